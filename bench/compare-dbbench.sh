@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# plumb vs db_bench, same RocksDB library, same options, runs alternated.
+#
+#   bench/build-db_bench.sh          # once
+#   bench/compare-dbbench.sh         # ~30-40 min with the defaults
+#   NUM=200000 DURATION=3 REPEATS=1 bench/compare-dbbench.sh   # smoke run
+#
+# Env (defaults):
+#   PLUMB=/var/tmp/plumb-target/release/plumb  DB_BENCH=/var/tmp/plumb-bench/db_bench
+#   BASE=/var/tmp/plumb-bench/db   NUM=5000000   KEY_SIZE=20   VALUE_SIZE=400
+#   DURATION=20   REPEATS=3   THREADS="1 2"   TESTS="fillrandom readrandom fwdrange overwrite"
+#   CACHE_SIZE=4294967296   CACHE_TYPE=hyperclock|lru   COMPRESSION=none
+#   BLOOM_BITS=10   BLOCK_SIZE=8192   WRITE_BUFFER_SIZE=67108864   MAX_BACKGROUND_JOBS=2
+#   SEEK_NEXTS=10   SEED=42   NULL_DURATION=5   RELOAD=0 (1: rebuild the loaded DBs)
+#   DB_BENCH_EXTRA=""  PLUMB_EXTRA=""  (extra flags appended to every invocation)
+set -euo pipefail
+
+PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
+DB_BENCH=${DB_BENCH:-/var/tmp/plumb-bench/db_bench}
+BASE=${BASE:-/var/tmp/plumb-bench/db}
+NUM=${NUM:-5000000}
+KEY_SIZE=${KEY_SIZE:-20}
+VALUE_SIZE=${VALUE_SIZE:-400}
+DURATION=${DURATION:-20}
+REPEATS=${REPEATS:-3}
+THREADS=${THREADS:-"1 2"}
+TESTS=${TESTS:-"fillrandom readrandom fwdrange overwrite"}
+CACHE_SIZE=${CACHE_SIZE:-4294967296}
+CACHE_TYPE=${CACHE_TYPE:-hyperclock}
+COMPRESSION=${COMPRESSION:-none}
+BLOOM_BITS=${BLOOM_BITS:-10}
+BLOCK_SIZE=${BLOCK_SIZE:-8192}
+WRITE_BUFFER_SIZE=${WRITE_BUFFER_SIZE:-67108864}
+MAX_BACKGROUND_JOBS=${MAX_BACKGROUND_JOBS:-2}
+SEEK_NEXTS=${SEEK_NEXTS:-10}
+SEED=${SEED:-42}
+NULL_DURATION=${NULL_DURATION:-5}
+RELOAD=${RELOAD:-0}
+DB_BENCH_EXTRA=${DB_BENCH_EXTRA:-}
+PLUMB_EXTRA=${PLUMB_EXTRA:-}
+
+log() { printf '[compare] %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+command -v python3 >/dev/null 2>&1 || { apt-get install -y python3 >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y python3 >/dev/null; }; }
+[ -x "$DB_BENCH" ] || die "db_bench not found at $DB_BENCH (run bench/build-db_bench.sh)"
+[ -x "$PLUMB" ] || die "plumb not found at $PLUMB (cargo build --release)"
+"$PLUMB" kv --help >/dev/null 2>&1 || die "'$PLUMB kv --help' failed"
+
+case "$CACHE_TYPE" in
+  hyperclock) DBB_CACHE=hyper_clock_cache ;;   # auto HCC (estimated_entry_charge 0)
+  lru)        DBB_CACHE=lru_cache ;;
+  *) die "CACHE_TYPE must be hyperclock or lru" ;;
+esac
+case "$COMPRESSION" in none|lz4|zstd) ;; *) die "COMPRESSION must be none|lz4|zstd" ;; esac
+
+mkdir -p "$BASE"
+STAMP=$(date +%Y%m%d-%H%M%S)
+LOGDIR="$BASE/logs-$STAMP"
+mkdir -p "$LOGDIR"
+CSV="$BASE/results-$STAMP.csv"
+STORE="$BASE/plumb.sqlite"
+echo "tool,test,threads,repeat,ops_sec,wall_s,log" > "$CSV"
+
+DBB_LOADED="$BASE/dbbench-loaded"
+PL_LOADED="$BASE/plumb-loaded"
+DBB_FILL="$BASE/dbbench-fill"
+PL_FILL="$BASE/plumb-fill"
+
+# ----------------------------------------------------------- common options --
+# db_bench: stats_level=1 == rocksdb::StatsLevel::kExceptHistogramOrTimers
+# (include/rocksdb/statistics.h: kDisableAll=0 (=kExceptTickers),
+# kExceptHistogramOrTimers=1, ...), which is what plumb uses.
+# Three db_bench defaults differ from rocksdb::Options() defaults (which plumb
+# uses via the Rust crate); they are set back to the Options() defaults here:
+#   --enable_pipelined_write      db_bench true,  Options false
+#   --level_compaction_dynamic_level_bytes  db_bench false, Options true
+#   --delayed_write_rate          db_bench 8 MB/s, Options 0 (-> 16 MB/s)
+DBB_COMMON=(
+  --num="$NUM" --key_size="$KEY_SIZE" --value_size="$VALUE_SIZE" --seed="$SEED"
+  --cache_size="$CACHE_SIZE" --cache_type="$DBB_CACHE"
+  --compression_type="$COMPRESSION" --bloom_bits="$BLOOM_BITS" --block_size="$BLOCK_SIZE"
+  --write_buffer_size="$WRITE_BUFFER_SIZE" --max_background_jobs="$MAX_BACKGROUND_JOBS"
+  --compaction_style=0 --histogram=1 --statistics=1 --stats_level=1
+  --enable_pipelined_write=false --level_compaction_dynamic_level_bytes=true
+  --delayed_write_rate=0
+)
+PL_COMMON=(
+  --engine rocksdb --num "$NUM" --key-size "$KEY_SIZE" --value-size "$VALUE_SIZE" --seed "$SEED"
+  --cache-size "$CACHE_SIZE" --cache-type "$CACHE_TYPE"
+  --compression "$COMPRESSION" --bloom-bits "$BLOOM_BITS" --block-size "$BLOCK_SIZE"
+  --write-buffer-size "$WRITE_BUFFER_SIZE" --max-background-jobs "$MAX_BACKGROUND_JOBS"
+  --compaction-style leveled --distribution uniform --seek-nexts "$SEEK_NEXTS"
+  --store "$STORE" --tag compare-dbbench --json
+)
+# shellcheck disable=SC2206
+DBB_X=($DB_BENCH_EXTRA)
+# shellcheck disable=SC2206
+PL_X=($PLUMB_EXTRA)
+
+# ------------------------------------------------------------- run helpers --
+# run_dbb LOG NAME ARGS... : runs db_bench, prints ops/s of the NAME line
+run_dbb() {
+  local logf=$1 name=$2; shift 2
+  echo "+ $DB_BENCH ${DBB_COMMON[*]} $* ${DBB_X[*]}" > "$logf"
+  "$DB_BENCH" "${DBB_COMMON[@]}" "$@" "${DBB_X[@]}" >> "$logf" 2>&1 || { log "db_bench failed, see $logf"; tail -n 20 "$logf" >&2; return 1; }
+  awk -v n="$name" '$1==n && $2==":" { for (i=3;i<=NF;i++) if ($i=="ops/sec") { print $(i-1); exit } }' "$logf"
+}
+# run_pl LOG NAME ARGS... : runs plumb kv, prints .steps[name==NAME].summary.ops_sec
+run_pl() {
+  local logf=$1 name=$2; shift 2
+  echo "+ $PLUMB kv ${PL_COMMON[*]} $* ${PL_X[*]}" > "$logf.cmd"
+  "$PLUMB" kv "${PL_COMMON[@]}" "$@" "${PL_X[@]}" > "$logf" 2> "$logf.err" || { log "plumb failed, see $logf(.err)"; tail -n 20 "$logf.err" >&2; return 1; }
+  python3 - "$logf" "$name" <<'EOF'
+import json, sys
+txt = open(sys.argv[1]).read()
+try:
+    doc = json.loads(txt)
+except ValueError:
+    doc = json.loads(txt[txt.index('{'):])   # tolerate leading non-JSON noise
+for s in doc.get("steps", []):
+    if s.get("name") == sys.argv[2]:
+        print(s["summary"]["ops_sec"]); break
+else:
+    sys.exit("step %s not in plumb JSON" % sys.argv[2])
+EOF
+}
+
+record() {  # tool test threads repeat ops wall log
+  echo "$1,$2,$3,$4,$5,$6,$7" >> "$CSV"
+  log "$(printf '%-8s %-10s t=%s r=%s  %12s ops/s  (%ss)' "$1" "$2" "$3" "$4" "$5" "$6")"
+}
+
+# ---------------------------------------------------------------- load DBs --
+load_db() {
+  local t0 t1
+  if [ "$RELOAD" != 1 ] && [ -f "$DBB_LOADED/.loaded-$NUM" ] && [ -f "$PL_LOADED/.loaded-$NUM" ]; then
+    log "reusing loaded DBs in $BASE (RELOAD=1 to rebuild)"; return
+  fi
+  rm -rf "$DBB_LOADED" "$PL_LOADED"
+  log "loading $NUM keys with db_bench (fillseq, WAL off, then flush+compact)"
+  t0=$(date +%s.%N)
+  run_dbb "$LOGDIR/load-dbbench.log" fillseq --db="$DBB_LOADED" --use_existing_db=0 \
+    --benchmarks=fillseq,flush,compact,waitforcompaction --disable_wal=1 --threads=1 >/dev/null
+  t1=$(date +%s.%N)
+  log "  db_bench load: $(python3 -c "print(round($t1-$t0,1))") s, $(du -sh "$DBB_LOADED" | cut -f1)"
+  log "loading $NUM keys with plumb (fillseq, WAL off, then flush+compact)"
+  t0=$(date +%s.%N)
+  run_pl "$LOGDIR/load-plumb.json" fillseq --db "$PL_LOADED" \
+    --benchmarks fillseq,flush,compact,waitforcompaction --disable-wal --threads 1 --keep >/dev/null
+  t1=$(date +%s.%N)
+  log "  plumb load: $(python3 -c "print(round($t1-$t0,1))") s, $(du -sh "$PL_LOADED" | cut -f1)"
+  touch "$DBB_LOADED/.loaded-$NUM" "$PL_LOADED/.loaded-$NUM"
+}
+
+# one_run TOOL TEST THREADS REPEAT
+one_run() {
+  local tool=$1 test=$2 th=$3 r=$4 logf ops t0 t1
+  logf="$LOGDIR/$test-t$th-r$r-$tool"
+  t0=$(date +%s.%N)
+  if [ "$tool" = db_bench ]; then
+    logf="$logf.log"
+    case "$test" in
+      fillrandom)
+        rm -rf "$DBB_FILL"
+        ops=$(run_dbb "$logf" fillrandom --db="$DBB_FILL" --use_existing_db=0 --benchmarks=fillrandom \
+              --threads="$th" --duration="$DURATION")
+        rm -rf "$DBB_FILL" ;;
+      readrandom)
+        ops=$(run_dbb "$logf" readrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readrandom \
+              --threads="$th" --duration="$DURATION") ;;
+      fwdrange)
+        ops=$(run_dbb "$logf" seekrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=seekrandom \
+              --seek_nexts="$SEEK_NEXTS" --threads="$th" --duration="$DURATION") ;;
+      overwrite)   # waitforcompaction so the next run starts from a quiet LSM
+        ops=$(run_dbb "$logf" overwrite --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=overwrite,waitforcompaction \
+              --threads="$th" --duration="$DURATION") ;;
+      *) die "unknown test $test" ;;
+    esac
+  else
+    logf="$logf.json"
+    case "$test" in
+      fillrandom)
+        rm -rf "$PL_FILL"
+        ops=$(run_pl "$logf" fillrandom --db "$PL_FILL" --benchmarks fillrandom \
+              --threads "$th" --duration "$DURATION")
+        rm -rf "$PL_FILL" ;;
+      readrandom|fwdrange)
+        ops=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --keep --benchmarks "$test" \
+              --threads "$th" --duration "$DURATION") ;;
+      overwrite)
+        ops=$(run_pl "$logf" overwrite --db "$PL_LOADED" --use-existing-db --keep --benchmarks overwrite,waitforcompaction \
+              --threads "$th" --duration "$DURATION") ;;
+      *) die "unknown test $test" ;;
+    esac
+  fi
+  t1=$(date +%s.%N)
+  [ -n "$ops" ] || die "no ops/s parsed for $tool $test t=$th r=$r (log: $logf)"
+  record "$tool" "$test" "$th" "$r" "$ops" "$(python3 -c "print(round($t1-$t0,1))")" "$logf"
+}
+
+# -------------------------------------------------------------------- main --
+START=$(date +%s)
+{
+  echo "# plumb vs db_bench"
+  echo
+  echo "- date: $(date -Is)  host: $(hostname)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x$(nproc)  kernel: $(uname -r)"
+  echo "- plumb: $PLUMB ($(cd "$(dirname "$0")" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+  echo "- db_bench: $DB_BENCH ($("$DB_BENCH" --version 2>&1 | head -n1 || true))"
+  echo "- num=$NUM key=$KEY_SIZE value=$VALUE_SIZE duration=${DURATION}s repeats=$REPEATS cache=$CACHE_TYPE/$CACHE_SIZE compression=$COMPRESSION bloom=$BLOOM_BITS block=$BLOCK_SIZE wbs=$WRITE_BUFFER_SIZE bg_jobs=$MAX_BACKGROUND_JOBS seek_nexts=$SEEK_NEXTS seed=$SEED"
+  echo
+} > "$LOGDIR/header.md"
+
+need_load=0
+for t in $TESTS; do [ "$t" != fillrandom ] && need_load=1; done
+[ "$need_load" = 1 ] && load_db
+
+for t in $TESTS; do
+  for th in $THREADS; do
+    for r in $(seq 1 "$REPEATS"); do
+      one_run plumb "$t" "$th" "$r"
+      one_run db_bench "$t" "$th" "$r"
+    done
+  done
+done
+
+# ------------------------------------------------------------- null target --
+log "null target: plumb kv --engine null --benchmarks readrandom --threads 1 --duration $NULL_DURATION"
+NULL_JSON="$LOGDIR/null-readrandom.json"
+"$PLUMB" kv --engine null --benchmarks readrandom --threads 1 --duration "$NULL_DURATION" \
+  --num "$NUM" --key-size "$KEY_SIZE" --value-size "$VALUE_SIZE" --seed "$SEED" \
+  --store "$STORE" --tag compare-dbbench-null --json > "$NULL_JSON" 2> "$NULL_JSON.err" \
+  || { log "null run failed"; tail -n 20 "$NULL_JSON.err" >&2; }
+
+# ------------------------------------------------------------------ report --
+python3 - "$CSV" "$NULL_JSON" "$LOGDIR/header.md" "$TESTS" "$THREADS" "$(( $(date +%s) - START ))" > "$LOGDIR/report.md" <<'EOF'
+import csv, json, statistics, sys
+csv_path, null_path, header, tests, threads, elapsed = sys.argv[1:7]
+rows = list(csv.DictReader(open(csv_path)))
+print(open(header).read(), end="")
+print("| test | threads | db_bench median ops/s | plumb median ops/s | plumb/db_bench | db_bench runs | plumb runs |")
+print("|---|---:|---:|---:|---:|---|---|")
+def runs(tool, t, th):
+    return [float(r["ops_sec"]) for r in rows if r["tool"] == tool and r["test"] == t and r["threads"] == th]
+for t in tests.split():
+    for th in threads.split():
+        d, p = runs("db_bench", t, th), runs("plumb", t, th)
+        if not d and not p:
+            continue
+        dm = statistics.median(d) if d else float("nan")
+        pm = statistics.median(p) if p else float("nan")
+        ratio = pm / dm if d and p and dm else float("nan")
+        name = t + (" (db_bench seekrandom)" if t == "fwdrange" else "")
+        fmt = lambda xs: ", ".join("%.0f" % x for x in xs)
+        print(f"| {name} | {th} | {dm:,.0f} | {pm:,.0f} | {ratio:.3f} | {fmt(d)} | {fmt(p)} |")
+print()
+print("## null target (plumb kv --engine null --benchmarks readrandom --threads 1)")
+print()
+try:
+    txt = open(null_path).read()
+    doc = json.loads(txt[txt.index('{'):])
+    ops = next(s["summary"]["ops_sec"] for s in doc["steps"] if s["name"] == "readrandom")
+    verdict = "PASS" if ops >= 5e6 else "FAIL"
+    print(f"ops/s/thread: {ops:,.0f}  (requirement >= 5,000,000: {verdict})")
+except Exception as e:
+    print(f"null target: no result ({e!r}); see {null_path}.err")
+print()
+print(f"raw results: {csv_path}  (elapsed {int(elapsed)//60} min {int(elapsed)%60} s)")
+EOF
+cat "$LOGDIR/report.md"
+log "report: $LOGDIR/report.md   csv: $CSV   logs: $LOGDIR"

@@ -1,0 +1,14 @@
+//! plumb's shared model: the traits every engine implements, the description of a
+//! measured step and its results, and the value format that lets every read be verified.
+//!
+//! Measurement never lives here or in a target: a target executes one operation and
+//! reports what happened; the runner times it.
+
+pub mod error;
+pub mod model;
+pub mod target;
+pub mod value;
+
+pub use error::TargetError;
+pub use model::{HwCounters, Interval, Qos, StepStatus, StepSummary, Verification, WriterSummary};
+pub use target::{EngineStats, Maintenance, Session, Target};

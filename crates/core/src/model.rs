@@ -1,0 +1,195 @@
+//! Results as stored and reported. Every per-op figure is a delta over the measured
+//! window divided by the ops in it; `None` means this host or engine cannot give the
+//! figure, and reports must say so rather than print 0.
+
+use serde::{Deserialize, Serialize};
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepStatus {
+    /// Ran to its planned end.
+    Ok,
+    /// Stopped early by Ctrl-C; its figures cover the part that ran.
+    Interrupted,
+    /// An engine error or failed verification.
+    Failed,
+}
+
+impl StepStatus {
+    /// The name stored and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Ok => "ok",
+            StepStatus::Interrupted => "interrupted",
+            StepStatus::Failed => "failed",
+        }
+    }
+}
+
+/// Throughput stability over the 1-second intervals of a step (full seconds only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Qos {
+    /// Slowest interval, ops/s.
+    pub min: f64,
+    /// 1st percentile of interval ops/s.
+    pub p1: f64,
+    /// 5th percentile of interval ops/s.
+    pub p5: f64,
+    /// Median interval ops/s.
+    pub p50: f64,
+    /// Coefficient of variation (stddev / mean) of interval ops/s.
+    pub cv: f64,
+    /// How many full intervals these figures come from.
+    pub intervals: usize,
+}
+
+/// What reads found wrong. Any non-zero `mismatches` or `missing` fails the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verification {
+    /// Values read back whose checksum did not match their key and payload.
+    pub mismatches: u64,
+    /// Keys that had to exist (every key was loaded and none deleted) but were not found.
+    pub missing: u64,
+    /// Keys not found where absence is legitimate (after fillrandom or deletes).
+    pub not_found: u64,
+    /// Values checked.
+    pub verified: u64,
+}
+
+impl Verification {
+    /// Adds another worker's counts.
+    pub fn merge(&mut self, o: &Verification) {
+        self.mismatches += o.mismatches;
+        self.missing += o.missing;
+        self.not_found += o.not_found;
+        self.verified += o.verified;
+    }
+    /// Whether anything was wrong.
+    pub fn failed(&self) -> bool {
+        self.mismatches > 0 || self.missing > 0
+    }
+}
+
+/// Hardware counters per op, or why there are none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HwCounters {
+    /// Instructions per op.
+    pub instructions_op: Option<f64>,
+    /// Cycles per op.
+    pub cycles_op: Option<f64>,
+    /// Instructions per cycle.
+    pub ipc: Option<f64>,
+    /// Last-level cache misses per op.
+    pub cache_misses_op: Option<f64>,
+    /// Branch misses per op.
+    pub branch_misses_op: Option<f64>,
+    /// Set when the kernel refused: what it said, e.g. "no hardware PMU".
+    pub unsupported: Option<String>,
+}
+
+/// The background writer of a *whilewriting step: its own figures, kept apart from the
+/// readers' throughput that the step reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WriterSummary {
+    /// Writes completed.
+    pub ops: u64,
+    /// Achieved user MB/s (key + value bytes).
+    pub mb_sec: f64,
+    /// The rate it was asked for, MB/s.
+    pub target_mb_sec: f64,
+    /// Median write latency from the intended start time, µs.
+    pub p50_us: f64,
+    /// 99th percentile write latency from the intended start time, µs.
+    pub p99_us: f64,
+}
+
+/// One measured step's summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepSummary {
+    /// Measured ops (for *whilewriting: the readers' ops).
+    pub ops: u64,
+    /// Measured window, seconds.
+    pub secs: f64,
+    /// ops / secs.
+    pub ops_sec: f64,
+    /// User bytes (key + value) moved per second by the measured ops.
+    pub mb_sec: Option<f64>,
+    /// Latency percentiles in µs from the merged HDR histogram.
+    pub p50_us: Option<f64>,
+    /// 99th percentile, µs.
+    pub p99_us: Option<f64>,
+    /// 99.9th percentile, µs.
+    pub p999_us: Option<f64>,
+    /// 99.99th percentile, µs.
+    pub p9999_us: Option<f64>,
+    /// Largest latency seen, µs.
+    pub pmax_us: Option<f64>,
+    /// User + system CPU of the process per op, µs.
+    pub cpu_us_op: Option<f64>,
+    /// Voluntary + involuntary context switches per op.
+    pub csw_op: Option<f64>,
+    /// Device read requests per op.
+    pub rd_op: Option<f64>,
+    /// Device KB read per op.
+    pub rkb_op: Option<f64>,
+    /// Device write requests per op.
+    pub wr_op: Option<f64>,
+    /// Device KB written per op.
+    pub wkb_op: Option<f64>,
+    /// Device bytes written / user bytes written.
+    pub w_amp: Option<f64>,
+    /// The engine's own: (flush + compaction bytes written) / ingest bytes.
+    pub w_amp_engine: Option<f64>,
+    /// GB written by compaction during the step.
+    pub c_wgb: Option<f64>,
+    /// Percent of the window that writers were stalled by the engine.
+    pub stall_pct: Option<f64>,
+    /// Size of the data dir at step end, GB.
+    pub db_gb: Option<f64>,
+    /// db size / live logical bytes (keys × (key + value) expected live).
+    pub space_amp: Option<f64>,
+    /// Peak resident memory of the process during the step, GB.
+    pub rss_gb: Option<f64>,
+    /// Interval throughput stability.
+    pub qos: Option<Qos>,
+    /// Read verification.
+    pub verify: Verification,
+    /// Hardware counters per op.
+    pub hw: HwCounters,
+    /// The rate-limited writer beside the readers, for *whilewriting steps.
+    pub writer: Option<WriterSummary>,
+}
+
+/// One second of a step (the last may be shorter).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Seconds from the start of the measured window to the interval's end.
+    pub t: f64,
+    /// Length of this interval, seconds.
+    pub secs: f64,
+    /// Ops completed in it.
+    pub ops: u64,
+    /// ops / secs.
+    pub ops_sec: f64,
+    /// Median latency of the ops completed in it, µs.
+    pub p50_us: Option<f64>,
+    /// 99th percentile latency, µs.
+    pub p99_us: Option<f64>,
+    /// Largest latency, µs.
+    pub pmax_us: Option<f64>,
+    /// Process CPU in it, µs.
+    pub cpu_us: Option<f64>,
+    /// Device read requests.
+    pub rd: Option<u64>,
+    /// Device KB read.
+    pub rkb: Option<f64>,
+    /// Device write requests.
+    pub wr: Option<u64>,
+    /// Device KB written.
+    pub wkb: Option<f64>,
+    /// Engine stall time in it, µs.
+    pub stall_us: Option<u64>,
+    /// Resident memory at its end, GB.
+    pub rss_gb: Option<f64>,
+}

@@ -1,0 +1,106 @@
+//! The boundary between the harness and an engine. A [`Target`] is shared by all
+//! workers; each worker owns one [`Session`] so that an engine can keep per-thread state
+//! (iterators, read options, buffers) without locks in the hot path.
+
+use crate::TargetError;
+use std::path::Path;
+
+/// An engine or server being measured.
+pub trait Target: Send + Sync {
+    /// Short engine name as users know it (`rocksdb`, `null`, `memory`).
+    fn name(&self) -> &'static str;
+    /// The engine's own version string, recorded as provenance.
+    fn version(&self) -> String;
+    /// Whether reads return what was written: `null` does not, so reads are not verified.
+    fn stores_data(&self) -> bool {
+        true
+    }
+    /// Opens a per-worker handle; called once per worker thread before timing starts.
+    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError>;
+    /// Runs an unmeasured maintenance step (flush, wait for compaction, compact).
+    fn maintenance(&self, what: Maintenance) -> Result<(), TargetError>;
+    /// Cumulative engine counters; the runner takes deltas over a window.
+    fn stats(&self) -> EngineStats {
+        EngineStats::default()
+    }
+    /// Where the engine keeps its files, for disk counters and size; `None` for memory.
+    fn data_dir(&self) -> Option<&Path> {
+        None
+    }
+    /// Every effective engine option, defaults included, as provenance.
+    fn options(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// One worker's connection to a target. Methods take caller-owned buffers so that an op
+/// allocates nothing the engine itself does not.
+pub trait Session {
+    /// Writes one key; `sync` and WAL behaviour come from the target's options.
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError>;
+    /// Writes one key with the write-ahead log disabled for this write (db_bench's
+    /// fillseq runs without the WAL). Engines without a WAL just write.
+    fn put_no_wal(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        self.put(key, value)
+    }
+    /// Reads one key. `visit` sees the value in place if found; returns whether found.
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError>;
+    /// Reads a batch of keys in one call; `visit(i, value)` for each key in order.
+    fn multi_get(
+        &mut self,
+        keys: &[Vec<u8>],
+        visit: &mut dyn FnMut(usize, Option<&[u8]>),
+    ) -> Result<(), TargetError> {
+        for (i, k) in keys.iter().enumerate() {
+            let mut hit = false;
+            self.get(k, &mut |val: &[u8]| {
+                hit = true;
+                visit(i, Some(val));
+            })?;
+            if !hit {
+                visit(i, None);
+            }
+        }
+        Ok(())
+    }
+    /// Seeks to `start` (forward: first key >= start; reverse: last key <= start) and
+    /// steps `nexts` more entries, visiting each. Returns the entries visited.
+    fn scan(
+        &mut self,
+        start: &[u8],
+        nexts: usize,
+        reverse: bool,
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize, TargetError>;
+    /// Deletes one key.
+    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError>;
+}
+
+/// Maintenance steps: run between measured steps, never timed as ops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Maintenance {
+    /// Flush memtables to storage.
+    Flush,
+    /// Block until background compaction has no more work.
+    WaitForCompaction,
+    /// Compact the whole key range.
+    Compact,
+}
+
+/// Cumulative engine-reported counters. `None` means the engine does not expose it,
+/// which must be shown as unavailable, never as zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EngineStats {
+    /// Bytes the user asked the engine to write (keys + values), by the engine's count.
+    pub ingest_bytes: Option<u64>,
+    /// Bytes written by memtable flushes.
+    pub flush_write_bytes: Option<u64>,
+    /// Bytes written by compaction.
+    pub compact_write_bytes: Option<u64>,
+    /// Bytes read by compaction.
+    pub compact_read_bytes: Option<u64>,
+    /// Microseconds writers spent stalled by the engine.
+    pub stall_micros: Option<u64>,
+    /// Bytes of compaction the engine estimates it still owes (a gauge, not a counter).
+    pub pending_compaction_bytes: Option<u64>,
+}

@@ -1,0 +1,147 @@
+//! The terminal report: a throughput/latency table in benchmark.sh's column order, a
+//! per-op cost and QoS table, and notes for what tables cannot hold.
+
+use crate::format::{fixed, sig};
+use crate::Reporter;
+use comfy_table::{presets, CellAlignment, Table};
+use plumb_store::StoredRun;
+
+/// Plain-text tables for a terminal or a log file.
+#[derive(Debug, Default)]
+pub struct TextReporter;
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING);
+    t.set_header(header.to_vec());
+    for i in 0..header.len() - 1 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+impl Reporter for TextReporter {
+    fn render(&self, stored: &StoredRun) -> String {
+        let r = &stored.run;
+        let mut out = format!(
+            "run {} ({}) · {} {} · plumb {}{} · started {}{}\n\n",
+            r.id,
+            r.status,
+            r.engine,
+            r.engine_version,
+            r.plumb_version,
+            r.git_hash
+                .as_deref()
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default(),
+            r.started_at,
+            r.tag.as_deref().map(|t| format!(" · tag {t}")).unwrap_or_default(),
+        );
+
+        let mut main = table(&[
+            "ops_sec", "mb_sec", "p50", "p99", "p99.9", "p99.99", "pmax", "w_amp", "c_wgb",
+            "stall%", "cpu_us_op", "rkb_op", "wkb_op", "db_gb", "test",
+        ]);
+        let mut cost = table(&[
+            "csw_op", "rd_op", "wr_op", "w_amp_eng", "space_amp", "rss_gb", "qos_min",
+            "qos_p1", "qos_p5", "qos_p50", "qos_cv", "verified", "secs", "test",
+        ]);
+        let mut notes = Vec::new();
+        for (st, _) in &stored.steps {
+            let s = &st.summary;
+            let maintenance = st
+                .kind
+                .parse::<plumb_workloads::StepKind>()
+                .is_ok_and(|k| k.is_maintenance());
+            let name = if st.status == "ok" {
+                st.name.clone()
+            } else {
+                format!("{} ({})", st.name, st.status)
+            };
+            if maintenance {
+                main.add_row(vec![
+                    "-".into(), "-".into(), "-".into(), "-".into(), "-".into(), "-".into(),
+                    "-".into(), "-".into(), fixed(s.c_wgb, 3), "-".into(), "-".into(),
+                    "-".into(), "-".into(), fixed(s.db_gb, 3), name.clone(),
+                ]);
+            } else {
+                main.add_row(vec![
+                    format!("{:.0}", s.ops_sec),
+                    fixed(s.mb_sec, 1),
+                    sig(s.p50_us, 3),
+                    sig(s.p99_us, 3),
+                    sig(s.p999_us, 3),
+                    sig(s.p9999_us, 3),
+                    sig(s.pmax_us, 3),
+                    fixed(s.w_amp, 2),
+                    fixed(s.c_wgb, 3),
+                    fixed(s.stall_pct, 1),
+                    sig(s.cpu_us_op, 3),
+                    sig(s.rkb_op, 3),
+                    sig(s.wkb_op, 3),
+                    fixed(s.db_gb, 3),
+                    name.clone(),
+                ]);
+            }
+            let q = s.qos.as_ref();
+            cost.add_row(vec![
+                sig(s.csw_op, 3),
+                sig(s.rd_op, 3),
+                sig(s.wr_op, 3),
+                fixed(s.w_amp_engine, 2),
+                fixed(s.space_amp, 2),
+                fixed(s.rss_gb, 3),
+                sig(q.map(|q| q.min), 3),
+                sig(q.map(|q| q.p1), 3),
+                sig(q.map(|q| q.p5), 3),
+                sig(q.map(|q| q.p50), 3),
+                fixed(q.map(|q| q.cv), 3),
+                s.verify.verified.to_string(),
+                fixed(Some(s.secs), 1),
+                name.clone(),
+            ]);
+            if let Some(w) = &s.writer {
+                notes.push(format!(
+                    "{}: background writer {:.2} MB/s of {:.2} asked ({} writes, p50 {} µs, p99 {} µs from intended start)",
+                    st.name,
+                    w.mb_sec,
+                    w.target_mb_sec,
+                    w.ops,
+                    sig(Some(w.p50_us), 3),
+                    sig(Some(w.p99_us), 3)
+                ));
+            }
+            if s.verify.not_found > 0 {
+                notes.push(format!(
+                    "{}: {} keys not found (legitimately absent)",
+                    st.name, s.verify.not_found
+                ));
+            }
+            if let Some(e) = &st.error {
+                notes.push(format!("{}: {}", st.name, e));
+            }
+        }
+        out.push_str(&main.to_string());
+        out.push_str("\n\nper op and QoS (interval ops/s over full seconds)\n");
+        out.push_str(&cost.to_string());
+        out.push('\n');
+        let hw = stored
+            .steps
+            .iter()
+            .find_map(|(s, _)| s.summary.hw.unsupported.clone().filter(|_| s.summary.ops > 0));
+        if let Some(why) = hw {
+            notes.push(format!("hardware counters unavailable: {why}"));
+        }
+        if !notes.is_empty() {
+            out.push('\n');
+            for n in notes {
+                out.push_str(&n);
+                out.push('\n');
+            }
+        }
+        out.push_str("\nlatency in µs; GB = 2^30 bytes; n/a = this host or engine cannot give it\n");
+        out
+    }
+}

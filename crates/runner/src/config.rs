@@ -1,0 +1,158 @@
+//! What one step is asked to do, and what the runner knows about the keys that exist.
+
+use plumb_workloads::{steps::StepPlan, Distribution};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Everything a step needs, resolved from the command line and the sequence.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepConfig {
+    /// Position in the run; part of every worker's seed.
+    pub index: usize,
+    /// Kind and stored name.
+    pub plan: StepPlan,
+    /// Key space size (db_bench's --num).
+    pub num: u64,
+    /// Bytes per key.
+    pub key_size: usize,
+    /// Bytes per value, checksum included.
+    pub value_size: usize,
+    /// Measured worker threads (readers, for *whilewriting).
+    pub threads: usize,
+    /// Stop after this long (whichever of duration and ops comes first).
+    pub duration: Option<Duration>,
+    /// Stop after this many measured ops in total across threads.
+    pub ops: Option<u64>,
+    /// Unmeasured time before the window opens (not for fills).
+    pub warmup: Duration,
+    /// The run's seed; workers derive their own from it.
+    pub seed: u64,
+    /// next() calls after each seek in range steps.
+    pub seek_nexts: usize,
+    /// Keys per multireadrandom call.
+    pub batch_size: usize,
+    /// The *whilewriting writer's rate, MiB/s of key + value.
+    pub write_rate_mb: f64,
+    /// Key distribution for non-fill steps.
+    pub distribution: Distribution,
+}
+
+impl StepConfig {
+    /// The op quota across all threads: fills write --num keys; a sequence may fix a
+    /// fraction of --num; otherwise --ops; `None` means run for the duration only.
+    pub fn total_ops(&self) -> Option<u64> {
+        if self.plan.kind.is_fill() {
+            return Some(self.num);
+        }
+        if let Some(f) = self.plan.ops_fraction_of_num {
+            return Some(((self.num as f64) * f).ceil().max(1.0) as u64);
+        }
+        self.ops
+    }
+
+    /// One thread's share of `total`: the first `total % threads` threads get one more.
+    pub fn share(total: u64, threads: usize, t: usize) -> (u64, u64) {
+        let threads = threads as u64;
+        let t = t as u64;
+        let base = total / threads;
+        let rem = total % threads;
+        let lo = t * base + t.min(rem);
+        let len = base + u64::from(t < rem);
+        (lo, lo + len)
+    }
+}
+
+/// What the runner knows about which keys exist, carried from step to step so reads
+/// know whether a missing key is an error.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct KeySpace {
+    /// Every key in 0..num was written and none deleted since.
+    pub all_present: bool,
+    /// Expected number of live keys, for space amplification.
+    pub expected_live: f64,
+}
+
+impl KeySpace {
+    /// A fresh, empty database.
+    pub fn empty() -> Self {
+        KeySpace {
+            all_present: false,
+            expected_live: 0.0,
+        }
+    }
+
+    /// An existing database of unknown history: keys may be missing legitimately.
+    pub fn unknown(num: u64) -> Self {
+        KeySpace {
+            all_present: false,
+            expected_live: num as f64,
+        }
+    }
+
+    /// Updates the state after a step of `kind` completed `ops` ops over `num` keys.
+    pub fn after(&mut self, kind: plumb_workloads::StepKind, ops: u64, num: u64, finished: bool) {
+        use plumb_workloads::StepKind::*;
+        let n = num as f64;
+        match kind {
+            FillSeq | FillUniqueRandom => {
+                // Each op wrote a distinct key; a full pass covers the whole space.
+                self.expected_live = self.expected_live.max(ops as f64).min(n);
+                self.all_present = self.all_present || (finished && ops >= num);
+            }
+            FillRandom | Overwrite => {
+                // Each uniform write misses a given absent key with p = 1 - 1/n.
+                let absent = (n - self.expected_live).max(0.0);
+                let still_absent = absent * (1.0 - 1.0 / n).powf(ops as f64);
+                self.expected_live = n - still_absent;
+            }
+            DeleteRandom => {
+                let live = self.expected_live * (1.0 - 1.0 / n).powf(ops as f64);
+                self.expected_live = live;
+                if ops > 0 {
+                    self.all_present = false;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plumb_workloads::StepKind;
+
+    #[test]
+    fn shares_cover_the_range_exactly() {
+        for (total, threads) in [(10, 3), (3, 4), (1_000_001, 7), (0, 2)] {
+            let mut next = 0;
+            for t in 0..threads {
+                let (lo, hi) = StepConfig::share(total, threads, t);
+                assert_eq!(lo, next);
+                next = hi;
+            }
+            assert_eq!(next, total);
+        }
+    }
+
+    #[test]
+    fn key_space_follows_fills_and_deletes() {
+        let mut k = KeySpace::empty();
+        k.after(StepKind::FillSeq, 100, 100, true);
+        assert!(k.all_present);
+        assert_eq!(k.expected_live, 100.0);
+        k.after(StepKind::DeleteRandom, 10, 100, true);
+        assert!(!k.all_present);
+        assert!(k.expected_live < 91.0 && k.expected_live > 89.0);
+
+        let mut r = KeySpace::empty();
+        r.after(StepKind::FillRandom, 1000, 1000, true);
+        // 1 - 1/e of the keys are expected live.
+        assert!((r.expected_live - 632.3).abs() < 1.0, "{}", r.expected_live);
+        assert!(!r.all_present);
+
+        let mut cut = KeySpace::empty();
+        cut.after(StepKind::FillSeq, 50, 100, false);
+        assert!(!cut.all_present);
+    }
+}

@@ -1,0 +1,103 @@
+//! Latency histograms: one per worker per interval, recorded without locks and merged
+//! by the sampler. Nanosecond resolution so that even the null target's ~tens of ns
+//! per op is resolved; reported in µs.
+
+use hdrhistogram::Histogram;
+
+/// Highest latency recorded exactly: one hour, in ns; longer ops saturate to it.
+const MAX_NS: u64 = 3_600_000_000_000;
+
+/// An HDR histogram of op latencies in ns (3 significant digits).
+#[derive(Debug, Clone)]
+pub struct LatencyHistogram {
+    h: Histogram<u64>,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    /// An empty histogram.
+    pub fn new() -> Self {
+        LatencyHistogram {
+            h: Histogram::new_with_bounds(1, MAX_NS, 3).expect("static histogram bounds"),
+        }
+    }
+
+    /// Records one op's latency.
+    #[inline]
+    pub fn record_ns(&mut self, ns: u64) {
+        self.h.saturating_record(ns.max(1));
+    }
+
+    /// Adds another histogram's counts.
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        // Same bounds on both sides, so add cannot fail.
+        let _ = self.h.add(&other.h);
+    }
+
+    /// Ops recorded.
+    pub fn count(&self) -> u64 {
+        self.h.len()
+    }
+
+    /// The `q`-quantile (0..=1) in µs, or `None` if empty.
+    pub fn quantile_us(&self, q: f64) -> Option<f64> {
+        (!self.h.is_empty()).then(|| self.h.value_at_quantile(q) as f64 / 1000.0)
+    }
+
+    /// Largest latency in µs, or `None` if empty.
+    pub fn max_us(&self) -> Option<f64> {
+        (!self.h.is_empty()).then(|| self.h.max() as f64 / 1000.0)
+    }
+
+    /// Empties it for reuse without reallocating.
+    pub fn reset(&mut self) {
+        self.h.reset();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_of_parts_equals_the_whole() {
+        let (mut a, mut b, mut whole) = (
+            LatencyHistogram::new(),
+            LatencyHistogram::new(),
+            LatencyHistogram::new(),
+        );
+        for i in 1..=10_000u64 {
+            let v = i * 1000; // 1 µs .. 10 ms
+            if i % 3 == 0 {
+                a.record_ns(v)
+            } else {
+                b.record_ns(v)
+            }
+            whole.record_ns(v);
+        }
+        a.merge(&b);
+        assert_eq!(a.count(), 10_000);
+        for q in [0.5, 0.99, 0.999, 0.9999] {
+            assert_eq!(a.quantile_us(q), whole.quantile_us(q));
+        }
+        let p50 = a.quantile_us(0.5).unwrap();
+        assert!((p50 - 5000.0).abs() < 5.0, "p50 {p50}");
+        assert!((a.max_us().unwrap() - 10_000.0).abs() < 10.0);
+    }
+
+    #[test]
+    fn empty_has_no_percentiles_and_huge_values_saturate() {
+        let mut h = LatencyHistogram::new();
+        assert_eq!(h.quantile_us(0.5), None);
+        h.record_ns(u64::MAX);
+        h.record_ns(0);
+        assert_eq!(h.count(), 2);
+        h.reset();
+        assert_eq!(h.count(), 0);
+    }
+}

@@ -1,0 +1,16 @@
+//! The runner: it times every op, owns the warm-up and measurement windows, and runs
+//! the sampler that turns per-thread histograms and /proc counters into 1-second
+//! intervals and a per-op summary. Targets never measure themselves.
+
+pub mod config;
+pub mod histogram;
+pub mod metrics;
+mod pacing;
+pub mod payload;
+mod sampler;
+pub mod step;
+mod worker;
+
+pub use config::{KeySpace, StepConfig};
+pub use histogram::LatencyHistogram;
+pub use step::{run_step, NoProgress, Progress, RunContext, StepOutcome};

@@ -1,0 +1,145 @@
+//! The formulas of DESIGN.md's metric table, as pure functions of counter deltas, so
+//! each is tested on its own.
+
+use plumb_core::{EngineStats, Interval, Qos};
+use plumb_probes::diskstats::DiskCounters;
+
+/// Bytes in the GB plumb reports (RocksDB's stats use 2^30 too).
+pub const GB: f64 = (1u64 << 30) as f64;
+
+/// `x / ops`, or `None` when there were no ops or no figure.
+pub fn per_op(x: Option<f64>, ops: u64) -> Option<f64> {
+    if ops == 0 {
+        return None;
+    }
+    x.map(|v| v / ops as f64)
+}
+
+/// Device per-op figures: (rd_op, rkb_op, wr_op, wkb_op).
+pub fn disk_per_op(d: Option<&DiskCounters>, ops: u64) -> [Option<f64>; 4] {
+    match d {
+        Some(d) => [
+            per_op(Some(d.reads as f64), ops),
+            per_op(Some(d.read_kb()), ops),
+            per_op(Some(d.writes as f64), ops),
+            per_op(Some(d.written_kb()), ops),
+        ],
+        None => [None; 4],
+    }
+}
+
+/// Device write amplification: device bytes written / user bytes written.
+pub fn device_w_amp(d: Option<&DiskCounters>, user_bytes_written: u64) -> Option<f64> {
+    if user_bytes_written == 0 {
+        return None;
+    }
+    d.map(|d| d.written_bytes() as f64 / user_bytes_written as f64)
+}
+
+/// The engine's write amplification: (flush + compaction bytes written) / ingest.
+pub fn engine_w_amp(e: &EngineStats) -> Option<f64> {
+    let ingest = e.ingest_bytes?;
+    if ingest == 0 {
+        return None;
+    }
+    Some((e.flush_write_bytes? + e.compact_write_bytes?) as f64 / ingest as f64)
+}
+
+/// Percent of a window of `secs` that writers were stalled.
+pub fn stall_pct(e: &EngineStats, secs: f64) -> Option<f64> {
+    if secs <= 0.0 {
+        return None;
+    }
+    Some(e.stall_micros? as f64 / (secs * 1e6) * 100.0)
+}
+
+/// Nearest-rank percentile of an ascending slice (`q` in 0..=1).
+fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
+    let rank = (q * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+/// Throughput stability over full (≥ ~1 s) intervals; `None` with fewer than two.
+pub fn qos(intervals: &[Interval]) -> Option<Qos> {
+    let mut v: Vec<f64> = intervals
+        .iter()
+        .filter(|i| i.secs >= 0.999)
+        .map(|i| i.ops_sec)
+        .collect();
+    if v.len() < 2 {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some(Qos {
+        min: v[0],
+        p1: nearest_rank(&v, 0.01),
+        p5: nearest_rank(&v, 0.05),
+        p50: nearest_rank(&v, 0.5),
+        cv: if mean > 0.0 { var.sqrt() / mean } else { 0.0 },
+        intervals: v.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(ops_sec: f64, secs: f64) -> Interval {
+        Interval {
+            secs,
+            ops_sec,
+            ops: (ops_sec * secs) as u64,
+            ..Interval::default()
+        }
+    }
+
+    #[test]
+    fn per_op_and_disk_figures() {
+        let d = DiskCounters {
+            reads: 10,
+            sectors_read: 80, // 40 KB
+            writes: 5,
+            sectors_written: 2048, // 1 MiB
+        };
+        let [rd, rkb, wr, wkb] = disk_per_op(Some(&d), 10);
+        assert_eq!((rd, rkb, wr, wkb), (Some(1.0), Some(4.0), Some(0.5), Some(102.4)));
+        assert_eq!(disk_per_op(None, 10), [None; 4]);
+        assert_eq!(per_op(Some(1.0), 0), None);
+        // 1 MiB on the device for 256 KiB of user writes is 4x.
+        assert_eq!(device_w_amp(Some(&d), 256 * 1024), Some(4.0));
+        assert_eq!(device_w_amp(Some(&d), 0), None);
+    }
+
+    #[test]
+    fn engine_amp_and_stalls() {
+        let e = EngineStats {
+            ingest_bytes: Some(100),
+            flush_write_bytes: Some(100),
+            compact_write_bytes: Some(250),
+            stall_micros: Some(250_000),
+            ..EngineStats::default()
+        };
+        assert_eq!(engine_w_amp(&e), Some(3.5));
+        assert_eq!(stall_pct(&e, 2.0), Some(12.5));
+        assert_eq!(engine_w_amp(&EngineStats::default()), None);
+        assert_eq!(stall_pct(&EngineStats::default(), 1.0), None);
+    }
+
+    #[test]
+    fn qos_over_full_intervals_only() {
+        let mut v: Vec<Interval> = (1..=100).map(|i| iv(i as f64 * 10.0, 1.0)).collect();
+        v.push(iv(1.0, 0.3)); // a short final interval is left out
+        let q = qos(&v).unwrap();
+        assert_eq!(q.intervals, 100);
+        assert_eq!(q.min, 10.0);
+        assert_eq!(q.p1, 10.0);
+        assert_eq!(q.p5, 50.0);
+        assert_eq!(q.p50, 500.0);
+        // mean 505, sample stddev of 10..1000 step 10 is 290.11
+        assert!((q.cv - 290.11 / 505.0).abs() < 1e-3, "{}", q.cv);
+        assert!(qos(&[iv(5.0, 1.0)]).is_none());
+    }
+}

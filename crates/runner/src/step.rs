@@ -1,0 +1,460 @@
+//! Runs one step: spawns the workers, acts as the sampler (its own thread, once a
+//! second), and turns what the workers report into a summary and 1-second intervals.
+
+use crate::config::{KeySpace, StepConfig};
+use crate::histogram::LatencyHistogram;
+use crate::metrics::{self, GB};
+use crate::sampler::{self, Sampler, Snapshot};
+use crate::worker::{self, Msg, Padded, Report, Role, Shared, WorkerEnv};
+use plumb_core::{
+    HwCounters, Interval, Maintenance, StepStatus, StepSummary, Target, Verification,
+    WriterSummary,
+};
+use plumb_probes::diskstats::DeviceStats;
+use plumb_probes::perf::HwCounterGroup;
+use plumb_workloads::{Permutation, StepKind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Barrier};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Live progress for a terminal; the runner calls it from the sampler thread only.
+pub trait Progress: Sync {
+    /// A step starts: its name, its op quota and/or its duration.
+    fn start(&self, name: &str, total_ops: Option<u64>, duration: Option<Duration>);
+    /// Once a second: measured ops so far and time since the window opened.
+    fn tick(&self, ops: u64, elapsed: Duration);
+    /// The step ended.
+    fn finish(&self);
+}
+
+/// Progress that shows nothing (not a terminal, tests, JSON output).
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn start(&self, _: &str, _: Option<u64>, _: Option<Duration>) {}
+    fn tick(&self, _: u64, _: Duration) {}
+    fn finish(&self) {}
+}
+
+/// What a step runs against, shared by all steps of a run.
+pub struct RunContext<'a> {
+    /// The engine.
+    pub target: &'a dyn Target,
+    /// Disk counters of the device holding the data dir; `None` when unavailable.
+    pub disk: Option<&'a DeviceStats>,
+    /// Hardware counters, or the reason there are none.
+    pub hw: Result<&'a HwCounterGroup, String>,
+    /// Set by Ctrl-C: stop the step now, keep what was measured.
+    pub interrupt: &'a AtomicBool,
+    /// Where progress goes.
+    pub progress: &'a dyn Progress,
+}
+
+/// A finished step: what is stored and reported.
+#[derive(Debug, Clone)]
+pub struct StepOutcome {
+    /// How it ended.
+    pub status: StepStatus,
+    /// The engine error or verification failure, if any.
+    pub error: Option<String>,
+    /// Wall-clock start and end.
+    pub started: SystemTime,
+    /// Wall-clock end.
+    pub ended: SystemTime,
+    /// The summary.
+    pub summary: StepSummary,
+    /// The 1-second series; its ops add up to `summary.ops`.
+    pub intervals: Vec<Interval>,
+}
+
+/// Runs one step and updates what is known about the key space.
+pub fn run_step(ctx: &RunContext<'_>, cfg: &StepConfig, keys: &mut KeySpace) -> StepOutcome {
+    let kind = cfg.plan.kind;
+    let sampler = Sampler {
+        target: ctx.target,
+        disk: ctx.disk,
+        hw: ctx.hw.as_ref().ok().copied(),
+    };
+    if kind.is_maintenance() {
+        return run_maintenance(ctx, &sampler, kind, cfg);
+    }
+    let started = SystemTime::now();
+    let payload = crate::payload::make_payload(cfg.seed ^ cfg.index as u64);
+    let perm = Permutation::new(cfg.num.max(1), cfg.seed);
+    let shared = Shared {
+        epoch: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        progress: (0..cfg.threads).map(|_| Padded::default()).collect(),
+        writer_start: std::sync::OnceLock::new(),
+    };
+    let writer = kind.while_writing() && cfg.write_rate_mb > 0.0;
+    let warmup = if kind.is_fill() { Duration::ZERO } else { cfg.warmup };
+    let workers = cfg.threads + usize::from(writer);
+    let barrier = Barrier::new(workers + 1);
+    let env = WorkerEnv {
+        cfg,
+        target: ctx.target,
+        shared: &shared,
+        payload: &payload,
+        perm: &perm,
+        all_present: keys.all_present,
+        barrier: &barrier,
+    };
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let total_ops = cfg.total_ops();
+    ctx.progress.start(&cfg.plan.name, total_ops, cfg.duration);
+
+    let collected = std::thread::scope(|scope| {
+        for t in 0..cfg.threads {
+            let (env, tx) = (&env, tx.clone());
+            std::thread::Builder::new()
+                .name(format!("plumb-w{t}"))
+                .spawn_scoped(scope, move || worker::run_worker(env, Role::Measured(t), tx))
+                .expect("spawn worker thread");
+        }
+        if writer {
+            let (env, tx) = (&env, tx.clone());
+            std::thread::Builder::new()
+                .name("plumb-writer".into())
+                .spawn_scoped(scope, move || worker::run_worker(env, Role::Writer, tx))
+                .expect("spawn writer thread");
+        }
+        drop(tx);
+        // Without warm-up the window opens as the workers are released, so no op
+        // can fall outside it.
+        let opened = warmup.is_zero().then(|| open_window(&sampler, &shared));
+        barrier.wait();
+        sample(ctx, &sampler, cfg, &shared, warmup, writer, &rx, opened)
+    });
+    let ended = SystemTime::now();
+    ctx.progress.finish();
+    summarise(ctx, cfg, keys, collected, started, ended)
+}
+
+/// What the sampler gathered while the workers ran.
+struct Collected {
+    marks: Vec<Snapshot>,
+    reports: Vec<Report>,
+    verify: Verification,
+    errors: Vec<String>,
+    interrupted: bool,
+    reader_done: usize,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sample(
+    ctx: &RunContext<'_>,
+    sampler: &Sampler<'_>,
+    cfg: &StepConfig,
+    shared: &Shared,
+    warmup: Duration,
+    writer: bool,
+    rx: &mpsc::Receiver<Msg>,
+    opened: Option<Snapshot>,
+) -> Collected {
+    let mut c = Collected {
+        marks: Vec::new(),
+        reports: Vec::new(),
+        verify: Verification::default(),
+        errors: Vec::new(),
+        interrupted: false,
+        reader_done: 0,
+    };
+    let mut writer_done = !writer;
+    let handle = |msg: Msg, c: &mut Collected, writer_done: &mut bool| match msg {
+        Msg::Interval(r) => c.reports.push(r),
+        Msg::Done {
+            writer,
+            verify,
+            error,
+        } => {
+            c.verify.merge(&verify);
+            c.errors.extend(error);
+            if writer {
+                *writer_done = true;
+            } else {
+                c.reader_done += 1;
+            }
+        }
+    };
+    // Warm-up: epoch 0; its reports are discarded.
+    let warm_end = Instant::now() + warmup;
+    while Instant::now() < warm_end && !ctx.interrupt.load(Ordering::Relaxed) {
+        let wait = warm_end.saturating_duration_since(Instant::now()).min(Duration::from_millis(200));
+        if let Ok(m) = rx.recv_timeout(wait) {
+            handle(m, &mut c, &mut writer_done);
+        }
+    }
+    let t0 = opened.unwrap_or_else(|| open_window(sampler, shared));
+    c.marks.push(t0);
+    let deadline = cfg.duration.map(|d| t0.at + d);
+    let mut next_tick = t0.at + Duration::from_secs(1);
+    loop {
+        if c.reader_done == cfg.threads && writer_done {
+            break;
+        }
+        let now = Instant::now();
+        let stop_now = ctx.interrupt.load(Ordering::Relaxed)
+            || deadline.is_some_and(|d| now >= d)
+            || c.reader_done == cfg.threads;
+        if stop_now {
+            if ctx.interrupt.load(Ordering::Relaxed) {
+                c.interrupted = true;
+            }
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        if now >= next_tick {
+            c.marks.push(sampler.snapshot());
+            shared.epoch.fetch_add(1, Ordering::Release);
+            next_tick += Duration::from_secs(1);
+            let done: u64 = shared.progress.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
+            ctx.progress.tick(done, now - t0.at);
+            continue;
+        }
+        let mut wait = next_tick - now;
+        if let Some(d) = deadline {
+            wait = wait.min(d.saturating_duration_since(now));
+        }
+        match rx.recv_timeout(wait.min(Duration::from_millis(200))) {
+            Ok(m) => handle(m, &mut c, &mut writer_done),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    // Everyone is done; drain what is left and take the closing snapshot.
+    while let Ok(m) = rx.try_recv() {
+        handle(m, &mut c, &mut writer_done);
+    }
+    c.marks.push(sampler.snapshot());
+    c
+}
+
+/// Opens the measured window: the first snapshot, then epoch 1.
+fn open_window(sampler: &Sampler<'_>, shared: &Shared) -> Snapshot {
+    let t0 = sampler.snapshot();
+    let _ = shared.writer_start.set(t0.at);
+    shared.epoch.store(1, Ordering::Release);
+    t0
+}
+
+fn summarise(
+    ctx: &RunContext<'_>,
+    cfg: &StepConfig,
+    keys: &mut KeySpace,
+    c: Collected,
+    started: SystemTime,
+    ended: SystemTime,
+) -> StepOutcome {
+    let kind = cfg.plan.kind;
+    let first = c.marks[0];
+    let last = *c.marks.last().expect("closing snapshot");
+    let secs = (last.at - first.at).as_secs_f64();
+    let epochs = c.marks.len() - 1; // intervals 1..=epochs
+
+    let mut per_epoch: Vec<(u64, u64, LatencyHistogram)> =
+        (0..epochs).map(|_| (0, 0, LatencyHistogram::new())).collect();
+    let mut total = LatencyHistogram::new();
+    let (mut w_ops, mut w_bytes, mut w_hist) = (0u64, 0u64, LatencyHistogram::new());
+    for r in &c.reports {
+        if r.epoch == 0 {
+            continue; // warm-up
+        }
+        if r.writer {
+            w_ops += r.ops;
+            w_bytes += r.bytes;
+            w_hist.merge(&r.hist);
+            continue;
+        }
+        let slot = &mut per_epoch[(r.epoch as usize - 1).min(epochs - 1)];
+        slot.0 += r.ops;
+        slot.1 += r.bytes;
+        slot.2.merge(&r.hist);
+        total.merge(&r.hist);
+    }
+
+    let mut intervals = Vec::with_capacity(epochs);
+    for (i, (ops, _bytes, h)) in per_epoch.iter().enumerate() {
+        let (a, b) = (&c.marks[i], &c.marks[i + 1]);
+        let isecs = (b.at - a.at).as_secs_f64();
+        let disk = match (b.disk, a.disk) {
+            (Some(x), Some(y)) => Some(x.delta(&y)),
+            _ => None,
+        };
+        intervals.push(Interval {
+            t: (b.at - first.at).as_secs_f64(),
+            secs: isecs,
+            ops: *ops,
+            ops_sec: if isecs > 0.0 { *ops as f64 / isecs } else { 0.0 },
+            p50_us: h.quantile_us(0.5),
+            p99_us: h.quantile_us(0.99),
+            pmax_us: h.max_us(),
+            cpu_us: Some(b.process.delta(&a.process).cpu_us() as f64),
+            rd: disk.map(|d| d.reads),
+            rkb: disk.map(|d| d.read_kb()),
+            wr: disk.map(|d| d.writes),
+            wkb: disk.map(|d| d.written_kb()),
+            stall_us: sampler::delta(b.engine.stall_micros, a.engine.stall_micros),
+            rss_gb: b.rss.map(|r| r as f64 / GB),
+        });
+    }
+    // A closing sliver with nothing in it is an artefact of stopping, not a second.
+    if intervals.len() > 1 && intervals.last().is_some_and(|i| i.ops == 0 && i.secs < 0.05) {
+        intervals.pop();
+    }
+
+    let ops: u64 = per_epoch.iter().map(|e| e.0).sum();
+    let bytes: u64 = per_epoch.iter().map(|e| e.1).sum();
+    let disk = match (last.disk, first.disk) {
+        (Some(x), Some(y)) => Some(x.delta(&y)),
+        _ => None,
+    };
+    let engine = sampler::engine_delta(&last.engine, &first.engine);
+    let user_written = if kind.writes() && kind != StepKind::DeleteRandom {
+        bytes
+    } else {
+        w_bytes
+    };
+    let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
+    let process = last.process.delta(&first.process);
+    let status = if c.interrupted {
+        StepStatus::Interrupted
+    } else if !c.errors.is_empty() || c.verify.failed() {
+        StepStatus::Failed
+    } else {
+        StepStatus::Ok
+    };
+    let finished = status == StepStatus::Ok && cfg.total_ops().is_none_or(|t| ops >= t);
+    keys.after(kind, ops + w_ops, cfg.num, finished);
+    let db_bytes = ctx
+        .target
+        .data_dir()
+        .and_then(|d| plumb_probes::dirsize::dir_bytes(d).ok());
+    let live_bytes = keys.expected_live * (cfg.key_size + cfg.value_size) as f64;
+    let rss_peak = c.marks.iter().filter_map(|m| m.rss).max();
+    let hw = hw_per_op(ctx, &first, &last, ops);
+    let mut error = c.errors.first().cloned();
+    if error.is_none() && c.verify.failed() {
+        error = Some(format!(
+            "verification failed: {} checksum mismatches, {} keys missing that must exist",
+            c.verify.mismatches, c.verify.missing
+        ));
+    }
+
+    let summary = StepSummary {
+        ops,
+        secs,
+        ops_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+        mb_sec: (secs > 0.0).then(|| bytes as f64 / secs / (1024.0 * 1024.0)),
+        p50_us: total.quantile_us(0.5),
+        p99_us: total.quantile_us(0.99),
+        p999_us: total.quantile_us(0.999),
+        p9999_us: total.quantile_us(0.9999),
+        pmax_us: total.max_us(),
+        cpu_us_op: metrics::per_op(Some(process.cpu_us() as f64), ops),
+        csw_op: metrics::per_op(Some(process.csw() as f64), ops),
+        rd_op,
+        rkb_op,
+        wr_op,
+        wkb_op,
+        w_amp: metrics::device_w_amp(disk.as_ref(), user_written),
+        w_amp_engine: metrics::engine_w_amp(&engine),
+        c_wgb: engine.compact_write_bytes.map(|b| b as f64 / GB),
+        stall_pct: metrics::stall_pct(&engine, secs),
+        db_gb: db_bytes.map(|b| b as f64 / GB),
+        space_amp: db_bytes
+            .filter(|_| live_bytes > 0.0)
+            .map(|b| b as f64 / live_bytes),
+        rss_gb: rss_peak.map(|b| b as f64 / GB),
+        qos: metrics::qos(&intervals),
+        verify: c.verify,
+        hw,
+        writer: (w_ops > 0).then(|| WriterSummary {
+            ops: w_ops,
+            mb_sec: if secs > 0.0 { w_bytes as f64 / secs / (1024.0 * 1024.0) } else { 0.0 },
+            target_mb_sec: cfg.write_rate_mb,
+            p50_us: w_hist.quantile_us(0.5).unwrap_or(0.0),
+            p99_us: w_hist.quantile_us(0.99).unwrap_or(0.0),
+        }),
+    };
+    StepOutcome {
+        status,
+        error,
+        started,
+        ended,
+        summary,
+        intervals,
+    }
+}
+
+fn hw_per_op(ctx: &RunContext<'_>, first: &Snapshot, last: &Snapshot, ops: u64) -> HwCounters {
+    match (&ctx.hw, first.hw, last.hw) {
+        (Ok(_), Some(a), Some(b)) => {
+            let d = b.delta(&a);
+            let per = |x: Option<u64>| metrics::per_op(x.map(|v| v as f64), ops);
+            HwCounters {
+                instructions_op: per(d.instructions),
+                cycles_op: per(d.cycles),
+                ipc: d.ipc(),
+                cache_misses_op: per(d.cache_misses),
+                branch_misses_op: per(d.branch_misses),
+                unsupported: None,
+            }
+        }
+        (Err(why), _, _) => HwCounters {
+            unsupported: Some(why.clone()),
+            ..HwCounters::default()
+        },
+        _ => HwCounters {
+            unsupported: Some("hardware counters were not read".into()),
+            ..HwCounters::default()
+        },
+    }
+}
+
+fn run_maintenance(
+    ctx: &RunContext<'_>,
+    sampler: &Sampler<'_>,
+    kind: StepKind,
+    cfg: &StepConfig,
+) -> StepOutcome {
+    let what = match kind {
+        StepKind::Flush => Maintenance::Flush,
+        StepKind::WaitForCompaction => Maintenance::WaitForCompaction,
+        _ => Maintenance::Compact,
+    };
+    ctx.progress.start(&cfg.plan.name, None, None);
+    let started = SystemTime::now();
+    let a = sampler.snapshot();
+    let result = ctx.target.maintenance(what);
+    let b = sampler.snapshot();
+    ctx.progress.finish();
+    let engine = sampler::engine_delta(&b.engine, &a.engine);
+    let secs = (b.at - a.at).as_secs_f64();
+    let db_bytes = ctx
+        .target
+        .data_dir()
+        .and_then(|d| plumb_probes::dirsize::dir_bytes(d).ok());
+    StepOutcome {
+        status: if result.is_ok() {
+            StepStatus::Ok
+        } else {
+            StepStatus::Failed
+        },
+        error: result.err().map(|e| e.to_string()),
+        started,
+        ended: SystemTime::now(),
+        summary: StepSummary {
+            secs,
+            c_wgb: engine.compact_write_bytes.map(|b| b as f64 / GB),
+            w_amp_engine: metrics::engine_w_amp(&engine),
+            db_gb: db_bytes.map(|b| b as f64 / GB),
+            rss_gb: b.rss.map(|r| r as f64 / GB),
+            hw: HwCounters {
+                unsupported: Some("maintenance step: no ops".into()),
+                ..HwCounters::default()
+            },
+            ..StepSummary::default()
+        },
+        intervals: Vec::new(),
+    }
+}

@@ -1,0 +1,177 @@
+//! Steps run end to end on the null and memory targets: intervals add up, reads are
+//! verified, corruption and missing keys are caught.
+
+use plumb_core::{StepStatus, Target};
+use plumb_runner::{run_step, KeySpace, NoProgress, RunContext, StepConfig, StepOutcome};
+use plumb_targets::{MemoryTarget, NullTarget};
+use plumb_workloads::steps::parse_benchmarks;
+use plumb_workloads::{Distribution, KeyFormat};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn cfg(step: &str, index: usize, num: u64, threads: usize) -> StepConfig {
+    StepConfig {
+        index,
+        plan: parse_benchmarks(step).unwrap().remove(0),
+        num,
+        key_size: 20,
+        value_size: 100,
+        threads,
+        duration: None,
+        ops: None,
+        warmup: Duration::ZERO,
+        seed: 7,
+        seek_nexts: 10,
+        batch_size: 16,
+        write_rate_mb: 1.0,
+        distribution: Distribution::Uniform,
+    }
+}
+
+fn run(target: &dyn Target, c: &StepConfig, keys: &mut KeySpace) -> StepOutcome {
+    let stop = AtomicBool::new(false);
+    let ctx = RunContext {
+        target,
+        disk: None,
+        hw: Err("test".into()),
+        interrupt: &stop,
+        progress: &NoProgress,
+    };
+    run_step(&ctx, c, keys)
+}
+
+fn assert_intervals_add_up(o: &StepOutcome) {
+    assert!(!o.intervals.is_empty(), "no intervals stored");
+    let sum: u64 = o.intervals.iter().map(|i| i.ops).sum();
+    assert_eq!(sum, o.summary.ops, "interval ops must add up to the step's ops");
+    let t_last = o.intervals.last().unwrap().t;
+    assert!((t_last - o.summary.secs).abs() < 0.01, "{t_last} vs {}", o.summary.secs);
+}
+
+#[test]
+fn null_target_duration_step_spans_several_intervals() {
+    let t = NullTarget;
+    let mut c = cfg("readrandom", 0, 1000, 2);
+    c.duration = Some(Duration::from_millis(2300));
+    let o = run(&t, &c, &mut KeySpace::empty());
+    assert_eq!(o.status, StepStatus::Ok);
+    assert!(o.intervals.len() >= 3, "{} intervals", o.intervals.len());
+    assert_intervals_add_up(&o);
+    assert!(o.summary.ops > 1000);
+    assert!(o.summary.p50_us.is_some() && o.summary.cpu_us_op.is_some());
+    assert!(o.summary.qos.is_some());
+    // No disk given: disk figures are unavailable, never zero.
+    assert_eq!(o.summary.rkb_op, None);
+    assert_eq!(o.summary.hw.unsupported.as_deref(), Some("test"));
+}
+
+#[test]
+fn fills_write_every_key_once_and_reads_verify_them() {
+    for fill in ["fillseq", "filluniquerandom"] {
+        let t = MemoryTarget::new();
+        let mut keys = KeySpace::empty();
+        let o = run(&t, &cfg(fill, 0, 5000, 3), &mut keys);
+        assert_eq!(o.status, StepStatus::Ok);
+        assert_eq!(o.summary.ops, 5000);
+        assert_eq!(t.len(), 5000, "{fill} must write each key exactly once");
+        assert_intervals_add_up(&o);
+        assert!(keys.all_present);
+
+        for (i, step) in ["readrandom", "multireadrandom", "fwdrange", "revrange"].iter().enumerate() {
+            let mut c = cfg(step, i + 1, 5000, 2);
+            c.ops = Some(2000);
+            let o = run(&t, &c, &mut keys);
+            assert_eq!(o.status, StepStatus::Ok, "{step}: {:?}", o.error);
+            // multireadrandom counts keys and stops at the first batch boundary past
+            // the quota: at most one batch (16) over per thread.
+            let over = if *step == "multireadrandom" { 2 * 16 } else { 0 };
+            assert!(
+                (2000..=2000 + over).contains(&o.summary.ops),
+                "{step}: {} ops",
+                o.summary.ops
+            );
+            assert!(o.summary.verify.verified >= 2000, "{step}: {:?}", o.summary.verify);
+            assert_eq!(o.summary.verify.mismatches + o.summary.verify.missing, 0);
+            assert_intervals_add_up(&o);
+        }
+    }
+}
+
+#[test]
+fn a_corrupted_value_is_detected_and_fails_the_step() {
+    let t = MemoryTarget::new();
+    let mut keys = KeySpace::empty();
+    run(&t, &cfg("fillseq", 0, 20, 1), &mut keys);
+    let f = KeyFormat { size: 20 };
+    let mut k = f.buffer();
+    f.encode(7, &mut k);
+    assert!(t.corrupt(&k));
+    let mut c = cfg("readrandom", 1, 20, 1);
+    c.ops = Some(2000);
+    let o = run(&t, &c, &mut keys);
+    assert_eq!(o.status, StepStatus::Failed);
+    assert!(o.summary.verify.mismatches > 0);
+    assert!(o.error.unwrap().contains("checksum mismatches"));
+}
+
+#[test]
+fn a_missing_key_that_must_exist_fails_but_after_deletes_it_does_not() {
+    let t = MemoryTarget::new();
+    let mut keys = KeySpace::empty();
+    run(&t, &cfg("fillseq", 0, 20, 1), &mut keys);
+    let f = KeyFormat { size: 20 };
+    let mut k = f.buffer();
+    f.encode(3, &mut k);
+    t.session().unwrap().delete(&k).unwrap();
+    let mut c = cfg("readrandom", 1, 20, 1);
+    c.ops = Some(1000);
+    let o = run(&t, &c, &mut keys);
+    assert_eq!(o.status, StepStatus::Failed);
+    assert!(o.summary.verify.missing > 0);
+
+    // After plumb's own deleterandom, absence is legitimate.
+    let mut d = cfg("deleterandom", 2, 20, 1);
+    d.ops = Some(5);
+    run(&t, &d, &mut keys);
+    assert!(!keys.all_present);
+    let o = run(&t, &c, &mut keys);
+    assert_eq!(o.status, StepStatus::Ok);
+    assert!(o.summary.verify.not_found > 0 && o.summary.verify.missing == 0);
+}
+
+#[test]
+fn readwhilewriting_runs_a_paced_writer_beside_the_readers() {
+    let t = MemoryTarget::new();
+    let mut keys = KeySpace::empty();
+    run(&t, &cfg("fillseq", 0, 1000, 1), &mut keys);
+    let mut c = cfg("readwhilewriting", 1, 1000, 2);
+    c.duration = Some(Duration::from_millis(1500));
+    c.write_rate_mb = 0.5; // 0.5 MiB/s of 120-byte writes: ~4369 writes/s
+    let o = run(&t, &c, &mut keys);
+    assert_eq!(o.status, StepStatus::Ok, "{:?}", o.error);
+    let w = o.summary.writer.expect("writer summary");
+    let expect = 0.5 * 1024.0 * 1024.0 / 120.0 * o.summary.secs;
+    let ratio = w.ops as f64 / expect;
+    assert!(ratio > 0.8 && ratio < 1.05, "writer did {} of ~{expect:.0}", w.ops);
+    assert_intervals_add_up(&o);
+}
+
+#[test]
+fn an_interrupt_stops_the_step_and_keeps_what_ran() {
+    let t = NullTarget;
+    let stop = AtomicBool::new(true);
+    let ctx = RunContext {
+        target: &t,
+        disk: None,
+        hw: Err("test".into()),
+        interrupt: &stop,
+        progress: &NoProgress,
+    };
+    let mut c = cfg("readrandom", 0, 100, 1);
+    c.duration = Some(Duration::from_secs(30));
+    let o = run_step(&ctx, &c, &mut KeySpace::empty());
+    assert_eq!(o.status, StepStatus::Interrupted);
+    assert!(o.summary.secs < 30.0);
+    let sum: u64 = o.intervals.iter().map(|i| i.ops).sum();
+    assert_eq!(sum, o.summary.ops);
+}

@@ -1,0 +1,366 @@
+//! The run store. Every run is written as it goes: the run row when it starts, each
+//! step (summary and 1-second intervals, in one transaction) when it ends, the run's
+//! end status last. A run killed midway keeps every finished step.
+
+mod migrations;
+mod model;
+
+pub use model::{NewRun, RunRecord, StepRecord, StoredRun};
+
+use plumb_core::{Interval, StepSummary};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A store that could not be opened, read or written; every variant names the file.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("store {path}: {source}")]
+    Sqlite {
+        /// The store file.
+        path: PathBuf,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The store's schema is newer than this plumb knows.
+    #[error("store {path}: schema version {found} is newer than this plumb understands ({known}); use a newer plumb or another --store")]
+    TooNew {
+        /// The store file.
+        path: PathBuf,
+        /// Version in the file.
+        found: i64,
+        /// Newest version this build knows.
+        known: i64,
+    },
+    /// The parent directory could not be created.
+    #[error("store {path}: cannot create its directory: {source}")]
+    Dir {
+        /// The store file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A stored JSON column did not parse.
+    #[error("store {path}: run {run}: stored {what} is unreadable: {source}")]
+    Json {
+        /// The store file.
+        path: PathBuf,
+        /// Which run.
+        run: i64,
+        /// Which column.
+        what: &'static str,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// No run has that id.
+    #[error("store {path}: no run {run}; `plumb runs` lists the runs it holds")]
+    NoRun {
+        /// The store file.
+        path: PathBuf,
+        /// The id asked for.
+        run: i64,
+    },
+}
+
+/// An open store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Where runs go unless `--store` or `PLUMB_STORE` says otherwise:
+    /// `$XDG_DATA_HOME/plumb/plumb.sqlite`, else `~/.local/share/plumb/plumb.sqlite`.
+    pub fn default_path() -> PathBuf {
+        if let Some(p) = std::env::var_os("PLUMB_STORE") {
+            return PathBuf::from(p);
+        }
+        let base = std::env::var_os("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+            .unwrap_or_else(|| PathBuf::from("."));
+        base.join("plumb").join("plumb.sqlite")
+    }
+
+    /// Opens (creating if needed) and migrates the store at `path`.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        }
+        let sq = |source| StoreError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut conn = Connection::open(path).map_err(sq)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sq)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(sq)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(sq)?;
+        migrations::migrate(&mut conn, path)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file this store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version in the file.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Records a run as started; returns its id.
+    pub fn begin_run(&self, r: &NewRun) -> Result<i64, StoreError> {
+        let options = serde_json::to_string(&r.options).expect("options serialise");
+        self.conn
+            .execute(
+                "INSERT INTO runs (status, tag, command, workload, engine, engine_version,
+                   plumb_version, git_hash, options, seed, started_at, data_dir, device, host)
+                 VALUES ('running', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    r.tag,
+                    r.command,
+                    r.workload,
+                    r.engine,
+                    r.engine_version,
+                    r.plumb_version,
+                    r.git_hash,
+                    options,
+                    r.seed.to_string(),
+                    r.started_at,
+                    r.data_dir,
+                    r.device,
+                    r.host.as_ref().map(|h| h.to_string()),
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores one finished step with its intervals, atomically.
+    pub fn add_step(
+        &mut self,
+        run_id: i64,
+        step: &StepRecord,
+        intervals: &[Interval],
+    ) -> Result<i64, StoreError> {
+        let path = self.path.clone();
+        let sq = |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(sq)?;
+        let summary = serde_json::to_string(&step.summary).expect("summary serialises");
+        tx.execute(
+            "INSERT INTO steps (run_id, seq, name, kind, status, error, started_at, ended_at,
+               config, ops, secs, ops_sec, summary)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![
+                run_id,
+                step.seq,
+                step.name,
+                step.kind,
+                step.status,
+                step.error,
+                step.started_at,
+                step.ended_at,
+                step.config.to_string(),
+                step.summary.ops as i64,
+                step.summary.secs,
+                step.summary.ops_sec,
+                summary,
+            ],
+        )
+        .map_err(sq)?;
+        let step_id = tx.last_insert_rowid();
+        {
+            let mut ins = tx
+                .prepare(
+                    "INSERT INTO intervals (step_id, idx, t, secs, ops, ops_sec, p50_us, p99_us,
+                       pmax_us, cpu_us, rd, rkb, wr, wkb, stall_us, rss_gb)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                )
+                .map_err(sq)?;
+            for (i, iv) in intervals.iter().enumerate() {
+                ins.execute(params![
+                    step_id,
+                    i as i64,
+                    iv.t,
+                    iv.secs,
+                    iv.ops as i64,
+                    iv.ops_sec,
+                    iv.p50_us,
+                    iv.p99_us,
+                    iv.pmax_us,
+                    iv.cpu_us,
+                    iv.rd.map(|x| x as i64),
+                    iv.rkb,
+                    iv.wr.map(|x| x as i64),
+                    iv.wkb,
+                    iv.stall_us.map(|x| x as i64),
+                    iv.rss_gb,
+                ])
+                .map_err(sq)?;
+            }
+        }
+        tx.commit().map_err(sq)?;
+        Ok(step_id)
+    }
+
+    /// Marks a run ended: `ok`, `failed` or `interrupted`.
+    pub fn finish_run(&self, run_id: i64, status: &str, ended_at: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET status = ?1, ended_at = ?2 WHERE id = ?3",
+                params![status, ended_at, run_id],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The newest runs first, at most `limit`.
+    pub fn runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        let mut q = self
+            .conn
+            .prepare(&format!("{} ORDER BY r.id DESC LIMIT ?1", model::RUN_SELECT))
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map([limit as i64], model::run_from_row)
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        rows.into_iter()
+            .map(|r| r.finish(&self.path))
+            .collect()
+    }
+
+    /// One run with its steps and their intervals.
+    pub fn run(&self, id: i64) -> Result<StoredRun, StoreError> {
+        let raw = self
+            .conn
+            .query_row(
+                &format!("{} WHERE r.id = ?1", model::RUN_SELECT),
+                [id],
+                model::run_from_row,
+            )
+            .optional()
+            .map_err(|e| self.err(e))?
+            .ok_or_else(|| StoreError::NoRun {
+                path: self.path.clone(),
+                run: id,
+            })?;
+        let run = raw.finish(&self.path)?;
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT id, seq, name, kind, status, error, started_at, ended_at, config, summary
+                 FROM steps WHERE run_id = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.err(e))?;
+        let steps = q
+            .query_map([id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, String>(8)?,
+                    r.get::<_, String>(9)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        let json = |what, s: &str| -> Result<serde_json::Value, StoreError> {
+            serde_json::from_str(s).map_err(|source| StoreError::Json {
+                path: self.path.clone(),
+                run: id,
+                what,
+                source,
+            })
+        };
+        let mut out = Vec::new();
+        for (sid, seq, name, kind, status, error, started_at, ended_at, config, summary) in steps {
+            let summary: StepSummary =
+                serde_json::from_value(json("summary", &summary)?).map_err(|source| {
+                    StoreError::Json {
+                        path: self.path.clone(),
+                        run: id,
+                        what: "summary",
+                        source,
+                    }
+                })?;
+            out.push((
+                StepRecord {
+                    seq,
+                    name,
+                    kind,
+                    status,
+                    error,
+                    started_at,
+                    ended_at,
+                    config: json("config", &config)?,
+                    summary,
+                },
+                self.intervals(sid)?,
+            ));
+        }
+        Ok(StoredRun { run, steps: out })
+    }
+
+    fn intervals(&self, step_id: i64) -> Result<Vec<Interval>, StoreError> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT t, secs, ops, ops_sec, p50_us, p99_us, pmax_us, cpu_us, rd, rkb, wr, wkb,
+                   stall_us, rss_gb FROM intervals WHERE step_id = ?1 ORDER BY idx",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map([step_id], |r| {
+                Ok(Interval {
+                    t: r.get(0)?,
+                    secs: r.get(1)?,
+                    ops: r.get::<_, i64>(2)? as u64,
+                    ops_sec: r.get(3)?,
+                    p50_us: r.get(4)?,
+                    p99_us: r.get(5)?,
+                    pmax_us: r.get(6)?,
+                    cpu_us: r.get(7)?,
+                    rd: r.get::<_, Option<i64>>(8)?.map(|x| x as u64),
+                    rkb: r.get(9)?,
+                    wr: r.get::<_, Option<i64>>(10)?.map(|x| x as u64),
+                    wkb: r.get(11)?,
+                    stall_us: r.get::<_, Option<i64>>(12)?.map(|x| x as u64),
+                    rss_gb: r.get(13)?,
+                })
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests;

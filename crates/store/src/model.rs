@@ -1,0 +1,162 @@
+//! Rows as the rest of plumb sees them, with the JSON shape `--json` prints.
+
+use crate::StoreError;
+use plumb_core::{Interval, StepSummary};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A run as it starts: its provenance.
+#[derive(Debug, Clone, Default)]
+pub struct NewRun {
+    /// `--tag`.
+    pub tag: Option<String>,
+    /// The command line, as typed.
+    pub command: String,
+    /// The steps, comma-separated, or the workload name.
+    pub workload: String,
+    /// Engine name.
+    pub engine: String,
+    /// Engine version.
+    pub engine_version: String,
+    /// plumb's version.
+    pub plumb_version: String,
+    /// plumb's git commit, if built from a checkout.
+    pub git_hash: Option<String>,
+    /// Every effective option, defaults included.
+    pub options: BTreeMap<String, String>,
+    /// The run's seed.
+    pub seed: u64,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// The data dir.
+    pub data_dir: Option<String>,
+    /// The block device holding it.
+    pub device: Option<String>,
+    /// Host snapshot, when taken.
+    pub host: Option<serde_json::Value>,
+}
+
+/// A stored run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    /// Run id.
+    pub id: i64,
+    /// running, ok, failed, interrupted ("running" after a kill -9).
+    pub status: String,
+    /// `--tag`.
+    pub tag: Option<String>,
+    /// The command line.
+    pub command: String,
+    /// Steps or workload.
+    pub workload: String,
+    /// Engine name.
+    pub engine: String,
+    /// Engine version.
+    pub engine_version: String,
+    /// plumb's version.
+    pub plumb_version: String,
+    /// plumb's git commit.
+    pub git_hash: Option<String>,
+    /// Every effective option.
+    pub options: BTreeMap<String, String>,
+    /// The run's seed (a string: JSON numbers lose u64 precision).
+    pub seed: String,
+    /// RFC 3339 start.
+    pub started_at: String,
+    /// RFC 3339 end.
+    pub ended_at: Option<String>,
+    /// The data dir.
+    pub data_dir: Option<String>,
+    /// Its device.
+    pub device: Option<String>,
+    /// Host snapshot.
+    pub host: Option<serde_json::Value>,
+}
+
+/// A step as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StepRecord {
+    /// Position in the run, from 0.
+    pub seq: i64,
+    /// Stored name (e.g. `overwritesome`).
+    pub name: String,
+    /// db_bench kind (e.g. `overwrite`).
+    pub kind: String,
+    /// ok, failed, interrupted.
+    pub status: String,
+    /// What failed.
+    pub error: Option<String>,
+    /// RFC 3339 start.
+    pub started_at: String,
+    /// RFC 3339 end.
+    pub ended_at: String,
+    /// The step's effective configuration.
+    pub config: serde_json::Value,
+    /// The summary.
+    pub summary: StepSummary,
+}
+
+/// A run with its steps and their intervals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRun {
+    /// The run.
+    pub run: RunRecord,
+    /// Each step with its 1-second intervals.
+    pub steps: Vec<(StepRecord, Vec<Interval>)>,
+}
+
+pub(crate) const RUN_SELECT: &str = "SELECT r.id, r.status, r.tag, r.command, r.workload,
+    r.engine, r.engine_version, r.plumb_version, r.git_hash, r.options, r.seed, r.started_at,
+    r.ended_at, r.data_dir, r.device, r.host FROM runs r";
+
+/// A row before its JSON columns are parsed.
+pub(crate) struct RawRun {
+    rec: RunRecord,
+    options: String,
+    host: Option<String>,
+}
+
+pub(crate) fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
+    Ok(RawRun {
+        rec: RunRecord {
+            id: r.get(0)?,
+            status: r.get(1)?,
+            tag: r.get(2)?,
+            command: r.get(3)?,
+            workload: r.get(4)?,
+            engine: r.get(5)?,
+            engine_version: r.get(6)?,
+            plumb_version: r.get(7)?,
+            git_hash: r.get(8)?,
+            options: BTreeMap::new(),
+            seed: r.get(10)?,
+            started_at: r.get(11)?,
+            ended_at: r.get(12)?,
+            data_dir: r.get(13)?,
+            device: r.get(14)?,
+            host: None,
+        },
+        options: r.get(9)?,
+        host: r.get(15)?,
+    })
+}
+
+impl RawRun {
+    pub(crate) fn finish(self, path: &Path) -> Result<RunRecord, StoreError> {
+        let id = self.rec.id;
+        let bad = |what, source| StoreError::Json {
+            path: path.to_path_buf(),
+            run: id,
+            what,
+            source,
+        };
+        let mut rec = self.rec;
+        rec.options = serde_json::from_str(&self.options).map_err(|e| bad("options", e))?;
+        rec.host = match self.host {
+            Some(h) => Some(serde_json::from_str(&h).map_err(|e| bad("host", e))?),
+            None => None,
+        };
+        Ok(rec)
+    }
+}

@@ -1,0 +1,25 @@
+//! The engines plumb measures. Each sits behind the [`plumb_core::Target`] trait; the
+//! `null` and `memory` targets always compile so the harness can measure its own cost
+//! and tests stay fast; RocksDB sits behind the `rocksdb` feature (on by default).
+
+pub mod memory;
+pub mod null;
+#[cfg(feature = "rocksdb")]
+pub mod rocks;
+
+pub use memory::MemoryTarget;
+pub use null::NullTarget;
+#[cfg(feature = "rocksdb")]
+pub use rocks::{RocksOptions, RocksTarget};
+
+/// Engine names `--engine` accepts in this build.
+pub fn engines() -> &'static [&'static str] {
+    #[cfg(feature = "rocksdb")]
+    {
+        &["rocksdb", "memory", "null"]
+    }
+    #[cfg(not(feature = "rocksdb"))]
+    {
+        &["memory", "null"]
+    }
+}

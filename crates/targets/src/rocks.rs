@@ -1,0 +1,464 @@
+//! RocksDB through the `rocksdb` crate (which compiles RocksDB itself): the default
+//! engine, configured with db_bench's option names.
+
+use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
+use rocksdb::statistics::{StatsLevel, Ticker};
+use rocksdb::{
+    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options, ReadOptions,
+    WaitForCompactOptions, WriteOptions, DB,
+};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// The RocksDB release compiled in by librocksdb-sys (its version's `+11.8.1` part;
+/// a test checks this against Cargo.lock).
+pub const ROCKSDB_VERSION: &str = "11.8.1";
+
+const ENGINE: &str = "rocksdb";
+
+macro_rules! choice_enum {
+    ($(#[$m:meta])* $name:ident, $opt:literal, { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name { $($(#[$vm])* $var),+ }
+        impl FromStr for $name {
+            type Err = TargetError;
+            fn from_str(s: &str) -> Result<Self, TargetError> {
+                match s {
+                    $($s => Ok($name::$var),)+
+                    _ => Err(TargetError::Option {
+                        option: $opt.to_string(),
+                        message: format!("{s:?} is not one of: {}", [$($s),+].join(", ")),
+                    }),
+                }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self { $($name::$var => $s),+ })
+            }
+        }
+    };
+}
+
+choice_enum!(
+    /// `--compaction-style`.
+    CompactionStyle, "--compaction-style", {
+        /// Leveled compaction (RocksDB's default).
+        Leveled = "leveled",
+        /// Universal (tiered) compaction.
+        Universal = "universal",
+    }
+);
+choice_enum!(
+    /// `--cache-type`.
+    CacheType, "--cache-type", {
+        /// The LRU block cache.
+        Lru = "lru",
+        /// The hyper clock cache (lock-free reads; the seeds' favourite).
+        HyperClock = "hyperclock",
+    }
+);
+choice_enum!(
+    /// `--compression`.
+    Compression, "--compression", {
+        /// No compression.
+        None = "none",
+        /// LZ4.
+        Lz4 = "lz4",
+        /// Zstandard.
+        Zstd = "zstd",
+    }
+);
+
+/// RocksDB options plumb sets, with db_bench's names; everything not listed is
+/// RocksDB's default and is recorded as such.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RocksOptions {
+    /// Leveled or universal.
+    pub compaction_style: CompactionStyle,
+    /// Block cache capacity, bytes.
+    pub cache_size: u64,
+    /// Block cache implementation.
+    pub cache_type: CacheType,
+    /// O_DIRECT for user reads (so the OS page cache does not hide IO).
+    pub use_direct_reads: bool,
+    /// O_DIRECT for flush and compaction IO.
+    pub use_direct_io_for_flush_and_compaction: bool,
+    /// Block compression.
+    pub compression: Compression,
+    /// Write without the WAL (every step; fillseq always runs without it).
+    pub disable_wal: bool,
+    /// fsync the WAL on every write.
+    pub sync: bool,
+    /// Bloom filter bits per key; 0 turns filters off.
+    pub bloom_bits: f64,
+    /// Memtable size, bytes.
+    pub write_buffer_size: u64,
+    /// Flush + compaction threads.
+    pub max_background_jobs: i32,
+    /// Data block size, bytes.
+    pub block_size: u64,
+}
+
+impl Default for RocksOptions {
+    /// tools/benchmark.sh's choices where db_bench's own defaults are unhelpful
+    /// (8 KiB blocks, 10-bit bloom filters), RocksDB's otherwise.
+    fn default() -> Self {
+        RocksOptions {
+            compaction_style: CompactionStyle::Leveled,
+            cache_size: 1 << 30,
+            cache_type: CacheType::Lru,
+            use_direct_reads: false,
+            use_direct_io_for_flush_and_compaction: false,
+            compression: Compression::None,
+            disable_wal: false,
+            sync: false,
+            bloom_bits: 10.0,
+            write_buffer_size: 64 << 20,
+            max_background_jobs: 2,
+            block_size: 8 << 10,
+        }
+    }
+}
+
+fn opt_err(option: &str, message: impl Into<String>) -> TargetError {
+    TargetError::Option {
+        option: option.to_string(),
+        message: message.into(),
+    }
+}
+
+impl RocksOptions {
+    /// Refuses values and combinations RocksDB would reject or that measure nothing,
+    /// before anything is written.
+    pub fn validate(&self) -> Result<(), TargetError> {
+        if self.sync && self.disable_wal {
+            return Err(opt_err(
+                "--sync",
+                "--sync syncs the WAL, but --disable-wal turns it off; drop one of them",
+            ));
+        }
+        if !(self.bloom_bits >= 0.0 && self.bloom_bits <= 100.0) {
+            return Err(opt_err("--bloom-bits", "must be between 0 (off) and 100"));
+        }
+        if self.write_buffer_size < 64 << 10 {
+            return Err(opt_err("--write-buffer-size", "must be at least 65536 bytes"));
+        }
+        if !(1..=256).contains(&self.max_background_jobs) {
+            return Err(opt_err("--max-background-jobs", "must be between 1 and 256"));
+        }
+        if !(256..=(256 << 20)).contains(&self.block_size) {
+            return Err(opt_err(
+                "--block-size",
+                "must be between 256 bytes and 256 MiB",
+            ));
+        }
+        if self.cache_size == 0 && self.cache_type == CacheType::HyperClock {
+            return Err(opt_err(
+                "--cache-size",
+                "the hyper clock cache needs a capacity > 0; use --cache-type lru for no cache",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every option plumb sets, as recorded provenance.
+    pub fn describe(&self) -> Vec<(String, String)> {
+        vec![
+            ("compaction_style".into(), self.compaction_style.to_string()),
+            ("cache_size".into(), self.cache_size.to_string()),
+            ("cache_type".into(), self.cache_type.to_string()),
+            ("use_direct_reads".into(), self.use_direct_reads.to_string()),
+            (
+                "use_direct_io_for_flush_and_compaction".into(),
+                self.use_direct_io_for_flush_and_compaction.to_string(),
+            ),
+            ("compression".into(), self.compression.to_string()),
+            ("disable_wal".into(), self.disable_wal.to_string()),
+            ("sync".into(), self.sync.to_string()),
+            ("bloom_bits".into(), self.bloom_bits.to_string()),
+            ("write_buffer_size".into(), self.write_buffer_size.to_string()),
+            ("max_background_jobs".into(), self.max_background_jobs.to_string()),
+            ("block_size".into(), self.block_size.to_string()),
+            ("statistics".into(), "except_histogram_or_timers".into()),
+        ]
+    }
+
+    fn to_rocksdb(&self) -> Options {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_compaction_style(match self.compaction_style {
+            CompactionStyle::Leveled => DBCompactionStyle::Level,
+            CompactionStyle::Universal => DBCompactionStyle::Universal,
+        });
+        o.set_compression_type(match self.compression {
+            Compression::None => DBCompressionType::None,
+            Compression::Lz4 => DBCompressionType::Lz4,
+            Compression::Zstd => DBCompressionType::Zstd,
+        });
+        o.set_use_direct_reads(self.use_direct_reads);
+        o.set_use_direct_io_for_flush_and_compaction(self.use_direct_io_for_flush_and_compaction);
+        o.set_write_buffer_size(self.write_buffer_size as usize);
+        o.set_max_background_jobs(self.max_background_jobs);
+        // Tickers only: the cheapest level that still gives compaction and stall bytes.
+        o.enable_statistics();
+        o.set_statistics_level(StatsLevel::ExceptHistogramOrTimers);
+
+        let mut t = BlockBasedOptions::default();
+        t.set_block_size(self.block_size as usize);
+        if self.cache_size == 0 {
+            t.disable_cache();
+        } else {
+            let cache = match self.cache_type {
+                CacheType::Lru => Cache::new_lru_cache(self.cache_size as usize),
+                CacheType::HyperClock => Cache::new_hyper_clock_cache(self.cache_size as usize, 0),
+            };
+            t.set_block_cache(&cache);
+        }
+        if self.bloom_bits > 0.0 {
+            t.set_bloom_filter(self.bloom_bits, false);
+        }
+        o.set_block_based_table_factory(&t);
+        o
+    }
+}
+
+/// An open RocksDB database.
+pub struct RocksTarget {
+    db: DB,
+    opts: Options,
+    path: PathBuf,
+    settings: RocksOptions,
+}
+
+impl RocksTarget {
+    /// Opens (creating if missing) the database at `path` with `settings`.
+    pub fn open(path: &Path, settings: RocksOptions) -> Result<Self, TargetError> {
+        settings.validate()?;
+        let opts = settings.to_rocksdb();
+        let db = DB::open(&opts, path).map_err(|e| TargetError::engine(ENGINE, e))?;
+        Ok(RocksTarget {
+            db,
+            opts,
+            path: path.to_path_buf(),
+            settings,
+        })
+    }
+
+    /// The underlying database, for tests that need to reach past plumb.
+    pub fn db(&self) -> &DB {
+        &self.db
+    }
+
+    fn ticker(&self, t: Ticker) -> Option<u64> {
+        Some(self.opts.get_ticker_count(t))
+    }
+}
+
+struct RocksSession<'a> {
+    db: &'a DB,
+    sync: bool,
+    write: WriteOptions,
+    write_no_wal: WriteOptions,
+    read: ReadOptions,
+}
+
+fn eng(e: rocksdb::Error) -> TargetError {
+    TargetError::engine(ENGINE, e)
+}
+
+impl Target for RocksTarget {
+    fn name(&self) -> &'static str {
+        ENGINE
+    }
+    fn version(&self) -> String {
+        ROCKSDB_VERSION.to_string()
+    }
+    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
+        let mut write = WriteOptions::default();
+        write.set_sync(self.settings.sync);
+        write.disable_wal(self.settings.disable_wal);
+        let mut write_no_wal = WriteOptions::default();
+        write_no_wal.disable_wal(true);
+        Ok(Box::new(RocksSession {
+            db: &self.db,
+            sync: self.settings.sync,
+            write,
+            write_no_wal,
+            read: ReadOptions::default(),
+        }))
+    }
+    fn maintenance(&self, what: Maintenance) -> Result<(), TargetError> {
+        match what {
+            Maintenance::Flush => self.db.flush().map_err(eng),
+            Maintenance::WaitForCompaction => {
+                let mut w = WaitForCompactOptions::default();
+                w.set_flush(true);
+                self.db.wait_for_compact(&w).map_err(eng)
+            }
+            Maintenance::Compact => {
+                self.db.compact_range(None::<&[u8]>, None::<&[u8]>);
+                Ok(())
+            }
+        }
+    }
+    fn stats(&self) -> EngineStats {
+        EngineStats {
+            ingest_bytes: self.ticker(Ticker::BytesWritten),
+            flush_write_bytes: self.ticker(Ticker::FlushWriteBytes),
+            compact_write_bytes: self.ticker(Ticker::CompactWriteBytes),
+            compact_read_bytes: self.ticker(Ticker::CompactReadBytes),
+            stall_micros: self.ticker(Ticker::StallMicros),
+            pending_compaction_bytes: self
+                .db
+                .property_int_value("rocksdb.estimate-pending-compaction-bytes")
+                .ok()
+                .flatten(),
+        }
+    }
+    fn data_dir(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+    fn options(&self) -> Vec<(String, String)> {
+        self.settings.describe()
+    }
+}
+
+impl Session for RocksSession<'_> {
+    #[inline]
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        self.db.put_opt(key, value, &self.write).map_err(eng)
+    }
+    #[inline]
+    fn put_no_wal(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        if self.sync {
+            // A synced run keeps its durability promise even for the load step.
+            return self.put(key, value);
+        }
+        self.db.put_opt(key, value, &self.write_no_wal).map_err(eng)
+    }
+    #[inline]
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+        match self.db.get_pinned_opt(key, &self.read).map_err(eng)? {
+            Some(v) => {
+                visit(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+    fn multi_get(
+        &mut self,
+        keys: &[Vec<u8>],
+        visit: &mut dyn FnMut(usize, Option<&[u8]>),
+    ) -> Result<(), TargetError> {
+        let cf = self.db.cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME).ok_or_else(|| {
+            TargetError::engine(ENGINE, "default column family missing")
+        })?;
+        let res = self.db.batched_multi_get_cf_opt(&cf, keys, false, &self.read);
+        for (i, r) in res.into_iter().enumerate() {
+            match r.map_err(eng)? {
+                Some(v) => visit(i, Some(&v)),
+                None => visit(i, None),
+            }
+        }
+        Ok(())
+    }
+    fn scan(
+        &mut self,
+        start: &[u8],
+        nexts: usize,
+        reverse: bool,
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize, TargetError> {
+        // A new iterator per seek, as db_bench's seekrandom does, so each op sees
+        // the newest data.
+        let mut it = self.db.raw_iterator_opt(ReadOptions::default());
+        if reverse {
+            it.seek_for_prev(start);
+        } else {
+            it.seek(start);
+        }
+        let mut n = 0;
+        while it.valid() && n <= nexts {
+            if let (Some(k), Some(v)) = (it.key(), it.value()) {
+                visit(k, v);
+            }
+            n += 1;
+            if n > nexts {
+                break;
+            }
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        it.status().map_err(eng)?;
+        Ok(n)
+    }
+    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+        self.db.delete_opt(key, &self.write).map_err(eng)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contradictory_options_are_refused_by_name() {
+        let o = RocksOptions {
+            sync: true,
+            disable_wal: true,
+            ..RocksOptions::default()
+        };
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("--sync") && e.contains("--disable-wal"), "{e}");
+        let o = RocksOptions {
+            block_size: 10,
+            ..RocksOptions::default()
+        };
+        assert!(o.validate().unwrap_err().to_string().contains("--block-size"));
+        assert!("snappy".parse::<Compression>().unwrap_err().to_string().contains("lz4"));
+        RocksOptions::default().validate().unwrap();
+    }
+
+    #[test]
+    fn version_matches_the_compiled_crate() {
+        let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
+            .expect("Cargo.lock at the workspace root");
+        let entry = lock
+            .split("[[package]]")
+            .find(|p| p.contains("name = \"librocksdb-sys\""))
+            .expect("librocksdb-sys in Cargo.lock");
+        assert!(
+            entry.contains(&format!("+{ROCKSDB_VERSION}\"")),
+            "ROCKSDB_VERSION {ROCKSDB_VERSION} does not match {entry}"
+        );
+    }
+
+    #[test]
+    fn round_trip_stats_and_ranges() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = RocksTarget::open(dir.path(), RocksOptions::default()).unwrap();
+        let mut s = t.session().unwrap();
+        for i in 0u8..20 {
+            s.put(&[i], &[i; 8]).unwrap();
+        }
+        t.maintenance(Maintenance::Flush).unwrap();
+        t.maintenance(Maintenance::WaitForCompaction).unwrap();
+        let mut got = Vec::new();
+        assert_eq!(s.scan(&[5], 3, true, &mut |k, _| got.push(k[0])).unwrap(), 4);
+        assert_eq!(got, vec![5, 4, 3, 2]);
+        let mut seen = Vec::new();
+        s.multi_get(&[vec![1], vec![99]], &mut |i, v| seen.push((i, v.map(|v| v.len()))))
+            .unwrap();
+        assert_eq!(seen, vec![(0, Some(8)), (1, None)]);
+        let st = t.stats();
+        assert!(st.ingest_bytes.unwrap() >= 20 * 9, "{st:?}");
+        assert!(st.flush_write_bytes.unwrap() > 0, "{st:?}");
+    }
+}

@@ -1,0 +1,13 @@
+//! What plumb's steps do, in the names users already know from db_bench: the step
+//! kinds, the sequences RocksDB's own scripts run, and the key generators that decide
+//! which key each op touches.
+
+pub mod distribution;
+pub mod keys;
+pub mod permutation;
+pub mod steps;
+
+pub use distribution::{Distribution, KeyChooser};
+pub use keys::KeyFormat;
+pub use permutation::Permutation;
+pub use steps::{StepKind, WorkloadError};

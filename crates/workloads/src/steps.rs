@@ -1,0 +1,264 @@
+//! Step kinds with db_bench's names, and the named sequences plumb can run.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use thiserror::Error;
+
+/// A workload definition the user got wrong; every message names the option.
+#[derive(Debug, Error, PartialEq)]
+pub enum WorkloadError {
+    /// `--benchmarks` named a step plumb does not know.
+    #[error("--benchmarks: unknown step {given:?}; known steps: {known}")]
+    UnknownStep {
+        /// What was written.
+        given: String,
+        /// Every valid name, comma-separated.
+        known: String,
+    },
+    /// `--workload` named a sequence plumb does not know.
+    #[error("--workload: unknown workload {given:?}; known workloads: default, x3")]
+    UnknownWorkload {
+        /// What was written.
+        given: String,
+    },
+    /// `--benchmarks` was empty.
+    #[error("--benchmarks: no steps given; name at least one, e.g. fillseq,readrandom")]
+    NoSteps,
+    /// `--distribution` could not be used.
+    #[error("--distribution {given:?}: {why}")]
+    Distribution {
+        /// What was written.
+        given: String,
+        /// Why it cannot be used.
+        why: String,
+    },
+}
+
+/// One kind of step, named as db_bench names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepKind {
+    /// Keys 0..num in order, WAL off (db_bench's fillseq as benchmark.sh runs it).
+    FillSeq,
+    /// num writes of uniformly random keys (some keys twice, some never).
+    FillRandom,
+    /// Every key exactly once in random order (a bijective permutation of 0..num).
+    FillUniqueRandom,
+    /// Random writes to keys that exist.
+    Overwrite,
+    /// Point reads.
+    ReadRandom,
+    /// Batched point reads (db_bench's --batch_size, 16 here), one op per batch.
+    MultiReadRandom,
+    /// Seek then `seek_nexts` next() calls.
+    FwdRange,
+    /// Seek then `seek_nexts` prev() calls.
+    RevRange,
+    /// Point reads beside one rate-limited writer.
+    ReadWhileWriting,
+    /// Forward ranges beside one rate-limited writer.
+    FwdRangeWhileWriting,
+    /// Reverse ranges beside one rate-limited writer.
+    RevRangeWhileWriting,
+    /// Random deletes.
+    DeleteRandom,
+    /// Maintenance: flush memtables (unmeasured).
+    Flush,
+    /// Maintenance: wait until compaction is done (unmeasured).
+    WaitForCompaction,
+    /// Maintenance: compact everything (unmeasured).
+    Compact,
+}
+
+const ALL: [(StepKind, &str); 15] = [
+    (StepKind::FillSeq, "fillseq"),
+    (StepKind::FillRandom, "fillrandom"),
+    (StepKind::FillUniqueRandom, "filluniquerandom"),
+    (StepKind::Overwrite, "overwrite"),
+    (StepKind::ReadRandom, "readrandom"),
+    (StepKind::MultiReadRandom, "multireadrandom"),
+    (StepKind::FwdRange, "fwdrange"),
+    (StepKind::RevRange, "revrange"),
+    (StepKind::ReadWhileWriting, "readwhilewriting"),
+    (StepKind::FwdRangeWhileWriting, "fwdrangewhilewriting"),
+    (StepKind::RevRangeWhileWriting, "revrangewhilewriting"),
+    (StepKind::DeleteRandom, "deleterandom"),
+    (StepKind::Flush, "flush"),
+    (StepKind::WaitForCompaction, "waitforcompaction"),
+    (StepKind::Compact, "compact"),
+];
+
+impl StepKind {
+    /// The db_bench name.
+    pub fn name(self) -> &'static str {
+        ALL.iter().find(|(k, _)| *k == self).map(|(_, n)| *n).unwrap_or("?")
+    }
+    /// Loads keys: its op quota is --num, split among threads.
+    pub fn is_fill(self) -> bool {
+        matches!(
+            self,
+            StepKind::FillSeq | StepKind::FillRandom | StepKind::FillUniqueRandom
+        )
+    }
+    /// Unmeasured maintenance.
+    pub fn is_maintenance(self) -> bool {
+        matches!(
+            self,
+            StepKind::Flush | StepKind::WaitForCompaction | StepKind::Compact
+        )
+    }
+    /// Readers beside one rate-limited writer.
+    pub fn while_writing(self) -> bool {
+        matches!(
+            self,
+            StepKind::ReadWhileWriting
+                | StepKind::FwdRangeWhileWriting
+                | StepKind::RevRangeWhileWriting
+        )
+    }
+    /// Its measured ops write user bytes (key + value) or delete keys.
+    pub fn writes(self) -> bool {
+        self.is_fill() || matches!(self, StepKind::Overwrite | StepKind::DeleteRandom)
+    }
+    /// Its measured ops read back values that can be verified.
+    pub fn reads(self) -> bool {
+        !self.writes() && !self.is_maintenance()
+    }
+}
+
+impl fmt::Display for StepKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for StepKind {
+    type Err = WorkloadError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ALL.iter()
+            .find(|(_, n)| *n == s)
+            .map(|(k, _)| *k)
+            .ok_or_else(|| WorkloadError::UnknownStep {
+                given: s.to_string(),
+                known: ALL.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(","),
+            })
+    }
+}
+
+/// One step of a sequence: its kind, the name it is stored under, and an op quota
+/// that overrides the run's when the sequence says so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepPlan {
+    /// What the step does.
+    pub kind: StepKind,
+    /// The name shown and stored (the kind's name unless the sequence labels it).
+    pub name: String,
+    /// Ops as a fraction of --num (e.g. overwrite of 10% of the keys), if fixed.
+    pub ops_fraction_of_num: Option<f64>,
+}
+
+impl StepPlan {
+    fn of(kind: StepKind) -> Self {
+        StepPlan {
+            kind,
+            name: kind.name().to_string(),
+            ops_fraction_of_num: None,
+        }
+    }
+    fn labelled(kind: StepKind, name: &str) -> Self {
+        StepPlan {
+            name: name.to_string(),
+            ..StepPlan::of(kind)
+        }
+    }
+}
+
+/// Parses `--benchmarks a,b,c` (db_bench's comma list; blanks ignored).
+pub fn parse_benchmarks(list: &str) -> Result<Vec<StepPlan>, WorkloadError> {
+    let steps = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<StepKind>().map(StepPlan::of))
+        .collect::<Result<Vec<_>, _>>()?;
+    if steps.is_empty() {
+        return Err(WorkloadError::NoSteps);
+    }
+    Ok(steps)
+}
+
+/// The default quick sequence: load in key order, then reads, ranges and writes.
+pub const DEFAULT_BENCHMARKS: &str =
+    "fillseq,readrandom,multireadrandom,fwdrange,revrange,overwrite,readwhilewriting";
+
+/// A named sequence (`--workload`): `default`, or `x3`, RocksDB's
+/// tools/benchmark_compare.sh order.
+pub fn workload(name: &str) -> Result<Vec<StepPlan>, WorkloadError> {
+    use StepKind::*;
+    match name {
+        "default" => parse_benchmarks(DEFAULT_BENCHMARKS),
+        "x3" => Ok(vec![
+            StepPlan::of(FillSeq),
+            StepPlan::labelled(RevRange, "revrange.warmup"),
+            StepPlan::of(ReadRandom),
+            StepPlan::of(FwdRange),
+            StepPlan::of(MultiReadRandom),
+            StepPlan {
+                ops_fraction_of_num: Some(0.1),
+                ..StepPlan::labelled(Overwrite, "overwritesome")
+            },
+            StepPlan::of(Flush),
+            StepPlan::of(WaitForCompaction),
+            StepPlan::of(RevRangeWhileWriting),
+            StepPlan::of(FwdRangeWhileWriting),
+            StepPlan::of(ReadWhileWriting),
+            StepPlan::labelled(Overwrite, "overwriteandwait"),
+            StepPlan::of(WaitForCompaction),
+        ]),
+        _ => Err(WorkloadError::UnknownWorkload {
+            given: name.to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_round_trips() {
+        for (k, n) in ALL {
+            assert_eq!(n.parse::<StepKind>().unwrap(), k);
+            assert_eq!(k.name(), n);
+        }
+    }
+
+    #[test]
+    fn unknown_step_names_the_option_and_lists_known() {
+        let e = parse_benchmarks("fillseq,readrandmo").unwrap_err().to_string();
+        assert!(e.contains("--benchmarks") && e.contains("readrandmo") && e.contains("readrandom"));
+        assert_eq!(parse_benchmarks(" , ").unwrap_err(), WorkloadError::NoSteps);
+    }
+
+    #[test]
+    fn x3_follows_benchmark_compare_order() {
+        let names: Vec<_> = workload("x3").unwrap().into_iter().map(|s| s.name).collect();
+        assert_eq!(names[0], "fillseq");
+        assert_eq!(names[1], "revrange.warmup");
+        assert_eq!(names[5], "overwritesome");
+        assert_eq!(names.last().unwrap(), "waitforcompaction");
+        assert!(workload("x4").is_err());
+    }
+
+    #[test]
+    fn classes_are_consistent() {
+        for (k, _) in ALL {
+            assert!(!(k.reads() && k.writes()), "{k}");
+            if k.is_maintenance() {
+                assert!(!k.reads() && !k.writes());
+            }
+        }
+        assert!(StepKind::ReadWhileWriting.reads());
+    }
+}

@@ -1,0 +1,53 @@
+//! The command line: one subcommand per job, each in its own module.
+
+mod kv;
+mod output;
+mod progress;
+mod runs;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Bottom-up database benchmarking: every result explained by what each op cost.
+#[derive(Debug, Parser)]
+#[command(name = "plumb", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run db_bench-style steps on an embedded engine (RocksDB by default).
+    Kv(Box<kv::KvArgs>),
+    /// List stored runs, newest first.
+    Runs(runs::RunsArgs),
+    /// Print a stored run's summary.
+    Show(runs::ShowArgs),
+}
+
+/// Where the run store is, shared by every subcommand.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreArg {
+    /// SQLite file holding runs [default: $PLUMB_STORE, else
+    /// $XDG_DATA_HOME/plumb/plumb.sqlite, else ~/.local/share/plumb/plumb.sqlite].
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+}
+
+impl StoreArg {
+    /// The store path to use.
+    pub fn path(&self) -> PathBuf {
+        self.store.clone().unwrap_or_else(plumb_store::Store::default_path)
+    }
+}
+
+/// Runs the parsed command; `Err` is bad input or a failure before any result.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Kv(a) => kv::run(*a),
+        Command::Runs(a) => runs::list(a),
+        Command::Show(a) => runs::show(a),
+    }
+}

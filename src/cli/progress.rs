@@ -1,0 +1,61 @@
+//! A progress bar with ETA on stderr, only when stdout is a terminal.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use plumb_runner::Progress;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Shows one bar per step: by time for duration-bound steps, by ops otherwise.
+pub struct Bar {
+    bar: Mutex<Option<(ProgressBar, bool)>>,
+}
+
+impl Bar {
+    pub fn new() -> Self {
+        Bar {
+            bar: Mutex::new(None),
+        }
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, name: &str, total_ops: Option<u64>, duration: Option<Duration>) {
+        let (len, by_time) = match (duration, total_ops) {
+            (Some(d), _) => (d.as_secs().max(1), true),
+            (None, Some(n)) => (n, false),
+            (None, None) => (0, false),
+        };
+        let pb = if len == 0 {
+            ProgressBar::new_spinner()
+        } else {
+            ProgressBar::new(len)
+        };
+        let tmpl = if by_time {
+            "{prefix:>22} [{bar:30}] {pos}/{len}s  {msg}  eta {eta}"
+        } else {
+            "{prefix:>22} [{bar:30}] {human_pos}/{human_len} ops  {msg}  eta {eta}"
+        };
+        pb.set_style(
+            ProgressStyle::with_template(tmpl)
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        pb.set_prefix(name.to_string());
+        pb.enable_steady_tick(Duration::from_millis(250));
+        *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some((pb, by_time));
+    }
+
+    fn tick(&self, ops: u64, elapsed: Duration) {
+        if let Some((pb, by_time)) = &*self.bar.lock().unwrap_or_else(|e| e.into_inner()) {
+            pb.set_position(if *by_time { elapsed.as_secs() } else { ops });
+            let secs = elapsed.as_secs_f64().max(1e-9);
+            pb.set_message(format!("{:.0} ops/s", ops as f64 / secs));
+        }
+    }
+
+    fn finish(&self) {
+        if let Some((pb, _)) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            pb.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! `plumb runs` and `plumb show`: read the store.
+
+use super::output;
+use super::StoreArg;
+use anyhow::Context;
+use comfy_table::{presets, Table};
+use plumb_store::Store;
+use std::process::ExitCode;
+
+/// `plumb runs`.
+#[derive(Debug, clap::Args)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    store: StoreArg,
+    /// Show at most this many runs.
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+    /// Print JSON (an array of run objects) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `plumb show`.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The run id (from `plumb runs`).
+    run: i64,
+    #[command(flatten)]
+    store: StoreArg,
+    /// Print JSON (the same document `plumb kv --json` prints).
+    #[arg(long)]
+    json: bool,
+}
+
+fn open_existing(store: &StoreArg) -> anyhow::Result<Store> {
+    let path = store.path();
+    if !path.exists() {
+        anyhow::bail!(
+            "store {}: no such file; run `plumb kv` first, or pass --store PATH",
+            path.display()
+        );
+    }
+    Ok(Store::open(&path)?)
+}
+
+pub fn list(a: RunsArgs) -> anyhow::Result<ExitCode> {
+    let store = open_existing(&a.store)?;
+    let runs = store.runs(a.limit)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING);
+    t.set_header(vec!["run", "started", "status", "engine", "workload", "tag"]);
+    for r in &runs {
+        t.add_row(vec![
+            r.id.to_string(),
+            r.started_at.clone(),
+            r.status.clone(),
+            format!("{} {}", r.engine, r.engine_version),
+            r.workload.clone(),
+            r.tag.clone().unwrap_or_default(),
+        ]);
+    }
+    println!("{t}");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
+    let store = open_existing(&a.store)?;
+    let run = store
+        .run(a.run)
+        .with_context(|| format!("reading run {}", a.run))?;
+    output::print(&run, a.json)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -43,16 +43,27 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 fi
 
 # ------------------------------------------- wait for plumb's release build ---
+# librocksdb.a must exist and its cargo build must be over.  Compiling (not
+# linking) additionally waits until no `cargo build` runs at all (2 cores: never
+# two C++ builds at once); see wait_cargo below.
 newest() { ls -t "$@" 2>/dev/null | head -n1; }
-waited=0
-while :; do
-  LIB=$(newest "$BUILD_ROOT"/librocksdb-sys-*/out/librocksdb.a || true)
-  busy=$(pgrep -f 'cargo build' || true)
-  if [ -n "$LIB" ] && [ -z "$busy" ]; then break; fi
-  [ "$waited" -ge "$WAIT_TIMEOUT" ] && die "timed out after ${WAIT_TIMEOUT}s waiting for librocksdb.a (found: '${LIB:-none}') / cargo build (pids: ${busy:-none})"
-  [ $((waited % 60)) -eq 0 ] && log "waiting for plumb's cargo build (librocksdb.a: ${LIB:-not yet}; cargo pids: ${busy:-none})"
-  sleep 10; waited=$((waited + 10))
-done
+cargo_busy() { pgrep -f 'cargo build' | tr '\n' ' ' || true; }
+wait_cargo() {  # $1 = what for; $2 = 1: also require librocksdb.a
+  local waited=0 busy
+  while :; do
+    LIB=$(newest "$BUILD_ROOT"/librocksdb-sys-*/out/librocksdb.a || true)
+    busy=$(cargo_busy)
+    if [ "$2" = 1 ] && [ -n "$LIB" ] && [ -z "$busy" ]; then return; fi
+    if [ "$2" = 0 ] && [ -z "$busy" ]; then return; fi
+    # The .a exists and is not being written (cc writes it last, then moves on):
+    if [ "$2" = 1 ] && [ -n "$LIB" ] && [ $(( $(date +%s) - $(stat -c %Y "$LIB") )) -gt 120 ] \
+       && ! pgrep -f "librocksdb-sys-0.19.0" >/dev/null; then return; fi
+    [ "$waited" -ge "$WAIT_TIMEOUT" ] && die "timed out after ${WAIT_TIMEOUT}s waiting for $1 (librocksdb.a: '${LIB:-none}', cargo pids: ${busy:-none})"
+    [ $((waited % 60)) -eq 0 ] && log "waiting for $1 (librocksdb.a: ${LIB:-not yet}; cargo pids: ${busy:-none})"
+    sleep 10; waited=$((waited + 10))
+  done
+}
+wait_cargo "librocksdb.a from plumb's release build" 1
 LIB_OUT=$(dirname "$LIB")
 LIB_BUILD=$(dirname "$LIB_OUT")
 log "librocksdb.a: $LIB"
@@ -142,6 +153,7 @@ echo "LINK     = ${LDLIBS[*]}"
 
 objs=()
 pids=()
+waited_for_cargo=0
 for s in "${SOURCES[@]}"; do
   if [ -f "$LIB_SOURCES_TXT" ] && grep -qx "$s" "$LIB_SOURCES_TXT"; then
     log "skip $s (already in librocksdb.a)"; continue
@@ -149,12 +161,21 @@ for s in "${SOURCES[@]}"; do
   o="$OBJ_DIR/$(echo "$s" | tr / _ | sed 's/\.cc$/.o/')"
   objs+=("$o")
   if [ -f "$o" ] && [ "$o" -nt "$SRC/$s" ]; then continue; fi
+  if [ "$waited_for_cargo" = 0 ]; then wait_cargo "all cargo builds to finish before compiling" 0; waited_for_cargo=1; fi
   log "compile $s"
   "$CXX" "${CXXFLAGS[@]}" "${TOOL_FLAGS[@]}" -c "$SRC/$s" -o "$o.tmp" && mv "$o.tmp" "$o" &
   pids+=($!)
   if [ ${#pids[@]} -ge "$JOBS" ]; then wait "${pids[0]}" || die "compile failed"; pids=("${pids[@]:1}"); fi
 done
 for p in "${pids[@]}"; do wait "$p" || die "compile failed"; done
+
+# librocksdb-sys's generated build_version.cc (in librocksdb.a) defines
+# `extern "C" bool RocksDbIOUringEnable()` (returns true); db_bench_tool.cc
+# defines it too (returns FLAGS_io_uring_enabled, default true) -> duplicate
+# symbol at link time.  Make db_bench's copy weak so the library's wins.  It
+# changes nothing: io_uring is not compiled into this library
+# (no ROCKSDB_IOURING_PRESENT), so the function is never consulted.
+objcopy --weaken-symbol=RocksDbIOUringEnable "$OBJ_DIR/tools_db_bench_tool.o"
 
 log "link $DB_BENCH"
 "$CXX" -O3 -m64 -fPIC -o "$DB_BENCH.tmp" "${objs[@]}" "${LDLIBS[@]}" 2> "$OBJ_DIR/link.log" || {

@@ -2,7 +2,7 @@
 # plumb vs db_bench, same RocksDB library, same options, runs alternated.
 #
 #   bench/build-db_bench.sh          # once
-#   bench/compare-dbbench.sh         # ~30-40 min with the defaults
+#   bench/compare-dbbench.sh         # ~25-35 min with the defaults (estimate)
 #   NUM=200000 DURATION=3 REPEATS=1 bench/compare-dbbench.sh   # smoke run
 #
 # Env (defaults):
@@ -67,24 +67,53 @@ PL_LOADED="$BASE/plumb-loaded"
 DBB_FILL="$BASE/dbbench-fill"
 PL_FILL="$BASE/plumb-fill"
 
+# ------------------------------------------------------- stats level probe --
+# STATS_LEVEL=auto (default): use the level plumb's RocksDB actually runs with,
+# read from the LOG of a 1000-key probe DB.  plumb asks for
+# StatsLevel::ExceptHistogramOrTimers, but the rocksdb crate (0.24/0.25) numbers
+# that variant 2, which the C API maps to kExceptTimers (C++ kExceptHistogramOrTimers
+# is 1), so plumb really runs at 2 until it works around that.
+STATS_LEVEL=${STATS_LEVEL:-auto}
+if [ "$STATS_LEVEL" = auto ]; then
+  rm -rf "$BASE/probe"
+  "$PLUMB" kv --engine rocksdb --db "$BASE/probe" --num 1000 --benchmarks fillseq --threads 1 \
+    --store "$BASE/probe.sqlite" --json >/dev/null 2>&1 || true
+  STATS_LEVEL=$(sed -n 's/.*Options.statistics stats level: *\([0-9]\).*/\1/p' "$BASE/probe/LOG" 2>/dev/null | head -n1)
+  rm -rf "$BASE/probe" "$BASE/probe.sqlite"
+  [ -n "$STATS_LEVEL" ] || { log "could not read plumb's stats level; using 1"; STATS_LEVEL=1; }
+  [ "$STATS_LEVEL" = 1 ] || log "NOTE: plumb's RocksDB runs at stats level $STATS_LEVEL (not 1 = kExceptHistogramOrTimers); db_bench gets the same"
+fi
+
 # ----------------------------------------------------------- common options --
 # db_bench: stats_level=1 == rocksdb::StatsLevel::kExceptHistogramOrTimers
 # (include/rocksdb/statistics.h: kDisableAll=0 (=kExceptTickers),
-# kExceptHistogramOrTimers=1, ...), which is what plumb uses.
-# Three db_bench defaults differ from rocksdb::Options() defaults (which plumb
-# uses via the Rust crate); they are set back to the Options() defaults here:
+# kExceptHistogramOrTimers=1, kExceptTimers=2, ...); see STATS_LEVEL above.
+# Some db_bench defaults differ from rocksdb::Options() defaults (which plumb
+# uses via the Rust crate: Options::default() + the options above); they are
+# set back to the Options() defaults here:
 #   --enable_pipelined_write      db_bench true,  Options false
 #   --level_compaction_dynamic_level_bytes  db_bench false, Options true
 #   --delayed_write_rate          db_bench 8 MB/s, Options 0 (-> 16 MB/s)
+#   --table_cache_numshardbits    db_bench 4,     Options 6
+#   --hard_pending_compaction_bytes_limit  db_bench 128 GiB, Options 256 GiB
+#   --dump_malloc_stats           db_bench true,  Options false
+#   --cache_high_pri_pool_ratio   db_bench 0.0,   NewLRUCache(cap) 0.5 (LRU only)
+#   --index_shortening_mode       db_bench 2,     BlockBasedTableOptions 1 (kShortenSeparators)
+#   --pin_top_level_index_and_filter  db_bench false, BlockBasedTableOptions true
+# After loading, options_diff compares the options both DBs were really opened
+# with (from their LOG files) and puts any difference in the report.
 DBB_COMMON=(
   --num="$NUM" --key_size="$KEY_SIZE" --value_size="$VALUE_SIZE" --seed="$SEED"
   --cache_size="$CACHE_SIZE" --cache_type="$DBB_CACHE"
   --compression_type="$COMPRESSION" --bloom_bits="$BLOOM_BITS" --block_size="$BLOCK_SIZE"
   --write_buffer_size="$WRITE_BUFFER_SIZE" --max_background_jobs="$MAX_BACKGROUND_JOBS"
-  --compaction_style=0 --histogram=1 --statistics=1 --stats_level=1
+  --compaction_style=0 --histogram=1 --statistics=1 --stats_level="$STATS_LEVEL"
   --enable_pipelined_write=false --level_compaction_dynamic_level_bytes=true
-  --delayed_write_rate=0
+  --delayed_write_rate=0 --table_cache_numshardbits=6
+  --hard_pending_compaction_bytes_limit=274877906944 --dump_malloc_stats=false
+  --index_shortening_mode=1 --pin_top_level_index_and_filter=1
 )
+[ "$CACHE_TYPE" = lru ] && DBB_COMMON+=(--cache_high_pri_pool_ratio=0.5)
 PL_COMMON=(
   --engine rocksdb --num "$NUM" --key-size "$KEY_SIZE" --value-size "$VALUE_SIZE" --seed "$SEED"
   --cache-size "$CACHE_SIZE" --cache-type "$CACHE_TYPE"
@@ -147,10 +176,43 @@ load_db() {
   log "loading $NUM keys with plumb (fillseq, WAL off, then flush+compact)"
   t0=$(date +%s.%N)
   run_pl "$LOGDIR/load-plumb.json" fillseq --db "$PL_LOADED" \
-    --benchmarks fillseq,flush,compact,waitforcompaction --disable-wal --threads 1 --keep >/dev/null
+    --benchmarks fillseq,flush,compact,waitforcompaction --disable-wal --threads 1 >/dev/null
   t1=$(date +%s.%N)
   log "  plumb load: $(python3 -c "print(round($t1-$t0,1))") s, $(du -sh "$PL_LOADED" | cut -f1)"
   touch "$DBB_LOADED/.loaded-$NUM" "$PL_LOADED/.loaded-$NUM"
+}
+
+# Compare the options each tool's RocksDB really opened with (from the LOGs).
+options_diff() {
+  python3 - "$DBB_LOADED/LOG" "$DBB_LOADED" "$PL_LOADED/LOG" "$PL_LOADED" <<'PY'
+import re, sys
+IGNORE = ("compaction_options_fifo", "create_missing_column_families", "db_log_dir", "wal_dir",
+          "db_host_id", "Options.statistics:", "hash_seed", "seed")
+def opts(path, dbdir):
+    out, on = {}, False
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        m = re.match(r"^\d{4}/\S+ \S+ (.*)$", line)
+        body = m.group(1) if m else line   # table options lines carry no timestamp
+        if "Options.error_if_exists" in body: on = True
+        if not on: continue
+        if "Recovered from manifest" in body or "EVENT_LOG_v1" in body: break
+        if body.startswith("[") or ":" not in body: continue
+        body = re.sub(r"0x[0-9a-f]+", "0x?", body.replace(dbdir, "<db>"))
+        k, v = (x.strip() for x in body.split(":", 1))
+        while k in out: k += "'"
+        out[k] = v
+    return out
+a, b = opts(sys.argv[1], sys.argv[2]), opts(sys.argv[3], sys.argv[4])
+diff = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k) and not any(i in k for i in IGNORE)]
+if not diff:
+    print("RocksDB options (from both LOGs): identical (%d options compared)" % len(a))
+else:
+    print("RocksDB options that DIFFER between the two DBs (from their LOGs):\n")
+    print("| option | db_bench | plumb |\n|---|---|---|")
+    for k in diff:
+        print(f"| {k} | {a.get(k)} | {b.get(k)} |")
+PY
 }
 
 # one_run TOOL TEST THREADS REPEAT
@@ -186,10 +248,10 @@ one_run() {
               --threads "$th" --duration "$DURATION")
         rm -rf "$PL_FILL" ;;
       readrandom|fwdrange)
-        ops=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --keep --benchmarks "$test" \
+        ops=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --benchmarks "$test" \
               --threads "$th" --duration "$DURATION") ;;
       overwrite)
-        ops=$(run_pl "$logf" overwrite --db "$PL_LOADED" --use-existing-db --keep --benchmarks overwrite,waitforcompaction \
+        ops=$(run_pl "$logf" overwrite --db "$PL_LOADED" --use-existing-db --benchmarks overwrite,waitforcompaction \
               --threads "$th" --duration "$DURATION") ;;
       *) die "unknown test $test" ;;
     esac
@@ -207,13 +269,17 @@ START=$(date +%s)
   echo "- date: $(date -Is)  host: $(hostname)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x$(nproc)  kernel: $(uname -r)"
   echo "- plumb: $PLUMB ($(cd "$(dirname "$0")" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
   echo "- db_bench: $DB_BENCH ($("$DB_BENCH" --version 2>&1 | head -n1 || true))"
-  echo "- num=$NUM key=$KEY_SIZE value=$VALUE_SIZE duration=${DURATION}s repeats=$REPEATS cache=$CACHE_TYPE/$CACHE_SIZE compression=$COMPRESSION bloom=$BLOOM_BITS block=$BLOCK_SIZE wbs=$WRITE_BUFFER_SIZE bg_jobs=$MAX_BACKGROUND_JOBS seek_nexts=$SEEK_NEXTS seed=$SEED"
+  echo "- num=$NUM key=$KEY_SIZE value=$VALUE_SIZE duration=${DURATION}s repeats=$REPEATS cache=$CACHE_TYPE/$CACHE_SIZE compression=$COMPRESSION bloom=$BLOOM_BITS block=$BLOCK_SIZE wbs=$WRITE_BUFFER_SIZE bg_jobs=$MAX_BACKGROUND_JOBS seek_nexts=$SEEK_NEXTS seed=$SEED stats_level=$STATS_LEVEL"
   echo
 } > "$LOGDIR/header.md"
 
 need_load=0
 for t in $TESTS; do [ "$t" != fillrandom ] && need_load=1; done
-[ "$need_load" = 1 ] && load_db
+if [ "$need_load" = 1 ]; then
+  load_db
+  options_diff > "$LOGDIR/options-diff.md" || echo "options diff failed" > "$LOGDIR/options-diff.md"
+  grep -q DIFFER "$LOGDIR/options-diff.md" && { log "WARNING: the two tools' RocksDB options differ:"; cat "$LOGDIR/options-diff.md" >&2; }
+fi
 
 for t in $TESTS; do
   for th in $THREADS; do
@@ -254,6 +320,10 @@ for t in tests.split():
         fmt = lambda xs: ", ".join("%.0f" % x for x in xs)
         print(f"| {name} | {th} | {dm:,.0f} | {pm:,.0f} | {ratio:.3f} | {fmt(d)} | {fmt(p)} |")
 print()
+import os
+od = os.path.join(os.path.dirname(header), "options-diff.md")
+if os.path.exists(od):
+    print(open(od).read())
 print("## null target (plumb kv --engine null --benchmarks readrandom --threads 1)")
 print()
 try:

@@ -25,12 +25,14 @@ const QUICK_SECS: u64 = 3;
 
 /// `plumb kv` options. Names follow db_bench (underscore spellings are accepted too).
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Steps: fillseq fillrandom filluniquerandom overwrite readrandom \
+#[command(
+    after_help = "Steps: fillseq fillrandom filluniquerandom overwrite readrandom \
 multireadrandom fwdrange revrange readwhilewriting fwdrangewhilewriting revrangewhilewriting \
 deleterandom, and unmeasured flush waitforcompaction compact.\n\
 Examples:\n  plumb kv                                   quick run, temp dir, default sequence\n  \
 plumb kv --num 5000000 --duration 60 --workload x3 --db /data/plumb\n  \
-plumb kv --db /data/plumb --use-existing-db --benchmarks readrandom --threads 2")]
+plumb kv --db /data/plumb --use-existing-db --benchmarks readrandom --threads 2"
+)]
 pub struct KvArgs {
     /// Engine: rocksdb (default), memory, or null (measures plumb's own overhead).
     #[arg(long, default_value = "rocksdb")]
@@ -94,22 +96,41 @@ pub struct KvArgs {
     distribution: String,
 
     /// RocksDB: leveled or universal.
-    #[arg(long, alias = "compaction_style", default_value = "leveled", help_heading = "RocksDB")]
+    #[arg(
+        long,
+        alias = "compaction_style",
+        default_value = "leveled",
+        help_heading = "RocksDB"
+    )]
     compaction_style: String,
     /// RocksDB: block cache bytes (0 = no block cache).
     #[arg(long, alias = "cache_size", default_value_t = 1 << 30, help_heading = "RocksDB")]
     cache_size: u64,
     /// RocksDB: lru or hyperclock.
-    #[arg(long, alias = "cache_type", default_value = "lru", help_heading = "RocksDB")]
+    #[arg(
+        long,
+        alias = "cache_type",
+        default_value = "lru",
+        help_heading = "RocksDB"
+    )]
     cache_type: String,
     /// RocksDB: O_DIRECT for user reads.
     #[arg(long, alias = "use_direct_reads", help_heading = "RocksDB")]
     use_direct_reads: bool,
     /// RocksDB: O_DIRECT for flush and compaction.
-    #[arg(long, alias = "use_direct_io_for_flush_and_compaction", help_heading = "RocksDB")]
+    #[arg(
+        long,
+        alias = "use_direct_io_for_flush_and_compaction",
+        help_heading = "RocksDB"
+    )]
     use_direct_io_for_flush_and_compaction: bool,
     /// RocksDB: none, lz4 or zstd.
-    #[arg(long, alias = "compression_type", default_value = "none", help_heading = "RocksDB")]
+    #[arg(
+        long,
+        alias = "compression_type",
+        default_value = "none",
+        help_heading = "RocksDB"
+    )]
     compression: String,
     /// RocksDB: no WAL for any write (fillseq never uses it).
     #[arg(long, alias = "disable_wal", help_heading = "RocksDB")]
@@ -118,16 +139,31 @@ pub struct KvArgs {
     #[arg(long, help_heading = "RocksDB")]
     sync: bool,
     /// RocksDB: bloom filter bits per key (0 = none).
-    #[arg(long, alias = "bloom_bits", default_value_t = 10.0, help_heading = "RocksDB")]
+    #[arg(
+        long,
+        alias = "bloom_bits",
+        default_value_t = 10.0,
+        help_heading = "RocksDB"
+    )]
     bloom_bits: f64,
     /// RocksDB: memtable bytes.
     #[arg(long, alias = "write_buffer_size", default_value_t = 64 << 20, help_heading = "RocksDB")]
     write_buffer_size: u64,
     /// RocksDB: flush + compaction threads.
-    #[arg(long, alias = "max_background_jobs", default_value_t = 2, help_heading = "RocksDB")]
+    #[arg(
+        long,
+        alias = "max_background_jobs",
+        default_value_t = 2,
+        help_heading = "RocksDB"
+    )]
     max_background_jobs: i32,
     /// RocksDB: data block bytes.
-    #[arg(long, alias = "block_size", default_value_t = 8192, help_heading = "RocksDB")]
+    #[arg(
+        long,
+        alias = "block_size",
+        default_value_t = 8192,
+        help_heading = "RocksDB"
+    )]
     block_size: u64,
 
     #[command(flatten)]
@@ -166,7 +202,10 @@ fn plan(a: &KvArgs) -> anyhow::Result<Plan> {
         return Err(bad("--num", "must be at least 1"));
     }
     if a.key_size < plumb_workloads::KeyFormat::MIN_SIZE || a.key_size > 1 << 16 {
-        return Err(bad("--key-size", "must be between 8 (a 64-bit key number) and 65536"));
+        return Err(bad(
+            "--key-size",
+            "must be between 8 (a 64-bit key number) and 65536",
+        ));
     }
     let min_value = plumb_core::value::CHECKSUM_LEN + 4;
     if a.value_size < min_value || a.value_size > plumb_runner::payload::PAYLOAD_LEN / 2 {
@@ -199,10 +238,16 @@ fn plan(a: &KvArgs) -> anyhow::Result<Plan> {
         return Err(bad("--batch-size", "must be between 1 and 4096"));
     }
     if a.use_existing_db && a.db.is_none() {
-        return Err(bad("--use-existing-db", "needs --db DIR naming the database to reuse"));
+        return Err(bad(
+            "--use-existing-db",
+            "needs --db DIR naming the database to reuse",
+        ));
     }
     if a.keep && a.db.is_some() {
-        return Err(bad("--keep", "only applies to the temp dir; --db is always kept"));
+        return Err(bad(
+            "--keep",
+            "only applies to the temp dir; --db is always kept",
+        ));
     }
     let distribution: Distribution = a.distribution.parse()?;
     if let Distribution::HotSet { k } = distribution {
@@ -276,7 +321,10 @@ impl DataDir {
 fn prepare_dir(a: &KvArgs) -> anyhow::Result<DataDir> {
     if a.engine != "rocksdb" {
         if a.db.is_some() {
-            return Err(bad("--db", format!("the {} engine keeps no files", a.engine)));
+            return Err(bad(
+                "--db",
+                format!("the {} engine keeps no files", a.engine),
+            ));
         }
         return Ok(DataDir::None);
     }
@@ -290,7 +338,10 @@ fn prepare_dir(a: &KvArgs) -> anyhow::Result<DataDir> {
     match std::fs::metadata(dir) {
         Ok(m) if !m.is_dir() => Err(bad(
             "--db",
-            format!("{} is not a directory; plumb only writes into directories", dir.display()),
+            format!(
+                "{} is not a directory; plumb only writes into directories",
+                dir.display()
+            ),
         )),
         Ok(_) => {
             let empty = std::fs::read_dir(dir)
@@ -301,7 +352,10 @@ fn prepare_dir(a: &KvArgs) -> anyhow::Result<DataDir> {
                 if !dir.join("CURRENT").exists() {
                     return Err(bad(
                         "--use-existing-db",
-                        format!("{} holds no RocksDB database (no CURRENT file)", dir.display()),
+                        format!(
+                            "{} holds no RocksDB database (no CURRENT file)",
+                            dir.display()
+                        ),
                     ));
                 }
             } else if !empty && !a.force {
@@ -319,9 +373,13 @@ fn prepare_dir(a: &KvArgs) -> anyhow::Result<DataDir> {
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if a.use_existing_db {
-                return Err(bad("--use-existing-db", format!("{} does not exist", dir.display())));
+                return Err(bad(
+                    "--use-existing-db",
+                    format!("{} does not exist", dir.display()),
+                ));
             }
-            std::fs::create_dir_all(dir).with_context(|| format!("--db: creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("--db: creating {}", dir.display()))?;
             Ok(DataDir::Given(dir.clone()))
         }
         Err(e) => Err(bad("--db", format!("{}: {e}", dir.display()))),
@@ -355,11 +413,28 @@ fn effective_options(a: &KvArgs, p: &Plan, target: &dyn Target) -> BTreeMap<Stri
     put("key_size", a.key_size.to_string());
     put("value_size", a.value_size.to_string());
     put("threads", a.threads.to_string());
-    put("duration", a.duration.map(|d| d.to_string()).unwrap_or_else(|| format!("{QUICK_SECS} (non-fill steps without --ops)")));
-    put("ops", a.ops.map(|d| d.to_string()).unwrap_or_else(|| "none".into()));
+    put(
+        "duration",
+        a.duration
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| format!("{QUICK_SECS} (non-fill steps without --ops)")),
+    );
+    put(
+        "ops",
+        a.ops
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| "none".into()),
+    );
     put("warmup", a.warmup.to_string());
     put("seed", p.seed.to_string());
-    put("benchmarks", p.steps.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(","));
+    put(
+        "benchmarks",
+        p.steps
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
     put("seek_nexts", a.seek_nexts.to_string());
     put("batch_size", a.batch_size.to_string());
     put("write_rate_mb", a.write_rate_mb.to_string());
@@ -399,9 +474,19 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     let hw = plumb_probes::perf::HwCounterGroup::open();
     let dir = prepare_dir(&a)?;
     let target = open_target(&a, &p, &dir)?;
-    let disk = dir.path().and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
+    let disk = dir
+        .path()
+        .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
 
+    let host = plumb_host::snapshot(&plumb_host::Options {
+        data_bytes: Some(a.num * (a.key_size + a.value_size) as u64),
+        ..plumb_host::Options::for_dir(
+            dir.path()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(std::env::temp_dir),
+        )
+    });
     let run_id = store.begin_run(&NewRun {
         tag: a.tag.clone(),
         command: command_line(),
@@ -415,7 +500,7 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
         started_at: now(),
         data_dir: dir.path().map(|d| d.display().to_string()),
         device: disk.as_ref().map(|d| d.name().to_string()),
-        host: None,
+        host: Some(serde_json::to_value(&host)?),
     })?;
     let tty = std::io::stdout().is_terminal() && !a.json;
     if tty {
@@ -423,7 +508,9 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
             "plumb run {run_id}: {} {} in {} (seed {}, store {})",
             target.name(),
             target.version(),
-            dir.path().map(|d| d.display().to_string()).unwrap_or_else(|| "memory".into()),
+            dir.path()
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|| "memory".into()),
             p.seed,
             store.path().display()
         );
@@ -490,7 +577,11 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
             }
             StepStatus::Failed => {
                 run_status = "failed";
-                if out.error.as_deref().is_some_and(|e| !e.starts_with("verification")) {
+                if out
+                    .error
+                    .as_deref()
+                    .is_some_and(|e| !e.starts_with("verification"))
+                {
                     break; // an engine error: later steps would measure a broken state
                 }
             }

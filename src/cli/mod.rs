@@ -1,5 +1,6 @@
 //! The command line: one subcommand per job, each in its own module.
 
+mod host;
 mod kv;
 mod output;
 mod progress;
@@ -25,6 +26,8 @@ enum Command {
     Runs(runs::RunsArgs),
     /// Print a stored run's summary.
     Show(runs::ShowArgs),
+    /// Inventory and hygiene checks of this host and the storage under --dir.
+    Host(host::HostArgs),
 }
 
 /// Where the run store is, shared by every subcommand.
@@ -39,7 +42,9 @@ pub struct StoreArg {
 impl StoreArg {
     /// The store path to use.
     pub fn path(&self) -> PathBuf {
-        self.store.clone().unwrap_or_else(plumb_store::Store::default_path)
+        self.store
+            .clone()
+            .unwrap_or_else(plumb_store::Store::default_path)
     }
 }
 
@@ -49,5 +54,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Kv(a) => kv::run(*a),
         Command::Runs(a) => runs::list(a),
         Command::Show(a) => runs::show(a),
+        Command::Host(a) => host::run(a),
     }
 }

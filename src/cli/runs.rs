@@ -52,7 +52,9 @@ pub fn list(a: RunsArgs) -> anyhow::Result<ExitCode> {
     }
     let mut t = Table::new();
     t.load_preset(presets::NOTHING);
-    t.set_header(vec!["run", "started", "status", "engine", "workload", "tag"]);
+    t.set_header(vec![
+        "run", "started", "status", "engine", "workload", "tag",
+    ]);
     for r in &runs {
         t.add_row(vec![
             r.id.to_string(),

@@ -37,16 +37,56 @@ impl Reporter for TextReporter {
                 .map(|h| format!(" ({h})"))
                 .unwrap_or_default(),
             r.started_at,
-            r.tag.as_deref().map(|t| format!(" · tag {t}")).unwrap_or_default(),
+            r.tag
+                .as_deref()
+                .map(|t| format!(" · tag {t}"))
+                .unwrap_or_default(),
         );
 
+        if let Some(flagged) = r
+            .host
+            .as_ref()
+            .map(flagged_checks)
+            .filter(|f| !f.is_empty())
+        {
+            out.push_str(&format!(
+                "host checks: {} (`plumb host` gives reasons and fixes)\n\n",
+                flagged.join(", ")
+            ));
+        }
+
         let mut main = table(&[
-            "ops_sec", "mb_sec", "p50", "p99", "p99.9", "p99.99", "pmax", "w_amp", "c_wgb",
-            "stall%", "cpu_us_op", "rkb_op", "wkb_op", "db_gb", "test",
+            "ops_sec",
+            "mb_sec",
+            "p50",
+            "p99",
+            "p99.9",
+            "p99.99",
+            "pmax",
+            "w_amp",
+            "c_wgb",
+            "stall%",
+            "cpu_us_op",
+            "rkb_op",
+            "wkb_op",
+            "db_gb",
+            "test",
         ]);
         let mut cost = table(&[
-            "csw_op", "rd_op", "wr_op", "w_amp_eng", "space_amp", "rss_gb", "qos_min",
-            "qos_p1", "qos_p5", "qos_p50", "qos_cv", "verified", "secs", "test",
+            "csw_op",
+            "rd_op",
+            "wr_op",
+            "w_amp_eng",
+            "space_amp",
+            "rss_gb",
+            "qos_min",
+            "qos_p1",
+            "qos_p5",
+            "qos_p50",
+            "qos_cv",
+            "verified",
+            "secs",
+            "test",
         ]);
         let mut notes = Vec::new();
         for (st, _) in &stored.steps {
@@ -62,9 +102,21 @@ impl Reporter for TextReporter {
             };
             if maintenance {
                 main.add_row(vec![
-                    "-".into(), "-".into(), "-".into(), "-".into(), "-".into(), "-".into(),
-                    "-".into(), "-".into(), fixed(s.c_wgb, 3), "-".into(), "-".into(),
-                    "-".into(), "-".into(), fixed(s.db_gb, 3), name.clone(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    fixed(s.c_wgb, 3),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    fixed(s.db_gb, 3),
+                    name.clone(),
                 ]);
             } else {
                 main.add_row(vec![
@@ -127,10 +179,13 @@ impl Reporter for TextReporter {
         out.push_str("\n\nper op and QoS (interval ops/s over full seconds)\n");
         out.push_str(&cost.to_string());
         out.push('\n');
-        let hw = stored
-            .steps
-            .iter()
-            .find_map(|(s, _)| s.summary.hw.unsupported.clone().filter(|_| s.summary.ops > 0));
+        let hw = stored.steps.iter().find_map(|(s, _)| {
+            s.summary
+                .hw
+                .unsupported
+                .clone()
+                .filter(|_| s.summary.ops > 0)
+        });
         if let Some(why) = hw {
             notes.push(format!("hardware counters unavailable: {why}"));
         }
@@ -141,7 +196,25 @@ impl Reporter for TextReporter {
                 out.push('\n');
             }
         }
-        out.push_str("\nlatency in µs; GB = 2^30 bytes; n/a = this host or engine cannot give it\n");
+        out.push_str(
+            "\nlatency in µs; GB = 2^30 bytes; n/a = this host or engine cannot give it\n",
+        );
         out
     }
+}
+
+/// `verdict id` for every host check that warned or failed, from a stored snapshot.
+fn flagged_checks(host: &serde_json::Value) -> Vec<String> {
+    host["checks"]
+        .as_array()
+        .map(|checks| {
+            checks
+                .iter()
+                .filter_map(|c| {
+                    let (v, id) = (c["verdict"].as_str()?, c["id"].as_str()?);
+                    (v == "warn" || v == "fail").then(|| format!("{v} {id}"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -105,7 +105,10 @@ mod tests {
             sectors_written: 2048, // 1 MiB
         };
         let [rd, rkb, wr, wkb] = disk_per_op(Some(&d), 10);
-        assert_eq!((rd, rkb, wr, wkb), (Some(1.0), Some(4.0), Some(0.5), Some(102.4)));
+        assert_eq!(
+            (rd, rkb, wr, wkb),
+            (Some(1.0), Some(4.0), Some(0.5), Some(102.4))
+        );
         assert_eq!(disk_per_op(None, 10), [None; 4]);
         assert_eq!(per_op(Some(1.0), 0), None);
         // 1 MiB on the device for 256 KiB of user writes is 4x.

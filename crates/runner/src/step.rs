@@ -7,8 +7,7 @@ use crate::metrics::{self, GB};
 use crate::sampler::{self, Sampler, Snapshot};
 use crate::worker::{self, Msg, Padded, Report, Role, Shared, WorkerEnv};
 use plumb_core::{
-    HwCounters, Interval, Maintenance, StepStatus, StepSummary, Target, Verification,
-    WriterSummary,
+    HwCounters, Interval, Maintenance, StepStatus, StepSummary, Target, Verification, WriterSummary,
 };
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::perf::HwCounterGroup;
@@ -88,7 +87,11 @@ pub fn run_step(ctx: &RunContext<'_>, cfg: &StepConfig, keys: &mut KeySpace) -> 
         writer_start: std::sync::OnceLock::new(),
     };
     let writer = kind.while_writing() && cfg.write_rate_mb > 0.0;
-    let warmup = if kind.is_fill() { Duration::ZERO } else { cfg.warmup };
+    let warmup = if kind.is_fill() {
+        Duration::ZERO
+    } else {
+        cfg.warmup
+    };
     let workers = cfg.threads + usize::from(writer);
     let barrier = Barrier::new(workers + 1);
     let env = WorkerEnv {
@@ -109,7 +112,9 @@ pub fn run_step(ctx: &RunContext<'_>, cfg: &StepConfig, keys: &mut KeySpace) -> 
             let (env, tx) = (&env, tx.clone());
             std::thread::Builder::new()
                 .name(format!("plumb-w{t}"))
-                .spawn_scoped(scope, move || worker::run_worker(env, Role::Measured(t), tx))
+                .spawn_scoped(scope, move || {
+                    worker::run_worker(env, Role::Measured(t), tx)
+                })
                 .expect("spawn worker thread");
         }
         if writer {
@@ -180,7 +185,9 @@ fn sample(
     // Warm-up: epoch 0; its reports are discarded.
     let warm_end = Instant::now() + warmup;
     while Instant::now() < warm_end && !ctx.interrupt.load(Ordering::Relaxed) {
-        let wait = warm_end.saturating_duration_since(Instant::now()).min(Duration::from_millis(200));
+        let wait = warm_end
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(200));
         if let Ok(m) = rx.recv_timeout(wait) {
             handle(m, &mut c, &mut writer_done);
         }
@@ -207,7 +214,11 @@ fn sample(
             c.marks.push(sampler.snapshot());
             shared.epoch.fetch_add(1, Ordering::Release);
             next_tick += Duration::from_secs(1);
-            let done: u64 = shared.progress.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
+            let done: u64 = shared
+                .progress
+                .iter()
+                .map(|p| p.0.load(Ordering::Relaxed))
+                .sum();
             ctx.progress.tick(done, now - t0.at);
             continue;
         }
@@ -251,8 +262,9 @@ fn summarise(
     let secs = (last.at - first.at).as_secs_f64();
     let epochs = c.marks.len() - 1; // intervals 1..=epochs
 
-    let mut per_epoch: Vec<(u64, u64, LatencyHistogram)> =
-        (0..epochs).map(|_| (0, 0, LatencyHistogram::new())).collect();
+    let mut per_epoch: Vec<(u64, u64, LatencyHistogram)> = (0..epochs)
+        .map(|_| (0, 0, LatencyHistogram::new()))
+        .collect();
     let mut total = LatencyHistogram::new();
     let (mut w_ops, mut w_bytes, mut w_hist) = (0u64, 0u64, LatencyHistogram::new());
     for r in &c.reports {
@@ -284,7 +296,11 @@ fn summarise(
             t: (b.at - first.at).as_secs_f64(),
             secs: isecs,
             ops: *ops,
-            ops_sec: if isecs > 0.0 { *ops as f64 / isecs } else { 0.0 },
+            ops_sec: if isecs > 0.0 {
+                *ops as f64 / isecs
+            } else {
+                0.0
+            },
             p50_us: h.quantile_us(0.5),
             p99_us: h.quantile_us(0.99),
             pmax_us: h.max_us(),
@@ -298,7 +314,11 @@ fn summarise(
         });
     }
     // A closing sliver with nothing in it is an artefact of stopping, not a second.
-    if intervals.len() > 1 && intervals.last().is_some_and(|i| i.ops == 0 && i.secs < 0.05) {
+    if intervals.len() > 1
+        && intervals
+            .last()
+            .is_some_and(|i| i.ops == 0 && i.secs < 0.05)
+    {
         intervals.pop();
     }
 
@@ -370,7 +390,11 @@ fn summarise(
         hw,
         writer: (w_ops > 0).then(|| WriterSummary {
             ops: w_ops,
-            mb_sec: if secs > 0.0 { w_bytes as f64 / secs / (1024.0 * 1024.0) } else { 0.0 },
+            mb_sec: if secs > 0.0 {
+                w_bytes as f64 / secs / (1024.0 * 1024.0)
+            } else {
+                0.0
+            },
             target_mb_sec: cfg.write_rate_mb,
             p50_us: w_hist.quantile_us(0.5).unwrap_or(0.0),
             p99_us: w_hist.quantile_us(0.99).unwrap_or(0.0),

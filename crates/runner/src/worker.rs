@@ -174,12 +174,20 @@ fn drive_role(
         let mut pacer = Pacer::new(ops_per_sec, start);
         let mut uniform = KeyChooser::new(plumb_workloads::Distribution::Uniform, num, seed)
             .map_err(|e| TargetError::engine("plumb", e))?;
-        return drive(env, t, true, u64::MAX, Some(&mut pacer), || {
-            st.fmt.encode(uniform.next_key(), &mut st.key);
-            st.fill_value(payload);
-            s.put(&st.key, &st.value)?;
-            Ok((1, kv))
-        }, tx);
+        return drive(
+            env,
+            t,
+            true,
+            u64::MAX,
+            Some(&mut pacer),
+            || {
+                st.fmt.encode(uniform.next_key(), &mut st.key);
+                st.fill_value(payload);
+                s.put(&st.key, &st.value)?;
+                Ok((1, kv))
+            },
+            tx,
+        );
     }
 
     let quota = match cfg.total_ops() {
@@ -194,39 +202,80 @@ fn drive_role(
     let mut i = 0u64;
     let nexts = cfg.seek_nexts;
     match cfg.plan.kind {
-        StepKind::FillSeq => drive(env, t, false, quota, None, || {
-            st.fmt.encode(lo + i, &mut st.key);
-            i += 1;
-            st.fill_value(payload);
-            s.put_no_wal(&st.key, &st.value)?;
-            Ok((1, kv))
-        }, tx),
-        StepKind::FillUniqueRandom => drive(env, t, false, quota, None, || {
-            st.fmt.encode(env.perm.apply(lo + i), &mut st.key);
-            i += 1;
-            st.fill_value(payload);
-            s.put(&st.key, &st.value)?;
-            Ok((1, kv))
-        }, tx),
+        StepKind::FillSeq => drive(
+            env,
+            t,
+            false,
+            quota,
+            None,
+            || {
+                st.fmt.encode(lo + i, &mut st.key);
+                i += 1;
+                st.fill_value(payload);
+                s.put_no_wal(&st.key, &st.value)?;
+                Ok((1, kv))
+            },
+            tx,
+        ),
+        StepKind::FillUniqueRandom => drive(
+            env,
+            t,
+            false,
+            quota,
+            None,
+            || {
+                st.fmt.encode(env.perm.apply(lo + i), &mut st.key);
+                i += 1;
+                st.fill_value(payload);
+                s.put(&st.key, &st.value)?;
+                Ok((1, kv))
+            },
+            tx,
+        ),
         StepKind::FillRandom | StepKind::Overwrite => {
             let mut uniform = KeyChooser::new(plumb_workloads::Distribution::Uniform, num, seed)
                 .map_err(|e| TargetError::engine("plumb", e))?;
             let fill = cfg.plan.kind == StepKind::FillRandom;
-            drive(env, t, false, quota, None, || {
-                let k = if fill { uniform.next_key() } else { keys.next_key() };
-                st.fmt.encode(k, &mut st.key);
-                st.fill_value(payload);
-                s.put(&st.key, &st.value)?;
-                Ok((1, kv))
-            }, tx)
+            drive(
+                env,
+                t,
+                false,
+                quota,
+                None,
+                || {
+                    let k = if fill {
+                        uniform.next_key()
+                    } else {
+                        keys.next_key()
+                    };
+                    st.fmt.encode(k, &mut st.key);
+                    st.fill_value(payload);
+                    s.put(&st.key, &st.value)?;
+                    Ok((1, kv))
+                },
+                tx,
+            )
         }
-        StepKind::DeleteRandom => drive(env, t, false, quota, None, || {
-            st.fmt.encode(keys.next_key(), &mut st.key);
-            s.delete(&st.key)?;
-            Ok((1, cfg.key_size as u64))
-        }, tx),
-        StepKind::ReadRandom | StepKind::ReadWhileWriting => {
-            drive(env, t, false, quota, None, || {
+        StepKind::DeleteRandom => drive(
+            env,
+            t,
+            false,
+            quota,
+            None,
+            || {
+                st.fmt.encode(keys.next_key(), &mut st.key);
+                s.delete(&st.key)?;
+                Ok((1, cfg.key_size as u64))
+            },
+            tx,
+        ),
+        StepKind::ReadRandom | StepKind::ReadWhileWriting => drive(
+            env,
+            t,
+            false,
+            quota,
+            None,
+            || {
                 st.fmt.encode(keys.next_key(), &mut st.key);
                 let (verify, check, key) = (&mut st.verify, st.check, &st.key);
                 let mut bytes = 0u64;
@@ -238,29 +287,38 @@ fn drive_role(
                     st.absent();
                 }
                 Ok((1, bytes))
-            }, tx)
-        }
-        StepKind::MultiReadRandom => drive(env, t, false, quota, None, || {
-            for k in st.batch.iter_mut() {
-                st.fmt.encode(keys.next_key(), k);
-            }
-            let (verify, check, batch) = (&mut st.verify, st.check, &st.batch);
-            let mut bytes = 0u64;
-            let mut absent = 0u64;
-            s.multi_get(batch, &mut |i, v| match v {
-                Some(v) => {
-                    bytes += (batch[i].len() + v.len()) as u64;
-                    OpState::check_value(verify, check, &batch[i], v);
+            },
+            tx,
+        ),
+        StepKind::MultiReadRandom => drive(
+            env,
+            t,
+            false,
+            quota,
+            None,
+            || {
+                for k in st.batch.iter_mut() {
+                    st.fmt.encode(keys.next_key(), k);
                 }
-                None => absent += 1,
-            })?;
-            let n = batch.len() as u64;
-            for _ in 0..absent {
-                st.absent();
-            }
-            // db_bench counts every key of a batch as an op; latency is per batch.
-            Ok((n, bytes))
-        }, tx),
+                let (verify, check, batch) = (&mut st.verify, st.check, &st.batch);
+                let mut bytes = 0u64;
+                let mut absent = 0u64;
+                s.multi_get(batch, &mut |i, v| match v {
+                    Some(v) => {
+                        bytes += (batch[i].len() + v.len()) as u64;
+                        OpState::check_value(verify, check, &batch[i], v);
+                    }
+                    None => absent += 1,
+                })?;
+                let n = batch.len() as u64;
+                for _ in 0..absent {
+                    st.absent();
+                }
+                // db_bench counts every key of a batch as an op; latency is per batch.
+                Ok((n, bytes))
+            },
+            tx,
+        ),
         StepKind::FwdRange
         | StepKind::RevRange
         | StepKind::FwdRangeWhileWriting
@@ -269,16 +327,24 @@ fn drive_role(
                 cfg.plan.kind,
                 StepKind::RevRange | StepKind::RevRangeWhileWriting
             );
-            drive(env, t, false, quota, None, || {
-                st.fmt.encode(keys.next_key(), &mut st.key);
-                let (verify, check) = (&mut st.verify, st.check);
-                let mut bytes = 0u64;
-                s.scan(&st.key, nexts, reverse, &mut |k, v| {
-                    bytes += (k.len() + v.len()) as u64;
-                    OpState::check_value(verify, check, k, v);
-                })?;
-                Ok((1, bytes))
-            }, tx)
+            drive(
+                env,
+                t,
+                false,
+                quota,
+                None,
+                || {
+                    st.fmt.encode(keys.next_key(), &mut st.key);
+                    let (verify, check) = (&mut st.verify, st.check);
+                    let mut bytes = 0u64;
+                    s.scan(&st.key, nexts, reverse, &mut |k, v| {
+                        bytes += (k.len() + v.len()) as u64;
+                        OpState::check_value(verify, check, k, v);
+                    })?;
+                    Ok((1, bytes))
+                },
+                tx,
+            )
         }
         StepKind::Flush | StepKind::WaitForCompaction | StepKind::Compact => Ok(()),
     }

@@ -43,9 +43,16 @@ fn run(target: &dyn Target, c: &StepConfig, keys: &mut KeySpace) -> StepOutcome 
 fn assert_intervals_add_up(o: &StepOutcome) {
     assert!(!o.intervals.is_empty(), "no intervals stored");
     let sum: u64 = o.intervals.iter().map(|i| i.ops).sum();
-    assert_eq!(sum, o.summary.ops, "interval ops must add up to the step's ops");
+    assert_eq!(
+        sum, o.summary.ops,
+        "interval ops must add up to the step's ops"
+    );
     let t_last = o.intervals.last().unwrap().t;
-    assert!((t_last - o.summary.secs).abs() < 0.01, "{t_last} vs {}", o.summary.secs);
+    assert!(
+        (t_last - o.summary.secs).abs() < 0.01,
+        "{t_last} vs {}",
+        o.summary.secs
+    );
 }
 
 #[test]
@@ -77,20 +84,31 @@ fn fills_write_every_key_once_and_reads_verify_them() {
         assert_intervals_add_up(&o);
         assert!(keys.all_present);
 
-        for (i, step) in ["readrandom", "multireadrandom", "fwdrange", "revrange"].iter().enumerate() {
+        for (i, step) in ["readrandom", "multireadrandom", "fwdrange", "revrange"]
+            .iter()
+            .enumerate()
+        {
             let mut c = cfg(step, i + 1, 5000, 2);
             c.ops = Some(2000);
             let o = run(&t, &c, &mut keys);
             assert_eq!(o.status, StepStatus::Ok, "{step}: {:?}", o.error);
             // multireadrandom counts keys and stops at the first batch boundary past
             // the quota: at most one batch (16) over per thread.
-            let over = if *step == "multireadrandom" { 2 * 16 } else { 0 };
+            let over = if *step == "multireadrandom" {
+                2 * 16
+            } else {
+                0
+            };
             assert!(
                 (2000..=2000 + over).contains(&o.summary.ops),
                 "{step}: {} ops",
                 o.summary.ops
             );
-            assert!(o.summary.verify.verified >= 2000, "{step}: {:?}", o.summary.verify);
+            assert!(
+                o.summary.verify.verified >= 2000,
+                "{step}: {:?}",
+                o.summary.verify
+            );
             assert_eq!(o.summary.verify.mismatches + o.summary.verify.missing, 0);
             assert_intervals_add_up(&o);
         }
@@ -152,7 +170,11 @@ fn readwhilewriting_runs_a_paced_writer_beside_the_readers() {
     let w = o.summary.writer.expect("writer summary");
     let expect = 0.5 * 1024.0 * 1024.0 / 120.0 * o.summary.secs;
     let ratio = w.ops as f64 / expect;
-    assert!(ratio > 0.8 && ratio < 1.05, "writer did {} of ~{expect:.0}", w.ops);
+    assert!(
+        ratio > 0.8 && ratio < 1.05,
+        "writer did {} of ~{expect:.0}",
+        w.ops
+    );
     assert_intervals_add_up(&o);
 }
 

@@ -96,8 +96,10 @@ impl Store {
             source,
         };
         let mut conn = Connection::open(path).map_err(sq)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sq)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(sq)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(sq)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sq)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(sq)?;
         migrations::migrate(&mut conn, path)?;
         Ok(Store {
@@ -238,16 +240,17 @@ impl Store {
     pub fn runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
         let mut q = self
             .conn
-            .prepare(&format!("{} ORDER BY r.id DESC LIMIT ?1", model::RUN_SELECT))
+            .prepare(&format!(
+                "{} ORDER BY r.id DESC LIMIT ?1",
+                model::RUN_SELECT
+            ))
             .map_err(|e| self.err(e))?;
         let rows = q
             .query_map([limit as i64], model::run_from_row)
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
-        rows.into_iter()
-            .map(|r| r.finish(&self.path))
-            .collect()
+        rows.into_iter().map(|r| r.finish(&self.path)).collect()
     }
 
     /// One run with its steps and their intervals.

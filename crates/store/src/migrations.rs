@@ -79,7 +79,8 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let tx = conn.transaction().map_err(sq)?;
         tx.execute_batch(sql).map_err(sq)?;
-        tx.pragma_update(None, "user_version", (i + 1) as i64).map_err(sq)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)
+            .map_err(sq)?;
         tx.commit().map_err(sq)?;
     }
     Ok(())

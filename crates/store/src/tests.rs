@@ -97,7 +97,10 @@ fn migrations_bring_any_older_store_up_and_refuse_newer() {
     let p = dir.path().join("p.sqlite");
     {
         let s = Store::open(&p).unwrap();
-        assert_eq!(s.schema_version().unwrap(), migrations::MIGRATIONS.len() as i64);
+        assert_eq!(
+            s.schema_version().unwrap(),
+            migrations::MIGRATIONS.len() as i64
+        );
     }
     // Re-opening is a no-op and keeps data.
     {

@@ -2,10 +2,10 @@
 //! engine, configured with db_bench's option names.
 
 use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
-use rocksdb::statistics::{StatsLevel, Ticker};
+use rocksdb::statistics::Ticker;
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options, ReadOptions,
-    WaitForCompactOptions, WriteOptions, DB,
+    AsRawPtr, BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompactionStyle,
+    DBCompressionType, Options, ReadOptions, WaitForCompactOptions, WriteOptions, DB,
 };
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -16,6 +16,9 @@ use std::str::FromStr;
 pub const ROCKSDB_VERSION: &str = "11.8.1";
 
 const ENGINE: &str = "rocksdb";
+
+/// `rocksdb_statistics_level_except_histogram_or_timers` in RocksDB's c.h.
+const STATS_EXCEPT_HISTOGRAM_OR_TIMERS: i32 = 1;
 
 macro_rules! choice_enum {
     ($(#[$m:meta])* $name:ident, $opt:literal, { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
@@ -144,10 +147,16 @@ impl RocksOptions {
             return Err(opt_err("--bloom-bits", "must be between 0 (off) and 100"));
         }
         if self.write_buffer_size < 64 << 10 {
-            return Err(opt_err("--write-buffer-size", "must be at least 65536 bytes"));
+            return Err(opt_err(
+                "--write-buffer-size",
+                "must be at least 65536 bytes",
+            ));
         }
         if !(1..=256).contains(&self.max_background_jobs) {
-            return Err(opt_err("--max-background-jobs", "must be between 1 and 256"));
+            return Err(opt_err(
+                "--max-background-jobs",
+                "must be between 1 and 256",
+            ));
         }
         if !(256..=(256 << 20)).contains(&self.block_size) {
             return Err(opt_err(
@@ -179,8 +188,14 @@ impl RocksOptions {
             ("disable_wal".into(), self.disable_wal.to_string()),
             ("sync".into(), self.sync.to_string()),
             ("bloom_bits".into(), self.bloom_bits.to_string()),
-            ("write_buffer_size".into(), self.write_buffer_size.to_string()),
-            ("max_background_jobs".into(), self.max_background_jobs.to_string()),
+            (
+                "write_buffer_size".into(),
+                self.write_buffer_size.to_string(),
+            ),
+            (
+                "max_background_jobs".into(),
+                self.max_background_jobs.to_string(),
+            ),
             ("block_size".into(), self.block_size.to_string()),
             ("statistics".into(), "except_histogram_or_timers".into()),
         ]
@@ -203,8 +218,16 @@ impl RocksOptions {
         o.set_write_buffer_size(self.write_buffer_size as usize);
         o.set_max_background_jobs(self.max_background_jobs);
         // Tickers only: the cheapest level that still gives compaction and stall bytes.
+        // The crate's StatsLevel numbering is off by one against the C API (its
+        // ExceptHistogramOrTimers is the C API's except_timers), so set it directly.
         o.enable_statistics();
-        o.set_statistics_level(StatsLevel::ExceptHistogramOrTimers);
+        // SAFETY: `o` is alive for the call; the C API takes the options and an int.
+        unsafe {
+            librocksdb_sys::rocksdb_options_set_statistics_level(
+                o.as_raw_ptr(),
+                STATS_EXCEPT_HISTOGRAM_OR_TIMERS,
+            );
+        }
 
         let mut t = BlockBasedOptions::default();
         t.set_block_size(self.block_size as usize);
@@ -238,7 +261,13 @@ impl RocksTarget {
     pub fn open(path: &Path, settings: RocksOptions) -> Result<Self, TargetError> {
         settings.validate()?;
         let opts = settings.to_rocksdb();
-        let db = DB::open(&opts, path).map_err(|e| TargetError::engine(ENGINE, e))?;
+        // The default column family is named with the same options: `open_cf` by name
+        // would give it default column-family options (LZ4, 4 KiB blocks, 32 MiB cache,
+        // no filter) whatever was asked. Naming it lets sessions hold its handle for
+        // batched MultiGet.
+        let cf = ColumnFamilyDescriptor::new(rocksdb::DEFAULT_COLUMN_FAMILY_NAME, opts.clone());
+        let db = DB::open_cf_descriptors(&opts, path, [cf])
+            .map_err(|e| TargetError::engine(ENGINE, e))?;
         Ok(RocksTarget {
             db,
             opts,
@@ -259,6 +288,7 @@ impl RocksTarget {
 
 struct RocksSession<'a> {
     db: &'a DB,
+    cf: &'a rocksdb::ColumnFamily,
     sync: bool,
     write: WriteOptions,
     write_no_wal: WriteOptions,
@@ -282,8 +312,13 @@ impl Target for RocksTarget {
         write.disable_wal(self.settings.disable_wal);
         let mut write_no_wal = WriteOptions::default();
         write_no_wal.disable_wal(true);
+        let cf = self
+            .db
+            .cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME)
+            .ok_or_else(|| TargetError::engine(ENGINE, "default column family missing"))?;
         Ok(Box::new(RocksSession {
             db: &self.db,
+            cf,
             sync: self.settings.sync,
             write,
             write_no_wal,
@@ -354,10 +389,9 @@ impl Session for RocksSession<'_> {
         keys: &[Vec<u8>],
         visit: &mut dyn FnMut(usize, Option<&[u8]>),
     ) -> Result<(), TargetError> {
-        let cf = self.db.cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME).ok_or_else(|| {
-            TargetError::engine(ENGINE, "default column family missing")
-        })?;
-        let res = self.db.batched_multi_get_cf_opt(&cf, keys, false, &self.read);
+        let res = self
+            .db
+            .batched_multi_get_cf_opt(self.cf, keys, false, &self.read);
         for (i, r) in res.into_iter().enumerate() {
             match r.map_err(eng)? {
                 Some(v) => visit(i, Some(&v)),
@@ -421,15 +455,24 @@ mod tests {
             block_size: 10,
             ..RocksOptions::default()
         };
-        assert!(o.validate().unwrap_err().to_string().contains("--block-size"));
-        assert!("snappy".parse::<Compression>().unwrap_err().to_string().contains("lz4"));
+        assert!(o
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("--block-size"));
+        assert!("snappy"
+            .parse::<Compression>()
+            .unwrap_err()
+            .to_string()
+            .contains("lz4"));
         RocksOptions::default().validate().unwrap();
     }
 
     #[test]
     fn version_matches_the_compiled_crate() {
-        let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
-            .expect("Cargo.lock at the workspace root");
+        let lock =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
+                .expect("Cargo.lock at the workspace root");
         let entry = lock
             .split("[[package]]")
             .find(|p| p.contains("name = \"librocksdb-sys\""))
@@ -438,6 +481,48 @@ mod tests {
             entry.contains(&format!("+{ROCKSDB_VERSION}\"")),
             "ROCKSDB_VERSION {ROCKSDB_VERSION} does not match {entry}"
         );
+    }
+
+    /// What RocksDB itself recorded in its OPTIONS file is what plumb was asked for.
+    #[test]
+    fn the_engine_runs_with_the_options_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = RocksOptions {
+            block_size: 16384,
+            compression: Compression::Zstd,
+            bloom_bits: 10.0,
+            cache_size: 123 << 20,
+            write_buffer_size: 5 << 20,
+            ..RocksOptions::default()
+        };
+        let t = RocksTarget::open(dir.path(), o).unwrap();
+        let file = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("OPTIONS-")
+            })
+            .expect("RocksDB writes an OPTIONS file");
+        let text = std::fs::read_to_string(file).unwrap();
+        for want in [
+            "block_size=16384",
+            "compression=kZSTD",
+            "write_buffer_size=5242880",
+            "filter_policy=bloomfilter",
+        ] {
+            assert!(text.contains(want), "OPTIONS lacks {want}");
+        }
+        let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+        assert!(
+            log.contains("capacity : 128974848"),
+            "block cache size not applied"
+        );
+        let level =
+            unsafe { librocksdb_sys::rocksdb_options_get_statistics_level(t.opts.as_raw_ptr()) };
+        assert_eq!(level, STATS_EXCEPT_HISTOGRAM_OR_TIMERS);
     }
 
     #[test]
@@ -451,11 +536,16 @@ mod tests {
         t.maintenance(Maintenance::Flush).unwrap();
         t.maintenance(Maintenance::WaitForCompaction).unwrap();
         let mut got = Vec::new();
-        assert_eq!(s.scan(&[5], 3, true, &mut |k, _| got.push(k[0])).unwrap(), 4);
+        assert_eq!(
+            s.scan(&[5], 3, true, &mut |k, _| got.push(k[0])).unwrap(),
+            4
+        );
         assert_eq!(got, vec![5, 4, 3, 2]);
         let mut seen = Vec::new();
-        s.multi_get(&[vec![1], vec![99]], &mut |i, v| seen.push((i, v.map(|v| v.len()))))
-            .unwrap();
+        s.multi_get(&[vec![1], vec![99]], &mut |i, v| {
+            seen.push((i, v.map(|v| v.len())))
+        })
+        .unwrap();
         assert_eq!(seen, vec![(0, Some(8)), (1, None)]);
         let st = t.stats();
         assert!(st.ingest_bytes.unwrap() >= 20 * 9, "{st:?}");

@@ -54,7 +54,9 @@ impl FromStr for Distribution {
             ("zipfian", None) => Ok(Distribution::Zipfian { theta: 0.99 }),
             ("zipfian", Some(a)) => match a.parse::<f64>() {
                 Ok(t) if t > 0.0 && t.is_finite() => Ok(Distribution::Zipfian { theta: t }),
-                _ => Err(bad("the zipfian exponent must be a number > 0, e.g. zipfian:0.99")),
+                _ => Err(bad(
+                    "the zipfian exponent must be a number > 0, e.g. zipfian:0.99",
+                )),
             },
             ("hotset", Some(a)) => match a.parse::<u64>() {
                 Ok(k) if k > 0 => Ok(Distribution::HotSet { k }),
@@ -154,7 +156,10 @@ mod tests {
 
     #[test]
     fn parses_all_forms_and_rejects_bad_ones() {
-        assert_eq!("uniform".parse::<Distribution>().unwrap(), Distribution::Uniform);
+        assert_eq!(
+            "uniform".parse::<Distribution>().unwrap(),
+            Distribution::Uniform
+        );
         assert_eq!(
             "zipfian".parse::<Distribution>().unwrap(),
             Distribution::Zipfian { theta: 0.99 }

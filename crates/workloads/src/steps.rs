@@ -92,7 +92,10 @@ const ALL: [(StepKind, &str); 15] = [
 impl StepKind {
     /// The db_bench name.
     pub fn name(self) -> &'static str {
-        ALL.iter().find(|(k, _)| *k == self).map(|(_, n)| *n).unwrap_or("?")
+        ALL.iter()
+            .find(|(k, _)| *k == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("?")
     }
     /// Loads keys: its op quota is --num, split among threads.
     pub fn is_fill(self) -> bool {
@@ -236,14 +239,20 @@ mod tests {
 
     #[test]
     fn unknown_step_names_the_option_and_lists_known() {
-        let e = parse_benchmarks("fillseq,readrandmo").unwrap_err().to_string();
+        let e = parse_benchmarks("fillseq,readrandmo")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--benchmarks") && e.contains("readrandmo") && e.contains("readrandom"));
         assert_eq!(parse_benchmarks(" , ").unwrap_err(), WorkloadError::NoSteps);
     }
 
     #[test]
     fn x3_follows_benchmark_compare_order() {
-        let names: Vec<_> = workload("x3").unwrap().into_iter().map(|s| s.name).collect();
+        let names: Vec<_> = workload("x3")
+            .unwrap()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
         assert_eq!(names[0], "fillseq");
         assert_eq!(names[1], "revrange.warmup");
         assert_eq!(names[5], "overwritesome");

@@ -1,0 +1,222 @@
+//! The human output of `plumb host`.
+
+use crate::HostSnapshot;
+use std::fmt::Write;
+
+fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
+fn bytes(v: Option<u64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(b) if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        Some(b) if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        Some(b) => format!("{b} B"),
+    }
+}
+
+/// Renders a snapshot as the text `plumb host` prints: inventory, storage chain, checks.
+pub fn render_text(s: &HostSnapshot) -> String {
+    let mut o = String::new();
+    let i = &s.inventory;
+    let c = &i.cpu;
+    let _ = writeln!(o, "Host");
+    let mut kv = |k: &str, v: String| {
+        let _ = writeln!(o, "  {k:<20} {v}");
+    };
+    kv("cpu model", opt(&c.model));
+    kv(
+        "topology",
+        format!(
+            "{} sockets, {} cores, {} threads, SMT {}",
+            opt(&c.sockets),
+            opt(&c.cores),
+            opt(&c.threads),
+            opt(&c.smt)
+        ),
+    );
+    let caches: Vec<String> = c
+        .caches
+        .iter()
+        .map(|k| {
+            format!(
+                "L{} {} {} KiB (shared by {})",
+                k.level, k.kind, k.size_kb, k.shared_by
+            )
+        })
+        .collect();
+    kv(
+        "caches",
+        if caches.is_empty() {
+            "-".into()
+        } else {
+            caches.join(", ")
+        },
+    );
+    kv(
+        "frequency MHz",
+        format!(
+            "cur {} min {} max {}",
+            opt(&c.freq_cur_mhz),
+            opt(&c.freq_min_mhz),
+            opt(&c.freq_max_mhz)
+        ),
+    );
+    kv(
+        "governor",
+        format!("{} (driver {})", opt(&c.governor), opt(&c.freq_driver)),
+    );
+    kv(
+        "turbo/boost",
+        match c.boost {
+            Some(true) => "on".into(),
+            Some(false) => "off".into(),
+            None => "-".into(),
+        },
+    );
+    kv(
+        "clocksource",
+        format!(
+            "{} (available: {})",
+            opt(&i.clocksource.current),
+            i.clocksource.available.join(" ")
+        ),
+    );
+    kv(
+        "memory",
+        format!(
+            "{} total, {} available",
+            bytes(i.memory.total_bytes),
+            bytes(i.memory.available_bytes)
+        ),
+    );
+    kv(
+        "swap",
+        format!(
+            "{} ({})",
+            bytes(i.memory.swap_total_bytes),
+            if i.memory.swap_devices.is_empty() {
+                "no swap areas".into()
+            } else {
+                i.memory.swap_devices.join(", ")
+            }
+        ),
+    );
+    kv(
+        "THP",
+        format!(
+            "{} (defrag {})",
+            opt(&i.memory.thp_enabled),
+            opt(&i.memory.thp_defrag)
+        ),
+    );
+    kv("NUMA nodes", opt(&i.numa_nodes));
+    kv("kernel", opt(&i.kernel));
+    kv("distribution", opt(&i.distribution));
+    kv(
+        "virtualisation",
+        match i.virtualization.is_vm {
+            Some(true) => format!(
+                "VM: {} ({})",
+                opt(&i.virtualization.hypervisor),
+                i.virtualization.evidence.join(", ")
+            ),
+            Some(false) => "bare metal".into(),
+            None => "-".into(),
+        },
+    );
+    kv(
+        "perf_event_paranoid",
+        format!(
+            "{}{}",
+            opt(&i.perf_event_paranoid),
+            match i.core_pmu {
+                Some(true) => ", CPU PMU present",
+                Some(false) => ", no CPU PMU",
+                None => "",
+            }
+        ),
+    );
+
+    if let Some(st) = &s.storage {
+        let _ = writeln!(o, "\nStorage under {}", st.dir.display());
+        let _ = writeln!(
+            o,
+            "  {:<20} {} on {} ({}, dev {})",
+            "filesystem",
+            st.fs_type,
+            st.mount_point.display(),
+            st.source.as_deref().unwrap_or("-"),
+            st.majmin
+        );
+        let _ = writeln!(
+            o,
+            "  {:<20} {}",
+            "mount options",
+            st.mount_options.join(",")
+        );
+        let _ = writeln!(o, "  {:<20} {}", "fs options", st.super_options.join(","));
+        let _ = writeln!(
+            o,
+            "  {:<20} {} total, {} used, {} free",
+            "space",
+            bytes(st.fs_total_bytes),
+            bytes(st.fs_used_bytes),
+            bytes(st.fs_free_bytes)
+        );
+        let _ = writeln!(
+            o,
+            "  {:<16} {:<9} {:>9} {:>6} {:>6} {:>7} {:>7} {:>4} {:<11} {:>7} {:>6} {:>7} {:>7} {:<13} {:>9}  model",
+            "device", "kind", "size", "MIN-IO", "OPT-IO", "PHY-SEC", "LOG-SEC", "ROTA", "SCHED",
+            "RQ-SIZE", "RA", "MAXSEC", "MAXHW", "WCACHE", "DISC-GRAN"
+        );
+        for d in &st.devices {
+            let q = &d.queue;
+            let name = format!("{}{}", "  ".repeat(d.depth as usize), d.name);
+            let _ = writeln!(
+                o,
+                "  {:<16} {:<9} {:>9} {:>6} {:>6} {:>7} {:>7} {:>4} {:<11} {:>7} {:>6} {:>7} {:>7} {:<13} {:>9}  {}",
+                name,
+                d.kind,
+                bytes(d.size_bytes),
+                opt(&q.min_io),
+                opt(&q.opt_io),
+                opt(&q.phy_sec),
+                opt(&q.log_sec),
+                q.rotational.map(|r| if r { "1" } else { "0" }).unwrap_or("-"),
+                opt(&q.scheduler),
+                opt(&q.nr_requests),
+                opt(&q.read_ahead_kb),
+                opt(&q.max_sectors_kb),
+                opt(&q.max_hw_sectors_kb),
+                opt(&q.write_cache),
+                opt(&q.discard_granularity),
+                opt(&d.model),
+            );
+        }
+    }
+
+    let _ = writeln!(o, "\nChecks");
+    for ch in &s.checks {
+        let _ = writeln!(
+            o,
+            "  [{:<4}] {:<18} {}",
+            ch.verdict.as_str(),
+            ch.id,
+            ch.reason
+        );
+        if let Some(f) = &ch.fix {
+            let _ = writeln!(o, "  {:<6} {:<18} fix: {}", "", "", f);
+        }
+    }
+    if !s.notes.is_empty() {
+        let _ = writeln!(o, "\nNotes");
+        for n in &s.notes {
+            let _ = writeln!(o, "  {n}");
+        }
+    }
+    o
+}

@@ -1,0 +1,278 @@
+//! The `plumb` binary end to end: tiny workloads on RocksDB and the null target, the
+//! store round trip, corruption detection, and bad input refused before anything is
+//! written.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn plumb(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .output()
+        .expect("run plumb")
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every measured step stored intervals whose ops add up to the step's ops.
+fn assert_steps_consistent(doc: &Value) {
+    for s in doc["steps"].as_array().unwrap() {
+        let name = s["name"].as_str().unwrap();
+        let ops = s["summary"]["ops"].as_u64().unwrap();
+        let ivs = s["intervals"].as_array().unwrap();
+        if ["flush", "waitforcompaction", "compact"].contains(&name) {
+            assert!(ivs.is_empty(), "{name}");
+            continue;
+        }
+        assert!(ops > 0, "{name} did nothing");
+        assert!(!ivs.is_empty(), "{name} stored no intervals");
+        let sum: u64 = ivs.iter().map(|i| i["ops"].as_u64().unwrap()).sum();
+        assert_eq!(
+            sum, ops,
+            "{name}: interval ops must add up to the step's ops"
+        );
+        assert_eq!(s["status"], "ok", "{name}: {}", s["error"]);
+    }
+}
+
+#[test]
+fn rocksdb_tiny_workload_reports_every_metric_it_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let db = dir.path().join("db");
+    let o = plumb(
+        &store,
+        &[
+            "kv", "--db", db.to_str().unwrap(), "--num", "20000", "--duration", "1.2",
+            "--benchmarks",
+            "fillseq,readrandom,multireadrandom,fwdrange,revrange,overwrite,flush,waitforcompaction,readwhilewriting,fwdrangewhilewriting,deleterandom,compact",
+            "--tag", "tiny", "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json_of(&o);
+    assert_eq!(doc["run"]["status"], "ok");
+    assert_eq!(doc["run"]["engine"], "rocksdb");
+    assert_eq!(doc["run"]["engine_version"], "11.8.1");
+    assert_eq!(doc["run"]["options"]["rocksdb.block_size"], "8192");
+    assert_eq!(doc["run"]["tag"], "tiny");
+    assert_steps_consistent(&doc);
+    let steps = doc["steps"].as_array().unwrap();
+    let by = |n: &str| steps.iter().find(|s| s["name"] == n).unwrap()["summary"].clone();
+
+    let fill = by("fillseq");
+    assert_eq!(fill["ops"], 20000);
+    for k in [
+        "p50_us",
+        "p99_us",
+        "pmax_us",
+        "cpu_us_op",
+        "db_gb",
+        "space_amp",
+        "rss_gb",
+        "mb_sec",
+    ] {
+        assert!(
+            fill[k].as_f64().is_some_and(|v| v > 0.0),
+            "fillseq {k} = {}",
+            fill[k]
+        );
+    }
+    // The device under a temp dir is known on this machine, so disk figures exist.
+    assert!(doc["run"]["device"].is_string(), "{}", doc["run"]["device"]);
+    assert!(fill["wkb_op"].is_number() && fill["w_amp"].is_number());
+    let rr = by("readrandom");
+    assert!(rr["verify"]["verified"].as_u64().unwrap() > 0);
+    assert_eq!(rr["verify"]["missing"], 0);
+    assert_eq!(rr["w_amp"], Value::Null, "a read step has no user writes");
+    let ow = by("overwrite");
+    assert!(ow["w_amp_engine"].is_number() || ow["w_amp"].is_number());
+    assert!(ow["stall_pct"].is_number());
+    let rww = by("readwhilewriting");
+    assert!(
+        rww["writer"]["ops"].as_u64().unwrap() > 0,
+        "{}",
+        rww["writer"]
+    );
+    let fr = by("fwdrange");
+    assert!(fr["verify"]["verified"].as_u64().unwrap() > fr["ops"].as_u64().unwrap());
+    assert!(db.join("CURRENT").exists(), "--db is kept");
+
+    // The store holds what was printed.
+    let runs = plumb(&store, &["runs", "--json"]);
+    let list = json_of(&runs);
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    let id = list[0]["id"].to_string();
+    let show = json_of(&plumb(&store, &["show", &id, "--json"]));
+    assert_eq!(show, doc);
+    let text = plumb(&store, &["show", &id]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    for col in [
+        "ops_sec",
+        "p99.99",
+        "w_amp",
+        "c_wgb",
+        "stall%",
+        "cpu_us_op",
+        "db_gb",
+        "readwhilewriting",
+    ] {
+        assert!(text.contains(col), "text report lacks {col}:\n{text}");
+    }
+}
+
+#[test]
+fn null_target_intervals_add_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--engine",
+            "null",
+            "--benchmarks",
+            "fillseq,readrandom",
+            "--num",
+            "1000",
+            "--duration",
+            "2.2",
+            "--threads",
+            "2",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json_of(&o);
+    assert_steps_consistent(&doc);
+    let rr = &doc["steps"][1];
+    assert!(rr["intervals"].as_array().unwrap().len() >= 3);
+    assert_eq!(
+        rr["summary"]["rkb_op"],
+        Value::Null,
+        "null keeps no files: no disk figures"
+    );
+    assert!(
+        rr["summary"]["hw"]["unsupported"].is_string()
+            || rr["summary"]["hw"]["instructions_op"].is_number()
+    );
+}
+
+#[test]
+fn a_corrupted_rocksdb_value_is_detected_and_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let db = dir.path().join("db");
+    let dbs = db.to_str().unwrap();
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--db",
+            dbs,
+            "--num",
+            "50",
+            "--benchmarks",
+            "fillseq",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    {
+        // Reach past plumb: overwrite key 7 with a value whose checksum is wrong.
+        let rdb = rocksdb::DB::open_default(&db).unwrap();
+        let mut key = vec![0u8; 20];
+        key[..8].copy_from_slice(&7u64.to_be_bytes());
+        let mut v = rdb.get(&key).unwrap().expect("key 7 was loaded");
+        let last = v.len() - 1;
+        v[last] ^= 0x55;
+        rdb.put(&key, &v).unwrap();
+    }
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--db",
+            dbs,
+            "--use-existing-db",
+            "--num",
+            "50",
+            "--benchmarks",
+            "readrandom",
+            "--ops",
+            "5000",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("checksum mismatches"), "{}", stderr(&o));
+    let doc = json_of(&o);
+    assert_eq!(doc["run"]["status"], "failed");
+    assert!(
+        doc["steps"][0]["summary"]["verify"]["mismatches"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let cases: &[(&[&str], &str)] = &[
+        (&["kv", "--value-size", "2"], "--value-size"),
+        (&["kv", "--benchmarks", "fillseq,readrandmo"], "readrandmo"),
+        (&["kv", "--sync", "--disable-wal"], "--disable-wal"),
+        (
+            &["kv", "--distribution", "hotset:999999999"],
+            "--distribution",
+        ),
+        (&["kv", "--compression", "snappy"], "--compression"),
+        (&["kv", "--engine", "leveldb"], "--engine"),
+        (&["kv", "--use-existing-db"], "--db"),
+        (&["kv", "--threads", "0"], "--threads"),
+    ];
+    for (args, needle) in cases {
+        let o = plumb(&store, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+    assert!(!store.exists(), "no store written for bad input");
+
+    // A non-empty directory is never written into.
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("precious.txt"), b"keep me").unwrap();
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--db",
+            full.to_str().unwrap(),
+            "--benchmarks",
+            "fillseq",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not empty"), "{}", stderr(&o));
+    let names: Vec<_> = std::fs::read_dir(&full)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("precious.txt")]);
+}

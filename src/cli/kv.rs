@@ -166,12 +166,19 @@ pub struct KvArgs {
     )]
     block_size: u64,
 
+    /// Run the whole sequence this many times, stored as one group (for `plumb compare`:
+    /// medians and confidence intervals need repeats). Each repeat gets a fresh data dir
+    /// (under --db: DIR/rep-N) and its own seed (seed + N).
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
+
     #[command(flatten)]
     store: StoreArg,
     /// A label stored with the run.
     #[arg(long)]
     tag: Option<String>,
-    /// Print the run as JSON (docs/json.md) instead of tables.
+    /// Print the run as JSON (docs/json.md) instead of tables; with --repeat, an array
+    /// of such documents.
     #[arg(long)]
     json: bool,
 }
@@ -233,6 +240,9 @@ fn plan(a: &KvArgs) -> anyhow::Result<Plan> {
     }
     if !(a.write_rate_mb > 0.0 && a.write_rate_mb.is_finite()) {
         return Err(bad("--write-rate-mb", "must be > 0 MB/s"));
+    }
+    if a.repeat == 0 || a.repeat > 1000 {
+        return Err(bad("--repeat", "must be between 1 and 1000"));
     }
     if a.batch_size == 0 || a.batch_size > 4096 {
         return Err(bad("--batch-size", "must be between 1 and 4096"));
@@ -316,6 +326,25 @@ impl DataDir {
             DataDir::Temp(t) => Some(t.path()),
         }
     }
+}
+
+/// The data dir of repeat `rep`: a fresh temp dir, `DIR/rep-N` under a given --db
+/// when repeating, or the one given.
+fn repeat_dir(a: &KvArgs, first: DataDir, rep: u32) -> anyhow::Result<DataDir> {
+    if rep == 0 && a.repeat == 1 {
+        return Ok(first);
+    }
+    Ok(match first {
+        DataDir::None => DataDir::None,
+        DataDir::Temp(_) => first,
+        DataDir::Given(p) if a.use_existing_db => DataDir::Given(p),
+        DataDir::Given(p) => {
+            let sub = p.join(format!("rep-{rep}"));
+            std::fs::create_dir(&sub)
+                .with_context(|| format!("--db: creating {}", sub.display()))?;
+            DataDir::Given(sub)
+        }
+    })
 }
 
 fn prepare_dir(a: &KvArgs) -> anyhow::Result<DataDir> {
@@ -472,13 +501,86 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     let mut store = Store::open(&a.store.path())?;
     // Hardware counters first, so the engine's threads (started at open) inherit them.
     let hw = plumb_probes::perf::HwCounterGroup::open();
-    let dir = prepare_dir(&a)?;
-    let target = open_target(&a, &p, &dir)?;
+    let first = prepare_dir(&a)?;
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
+    let mut dirs = Some(first);
+    let mut group: Option<i64> = None;
+    let mut worst = "ok";
+    let mut docs = Vec::new();
+    for rep in 0..a.repeat {
+        let base = match dirs.take() {
+            Some(d) => d,
+            None => prepare_dir_again(&a)?,
+        };
+        let dir = repeat_dir(&a, base, rep)?;
+        let seed = p.seed.wrapping_add(u64::from(rep));
+        let (run_id, status, stored) =
+            run_once(&a, &p, seed, &mut store, &hw, dir, group, rep)?;
+        if a.repeat > 1 {
+            group.get_or_insert(run_id);
+        }
+        if a.json {
+            docs.push(plumb_report::json::run(&stored));
+        } else {
+            output::print(&stored, false)?;
+        }
+        if status != "ok" {
+            worst = if worst == "failed" { worst } else { status };
+        }
+        if status == "interrupted" || INTERRUPTED.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    if a.json {
+        let doc = if docs.len() == 1 {
+            docs.remove(0)
+        } else {
+            serde_json::Value::Array(docs)
+        };
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    }
+    if let Some(g) = group {
+        eprintln!(
+            "plumb: group g{g} holds the repeats; compare them with `plumb compare g{g} OTHER`"
+        );
+    }
+    Ok(match worst {
+        "ok" => ExitCode::SUCCESS,
+        "interrupted" => ExitCode::from(130),
+        _ => ExitCode::from(1),
+    })
+}
+
+/// Later repeats under a given --db reuse the (now non-empty) parent for subdirs.
+fn prepare_dir_again(a: &KvArgs) -> anyhow::Result<DataDir> {
+    Ok(match &a.db {
+        None if a.engine == "rocksdb" => DataDir::Temp(
+            tempfile::Builder::new()
+                .prefix("plumb-kv-")
+                .tempdir()
+                .context("creating a temp data dir (set TMPDIR to choose where)")?,
+        ),
+        None => DataDir::None,
+        Some(d) => DataDir::Given(d.clone()),
+    })
+}
+
+/// One pass of the sequence: a run in the store. Returns its id, status and record.
+#[allow(clippy::too_many_arguments)]
+fn run_once(
+    a: &KvArgs,
+    p: &Plan,
+    seed: u64,
+    store: &mut Store,
+    hw: &Result<plumb_probes::perf::HwCounterGroup, String>,
+    dir: DataDir,
+    group: Option<i64>,
+    rep: u32,
+) -> anyhow::Result<(i64, &'static str, plumb_store::StoredRun)> {
+    let target = open_target(a, p, &dir)?;
     let disk = dir
         .path()
         .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
-
     let host = plumb_host::snapshot(&plumb_host::Options {
         data_bytes: Some(a.num * (a.key_size + a.value_size) as u64),
         ..plumb_host::Options::for_dir(
@@ -487,6 +589,8 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(std::env::temp_dir),
         )
     });
+    let mut options = effective_options(a, p, target.as_ref());
+    options.insert("seed".into(), seed.to_string());
     let run_id = store.begin_run(&NewRun {
         tag: a.tag.clone(),
         command: command_line(),
@@ -495,23 +599,28 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
         engine_version: target.version(),
         plumb_version: env!("CARGO_PKG_VERSION").to_string(),
         git_hash: Some(env!("PLUMB_GIT_HASH").to_string()).filter(|h| !h.is_empty()),
-        options: effective_options(&a, &p, target.as_ref()),
-        seed: p.seed,
+        options,
+        seed,
         started_at: now(),
         data_dir: dir.path().map(|d| d.display().to_string()),
         device: disk.as_ref().map(|d| d.name().to_string()),
         host: Some(serde_json::to_value(&host)?),
+        group_id: None,
+        repeat_index: None,
     })?;
+    if a.repeat > 1 {
+        // A group is named after its first run.
+        store.set_group(run_id, group.unwrap_or(run_id), i64::from(rep))?;
+    }
     let tty = std::io::stdout().is_terminal() && !a.json;
     if tty {
         eprintln!(
-            "plumb run {run_id}: {} {} in {} (seed {}, store {})",
+            "plumb run {run_id}: {} {} in {} (seed {seed}, store {})",
             target.name(),
             target.version(),
             dir.path()
                 .map(|d| d.display().to_string())
                 .unwrap_or_else(|| "memory".into()),
-            p.seed,
             store.path().display()
         );
     }
@@ -547,7 +656,7 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
             },
             ops: a.ops,
             warmup: Duration::from_secs_f64(a.warmup),
-            seed: p.seed,
+            seed,
             seek_nexts: a.seek_nexts,
             batch_size: a.batch_size,
             write_rate_mb: a.write_rate_mb,
@@ -593,7 +702,6 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     }
     store.finish_run(run_id, run_status, &now())?;
     let stored = store.run(run_id)?;
-    output::print(&stored, a.json)?;
     drop(target);
     if let DataDir::Temp(t) = dir {
         if a.keep {
@@ -601,19 +709,16 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
             eprintln!("plumb: kept data dir {}", kept.display());
         }
     }
-    Ok(match run_status {
-        "ok" => ExitCode::SUCCESS,
-        "interrupted" => {
-            eprintln!("plumb: run {run_id} interrupted; finished steps are stored");
-            ExitCode::from(130)
-        }
-        _ => {
+    match run_status {
+        "interrupted" => eprintln!("plumb: run {run_id} interrupted; finished steps are stored"),
+        "failed" => {
             for (s, _) in &stored.steps {
                 if let Some(e) = &s.error {
                     eprintln!("plumb: run {run_id} step {} failed: {e}", s.name);
                 }
             }
-            ExitCode::from(1)
         }
-    })
+        _ => {}
+    }
+    Ok((run_id, run_status, stored))
 }

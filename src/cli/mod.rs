@@ -1,10 +1,12 @@
 //! The command line: one subcommand per job, each in its own module.
 
+mod compare;
 mod host;
 mod kv;
 mod output;
 mod progress;
 mod runs;
+mod select;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -28,6 +30,10 @@ enum Command {
     Show(runs::ShowArgs),
     /// Inventory and hygiene checks of this host and the storage under --dir.
     Host(host::HostArgs),
+    /// Compare runs relative to a base, with noise and fairness warnings.
+    Compare(compare::CompareArgs),
+    /// Write runs (and their comparison) as text, Markdown, HTML, CSV or JSON.
+    Report(compare::ReportArgs),
 }
 
 /// Where the run store is, shared by every subcommand.
@@ -55,5 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs(a) => runs::list(a),
         Command::Show(a) => runs::show(a),
         Command::Host(a) => host::run(a),
+        Command::Compare(a) => compare::compare_cmd(a),
+        Command::Report(a) => compare::report_cmd(a),
     }
 }

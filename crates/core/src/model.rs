@@ -159,6 +159,10 @@ pub struct StepSummary {
     pub hw: HwCounters,
     /// The rate-limited writer beside the readers, for *whilewriting steps.
     pub writer: Option<WriterSummary>,
+    /// Compaction the engine still owed when the step started, GB: a step measured
+    /// while the previous step's debt drains is not measuring itself alone.
+    #[serde(default)]
+    pub pending_compaction_gb_start: Option<f64>,
 }
 
 /// One second of a step (the last may be shorter).

@@ -2,11 +2,20 @@
 //! follows tools/benchmark.sh's columns so RocksDB users find their figures where they
 //! expect them; later reporters (Markdown, HTML, CSV) implement the same trait.
 
+pub mod compare;
+pub mod csv;
 mod format;
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod stats;
+mod svg;
 mod text;
+pub mod warnings;
 
+pub use compare::{compare, Comparison, Version};
 pub use format::{fixed, sig};
-pub use text::TextReporter;
+pub use text::{comparison_text, TextReporter};
 
 use plumb_store::StoredRun;
 

@@ -218,3 +218,65 @@ fn flagged_checks(host: &serde_json::Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// The comparison as terminal tables: warnings, absolute ops/s, then each figure
+/// relative to the base ("Relative to: base"), `~` marking insignificant differences.
+pub fn comparison_text(c: &crate::compare::Comparison) -> String {
+    use crate::compare::ratio_text;
+    let mut out = String::new();
+    for w in &c.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    if !c.warnings.is_empty() {
+        out.push('\n');
+    }
+    let mut h: Vec<String> = vec!["test".into()];
+    h.extend(c.versions.iter().map(|v| format!("{v} ops/s")));
+    let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+    let mut t = table_left(&hr);
+    for (i, step) in c.steps.iter().enumerate() {
+        let mut r = vec![step.clone()];
+        r.extend(c.ops_sec.rows[i].iter().map(|cl| match cl.median {
+            Some(m) => format!("{m:.0} (n={})", cl.n),
+            None => "n/a".into(),
+        }));
+        t.add_row(r);
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    if c.versions.len() > 1 {
+        let mut tables = vec![&c.ops_sec];
+        tables.extend(c.costs.iter());
+        for tb in tables {
+            out.push_str(&format!(
+                "\n{} relative to: {} (~ = not significant; 95% interval in parentheses)\n",
+                tb.metric, c.versions[0]
+            ));
+            let mut h: Vec<String> = vec!["test".into()];
+            h.extend(c.versions[1..].iter().cloned());
+            let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+            let mut t = table_left(&hr);
+            for (i, step) in c.steps.iter().enumerate() {
+                let mut r = vec![step.clone()];
+                r.extend(tb.rows[i][1..].iter().map(ratio_text));
+                t.add_row(r);
+            }
+            out.push_str(&t.to_string());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A borderless table whose first column (the test) is left-aligned.
+fn table_left(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING);
+    t.set_header(header.to_vec());
+    for i in 1..header.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}

@@ -5,7 +5,7 @@
 mod migrations;
 mod model;
 
-pub use model::{NewRun, RunRecord, StepRecord, StoredRun};
+pub use model::{Ceiling, CeilingRecord, NewRun, RunRecord, StepRecord, StoredRun};
 
 use plumb_core::{Interval, StepSummary};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -133,8 +133,10 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO runs (status, tag, command, workload, engine, engine_version,
-                   plumb_version, git_hash, options, seed, started_at, data_dir, device, host)
-                 VALUES ('running', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                   plumb_version, git_hash, options, seed, started_at, data_dir, device, host,
+                   group_id, repeat_index)
+                 VALUES ('running', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+                   ?14, ?15)",
                 params![
                     r.tag,
                     r.command,
@@ -149,6 +151,8 @@ impl Store {
                     r.data_dir,
                     r.device,
                     r.host.as_ref().map(|h| h.to_string()),
+                    r.group_id,
+                    r.repeat_index,
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -234,6 +238,92 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         Ok(())
+    }
+
+    /// Puts a run into a group of repeats (the group id is its first run's id).
+    pub fn set_group(
+        &self,
+        run_id: i64,
+        group_id: i64,
+        repeat_index: i64,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET group_id = ?1, repeat_index = ?2 WHERE id = ?3",
+                params![group_id, repeat_index, run_id],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Ids of the runs in a group, in repeat order.
+    pub fn group(&self, group_id: i64) -> Result<Vec<i64>, StoreError> {
+        let mut q = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE group_id = ?1 ORDER BY repeat_index, id")
+            .map_err(|e| self.err(e))?;
+        let ids = q
+            .query_map([group_id], |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<i64>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(ids)
+    }
+
+    /// Records the ceilings a probe run measured on `host`.
+    pub fn add_ceilings(
+        &mut self,
+        run_id: i64,
+        host: &str,
+        measured_at: &str,
+        ceilings: &[Ceiling],
+    ) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let sq = |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(sq)?;
+        for c in ceilings {
+            tx.execute(
+                "INSERT INTO ceilings (run_id, host, name, value, unit, measured_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![run_id, host, c.name, c.value, c.unit, measured_at],
+            )
+            .map_err(sq)?;
+        }
+        tx.commit().map_err(sq)?;
+        Ok(())
+    }
+
+    /// The newest figure of every ceiling measured on `host`, by name.
+    pub fn ceilings(&self, host: &str) -> Result<Vec<CeilingRecord>, StoreError> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT name, value, unit, host, run_id, measured_at FROM ceilings c
+                 WHERE host = ?1 AND id = (SELECT max(id) FROM ceilings d
+                                           WHERE d.host = c.host AND d.name = c.name)
+                 ORDER BY name",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map([host], |r| {
+                Ok(CeilingRecord {
+                    ceiling: Ceiling {
+                        name: r.get(0)?,
+                        value: r.get(1)?,
+                        unit: r.get(2)?,
+                    },
+                    host: r.get(3)?,
+                    run_id: r.get(4)?,
+                    measured_at: r.get(5)?,
+                })
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows)
     }
 
     /// The newest runs first, at most `limit`.

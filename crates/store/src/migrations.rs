@@ -57,6 +57,20 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         rss_gb REAL,
         PRIMARY KEY (step_id, idx)
      );",
+    // 2: repeats grouped; hardware ceilings measured by probes, per host.
+    "ALTER TABLE runs ADD COLUMN group_id INTEGER;
+     ALTER TABLE runs ADD COLUMN repeat_index INTEGER;
+     CREATE INDEX runs_group ON runs(group_id);
+     CREATE TABLE ceilings (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        host TEXT NOT NULL,
+        name TEXT NOT NULL,
+        value REAL NOT NULL,
+        unit TEXT NOT NULL,
+        measured_at TEXT NOT NULL
+     );
+     CREATE INDEX ceilings_host_name ON ceilings(host, name);",
 ];
 
 /// Brings the schema up to date, one transaction per migration.

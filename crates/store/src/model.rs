@@ -35,6 +35,10 @@ pub struct NewRun {
     pub device: Option<String>,
     /// Host snapshot, when taken.
     pub host: Option<serde_json::Value>,
+    /// The group of repeats this run belongs to (the id of the group's first run).
+    pub group_id: Option<i64>,
+    /// Position within its group, from 0.
+    pub repeat_index: Option<i64>,
 }
 
 /// A stored run.
@@ -72,6 +76,12 @@ pub struct RunRecord {
     pub device: Option<String>,
     /// Host snapshot.
     pub host: Option<serde_json::Value>,
+    /// The group of repeats (the id of its first run).
+    #[serde(default)]
+    pub group_id: Option<i64>,
+    /// Position within its group, from 0.
+    #[serde(default)]
+    pub repeat_index: Option<i64>,
 }
 
 /// A step as stored.
@@ -108,7 +118,7 @@ pub struct StoredRun {
 
 pub(crate) const RUN_SELECT: &str = "SELECT r.id, r.status, r.tag, r.command, r.workload,
     r.engine, r.engine_version, r.plumb_version, r.git_hash, r.options, r.seed, r.started_at,
-    r.ended_at, r.data_dir, r.device, r.host FROM runs r";
+    r.ended_at, r.data_dir, r.device, r.host, r.group_id, r.repeat_index FROM runs r";
 
 /// A row before its JSON columns are parsed.
 pub(crate) struct RawRun {
@@ -136,6 +146,8 @@ pub(crate) fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
             data_dir: r.get(13)?,
             device: r.get(14)?,
             host: None,
+            group_id: r.get(16)?,
+            repeat_index: r.get(17)?,
         },
         options: r.get(9)?,
         host: r.get(15)?,
@@ -159,4 +171,30 @@ impl RawRun {
         };
         Ok(rec)
     }
+}
+
+/// A hardware limit measured by a probe, kept per host so later steps can be read
+/// against it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Ceiling {
+    /// Stable name, e.g. `disk.randread_4k_iops.qd32` or `mem.triad_gbs.t2`.
+    pub name: String,
+    /// The figure.
+    pub value: f64,
+    /// Its unit, e.g. `IOPS`, `GB/s`, `ops/s`.
+    pub unit: String,
+}
+
+/// A stored ceiling with where it came from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CeilingRecord {
+    /// The ceiling.
+    #[serde(flatten)]
+    pub ceiling: Ceiling,
+    /// The host it was measured on.
+    pub host: String,
+    /// The probe run that measured it.
+    pub run_id: i64,
+    /// RFC 3339.
+    pub measured_at: String,
 }

@@ -114,11 +114,62 @@ fn migrations_bring_any_older_store_up_and_refuse_newer() {
         .unwrap()
         .execute_batch("CREATE TABLE unrelated (x);")
         .unwrap();
-    assert_eq!(Store::open(&p0).unwrap().schema_version().unwrap(), 1);
+    assert_eq!(
+        Store::open(&p0).unwrap().schema_version().unwrap(),
+        migrations::MIGRATIONS.len() as i64
+    );
     // A store from the future is refused with a message naming the file.
     let conn = rusqlite::Connection::open(&p).unwrap();
     conn.pragma_update(None, "user_version", 99).unwrap();
     drop(conn);
     let e = Store::open(&p).err().unwrap().to_string();
     assert!(e.contains("p.sqlite") && e.contains("99"), "{e}");
+}
+
+#[test]
+fn a_version_1_store_with_runs_is_migrated_and_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v1.sqlite");
+    {
+        let mut conn = rusqlite::Connection::open(&p).unwrap();
+        let tx = conn.transaction().unwrap();
+        tx.execute_batch(migrations::MIGRATIONS[0]).unwrap();
+        tx.pragma_update(None, "user_version", 1).unwrap();
+        tx.execute(
+            "INSERT INTO runs (status, command, workload, engine, engine_version, plumb_version,
+               options, seed, started_at) VALUES ('ok', 'c', 'w', 'e', 'v', 'p', '{}', '1', 't')",
+            [],
+        )
+        .unwrap();
+        tx.commit().unwrap();
+    }
+    let s = Store::open(&p).unwrap();
+    let runs = s.runs(10).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].group_id, None);
+    s.set_group(runs[0].id, runs[0].id, 0).unwrap();
+    assert_eq!(s.group(runs[0].id).unwrap(), vec![runs[0].id]);
+}
+
+#[test]
+fn ceilings_keep_the_newest_figure_per_host_and_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
+    let id = s.begin_run(&new_run("probe")).unwrap();
+    let c = |name: &str, value: f64| Ceiling {
+        name: name.into(),
+        value,
+        unit: "IOPS".into(),
+    };
+    s.add_ceilings(id, "h1", "t1", &[c("disk.a", 1.0), c("disk.b", 2.0)])
+        .unwrap();
+    s.add_ceilings(id, "h1", "t2", &[c("disk.a", 3.0)]).unwrap();
+    s.add_ceilings(id, "h2", "t3", &[c("disk.a", 9.0)]).unwrap();
+    let got = s.ceilings("h1").unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(
+        (got[0].ceiling.value, got[0].measured_at.as_str()),
+        (3.0, "t2")
+    );
+    assert_eq!(got[1].ceiling.value, 2.0);
 }

@@ -1,0 +1,223 @@
+//! Comparisons in the seeds' layout: one row per test, one column per version, every
+//! figure relative to the base version, with medians over repeats, a 95% interval of
+//! each ratio and a `~` where the difference is not significant.
+
+use crate::stats::{self, Ratio};
+use crate::warnings;
+use plumb_core::StepSummary;
+use plumb_store::StoredRun;
+use serde::Serialize;
+
+/// One side of a comparison: a label (the selector the user typed) and its runs.
+#[derive(Debug, Clone)]
+pub struct Version {
+    /// What the user called it: a run id, `g12`, `tag=new`.
+    pub label: String,
+    /// Its runs (repeats).
+    pub runs: Vec<StoredRun>,
+}
+
+/// A per-op figure compared relative to the base.
+pub struct Metric {
+    /// Column name as in the summary tables.
+    pub name: &'static str,
+    /// Reads it from a step summary.
+    pub get: fn(&StepSummary) -> Option<f64>,
+}
+
+/// The per-op costs compared (the seeds normalise counters per op before dividing).
+pub const COST_METRICS: &[Metric] = &[
+    Metric {
+        name: "cpu_us_op",
+        get: |s| s.cpu_us_op,
+    },
+    Metric {
+        name: "csw_op",
+        get: |s| s.csw_op,
+    },
+    Metric {
+        name: "rd_op",
+        get: |s| s.rd_op,
+    },
+    Metric {
+        name: "rkb_op",
+        get: |s| s.rkb_op,
+    },
+    Metric {
+        name: "wr_op",
+        get: |s| s.wr_op,
+    },
+    Metric {
+        name: "wkb_op",
+        get: |s| s.wkb_op,
+    },
+    Metric {
+        name: "w_amp",
+        get: |s| s.w_amp,
+    },
+    Metric {
+        name: "w_amp_eng",
+        get: |s| s.w_amp_engine,
+    },
+    Metric {
+        name: "p50_us",
+        get: |s| s.p50_us,
+    },
+    Metric {
+        name: "p99_us",
+        get: |s| s.p99_us,
+    },
+    Metric {
+        name: "p99.9_us",
+        get: |s| s.p999_us,
+    },
+    Metric {
+        name: "instructions_op",
+        get: |s| s.hw.instructions_op,
+    },
+    Metric {
+        name: "cycles_op",
+        get: |s| s.hw.cycles_op,
+    },
+    Metric {
+        name: "cache_misses_op",
+        get: |s| s.hw.cache_misses_op,
+    },
+];
+
+/// One (step, version) cell.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Cell {
+    /// Median over the version's repeats; `None` if no run has the figure.
+    pub median: Option<f64>,
+    /// Repeats that had the figure.
+    pub n: usize,
+    /// Relative to the base (absent for the base itself or when undefined).
+    pub ratio: Option<f64>,
+    /// 95% interval of the ratio.
+    pub ci: Option<(f64, f64)>,
+    /// Whether the difference from the base is significant.
+    pub significant: bool,
+}
+
+/// A table: one row per step, one cell per version.
+#[derive(Debug, Clone, Serialize)]
+pub struct Table {
+    /// The figure compared.
+    pub metric: String,
+    /// `rows[step][version]`.
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// Everything `plumb compare` and the reports print.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// Labels, base first.
+    pub versions: Vec<String>,
+    /// Run ids behind each label.
+    pub run_ids: Vec<Vec<i64>>,
+    /// Step names, in the base's order then any only the others have.
+    pub steps: Vec<String>,
+    /// ops_sec.
+    pub ops_sec: Table,
+    /// Per-op costs with at least one figure.
+    pub costs: Vec<Table>,
+    /// Fairness warnings, printed above the tables.
+    pub warnings: Vec<String>,
+}
+
+/// The values of `get` for `step` across a version's runs (ok steps only).
+fn values(v: &Version, step: &str, get: fn(&StepSummary) -> Option<f64>) -> Vec<f64> {
+    v.runs
+        .iter()
+        .filter_map(|r| {
+            r.steps
+                .iter()
+                .find(|(s, _)| s.name == step && s.status == "ok")
+                .and_then(|(s, _)| get(&s.summary))
+        })
+        .filter(|x| x.is_finite())
+        .collect()
+}
+
+fn table(
+    versions: &[Version],
+    steps: &[String],
+    name: &str,
+    get: fn(&StepSummary) -> Option<f64>,
+) -> Table {
+    let rows = steps
+        .iter()
+        .map(|step| {
+            let base = values(&versions[0], step, get);
+            versions
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let vals = values(v, step, get);
+                    let r: Option<Ratio> = (i > 0).then(|| stats::ratio(&base, &vals)).flatten();
+                    Cell {
+                        median: stats::median(&vals),
+                        n: vals.len(),
+                        ratio: r.map(|r| r.value),
+                        ci: r.and_then(|r| r.ci),
+                        significant: r.is_some_and(|r| r.significant()),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Table {
+        metric: name.to_string(),
+        rows,
+    }
+}
+
+/// Builds the comparison; `versions[0]` is the base. Needs at least one version.
+pub fn compare(versions: &[Version]) -> Comparison {
+    let mut steps: Vec<String> = Vec::new();
+    for v in versions {
+        for r in &v.runs {
+            for (s, _) in &r.steps {
+                let maintenance = s
+                    .kind
+                    .parse::<plumb_workloads::StepKind>()
+                    .is_ok_and(|k| k.is_maintenance());
+                if !maintenance && !steps.contains(&s.name) {
+                    steps.push(s.name.clone());
+                }
+            }
+        }
+    }
+    let ops_sec = table(versions, &steps, "ops_sec", |s| Some(s.ops_sec));
+    let costs = COST_METRICS
+        .iter()
+        .map(|m| table(versions, &steps, m.name, m.get))
+        .filter(|t| t.rows.iter().flatten().any(|c| c.median.is_some()))
+        .collect();
+    Comparison {
+        versions: versions.iter().map(|v| v.label.clone()).collect(),
+        run_ids: versions
+            .iter()
+            .map(|v| v.runs.iter().map(|r| r.run.id).collect())
+            .collect(),
+        steps,
+        ops_sec,
+        costs,
+        warnings: warnings::fairness(versions),
+    }
+}
+
+/// A ratio cell as the seeds print it: `0.91`, with ` ~` when not significant.
+pub fn ratio_text(c: &Cell) -> String {
+    match c.ratio {
+        None => "n/a".into(),
+        Some(r) => {
+            let mark = if c.significant { "" } else { " ~" };
+            match c.ci {
+                Some((lo, hi)) if c.significant => format!("{r:.2} ({lo:.2}-{hi:.2})"),
+                _ => format!("{r:.2}{mark}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,814 @@
+//! One self-contained HTML page: inline CSS and hand-written SVG, no scripts and nothing
+//! fetched. Throughput over time and latency percentiles per step with every run
+//! overlaid, relative ops/s and per-op cost bars when versions are compared, and each
+//! run's provenance with what differs between runs highlighted.
+//!
+//! Every string from a run (tags, commands, options, host reasons) goes through [`esc`].
+
+use crate::compare::{ratio_text, Comparison, Table};
+use crate::format::{fixed, sig};
+use crate::svg::{self, BarRow, Look, Series};
+use plumb_store::StoredRun;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+/// Escapes text for HTML and SVG, in element content and in quoted attributes alike.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+const STYLE: &str = r#"
+:root { color-scheme: light; }
+* { box-sizing: border-box; }
+body { margin: 0; background: #fff; color: #1f2328;
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", Arial, sans-serif; }
+main { max-width: 1320px; margin: 0 auto; padding: 24px 28px 64px; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 21px; margin: 40px 0 10px; padding-bottom: 6px; border-bottom: 1px solid #d0d7de; }
+h3 { font-size: 17px; margin: 28px 0 8px; }
+h3 code { font-size: 17px; }
+p.sub, .note { color: #57606a; margin: 0 0 12px; }
+code, .mono { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 13px; }
+.warnings { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px; padding: 10px 16px 10px 36px; margin: 16px 0; }
+.warnings li { margin: 3px 0; }
+.warnings-title { font-weight: 600; margin: 16px 0 0; }
+.ok-note { color: #1a7f37; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 14px; font-variant-numeric: tabular-nums; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #e4e8ec; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; font-weight: 600; white-space: nowrap; }
+td.num, th.num { text-align: right; white-space: nowrap; }
+tbody tr:hover td { background: #f6f8fa; }
+tr.section th { background: #eaeef2; text-transform: uppercase; font-size: 12px; letter-spacing: .04em; color: #424a53; }
+tr.differs td, tr.differs th { background: #fff1c2; }
+tr.differs th { border-left: 4px solid #d4a72c; }
+td.wrap { min-width: 11em; max-width: 360px; overflow-wrap: break-word; }
+td.nowrap { white-space: nowrap; }
+.runname { white-space: nowrap; font-weight: 600; }
+th .ratio { font-weight: 400; max-width: 260px; white-space: normal; }
+table.provenance tbody th, table.options tbody th { position: sticky; left: 0; z-index: 1; }
+table.provenance tbody tr:not(.differs) th, table.options tbody tr:not(.differs) th { background: #f6f8fa; }
+.unset { color: #8c959f; font-style: italic; }
+.ratio { display: block; font-size: 12px; color: #57606a; }
+svg.swatch { display: inline-block; vertical-align: middle; margin-right: 6px; }
+.verdict { display: inline-block; padding: 0 6px; border-radius: 4px; font-size: 12px; font-weight: 600; }
+.verdict.ok { background: #dafbe1; color: #116329; }
+.verdict.info { background: #ddf4ff; color: #0a3069; }
+.verdict.warn { background: #fff1c2; color: #7d4e00; }
+.verdict.fail { background: #ffebe9; color: #a40e26; }
+.reason { display: block; font-size: 12px; color: #57606a; max-width: 360px; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px 24px; align-items: flex-start; }
+.chart { max-width: 100%; height: auto; display: block; }
+figure { margin: 0; }
+figcaption { font-weight: 600; font-size: 14px; margin: 0 0 2px; }
+.chart text { font-size: 12px; fill: #24292f; }
+.chart text.tick { fill: #57606a; }
+.chart text.label { fill: #424a53; }
+.chart text.empty { fill: #8c959f; font-style: italic; }
+.chart text.group { font-weight: 600; }
+.chart .grid line { stroke: #eaeef2; }
+.chart .grid line.minor { stroke: #f3f5f7; }
+.chart .axis line { stroke: #8c959f; }
+.chart .one { stroke: #24292f; stroke-width: 1.5; }
+.chart .ci { stroke: #24292f; stroke-width: 1.2; }
+.chart .bar.better { fill: #0072B2; }
+.chart .bar.worse { fill: #D55E00; }
+.chart .bar.insignificant { fill: #c4c9cf; }
+.chart text.value.better { fill: #005a8c; font-weight: 600; }
+.chart text.value.worse { fill: #a94700; font-weight: 600; }
+.chart text.value.insignificant, .chart text.value.missing { fill: #6e7781; }
+.key { font-size: 13px; color: #424a53; margin: 4px 0 8px; }
+.key span.box { display: inline-block; width: 12px; height: 12px; vertical-align: -1px; margin: 0 4px 0 12px; }
+.key .better { background: #0072B2; } .key .worse { background: #D55E00; } .key .insignificant { background: #c4c9cf; }
+.costs { display: grid; grid-template-columns: repeat(auto-fill, minmax(620px, 1fr)); gap: 8px 24px; }
+details summary { cursor: pointer; font-weight: 600; margin: 12px 0 4px; }
+"#;
+
+/// Latency percentiles drawn per step.
+const PERCENTILES: &[&str] = &["p50", "p99", "p99.9", "p99.99", "pmax"];
+
+/// Who a run is in the comparison and how it is drawn.
+struct RunView<'a> {
+    r: &'a StoredRun,
+    version: Option<&'a str>,
+    look: Look,
+}
+
+fn views<'a>(runs: &'a [StoredRun], c: Option<&'a Comparison>) -> Vec<RunView<'a>> {
+    // Repeats of a version share a colour and differ by dash; runs outside a comparison
+    // get their own colour each.
+    let mut place: BTreeMap<i64, (usize, usize, &str)> = BTreeMap::new();
+    if let Some(c) = c {
+        for (vi, ids) in c.run_ids.iter().enumerate() {
+            for (ri, id) in ids.iter().enumerate() {
+                place.entry(*id).or_insert((
+                    vi,
+                    ri,
+                    c.versions.get(vi).map(String::as_str).unwrap_or(""),
+                ));
+            }
+        }
+    }
+    let n_versions = c.map_or(0, |c| c.versions.len());
+    let mut extra = 0;
+    runs.iter()
+        .map(|r| {
+            let (colour_i, dash_i, version) = match place.get(&r.run.id) {
+                Some((vi, ri, label)) => (*vi, *ri, Some(*label)),
+                None => {
+                    extra += 1;
+                    (n_versions + extra - 1, 0, None)
+                }
+            };
+            let mut label = format!("run {}", r.run.id);
+            if let Some(v) = version.filter(|v| *v != r.run.id.to_string()) {
+                let _ = write!(label, " · {v}");
+            }
+            if let Some(t) = r.run.tag.as_deref() {
+                if version.is_none_or(|v| v != t && v != format!("tag={t}")) {
+                    let _ = write!(label, " · {t}");
+                }
+            }
+            RunView {
+                r,
+                version,
+                look: Look {
+                    label,
+                    colour: svg::PALETTE[colour_i % svg::PALETTE.len()],
+                    dash: svg::DASHES[(dash_i + colour_i / svg::PALETTE.len()) % svg::DASHES.len()],
+                },
+            }
+        })
+        .collect()
+}
+
+/// The steps shown: the comparison's, else every measured step in run order.
+fn step_names(runs: &[StoredRun], c: Option<&Comparison>) -> Vec<String> {
+    if let Some(c) = c {
+        return c.steps.clone();
+    }
+    let mut steps: Vec<String> = Vec::new();
+    for r in runs {
+        for (s, _) in &r.steps {
+            let maintenance = s
+                .kind
+                .parse::<plumb_workloads::StepKind>()
+                .is_ok_and(|k| k.is_maintenance());
+            if !maintenance && !steps.contains(&s.name) {
+                steps.push(s.name.clone());
+            }
+        }
+    }
+    steps
+}
+
+fn swatch(look: &Look) -> String {
+    // A short stretch of the run's line, dash included, as drawn in the charts.
+    let dash = if look.dash.is_empty() {
+        String::new()
+    } else {
+        format!(r#" stroke-dasharray="{}""#, esc(look.dash))
+    };
+    format!(
+        r#"<svg class="swatch" width="26" height="8" viewBox="0 0 26 8" aria-hidden="true"><line x1="0" y1="4" x2="26" y2="4" stroke="{}" stroke-width="3"{dash}/></svg>"#,
+        esc(look.colour)
+    )
+}
+
+/// A run's name for a table cell: its line, `run N`, and below it the version and tag.
+fn run_name(v: &RunView<'_>) -> String {
+    let id = format!("run {}", v.r.run.id);
+    let rest = v
+        .look
+        .label
+        .strip_prefix(&id)
+        .unwrap_or("")
+        .trim_start_matches(" · ");
+    let mut s = format!(
+        r#"<span class="runname">{}{}</span>"#,
+        swatch(&v.look),
+        esc(&id)
+    );
+    if !rest.is_empty() {
+        let _ = write!(s, r#"<span class="ratio">{}</span>"#, esc(rest));
+    }
+    s
+}
+
+/// Renders the page. `comparison`, when given, adds the warnings, the relative ops/s and
+/// the per-op cost bars; runs are drawn in their comparison version's colour.
+pub fn report(runs: &[StoredRun], comparison: Option<&Comparison>) -> String {
+    let views = views(runs, comparison);
+    let steps = step_names(runs, comparison);
+    let mut o = String::new();
+    o.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    o.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    let title = match runs {
+        [one] => format!("plumb report: run {}", one.run.id),
+        _ => format!(
+            "plumb report: runs {}",
+            runs.iter()
+                .map(|r| r.run.id.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let _ = write!(
+        o,
+        "<title>{}</title><style>{STYLE}</style></head><body><main>",
+        esc(&title)
+    );
+    let _ = write!(o, "<h1>{}</h1>", esc(&title));
+    let engines: BTreeSet<String> = runs
+        .iter()
+        .map(|r| format!("{} {}", r.run.engine, r.run.engine_version))
+        .collect();
+    let _ = write!(
+        o,
+        r#"<p class="sub">{} run{} · {} · {} step{} · latency in µs, throughput in operations per second</p>"#,
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" },
+        esc(&engines.into_iter().collect::<Vec<_>>().join(", ")),
+        steps.len(),
+        if steps.len() == 1 { "" } else { "s" },
+    );
+
+    warnings(&mut o, runs, comparison);
+    runs_table(&mut o, &views);
+    if let Some(c) = comparison {
+        compare_section(&mut o, c);
+    }
+    o.push_str("<h2 id=\"steps\">Steps</h2>");
+    o.push_str(r#"<p class="note">Throughput is each 1-second interval's ops/s; latency is the step's percentiles from its merged histogram, on a log scale. Hover a line or point for its run and value.</p>"#);
+    for step in &steps {
+        step_section(&mut o, step, &views);
+    }
+    provenance(&mut o, &views);
+    o.push_str("</main></body></html>\n");
+    o
+}
+
+fn warnings(o: &mut String, runs: &[StoredRun], c: Option<&Comparison>) {
+    let mut w: Vec<String> = c.map(|c| c.warnings.clone()).unwrap_or_default();
+    for r in runs {
+        if r.run.status != "ok" {
+            w.push(format!("run {} ended {}", r.run.id, r.run.status));
+        }
+        for (s, _) in &r.steps {
+            if s.status != "ok" {
+                w.push(format!(
+                    "run {} step {} {}{}",
+                    r.run.id,
+                    s.name,
+                    s.status,
+                    s.error
+                        .as_deref()
+                        .map(|e| format!(": {e}"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+    }
+    if w.is_empty() {
+        if c.is_some() {
+            o.push_str(r#"<p class="ok-note">No fairness warnings.</p>"#);
+        }
+        return;
+    }
+    let _ = write!(
+        o,
+        r#"<p class="warnings-title">Warnings ({})</p><ul class="warnings">"#,
+        w.len()
+    );
+    for x in &w {
+        let _ = write!(o, "<li>{}</li>", esc(x));
+    }
+    o.push_str("</ul>");
+}
+
+fn runs_table(o: &mut String, views: &[RunView<'_>]) {
+    o.push_str(r#"<h2 id="runs">Runs</h2><div class="scroll"><table class="runs"><thead><tr><th>run</th><th>version</th><th>tag</th><th>status</th><th>engine</th><th>workload</th><th>started</th></tr></thead><tbody>"#);
+    for v in views {
+        let r = &v.r.run;
+        let _ = write!(
+            o,
+            r#"<tr data-run="{}"><td>{}run {}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td></tr>"#,
+            r.id,
+            swatch(&v.look),
+            r.id,
+            opt(v.version),
+            opt(r.tag.as_deref()),
+            esc(&r.status),
+            esc(&r.engine),
+            esc(&r.engine_version),
+            esc(&r.workload),
+            esc(&r.started_at)
+        );
+    }
+    o.push_str("</tbody></table></div>");
+}
+
+/// A possibly missing string as a cell.
+fn opt(s: Option<&str>) -> String {
+    match s {
+        Some(s) => esc(s),
+        None => r#"<span class="unset">none</span>"#.into(),
+    }
+}
+
+fn bar_rows<'a>(c: &'a Comparison, t: &'a Table) -> Vec<BarRow<'a>> {
+    c.steps
+        .iter()
+        .enumerate()
+        .flat_map(|(si, step)| {
+            c.versions
+                .iter()
+                .enumerate()
+                .skip(1)
+                .filter_map(move |(vi, label)| {
+                    Some(BarRow {
+                        group: step,
+                        label,
+                        cell: t.rows.get(si)?.get(vi)?,
+                    })
+                })
+        })
+        .collect()
+}
+
+fn compare_section(o: &mut String, c: &Comparison) {
+    o.push_str(r#"<h2 id="comparison">Comparison</h2>"#);
+    let _ = write!(
+        o,
+        r#"<p class="note">Base: <b>{}</b>. Medians over repeats (n = runs with the figure); ratios are other / base with their 95% interval; <b>~</b> marks a difference that is not significant.</p>"#,
+        esc(&c.versions[0])
+    );
+    // Absolute ops/s.
+    o.push_str(r#"<div class="scroll"><table class="ops"><thead><tr><th>step</th>"#);
+    for (v, ids) in c.versions.iter().zip(&c.run_ids) {
+        let _ = write!(
+            o,
+            r#"<th class="num">{}<span class="ratio">runs {}</span></th>"#,
+            esc(v),
+            esc(&ids
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "))
+        );
+    }
+    o.push_str("</tr></thead><tbody>");
+    for (si, step) in c.steps.iter().enumerate() {
+        let _ = write!(o, "<tr><th>{}</th>", esc(step));
+        for (vi, cell) in c.ops_sec.rows.get(si).into_iter().flatten().enumerate() {
+            let _ = write!(
+                o,
+                r#"<td class="num">{} ops/s <span class="unset">(n={})</span>"#,
+                fixed(cell.median, 0),
+                cell.n
+            );
+            if vi > 0 {
+                let _ = write!(
+                    o,
+                    r#"<span class="ratio">× {}</span>"#,
+                    esc(&ratio_text(cell))
+                );
+            }
+            o.push_str("</td>");
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</tbody></table></div>");
+    if c.versions.len() < 2 {
+        return;
+    }
+    let key = |higher: bool| {
+        format!(
+            r#"<p class="key"><span class="box better"></span>better ({}) <span class="box worse"></span>worse <span class="box insignificant"></span>~ not significant (its 95% interval includes 1) · whiskers: 95% interval · line at 1.0 = same as {}</p>"#,
+            if higher { "higher" } else { "lower" },
+            esc(&c.versions[0])
+        )
+    };
+    let _ = write!(o, "<h3>ops/s relative to {}</h3>", esc(&c.versions[0]));
+    o.push_str(&key(true));
+    let rows = bar_rows(c, &c.ops_sec);
+    o.push_str(&svg::ratio_bars(
+        &[("data-chart", "relative"), ("data-metric", "ops_sec")],
+        &format!("ops/s relative to {}", c.versions[0]),
+        &rows,
+        true,
+        960.0,
+    ));
+    if c.costs.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        "<h3>Per-op costs relative to {}</h3>",
+        esc(&c.versions[0])
+    );
+    o.push_str(&key(false));
+    let mut none = Vec::new();
+    o.push_str(r#"<div class="costs">"#);
+    for t in &c.costs {
+        let rows = bar_rows(c, t);
+        if rows.iter().all(|r| r.cell.ratio.is_none()) {
+            none.push(t.metric.as_str());
+            continue;
+        }
+        let _ = write!(o, "<figure><figcaption>{}</figcaption>", esc(&t.metric));
+        o.push_str(&svg::ratio_bars(
+            &[("data-chart", "cost"), ("data-metric", &t.metric)],
+            &format!(
+                "{} relative to {} (lower is better)",
+                t.metric, c.versions[0]
+            ),
+            &rows,
+            false,
+            620.0,
+        ));
+        o.push_str("</figure>");
+    }
+    o.push_str("</div>");
+    if !none.is_empty() {
+        let _ = write!(
+            o,
+            r#"<p class="note">No ratio for: {} (missing on one side).</p>"#,
+            esc(&none.join(", "))
+        );
+    }
+}
+
+fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
+    let _ = write!(
+        o,
+        r#"<section class="step" data-step="{s}"><h3>step <code>{s}</code></h3>"#,
+        s = esc(step)
+    );
+    let found: Vec<(
+        &RunView<'_>,
+        &plumb_store::StepRecord,
+        &[plumb_core::Interval],
+    )> = views
+        .iter()
+        .filter_map(|v| {
+            v.r.steps
+                .iter()
+                .find(|(s, _)| s.name == step)
+                .map(|(s, iv)| (v, s, iv.as_slice()))
+        })
+        .collect();
+    let through: Vec<Series<'_>> = found
+        .iter()
+        .map(|(v, _, iv)| Series {
+            look: &v.look,
+            points: iv.iter().map(|i| (i.t, Some(i.ops_sec))).collect(),
+        })
+        .collect();
+    let lat: Vec<Series<'_>> = found
+        .iter()
+        .map(|(v, s, _)| {
+            let m = &s.summary;
+            Series {
+                look: &v.look,
+                points: [m.p50_us, m.p99_us, m.p999_us, m.p9999_us, m.pmax_us]
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, x)| (i as f64, x))
+                    .collect(),
+            }
+        })
+        .collect();
+    o.push_str(r#"<div class="charts"><figure><figcaption>Throughput over time</figcaption>"#);
+    o.push_str(&svg::line_chart(
+        &[("data-chart", "throughput"), ("data-step", step)],
+        &format!("{step}: ops/s per 1-second interval"),
+        &through,
+        "seconds into the measured window",
+        "ops/s",
+        740.0,
+    ));
+    o.push_str(r#"</figure><figure><figcaption>Latency percentiles</figcaption>"#);
+    o.push_str(&svg::category_log_chart(
+        &[("data-chart", "latency"), ("data-step", step)],
+        &format!("{step}: latency percentiles"),
+        PERCENTILES,
+        &lat,
+        "latency",
+        svg::human_us,
+        480.0,
+    ));
+    o.push_str("</figure></div>");
+
+    o.push_str(
+        r#"<div class="scroll"><table class="summary"><thead><tr><th>run</th><th>status</th>"#,
+    );
+    for h in [
+        "ops/s",
+        "MB/s",
+        "p50 µs",
+        "p99 µs",
+        "p99.9 µs",
+        "p99.99 µs",
+        "pmax µs",
+        "cpu µs/op",
+        "rKB/op",
+        "wKB/op",
+        "w_amp",
+        "stall %",
+        "interval cv",
+    ] {
+        let _ = write!(o, r#"<th class="num">{}</th>"#, esc(h));
+    }
+    o.push_str("</tr></thead><tbody>");
+    for (v, s, _) in &found {
+        let m = &s.summary;
+        let _ = write!(o, "<tr><td>{}</td><td>{}</td>", run_name(v), esc(&s.status));
+        for x in [
+            fixed(Some(m.ops_sec), 0),
+            sig(m.mb_sec, 3),
+            sig(m.p50_us, 3),
+            sig(m.p99_us, 3),
+            sig(m.p999_us, 3),
+            sig(m.p9999_us, 3),
+            sig(m.pmax_us, 3),
+            sig(m.cpu_us_op, 3),
+            sig(m.rkb_op, 3),
+            sig(m.wkb_op, 3),
+            fixed(m.w_amp, 2),
+            fixed(m.stall_pct, 1),
+            fixed(m.qos.map(|q| q.cv), 3),
+        ] {
+            let _ = write!(o, r#"<td class="num">{}</td>"#, esc(&x));
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</tbody></table></div></section>");
+}
+
+/// Host checks as `id → (verdict, reason, fix)`.
+fn checks(r: &StoredRun) -> BTreeMap<String, (String, String, String)> {
+    r.run
+        .host
+        .as_ref()
+        .and_then(|h| h["checks"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or("").to_string();
+            Some((
+                c["id"].as_str()?.to_string(),
+                (s("verdict"), s("reason"), s("fix")),
+            ))
+        })
+        .collect()
+}
+
+fn row(o: &mut String, name: &str, cells: &[Option<String>], highlight: bool, attr: &str) {
+    let differs = highlight && {
+        let set: BTreeSet<&Option<String>> = cells.iter().collect();
+        set.len() > 1
+    };
+    let _ = write!(
+        o,
+        r#"<tr{}{attr}><th>{}</th>"#,
+        if differs { r#" class="differs""# } else { "" },
+        esc(name)
+    );
+    for c in cells {
+        match c {
+            Some(s) => {
+                // Short single words (timestamps, versions, sizes) stay on one line;
+                // commands and long paths wrap.
+                let class = if s.contains(' ') || s.chars().count() > 40 {
+                    "wrap"
+                } else {
+                    "nowrap"
+                };
+                let _ = write!(o, r#"<td class="{class}">{}</td>"#, esc(s));
+            }
+            None => o.push_str(r#"<td><span class="unset">unset</span></td>"#),
+        }
+    }
+    o.push_str("</tr>");
+}
+
+fn provenance(o: &mut String, views: &[RunView<'_>]) {
+    o.push_str(r#"<h2 id="provenance">Provenance</h2>"#);
+    o.push_str(r#"<p class="note">Where each run came from. Highlighted rows differ between runs: options, engine, plumb build, device, host and host-check verdicts.</p>"#);
+    let head = |o: &mut String, class: &str| {
+        let _ = write!(
+            o,
+            r#"<div class="scroll"><table class="{class}"><thead><tr><th></th>"#
+        );
+        for v in views {
+            let _ = write!(o, "<th>{}</th>", run_name(v));
+        }
+        o.push_str("</tr></thead><tbody>");
+    };
+    let section = |o: &mut String, title: &str| {
+        let _ = write!(
+            o,
+            r#"<tr class="section"><th colspan="{}">{}</th></tr>"#,
+            views.len() + 1,
+            esc(title)
+        );
+    };
+    head(o, "provenance");
+    let field = |f: &dyn Fn(&plumb_store::RunRecord) -> Option<String>| -> Vec<Option<String>> {
+        views.iter().map(|v| f(&v.r.run)).collect()
+    };
+    section(o, "run");
+    row(o, "status", &field(&|r| Some(r.status.clone())), false, "");
+    row(o, "tag", &field(&|r| r.tag.clone()), false, "");
+    row(
+        o,
+        "command",
+        &field(&|r| Some(r.command.clone())),
+        false,
+        "",
+    );
+    row(
+        o,
+        "workload",
+        &field(&|r| Some(r.workload.clone())),
+        true,
+        "",
+    );
+    row(
+        o,
+        "engine",
+        &field(&|r| Some(format!("{} {}", r.engine, r.engine_version))),
+        true,
+        "",
+    );
+    row(
+        o,
+        "plumb",
+        &field(&|r| {
+            Some(format!(
+                "{}{}",
+                r.plumb_version,
+                r.git_hash
+                    .as_deref()
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default()
+            ))
+        }),
+        true,
+        "",
+    );
+    row(o, "seed", &field(&|r| Some(r.seed.clone())), false, "");
+    row(
+        o,
+        "started",
+        &field(&|r| Some(r.started_at.clone())),
+        false,
+        "",
+    );
+    row(o, "ended", &field(&|r| r.ended_at.clone()), false, "");
+    row(o, "data dir", &field(&|r| r.data_dir.clone()), false, "");
+    row(o, "device", &field(&|r| r.device.clone()), true, "");
+    row(
+        o,
+        "host",
+        &field(&|r| {
+            r.host
+                .as_ref()
+                .and_then(|h| h["inventory"]["hostname"].as_str().map(str::to_string))
+        }),
+        true,
+        "",
+    );
+    row(
+        o,
+        "repeat",
+        &field(&|r| {
+            r.group_id
+                .map(|g| format!("group {g}, #{}", r.repeat_index.unwrap_or(0) + 1))
+        }),
+        false,
+        "",
+    );
+
+    let keys: BTreeSet<&String> = views.iter().flat_map(|v| v.r.run.options.keys()).collect();
+    let option_cells = |k: &str| -> Vec<Option<String>> {
+        views
+            .iter()
+            .map(|v| v.r.run.options.get(k).cloned())
+            .collect()
+    };
+    let differing: Vec<&String> = keys
+        .iter()
+        .copied()
+        .filter(|k| option_cells(k).iter().collect::<BTreeSet<_>>().len() > 1)
+        .collect();
+    if views.len() > 1 {
+        section(
+            o,
+            &format!(
+                "options that differ ({} of {})",
+                differing.len(),
+                keys.len()
+            ),
+        );
+        if differing.is_empty() {
+            let _ = write!(
+                o,
+                r#"<tr><td colspan="{}" class="unset">every option is the same</td></tr>"#,
+                views.len() + 1
+            );
+        }
+        for k in &differing {
+            row(
+                o,
+                k,
+                &option_cells(k),
+                true,
+                &format!(r#" data-option="{}""#, esc(k)),
+            );
+        }
+    }
+
+    let all_checks: Vec<BTreeMap<String, (String, String, String)>> =
+        views.iter().map(|v| checks(v.r)).collect();
+    let ids: BTreeSet<&String> = all_checks.iter().flat_map(|c| c.keys()).collect();
+    if !ids.is_empty() {
+        section(o, "host checks");
+        for id in ids {
+            let verdicts: BTreeSet<Option<&String>> =
+                all_checks.iter().map(|c| c.get(id).map(|x| &x.0)).collect();
+            let differs = verdicts.len() > 1;
+            let _ = write!(
+                o,
+                r#"<tr data-check="{}"{}><th>{}</th>"#,
+                esc(id),
+                if differs { r#" class="differs""# } else { "" },
+                esc(id)
+            );
+            for c in &all_checks {
+                match c.get(id) {
+                    None => o.push_str(r#"<td><span class="unset">not checked</span></td>"#),
+                    Some((verdict, reason, fix)) => {
+                        let class = match verdict.as_str() {
+                            "ok" | "info" | "warn" | "fail" => verdict.as_str(),
+                            _ => "info",
+                        };
+                        let tip = if fix.is_empty() {
+                            reason.clone()
+                        } else {
+                            format!("{reason} — fix: {fix}")
+                        };
+                        let _ = write!(
+                            o,
+                            r#"<td title="{}"><span class="verdict {class}">{}</span>"#,
+                            esc(&tip),
+                            esc(verdict)
+                        );
+                        if (differs || matches!(class, "warn" | "fail")) && !reason.is_empty() {
+                            let _ = write!(o, r#"<span class="reason">{}</span>"#, esc(reason));
+                        }
+                        o.push_str("</td>");
+                    }
+                }
+            }
+            o.push_str("</tr>");
+        }
+    }
+    o.push_str("</tbody></table></div>");
+
+    if !keys.is_empty() {
+        let _ = write!(
+            o,
+            "<details><summary>All {} effective options{}</summary>",
+            keys.len(),
+            if differing.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} differ, highlighted)", differing.len())
+            }
+        );
+        head(o, "options");
+        for k in &keys {
+            row(
+                o,
+                k,
+                &option_cells(k),
+                true,
+                &format!(r#" data-option="{}""#, esc(k)),
+            );
+        }
+        o.push_str("</tbody></table></div></details>");
+    }
+}

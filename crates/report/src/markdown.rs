@@ -1,0 +1,129 @@
+//! Markdown: tables ready to paste into a blog post, in the seeds' layout.
+
+use crate::compare::{ratio_text, Comparison};
+use crate::format::{fixed, sig};
+use plumb_store::StoredRun;
+
+/// Escapes text for a Markdown table cell (pipes, and HTML the renderer would run).
+pub fn cell(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace('\n', " ")
+}
+
+fn row(cells: &[String]) -> String {
+    format!("| {} |\n", cells.join(" | "))
+}
+
+fn header(cells: &[String]) -> String {
+    let mut s = row(cells);
+    s.push_str(&row(&cells
+        .iter()
+        .map(|_| "---".to_string())
+        .collect::<Vec<_>>()));
+    s
+}
+
+/// The comparison: warnings, absolute ops/s, then every figure relative to the base.
+pub fn comparison(c: &Comparison) -> String {
+    let mut out = String::new();
+    if !c.warnings.is_empty() {
+        out.push_str("**Warnings**\n\n");
+        for w in &c.warnings {
+            out.push_str(&format!("- {}\n", cell(w)));
+        }
+        out.push('\n');
+    }
+    let labels: Vec<String> = c.versions.iter().map(|v| cell(v)).collect();
+    out.push_str("**ops/s** (median over repeats; n in parentheses)\n\n");
+    let mut h = vec!["test".to_string()];
+    h.extend(labels.iter().cloned());
+    out.push_str(&header(&h));
+    for (i, step) in c.steps.iter().enumerate() {
+        let mut r = vec![cell(step)];
+        for cl in &c.ops_sec.rows[i] {
+            r.push(match cl.median {
+                Some(m) => format!("{m:.0} ({})", cl.n),
+                None => "n/a".into(),
+            });
+        }
+        out.push_str(&row(&r));
+    }
+    if c.versions.len() > 1 {
+        let rel = |out: &mut String, title: &str, t: &crate::compare::Table| {
+            out.push_str(&format!(
+                "\n**{}** relative to: {} (other / base; ~ = not significant; 95% interval in parentheses)\n\n",
+                cell(title),
+                labels[0]
+            ));
+            let mut h = vec!["test".to_string()];
+            h.extend(labels[1..].iter().cloned());
+            out.push_str(&header(&h));
+            for (i, step) in c.steps.iter().enumerate() {
+                let mut r = vec![cell(step)];
+                r.extend(t.rows[i][1..].iter().map(ratio_text));
+                out.push_str(&row(&r));
+            }
+        };
+        rel(&mut out, "ops_sec", &c.ops_sec);
+        for t in &c.costs {
+            rel(&mut out, &t.metric, t);
+        }
+    }
+    out
+}
+
+/// One run's summary in benchmark.sh's columns.
+pub fn run(r: &StoredRun) -> String {
+    let mut out = format!(
+        "**run {}** {} {} · {} · {}{}\n\n",
+        r.run.id,
+        cell(&r.run.engine),
+        cell(&r.run.engine_version),
+        cell(&r.run.status),
+        cell(&r.run.started_at),
+        r.run
+            .tag
+            .as_deref()
+            .map(|t| format!(" · tag {}", cell(t)))
+            .unwrap_or_default()
+    );
+    let h: Vec<String> = [
+        "test",
+        "ops_sec",
+        "p50",
+        "p99",
+        "p99.9",
+        "pmax",
+        "cpu_us_op",
+        "rkb_op",
+        "wkb_op",
+        "w_amp",
+        "stall%",
+        "db_gb",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    out.push_str(&header(&h));
+    for (s, _) in &r.steps {
+        let m = &s.summary;
+        out.push_str(&row(&[
+            cell(&s.name),
+            format!("{:.0}", m.ops_sec),
+            sig(m.p50_us, 3),
+            sig(m.p99_us, 3),
+            sig(m.p999_us, 3),
+            sig(m.pmax_us, 3),
+            sig(m.cpu_us_op, 3),
+            sig(m.rkb_op, 3),
+            sig(m.wkb_op, 3),
+            fixed(m.w_amp, 2),
+            fixed(m.stall_pct, 1),
+            fixed(m.db_gb, 3),
+        ]));
+    }
+    out
+}

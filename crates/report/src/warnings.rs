@@ -1,0 +1,179 @@
+//! What makes a comparison untruthful, checked from what the store recorded: each rule
+//! is a function from the versions compared to zero or more sentences.
+
+use crate::compare::Version;
+use std::collections::BTreeSet;
+
+/// Compaction debt (bytes) at a step's start above which the step is measured while
+/// the previous step's work drains.
+pub const PENDING_COMPACTION_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
+
+/// Share of the host's CPUs above which the load generator (in-process for embedded
+/// engines) is taken to saturate the CPU.
+pub const CPU_SATURATION: f64 = 0.9;
+
+fn all_runs(versions: &[Version]) -> impl Iterator<Item = (&str, &plumb_store::StoredRun)> {
+    versions
+        .iter()
+        .flat_map(|v| v.runs.iter().map(move |r| (v.label.as_str(), r)))
+}
+
+/// Option values across all runs, when they are not all the same.
+fn differing_option(versions: &[Version], key: &str) -> Option<String> {
+    let vals: BTreeSet<String> = all_runs(versions)
+        .map(|(_, r)| {
+            r.run
+                .options
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| "unset".into())
+        })
+        .collect();
+    (vals.len() > 1).then(|| {
+        format!(
+            "{key}: {}",
+            vals.into_iter().collect::<Vec<_>>().join(" vs ")
+        )
+    })
+}
+
+/// Every fairness warning that applies.
+pub fn fairness(versions: &[Version]) -> Vec<String> {
+    let mut w = Vec::new();
+    let durability: Vec<String> = ["rocksdb.sync", "rocksdb.disable_wal"]
+        .iter()
+        .filter_map(|k| differing_option(versions, k))
+        .collect();
+    if !durability.is_empty() {
+        w.push(format!(
+            "durability differs ({}): a synced or WAL-backed write costs more than one that is not",
+            durability.join("; ")
+        ));
+    }
+    let sizes: Vec<String> = [
+        "num",
+        "key_size",
+        "value_size",
+        "duration",
+        "ops",
+        "warmup",
+        "threads",
+    ]
+    .iter()
+    .filter_map(|k| differing_option(versions, k))
+    .collect();
+    if !sizes.is_empty() {
+        w.push(format!("sizes or durations differ ({})", sizes.join("; ")));
+    }
+    let engines: BTreeSet<String> = all_runs(versions)
+        .map(|(_, r)| format!("{} {}", r.run.engine, r.run.engine_version))
+        .collect();
+    let hosts: BTreeSet<String> = all_runs(versions)
+        .map(|(_, r)| {
+            r.run
+                .host
+                .as_ref()
+                .and_then(|h| h["inventory"]["hostname"].as_str().map(str::to_string))
+                .unwrap_or_else(|| "unknown host".into())
+        })
+        .collect();
+    if hosts.len() > 1 {
+        w.push(format!(
+            "runs come from different hosts ({}): hardware differs as well as software",
+            hosts.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    w.extend(host_check_changes(versions));
+    for v in versions {
+        if v.runs.len() < 2 {
+            w.push(format!(
+                "{}: only one run, so no confidence interval (use --repeat 3 or more)",
+                v.label
+            ));
+        }
+    }
+    let mut seeds: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+    for (_, r) in all_runs(versions) {
+        seeds.entry(r.run.seed.clone()).or_default().push(r.run.id);
+    }
+    for (seed, ids) in seeds.into_iter().filter(|(_, ids)| ids.len() > 1) {
+        w.push(format!(
+            "runs {} used the same seed {seed}: identical key sequences warm caches and inflate hit rates",
+            ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    for (label, r) in all_runs(versions) {
+        for (s, _) in &r.steps {
+            if let Some(p) = s.summary.pending_compaction_gb_start {
+                if p * (1u64 << 30) as f64 > PENDING_COMPACTION_BYTES && s.summary.ops > 0 {
+                    w.push(format!(
+                        "{label} run {} step {}: started with {p:.2} GB of compaction pending from the previous step (add waitforcompaction before it)",
+                        r.run.id, s.name
+                    ));
+                }
+            }
+            let cpus = r
+                .run
+                .host
+                .as_ref()
+                .and_then(|h| h["inventory"]["cpu"]["threads"].as_f64());
+            if let (Some(cpus), Some(cpu_op)) = (cpus, s.summary.cpu_us_op) {
+                let used = cpu_op * s.summary.ops_sec / 1e6;
+                if used >= CPU_SATURATION * cpus {
+                    w.push(format!(
+                        "{label} run {} step {}: the process used {used:.2} of {cpus} CPUs; the load generator shares a saturated CPU with the engine",
+                        r.run.id, s.name
+                    ));
+                }
+            }
+        }
+    }
+    if engines.len() > 1 {
+        // Not unfair in itself (it is often the point), but say what is compared.
+        w.push(format!(
+            "engines compared: {}",
+            engines.into_iter().collect::<Vec<_>>().join(" vs ")
+        ));
+    }
+    w
+}
+
+/// Host checks whose verdict differs from the base's first run.
+fn host_check_changes(versions: &[Version]) -> Vec<String> {
+    let Some(base) = versions.first().and_then(|v| v.runs.first()) else {
+        return Vec::new();
+    };
+    let verdicts = |r: &plumb_store::StoredRun| -> std::collections::BTreeMap<String, String> {
+        r.run
+            .host
+            .as_ref()
+            .and_then(|h| h["checks"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|c| {
+                Some((
+                    c["id"].as_str()?.to_string(),
+                    c["verdict"].as_str()?.to_string(),
+                ))
+            })
+            .collect()
+    };
+    let b = verdicts(base);
+    let mut out = Vec::new();
+    for (label, r) in all_runs(versions).skip(1) {
+        let o = verdicts(r);
+        let changed: Vec<String> = b
+            .iter()
+            .filter(|(id, v)| o.get(*id).is_some_and(|ov| ov != *v))
+            .map(|(id, v)| format!("{id} {v}→{}", o[id]))
+            .collect();
+        if !changed.is_empty() {
+            out.push(format!(
+                "{label} run {}: host checks differ from the base ({})",
+                r.run.id,
+                changed.join(", ")
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,296 @@
+//! Comparisons on fixture runs: ratios and intervals against hand computation, the
+//! `~` mark, every fairness warning on and off, Markdown and CSV snapshots.
+
+mod fixtures;
+
+use fixtures::{fig, run, version};
+use plumb_report::{compare, markdown};
+
+fn base_and_new() -> Vec<plumb_report::Version> {
+    vec![
+        version(
+            "base",
+            vec![
+                run(
+                    1,
+                    "base",
+                    &[
+                        fig("readrandom", 100.0, Some(10.0)),
+                        fig("overwrite", 50.0, Some(20.0)),
+                    ],
+                ),
+                run(
+                    2,
+                    "base",
+                    &[
+                        fig("readrandom", 110.0, Some(10.0)),
+                        fig("overwrite", 50.0, Some(20.0)),
+                    ],
+                ),
+            ],
+        ),
+        version(
+            "new",
+            vec![
+                run(
+                    3,
+                    "new",
+                    &[
+                        fig("readrandom", 120.0, Some(8.0)),
+                        fig("overwrite", 51.0, Some(20.0)),
+                    ],
+                ),
+                run(
+                    4,
+                    "new",
+                    &[
+                        fig("readrandom", 130.0, Some(8.0)),
+                        fig("overwrite", 49.0, Some(20.0)),
+                    ],
+                ),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn relative_values_and_intervals_match_hand_computation() {
+    let c = compare(&base_and_new());
+    assert_eq!(c.steps, vec!["readrandom", "overwrite"]);
+    let rr = &c.ops_sec.rows[0];
+    assert_eq!(rr[0].median, Some(105.0));
+    assert_eq!(rr[1].median, Some(125.0));
+    assert_eq!(rr[0].ratio, None, "the base has no ratio to itself");
+    let r = rr[1].ratio.unwrap();
+    assert!((r - 125.0 / 105.0).abs() < 1e-12);
+    // Hand computation: Welch on logs (see stats.rs for the formula).
+    let (b, o) = ([100f64.ln(), 110f64.ln()], [120f64.ln(), 130f64.ln()]);
+    let d = (o[0] + o[1]) / 2.0 - (b[0] + b[1]) / 2.0;
+    let (vb, vo) = ((b[0] - b[1]).powi(2) / 2.0, (o[0] - o[1]).powi(2) / 2.0);
+    let se = (vb / 2.0 + vo / 2.0).sqrt();
+    let (lo, hi) = rr[1].ci.unwrap();
+    // Welch df here is 1.94 (by hand: (a+b)^2/(a^2+b^2), a=vb/2, b=vo/2), where
+    // t(0.975) is ~4.43: the interval is wide with two repeats.
+    let t = (d - lo.ln()) / se;
+    assert!(
+        (t - (hi.ln() - d) / se).abs() < 1e-9,
+        "symmetric in log space"
+    );
+    assert!(t > 4.40 && t < 4.46, "t = {t}");
+    // cpu_us_op: 8 vs 10 exactly, no noise: 0.80, significant.
+    let cpu = c.costs.iter().find(|t| t.metric == "cpu_us_op").unwrap();
+    assert_eq!(cpu.rows[0][1].ratio, Some(0.8));
+    assert!(cpu.rows[0][1].significant);
+}
+
+#[test]
+fn identical_distributions_get_the_mark_and_a_ten_percent_shift_does_not() {
+    let same = vec![
+        version(
+            "a",
+            vec![
+                run(1, "a", &[fig("x", 100.0, None)]),
+                run(2, "a", &[fig("x", 102.0, None)]),
+                run(3, "a", &[fig("x", 98.0, None)]),
+            ],
+        ),
+        version(
+            "b",
+            vec![
+                run(4, "b", &[fig("x", 100.0, None)]),
+                run(5, "b", &[fig("x", 98.0, None)]),
+                run(6, "b", &[fig("x", 102.0, None)]),
+            ],
+        ),
+    ];
+    let c = compare(&same);
+    assert!(!c.ops_sec.rows[0][1].significant);
+    assert!(markdown::comparison(&c).contains("1.00 ~"));
+
+    let shifted = vec![
+        version(
+            "a",
+            vec![
+                run(1, "a", &[fig("x", 100.0, None)]),
+                run(2, "a", &[fig("x", 101.0, None)]),
+                run(3, "a", &[fig("x", 99.0, None)]),
+            ],
+        ),
+        version(
+            "b",
+            vec![
+                run(4, "b", &[fig("x", 110.0, None)]),
+                run(5, "b", &[fig("x", 111.1, None)]),
+                run(6, "b", &[fig("x", 108.9, None)]),
+            ],
+        ),
+    ];
+    let c = compare(&shifted);
+    let cell = &c.ops_sec.rows[0][1];
+    assert!(cell.significant, "{cell:?}");
+    let text = plumb_report::compare::ratio_text(cell);
+    assert!(text.starts_with("1.10 (") && !text.contains('~'), "{text}");
+}
+
+fn warnings_of(vs: &[plumb_report::Version]) -> Vec<String> {
+    compare(vs).warnings
+}
+
+#[test]
+fn a_fair_comparison_has_no_warnings() {
+    let w = warnings_of(&base_and_new());
+    assert!(w.is_empty(), "{w:?}");
+}
+
+#[test]
+fn each_fairness_warning_fires_on_its_fixture() {
+    let mut v = base_and_new();
+    v[1].runs[0]
+        .run
+        .options
+        .insert("rocksdb.sync".into(), "true".into());
+    assert!(warnings_of(&v)
+        .iter()
+        .any(|w| w.starts_with("durability differs")));
+
+    let mut v = base_and_new();
+    v[1].runs[1].run.options.insert("num".into(), "5000".into());
+    assert!(warnings_of(&v)
+        .iter()
+        .any(|w| w.starts_with("sizes or durations differ") && w.contains("num: 1000 vs 5000")));
+
+    let mut v = base_and_new();
+    v[1].runs[0].run.host.as_mut().unwrap()["inventory"]["hostname"] = "h2".into();
+    assert!(warnings_of(&v)
+        .iter()
+        .any(|w| w.contains("different hosts")));
+
+    let mut v = base_and_new();
+    v[1].runs[0].run.host.as_mut().unwrap()["checks"][0]["verdict"] = "warn".into();
+    assert!(warnings_of(&v)
+        .iter()
+        .any(|w| w.contains("host checks differ") && w.contains("cpu.turbo ok→warn")));
+
+    let mut v = base_and_new();
+    v[0].runs.pop();
+    assert!(warnings_of(&v)
+        .iter()
+        .any(|w| w.starts_with("base: only one run")));
+
+    let mut v = base_and_new();
+    v[1].runs[0].run.seed = v[0].runs[0].run.seed.clone();
+    assert!(warnings_of(&v).iter().any(|w| w.contains("same seed")));
+
+    let mut v = base_and_new();
+    v[1].runs[0].steps[0].0.summary.pending_compaction_gb_start = Some(0.5);
+    assert!(warnings_of(&v)
+        .iter()
+        .any(|w| w.contains("compaction pending")));
+    v[1].runs[0].steps[0].0.summary.pending_compaction_gb_start = Some(0.01);
+    assert!(
+        !warnings_of(&v)
+            .iter()
+            .any(|w| w.contains("compaction pending")),
+        "below the threshold"
+    );
+
+    let mut v = base_and_new();
+    // 95 µs/op at 20000 ops/s is 1.9 CPUs of 2.
+    v[1].runs[0].steps[0].0.summary.cpu_us_op = Some(95.0);
+    v[1].runs[0].steps[0].0.summary.ops_sec = 20_000.0;
+    assert!(warnings_of(&v).iter().any(|w| w.contains("saturated CPU")));
+}
+
+#[test]
+fn markdown_snapshot() {
+    let c = compare(&base_and_new());
+    insta::assert_snapshot!("comparison_md", markdown::comparison(&c));
+    insta::assert_snapshot!("run_md", markdown::run(&base_and_new()[0].runs[0]));
+}
+
+#[test]
+fn csv_snapshot_and_every_figure_present() {
+    let runs = vec![run(
+        7,
+        "t,with \"quotes\"",
+        &[fig("readrandom", 100.0, Some(10.0))],
+    )];
+    let csv = plumb_report::csv::runs(&runs);
+    insta::assert_snapshot!("runs_csv", csv);
+    assert!(csv.contains(",readrandom,,ops_sec,100"));
+    assert!(
+        csv.contains(",readrandom,1,ops_sec,100"),
+        "interval rows carry their index"
+    );
+    assert!(!csv.contains("rkb_op"), "a missing figure is absent, not 0");
+}
+
+#[test]
+fn markdown_escapes_what_a_renderer_would_run() {
+    let v = vec![version(
+        "<b>x</b>|y",
+        vec![run(
+            1,
+            "<script>alert(1)</script>",
+            &[fig("readrandom", 1.0, None)],
+        )],
+    )];
+    let md = markdown::comparison(&compare(&v)) + &markdown::run(&v[0].runs[0]);
+    assert!(!md.contains("<script>") && !md.contains("<b>"));
+    assert!(md.contains("&lt;script&gt;") && md.contains("\\|y"));
+}
+
+/// Every key the committed schema requires is in the JSON the report prints.
+#[test]
+fn report_json_has_every_key_the_schema_requires() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/report.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let vs = base_and_new();
+    let runs: Vec<_> = vs.iter().flat_map(|v| v.runs.clone()).collect();
+    let c = compare(&vs);
+    let doc = plumb_report::json::report(&runs, Some(&c));
+    let required = |v: &serde_json::Value| -> Vec<String> {
+        v["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    let defs = &schema["$defs"];
+    let check = |obj: &serde_json::Value, schema_obj: &serde_json::Value, what: &str| {
+        for k in required(schema_obj) {
+            assert!(obj.get(&k).is_some(), "{what} lacks required {k}");
+        }
+    };
+    check(&doc, &schema, "report");
+    check(&doc["runs"][0], &defs["run_doc"], "run doc");
+    check(
+        &doc["runs"][0]["run"],
+        &defs["run_doc"]["properties"]["run"],
+        "run",
+    );
+    check(
+        &doc["runs"][0]["steps"][0]["summary"],
+        &defs["summary"],
+        "summary",
+    );
+    check(
+        &doc["runs"][0]["steps"][0]["intervals"][0],
+        &defs["interval"],
+        "interval",
+    );
+    check(&doc["comparison"], &defs["comparison"], "comparison");
+    check(
+        &doc["comparison"]["ops_sec"]["rows"][0][1],
+        &defs["cell"],
+        "cell",
+    );
+    assert_eq!(doc["schema"], schema["properties"]["schema"]["const"]);
+}

@@ -1,0 +1,129 @@
+//! `plumb compare` and `plumb report`: runs from the store, relative to a base.
+
+use super::{select, StoreArg};
+use anyhow::Context;
+use plumb_report::{compare, comparison_text, Reporter, TextReporter};
+use plumb_store::Store;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `plumb compare BASE OTHER…`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Selectors: a run id (12), a group of repeats (g12), or filters \
+such as tag=new, engine=rocksdb, version=11.8.1, opt.threads=2 (comma-joined, all must match)."
+)]
+pub struct CompareArgs {
+    /// The base, then the versions compared to it.
+    #[arg(required = true, num_args = 2.., value_name = "SELECTOR")]
+    selectors: Vec<String>,
+    #[command(flatten)]
+    store: StoreArg,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Output formats of `plumb report`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    /// Terminal tables.
+    Text,
+    /// Markdown tables, ready to paste.
+    Md,
+    /// One self-contained HTML file with inline SVG charts.
+    Html,
+    /// Every stored figure, one per row.
+    Csv,
+    /// Runs and comparison (docs/report.schema.json).
+    Json,
+}
+
+/// `plumb report RUNS…`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Runs to report; with two or more, the first is the base of a comparison.
+    #[arg(required = true, value_name = "SELECTOR")]
+    selectors: Vec<String>,
+    #[command(flatten)]
+    store: StoreArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Write to this file instead of stdout (written whole, or not at all).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+fn open(store: &StoreArg) -> anyhow::Result<Store> {
+    let path = store.path();
+    if !path.exists() {
+        anyhow::bail!("store {}: no such file; pass --store PATH", path.display());
+    }
+    Ok(Store::open(&path)?)
+}
+
+pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&a.store)?;
+    let versions = select::versions(&store, &a.selectors)?;
+    let c = compare(&versions);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        print!("{}", comparison_text(&c));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let store = open(&a.store)?;
+    let versions = select::versions(&store, &a.selectors)?;
+    let runs: Vec<_> = versions
+        .iter()
+        .flat_map(|v| v.runs.iter().cloned())
+        .collect();
+    let c = (versions.len() > 1).then(|| compare(&versions));
+    let doc = match a.format {
+        Format::Text => {
+            let mut s: String = runs.iter().map(|r| TextReporter.render(r) + "\n").collect();
+            if let Some(c) = &c {
+                s.push_str(&comparison_text(c));
+            }
+            s
+        }
+        Format::Md => {
+            let mut s: String = runs
+                .iter()
+                .map(|r| plumb_report::markdown::run(r) + "\n")
+                .collect();
+            if let Some(c) = &c {
+                s.push_str(&plumb_report::markdown::comparison(c));
+            }
+            s
+        }
+        Format::Html => plumb_report::html::report(&runs, c.as_ref()),
+        Format::Csv => plumb_report::csv::runs(&runs),
+        Format::Json => {
+            serde_json::to_string_pretty(&plumb_report::json::report(&runs, c.as_ref()))? + "\n"
+        }
+    };
+    match &a.output {
+        None => print!("{doc}"),
+        Some(path) => {
+            // Write beside the target and rename, so a failure leaves no half file.
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| {
+                format!("-o {}: cannot write in {}", path.display(), dir.display())
+            })?;
+            std::io::Write::write_all(&mut tmp, doc.as_bytes())
+                .with_context(|| format!("-o {}", path.display()))?;
+            tmp.persist(path)
+                .with_context(|| format!("-o {}", path.display()))?;
+            eprintln!("plumb: wrote {}", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -45,6 +45,11 @@ die() { log "ERROR: $*"; exit 1; }
 command -v python3 >/dev/null 2>&1 || { apt-get install -y python3 >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y python3 >/dev/null; }; }
 [ -x "$DB_BENCH" ] || die "db_bench not found at $DB_BENCH (run bench/build-db_bench.sh)"
 [ -x "$PLUMB" ] || die "plumb not found at $PLUMB (cargo build --release)"
+# Measure a private copy: a cargo build elsewhere must not swap the binary mid-run.
+mkdir -p "$BASE"
+cp "$PLUMB" "$BASE/plumb.bin"
+PLUMB="$BASE/plumb.bin"
+"$PLUMB" kv --help | grep -q 'rocksdb' || die "$PLUMB was built without the rocksdb feature"
 "$PLUMB" kv --help >/dev/null 2>&1 || die "'$PLUMB kv --help' failed"
 
 case "$CACHE_TYPE" in
@@ -133,7 +138,7 @@ run_dbb() {
   local logf=$1 name=$2; shift 2
   echo "+ $DB_BENCH ${DBB_COMMON[*]} $* ${DBB_X[*]}" > "$logf"
   "$DB_BENCH" "${DBB_COMMON[@]}" "$@" "${DBB_X[@]}" >> "$logf" 2>&1 || { log "db_bench failed, see $logf"; tail -n 20 "$logf" >&2; return 1; }
-  # The LAST line of that name: read tests run twice in one process, the first warms the cache.
+  # The LAST line of that name (read tests first run readseq in the same process to warm the block cache).
   awk -v n="$name" '$1==n && $2==":" { for (i=3;i<=NF;i++) if ($i=="ops/sec") last=$(i-1) } END { if (last != "") print last }' "$logf"
 }
 # run_pl LOG NAME ARGS... : runs plumb kv, prints .steps[name==NAME].summary.ops_sec
@@ -148,7 +153,7 @@ try:
     doc = json.loads(txt)
 except ValueError:
     doc = json.loads(txt[txt.index('{'):])   # tolerate leading non-JSON noise
-# The LAST step of that name: read tests run twice in one process, the first warms the cache.
+# The LAST step of that name (read tests first run readseq to warm the block cache).
 found = [s for s in doc.get("steps", []) if s.get("name") == sys.argv[2]]
 if not found:
     sys.exit("step %s not in plumb JSON" % sys.argv[2])
@@ -230,10 +235,10 @@ one_run() {
               --threads="$th" --duration="$DURATION")
         rm -rf "$DBB_FILL" ;;
       readrandom)
-        ops=$(run_dbb "$logf" readrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readrandom,readrandom \
+        ops=$(run_dbb "$logf" readrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,readrandom \
               --threads="$th" --duration="$DURATION") ;;
       fwdrange)
-        ops=$(run_dbb "$logf" seekrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=seekrandom,seekrandom \
+        ops=$(run_dbb "$logf" seekrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,seekrandom \
               --seek_nexts="$SEEK_NEXTS" --threads="$th" --duration="$DURATION") ;;
       overwrite)   # waitforcompaction so the next run starts from a quiet LSM
         ops=$(run_dbb "$logf" overwrite --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=overwrite,waitforcompaction \
@@ -249,7 +254,7 @@ one_run() {
               --threads "$th" --duration "$DURATION")
         rm -rf "$PL_FILL" ;;
       readrandom|fwdrange)
-        ops=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --benchmarks "$test,$test" \
+        ops=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --benchmarks "readseq,$test" \
               --threads "$th" --duration "$DURATION") ;;
       overwrite)
         ops=$(run_pl "$logf" overwrite --db "$PL_LOADED" --use-existing-db --benchmarks overwrite,waitforcompaction \

@@ -27,7 +27,7 @@ const QUICK_SECS: u64 = 3;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Steps: fillseq fillrandom filluniquerandom overwrite readrandom \
-multireadrandom fwdrange revrange readwhilewriting fwdrangewhilewriting revrangewhilewriting \
+multireadrandom readseq fwdrange revrange readwhilewriting fwdrangewhilewriting revrangewhilewriting \
 deleterandom, and unmeasured flush waitforcompaction compact.\n\
 Examples:\n  plumb kv                                   quick run, temp dir, default sequence\n  \
 plumb kv --num 5000000 --duration 60 --workload x3 --db /data/plumb\n  \
@@ -514,8 +514,7 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
         };
         let dir = repeat_dir(&a, base, rep)?;
         let seed = p.seed.wrapping_add(u64::from(rep));
-        let (run_id, status, stored) =
-            run_once(&a, &p, seed, &mut store, &hw, dir, group, rep)?;
+        let (run_id, status, stored) = run_once(&a, &p, seed, &mut store, &hw, dir, group, rep)?;
         if a.repeat > 1 {
             group.get_or_insert(run_id);
         }

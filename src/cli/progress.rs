@@ -20,9 +20,11 @@ impl Bar {
 
 impl Progress for Bar {
     fn start(&self, name: &str, total_ops: Option<u64>, duration: Option<Duration>) {
-        let (len, by_time) = match (duration, total_ops) {
-            (Some(d), _) => (d.as_secs().max(1), true),
-            (None, Some(n)) => (n, false),
+        // An op quota is the better measure of progress when there is one (fills);
+        // otherwise the clock, in milliseconds so short steps still move.
+        let (len, by_time) = match (total_ops, duration) {
+            (Some(n), _) => (n, false),
+            (None, Some(d)) => ((d.as_millis() as u64).max(1), true),
             (None, None) => (0, false),
         };
         let pb = if len == 0 {
@@ -31,7 +33,7 @@ impl Progress for Bar {
             ProgressBar::new(len)
         };
         let tmpl = if by_time {
-            "{prefix:>22} [{bar:30}] {pos}/{len}s  {msg}  eta {eta}"
+            "{prefix:>22} [{bar:30}] {msg}  eta {eta}"
         } else {
             "{prefix:>22} [{bar:30}] {human_pos}/{human_len} ops  {msg}  eta {eta}"
         };
@@ -47,9 +49,16 @@ impl Progress for Bar {
 
     fn tick(&self, ops: u64, elapsed: Duration) {
         if let Some((pb, by_time)) = &*self.bar.lock().unwrap_or_else(|e| e.into_inner()) {
-            pb.set_position(if *by_time { elapsed.as_secs() } else { ops });
             let secs = elapsed.as_secs_f64().max(1e-9);
-            pb.set_message(format!("{:.0} ops/s", ops as f64 / secs));
+            let rate = format!("{:.0} ops/s", ops as f64 / secs);
+            if *by_time {
+                pb.set_position(elapsed.as_millis() as u64);
+                let len = pb.length().unwrap_or(0) as f64 / 1000.0;
+                pb.set_message(format!("{secs:.0}/{len:.0} s  {rate}"));
+            } else {
+                pb.set_position(ops);
+                pb.set_message(rate);
+            }
         }
     }
 

@@ -41,7 +41,7 @@ impl StepConfig {
     /// The op quota across all threads: fills write --num keys; a sequence may fix a
     /// fraction of --num; otherwise --ops; `None` means run for the duration only.
     pub fn total_ops(&self) -> Option<u64> {
-        if self.plan.kind.is_fill() {
+        if self.plan.kind.is_fill() || self.plan.kind == plumb_workloads::StepKind::ReadSeq {
             return Some(self.num);
         }
         if let Some(f) = self.plan.ops_fraction_of_num {

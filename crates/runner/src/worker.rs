@@ -319,6 +319,42 @@ fn drive_role(
             },
             tx,
         ),
+        StepKind::ReadSeq => {
+            // This thread's slice of the key space, in chunks of one iterator each;
+            // every entry visited is an op, as in db_bench.
+            const CHUNK: usize = 256;
+            let fmt = st.fmt;
+            let mut next = lo;
+            let mut left = quota;
+            drive(
+                env,
+                t,
+                false,
+                quota,
+                None,
+                || {
+                    if left == 0 {
+                        return Ok((0, 0));
+                    }
+                    let chunk = (CHUNK as u64).min(left) as usize;
+                    fmt.encode(next, &mut st.key);
+                    let (verify, check) = (&mut st.verify, st.check);
+                    let mut bytes = 0u64;
+                    let mut last = None;
+                    let n = s.scan(&st.key, chunk - 1, false, &mut |k, v| {
+                        bytes += (k.len() + v.len()) as u64;
+                        last = fmt.decode(k);
+                        OpState::check_value(verify, check, k, v);
+                    })?;
+                    if let Some(k) = last {
+                        next = k + 1;
+                    }
+                    left = left.saturating_sub(n as u64);
+                    Ok((n as u64, bytes))
+                },
+                tx,
+            )
+        }
         StepKind::FwdRange
         | StepKind::RevRange
         | StepKind::FwdRangeWhileWriting
@@ -350,7 +386,8 @@ fn drive_role(
     }
 }
 
-/// The timed loop shared by every op kind. `op` returns (ops counted, user bytes).
+/// The timed loop shared by every op kind. `op` returns (ops counted, user bytes);
+/// zero ops means the worker has nothing left to do.
 #[inline(always)]
 fn drive<F>(
     env: &WorkerEnv<'_>,
@@ -394,6 +431,7 @@ where
             None => Instant::now(),
         };
         let (n, b) = match op() {
+            Ok((0, _)) => break Ok(()), // nothing left to do (a scan past the last key)
             Ok(x) => x,
             Err(e) => break Err(e),
         };

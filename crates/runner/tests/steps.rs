@@ -197,3 +197,20 @@ fn an_interrupt_stops_the_step_and_keeps_what_ran() {
     let sum: u64 = o.intervals.iter().map(|i| i.ops).sum();
     assert_eq!(sum, o.summary.ops);
 }
+
+#[test]
+fn readseq_visits_every_key_once_and_stops_at_the_end() {
+    let t = MemoryTarget::new();
+    let mut keys = KeySpace::empty();
+    run(&t, &cfg("fillseq", 0, 3000, 1), &mut keys);
+    let o = run(&t, &cfg("readseq", 1, 3000, 2), &mut keys);
+    assert_eq!(o.status, StepStatus::Ok, "{:?}", o.error);
+    assert_eq!(o.summary.ops, 3000);
+    assert_eq!(o.summary.verify.verified, 3000);
+    // With half the keys deleted, the scan ends early instead of spinning.
+    let t = MemoryTarget::new();
+    let mut keys = KeySpace::empty();
+    run(&t, &cfg("fillseq", 0, 1000, 1), &mut keys);
+    let o = run(&t, &cfg("readseq", 1, 2000, 1), &mut keys);
+    assert_eq!(o.summary.ops, 1000);
+}

@@ -51,6 +51,9 @@ pub enum StepKind {
     ReadRandom,
     /// Batched point reads (db_bench's --batch_size, 16 here), one op per batch.
     MultiReadRandom,
+    /// A full forward scan in key order (db_bench's readseq): warms the block cache
+    /// and measures sequential iteration; every entry is an op.
+    ReadSeq,
     /// Seek then `seek_nexts` next() calls.
     FwdRange,
     /// Seek then `seek_nexts` prev() calls.
@@ -71,13 +74,14 @@ pub enum StepKind {
     Compact,
 }
 
-const ALL: [(StepKind, &str); 15] = [
+const ALL: [(StepKind, &str); 16] = [
     (StepKind::FillSeq, "fillseq"),
     (StepKind::FillRandom, "fillrandom"),
     (StepKind::FillUniqueRandom, "filluniquerandom"),
     (StepKind::Overwrite, "overwrite"),
     (StepKind::ReadRandom, "readrandom"),
     (StepKind::MultiReadRandom, "multireadrandom"),
+    (StepKind::ReadSeq, "readseq"),
     (StepKind::FwdRange, "fwdrange"),
     (StepKind::RevRange, "revrange"),
     (StepKind::ReadWhileWriting, "readwhilewriting"),

@@ -240,8 +240,9 @@ one_run() {
       fwdrange)
         ops=$(run_dbb "$logf" seekrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,seekrandom \
               --seek_nexts="$SEEK_NEXTS" --threads="$th" --duration="$DURATION") ;;
-      overwrite)   # waitforcompaction so the next run starts from a quiet LSM
-        ops=$(run_dbb "$logf" overwrite --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=overwrite,waitforcompaction \
+      overwrite)   # on a fresh copy of the loaded DB, so every run starts from the same LSM
+        rm -rf "$BASE/work"; cp -a "$DBB_LOADED" "$BASE/work"
+        ops=$(run_dbb "$logf" overwrite --db="$BASE/work" --use_existing_db=1 --benchmarks=overwrite \
               --threads="$th" --duration="$DURATION") ;;
       *) die "unknown test $test" ;;
     esac
@@ -256,8 +257,9 @@ one_run() {
       readrandom|fwdrange)
         ops=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --benchmarks "readseq,$test" \
               --threads "$th" --duration "$DURATION") ;;
-      overwrite)
-        ops=$(run_pl "$logf" overwrite --db "$PL_LOADED" --use-existing-db --benchmarks overwrite,waitforcompaction \
+      overwrite)   # on a fresh copy of the loaded DB, so every run starts from the same LSM
+        rm -rf "$BASE/work"; cp -a "$PL_LOADED" "$BASE/work"
+        ops=$(run_pl "$logf" overwrite --db "$BASE/work" --use-existing-db --benchmarks overwrite \
               --threads "$th" --duration "$DURATION") ;;
       *) die "unknown test $test" ;;
     esac

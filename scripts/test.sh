@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo fmt --all -- --check
+# --release: lints share the release build's RocksDB (librocksdb-sys's build script
+# runs once per profile, compiling RocksDB), so the tests below reuse it.
 cargo clippy --release --workspace --all-targets -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

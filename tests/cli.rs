@@ -276,3 +276,84 @@ fn bad_input_is_refused_before_anything_is_written() {
         .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("precious.txt")]);
 }
+
+#[test]
+fn plumb_host_describes_this_machine_and_its_storage() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["host", "--json", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = json_of(&o);
+    let inv = &h["inventory"];
+    assert!(
+        inv["cpu"]["model"].as_str().is_some_and(|m| !m.is_empty()),
+        "{}",
+        inv["cpu"]
+    );
+    assert!(inv["cpu"]["threads"].as_u64().unwrap() >= 1);
+    assert!(
+        inv["memory"]["total_bytes"].as_u64().is_some_and(|m| m > 0),
+        "{}",
+        inv["memory"]
+    );
+    assert!(
+        inv["clocksource"]["current"].is_string(),
+        "{}",
+        inv["clocksource"]
+    );
+    assert!(inv["kernel"].is_string());
+    let st = &h["storage"];
+    assert!(
+        st["fs_type"].is_string() && st["mount_options"].is_array(),
+        "{st}"
+    );
+    let devs = st["devices"].as_array().unwrap();
+    assert!(!devs.is_empty());
+    assert!(
+        devs[0]["queue"]["max_sectors_kb"].is_number(),
+        "{}",
+        devs[0]
+    );
+    let checks = h["checks"].as_array().unwrap();
+    for id in [
+        "cpu.turbo",
+        "cpu.governor",
+        "clock.source",
+        "mem.thp",
+        "mem.swap",
+        "host.virt",
+        "fs.noatime",
+        "disk.write_cache",
+    ] {
+        let c = checks
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("no check {id}"));
+        assert!(["ok", "info", "warn", "fail"].contains(&c["verdict"].as_str().unwrap()));
+        assert!(
+            !c["reason"].as_str().unwrap().is_empty(),
+            "{id} has no reason"
+        );
+    }
+    let text = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["host", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    for needle in ["clock.source", "MAXSEC", "WCACHE", "host.virt"] {
+        assert!(
+            text.contains(needle),
+            "plumb host output lacks {needle}:\n{text}"
+        );
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["host", "--dir", "/no/such/dir"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("/no/such/dir"));
+}

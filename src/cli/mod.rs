@@ -4,6 +4,7 @@ mod compare;
 mod host;
 mod kv;
 mod output;
+mod probe;
 mod progress;
 mod runs;
 mod select;
@@ -30,6 +31,8 @@ enum Command {
     Show(runs::ShowArgs),
     /// Inventory and hygiene checks of this host and the storage under --dir.
     Host(host::HostArgs),
+    /// Measure memory, CPU and disk ceilings (bottom-up, before the database).
+    Probe(probe::ProbeArgs),
     /// Compare runs relative to a base, with noise and fairness warnings.
     Compare(compare::CompareArgs),
     /// Write runs (and their comparison) as text, Markdown, HTML, CSV or JSON.
@@ -61,6 +64,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs(a) => runs::list(a),
         Command::Show(a) => runs::show(a),
         Command::Host(a) => host::run(a),
+        Command::Probe(a) => probe::run(a),
         Command::Compare(a) => compare::compare_cmd(a),
         Command::Report(a) => compare::report_cmd(a),
     }

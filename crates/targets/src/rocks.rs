@@ -5,7 +5,7 @@ use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
 use rocksdb::statistics::Ticker;
 use rocksdb::{
     AsRawPtr, BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompactionStyle,
-    DBCompressionType, Options, ReadOptions, WaitForCompactOptions, WriteOptions, DB,
+    DBCompressionType, Options, ReadOptions, WaitForCompactOptions, DB,
 };
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -286,13 +286,71 @@ impl RocksTarget {
     }
 }
 
+/// A worker's handle. Writes go through one reused WriteBatch and WriteOptions via the
+/// C API, as db_bench reuses its batch: the crate's `put_opt` builds a new batch (an
+/// allocation and a free) for every write, which is harness cost, not engine cost.
 struct RocksSession<'a> {
     db: &'a DB,
     cf: &'a rocksdb::ColumnFamily,
     sync: bool,
-    write: WriteOptions,
-    write_no_wal: WriteOptions,
+    raw: *mut librocksdb_sys::rocksdb_t,
+    batch: *mut librocksdb_sys::rocksdb_writebatch_t,
+    write: *mut librocksdb_sys::rocksdb_writeoptions_t,
+    write_no_wal: *mut librocksdb_sys::rocksdb_writeoptions_t,
     read: ReadOptions,
+}
+
+impl Drop for RocksSession<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created in `session()`, owned only by this session, destroyed once.
+        unsafe {
+            librocksdb_sys::rocksdb_writebatch_destroy(self.batch);
+            librocksdb_sys::rocksdb_writeoptions_destroy(self.write);
+            librocksdb_sys::rocksdb_writeoptions_destroy(self.write_no_wal);
+        }
+    }
+}
+
+impl RocksSession<'_> {
+    /// Writes one key through the reused batch with the given write options.
+    #[inline]
+    fn write_one(
+        &mut self,
+        wo: *mut librocksdb_sys::rocksdb_writeoptions_t,
+        key: &[u8],
+        value: &[u8],
+        delete: bool,
+    ) -> Result<(), TargetError> {
+        use std::os::raw::c_char;
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: the batch, options and DB pointers are alive for the session's
+        // lifetime; key and value outlive the call, which copies them into the batch.
+        unsafe {
+            librocksdb_sys::rocksdb_writebatch_clear(self.batch);
+            if delete {
+                librocksdb_sys::rocksdb_writebatch_delete(
+                    self.batch,
+                    key.as_ptr() as *const c_char,
+                    key.len(),
+                );
+            } else {
+                librocksdb_sys::rocksdb_writebatch_put(
+                    self.batch,
+                    key.as_ptr() as *const c_char,
+                    key.len(),
+                    value.as_ptr() as *const c_char,
+                    value.len(),
+                );
+            }
+            librocksdb_sys::rocksdb_write(self.raw, wo, self.batch, &mut err);
+            if !err.is_null() {
+                let msg = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
+                librocksdb_sys::rocksdb_free(err as *mut std::ffi::c_void);
+                return Err(TargetError::engine(ENGINE, msg));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn eng(e: rocksdb::Error) -> TargetError {
@@ -307,19 +365,34 @@ impl Target for RocksTarget {
         ROCKSDB_VERSION.to_string()
     }
     fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
-        let mut write = WriteOptions::default();
-        write.set_sync(self.settings.sync);
-        write.disable_wal(self.settings.disable_wal);
-        let mut write_no_wal = WriteOptions::default();
-        write_no_wal.disable_wal(true);
         let cf = self
             .db
             .cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME)
             .ok_or_else(|| TargetError::engine(ENGINE, "default column family missing"))?;
+        // SAFETY: plain constructors and setters of the C API on objects this session
+        // owns; the DB pointer stays valid while `self` (which the session borrows) lives.
+        let (raw, batch, write, write_no_wal) = unsafe {
+            let write = librocksdb_sys::rocksdb_writeoptions_create();
+            librocksdb_sys::rocksdb_writeoptions_set_sync(write, u8::from(self.settings.sync));
+            librocksdb_sys::rocksdb_writeoptions_disable_WAL(
+                write,
+                i32::from(self.settings.disable_wal),
+            );
+            let write_no_wal = librocksdb_sys::rocksdb_writeoptions_create();
+            librocksdb_sys::rocksdb_writeoptions_disable_WAL(write_no_wal, 1);
+            (
+                self.db.as_raw_ptr(),
+                librocksdb_sys::rocksdb_writebatch_create(),
+                write,
+                write_no_wal,
+            )
+        };
         Ok(Box::new(RocksSession {
             db: &self.db,
             cf,
             sync: self.settings.sync,
+            raw,
+            batch,
             write,
             write_no_wal,
             read: ReadOptions::default(),
@@ -364,7 +437,7 @@ impl Target for RocksTarget {
 impl Session for RocksSession<'_> {
     #[inline]
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
-        self.db.put_opt(key, value, &self.write).map_err(eng)
+        self.write_one(self.write, key, value, false)
     }
     #[inline]
     fn put_no_wal(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
@@ -372,7 +445,7 @@ impl Session for RocksSession<'_> {
             // A synced run keeps its durability promise even for the load step.
             return self.put(key, value);
         }
-        self.db.put_opt(key, value, &self.write_no_wal).map_err(eng)
+        self.write_one(self.write_no_wal, key, value, false)
     }
     #[inline]
     fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
@@ -434,7 +507,7 @@ impl Session for RocksSession<'_> {
         Ok(n)
     }
     fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
-        self.db.delete_opt(key, &self.write).map_err(eng)
+        self.write_one(self.write, key, &[], true)
     }
 }
 

@@ -1,0 +1,278 @@
+//! `plumb probe` end to end: a --quick run of every probe on a temp dir stores every
+//! figure as steps and ceilings and leaves no file behind; bad directories and sizes are
+//! refused before anything is written; Ctrl-C removes the probe file.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn plumb(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .output()
+        .expect("run plumb")
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn quick_probe_all_stores_every_figure_and_removes_its_file() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("disk");
+    std::fs::create_dir(&dir).unwrap();
+    let store = t.path().join("store.sqlite");
+    let started = Instant::now();
+    let o = plumb(
+        &store,
+        &[
+            "probe",
+            "all",
+            "--quick",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        started.elapsed() < Duration::from_secs(90),
+        "--quick took {:?}",
+        started.elapsed()
+    );
+    let doc = json_of(&o);
+    assert_eq!(doc["run"]["engine"], "probe");
+    assert_eq!(doc["run"]["workload"], "probe all");
+    assert_eq!(doc["run"]["status"], "ok");
+    let steps = doc["steps"].as_array().unwrap();
+    let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let has_direct = names.iter().any(|n| n.contains("direct")); // not on tmpfs
+    for want in [
+        "triad.t1",
+        "chase",
+        "cpuops.t1",
+        "seqwrite.buffered",
+        "seqread.buffered",
+        "randread.buffered.j1.qd1",
+        "randread.buffered.j1.qd32",
+        "randwrite.buffered.j1.qd1",
+        "randwrite.buffered.j1.qd32",
+        "commit.buffered.t1",
+        "commit.buffered.t2",
+    ] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    if has_direct {
+        for want in [
+            "seqwrite.direct",
+            "randread.direct.j1.qd32",
+            "commit.direct.t1",
+        ] {
+            assert!(names.contains(&want), "{want} missing from {names:?}");
+        }
+    }
+    for s in steps {
+        let name = s["name"].as_str().unwrap();
+        assert_eq!(s["status"], "ok", "{name}: {}", s["error"]);
+        let sum = &s["summary"];
+        assert!(sum["ops"].as_u64().unwrap() > 0, "{name}");
+        assert!(sum["ops_sec"].as_f64().unwrap() > 0.0, "{name}");
+        if s["config"]["probe"] == "disk" {
+            for f in [
+                "mb_sec",
+                "p50_us",
+                "p99_us",
+                "p999_us",
+                "pmax_us",
+                "cpu_us_op",
+            ] {
+                assert!(
+                    sum[f].as_f64().is_some_and(|v| v >= 0.0),
+                    "{name} {f}: {sum}"
+                );
+            }
+            assert!(sum["p50_us"].as_f64() <= sum["p99_us"].as_f64(), "{name}");
+            let ivs = s["intervals"].as_array().unwrap();
+            assert!(!ivs.is_empty(), "{name}");
+            let iv_ops: u64 = ivs.iter().map(|i| i["ops"].as_u64().unwrap()).sum();
+            assert_eq!(iv_ops, sum["ops"].as_u64().unwrap(), "{name}");
+        }
+        if s["kind"] == "triad" {
+            assert!(sum["mb_sec"].as_f64().unwrap() > 100.0, "{name}: {sum}");
+        }
+    }
+    // Ceilings: printed and stored for this host.
+    let ceilings = doc["ceilings"].as_array().unwrap();
+    let cnames: Vec<&str> = ceilings
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    let suffix = if has_direct { "" } else { ".buffered" };
+    for want in [
+        "mem.triad_gbs.t1".to_string(),
+        "mem.load_latency_ns".into(),
+        "cpu.ops_sec_per_core.t1".into(),
+        format!("disk.seqwrite_1m_mbs{suffix}"),
+        format!("disk.seqread_1m_mbs{suffix}"),
+        format!("disk.randread_4k_iops{suffix}.qd1"),
+        format!("disk.randread_4k_iops{suffix}.qd32"),
+        format!("disk.commit_per_sec{suffix}.t1"),
+    ] {
+        assert!(
+            cnames.contains(&want.as_str()),
+            "{want} missing from {cnames:?}"
+        );
+    }
+    assert!(
+        ceilings.iter().all(|c| c["value"].as_f64().unwrap() > 0.0),
+        "{ceilings:?}"
+    );
+    let host = doc["host"].as_str().unwrap();
+    let st = plumb_store::Store::open(&store).unwrap();
+    let stored = st.ceilings(host).unwrap();
+    assert_eq!(stored.len(), ceilings.len());
+    let run_id = doc["run"]["id"].as_i64().unwrap();
+    assert!(stored.iter().all(|c| c.run_id == run_id));
+    // The run reads back through `plumb show` like any other.
+    let show = plumb(&store, &["show", &run_id.to_string(), "--json"]);
+    assert!(show.status.success(), "{}", stderr(&show));
+    assert_eq!(
+        json_of(&show)["steps"].as_array().unwrap().len(),
+        steps.len()
+    );
+    // The probe file is gone.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn refuses_devices_files_missing_dirs_and_huge_sizes_before_writing() {
+    let t = tempfile::tempdir().unwrap();
+    let store = t.path().join("store.sqlite");
+    let file = t.path().join("f");
+    std::fs::write(&file, b"x").unwrap();
+    let dir = t.path().join("d");
+    std::fs::create_dir(&dir).unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["probe", "disk", "--dir", "/dev/null"], "is a device"),
+        (
+            vec!["probe", "disk", "--dir", file.to_str().unwrap()],
+            "not a directory",
+        ),
+        (
+            vec!["probe", "disk", "--dir", "/nonexistent/x"],
+            "cannot be read",
+        ),
+        (
+            vec![
+                "probe",
+                "disk",
+                "--dir",
+                dir.to_str().unwrap(),
+                "--size",
+                "1000T",
+            ],
+            "would leave less than",
+        ),
+        (
+            vec![
+                "probe",
+                "disk",
+                "--dir",
+                dir.to_str().unwrap(),
+                "--size",
+                "1M",
+            ],
+            "--size",
+        ),
+        (
+            vec![
+                "probe",
+                "disk",
+                "--dir",
+                dir.to_str().unwrap(),
+                "--depths",
+                "0",
+            ],
+            "--depths",
+        ),
+        (
+            vec![
+                "probe",
+                "disk",
+                "--dir",
+                dir.to_str().unwrap(),
+                "--tests",
+                "nope",
+            ],
+            "--tests",
+        ),
+        (vec!["probe", "disk"], "--dir"),
+        (
+            vec!["probe", "mem", "--dir", dir.to_str().unwrap()],
+            "only applies",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = plumb(&store, &args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    assert!(!store.exists(), "a refused probe must not record a run");
+}
+
+#[test]
+fn ctrl_c_stops_the_disk_probe_and_removes_its_file() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("d");
+    std::fs::create_dir(&dir).unwrap();
+    let store = t.path().join("store.sqlite");
+    let child = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args([
+            "probe", "disk", "--quick", "--tests", "randread", "--io", "buffered",
+        ])
+        .args(["--secs", "30", "--dir"])
+        .arg(&dir)
+        .arg("--store")
+        .arg(&store)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_dir(&dir).unwrap().count() == 0 {
+        assert!(Instant::now() < deadline, "probe file never appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let k = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(k.success());
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "did not stop promptly"
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "probe file left behind"
+    );
+}

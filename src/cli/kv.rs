@@ -1,5 +1,6 @@
 //! `plumb kv`: db_bench-style steps on an embedded engine, stored as they finish.
 
+use super::provenance::{command_line, now, rfc3339};
 use super::{output, progress::Bar, StoreArg};
 use anyhow::{bail, Context};
 use plumb_core::{StepStatus, Target};
@@ -475,26 +476,6 @@ fn effective_options(a: &KvArgs, p: &Plan, target: &dyn Target) -> BTreeMap<Stri
     o
 }
 
-fn command_line() -> String {
-    std::env::args()
-        .map(|s| {
-            if s.is_empty() || s.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
-                format!("'{}'", s.replace('\'', "'\\''"))
-            } else {
-                s
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-fn rfc3339(t: std::time::SystemTime) -> String {
-    chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
 
 pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     let p = plan(&a)?;

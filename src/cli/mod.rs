@@ -6,6 +6,7 @@ mod kv;
 mod output;
 mod probe;
 mod progress;
+mod provenance;
 mod runs;
 mod select;
 

@@ -2,6 +2,7 @@
 //! rate, disk) and keep the headline figures as this host's ceilings. A probe is stored
 //! as an ordinary run (engine `probe`) so `plumb show` and reports read it like any other.
 
+use super::provenance::{command_line, now, rfc3339};
 use super::StoreArg;
 use anyhow::Context;
 use comfy_table::{presets, CellAlignment, Table};
@@ -195,26 +196,6 @@ fn join(v: &[usize]) -> String {
         .join(",")
 }
 
-fn command_line() -> String {
-    std::env::args()
-        .map(|s| {
-            if s.is_empty() || s.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
-                format!("'{}'", s.replace('\'', "'\\''"))
-            } else {
-                s
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-fn rfc3339(t: std::time::SystemTime) -> String {
-    chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
 
 /// Runs `plumb probe`: checks everything first (a refused --dir writes nothing, not even a
 /// run), then measures, storing each probe's steps as it finishes and the ceilings at

@@ -18,10 +18,12 @@ pub enum Verdict {
 }
 
 fn checksum(key: &[u8], payload: &[u8]) -> u32 {
-    // Seeded with the key's hash so key and payload are both covered without copying
-    // them into one buffer.
-    let seed = xxhash_rust::xxh3::xxh3_64(key);
-    xxhash_rust::xxh3::xxh3_64_with_seed(payload, seed) as u32
+    // Key and payload hashed separately (no copy into one buffer) and mixed. Unseeded on
+    // purpose: a seeded XXH3 over inputs > 240 bytes derives a new secret every call,
+    // which costs more than hashing the payload.
+    let k = xxhash_rust::xxh3::xxh3_64(key);
+    let p = xxhash_rust::xxh3::xxh3_64(payload);
+    (p ^ k.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)) as u32
 }
 
 /// Fills `value` (already sized to the value size) for `key`: payload bytes from

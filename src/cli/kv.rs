@@ -476,7 +476,6 @@ fn effective_options(a: &KvArgs, p: &Plan, target: &dyn Target) -> BTreeMap<Stri
     o
 }
 
-
 pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     let p = plan(&a)?;
     let mut store = Store::open(&a.store.path())?;

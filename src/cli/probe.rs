@@ -196,7 +196,6 @@ fn join(v: &[usize]) -> String {
         .join(",")
 }
 
-
 /// Runs `plumb probe`: checks everything first (a refused --dir writes nothing, not even a
 /// run), then measures, storing each probe's steps as it finishes and the ceilings at
 /// the end. Exit 0 when every step ran, 130 after Ctrl-C, 1 when a step failed.

@@ -3,30 +3,11 @@
 //! written.
 
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
 
-fn plumb(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(args)
-        .arg("--store")
-        .arg(store)
-        .output()
-        .expect("run plumb")
-}
+use std::process::Command;
 
-fn json_of(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}); stderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{json_of, plumb, stderr};
 
 /// Every measured step stored intervals whose ops add up to the step's ops.
 fn assert_steps_consistent(doc: &Value) {

@@ -3,16 +3,10 @@
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn plumb(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(args)
-        .arg("--store")
-        .arg(store)
-        .output()
-        .expect("run plumb")
-}
+mod common;
+use common::plumb;
 
 fn ok(o: &Output) -> String {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

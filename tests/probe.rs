@@ -2,32 +2,11 @@
 //! figure as steps and ceilings and leaves no file behind; bad directories and sizes are
 //! refused before anything is written; Ctrl-C removes the probe file.
 
-use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn plumb(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(args)
-        .arg("--store")
-        .arg(store)
-        .output()
-        .expect("run plumb")
-}
-
-fn json_of(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}); stderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{json_of, plumb, stderr};
 
 #[test]
 fn quick_probe_all_stores_every_figure_and_removes_its_file() {

@@ -1,0 +1,32 @@
+//! Helpers shared by the end-to-end tests of the `plumb` binary.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `plumb ARGS --store STORE` and returns what it printed.
+pub fn plumb(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .output()
+        .expect("run plumb")
+}
+
+/// Parses stdout as JSON, showing stderr when it is not.
+pub fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

@@ -5,7 +5,7 @@
 use super::provenance::{command_line, now, rfc3339};
 use super::StoreArg;
 use anyhow::Context;
-use comfy_table::{presets, CellAlignment, Table};
+use comfy_table::Table;
 use plumb_core::StepStatus;
 use plumb_hwprobe::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
 use plumb_report::{fixed, sig};
@@ -359,15 +359,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING);
-    t.set_header(header.to_vec());
-    for i in 1..header.len() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
+    plumb_report::table_left(header)
 }
 
 /// The terminal report: one row per step, the ceilings kept, and the notes.

@@ -173,22 +173,26 @@ fn table(
     }
 }
 
-/// Builds the comparison; `versions[0]` is the base. Needs at least one version.
-pub fn compare(versions: &[Version]) -> Comparison {
+/// Names of the measured (non-maintenance) steps of `runs`, in first-seen order.
+pub fn measured_steps<'a>(runs: impl Iterator<Item = &'a StoredRun>) -> Vec<String> {
     let mut steps: Vec<String> = Vec::new();
-    for v in versions {
-        for r in &v.runs {
-            for (s, _) in &r.steps {
-                let maintenance = s
-                    .kind
-                    .parse::<plumb_workloads::StepKind>()
-                    .is_ok_and(|k| k.is_maintenance());
-                if !maintenance && !steps.contains(&s.name) {
-                    steps.push(s.name.clone());
-                }
+    for r in runs {
+        for (s, _) in &r.steps {
+            let maintenance = s
+                .kind
+                .parse::<plumb_workloads::StepKind>()
+                .is_ok_and(|k| k.is_maintenance());
+            if !maintenance && !steps.contains(&s.name) {
+                steps.push(s.name.clone());
             }
         }
     }
+    steps
+}
+
+/// Builds the comparison; `versions[0]` is the base. Needs at least one version.
+pub fn compare(versions: &[Version]) -> Comparison {
+    let steps = measured_steps(versions.iter().flat_map(|v| v.runs.iter()));
     let ops_sec = table(versions, &steps, "ops_sec", |s| Some(s.ops_sec));
     let costs = COST_METRICS
         .iter()

@@ -158,19 +158,7 @@ fn step_names(runs: &[StoredRun], c: Option<&Comparison>) -> Vec<String> {
     if let Some(c) = c {
         return c.steps.clone();
     }
-    let mut steps: Vec<String> = Vec::new();
-    for r in runs {
-        for (s, _) in &r.steps {
-            let maintenance = s
-                .kind
-                .parse::<plumb_workloads::StepKind>()
-                .is_ok_and(|k| k.is_maintenance());
-            if !maintenance && !steps.contains(&s.name) {
-                steps.push(s.name.clone());
-            }
-        }
-    }
-    steps
+    crate::compare::measured_steps(runs.iter())
 }
 
 fn swatch(look: &Look) -> String {

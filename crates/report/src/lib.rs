@@ -15,7 +15,7 @@ pub mod warnings;
 
 pub use compare::{compare, Comparison, Version};
 pub use format::{fixed, sig};
-pub use text::{comparison_text, TextReporter};
+pub use text::{comparison_text, table_left, TextReporter};
 
 use plumb_store::StoredRun;
 

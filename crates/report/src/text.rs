@@ -268,8 +268,9 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
     out
 }
 
-/// A borderless table whose first column (the test) is left-aligned.
-fn table_left(header: &[&str]) -> Table {
+/// A borderless table whose first column (the test) is left-aligned, the figures
+/// right-aligned: the layout of every plumb terminal table.
+pub fn table_left(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::NOTHING);
     t.set_header(header.to_vec());

@@ -153,6 +153,39 @@ fn null_target_intervals_add_up() {
     );
 }
 
+/// fillseq, filluniquerandom and readseq cover every key even when --duration is far
+/// shorter than that takes, as in db_bench: a cut load or a cut cache warm-up would
+/// skew every step after it.
+#[test]
+fn full_pass_steps_ignore_a_short_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--engine",
+            "memory",
+            "--num",
+            "200000",
+            "--duration",
+            "0.001",
+            "--benchmarks",
+            "fillseq,filluniquerandom,readseq",
+            "--threads",
+            "2",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json_of(&o);
+    assert_steps_consistent(&doc);
+    for s in doc["steps"].as_array().unwrap() {
+        assert_eq!(s["summary"]["ops"], 200000, "{}", s["name"]);
+    }
+    assert_eq!(doc["steps"][2]["summary"]["verify"]["verified"], 200000);
+}
+
 #[test]
 fn a_corrupted_rocksdb_value_is_detected_and_fails_the_run() {
     let dir = tempfile::tempdir().unwrap();

@@ -63,8 +63,9 @@ pub struct KvArgs {
     /// Measured threads per step (readers, for *whilewriting steps).
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Seconds per step; fills stop at --num keys or this, whichever first
-    /// [default: 3 s for non-fill steps when --ops is not given].
+    /// Seconds per step; fillrandom stops at --num keys or this, whichever first;
+    /// fillseq, filluniquerandom and readseq always cover all --num keys, as in
+    /// db_bench [default: 3 s for the other steps when --ops is not given].
     #[arg(long, value_name = "SECS")]
     duration: Option<f64>,
     /// Ops per non-fill step, in total across threads.
@@ -627,6 +628,7 @@ fn run_once(
             value_size: a.value_size,
             threads: a.threads,
             duration: match (a.duration, a.ops) {
+                _ if sp.kind.full_pass() => None,
                 (Some(d), _) => Some(Duration::from_secs_f64(d)),
                 (None, None) if !sp.kind.is_fill() && sp.ops_fraction_of_num.is_none() => {
                     Some(Duration::from_secs(QUICK_SECS))

@@ -45,6 +45,26 @@ pub trait Session {
     }
     /// Reads one key. `visit` sees the value in place if found; returns whether found.
     fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError>;
+    /// Reads one key like `get`, but may hand the value to `visit(key, value)` on the
+    /// *next* call (or on `finish_deferred`) instead of now; returns whether this key
+    /// was found. Why: checking a value reads every byte of it, and for a cached read
+    /// those bytes are cold in the CPU cache (the engine only compared the key): an
+    /// engine that keeps the value pinned can prefetch it and check it after its next
+    /// lookup, when the lines have arrived, so verification stops costing a memory
+    /// round trip per op that the engine itself never pays. Every found value is still
+    /// visited exactly once.
+    fn get_deferred(
+        &mut self,
+        key: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<bool, TargetError> {
+        self.get(key, &mut |v| visit(key, v))
+    }
+    /// Visits the value `get_deferred` still holds, if any; call it once the reads of a
+    /// step are done, so the last value is checked too.
+    fn finish_deferred(&mut self, _visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<(), TargetError> {
+        Ok(())
+    }
     /// Reads a batch of keys in one call; `visit(i, value)` for each key in order.
     fn multi_get(
         &mut self,

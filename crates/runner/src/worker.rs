@@ -269,27 +269,34 @@ fn drive_role(
             },
             tx,
         ),
-        StepKind::ReadRandom | StepKind::ReadWhileWriting => drive(
-            env,
-            t,
-            false,
-            quota,
-            None,
-            || {
-                st.fmt.encode(keys.next_key(), &mut st.key);
-                let (verify, check, key) = (&mut st.verify, st.check, &st.key);
-                let mut bytes = 0u64;
-                let found = s.get(key, &mut |v| {
-                    bytes = (key.len() + v.len()) as u64;
-                    OpState::check_value(verify, check, key, v);
-                })?;
-                if !found {
-                    st.absent();
-                }
-                Ok((1, bytes))
-            },
-            tx,
-        ),
+        StepKind::ReadRandom | StepKind::ReadWhileWriting => {
+            // A found value is checked one op later (see Session::get_deferred), so its
+            // bytes count in that op; every value is checked, the last one below.
+            let r = drive(
+                env,
+                t,
+                false,
+                quota,
+                None,
+                || {
+                    st.fmt.encode(keys.next_key(), &mut st.key);
+                    let (verify, check) = (&mut st.verify, st.check);
+                    let mut bytes = 0u64;
+                    let found = s.get_deferred(&st.key, &mut |k, v| {
+                        bytes = (k.len() + v.len()) as u64;
+                        OpState::check_value(verify, check, k, v);
+                    })?;
+                    if !found {
+                        st.absent();
+                    }
+                    Ok((1, bytes))
+                },
+                tx,
+            );
+            let (verify, check) = (&mut st.verify, st.check);
+            s.finish_deferred(&mut |k, v| OpState::check_value(verify, check, k, v))?;
+            r
+        }
         StepKind::MultiReadRandom => drive(
             env,
             t,

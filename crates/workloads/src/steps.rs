@@ -108,6 +108,16 @@ impl StepKind {
             StepKind::FillSeq | StepKind::FillRandom | StepKind::FillUniqueRandom
         )
     }
+    /// Always covers its whole key space, whatever --duration says, as db_bench does
+    /// (its DoWrite applies --duration only to random writes, and readseq ignores it):
+    /// a load that stops early leaves a smaller database than --num says, and a
+    /// readseq that stops early leaves part of the block cache cold for the reads after.
+    pub fn full_pass(self) -> bool {
+        matches!(
+            self,
+            StepKind::FillSeq | StepKind::FillUniqueRandom | StepKind::ReadSeq
+        )
+    }
     /// Unmeasured maintenance.
     pub fn is_maintenance(self) -> bool {
         matches!(

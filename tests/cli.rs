@@ -40,7 +40,7 @@ fn rocksdb_tiny_workload_reports_every_metric_it_can() {
         &[
             "kv", "--db", db.to_str().unwrap(), "--num", "20000", "--duration", "1.2",
             "--benchmarks",
-            "fillseq,readrandom,multireadrandom,fwdrange,revrange,overwrite,flush,waitforcompaction,readwhilewriting,fwdrangewhilewriting,deleterandom,compact",
+            "fillseq,readseq,readrandom,multireadrandom,fwdrange,revrange,overwrite,flush,waitforcompaction,readwhilewriting,fwdrangewhilewriting,deleterandom,compact",
             "--tag", "tiny", "--json",
         ],
     );
@@ -76,6 +76,9 @@ fn rocksdb_tiny_workload_reports_every_metric_it_can() {
     // The device under a temp dir is known on this machine, so disk figures exist.
     assert!(doc["run"]["device"].is_string(), "{}", doc["run"]["device"]);
     assert!(fill["wkb_op"].is_number() && fill["w_amp"].is_number());
+    // readseq walks every key once, checking each value.
+    assert_eq!(by("readseq")["ops"], 20000);
+    assert_eq!(by("readseq")["verify"]["verified"], 20000);
     let rr = by("readrandom");
     assert!(rr["verify"]["verified"].as_u64().unwrap() > 0);
     assert_eq!(rr["verify"]["missing"], 0);

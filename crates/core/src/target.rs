@@ -92,6 +92,19 @@ pub trait Session {
         reverse: bool,
         visit: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<usize, TargetError>;
+    /// Visits the next entry of one forward pass in key order and returns whether
+    /// there was one. The first call positions the pass at the first key >= `start`;
+    /// later calls continue it (`start` is then the key the caller expects next, which
+    /// engines that keep a cursor may ignore). Why: db_bench's readseq walks one
+    /// iterator over the whole database, so the engine's readahead ramps up; a new
+    /// iterator per chunk would measure many small reads instead.
+    fn next_in_order(
+        &mut self,
+        start: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<bool, TargetError> {
+        Ok(self.scan(start, 0, false, visit)? > 0)
+    }
     /// Deletes one key.
     fn delete(&mut self, key: &[u8]) -> Result<(), TargetError>;
 }

@@ -327,9 +327,8 @@ fn drive_role(
             tx,
         ),
         StepKind::ReadSeq => {
-            // This thread's slice of the key space, in chunks of one iterator each;
-            // every entry visited is an op, as in db_bench.
-            const CHUNK: usize = 256;
+            // One forward pass over this thread's slice of the key space on one cursor,
+            // every entry an op (timed one by one), as db_bench's readseq.
             let fmt = st.fmt;
             let mut next = lo;
             let mut left = quota;
@@ -343,21 +342,23 @@ fn drive_role(
                     if left == 0 {
                         return Ok((0, 0));
                     }
-                    let chunk = (CHUNK as u64).min(left) as usize;
                     fmt.encode(next, &mut st.key);
                     let (verify, check) = (&mut st.verify, st.check);
                     let mut bytes = 0u64;
                     let mut last = None;
-                    let n = s.scan(&st.key, chunk - 1, false, &mut |k, v| {
-                        bytes += (k.len() + v.len()) as u64;
+                    let more = s.next_in_order(&st.key, &mut |k, v| {
+                        bytes = (k.len() + v.len()) as u64;
                         last = fmt.decode(k);
                         OpState::check_value(verify, check, k, v);
                     })?;
+                    if !more {
+                        return Ok((0, 0));
+                    }
                     if let Some(k) = last {
                         next = k + 1;
                     }
-                    left = left.saturating_sub(n as u64);
-                    Ok((n as u64, bytes))
+                    left -= 1;
+                    Ok((1, bytes))
                 },
                 tx,
             )

@@ -309,6 +309,8 @@ struct RocksSession<'a> {
     /// The value `get_deferred` keeps pinned (null when none) and its key.
     pending: *mut librocksdb_sys::rocksdb_pinnable_handle_t,
     pending_key: Vec<u8>,
+    /// The iterator of a readseq pass, kept from call to call.
+    seq: Option<rocksdb::DBRawIteratorWithThreadMode<'a, DB>>,
 }
 
 impl Drop for RocksSession<'_> {
@@ -490,6 +492,7 @@ impl Target for RocksTarget {
             get_buf: Vec::with_capacity(4096),
             pending: std::ptr::null_mut(),
             pending_key: Vec::with_capacity(64),
+            seq: None,
         }))
     }
     fn maintenance(&self, what: Maintenance) -> Result<(), TargetError> {
@@ -660,6 +663,31 @@ impl Session for RocksSession<'_> {
         it.status().map_err(eng)?;
         Ok(n)
     }
+    fn next_in_order(
+        &mut self,
+        start: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<bool, TargetError> {
+        let it = match &mut self.seq {
+            Some(it) => {
+                it.next();
+                it
+            }
+            None => {
+                let mut it = self.db.raw_iterator_opt(ReadOptions::default());
+                it.seek(start);
+                self.seq.insert(it)
+            }
+        };
+        if !it.valid() {
+            it.status().map_err(eng)?;
+            return Ok(false);
+        }
+        if let (Some(k), Some(v)) = (it.key(), it.value()) {
+            visit(k, v);
+        }
+        Ok(true)
+    }
     fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
         self.write_one(self.write, key, &[], true)
     }
@@ -768,6 +796,13 @@ mod tests {
             4
         );
         assert_eq!(got, vec![5, 4, 3, 2]);
+        // One pass in order from 17 to the end, on one kept iterator.
+        let mut pass = Vec::new();
+        while s
+            .next_in_order(&[17], &mut |k, v| pass.push((k[0], v.len())))
+            .unwrap()
+        {}
+        assert_eq!(pass, vec![(17, 8), (18, 8), (19, 8)]);
         let mut seen = Vec::new();
         s.multi_get(&[vec![1], vec![99]], &mut |i, v| {
             seen.push((i, v.map(|v| v.len())))

@@ -383,7 +383,7 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             let slots = if use_uring { depth } else { 1 };
             let w = Worker::new(fd, s.pattern, bs, regs[i], slots, i as u64 + 1, sync_at_end)?;
             let ring = if use_uring {
-                Some(IoUring::new(depth as u32).map_err(|e| format!("io_uring setup: {e}"))?)
+                Some(io::worker_ring(depth as u32)?)
             } else {
                 None
             };

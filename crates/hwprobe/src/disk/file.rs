@@ -136,14 +136,32 @@ impl Drop for ProbeFile {
     }
 }
 
-/// Drops this file's clean pages from the page cache (no root needed) after flushing
-/// dirty ones, and sets the readahead hint fio sets for the pattern, so buffered steps
-/// start cold.
+/// Flushes everything written to the file so far to stable storage, through the device's
+/// write cache (`fdatasync`). Run untimed before every step: on a disk with a write-back
+/// cache (a VM's virtio disk over the host's page cache, an SSD's DRAM) the previous
+/// step's writes are otherwise still draining, and the next step (a commit-rate step
+/// above all) would measure that debt instead of the device. Returns how long it took.
+pub fn settle(f: &File) -> std::io::Result<std::time::Duration> {
+    let t = std::time::Instant::now();
+    loop {
+        // SAFETY: a valid fd.
+        if unsafe { libc::fdatasync(f.as_raw_fd()) } == 0 {
+            return Ok(t.elapsed());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Drops this file's clean pages from the page cache (no root needed) and sets the
+/// readahead hint fio sets for the pattern, so buffered steps start cold. Dirty pages
+/// stay: [`settle`] first.
 pub fn drop_cache(f: &File, random: bool) {
     let fd = f.as_raw_fd();
     // SAFETY: plain syscalls on a valid fd; failures only make the cache warmer.
     unsafe {
-        libc::fdatasync(fd);
         libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
         libc::posix_fadvise(
             fd,

@@ -9,7 +9,7 @@ pub mod io;
 use crate::plan::{self, Grid};
 use crate::timed::run_timed;
 use crate::{ceiling, ProbeError, ProbeReport};
-use file::{drop_cache, ProbeFile};
+use file::{drop_cache, settle, ProbeFile};
 use io::{regions, uring_available, Pattern, Region, Worker};
 use io_uring::IoUring;
 use plumb_probes::diskstats::DeviceStats;
@@ -320,7 +320,9 @@ fn steps(p: &DiskPlan, direct_ok: bool) -> Vec<StepSpec> {
 }
 
 /// Runs the disk probe on a new file under the plan's directory; the file is removed
-/// when this returns, whatever happened.
+/// when this returns, whatever happened. Before each step the file is synced, untimed
+/// ([`settle`]), so no step pays for the previous one's write-back; the time that took is
+/// kept in the step's config as `settle_fdatasync_ms`.
 pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
     let mut rep = ProbeReport::default();
     let f = ProbeFile::create(&p.opts.dir, p.size)?;
@@ -355,6 +357,7 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             Mode::Direct => f.direct.as_ref().unwrap_or(&f.buffered),
             Mode::Buffered => &f.buffered,
         };
+        let settled = settle(file).map_err(|e| ProbeError::io("syncing", f.path(), e))?;
         if s.mode == Mode::Buffered {
             drop_cache(file, s.pattern.random());
         }
@@ -406,6 +409,7 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             "file_size": p.size, "secs": p.secs,
             "end_fdatasync": sync_at_end && !s.pattern.reads(),
             "fdatasync_per_op": s.pattern == Pattern::Commit,
+            "settle_fdatasync_ms": settled.as_secs_f64() * 1e3,
         });
         let step = m.into_step(s.name(), s.pattern.name(), config);
         if step.status == plumb_core::StepStatus::Ok {
@@ -511,6 +515,12 @@ mod tests {
                 s.name
             );
             assert!(!s.intervals.is_empty(), "{}", s.name);
+            assert!(
+                s.config["settle_fdatasync_ms"].as_f64().is_some(),
+                "{}: {}",
+                s.name,
+                s.config
+            );
         }
         assert!(r
             .ceilings

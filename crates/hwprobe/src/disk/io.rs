@@ -105,6 +105,11 @@ impl Worker {
         })
     }
 
+    /// Whether its buffer sits in transparent huge pages (see [`AlignedBuf`]).
+    pub(crate) fn huge_pages(&self) -> Option<bool> {
+        self.buf.huge_pages()
+    }
+
     #[inline]
     fn offset(&mut self, seq: &mut u64) -> u64 {
         let b = if self.pattern.random() {

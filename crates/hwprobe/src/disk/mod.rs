@@ -15,6 +15,7 @@ use io_uring::IoUring;
 use plumb_probes::diskstats::DeviceStats;
 use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 /// Sequential request size.
@@ -382,9 +383,15 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
         };
         let sync_at_end = s.mode == Mode::Buffered;
         let depth = s.depth;
+        // Whether worker 0's buffer got the huge page it asked for: 0 = not asked or
+        // unknown, 1 = no, 2 = yes.
+        let huge = AtomicU8::new(0);
         let setup = |i: usize| -> Result<(Worker, Option<IoUring>), String> {
             let slots = if use_uring { depth } else { 1 };
             let w = Worker::new(fd, s.pattern, bs, regs[i], slots, i as u64 + 1, sync_at_end)?;
+            if i == 0 && bs * slots >= file::HUGE_MIN {
+                huge.store(w.huge_pages().map_or(0, |h| 1 + h as u8), Ordering::Relaxed);
+            }
             let ring = if use_uring {
                 Some(io::worker_ring(depth as u32)?)
             } else {
@@ -410,6 +417,10 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             "end_fdatasync": sync_at_end && !s.pattern.reads(),
             "fdatasync_per_op": s.pattern == Pattern::Commit,
             "settle_fdatasync_ms": settled.as_secs_f64() * 1e3,
+            "buffer_huge_pages": match huge.load(Ordering::Relaxed) {
+                0 => serde_json::Value::Null,
+                h => (h == 2).into(),
+            },
         });
         let step = m.into_step(s.name(), s.pattern.name(), config);
         if step.status == plumb_core::StepStatus::Ok {
@@ -517,6 +528,14 @@ mod tests {
             assert!(!s.intervals.is_empty(), "{}", s.name);
             assert!(
                 s.config["settle_fdatasync_ms"].as_f64().is_some(),
+                "{}: {}",
+                s.name,
+                s.config
+            );
+            // 1 MiB buffers ask for a huge page and say whether they got one.
+            assert_eq!(
+                s.config["buffer_huge_pages"].is_boolean(),
+                s.name.starts_with("seq"),
                 "{}: {}",
                 s.name,
                 s.config

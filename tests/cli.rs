@@ -374,3 +374,87 @@ fn plumb_host_describes_this_machine_and_its_storage() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("/no/such/dir"));
 }
+
+/// With disk ceilings stored for this host (as `plumb probe disk` keeps them), the text
+/// report of a kv run, and `plumb show`, read each step's device IO against them.
+#[test]
+fn kv_text_report_reads_steps_against_this_hosts_disk_ceilings() {
+    use plumb_store::{Ceiling, NewRun, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let db = dir.path().join("db");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let probe_id = {
+        let mut st = Store::open(&store).unwrap();
+        let id = st
+            .begin_run(&NewRun {
+                tag: None,
+                command: "plumb probe disk".into(),
+                workload: "probe disk".into(),
+                engine: "probe".into(),
+                engine_version: "0".into(),
+                plumb_version: "0".into(),
+                git_hash: None,
+                options: Default::default(),
+                seed: 0,
+                started_at: "2026-11-22T00:00:00Z".into(),
+                data_dir: None,
+                device: None,
+                host: None,
+                group_id: None,
+                repeat_index: None,
+            })
+            .unwrap();
+        let c = |name: &str, value: f64, unit: &str| Ceiling {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+        };
+        st.add_ceilings(
+            id,
+            host.trim(),
+            "2026-11-22T00:00:10Z",
+            &[
+                c("disk.randread_4k_iops.qd1", 1000.0, "IOPS"),
+                c("disk.seqread_1m_mbs", 2000.0, "MB/s"),
+                c("disk.seqwrite_1m_mbs", 1000.0, "MB/s"),
+            ],
+        )
+        .unwrap();
+        st.finish_run(id, "ok", "2026-11-22T00:00:10Z").unwrap();
+        id
+    };
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--db",
+            db.to_str().unwrap(),
+            "--num",
+            "5000",
+            "--duration",
+            "0.3",
+            "--benchmarks",
+            "fillseq,readrandom",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let head = format!("bottom-up, against the disk ceilings of probe run {probe_id}");
+    assert!(text.contains(&head), "{text}");
+    for step in ["fillseq", "readrandom"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("  {step}: reads ")))
+            .unwrap_or_else(|| panic!("no {step} line in {text}"));
+        assert!(
+            line.contains("of the 4 KiB random-read ceiling at 1 in flight (1000 IOPS, j1×qd1")
+                && line.ends_with("of sequential write (1000 MB/s)"),
+            "{line}"
+        );
+    }
+    let kv_id = (probe_id + 1).to_string();
+    let shown = plumb(&store, &["show", &kv_id]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    assert!(String::from_utf8_lossy(&shown.stdout).contains(&head));
+}

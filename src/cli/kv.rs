@@ -502,7 +502,7 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
         if a.json {
             docs.push(plumb_report::json::run(&stored));
         } else {
-            output::print(&stored, false)?;
+            output::print(&stored, false, &store)?;
         }
         if status != "ok" {
             worst = if worst == "failed" { worst } else { status };

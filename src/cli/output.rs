@@ -1,11 +1,14 @@
 //! The two ways a run is printed: the text report, or the one documented JSON shape
 //! (see docs/json.md) shared by `kv --json` and `show --json`.
 
+use anyhow::Context;
+use plumb_report::attribution::{attribution, disk_ceilings, HostCeilings};
 use plumb_report::{Reporter, TextReporter};
-use plumb_store::StoredRun;
+use plumb_store::{Store, StoredRun};
 
-/// Prints a run to stdout.
-pub fn print(r: &StoredRun, as_json: bool) -> anyhow::Result<()> {
+/// Prints a run to stdout; the text report ends with the run's steps read against this
+/// host's disk ceilings, when `plumb probe disk` measured some.
+pub fn print(r: &StoredRun, as_json: bool, store: &Store) -> anyhow::Result<()> {
     if as_json {
         println!(
             "{}",
@@ -13,6 +16,42 @@ pub fn print(r: &StoredRun, as_json: bool) -> anyhow::Result<()> {
         );
     } else {
         print!("{}", TextReporter.render(r));
+        for line in bottom_up(r, store)? {
+            println!("{line}");
+        }
     }
     Ok(())
+}
+
+/// The attribution lines (with a blank line first), or none when the run's host has no
+/// disk ceilings or is unknown.
+fn bottom_up(r: &StoredRun, store: &Store) -> anyhow::Result<Vec<String>> {
+    let Some(host) = r
+        .run
+        .host
+        .as_ref()
+        .and_then(|h| h["inventory"]["hostname"].as_str())
+    else {
+        return Ok(Vec::new());
+    };
+    let ceilings = store
+        .ceilings(host)
+        .with_context(|| format!("reading the ceilings of host {host}"))?;
+    let probe = match disk_ceilings(&ceilings).first() {
+        Some(c) => store
+            .run(c.run_id)
+            .with_context(|| format!("reading probe run {}", c.run_id))?,
+        None => return Ok(Vec::new()),
+    };
+    let lines = attribution(
+        r,
+        &HostCeilings {
+            ceilings: &ceilings,
+            disk_device: probe.run.device.as_deref(),
+        },
+    );
+    if lines.is_empty() {
+        return Ok(lines);
+    }
+    Ok(std::iter::once(String::new()).chain(lines).collect())
 }

@@ -74,6 +74,6 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let run = store
         .run(a.run)
         .with_context(|| format!("reading run {}", a.run))?;
-    output::print(&run, a.json)?;
+    output::print(&run, a.json, &store)?;
     Ok(ExitCode::SUCCESS)
 }

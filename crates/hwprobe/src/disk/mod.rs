@@ -9,12 +9,13 @@ pub mod io;
 use crate::plan::{self, Grid};
 use crate::timed::run_timed;
 use crate::{ceiling, ProbeError, ProbeReport};
-use file::{drop_cache, ProbeFile};
+use file::{drop_cache, settle, ProbeFile};
 use io::{regions, uring_available, Pattern, Region, Worker};
 use io_uring::IoUring;
 use plumb_probes::diskstats::DeviceStats;
 use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 /// Sequential request size.
@@ -320,7 +321,9 @@ fn steps(p: &DiskPlan, direct_ok: bool) -> Vec<StepSpec> {
 }
 
 /// Runs the disk probe on a new file under the plan's directory; the file is removed
-/// when this returns, whatever happened.
+/// when this returns, whatever happened. Before each step the file is synced, untimed
+/// ([`settle`]), so no step pays for the previous one's write-back; the time that took is
+/// kept in the step's config as `settle_fdatasync_ms`.
 pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
     let mut rep = ProbeReport::default();
     let f = ProbeFile::create(&p.opts.dir, p.size)?;
@@ -355,6 +358,7 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             Mode::Direct => f.direct.as_ref().unwrap_or(&f.buffered),
             Mode::Buffered => &f.buffered,
         };
+        let settled = settle(file).map_err(|e| ProbeError::io("syncing", f.path(), e))?;
         if s.mode == Mode::Buffered {
             drop_cache(file, s.pattern.random());
         }
@@ -379,11 +383,17 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
         };
         let sync_at_end = s.mode == Mode::Buffered;
         let depth = s.depth;
+        // Whether worker 0's buffer got the huge page it asked for: 0 = not asked or
+        // unknown, 1 = no, 2 = yes.
+        let huge = AtomicU8::new(0);
         let setup = |i: usize| -> Result<(Worker, Option<IoUring>), String> {
             let slots = if use_uring { depth } else { 1 };
             let w = Worker::new(fd, s.pattern, bs, regs[i], slots, i as u64 + 1, sync_at_end)?;
+            if i == 0 && bs * slots >= file::HUGE_MIN {
+                huge.store(w.huge_pages().map_or(0, |h| 1 + h as u8), Ordering::Relaxed);
+            }
             let ring = if use_uring {
-                Some(IoUring::new(depth as u32).map_err(|e| format!("io_uring setup: {e}"))?)
+                Some(io::worker_ring(depth as u32)?)
             } else {
                 None
             };
@@ -406,6 +416,11 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             "file_size": p.size, "secs": p.secs,
             "end_fdatasync": sync_at_end && !s.pattern.reads(),
             "fdatasync_per_op": s.pattern == Pattern::Commit,
+            "settle_fdatasync_ms": settled.as_secs_f64() * 1e3,
+            "buffer_huge_pages": match huge.load(Ordering::Relaxed) {
+                0 => serde_json::Value::Null,
+                h => (h == 2).into(),
+            },
         });
         let step = m.into_step(s.name(), s.pattern.name(), config);
         if step.status == plumb_core::StepStatus::Ok {
@@ -511,6 +526,20 @@ mod tests {
                 s.name
             );
             assert!(!s.intervals.is_empty(), "{}", s.name);
+            assert!(
+                s.config["settle_fdatasync_ms"].as_f64().is_some(),
+                "{}: {}",
+                s.name,
+                s.config
+            );
+            // 1 MiB buffers ask for a huge page and say whether they got one.
+            assert_eq!(
+                s.config["buffer_huge_pages"].is_boolean(),
+                s.name.starts_with("seq"),
+                "{}: {}",
+                s.name,
+                s.config
+            );
         }
         assert!(r
             .ceilings

@@ -1,0 +1,199 @@
+//! Bottom-up attribution: each step's device IO read against the disk ceilings that
+//! `plumb probe disk` measured on the same host and device, so a figure says how close
+//! the step came to what the disk can do (DESIGN.md, "Bottom-up attribution").
+//!
+//! Only what was measured is compared: device reads per second against the 4 KiB
+//! random-read ceiling at the nearest concurrency at or above the step's threads, and
+//! device MB/s against the 1 MiB sequential ceilings, all O_DIRECT (the device's own
+//! figures). The average request size is printed beside the IOPS share, because the
+//! ceiling is for 4 KiB reads and an engine's may be larger.
+
+use plumb_store::{CeilingRecord, StoredRun};
+
+/// This host's ceilings and the device the disk ones were measured on.
+#[derive(Debug, Clone, Copy)]
+pub struct HostCeilings<'a> {
+    /// The newest figure of each ceiling for the run's host ([`plumb_store::Store::ceilings`]).
+    pub ceilings: &'a [CeilingRecord],
+    /// The device of the probe run that measured the disk ceilings, when known.
+    pub disk_device: Option<&'a str>,
+}
+
+/// The random-read ceiling at one concurrency (jobs × depth).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RandRead {
+    jobs: usize,
+    depth: usize,
+    iops: f64,
+}
+
+/// Parses `disk.randread_4k_iops[.jJ].qdD` (direct IO only: buffered ones have
+/// `.buffered` and are skipped).
+fn randread(name: &str, value: f64) -> Option<RandRead> {
+    let rest = name.strip_prefix("disk.randread_4k_iops.")?;
+    let (jobs, depth) = match rest.split_once('.') {
+        Some((j, qd)) => (j.strip_prefix('j')?.parse().ok()?, qd),
+        None => (1, rest),
+    };
+    let depth = depth.strip_prefix("qd")?.parse().ok()?;
+    Some(RandRead {
+        jobs,
+        depth,
+        iops: value,
+    })
+}
+
+/// The ceiling to read a step with `threads` synchronous clients against: the smallest
+/// concurrency that is at least `threads` (at equal concurrency the shallowest queue,
+/// since each client thread is a job with one IO in flight), else the largest measured.
+fn nearest(cs: &[RandRead], threads: usize) -> Option<RandRead> {
+    let conc = |c: &RandRead| c.jobs * c.depth;
+    cs.iter()
+        .filter(|c| conc(c) >= threads)
+        .min_by_key(|c| (conc(c), c.depth))
+        .or_else(|| cs.iter().max_by_key(|c| (conc(c), c.jobs)))
+        .copied()
+}
+
+fn pct(used: f64, ceiling: f64) -> String {
+    format!("{:.0}%", 100.0 * used / ceiling)
+}
+
+/// The O_DIRECT disk ceilings of the newest probe run that measured any: one consistent
+/// set, from one device.
+pub fn disk_ceilings(all: &[CeilingRecord]) -> Vec<&CeilingRecord> {
+    let direct = |c: &&CeilingRecord| {
+        c.ceiling.name.starts_with("disk.") && !c.ceiling.name.contains(".buffered")
+    };
+    let newest = all.iter().filter(direct).map(|c| c.run_id).max();
+    all.iter()
+        .filter(direct)
+        .filter(|c| Some(c.run_id) == newest)
+        .collect()
+}
+
+/// One line per measured step with device counters, headed by where the ceilings come
+/// from; empty when the host has no O_DIRECT disk ceilings. When they were measured on
+/// another device than the run's data, says so instead of comparing.
+pub fn attribution(stored: &StoredRun, host: &HostCeilings) -> Vec<String> {
+    let disk = disk_ceilings(host.ceilings);
+    let Some(first) = disk.first() else {
+        return Vec::new();
+    };
+    let head = format!(
+        "bottom-up, against the disk ceilings of probe run {} ({})",
+        first.run_id, first.measured_at
+    );
+    match (stored.run.device.as_deref(), host.disk_device) {
+        (Some(run), Some(probe)) if run != probe => {
+            return vec![format!(
+                "{head}: measured on {probe}, this run's data is on {run}; not compared"
+            )]
+        }
+        _ => {}
+    }
+    let rr: Vec<RandRead> = disk
+        .iter()
+        .filter_map(|c| randread(&c.ceiling.name, c.ceiling.value))
+        .collect();
+    let named = |n: &str| {
+        disk.iter()
+            .find(|c| c.ceiling.name == n)
+            .map(|c| c.ceiling.value)
+    };
+    let (seq_rd, seq_wr) = (named("disk.seqread_1m_mbs"), named("disk.seqwrite_1m_mbs"));
+    let mut lines = vec![format!("{head}:")];
+    for (st, _) in &stored.steps {
+        let s = &st.summary;
+        let maintenance = st
+            .kind
+            .parse::<plumb_workloads::StepKind>()
+            .is_ok_and(|k| k.is_maintenance());
+        let (Some(rd_op), Some(rkb_op), Some(wkb_op)) = (s.rd_op, s.rkb_op, s.wkb_op) else {
+            continue;
+        };
+        if maintenance || s.ops == 0 || s.ops_sec <= 0.0 {
+            continue;
+        }
+        let threads = st.config["threads"].as_u64().unwrap_or(1).max(1) as usize;
+        let reads = rd_op * s.ops_sec;
+        let mut parts = Vec::new();
+        if let Some(c) = nearest(&rr, threads) {
+            let size = if rd_op > 0.0 {
+                format!(", {:.1} KiB each", rkb_op / rd_op)
+            } else {
+                String::new()
+            };
+            parts.push(format!(
+                "reads {:.0}/s = {} of the 4 KiB random-read ceiling at {} in flight ({:.0} IOPS, j{}×qd{}; {threads} thread(s)); {rd_op:.2} reads/op{size}",
+                reads,
+                pct(reads, c.iops),
+                c.jobs * c.depth,
+                c.iops,
+                c.jobs,
+                c.depth,
+            ));
+        }
+        let mbs = |kb_op: f64| kb_op * 1024.0 * s.ops_sec / 1e6;
+        if let Some(c) = seq_rd {
+            let m = mbs(rkb_op);
+            parts.push(format!(
+                "read {m:.1} MB/s = {} of sequential read ({c:.0} MB/s)",
+                pct(m, c)
+            ));
+        }
+        if let Some(c) = seq_wr {
+            let m = mbs(wkb_op);
+            parts.push(format!(
+                "written {m:.1} MB/s = {} of sequential write ({c:.0} MB/s)",
+                pct(m, c)
+            ));
+        }
+        if !parts.is_empty() {
+            lines.push(format!("  {}: {}", st.name, parts.join("; ")));
+        }
+    }
+    if lines.len() == 1 {
+        lines.push("  no step has device counters to compare".into());
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ceiling_names_parse_and_buffered_ones_are_skipped() {
+        assert_eq!(
+            randread("disk.randread_4k_iops.qd32", 5.0),
+            Some(RandRead {
+                jobs: 1,
+                depth: 32,
+                iops: 5.0
+            })
+        );
+        assert_eq!(
+            randread("disk.randread_4k_iops.j4.qd16", 5.0).map(|c| (c.jobs, c.depth)),
+            Some((4, 16))
+        );
+        assert_eq!(randread("disk.randread_4k_iops.buffered.qd1", 5.0), None);
+        assert_eq!(randread("disk.randwrite_4k_iops.qd1", 5.0), None);
+    }
+
+    #[test]
+    fn nearest_concurrency_is_at_or_above_the_threads() {
+        let c = |jobs, depth| RandRead {
+            jobs,
+            depth,
+            iops: 1.0,
+        };
+        let cs = [c(1, 1), c(1, 4), c(4, 1), c(2, 4), c(1, 32)];
+        assert_eq!(nearest(&cs, 1), Some(c(1, 1)));
+        assert_eq!(nearest(&cs, 3), Some(c(4, 1)));
+        assert_eq!(nearest(&cs[..2], 3), Some(c(1, 4)));
+        assert_eq!(nearest(&cs, 8), Some(c(2, 4)));
+        assert_eq!(nearest(&cs, 64), Some(c(1, 32)));
+        assert_eq!(nearest(&[], 1), None);
+    }
+}

@@ -129,42 +129,44 @@ fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
 /// chunks, one per thread; returns each pass's wall time.
 fn triad_passes(a: &mut [f64], b: &[f64], c: &[f64], threads: usize, passes: usize) -> Vec<f64> {
     let n = a.len();
-    let chunk = n.div_ceil(threads);
-    let barrier = Barrier::new(threads + 1);
-    let mut times = Vec::with_capacity(passes);
-    std::thread::scope(|sc| {
-        for ((ac, bc), cc) in a
+    let chunk = n.div_ceil(threads.max(1)).max(1);
+    let workers = n.div_ceil(chunk);
+    let barrier = Barrier::new(workers);
+    // Each worker times its own share; a pass lasts from the first start to the last end.
+    // A coordinating thread reading the clock would be a third runnable thread on a
+    // machine with as many CPUs as workers: scheduled late, it starts its clock after the
+    // workers began and reports bandwidth no memory has (seen: 298 GB/s on 2 vCPUs).
+    let spans: Vec<Vec<(Instant, Instant)>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = a
             .chunks_mut(chunk)
             .zip(b.chunks(chunk))
             .zip(c.chunks(chunk))
-        {
-            let barrier = &barrier;
-            sc.spawn(move || {
-                for _ in 0..passes {
-                    barrier.wait();
-                    triad(ac, bc, cc, 3.0);
-                    barrier.wait();
-                }
-            });
-        }
-        // chunks may be fewer than threads for tiny arrays; pad the barrier.
-        let spawned = n.div_ceil(chunk);
-        for _ in spawned..threads {
-            sc.spawn(|| {
-                for _ in 0..passes {
-                    barrier.wait();
-                    barrier.wait();
-                }
-            });
-        }
-        for _ in 0..passes {
-            barrier.wait();
-            let t = Instant::now();
-            barrier.wait();
-            times.push(t.elapsed().as_secs_f64());
-        }
+            .map(|((ac, bc), cc)| {
+                let barrier = &barrier;
+                sc.spawn(move || {
+                    let mut own = Vec::with_capacity(passes);
+                    for _ in 0..passes {
+                        barrier.wait();
+                        let t0 = Instant::now();
+                        triad(ac, bc, cc, 3.0);
+                        own.push((t0, Instant::now()));
+                    }
+                    own
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("triad worker"))
+            .collect()
     });
-    times
+    (0..passes)
+        .map(|p| {
+            let start = spans.iter().map(|w| w[p].0).min().expect("a worker");
+            let end = spans.iter().map(|w| w[p].1).max().expect("a worker");
+            (end - start).as_secs_f64()
+        })
+        .collect()
 }
 
 /// Runs the memory probe: one `triad.tN` step per thread count and a `chase` step.

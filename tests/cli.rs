@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::process::Command;
 
 mod common;
-use common::{json_of, plumb, stderr};
+use common::{json_of, ok_json, plumb, stderr};
 
 /// Every measured step stored intervals whose ops add up to the step's ops.
 fn assert_steps_consistent(doc: &Value) {
@@ -44,8 +44,7 @@ fn rocksdb_tiny_workload_reports_every_metric_it_can() {
             "--tag", "tiny", "--json",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = json_of(&o);
+    let doc = ok_json(&o);
     assert_eq!(doc["run"]["status"], "ok");
     assert_eq!(doc["run"]["engine"], "rocksdb");
     assert_eq!(doc["run"]["engine_version"], "11.8.1");
@@ -140,8 +139,7 @@ fn null_target_intervals_add_up() {
             "--json",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = json_of(&o);
+    let doc = ok_json(&o);
     assert_steps_consistent(&doc);
     let rr = &doc["steps"][1];
     assert!(rr["intervals"].as_array().unwrap().len() >= 3);
@@ -180,8 +178,7 @@ fn full_pass_steps_ignore_a_short_duration() {
             "--json",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = json_of(&o);
+    let doc = ok_json(&o);
     assert_steps_consistent(&doc);
     for s in doc["steps"].as_array().unwrap() {
         assert_eq!(s["summary"]["ops"], 200000, "{}", s["name"]);

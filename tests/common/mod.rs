@@ -26,6 +26,12 @@ pub fn json_of(o: &Output) -> Value {
     })
 }
 
+/// Asserts the command succeeded (showing stderr if not) and parses stdout as JSON.
+pub fn ok_json(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", stderr(o));
+    json_of(o)
+}
+
 /// stderr as text.
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

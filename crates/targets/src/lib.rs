@@ -5,6 +5,8 @@
 pub mod memory;
 pub mod null;
 #[cfg(feature = "rocksdb")]
+mod point_reader;
+#[cfg(feature = "rocksdb")]
 pub mod rocks;
 
 pub use memory::MemoryTarget;

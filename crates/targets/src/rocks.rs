@@ -1,6 +1,7 @@
 //! RocksDB through the `rocksdb` crate (which compiles RocksDB itself): the default
 //! engine, configured with db_bench's option names.
 
+use crate::point_reader::{PointReader, Slot};
 use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
 use rocksdb::statistics::Ticker;
 use rocksdb::{
@@ -15,7 +16,7 @@ use std::str::FromStr;
 /// a test checks this against Cargo.lock).
 pub const ROCKSDB_VERSION: &str = "11.8.1";
 
-const ENGINE: &str = "rocksdb";
+pub(crate) const ENGINE: &str = "rocksdb";
 
 /// `rocksdb_statistics_level_except_histogram_or_timers` in RocksDB's c.h.
 const STATS_EXCEPT_HISTOGRAM_OR_TIMERS: i32 = 1;
@@ -298,16 +299,13 @@ struct RocksSession<'a> {
     write: *mut librocksdb_sys::rocksdb_writeoptions_t,
     write_no_wal: *mut librocksdb_sys::rocksdb_writeoptions_t,
     read: ReadOptions,
-    /// Point reads go through the C API with these options and this buffer: the
-    /// crate's `get_pinned` allocates a PinnableSlice wrapper per call (a malloc and a
-    /// free per op, ~2% of a cached readrandom); `rocksdb_get_into_buffer_cf` pins on
-    /// its stack and copies the value here, reading the very cache lines verification
-    /// reads next.
-    raw_read: *mut librocksdb_sys::rocksdb_readoptions_t,
-    raw_cf: *mut librocksdb_sys::rocksdb_column_family_handle_t,
-    get_buf: Vec<u8>,
-    /// The value `get_deferred` keeps pinned (null when none) and its key.
-    pending: *mut librocksdb_sys::rocksdb_pinnable_handle_t,
+    /// Point reads pin values in the reader's two slots, as db_bench pins into one
+    /// reused PinnableSlice (the crate and the C API allocate a wrapper per read).
+    reader: PointReader,
+    /// The slot `get_deferred` reads into next; the other one holds the value still
+    /// to be checked when `pending` is set, with its key in `pending_key`.
+    next_slot: Slot,
+    pending: bool,
     pending_key: Vec<u8>,
     /// The iterator of a readseq pass, kept from call to call.
     seq: Option<rocksdb::DBRawIteratorWithThreadMode<'a, DB>>,
@@ -320,10 +318,6 @@ impl Drop for RocksSession<'_> {
             librocksdb_sys::rocksdb_writebatch_destroy(self.batch);
             librocksdb_sys::rocksdb_writeoptions_destroy(self.write);
             librocksdb_sys::rocksdb_writeoptions_destroy(self.write_no_wal);
-            if !self.pending.is_null() {
-                librocksdb_sys::rocksdb_pinnable_handle_destroy(self.pending);
-            }
-            librocksdb_sys::rocksdb_readoptions_destroy(self.raw_read);
         }
     }
 }
@@ -366,52 +360,13 @@ impl RocksSession<'_> {
         }
         Ok(())
     }
-
-    /// One point read into `get_buf`; `Ok(None)` when the key is absent.
-    #[inline]
-    fn get_into_buf(&mut self, key: &[u8]) -> Result<Option<usize>, TargetError> {
-        use std::os::raw::c_char;
-        loop {
-            let mut err: *mut c_char = std::ptr::null_mut();
-            let (mut len, mut found) = (0usize, 0u8);
-            // SAFETY: options, CF handle and DB are alive for the session's lifetime;
-            // the buffer pointer and capacity describe memory this session owns, and
-            // RocksDB writes at most `capacity` bytes into it.
-            let fitted = unsafe {
-                librocksdb_sys::rocksdb_get_into_buffer_cf(
-                    self.raw,
-                    self.raw_read,
-                    self.raw_cf,
-                    key.as_ptr() as *const c_char,
-                    key.len(),
-                    self.get_buf.as_mut_ptr() as *mut c_char,
-                    self.get_buf.capacity(),
-                    &mut len,
-                    &mut found,
-                    &mut err,
-                )
-            };
-            if !err.is_null() {
-                // SAFETY: RocksDB set a message it allocated.
-                return Err(unsafe { take_error(err) });
-            }
-            if found == 0 {
-                return Ok(None);
-            }
-            if fitted != 0 {
-                return Ok(Some(len));
-            }
-            // Larger than any value seen so far: grow once and read again.
-            self.get_buf.reserve(len);
-        }
-    }
 }
 
 /// Takes a C string error RocksDB allocated, frees it and returns it as an engine error.
 ///
 /// # Safety
 /// `err` must be non-null and allocated by RocksDB's C API.
-unsafe fn take_error(err: *mut std::os::raw::c_char) -> TargetError {
+pub(crate) unsafe fn take_error(err: *mut std::os::raw::c_char) -> TargetError {
     // SAFETY: per the contract above.
     let msg = unsafe {
         let m = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
@@ -477,6 +432,9 @@ impl Target for RocksTarget {
                 write_no_wal,
             )
         };
+        // SAFETY: the DB and its default CF handle live as long as `self`, which the
+        // session (and so the reader) borrows.
+        let reader = unsafe { PointReader::new(self.db.as_raw_ptr(), cf.inner())? };
         Ok(Box::new(RocksSession {
             db: &self.db,
             cf,
@@ -486,11 +444,9 @@ impl Target for RocksTarget {
             write,
             write_no_wal,
             read: ReadOptions::default(),
-            // SAFETY: a plain constructor; destroyed in Drop.
-            raw_read: unsafe { librocksdb_sys::rocksdb_readoptions_create() },
-            raw_cf: cf.inner(),
-            get_buf: Vec::with_capacity(4096),
-            pending: std::ptr::null_mut(),
+            reader,
+            next_slot: Slot::A,
+            pending: false,
             pending_key: Vec::with_capacity(64),
             seq: None,
         }))
@@ -546,15 +502,14 @@ impl Session for RocksSession<'_> {
     }
     #[inline]
     fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
-        match self.get_into_buf(key)? {
-            Some(len) => {
-                // SAFETY: RocksDB initialised the first `len` bytes (len <= capacity).
-                let v = unsafe { std::slice::from_raw_parts(self.get_buf.as_ptr(), len) };
-                visit(v);
-                Ok(true)
-            }
-            None => Ok(false),
+        // Slot `next_slot` is free: a pending value sits in the other one.
+        let slot = self.next_slot;
+        if !self.reader.get(slot, key)? {
+            return Ok(false);
         }
+        visit(self.reader.value(slot));
+        self.reader.release(slot);
+        Ok(true)
     }
     #[inline]
     fn get_deferred(
@@ -562,56 +517,29 @@ impl Session for RocksSession<'_> {
         key: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<bool, TargetError> {
-        use std::os::raw::c_char;
-        let mut err: *mut c_char = std::ptr::null_mut();
-        // SAFETY: options, CF handle and DB are alive for the session's lifetime; the
-        // returned handle (null when absent or on error) is ours to destroy.
-        let h = unsafe {
-            librocksdb_sys::rocksdb_get_pinned_cf_v2(
-                self.raw,
-                self.raw_read,
-                self.raw_cf,
-                key.as_ptr() as *const c_char,
-                key.len(),
-                &mut err,
-            )
-        };
-        if !err.is_null() {
-            // SAFETY: RocksDB set a message it allocated.
-            return Err(unsafe { take_error(err) });
-        }
+        let slot = self.next_slot;
+        let found = self.reader.get(slot, key)?;
         // The previous value's lines were prefetched before this lookup: check it now.
         self.finish_deferred(visit)?;
-        if h.is_null() {
+        if !found {
             return Ok(false);
         }
-        let mut len = 0usize;
-        // SAFETY: `h` is a live handle; the pointer stays valid until it is destroyed.
-        let p = unsafe { librocksdb_sys::rocksdb_pinnable_handle_get_value(h, &mut len) };
-        prefetch(p as *const u8, len);
-        self.pending = h;
+        let v = self.reader.value(slot);
+        prefetch(v.as_ptr(), v.len());
+        self.pending = true;
         self.pending_key.clear();
         self.pending_key.extend_from_slice(key);
+        self.next_slot = slot.other();
         Ok(true)
     }
     fn finish_deferred(&mut self, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<(), TargetError> {
-        if self.pending.is_null() {
+        if !self.pending {
             return Ok(());
         }
-        let h = std::mem::replace(&mut self.pending, std::ptr::null_mut());
-        let mut len = 0usize;
-        // SAFETY: `h` is a live handle this session owns; the value slice is used
-        // before the handle is destroyed, and destroyed exactly once.
-        unsafe {
-            let p = librocksdb_sys::rocksdb_pinnable_handle_get_value(h, &mut len);
-            let v: &[u8] = if p.is_null() {
-                &[]
-            } else {
-                std::slice::from_raw_parts(p as *const u8, len)
-            };
-            visit(&self.pending_key, v);
-            librocksdb_sys::rocksdb_pinnable_handle_destroy(h);
-        }
+        self.pending = false;
+        let slot = self.next_slot.other();
+        visit(&self.pending_key, self.reader.value(slot));
+        self.reader.release(slot);
         Ok(())
     }
     fn multi_get(
@@ -848,10 +776,17 @@ mod tests {
             .map(|&k| (k, 100 + k as usize * 500, true))
             .collect();
         assert_eq!(seen, want);
-        // get copies into a buffer that grows for a value larger than it has held.
+        // A plain get between deferred ones leaves the pinned value alone.
         let mut len = 0;
+        assert!(s
+            .get_deferred(&[3], &mut |_, _| panic!("nothing pending"))
+            .unwrap());
         assert!(s.get(&[9], &mut |v| len = v.len()).unwrap());
         assert_eq!(len, 4600);
         assert!(!s.get(&[42], &mut |_| panic!("absent")).unwrap());
+        let mut last = None;
+        s.finish_deferred(&mut |key, v| last = Some((key[0], v.len(), v.iter().all(|&b| b == 3))))
+            .unwrap();
+        assert_eq!(last, Some((3, 1600, true)));
     }
 }

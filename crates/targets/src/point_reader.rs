@@ -1,0 +1,124 @@
+//! RocksDB point reads through the C++ API, reusing pinned slots (cpp/point_reader.cc).
+//!
+//! The C API pins a value only through a handle it allocates per read; db_bench keeps
+//! one `PinnableSlice` and resets it. A cached readrandom does ~250K reads a second per
+//! thread, so that malloc/free pair was ~1.5% of plumb's worker. Two slots let the
+//! session keep the previous value pinned (and its lines prefetched) while the next
+//! lookup runs, then check it.
+
+use std::os::raw::{c_char, c_int, c_void};
+use std::ptr::NonNull;
+
+use plumb_core::TargetError;
+
+#[repr(C)]
+struct RawReader {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    fn plumb_point_reader_new(db: *mut c_void, cf: *mut c_void) -> *mut RawReader;
+    fn plumb_point_reader_free(r: *mut RawReader);
+    fn plumb_point_reader_get(
+        r: *mut RawReader,
+        slot: c_int,
+        key: *const c_char,
+        klen: usize,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    fn plumb_point_reader_value(r: *const RawReader, slot: c_int, len: *mut usize)
+        -> *const c_char;
+    fn plumb_point_reader_release(r: *mut RawReader, slot: c_int);
+}
+
+/// Which of the reader's two pinned values: one can be checked while the other is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    A = 0,
+    B = 1,
+}
+
+impl Slot {
+    /// The other slot.
+    pub(crate) fn other(self) -> Slot {
+        match self {
+            Slot::A => Slot::B,
+            Slot::B => Slot::A,
+        }
+    }
+}
+
+/// A per-session point reader with default `ReadOptions`, as db_bench's readrandom.
+pub(crate) struct PointReader {
+    raw: NonNull<RawReader>,
+}
+
+impl PointReader {
+    /// A reader on `db`'s column family `cf`.
+    ///
+    /// # Safety
+    /// `db` and `cf` must be live C API handles that outlive the reader.
+    pub(crate) unsafe fn new(
+        db: *mut librocksdb_sys::rocksdb_t,
+        cf: *mut librocksdb_sys::rocksdb_column_family_handle_t,
+    ) -> Result<Self, TargetError> {
+        // SAFETY: per the contract above; the shim only reads each handle's pointer.
+        let raw = unsafe { plumb_point_reader_new(db as *mut c_void, cf as *mut c_void) };
+        NonNull::new(raw)
+            .map(|raw| PointReader { raw })
+            .ok_or_else(|| TargetError::engine(super::rocks::ENGINE, "out of memory"))
+    }
+
+    /// Looks `key` up into `slot`, unpinning what the slot held; `Ok(false)` when absent.
+    #[inline]
+    pub(crate) fn get(&mut self, slot: Slot, key: &[u8]) -> Result<bool, TargetError> {
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: a live reader; the key outlives the call.
+        let rc = unsafe {
+            plumb_point_reader_get(
+                self.raw.as_ptr(),
+                slot as c_int,
+                key.as_ptr() as *const c_char,
+                key.len(),
+                &mut err,
+            )
+        };
+        match rc {
+            1 => Ok(true),
+            0 => Ok(false),
+            _ if err.is_null() => Err(TargetError::engine(super::rocks::ENGINE, "Get failed")),
+            // SAFETY: the shim set a message it malloc'd.
+            _ => Err(unsafe { super::rocks::take_error(err) }),
+        }
+    }
+
+    /// The value `slot` holds (empty when released); borrowing the reader keeps it pinned.
+    #[inline]
+    pub(crate) fn value(&self, slot: Slot) -> &[u8] {
+        let mut len = 0usize;
+        // SAFETY: a live reader; the slice stays valid until the slot is reused or
+        // released, both of which need `&mut self`.
+        unsafe {
+            let p = plumb_point_reader_value(self.raw.as_ptr(), slot as c_int, &mut len);
+            if p.is_null() || len == 0 {
+                &[]
+            } else {
+                std::slice::from_raw_parts(p as *const u8, len)
+            }
+        }
+    }
+
+    /// Unpins `slot`'s value so its block can be evicted.
+    #[inline]
+    pub(crate) fn release(&mut self, slot: Slot) {
+        // SAFETY: a live reader.
+        unsafe { plumb_point_reader_release(self.raw.as_ptr(), slot as c_int) }
+    }
+}
+
+impl Drop for PointReader {
+    fn drop(&mut self) {
+        // SAFETY: created by plumb_point_reader_new, freed once.
+        unsafe { plumb_point_reader_free(self.raw.as_ptr()) }
+    }
+}

@@ -11,7 +11,8 @@
 #   DURATION=20   REPEATS=3   THREADS="1 2"   TESTS="fillrandom readrandom fwdrange overwrite"
 #   CACHE_SIZE=4294967296   CACHE_TYPE=hyperclock|lru   COMPRESSION=none
 #   BLOOM_BITS=10   BLOCK_SIZE=8192   WRITE_BUFFER_SIZE=67108864   MAX_BACKGROUND_JOBS=2
-#   SEEK_NEXTS=10   SEED=42   NULL_DURATION=5   RELOAD=0 (1: rebuild the loaded DBs)
+#   SEEK_NEXTS=10   BATCH_SIZE=16   SEED=42   NULL_DURATION=5   RELOAD=0 (1: rebuild the loaded DBs)
+#   TESTS may also name multireadrandom (db_bench --multiread_batched, BATCH_SIZE keys a call).
 #   DB_BENCH_EXTRA=""  PLUMB_EXTRA=""  (extra flags appended to every invocation)
 set -euo pipefail
 
@@ -33,6 +34,7 @@ BLOCK_SIZE=${BLOCK_SIZE:-8192}
 WRITE_BUFFER_SIZE=${WRITE_BUFFER_SIZE:-67108864}
 MAX_BACKGROUND_JOBS=${MAX_BACKGROUND_JOBS:-2}
 SEEK_NEXTS=${SEEK_NEXTS:-10}
+BATCH_SIZE=${BATCH_SIZE:-16}
 SEED=${SEED:-42}
 NULL_DURATION=${NULL_DURATION:-5}
 RELOAD=${RELOAD:-0}
@@ -240,6 +242,10 @@ one_run() {
       fwdrange)
         ops=$(run_dbb "$logf" seekrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,seekrandom \
               --seek_nexts="$SEEK_NEXTS" --threads="$th" --duration="$DURATION") ;;
+      multireadrandom)   # the batched MultiGet API, as plumb uses
+        ops=$(run_dbb "$logf" multireadrandom --db="$DBB_LOADED" --use_existing_db=1 \
+              --benchmarks=readseq,multireadrandom --multiread_batched=true --batch_size="$BATCH_SIZE" \
+              --threads="$th" --duration="$DURATION") ;;
       overwrite)   # on a fresh copy of the loaded DB, so every run starts from the same LSM
         rm -rf "$BASE/work"; cp -a "$DBB_LOADED" "$BASE/work"
         ops=$(run_dbb "$logf" overwrite --db="$BASE/work" --use_existing_db=1 --benchmarks=overwrite \
@@ -254,9 +260,9 @@ one_run() {
         ops=$(run_pl "$logf" fillrandom --db "$PL_FILL" --benchmarks fillrandom \
               --threads "$th" --duration "$DURATION")
         rm -rf "$PL_FILL" ;;
-      readrandom|fwdrange)
+      readrandom|fwdrange|multireadrandom)
         ops=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --benchmarks "readseq,$test" \
-              --threads "$th" --duration "$DURATION") ;;
+              --batch-size "$BATCH_SIZE" --threads "$th" --duration "$DURATION") ;;
       overwrite)   # on a fresh copy of the loaded DB, so every run starts from the same LSM
         rm -rf "$BASE/work"; cp -a "$PL_LOADED" "$BASE/work"
         ops=$(run_pl "$logf" overwrite --db "$BASE/work" --use-existing-db --benchmarks overwrite \
@@ -277,7 +283,7 @@ START=$(date +%s)
   echo "- date: $(date -Is)  host: $(hostname)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x$(nproc)  kernel: $(uname -r)"
   echo "- plumb: $PLUMB ($(cd "$(dirname "$0")" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
   echo "- db_bench: $DB_BENCH ($("$DB_BENCH" --version 2>&1 | head -n1 || true))"
-  echo "- num=$NUM key=$KEY_SIZE value=$VALUE_SIZE duration=${DURATION}s repeats=$REPEATS cache=$CACHE_TYPE/$CACHE_SIZE compression=$COMPRESSION bloom=$BLOOM_BITS block=$BLOCK_SIZE wbs=$WRITE_BUFFER_SIZE bg_jobs=$MAX_BACKGROUND_JOBS seek_nexts=$SEEK_NEXTS seed=$SEED stats_level=$STATS_LEVEL"
+  echo "- num=$NUM key=$KEY_SIZE value=$VALUE_SIZE duration=${DURATION}s repeats=$REPEATS cache=$CACHE_TYPE/$CACHE_SIZE compression=$COMPRESSION bloom=$BLOOM_BITS block=$BLOCK_SIZE wbs=$WRITE_BUFFER_SIZE bg_jobs=$MAX_BACKGROUND_JOBS seek_nexts=$SEEK_NEXTS batch_size=$BATCH_SIZE seed=$SEED stats_level=$STATS_LEVEL"
   echo
 } > "$LOGDIR/header.md"
 

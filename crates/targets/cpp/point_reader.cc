@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
@@ -35,6 +36,11 @@ struct plumb_point_reader {
   rocksdb::ColumnFamilyHandle* cf;
   rocksdb::ReadOptions options;
   rocksdb::PinnableSlice slot[2];
+  // multireadrandom's batch, grown to the largest batch seen and reused.
+  size_t batch_cap = 0;
+  std::unique_ptr<rocksdb::Slice[]> keys;
+  std::unique_ptr<rocksdb::PinnableSlice[]> values;
+  std::unique_ptr<rocksdb::Status[]> statuses;
 };
 
 extern "C" {
@@ -84,5 +90,48 @@ const char* plumb_point_reader_value(const plumb_point_reader* r, int s, size_t*
 
 // Unpins what slot `s` holds (a block cache handle), so it can be evicted.
 void plumb_point_reader_release(plumb_point_reader* r, int s) noexcept { r->slot[s & 1].Reset(); }
+
+// Looks up `n` keys with the batched DB::MultiGet (db_bench's --multiread_batched),
+// unpinning the previous batch first. Sets vals[i]/vlens[i] for each key found
+// (valid until the next batch or plumb_point_reader_free) and vals[i] = nullptr for
+// each absent one. Returns 0, or -1 with *err set to a malloc'd message for the
+// first key that failed.
+int plumb_point_reader_multi_get(plumb_point_reader* r, size_t n, const char* const* keys,
+                                 const size_t* klens, const char** vals, size_t* vlens,
+                                 char** err) noexcept {
+  try {
+    if (n > r->batch_cap) {
+      r->keys.reset(new rocksdb::Slice[n]);
+      r->values.reset(new rocksdb::PinnableSlice[n]);
+      r->statuses.reset(new rocksdb::Status[n]);
+      r->batch_cap = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+      r->values[i].Reset();
+      r->keys[i] = rocksdb::Slice(keys[i], klens[i]);
+    }
+    r->db->MultiGet(r->options, r->cf, n, r->keys.get(), r->values.get(), r->statuses.get());
+    for (size_t i = 0; i < n; i++) {
+      const rocksdb::Status& st = r->statuses[i];
+      if (st.ok()) {
+        vals[i] = r->values[i].data();
+        vlens[i] = r->values[i].size();
+      } else if (st.IsNotFound()) {
+        vals[i] = nullptr;
+        vlens[i] = 0;
+      } else {
+        *err = copy_message(st.ToString().c_str());
+        return -1;
+      }
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    *err = copy_message(e.what());
+    return -1;
+  } catch (...) {
+    *err = copy_message("unknown C++ exception in DB::MultiGet");
+    return -1;
+  }
+}
 
 }  // extern "C"

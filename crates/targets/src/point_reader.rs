@@ -4,7 +4,8 @@
 //! one `PinnableSlice` and resets it. A cached readrandom does ~250K reads a second per
 //! thread, so that malloc/free pair was ~1.5% of plumb's worker. Two slots let the
 //! session keep the previous value pinned (and its lines prefetched) while the next
-//! lookup runs, then check it.
+//! lookup runs, then check it. multireadrandom's batches reuse pinned slices too: the
+//! crate's `batched_multi_get_cf_opt` built a result vector and a wrapper per value.
 
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::NonNull;
@@ -29,6 +30,15 @@ extern "C" {
     fn plumb_point_reader_value(r: *const RawReader, slot: c_int, len: *mut usize)
         -> *const c_char;
     fn plumb_point_reader_release(r: *mut RawReader, slot: c_int);
+    fn plumb_point_reader_multi_get(
+        r: *mut RawReader,
+        n: usize,
+        keys: *const *const c_char,
+        klens: *const usize,
+        vals: *mut *const c_char,
+        vlens: *mut usize,
+        err: *mut *mut c_char,
+    ) -> c_int;
 }
 
 /// Which of the reader's two pinned values: one can be checked while the other is read.
@@ -51,6 +61,11 @@ impl Slot {
 /// A per-session point reader with default `ReadOptions`, as db_bench's readrandom.
 pub(crate) struct PointReader {
     raw: NonNull<RawReader>,
+    /// A multi-get batch's key pointers and lengths, and the values' (reused).
+    key_ptrs: Vec<*const c_char>,
+    key_lens: Vec<usize>,
+    vals: Vec<*const c_char>,
+    vlens: Vec<usize>,
 }
 
 impl PointReader {
@@ -65,7 +80,13 @@ impl PointReader {
         // SAFETY: per the contract above; the shim only reads each handle's pointer.
         let raw = unsafe { plumb_point_reader_new(db as *mut c_void, cf as *mut c_void) };
         NonNull::new(raw)
-            .map(|raw| PointReader { raw })
+            .map(|raw| PointReader {
+                raw,
+                key_ptrs: Vec::new(),
+                key_lens: Vec::new(),
+                vals: Vec::new(),
+                vlens: Vec::new(),
+            })
             .ok_or_else(|| TargetError::engine(super::rocks::ENGINE, "out of memory"))
     }
 
@@ -106,6 +127,61 @@ impl PointReader {
                 std::slice::from_raw_parts(p as *const u8, len)
             }
         }
+    }
+
+    /// Looks up a batch with the batched `DB::MultiGet`, as db_bench's
+    /// `--multiread_batched`, and visits each key's value (`None` when absent) while the
+    /// batch is pinned. No allocation once the largest batch has been seen.
+    pub(crate) fn multi_get(
+        &mut self,
+        keys: &[Vec<u8>],
+        visit: &mut dyn FnMut(usize, Option<&[u8]>),
+    ) -> Result<(), TargetError> {
+        let n = keys.len();
+        self.key_ptrs.clear();
+        self.key_lens.clear();
+        for k in keys {
+            self.key_ptrs.push(k.as_ptr() as *const c_char);
+            self.key_lens.push(k.len());
+        }
+        self.vals.clear();
+        self.vals.resize(n, std::ptr::null());
+        self.vlens.clear();
+        self.vlens.resize(n, 0);
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: a live reader; every array holds `n` entries, and the keys outlive
+        // the call.
+        let rc = unsafe {
+            plumb_point_reader_multi_get(
+                self.raw.as_ptr(),
+                n,
+                self.key_ptrs.as_ptr(),
+                self.key_lens.as_ptr(),
+                self.vals.as_mut_ptr(),
+                self.vlens.as_mut_ptr(),
+                &mut err,
+            )
+        };
+        if rc != 0 {
+            if err.is_null() {
+                return Err(TargetError::engine(super::rocks::ENGINE, "MultiGet failed"));
+            }
+            // SAFETY: the shim set a message it malloc'd.
+            return Err(unsafe { super::rocks::take_error(err) });
+        }
+        for (i, (&p, &len)) in self.vals.iter().zip(&self.vlens).enumerate() {
+            if p.is_null() {
+                visit(i, None);
+            } else {
+                // SAFETY: the shim pinned this value until the next batch, which needs
+                // `&mut self`.
+                visit(
+                    i,
+                    Some(unsafe { std::slice::from_raw_parts(p as *const u8, len) }),
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Unpins `slot`'s value so its block can be evicted.

@@ -292,15 +292,14 @@ impl RocksTarget {
 /// allocation and a free) for every write, which is harness cost, not engine cost.
 struct RocksSession<'a> {
     db: &'a DB,
-    cf: &'a rocksdb::ColumnFamily,
     sync: bool,
     raw: *mut librocksdb_sys::rocksdb_t,
     batch: *mut librocksdb_sys::rocksdb_writebatch_t,
     write: *mut librocksdb_sys::rocksdb_writeoptions_t,
     write_no_wal: *mut librocksdb_sys::rocksdb_writeoptions_t,
-    read: ReadOptions,
     /// Point reads pin values in the reader's two slots, as db_bench pins into one
-    /// reused PinnableSlice (the crate and the C API allocate a wrapper per read).
+    /// reused PinnableSlice (the crate and the C API allocate a wrapper per read);
+    /// multi-gets pin a reused batch the same way.
     reader: PointReader,
     /// The slot `get_deferred` reads into next; the other one holds the value still
     /// to be checked when `pending` is set, with its key in `pending_key`.
@@ -437,13 +436,11 @@ impl Target for RocksTarget {
         let reader = unsafe { PointReader::new(self.db.as_raw_ptr(), cf.inner())? };
         Ok(Box::new(RocksSession {
             db: &self.db,
-            cf,
             sync: self.settings.sync,
             raw,
             batch,
             write,
             write_no_wal,
-            read: ReadOptions::default(),
             reader,
             next_slot: Slot::A,
             pending: false,
@@ -547,16 +544,7 @@ impl Session for RocksSession<'_> {
         keys: &[Vec<u8>],
         visit: &mut dyn FnMut(usize, Option<&[u8]>),
     ) -> Result<(), TargetError> {
-        let res = self
-            .db
-            .batched_multi_get_cf_opt(self.cf, keys, false, &self.read);
-        for (i, r) in res.into_iter().enumerate() {
-            match r.map_err(eng)? {
-                Some(v) => visit(i, Some(&v)),
-                None => visit(i, None),
-            }
-        }
-        Ok(())
+        self.reader.multi_get(keys, visit)
     }
     fn scan(
         &mut self,
@@ -788,5 +776,37 @@ mod tests {
         s.finish_deferred(&mut |key, v| last = Some((key[0], v.len(), v.iter().all(|&b| b == 3))))
             .unwrap();
         assert_eq!(last, Some((3, 1600, true)));
+    }
+
+    #[test]
+    fn multi_get_pins_each_batch_and_grows_for_a_larger_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = RocksTarget::open(dir.path(), RocksOptions::default()).unwrap();
+        let mut s = t.session().unwrap();
+        for i in 0u8..20 {
+            s.put(&[i], &vec![i; 50 + i as usize]).unwrap();
+        }
+        t.maintenance(Maintenance::Flush).unwrap();
+        let mut batch = |keys: &[u8]| {
+            let keys: Vec<Vec<u8>> = keys.iter().map(|&k| vec![k]).collect();
+            let mut got = Vec::new();
+            s.multi_get(&keys, &mut |i, v| {
+                got.push((i, v.map(|v| (v.len(), v.iter().all(|&b| b == keys[i][0])))))
+            })
+            .unwrap();
+            got
+        };
+        assert_eq!(
+            batch(&[4, 200, 7]),
+            [(0, Some((54, true))), (1, None), (2, Some((57, true)))]
+        );
+        let big: Vec<u8> = (0u8..40).rev().collect();
+        let got = batch(&big);
+        assert_eq!(got.len(), 40);
+        for (i, v) in got {
+            let k = big[i];
+            assert_eq!(v, (k < 20).then_some((50 + k as usize, true)), "key {k}");
+        }
+        assert_eq!(batch(&[19]), [(0, Some((69, true)))]);
     }
 }

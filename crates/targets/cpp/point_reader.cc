@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "rocksdb/db.h"
+#include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
 #include "rocksdb/slice.h"
 
@@ -130,6 +131,52 @@ int plumb_point_reader_multi_get(plumb_point_reader* r, size_t n, const char* co
     return -1;
   } catch (...) {
     *err = copy_message("unknown C++ exception in DB::MultiGet");
+    return -1;
+  }
+}
+
+// Called for each entry a scan visits, with the caller's context.
+typedef void (*plumb_visit_fn)(void* ctx, const char* key, size_t klen, const char* val,
+                               size_t vlen);
+
+// db_bench's seekrandom op: a new iterator (so it sees the newest data), a Seek (or
+// SeekForPrev when `reverse`), then up to `nexts` Next (or Prev) calls, visiting each
+// valid entry. Sets *visited to the entries visited. Returns 0, or -1 with *err set.
+int plumb_point_reader_scan(plumb_point_reader* r, const char* start, size_t slen, size_t nexts,
+                            int reverse, plumb_visit_fn visit, void* ctx, size_t* visited,
+                            char** err) noexcept {
+  try {
+    std::unique_ptr<rocksdb::Iterator> it(r->db->NewIterator(r->options, r->cf));
+    rocksdb::Slice target(start, slen);
+    if (reverse) {
+      it->SeekForPrev(target);
+    } else {
+      it->Seek(target);
+    }
+    size_t n = 0;
+    while (it->Valid()) {
+      rocksdb::Slice k = it->key();
+      rocksdb::Slice v = it->value();
+      visit(ctx, k.data(), k.size(), v.data(), v.size());
+      if (++n > nexts) break;
+      if (reverse) {
+        it->Prev();
+      } else {
+        it->Next();
+      }
+    }
+    *visited = n;
+    rocksdb::Status st = it->status();
+    if (!st.ok()) {
+      *err = copy_message(st.ToString().c_str());
+      return -1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    *err = copy_message(e.what());
+    return -1;
+  } catch (...) {
+    *err = copy_message("unknown C++ exception in a scan");
     return -1;
   }
 }

@@ -39,6 +39,52 @@ extern "C" {
         vlens: *mut usize,
         err: *mut *mut c_char,
     ) -> c_int;
+    fn plumb_point_reader_scan(
+        r: *mut RawReader,
+        start: *const c_char,
+        slen: usize,
+        nexts: usize,
+        reverse: c_int,
+        visit: VisitFn,
+        ctx: *mut c_void,
+        visited: *mut usize,
+        err: *mut *mut c_char,
+    ) -> c_int;
+}
+
+type VisitFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *const c_char, usize);
+
+/// Hands one scanned entry to the Rust visitor behind `ctx`.
+///
+/// # Safety
+/// `ctx` points at a live `&mut dyn FnMut(&[u8], &[u8])`; both slices are valid for
+/// the call. (A panic in the visitor aborts here rather than unwinding into C++.)
+unsafe extern "C" fn visit_entry(
+    ctx: *mut c_void,
+    k: *const c_char,
+    klen: usize,
+    v: *const c_char,
+    vlen: usize,
+) {
+    // SAFETY: per the contract above.
+    unsafe {
+        let visit = &mut *(ctx as *mut &mut dyn FnMut(&[u8], &[u8]));
+        visit(bytes(k, klen), bytes(v, vlen));
+    }
+}
+
+/// A C pointer and length as a slice (empty for a null or zero-length one).
+///
+/// # Safety
+/// A non-null `p` must point at `len` readable bytes that outlive the slice's use.
+#[inline(always)]
+unsafe fn bytes<'a>(p: *const c_char, len: usize) -> &'a [u8] {
+    if p.is_null() || len == 0 {
+        &[]
+    } else {
+        // SAFETY: per the contract above.
+        unsafe { std::slice::from_raw_parts(p as *const u8, len) }
+    }
 }
 
 /// Which of the reader's two pinned values: one can be checked while the other is read.
@@ -107,9 +153,7 @@ impl PointReader {
         match rc {
             1 => Ok(true),
             0 => Ok(false),
-            _ if err.is_null() => Err(TargetError::engine(super::rocks::ENGINE, "Get failed")),
-            // SAFETY: the shim set a message it malloc'd.
-            _ => Err(unsafe { super::rocks::take_error(err) }),
+            _ => Err(engine_error(err, "Get failed")),
         }
     }
 
@@ -120,12 +164,10 @@ impl PointReader {
         // SAFETY: a live reader; the slice stays valid until the slot is reused or
         // released, both of which need `&mut self`.
         unsafe {
-            let p = plumb_point_reader_value(self.raw.as_ptr(), slot as c_int, &mut len);
-            if p.is_null() || len == 0 {
-                &[]
-            } else {
-                std::slice::from_raw_parts(p as *const u8, len)
-            }
+            bytes(
+                plumb_point_reader_value(self.raw.as_ptr(), slot as c_int, &mut len),
+                len,
+            )
         }
     }
 
@@ -163,11 +205,7 @@ impl PointReader {
             )
         };
         if rc != 0 {
-            if err.is_null() {
-                return Err(TargetError::engine(super::rocks::ENGINE, "MultiGet failed"));
-            }
-            // SAFETY: the shim set a message it malloc'd.
-            return Err(unsafe { super::rocks::take_error(err) });
+            return Err(engine_error(err, "MultiGet failed"));
         }
         for (i, (&p, &len)) in self.vals.iter().zip(&self.vlens).enumerate() {
             if p.is_null() {
@@ -184,12 +222,53 @@ impl PointReader {
         Ok(())
     }
 
+    /// One seek (`SeekForPrev` when `reverse`) on a fresh iterator plus up to `nexts`
+    /// steps, as db_bench's seekrandom; returns the entries visited.
+    pub(crate) fn scan(
+        &mut self,
+        start: &[u8],
+        nexts: usize,
+        reverse: bool,
+        mut visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize, TargetError> {
+        let mut visited = 0usize;
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: a live reader; `visit` outlives the call and `visit_entry` is the
+        // only user of the context pointer.
+        let rc = unsafe {
+            plumb_point_reader_scan(
+                self.raw.as_ptr(),
+                start.as_ptr() as *const c_char,
+                start.len(),
+                nexts,
+                c_int::from(reverse),
+                visit_entry,
+                &mut visit as *mut &mut dyn FnMut(&[u8], &[u8]) as *mut c_void,
+                &mut visited,
+                &mut err,
+            )
+        };
+        if rc != 0 {
+            return Err(engine_error(err, "scan failed"));
+        }
+        Ok(visited)
+    }
+
     /// Unpins `slot`'s value so its block can be evicted.
     #[inline]
     pub(crate) fn release(&mut self, slot: Slot) {
         // SAFETY: a live reader.
         unsafe { plumb_point_reader_release(self.raw.as_ptr(), slot as c_int) }
     }
+}
+
+/// The shim's error message as an engine error (`fallback` if it could not allocate one).
+fn engine_error(err: *mut c_char, fallback: &str) -> TargetError {
+    if err.is_null() {
+        return TargetError::engine(super::rocks::ENGINE, fallback);
+    }
+    // SAFETY: the shim set a message it malloc'd; taken once.
+    unsafe { super::rocks::take_error(err) }
 }
 
 impl Drop for PointReader {

@@ -27,7 +27,7 @@ impl StepStatus {
     }
 }
 
-/// Throughput stability over the 1-second intervals of a step (full seconds only).
+/// Throughput stability over the 1-second intervals of a step (not its short last one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Qos {
     /// Slowest interval, ops/s.

@@ -176,7 +176,7 @@ impl Reporter for TextReporter {
             }
         }
         out.push_str(&main.to_string());
-        out.push_str("\n\nper op and QoS (interval ops/s over full seconds)\n");
+        out.push_str("\n\nper op and QoS (interval ops/s over the 1-second ticks)\n");
         out.push_str(&cost.to_string());
         out.push('\n');
         let hw = stored.steps.iter().find_map(|(s, _)| {

@@ -59,12 +59,19 @@ fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.min(sorted.len()) - 1]
 }
 
-/// Throughput stability over full (≥ ~1 s) intervals; `None` with fewer than two.
+/// Throughput stability over the 1-second series; `None` with fewer than two intervals.
+///
+/// Every interval but the last ended on a tick of the sampler's fixed 1 s schedule and
+/// counts, even when a late tick on a loaded host made it 0.9 s and the next 1.1 s.
+/// The last one ended with the step and counts only if it lasted a full second: a
+/// 0.3 s tail, when threads finish one by one, is not a sample of steady throughput.
 pub fn qos(intervals: &[Interval]) -> Option<Qos> {
+    let last = intervals.len().saturating_sub(1);
     let mut v: Vec<f64> = intervals
         .iter()
-        .filter(|i| i.secs >= 0.999)
-        .map(|i| i.ops_sec)
+        .enumerate()
+        .filter(|(n, i)| *n < last || i.secs >= 0.999)
+        .map(|(_, i)| i.ops_sec)
         .collect();
     if v.len() < 2 {
         return None;
@@ -144,5 +151,10 @@ mod tests {
         // mean 505, sample stddev of 10..1000 step 10 is 290.11
         assert!((q.cv - 290.11 / 505.0).abs() < 1e-3, "{}", q.cv);
         assert!(qos(&[iv(5.0, 1.0)]).is_none());
+        // A late tick shortens the next interval; both still count.
+        let q = qos(&[iv(100.0, 1.2), iv(90.0, 0.8), iv(1.0, 0.3)]).unwrap();
+        assert_eq!((q.intervals, q.min, q.p50), (2, 90.0, 90.0));
+        let q = qos(&[iv(100.0, 1.0), iv(80.0, 1.0)]).unwrap();
+        assert_eq!((q.intervals, q.min), (2, 80.0));
     }
 }

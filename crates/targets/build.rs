@@ -1,9 +1,9 @@
-//! Compiles the small C++ point reader (cpp/point_reader.cc) against the RocksDB
-//! headers librocksdb-sys builds from, so point reads can reuse one PinnableSlice
+//! Compiles the small C++ reader (cpp/rocks_reader.cc) against the RocksDB
+//! headers librocksdb-sys builds from, so reads can reuse pinned slices and options
 //! as db_bench does instead of the C API's allocation per read.
 
 fn main() {
-    println!("cargo:rerun-if-changed=cpp/point_reader.cc");
+    println!("cargo:rerun-if-changed=cpp/rocks_reader.cc");
     if std::env::var_os("CARGO_FEATURE_ROCKSDB").is_none() {
         return;
     }
@@ -18,7 +18,7 @@ fn main() {
         .std("c++20")
         .define("NDEBUG", Some("1"))
         .include(&include)
-        .file("cpp/point_reader.cc")
+        .file("cpp/rocks_reader.cc")
         .warnings(true)
-        .compile("plumb_point_reader");
+        .compile("plumb_rocks_reader");
 }

@@ -5,9 +5,9 @@
 pub mod memory;
 pub mod null;
 #[cfg(feature = "rocksdb")]
-mod point_reader;
-#[cfg(feature = "rocksdb")]
 pub mod rocks;
+#[cfg(feature = "rocksdb")]
+mod rocks_reader;
 
 pub use memory::MemoryTarget;
 pub use null::NullTarget;

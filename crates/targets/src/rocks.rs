@@ -1,7 +1,7 @@
 //! RocksDB through the `rocksdb` crate (which compiles RocksDB itself): the default
 //! engine, configured with db_bench's option names.
 
-use crate::point_reader::{PointReader, Slot};
+use crate::rocks_reader::{RocksReader, Slot};
 use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
 use rocksdb::statistics::Ticker;
 use rocksdb::{
@@ -300,7 +300,7 @@ struct RocksSession<'a> {
     /// Point reads pin values in the reader's two slots, as db_bench pins into one
     /// reused PinnableSlice (the crate and the C API allocate a wrapper per read);
     /// multi-gets pin a reused batch the same way.
-    reader: PointReader,
+    reader: RocksReader,
     /// The slot `get_deferred` reads into next; the other one holds the value still
     /// to be checked when `pending` is set, with its key in `pending_key`.
     next_slot: Slot,
@@ -433,7 +433,7 @@ impl Target for RocksTarget {
         };
         // SAFETY: the DB and its default CF handle live as long as `self`, which the
         // session (and so the reader) borrows.
-        let reader = unsafe { PointReader::new(self.db.as_raw_ptr(), cf.inner())? };
+        let reader = unsafe { RocksReader::new(self.db.as_raw_ptr(), cf.inner())? };
         Ok(Box::new(RocksSession {
             db: &self.db,
             sync: self.settings.sync,

@@ -1,4 +1,5 @@
-//! RocksDB point reads through the C++ API, reusing pinned slots (cpp/point_reader.cc).
+//! RocksDB reads through the C++ API db_bench uses (cpp/rocks_reader.cc): point reads
+//! into reused pinned slots, batched multi-gets, and seeks.
 //!
 //! The C API pins a value only through a handle it allocates per read; db_bench keeps
 //! one `PinnableSlice` and resets it. A cached readrandom does ~250K reads a second per
@@ -6,6 +7,8 @@
 //! session keep the previous value pinned (and its lines prefetched) while the next
 //! lookup runs, then check it. multireadrandom's batches reuse pinned slices too: the
 //! crate's `batched_multi_get_cf_opt` built a result vector and a wrapper per value.
+//! A seek gets a fresh iterator, as in db_bench, but not the crate's per-seek
+//! `ReadOptions` and wrapper, nor an FFI call per key and value.
 
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::NonNull;
@@ -18,19 +21,19 @@ struct RawReader {
 }
 
 extern "C" {
-    fn plumb_point_reader_new(db: *mut c_void, cf: *mut c_void) -> *mut RawReader;
-    fn plumb_point_reader_free(r: *mut RawReader);
-    fn plumb_point_reader_get(
+    fn plumb_rocks_reader_new(db: *mut c_void, cf: *mut c_void) -> *mut RawReader;
+    fn plumb_rocks_reader_free(r: *mut RawReader);
+    fn plumb_rocks_reader_get(
         r: *mut RawReader,
         slot: c_int,
         key: *const c_char,
         klen: usize,
         err: *mut *mut c_char,
     ) -> c_int;
-    fn plumb_point_reader_value(r: *const RawReader, slot: c_int, len: *mut usize)
+    fn plumb_rocks_reader_value(r: *const RawReader, slot: c_int, len: *mut usize)
         -> *const c_char;
-    fn plumb_point_reader_release(r: *mut RawReader, slot: c_int);
-    fn plumb_point_reader_multi_get(
+    fn plumb_rocks_reader_release(r: *mut RawReader, slot: c_int);
+    fn plumb_rocks_reader_multi_get(
         r: *mut RawReader,
         n: usize,
         keys: *const *const c_char,
@@ -39,7 +42,7 @@ extern "C" {
         vlens: *mut usize,
         err: *mut *mut c_char,
     ) -> c_int;
-    fn plumb_point_reader_scan(
+    fn plumb_rocks_reader_scan(
         r: *mut RawReader,
         start: *const c_char,
         slen: usize,
@@ -104,8 +107,8 @@ impl Slot {
     }
 }
 
-/// A per-session point reader with default `ReadOptions`, as db_bench's readrandom.
-pub(crate) struct PointReader {
+/// A per-session reader (gets, multi-gets, seeks) with default `ReadOptions`, as db_bench.
+pub(crate) struct RocksReader {
     raw: NonNull<RawReader>,
     /// A multi-get batch's key pointers and lengths, and the values' (reused).
     key_ptrs: Vec<*const c_char>,
@@ -114,7 +117,7 @@ pub(crate) struct PointReader {
     vlens: Vec<usize>,
 }
 
-impl PointReader {
+impl RocksReader {
     /// A reader on `db`'s column family `cf`.
     ///
     /// # Safety
@@ -124,9 +127,9 @@ impl PointReader {
         cf: *mut librocksdb_sys::rocksdb_column_family_handle_t,
     ) -> Result<Self, TargetError> {
         // SAFETY: per the contract above; the shim only reads each handle's pointer.
-        let raw = unsafe { plumb_point_reader_new(db as *mut c_void, cf as *mut c_void) };
+        let raw = unsafe { plumb_rocks_reader_new(db as *mut c_void, cf as *mut c_void) };
         NonNull::new(raw)
-            .map(|raw| PointReader {
+            .map(|raw| RocksReader {
                 raw,
                 key_ptrs: Vec::new(),
                 key_lens: Vec::new(),
@@ -142,7 +145,7 @@ impl PointReader {
         let mut err: *mut c_char = std::ptr::null_mut();
         // SAFETY: a live reader; the key outlives the call.
         let rc = unsafe {
-            plumb_point_reader_get(
+            plumb_rocks_reader_get(
                 self.raw.as_ptr(),
                 slot as c_int,
                 key.as_ptr() as *const c_char,
@@ -165,7 +168,7 @@ impl PointReader {
         // released, both of which need `&mut self`.
         unsafe {
             bytes(
-                plumb_point_reader_value(self.raw.as_ptr(), slot as c_int, &mut len),
+                plumb_rocks_reader_value(self.raw.as_ptr(), slot as c_int, &mut len),
                 len,
             )
         }
@@ -194,7 +197,7 @@ impl PointReader {
         // SAFETY: a live reader; every array holds `n` entries, and the keys outlive
         // the call.
         let rc = unsafe {
-            plumb_point_reader_multi_get(
+            plumb_rocks_reader_multi_get(
                 self.raw.as_ptr(),
                 n,
                 self.key_ptrs.as_ptr(),
@@ -236,7 +239,7 @@ impl PointReader {
         // SAFETY: a live reader; `visit` outlives the call and `visit_entry` is the
         // only user of the context pointer.
         let rc = unsafe {
-            plumb_point_reader_scan(
+            plumb_rocks_reader_scan(
                 self.raw.as_ptr(),
                 start.as_ptr() as *const c_char,
                 start.len(),
@@ -258,7 +261,7 @@ impl PointReader {
     #[inline]
     pub(crate) fn release(&mut self, slot: Slot) {
         // SAFETY: a live reader.
-        unsafe { plumb_point_reader_release(self.raw.as_ptr(), slot as c_int) }
+        unsafe { plumb_rocks_reader_release(self.raw.as_ptr(), slot as c_int) }
     }
 }
 
@@ -271,9 +274,9 @@ fn engine_error(err: *mut c_char, fallback: &str) -> TargetError {
     unsafe { super::rocks::take_error(err) }
 }
 
-impl Drop for PointReader {
+impl Drop for RocksReader {
     fn drop(&mut self) {
-        // SAFETY: created by plumb_point_reader_new, freed once.
-        unsafe { plumb_point_reader_free(self.raw.as_ptr()) }
+        // SAFETY: created by plumb_rocks_reader_new, freed once.
+        unsafe { plumb_rocks_reader_free(self.raw.as_ptr()) }
     }
 }

@@ -1,4 +1,5 @@
-// Point reads for plumb's RocksDB session, through the C++ API db_bench uses.
+// Reads for plumb's RocksDB session (gets, multi-gets, seeks), through the C++ API
+// db_bench uses.
 //
 // The C API's rocksdb_get_pinned_cf_v2 allocates a fresh PinnableSlice handle per
 // read (a malloc and a free per op, ~1.5% of a cached readrandom). db_bench keeps one
@@ -32,7 +33,7 @@ char* copy_message(const char* m) {
 }
 }  // namespace
 
-struct plumb_point_reader {
+struct plumb_rocks_reader {
   rocksdb::DB* db;
   rocksdb::ColumnFamilyHandle* cf;
   rocksdb::ReadOptions options;
@@ -46,9 +47,9 @@ struct plumb_point_reader {
 
 extern "C" {
 
-plumb_point_reader* plumb_point_reader_new(void* c_db, void* c_cf) noexcept {
+plumb_rocks_reader* plumb_rocks_reader_new(void* c_db, void* c_cf) noexcept {
   try {
-    auto* r = new plumb_point_reader();
+    auto* r = new plumb_rocks_reader();
     r->db = static_cast<CApiDb*>(c_db)->rep;
     r->cf = static_cast<CApiColumnFamily*>(c_cf)->rep;
     return r;
@@ -57,12 +58,12 @@ plumb_point_reader* plumb_point_reader_new(void* c_db, void* c_cf) noexcept {
   }
 }
 
-void plumb_point_reader_free(plumb_point_reader* r) noexcept { delete r; }
+void plumb_rocks_reader_free(plumb_rocks_reader* r) noexcept { delete r; }
 
 // Looks `key` up into slot `s` (0 or 1), releasing what that slot pinned before.
-// Returns 1 when found (see plumb_point_reader_value), 0 when absent, -1 on error
+// Returns 1 when found (see plumb_rocks_reader_value), 0 when absent, -1 on error
 // with *err set to a malloc'd message.
-int plumb_point_reader_get(plumb_point_reader* r, int s, const char* key, size_t klen,
+int plumb_rocks_reader_get(plumb_rocks_reader* r, int s, const char* key, size_t klen,
                            char** err) noexcept {
   try {
     rocksdb::PinnableSlice& v = r->slot[s & 1];
@@ -83,21 +84,21 @@ int plumb_point_reader_get(plumb_point_reader* r, int s, const char* key, size_t
 
 // The value slot `s` holds (empty once released); valid until the slot is
 // released or reused.
-const char* plumb_point_reader_value(const plumb_point_reader* r, int s, size_t* len) noexcept {
+const char* plumb_rocks_reader_value(const plumb_rocks_reader* r, int s, size_t* len) noexcept {
   const rocksdb::PinnableSlice& v = r->slot[s & 1];
   *len = v.size();
   return v.data();
 }
 
 // Unpins what slot `s` holds (a block cache handle), so it can be evicted.
-void plumb_point_reader_release(plumb_point_reader* r, int s) noexcept { r->slot[s & 1].Reset(); }
+void plumb_rocks_reader_release(plumb_rocks_reader* r, int s) noexcept { r->slot[s & 1].Reset(); }
 
 // Looks up `n` keys with the batched DB::MultiGet (db_bench's --multiread_batched),
 // unpinning the previous batch first. Sets vals[i]/vlens[i] for each key found
-// (valid until the next batch or plumb_point_reader_free) and vals[i] = nullptr for
+// (valid until the next batch or plumb_rocks_reader_free) and vals[i] = nullptr for
 // each absent one. Returns 0, or -1 with *err set to a malloc'd message for the
 // first key that failed.
-int plumb_point_reader_multi_get(plumb_point_reader* r, size_t n, const char* const* keys,
+int plumb_rocks_reader_multi_get(plumb_rocks_reader* r, size_t n, const char* const* keys,
                                  const size_t* klens, const char** vals, size_t* vlens,
                                  char** err) noexcept {
   try {
@@ -142,7 +143,7 @@ typedef void (*plumb_visit_fn)(void* ctx, const char* key, size_t klen, const ch
 // db_bench's seekrandom op: a new iterator (so it sees the newest data), a Seek (or
 // SeekForPrev when `reverse`), then up to `nexts` Next (or Prev) calls, visiting each
 // valid entry. Sets *visited to the entries visited. Returns 0, or -1 with *err set.
-int plumb_point_reader_scan(plumb_point_reader* r, const char* start, size_t slen, size_t nexts,
+int plumb_rocks_reader_scan(plumb_rocks_reader* r, const char* start, size_t slen, size_t nexts,
                             int reverse, plumb_visit_fn visit, void* ctx, size_t* visited,
                             char** err) noexcept {
   try {

@@ -1,7 +1,7 @@
 //! RocksDB through the `rocksdb` crate (which compiles RocksDB itself): the default
 //! engine, configured with db_bench's option names.
 
-use crate::rocks_reader::{RocksReader, Slot};
+use crate::rocks_reader::{prefetch, RocksReader, Slot};
 use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
 use rocksdb::statistics::Ticker;
 use rocksdb::{
@@ -373,28 +373,6 @@ pub(crate) unsafe fn take_error(err: *mut std::os::raw::c_char) -> TargetError {
         m
     };
     TargetError::engine(ENGINE, msg)
-}
-
-/// Asks the CPU to start loading `len` bytes at `p` into its cache, without waiting.
-#[inline(always)]
-fn prefetch(p: *const u8, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        if len == 0 {
-            return;
-        }
-        let mut off = 0;
-        while off < len {
-            // SAFETY: a prefetch never faults and has no architectural effect.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off) as *const i8) };
-            off += 64;
-        }
-        // SAFETY: as above (the last line when `p` is not line-aligned).
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(len - 1) as *const i8) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, len);
 }
 
 fn eng(e: rocksdb::Error) -> TargetError {

@@ -105,10 +105,7 @@ pub fn attribution(stored: &StoredRun, host: &HostCeilings) -> Vec<String> {
     let mut lines = vec![format!("{head}:")];
     for (st, _) in &stored.steps {
         let s = &st.summary;
-        let maintenance = st
-            .kind
-            .parse::<plumb_workloads::StepKind>()
-            .is_ok_and(|k| k.is_maintenance());
+        let maintenance = crate::is_maintenance(&st.kind);
         let (Some(rd_op), Some(rkb_op), Some(wkb_op)) = (s.rd_op, s.rkb_op, s.wkb_op) else {
             continue;
         };

@@ -178,10 +178,7 @@ pub fn measured_steps<'a>(runs: impl Iterator<Item = &'a StoredRun>) -> Vec<Stri
     let mut steps: Vec<String> = Vec::new();
     for r in runs {
         for (s, _) in &r.steps {
-            let maintenance = s
-                .kind
-                .parse::<plumb_workloads::StepKind>()
-                .is_ok_and(|k| k.is_maintenance());
+            let maintenance = crate::is_maintenance(&s.kind);
             if !maintenance && !steps.contains(&s.name) {
                 steps.push(s.name.clone());
             }

@@ -20,6 +20,13 @@ pub use text::{comparison_text, table_left, TextReporter};
 
 use plumb_store::StoredRun;
 
+/// Whether a stored step kind is unmeasured maintenance (flush, compact, …), which
+/// every reporter leaves out of throughput figures.
+pub(crate) fn is_maintenance(kind: &str) -> bool {
+    kind.parse::<plumb_workloads::StepKind>()
+        .is_ok_and(|k| k.is_maintenance())
+}
+
 /// Renders a run. Pure: no IO, so every reporter can be snapshot-tested.
 pub trait Reporter {
     /// The rendered document.

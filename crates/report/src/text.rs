@@ -91,10 +91,7 @@ impl Reporter for TextReporter {
         let mut notes = Vec::new();
         for (st, _) in &stored.steps {
             let s = &st.summary;
-            let maintenance = st
-                .kind
-                .parse::<plumb_workloads::StepKind>()
-                .is_ok_and(|k| k.is_maintenance());
+            let maintenance = crate::is_maintenance(&st.kind);
             let name = if st.status == "ok" {
                 st.name.clone()
             } else {

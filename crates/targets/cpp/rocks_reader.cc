@@ -31,6 +31,27 @@ char* copy_message(const char* m) {
   if (out != nullptr) std::memcpy(out, m, n + 1);
   return out;
 }
+
+// Sets *err to RocksDB's message for `st` (malloc'd, freed by the Rust side) and
+// returns -1.
+int fail(char** err, const rocksdb::Status& st) {
+  *err = copy_message(st.ToString().c_str());
+  return -1;
+}
+
+// Runs `body` and turns any C++ exception into -1 and a message: nothing may unwind
+// into the Rust caller.
+template <class F>
+int guarded(char** err, const char* what, F body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    *err = copy_message(e.what());
+  } catch (...) {
+    *err = copy_message(what);
+  }
+  return -1;
+}
 }  // namespace
 
 struct plumb_rocks_reader {
@@ -65,21 +86,14 @@ void plumb_rocks_reader_free(plumb_rocks_reader* r) noexcept { delete r; }
 // with *err set to a malloc'd message.
 int plumb_rocks_reader_get(plumb_rocks_reader* r, int s, const char* key, size_t klen,
                            char** err) noexcept {
-  try {
+  return guarded(err, "unknown C++ exception in DB::Get", [&] {
     rocksdb::PinnableSlice& v = r->slot[s & 1];
     v.Reset();
     rocksdb::Status st = r->db->Get(r->options, r->cf, rocksdb::Slice(key, klen), &v);
     if (st.ok()) return 1;
     if (st.IsNotFound()) return 0;
-    *err = copy_message(st.ToString().c_str());
-    return -1;
-  } catch (const std::exception& e) {
-    *err = copy_message(e.what());
-    return -1;
-  } catch (...) {
-    *err = copy_message("unknown C++ exception in DB::Get");
-    return -1;
-  }
+    return fail(err, st);
+  });
 }
 
 // The value slot `s` holds (empty once released); valid until the slot is
@@ -101,7 +115,7 @@ void plumb_rocks_reader_release(plumb_rocks_reader* r, int s) noexcept { r->slot
 int plumb_rocks_reader_multi_get(plumb_rocks_reader* r, size_t n, const char* const* keys,
                                  const size_t* klens, const char** vals, size_t* vlens,
                                  char** err) noexcept {
-  try {
+  return guarded(err, "unknown C++ exception in DB::MultiGet", [&] {
     if (n > r->batch_cap) {
       r->keys.reset(new rocksdb::Slice[n]);
       r->values.reset(new rocksdb::PinnableSlice[n]);
@@ -122,18 +136,11 @@ int plumb_rocks_reader_multi_get(plumb_rocks_reader* r, size_t n, const char* co
         vals[i] = nullptr;
         vlens[i] = 0;
       } else {
-        *err = copy_message(st.ToString().c_str());
-        return -1;
+        return fail(err, st);
       }
     }
     return 0;
-  } catch (const std::exception& e) {
-    *err = copy_message(e.what());
-    return -1;
-  } catch (...) {
-    *err = copy_message("unknown C++ exception in DB::MultiGet");
-    return -1;
-  }
+  });
 }
 
 // Called for each entry a scan visits, with the caller's context.
@@ -146,7 +153,7 @@ typedef void (*plumb_visit_fn)(void* ctx, const char* key, size_t klen, const ch
 int plumb_rocks_reader_scan(plumb_rocks_reader* r, const char* start, size_t slen, size_t nexts,
                             int reverse, plumb_visit_fn visit, void* ctx, size_t* visited,
                             char** err) noexcept {
-  try {
+  return guarded(err, "unknown C++ exception in a scan", [&] {
     std::unique_ptr<rocksdb::Iterator> it(r->db->NewIterator(r->options, r->cf));
     rocksdb::Slice target(start, slen);
     if (reverse) {
@@ -168,18 +175,8 @@ int plumb_rocks_reader_scan(plumb_rocks_reader* r, const char* start, size_t sle
     }
     *visited = n;
     rocksdb::Status st = it->status();
-    if (!st.ok()) {
-      *err = copy_message(st.ToString().c_str());
-      return -1;
-    }
-    return 0;
-  } catch (const std::exception& e) {
-    *err = copy_message(e.what());
-    return -1;
-  } catch (...) {
-    *err = copy_message("unknown C++ exception in a scan");
-    return -1;
-  }
+    return st.ok() ? 0 : fail(err, st);
+  });
 }
 
 }  // extern "C"

@@ -398,8 +398,7 @@ fn kv_text_report_reads_steps_against_this_hosts_disk_ceilings() {
                 data_dir: None,
                 device: None,
                 host: None,
-                group_id: None,
-                repeat_index: None,
+                ..NewRun::default()
             })
             .unwrap();
         let c = |name: &str, value: f64, unit: &str| Ceiling {
@@ -418,7 +417,7 @@ fn kv_text_report_reads_steps_against_this_hosts_disk_ceilings() {
             ],
         )
         .unwrap();
-        st.finish_run(id, "ok", "2026-11-22T00:00:10Z").unwrap();
+        st.finish_run(id, plumb_core::RunStatus::Ok, "2026-11-22T00:00:10Z").unwrap();
         id
     };
     let o = plumb(

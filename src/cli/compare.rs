@@ -42,7 +42,8 @@ pub enum Format {
 /// `plumb report RUNS…`.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// Runs to report; with two or more, the first is the base of a comparison.
+    /// Runs to report; with two or more, the first is the base of a comparison. A suite
+    /// (s3) is drawn as its sweeps: throughput vs threads and vs size.
     #[arg(required = true, value_name = "SELECTOR")]
     selectors: Vec<String>,
     #[command(flatten)]
@@ -83,7 +84,39 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
         .flat_map(|v| v.runs.iter().cloned())
         .collect();
     let c = (versions.len() > 1).then(|| compare(&versions));
+    let is_suite = a
+        .selectors
+        .iter()
+        .any(|s| s.strip_prefix('s').is_some_and(|n| n.parse::<i64>().is_ok()));
+    let curves = if is_suite {
+        plumb_report::sweep::curves(&runs)
+    } else {
+        Vec::new()
+    };
+    let run_lines = || -> String {
+        runs.iter()
+            .map(|r| plumb_report::one_line(r) + "\n")
+            .collect()
+    };
     let doc = match a.format {
+        Format::Text if is_suite => {
+            let mut s = plumb_report::sweep::text(&curves);
+            s.push_str(&run_lines());
+            if let Some(c) = &c {
+                s.push_str(&comparison_text(c));
+            }
+            s
+        }
+        Format::Md if is_suite => {
+            let mut s = String::from("## Sweeps\n\n");
+            s.push_str(&plumb_report::sweep::markdown(&curves));
+            s.push_str("## Runs\n\n");
+            for l in run_lines().lines() {
+                s.push_str(&format!("- {}\n", plumb_report::markdown::cell(l)));
+            }
+            s
+        }
+        Format::Html if is_suite => plumb_report::html::suite_report(&runs, &curves),
         Format::Text => {
             let mut s: String = runs.iter().map(|r| TextReporter.render(r) + "\n").collect();
             if let Some(c) = &c {

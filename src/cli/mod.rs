@@ -1,14 +1,18 @@
 //! The command line: one subcommand per job, each in its own module.
 
 mod compare;
+mod execute;
 mod host;
 mod kv;
+mod options;
 mod output;
 mod probe;
 mod progress;
 mod provenance;
+mod rerun;
 mod runs;
 mod select;
+mod suite;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -26,6 +30,14 @@ pub struct Cli {
 enum Command {
     /// Run db_bench-style steps on an embedded engine (RocksDB by default).
     Kv(Box<kv::KvArgs>),
+    /// Run a suite file: targets × workloads × sizes × threads × repeats, resumable.
+    Run(suite::RunArgs),
+    /// Print a suite's matrix, estimated time and disk space, without running it.
+    Plan(suite::PlanArgs),
+    /// Run a stored run again from its stored plan, as a new run.
+    Rerun(rerun::RerunArgs),
+    /// Print the reference of every option (Markdown; docs/options.md is its output).
+    Options(options::OptionsArgs),
     /// List stored runs, newest first.
     Runs(runs::RunsArgs),
     /// Print a stored run's summary.
@@ -62,6 +74,10 @@ impl StoreArg {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Kv(a) => kv::run(*a),
+        Command::Run(a) => suite::run_cmd(a),
+        Command::Plan(a) => suite::plan_cmd(a),
+        Command::Rerun(a) => rerun::run(a),
+        Command::Options(a) => options::run(a),
         Command::Runs(a) => runs::list(a),
         Command::Show(a) => runs::show(a),
         Command::Host(a) => host::run(a),

@@ -264,7 +264,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
                         seq,
                         name: s.name.clone(),
                         kind: s.kind.clone(),
-                        status: s.status.as_str().to_string(),
+                        status: s.status,
                         error: s.error.clone(),
                         started_at: rfc3339(s.started),
                         ended_at: rfc3339(s.ended),
@@ -323,7 +323,15 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     } else {
         all.status()
     };
-    store.finish_run(run_id, status.as_str(), &ended)?;
+    store.finish_run(
+        run_id,
+        match status {
+            StepStatus::Ok => plumb_core::RunStatus::Ok,
+            StepStatus::Interrupted => plumb_core::RunStatus::Interrupted,
+            StepStatus::Failed => plumb_core::RunStatus::Failed,
+        },
+        &ended,
+    )?;
     let stored = store.run(run_id).context("reading the run back")?;
     if a.json {
         let mut doc = plumb_report::json::run(&stored);

@@ -8,13 +8,21 @@ use std::time::Duration;
 /// Shows one bar per step: by time for duration-bound steps, by ops otherwise.
 pub struct Bar {
     bar: Mutex<Option<(ProgressBar, bool)>>,
+    /// Where the step sits in a longer plan (run i/n, time left), shown before it.
+    context: Mutex<String>,
 }
 
 impl Bar {
     pub fn new() -> Self {
         Bar {
             bar: Mutex::new(None),
+            context: Mutex::new(String::new()),
         }
+    }
+
+    /// Sets the run context shown before each step's name.
+    pub fn set_context(&self, ctx: String) {
+        *self.context.lock().unwrap_or_else(|e| e.into_inner()) = ctx;
     }
 }
 
@@ -42,7 +50,8 @@ impl Progress for Bar {
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> "),
         );
-        pb.set_prefix(name.to_string());
+        let ctx = self.context.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        pb.set_prefix(format!("{ctx}{name}"));
         pb.enable_steady_tick(Duration::from_millis(250));
         *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some((pb, by_time));
     }

@@ -15,12 +15,4 @@ pub fn command_line() -> String {
         .join(" ")
 }
 
-/// Now, as stored.
-pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// A wall-clock instant, as stored.
-pub fn rfc3339(t: std::time::SystemTime) -> String {
-    chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
+pub use plumb_runner::lifecycle::{now, rfc3339};

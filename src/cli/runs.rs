@@ -59,7 +59,7 @@ pub fn list(a: RunsArgs) -> anyhow::Result<ExitCode> {
         t.add_row(vec![
             r.id.to_string(),
             r.started_at.clone(),
-            r.status.clone(),
+            r.status.to_string(),
             format!("{} {}", r.engine, r.engine_version),
             r.workload.clone(),
             r.tag.clone().unwrap_or_default(),

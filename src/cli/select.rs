@@ -1,5 +1,5 @@
 //! Run selectors shared by `compare` and `report`: a run id (`12`), a group of
-//! repeats (`g12`), or a filter (`tag=new`, `engine=rocksdb`, `version=11.8.1`,
+//! repeats (`g12`), the finished runs of a suite (`s3`), or a filter (`tag=new`, `engine=rocksdb`, `version=11.8.1`,
 //! `opt.threads=2`, several joined by commas, all of which must match).
 
 use anyhow::{bail, Context};
@@ -13,7 +13,7 @@ fn field<'a>(r: &'a RunRecord, key: &str) -> Option<&'a str> {
         "version" => Some(&r.engine_version),
         "plumb" => Some(&r.plumb_version),
         "git" => r.git_hash.as_deref(),
-        "status" => Some(&r.status),
+        "status" => Some(r.status.as_str()),
         "workload" => Some(&r.workload),
         k => r
             .options
@@ -28,6 +28,21 @@ pub fn run_ids(store: &Store, sel: &str) -> anyhow::Result<Vec<i64>> {
         store.run(id).with_context(|| format!("selector {sel:?}"))?;
         return Ok(vec![id]);
     }
+    if let Some(sid) = sel.strip_prefix('s').and_then(|s| s.parse::<i64>().ok()) {
+        store
+            .suite(sid)
+            .with_context(|| format!("selector {sel:?}"))?;
+        let ids: Vec<i64> = store
+            .suite_runs(sid)?
+            .into_iter()
+            .filter(|r| r.status == plumb_core::RunStatus::Ok)
+            .map(|r| r.id)
+            .collect();
+        if ids.is_empty() {
+            bail!("selector {sel:?}: suite {sid} has no finished run yet");
+        }
+        return Ok(ids);
+    }
     if let Some(g) = sel.strip_prefix('g').and_then(|g| g.parse::<i64>().ok()) {
         let ids = store.group(g)?;
         if ids.is_empty() {
@@ -39,7 +54,7 @@ pub fn run_ids(store: &Store, sel: &str) -> anyhow::Result<Vec<i64>> {
     for part in sel.split(',') {
         let Some((k, v)) = part.split_once('=') else {
             bail!(
-                "selector {sel:?}: use a run id (12), a group (g12), or key=value filters \
+                "selector {sel:?}: use a run id (12), a group (g12), a suite (s3), or key=value filters \
                  (tag, engine, version, plumb, git, status, workload, opt.NAME)"
             );
         };
@@ -49,7 +64,7 @@ pub fn run_ids(store: &Store, sel: &str) -> anyhow::Result<Vec<i64>> {
     let mut ids: Vec<i64> = store
         .runs(usize::MAX >> 1)?
         .into_iter()
-        .filter(|r| wants_status || r.status == "ok")
+        .filter(|r| wants_status || r.status == plumb_core::RunStatus::Ok)
         .filter(|r| filters.iter().all(|(k, v)| field(r, k) == Some(*v)))
         .map(|r| r.id)
         .collect();

@@ -27,6 +27,90 @@ impl StepStatus {
     }
 }
 
+impl std::fmt::Display for StepStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for StepStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "ok" => Ok(StepStatus::Ok),
+            "interrupted" => Ok(StepStatus::Interrupted),
+            "failed" => Ok(StepStatus::Failed),
+            other => Err(format!("unknown step status {other:?}")),
+        }
+    }
+}
+
+/// How a run ended, or that it has not (yet): a run still `Running` in the store
+/// after its process is gone was killed (kill -9, power loss).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Started, not finished.
+    Running,
+    /// Every step ran to its planned end.
+    Ok,
+    /// A step failed (engine error or verification).
+    Failed,
+    /// Stopped by Ctrl-C, or found unfinished by `--resume`.
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The name stored and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Ok => "ok",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// The worse of two outcomes, for a suite or a group of repeats.
+    pub fn worst(self, other: RunStatus) -> RunStatus {
+        let rank = |s| match s {
+            RunStatus::Ok => 0,
+            RunStatus::Running => 1,
+            RunStatus::Interrupted => 2,
+            RunStatus::Failed => 3,
+        };
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+
+    /// Whether the run got to its end (`--resume` does not run it again).
+    pub fn finished(self) -> bool {
+        matches!(self, RunStatus::Ok | RunStatus::Failed)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for RunStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "running" => Ok(RunStatus::Running),
+            "ok" => Ok(RunStatus::Ok),
+            "failed" => Ok(RunStatus::Failed),
+            "interrupted" => Ok(RunStatus::Interrupted),
+            other => Err(format!("unknown run status {other:?}")),
+        }
+    }
+}
+
 /// Throughput stability over the 1-second intervals of a step (not its short last one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Qos {

@@ -133,7 +133,7 @@ fn values(v: &Version, step: &str, get: fn(&StepSummary) -> Option<f64>) -> Vec<
         .filter_map(|r| {
             r.steps
                 .iter()
-                .find(|(s, _)| s.name == step && s.status == "ok")
+                .find(|(s, _)| s.name == step && s.status == plumb_core::StepStatus::Ok)
                 .and_then(|(s, _)| get(&s.summary))
         })
         .filter(|x| x.is_finite())

@@ -197,6 +197,20 @@ fn run_name(v: &RunView<'_>) -> String {
 /// Renders the page. `comparison`, when given, adds the warnings, the relative ops/s and
 /// the per-op cost bars; runs are drawn in their comparison version's colour.
 pub fn report(runs: &[StoredRun], comparison: Option<&Comparison>) -> String {
+    render(runs, comparison, &[])
+}
+
+/// Renders a suite's page: the sweep curves (throughput against threads or size, with
+/// per-op costs and where scaling stops) before the runs and their steps.
+pub fn suite_report(runs: &[StoredRun], curves: &[crate::sweep::Curve]) -> String {
+    render(runs, None, curves)
+}
+
+fn render(
+    runs: &[StoredRun],
+    comparison: Option<&Comparison>,
+    curves: &[crate::sweep::Curve],
+) -> String {
     let views = views(runs, comparison);
     let steps = step_names(runs, comparison);
     let mut o = String::new();
@@ -237,6 +251,9 @@ pub fn report(runs: &[StoredRun], comparison: Option<&Comparison>) -> String {
     if let Some(c) = comparison {
         compare_section(&mut o, c);
     }
+    if !curves.is_empty() {
+        sweep_section(&mut o, curves);
+    }
     o.push_str("<h2 id=\"steps\">Steps</h2>");
     o.push_str(r#"<p class="note">Throughput is each 1-second interval's ops/s; latency is the step's percentiles from its merged histogram, on a log scale. Hover a line or point for its run and value.</p>"#);
     for step in &steps {
@@ -247,14 +264,82 @@ pub fn report(runs: &[StoredRun], comparison: Option<&Comparison>) -> String {
     o
 }
 
+/// One chart per step and axis (a line per series), each with its table and verdicts.
+fn sweep_section(o: &mut String, curves: &[crate::sweep::Curve]) {
+    use crate::sweep::rows;
+    o.push_str(r#"<h2 id="sweeps">Sweeps</h2><p class="note">Each point is the median of its repeats. Cached or IO-bound is read from the device reads per op that were measured.</p>"#);
+    let mut groups: Vec<(&str, crate::sweep::Axis, Vec<&crate::sweep::Curve>)> = Vec::new();
+    for c in curves {
+        match groups
+            .iter_mut()
+            .find(|(s, a, _)| *s == c.step.as_str() && *a == c.axis)
+        {
+            Some(g) => g.2.push(c),
+            None => groups.push((&c.step, c.axis, vec![c])),
+        }
+    }
+    for (step, axis, cs) in groups {
+        let looks: Vec<Look> = cs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Look {
+                label: c.series.clone(),
+                colour: svg::PALETTE[i % svg::PALETTE.len()],
+                dash: "",
+            })
+            .collect();
+        let series: Vec<Series<'_>> = cs
+            .iter()
+            .zip(&looks)
+            .map(|(c, look)| Series {
+                look,
+                points: c.points.iter().map(|p| (p.x, Some(p.ops_sec))).collect(),
+            })
+            .collect();
+        let _ = write!(
+            o,
+            r#"<section class="sweep" data-step="{s}" data-axis="{a}"><h3>step <code>{s}</code>: ops/s vs {a}</h3><figure>"#,
+            s = esc(step),
+            a = esc(axis.label())
+        );
+        o.push_str(&svg::line_chart(
+            &[("data-chart", "sweep"), ("data-step", step), ("data-axis", axis.label())],
+            &format!("{step}: ops/s vs {}", axis.label()),
+            &series,
+            axis.label(),
+            "ops/s",
+            740.0,
+        ));
+        o.push_str("</figure>");
+        for c in cs {
+            let (head, rows) = rows(c);
+            let _ = write!(o, "<p><b>{}</b>: {}</p>", esc(&c.series), esc(&c.verdict()));
+            o.push_str(r#"<div class="scroll"><table class="summary"><thead><tr>"#);
+            for h in head {
+                let _ = write!(o, r#"<th class="num">{}</th>"#, esc(h));
+            }
+            o.push_str("</tr></thead><tbody>");
+            for r in rows {
+                o.push_str("<tr>");
+                for x in r {
+                    let _ = write!(o, r#"<td class="num">{}</td>"#, esc(&x));
+                }
+                o.push_str("</tr>");
+            }
+            o.push_str("</tbody></table></div>");
+        }
+        o.push_str("</section>");
+    }
+}
+
 fn warnings(o: &mut String, runs: &[StoredRun], c: Option<&Comparison>) {
     let mut w: Vec<String> = c.map(|c| c.warnings.clone()).unwrap_or_default();
     for r in runs {
-        if r.run.status != "ok" {
+        if r.run.status != plumb_core::RunStatus::Ok {
             w.push(format!("run {} ended {}", r.run.id, r.run.status));
         }
         for (s, _) in &r.steps {
-            if s.status != "ok" {
+            if s.status != plumb_core::StepStatus::Ok {
                 w.push(format!(
                     "run {} step {} {}{}",
                     r.run.id,
@@ -297,7 +382,7 @@ fn runs_table(o: &mut String, views: &[RunView<'_>]) {
             r.id,
             opt(v.version),
             opt(r.tag.as_deref()),
-            esc(&r.status),
+            esc(r.status.as_str()),
             esc(&r.engine),
             esc(&r.engine_version),
             esc(&r.workload),
@@ -522,7 +607,7 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
     o.push_str("</tr></thead><tbody>");
     for (v, s, _) in &found {
         let m = &s.summary;
-        let _ = write!(o, "<tr><td>{}</td><td>{}</td>", run_name(v), esc(&s.status));
+        let _ = write!(o, "<tr><td>{}</td><td>{}</td>", run_name(v), esc(s.status.as_str()));
         for x in [
             fixed(Some(m.ops_sec), 0),
             sig(m.mb_sec, 3),
@@ -618,7 +703,7 @@ fn provenance(o: &mut String, views: &[RunView<'_>]) {
         views.iter().map(|v| f(&v.r.run)).collect()
     };
     section(o, "run");
-    row(o, "status", &field(&|r| Some(r.status.clone())), false, "");
+    row(o, "status", &field(&|r| Some(r.status.to_string())), false, "");
     row(o, "tag", &field(&|r| r.tag.clone()), false, "");
     row(
         o,

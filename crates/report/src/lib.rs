@@ -11,6 +11,7 @@ pub mod json;
 pub mod markdown;
 pub mod stats;
 mod svg;
+pub mod sweep;
 mod text;
 pub mod warnings;
 
@@ -25,6 +26,35 @@ use plumb_store::StoredRun;
 pub(crate) fn is_maintenance(kind: &str) -> bool {
     kind.parse::<plumb_workloads::StepKind>()
         .is_ok_and(|k| k.is_maintenance())
+}
+
+/// A finished run in one line: id, status, variant and each measured step's ops/s,
+/// for a suite's progress output.
+pub fn one_line(r: &StoredRun) -> String {
+    let variant = r
+        .run
+        .options
+        .get("variant")
+        .cloned()
+        .unwrap_or_else(|| r.run.engine.clone());
+    let steps: Vec<String> = r
+        .steps
+        .iter()
+        .filter(|(s, _)| !is_maintenance(&s.kind))
+        .map(|(s, _)| format!("{} {} ops/s", s.name, sig(Some(s.summary.ops_sec), 3)))
+        .collect();
+    format!(
+        "run {} {} {} rep {}: {}",
+        r.run.id,
+        r.run.status,
+        variant,
+        r.run
+            .plan
+            .as_ref()
+            .and_then(|p| p["repeat"].as_u64())
+            .unwrap_or(0),
+        steps.join(", ")
+    )
 }
 
 /// Renders a run. Pure: no IO, so every reporter can be snapshot-tested.

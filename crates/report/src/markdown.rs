@@ -82,7 +82,7 @@ pub fn run(r: &StoredRun) -> String {
         r.run.id,
         cell(&r.run.engine),
         cell(&r.run.engine_version),
-        cell(&r.run.status),
+        cell(r.run.status.as_str()),
         cell(&r.run.started_at),
         r.run
             .tag

@@ -92,7 +92,7 @@ impl Reporter for TextReporter {
         for (st, _) in &stored.steps {
             let s = &st.summary;
             let maintenance = crate::is_maintenance(&st.kind);
-            let name = if st.status == "ok" {
+            let name = if st.status == plumb_core::StepStatus::Ok {
                 st.name.clone()
             } else {
                 format!("{} ({})", st.name, st.status)

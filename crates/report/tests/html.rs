@@ -68,7 +68,7 @@ fn run(id: i64, tag: Option<&str>, block_size: &str, speed: f64, numa: &str) -> 
                     seq: seq as i64,
                     name: name.to_string(),
                     kind: name.to_string(),
-                    status: "ok".into(),
+                    status: plumb_core::StepStatus::Ok,
                     error: None,
                     started_at: "2026-05-01T10:00:00Z".into(),
                     ended_at: "2026-05-01T10:00:10Z".into(),
@@ -82,7 +82,7 @@ fn run(id: i64, tag: Option<&str>, block_size: &str, speed: f64, numa: &str) -> 
     StoredRun {
         run: RunRecord {
             id,
-            status: "ok".into(),
+            status: plumb_core::RunStatus::Ok,
             tag: tag.map(str::to_string),
             command: format!("plumb kv --steps fillrandom,readrandom --block-size {block_size}"),
             workload: "fillrandom,readrandom".into(),
@@ -99,6 +99,9 @@ fn run(id: i64, tag: Option<&str>, block_size: &str, speed: f64, numa: &str) -> 
             host: Some(host(numa)),
             group_id: None,
             repeat_index: None,
+            suite_id: None,
+            plan: None,
+            plan_hash: None,
         },
         steps,
     }

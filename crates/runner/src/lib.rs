@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod histogram;
+pub mod lifecycle;
 pub mod metrics;
 mod pacing;
 pub mod payload;
@@ -13,4 +14,7 @@ mod worker;
 
 pub use config::{KeySpace, StepConfig};
 pub use histogram::LatencyHistogram;
+pub use lifecycle::{
+    Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, LifecycleError, Observer, Provenance, RunAt,
+};
 pub use step::{run_step, NoProgress, Progress, RunContext, StepOutcome};

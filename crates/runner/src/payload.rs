@@ -3,7 +3,7 @@
 //! op spends time generating randomness.
 
 /// Size of the shared payload buffer.
-pub const PAYLOAD_LEN: usize = 1 << 20;
+pub const PAYLOAD_LEN: usize = 2 * plumb_plan::MAX_VALUE_SIZE;
 
 /// The run's payload source. Values are slices of it at rotating offsets.
 pub fn make_payload(seed: u64) -> Vec<u8> {

@@ -56,6 +56,9 @@ pub struct StepOutcome {
     pub status: StepStatus,
     /// The engine error or verification failure, if any.
     pub error: Option<String>,
+    /// It failed only because reads found wrong or missing values: the engine still
+    /// works, so later steps can run (and will be checked too).
+    pub verification_failed: bool,
     /// Wall-clock start and end.
     pub started: SystemTime,
     /// Wall-clock end.
@@ -404,6 +407,7 @@ fn summarise(
     StepOutcome {
         status,
         error,
+        verification_failed: c.errors.is_empty() && c.verify.failed(),
         started,
         ended,
         summary,
@@ -466,6 +470,7 @@ fn run_maintenance(
             StepStatus::Failed
         },
         error: result.err().map(|e| e.to_string()),
+        verification_failed: false,
         started,
         ended: SystemTime::now(),
         summary: StepSummary {

@@ -5,9 +5,11 @@
 mod migrations;
 mod model;
 
-pub use model::{Ceiling, CeilingRecord, NewRun, RunRecord, StepRecord, StoredRun};
+pub use model::{
+    Ceiling, CeilingRecord, NewRun, NewSuite, RunRecord, StepRecord, StoredRun, SuiteRecord,
+};
 
-use plumb_core::{Interval, StepSummary};
+use plumb_core::{Interval, RunStatus, StepSummary};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -52,6 +54,14 @@ pub enum StoreError {
         what: &'static str,
         /// The parse error.
         source: serde_json::Error,
+    },
+    /// No suite has that id.
+    #[error("store {path}: no suite {suite}; `plumb runs` shows each run's suite")]
+    NoSuite {
+        /// The store file.
+        path: PathBuf,
+        /// The id asked for.
+        suite: i64,
     },
     /// No run has that id.
     #[error("store {path}: no run {run}; `plumb runs` lists the runs it holds")]
@@ -134,9 +144,9 @@ impl Store {
             .execute(
                 "INSERT INTO runs (status, tag, command, workload, engine, engine_version,
                    plumb_version, git_hash, options, seed, started_at, data_dir, device, host,
-                   group_id, repeat_index)
+                   group_id, repeat_index, suite_id, plan, plan_hash)
                  VALUES ('running', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
-                   ?14, ?15)",
+                   ?14, ?15, ?16, ?17, ?18)",
                 params![
                     r.tag,
                     r.command,
@@ -153,6 +163,9 @@ impl Store {
                     r.host.as_ref().map(|h| h.to_string()),
                     r.group_id,
                     r.repeat_index,
+                    r.suite_id,
+                    r.plan.as_ref().map(|p| p.to_string()),
+                    r.plan_hash,
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -182,7 +195,7 @@ impl Store {
                 step.seq,
                 step.name,
                 step.kind,
-                step.status,
+                step.status.as_str(),
                 step.error,
                 step.started_at,
                 step.ended_at,
@@ -229,12 +242,17 @@ impl Store {
         Ok(step_id)
     }
 
-    /// Marks a run ended: `ok`, `failed` or `interrupted`.
-    pub fn finish_run(&self, run_id: i64, status: &str, ended_at: &str) -> Result<(), StoreError> {
+    /// Marks a run ended.
+    pub fn finish_run(
+        &self,
+        run_id: i64,
+        status: RunStatus,
+        ended_at: &str,
+    ) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "UPDATE runs SET status = ?1, ended_at = ?2 WHERE id = ?3",
-                params![status, ended_at, run_id],
+                params![status.as_str(), ended_at, run_id],
             )
             .map_err(|e| self.err(e))?;
         Ok(())
@@ -373,7 +391,7 @@ impl Store {
                     r.get::<_, i64>(1)?,
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
+                    model::parse_col::<plumb_core::StepStatus>(r, 4)?,
                     r.get::<_, Option<String>>(5)?,
                     r.get::<_, String>(6)?,
                     r.get::<_, String>(7)?,
@@ -419,6 +437,127 @@ impl Store {
             ));
         }
         Ok(StoredRun { run, steps: out })
+    }
+
+    /// Records a suite as started; returns its id.
+    pub fn begin_suite(&self, s: &NewSuite) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO suites (name, file, definition_hash, plan, status, started_at)
+                 VALUES (?1, ?2, ?3, ?4, 'running', ?5)",
+                params![
+                    s.name,
+                    s.file,
+                    s.definition_hash,
+                    s.plan.to_string(),
+                    s.started_at
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Marks a suite ended (or interrupted, to be resumed).
+    pub fn finish_suite(
+        &self,
+        id: i64,
+        status: RunStatus,
+        ended_at: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE suites SET status = ?1, ended_at = ?2 WHERE id = ?3",
+                params![status.as_str(), ended_at, id],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn suites_where(&self, cond: &str, arg: &dyn rusqlite::ToSql) -> Result<Vec<SuiteRecord>, StoreError> {
+        let mut q = self
+            .conn
+            .prepare(&format!(
+                "SELECT id, name, file, definition_hash, plan, status, started_at, ended_at
+                 FROM suites WHERE {cond} ORDER BY id DESC"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map([arg], |r| {
+                Ok((
+                    SuiteRecord {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        file: r.get(2)?,
+                        definition_hash: r.get(3)?,
+                        plan: serde_json::Value::Null,
+                        status: model::parse_col(r, 5)?,
+                        started_at: r.get(6)?,
+                        ended_at: r.get(7)?,
+                    },
+                    r.get::<_, String>(4)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        rows.into_iter()
+            .map(|(mut rec, plan)| {
+                rec.plan = serde_json::from_str(&plan).map_err(|source| StoreError::Json {
+                    path: self.path.clone(),
+                    run: rec.id,
+                    what: "suite plan",
+                    source,
+                })?;
+                Ok(rec)
+            })
+            .collect()
+    }
+
+    /// One suite.
+    pub fn suite(&self, id: i64) -> Result<SuiteRecord, StoreError> {
+        self.suites_where("id = ?1", &id)?
+            .pop()
+            .ok_or_else(|| StoreError::NoSuite {
+                path: self.path.clone(),
+                suite: id,
+            })
+    }
+
+    /// The newest suite of this definition that did not finish, to resume.
+    pub fn unfinished_suite(&self, definition_hash: &str) -> Result<Option<SuiteRecord>, StoreError> {
+        Ok(self
+            .suites_where("definition_hash = ?1", &definition_hash)?
+            .into_iter()
+            .find(|s| s.status != RunStatus::Ok))
+    }
+
+    /// The runs of a suite, in id order.
+    pub fn suite_runs(&self, suite_id: i64) -> Result<Vec<RunRecord>, StoreError> {
+        let mut q = self
+            .conn
+            .prepare(&format!(
+                "{} WHERE r.suite_id = ?1 ORDER BY r.id",
+                model::RUN_SELECT
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map([suite_id], model::run_from_row)
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        rows.into_iter().map(|r| r.finish(&self.path)).collect()
+    }
+
+    /// Marks runs of a suite left `running` by a killed process as interrupted, so they
+    /// are not taken for finished (or for running) by anyone reading the store.
+    pub fn interrupt_stale_runs(&self, suite_id: i64, ended_at: &str) -> Result<usize, StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET status = 'interrupted', ended_at = ?1
+                 WHERE suite_id = ?2 AND status = 'running'",
+                params![ended_at, suite_id],
+            )
+            .map_err(|e| self.err(e))
     }
 
     fn intervals(&self, step_id: i64) -> Result<Vec<Interval>, StoreError> {

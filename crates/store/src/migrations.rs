@@ -71,6 +71,22 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         measured_at TEXT NOT NULL
      );
      CREATE INDEX ceilings_host_name ON ceilings(host, name);",
+    // 3: suites (a matrix of runs, resumable); each run keeps the plan that made it.
+    "CREATE TABLE suites (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        file TEXT,
+        definition_hash TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT
+     );
+     CREATE INDEX suites_definition ON suites(definition_hash);
+     ALTER TABLE runs ADD COLUMN suite_id INTEGER REFERENCES suites(id);
+     ALTER TABLE runs ADD COLUMN plan TEXT;
+     ALTER TABLE runs ADD COLUMN plan_hash TEXT;
+     CREATE INDEX runs_suite ON runs(suite_id);",
 ];
 
 /// Brings the schema up to date, one transaction per migration.

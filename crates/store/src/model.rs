@@ -1,7 +1,7 @@
 //! Rows as the rest of plumb sees them, with the JSON shape `--json` prints.
 
 use crate::StoreError;
-use plumb_core::{Interval, StepSummary};
+use plumb_core::{Interval, RunStatus, StepStatus, StepSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -39,6 +39,12 @@ pub struct NewRun {
     pub group_id: Option<i64>,
     /// Position within its group, from 0.
     pub repeat_index: Option<i64>,
+    /// The suite this run belongs to.
+    pub suite_id: Option<i64>,
+    /// The plan that made it (plumb_plan::RunPlan's JSON form), for `plumb rerun`.
+    pub plan: Option<serde_json::Value>,
+    /// That plan's hash, for `--resume`.
+    pub plan_hash: Option<String>,
 }
 
 /// A stored run.
@@ -46,8 +52,8 @@ pub struct NewRun {
 pub struct RunRecord {
     /// Run id.
     pub id: i64,
-    /// running, ok, failed, interrupted ("running" after a kill -9).
-    pub status: String,
+    /// How it ended ("running" after a kill -9).
+    pub status: RunStatus,
     /// `--tag`.
     pub tag: Option<String>,
     /// The command line.
@@ -82,6 +88,15 @@ pub struct RunRecord {
     /// Position within its group, from 0.
     #[serde(default)]
     pub repeat_index: Option<i64>,
+    /// The suite it belongs to (`plumb run`).
+    #[serde(default)]
+    pub suite_id: Option<i64>,
+    /// The plan that made it; absent for runs stored before plans were kept.
+    #[serde(default)]
+    pub plan: Option<serde_json::Value>,
+    /// The plan's hash.
+    #[serde(default)]
+    pub plan_hash: Option<String>,
 }
 
 /// A step as stored.
@@ -93,8 +108,8 @@ pub struct StepRecord {
     pub name: String,
     /// db_bench kind (e.g. `overwrite`).
     pub kind: String,
-    /// ok, failed, interrupted.
-    pub status: String,
+    /// How it ended.
+    pub status: StepStatus,
     /// What failed.
     pub error: Option<String>,
     /// RFC 3339 start.
@@ -118,20 +133,33 @@ pub struct StoredRun {
 
 pub(crate) const RUN_SELECT: &str = "SELECT r.id, r.status, r.tag, r.command, r.workload,
     r.engine, r.engine_version, r.plumb_version, r.git_hash, r.options, r.seed, r.started_at,
-    r.ended_at, r.data_dir, r.device, r.host, r.group_id, r.repeat_index FROM runs r";
+    r.ended_at, r.data_dir, r.device, r.host, r.group_id, r.repeat_index, r.suite_id, r.plan,
+    r.plan_hash FROM runs r";
 
 /// A row before its JSON columns are parsed.
 pub(crate) struct RawRun {
     rec: RunRecord,
     options: String,
     host: Option<String>,
+    plan: Option<String>,
+}
+
+/// Reads a stored enum, refusing a value this plumb does not know.
+pub(crate) fn parse_col<T: std::str::FromStr<Err = String>>(
+    r: &rusqlite::Row<'_>,
+    i: usize,
+) -> rusqlite::Result<T> {
+    let s: String = r.get(i)?;
+    s.parse().map_err(|e: String| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+    })
 }
 
 pub(crate) fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
     Ok(RawRun {
         rec: RunRecord {
             id: r.get(0)?,
-            status: r.get(1)?,
+            status: parse_col(r, 1)?,
             tag: r.get(2)?,
             command: r.get(3)?,
             workload: r.get(4)?,
@@ -148,9 +176,13 @@ pub(crate) fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
             host: None,
             group_id: r.get(16)?,
             repeat_index: r.get(17)?,
+            suite_id: r.get(18)?,
+            plan: None,
+            plan_hash: r.get(20)?,
         },
         options: r.get(9)?,
         host: r.get(15)?,
+        plan: r.get(19)?,
     })
 }
 
@@ -169,8 +201,48 @@ impl RawRun {
             Some(h) => Some(serde_json::from_str(&h).map_err(|e| bad("host", e))?),
             None => None,
         };
+        rec.plan = match self.plan {
+            Some(p) => Some(serde_json::from_str(&p).map_err(|e| bad("plan", e))?),
+            None => None,
+        };
         Ok(rec)
     }
+}
+
+/// A suite as it starts.
+#[derive(Debug, Clone)]
+pub struct NewSuite {
+    /// Its name.
+    pub name: String,
+    /// The file it was read from.
+    pub file: Option<String>,
+    /// The hash of its definition (the file, not the clock), to find it on `--resume`.
+    pub definition_hash: String,
+    /// The whole expanded plan (plumb_plan::Plan's JSON form).
+    pub plan: serde_json::Value,
+    /// RFC 3339 start.
+    pub started_at: String,
+}
+
+/// A stored suite.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SuiteRecord {
+    /// Suite id.
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// The file it was read from.
+    pub file: Option<String>,
+    /// The hash of its definition.
+    pub definition_hash: String,
+    /// The expanded plan.
+    pub plan: serde_json::Value,
+    /// Running until every run is done (or the suite is interrupted).
+    pub status: RunStatus,
+    /// RFC 3339 start.
+    pub started_at: String,
+    /// RFC 3339 end.
+    pub ended_at: Option<String>,
 }
 
 /// A hardware limit measured by a probe, kept per host so later steps can be read

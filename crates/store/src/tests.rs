@@ -21,7 +21,7 @@ fn step(seq: i64) -> StepRecord {
         seq,
         name: "readrandom".into(),
         kind: "readrandom".into(),
-        status: "ok".into(),
+        status: plumb_core::StepStatus::Ok,
         error: None,
         started_at: "a".into(),
         ended_at: "b".into(),
@@ -66,9 +66,9 @@ fn round_trip_of_run_steps_and_intervals() {
         },
     ];
     s.add_step(id, &step(0), &ivs).unwrap();
-    s.finish_run(id, "ok", "2026-11-22T00:01:00Z").unwrap();
+    s.finish_run(id, RunStatus::Ok, "2026-11-22T00:01:00Z").unwrap();
     let got = s.run(id).unwrap();
-    assert_eq!(got.run.status, "ok");
+    assert_eq!(got.run.status, RunStatus::Ok);
     assert_eq!(got.run.tag.as_deref(), Some("<b>t</b>"));
     assert_eq!(got.run.seed, u64::MAX.to_string());
     assert_eq!(got.run.options["num"], "10");
@@ -149,6 +149,97 @@ fn a_version_1_store_with_runs_is_migrated_and_keeps_them() {
     assert_eq!(runs[0].group_id, None);
     s.set_group(runs[0].id, runs[0].id, 0).unwrap();
     assert_eq!(s.group(runs[0].id).unwrap(), vec![runs[0].id]);
+}
+
+/// A store written by the previous schema (version 2: runs, steps, intervals, groups,
+/// ceilings), filled the way that plumb filled it, is migrated and every run reads back.
+#[test]
+fn a_version_2_store_is_migrated_and_every_run_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v2.sqlite");
+    {
+        let mut conn = rusqlite::Connection::open(&p).unwrap();
+        let tx = conn.transaction().unwrap();
+        tx.execute_batch(migrations::MIGRATIONS[0]).unwrap();
+        tx.execute_batch(migrations::MIGRATIONS[1]).unwrap();
+        tx.pragma_update(None, "user_version", 2).unwrap();
+        tx.execute(
+            "INSERT INTO runs (status, command, workload, engine, engine_version, plumb_version,
+               options, seed, started_at, ended_at, group_id, repeat_index, host)
+             VALUES ('ok', 'plumb kv', 'fillseq', 'rocksdb', '11.8.1', '0.1.0',
+               '{\"num\":\"10\"}', '18446744073709551615', 't0', 't1', 1, 0,
+               '{\"inventory\":{\"hostname\":\"h\"}}')",
+            [],
+        )
+        .unwrap();
+        tx.execute(
+            "INSERT INTO runs (status, command, workload, engine, engine_version, plumb_version,
+               options, seed, started_at) VALUES ('running', 'c', 'w', 'e', 'v', 'p', '{}', '1', 't')",
+            [],
+        )
+        .unwrap();
+        let summary = serde_json::to_string(&step(0).summary).unwrap();
+        tx.execute(
+            "INSERT INTO steps (run_id, seq, name, kind, status, error, started_at, ended_at,
+               config, ops, secs, ops_sec, summary)
+             VALUES (1, 0, 'fillseq', 'fillseq', 'ok', NULL, 'a', 'b', '{}', 30, 2.5, 12.0, ?1)",
+            [summary],
+        )
+        .unwrap();
+        tx.execute(
+            "INSERT INTO intervals (step_id, idx, t, secs, ops, ops_sec) VALUES (1, 0, 1, 1, 30, 30)",
+            [],
+        )
+        .unwrap();
+        tx.commit().unwrap();
+    }
+    let s = Store::open(&p).unwrap();
+    assert_eq!(s.schema_version().unwrap(), migrations::MIGRATIONS.len() as i64);
+    let old = s.run(1).unwrap();
+    assert_eq!(old.run.status, RunStatus::Ok);
+    assert_eq!(old.run.seed, "18446744073709551615");
+    assert_eq!(old.run.options["num"], "10");
+    assert_eq!((old.run.plan.as_ref(), old.run.suite_id), (None, None));
+    assert_eq!(old.steps.len(), 1);
+    assert_eq!(old.steps[0].0.status, plumb_core::StepStatus::Ok);
+    assert_eq!(old.steps[0].1.len(), 1);
+    assert_eq!(s.run(2).unwrap().run.status, RunStatus::Running);
+    assert_eq!(s.runs(10).unwrap().len(), 2);
+}
+
+#[test]
+fn suites_are_found_by_definition_until_they_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("s.sqlite")).unwrap();
+    let new = NewSuite {
+        name: "sweep".into(),
+        file: Some("sweep.toml".into()),
+        definition_hash: "abc".into(),
+        plan: serde_json::json!({"runs": []}),
+        started_at: "t".into(),
+    };
+    let id = s.begin_suite(&new).unwrap();
+    let run = s
+        .begin_run(&NewRun {
+            suite_id: Some(id),
+            plan: Some(serde_json::json!({"seed": 1})),
+            plan_hash: Some("h1".into()),
+            ..new_run("x")
+        })
+        .unwrap();
+    assert_eq!(s.unfinished_suite("abc").unwrap().unwrap().id, id);
+    assert!(s.unfinished_suite("other").unwrap().is_none());
+    // A run left running by a killed process is marked interrupted on resume.
+    assert_eq!(s.interrupt_stale_runs(id, "t2").unwrap(), 1);
+    let runs = s.suite_runs(id).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].id, run);
+    assert_eq!(runs[0].status, RunStatus::Interrupted);
+    assert_eq!(runs[0].plan_hash.as_deref(), Some("h1"));
+    assert_eq!(runs[0].plan, Some(serde_json::json!({"seed": 1})));
+    s.finish_suite(id, RunStatus::Ok, Some("t3")).unwrap();
+    assert!(s.unfinished_suite("abc").unwrap().is_none());
+    assert_eq!(s.suite(id).unwrap().status, RunStatus::Ok);
 }
 
 #[test]

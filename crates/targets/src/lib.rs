@@ -4,15 +4,21 @@
 
 pub mod memory;
 pub mod null;
+pub mod options;
+pub mod rocks_options;
+pub mod spec;
 #[cfg(feature = "rocksdb")]
 pub mod rocks;
 #[cfg(feature = "rocksdb")]
 mod rocks_reader;
 
 pub use memory::MemoryTarget;
+pub use plumb_core::TargetError;
 pub use null::NullTarget;
 #[cfg(feature = "rocksdb")]
-pub use rocks::{RocksOptions, RocksTarget};
+pub use rocks::RocksTarget;
+pub use rocks_options::RocksOptions;
+pub use spec::{Capabilities, EngineSpec, ENGINE_NAMES};
 
 /// Engine names `--engine` accepts in this build.
 pub fn engines() -> &'static [&'static str] {

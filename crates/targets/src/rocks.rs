@@ -1,6 +1,7 @@
 //! RocksDB through the `rocksdb` crate (which compiles RocksDB itself): the default
 //! engine, configured with db_bench's option names.
 
+use crate::rocks_options::{CacheType, CompactionStyle, Compression, RocksOptions};
 use crate::rocks_reader::{prefetch, RocksReader, Slot};
 use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
 use rocksdb::statistics::Ticker;
@@ -8,9 +9,7 @@ use rocksdb::{
     AsColumnFamilyRef, AsRawPtr, BlockBasedOptions, Cache, ColumnFamilyDescriptor,
     DBCompactionStyle, DBCompressionType, Options, ReadOptions, WaitForCompactOptions, DB,
 };
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 /// The RocksDB release compiled in by librocksdb-sys (its version's `+11.8.1` part;
 /// a test checks this against Cargo.lock).
@@ -21,187 +20,7 @@ pub(crate) const ENGINE: &str = "rocksdb";
 /// `rocksdb_statistics_level_except_histogram_or_timers` in RocksDB's c.h.
 const STATS_EXCEPT_HISTOGRAM_OR_TIMERS: i32 = 1;
 
-macro_rules! choice_enum {
-    ($(#[$m:meta])* $name:ident, $opt:literal, { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum $name { $($(#[$vm])* $var),+ }
-        impl FromStr for $name {
-            type Err = TargetError;
-            fn from_str(s: &str) -> Result<Self, TargetError> {
-                match s {
-                    $($s => Ok($name::$var),)+
-                    _ => Err(TargetError::Option {
-                        option: $opt.to_string(),
-                        message: format!("{s:?} is not one of: {}", [$($s),+].join(", ")),
-                    }),
-                }
-            }
-        }
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(match self { $($name::$var => $s),+ })
-            }
-        }
-    };
-}
-
-choice_enum!(
-    /// `--compaction-style`.
-    CompactionStyle, "--compaction-style", {
-        /// Leveled compaction (RocksDB's default).
-        Leveled = "leveled",
-        /// Universal (tiered) compaction.
-        Universal = "universal",
-    }
-);
-choice_enum!(
-    /// `--cache-type`.
-    CacheType, "--cache-type", {
-        /// The LRU block cache.
-        Lru = "lru",
-        /// The hyper clock cache (lock-free reads; the seeds' favourite).
-        HyperClock = "hyperclock",
-    }
-);
-choice_enum!(
-    /// `--compression`.
-    Compression, "--compression", {
-        /// No compression.
-        None = "none",
-        /// LZ4.
-        Lz4 = "lz4",
-        /// Zstandard.
-        Zstd = "zstd",
-    }
-);
-
-/// RocksDB options plumb sets, with db_bench's names; everything not listed is
-/// RocksDB's default and is recorded as such.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RocksOptions {
-    /// Leveled or universal.
-    pub compaction_style: CompactionStyle,
-    /// Block cache capacity, bytes.
-    pub cache_size: u64,
-    /// Block cache implementation.
-    pub cache_type: CacheType,
-    /// O_DIRECT for user reads (so the OS page cache does not hide IO).
-    pub use_direct_reads: bool,
-    /// O_DIRECT for flush and compaction IO.
-    pub use_direct_io_for_flush_and_compaction: bool,
-    /// Block compression.
-    pub compression: Compression,
-    /// Write without the WAL (every step; fillseq always runs without it).
-    pub disable_wal: bool,
-    /// fsync the WAL on every write.
-    pub sync: bool,
-    /// Bloom filter bits per key; 0 turns filters off.
-    pub bloom_bits: f64,
-    /// Memtable size, bytes.
-    pub write_buffer_size: u64,
-    /// Flush + compaction threads.
-    pub max_background_jobs: i32,
-    /// Data block size, bytes.
-    pub block_size: u64,
-}
-
-impl Default for RocksOptions {
-    /// tools/benchmark.sh's choices where db_bench's own defaults are unhelpful
-    /// (8 KiB blocks, 10-bit bloom filters), RocksDB's otherwise.
-    fn default() -> Self {
-        RocksOptions {
-            compaction_style: CompactionStyle::Leveled,
-            cache_size: 1 << 30,
-            cache_type: CacheType::Lru,
-            use_direct_reads: false,
-            use_direct_io_for_flush_and_compaction: false,
-            compression: Compression::None,
-            disable_wal: false,
-            sync: false,
-            bloom_bits: 10.0,
-            write_buffer_size: 64 << 20,
-            max_background_jobs: 2,
-            block_size: 8 << 10,
-        }
-    }
-}
-
-fn opt_err(option: &str, message: impl Into<String>) -> TargetError {
-    TargetError::Option {
-        option: option.to_string(),
-        message: message.into(),
-    }
-}
-
 impl RocksOptions {
-    /// Refuses values and combinations RocksDB would reject or that measure nothing,
-    /// before anything is written.
-    pub fn validate(&self) -> Result<(), TargetError> {
-        if self.sync && self.disable_wal {
-            return Err(opt_err(
-                "--sync",
-                "--sync syncs the WAL, but --disable-wal turns it off; drop one of them",
-            ));
-        }
-        if !(self.bloom_bits >= 0.0 && self.bloom_bits <= 100.0) {
-            return Err(opt_err("--bloom-bits", "must be between 0 (off) and 100"));
-        }
-        if self.write_buffer_size < 64 << 10 {
-            return Err(opt_err(
-                "--write-buffer-size",
-                "must be at least 65536 bytes",
-            ));
-        }
-        if !(1..=256).contains(&self.max_background_jobs) {
-            return Err(opt_err(
-                "--max-background-jobs",
-                "must be between 1 and 256",
-            ));
-        }
-        if !(256..=(256 << 20)).contains(&self.block_size) {
-            return Err(opt_err(
-                "--block-size",
-                "must be between 256 bytes and 256 MiB",
-            ));
-        }
-        if self.cache_size == 0 && self.cache_type == CacheType::HyperClock {
-            return Err(opt_err(
-                "--cache-size",
-                "the hyper clock cache needs a capacity > 0; use --cache-type lru for no cache",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Every option plumb sets, as recorded provenance.
-    pub fn describe(&self) -> Vec<(String, String)> {
-        vec![
-            ("compaction_style".into(), self.compaction_style.to_string()),
-            ("cache_size".into(), self.cache_size.to_string()),
-            ("cache_type".into(), self.cache_type.to_string()),
-            ("use_direct_reads".into(), self.use_direct_reads.to_string()),
-            (
-                "use_direct_io_for_flush_and_compaction".into(),
-                self.use_direct_io_for_flush_and_compaction.to_string(),
-            ),
-            ("compression".into(), self.compression.to_string()),
-            ("disable_wal".into(), self.disable_wal.to_string()),
-            ("sync".into(), self.sync.to_string()),
-            ("bloom_bits".into(), self.bloom_bits.to_string()),
-            (
-                "write_buffer_size".into(),
-                self.write_buffer_size.to_string(),
-            ),
-            (
-                "max_background_jobs".into(),
-                self.max_background_jobs.to_string(),
-            ),
-            ("block_size".into(), self.block_size.to_string()),
-            ("statistics".into(), "except_histogram_or_timers".into()),
-        ]
-    }
-
     fn to_rocksdb(&self) -> Options {
         let mut o = Options::default();
         o.create_if_missing(true);
@@ -586,12 +405,10 @@ mod tests {
             .validate()
             .unwrap_err()
             .to_string()
-            .contains("--block-size"));
-        assert!("snappy"
-            .parse::<Compression>()
+            .contains("block_size"));
+        assert!(<Compression as clap::ValueEnum>::from_str("snappy", false)
             .unwrap_err()
-            .to_string()
-            .contains("lz4"));
+            .contains("snappy"));
         RocksOptions::default().validate().unwrap();
     }
 

@@ -158,7 +158,7 @@ impl FromStr for StepKind {
             .map(|(k, _)| *k)
             .ok_or_else(|| WorkloadError::UnknownStep {
                 given: s.to_string(),
-                known: ALL.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(","),
+                known: known_steps(),
             })
     }
 }
@@ -176,7 +176,8 @@ pub struct StepPlan {
 }
 
 impl StepPlan {
-    fn of(kind: StepKind) -> Self {
+    /// A step of `kind` under its own name.
+    pub fn of(kind: StepKind) -> Self {
         StepPlan {
             kind,
             name: kind.name().to_string(),
@@ -190,6 +191,14 @@ impl StepPlan {
         }
     }
 }
+
+/// Every step name, comma-separated, for error messages.
+pub fn known_steps() -> String {
+    ALL.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(",")
+}
+
+/// The named sequences [`workload`] knows.
+pub const SEQUENCES: &[&str] = &["default", "x3"];
 
 /// Parses `--benchmarks a,b,c` (db_bench's comma list; blanks ignored).
 pub fn parse_benchmarks(list: &str) -> Result<Vec<StepPlan>, WorkloadError> {

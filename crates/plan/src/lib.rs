@@ -1,0 +1,16 @@
+//! What plumb will run, as data. A suite file (or `plumb kv`'s flags) becomes a
+//! [`Plan`]: every run typed, serialisable and hashable, stored with the run it made,
+//! so an interrupted suite resumes where it stopped and `plumb rerun` rebuilds a run
+//! exactly. Nothing here runs anything.
+
+pub mod estimate;
+pub mod model;
+pub mod order;
+pub mod suite;
+
+pub use estimate::{estimate, free_bytes, Estimate};
+pub use model::{
+    hash_of, KvParams, ParamError, Plan, RunPlan, TargetPlan, WorkloadPlan, MAX_VALUE_SIZE,
+    QUICK_SECS,
+};
+pub use suite::{load, parse, PlanOptions, SuiteError};

@@ -1,0 +1,309 @@
+//! The plan as data: what each run will do, typed, serialisable and hashable. A run
+//! stores its [`RunPlan`]; `plumb rerun` rebuilds the run from it and `--resume` knows
+//! a run by its hash.
+
+use plumb_targets::EngineSpec;
+use plumb_workloads::steps::StepPlan;
+use plumb_workloads::{Distribution, StepKind};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The largest value: values are cut from a payload buffer of twice this size.
+pub const MAX_VALUE_SIZE: usize = 512 << 10;
+
+/// Seconds per step when neither a duration nor an op count is given (a quick run).
+pub const QUICK_SECS: f64 = 3.0;
+
+/// The key-value workload's knobs, with db_bench's names. One typed definition serves
+/// `plumb kv`'s flags, a suite's `[params]` table, the stored plan and the option
+/// reference: each default and each line of help is written once, below.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct KvParams {
+    /// Keys in the key space (db_bench's --num; small by default for a quick run).
+    #[arg(long, default_value_t = 200_000)]
+    pub num: u64,
+    /// Bytes per key.
+    #[arg(long, alias = "key_size", default_value_t = 20)]
+    pub key_size: usize,
+    /// Bytes per value, including its 4-byte checksum.
+    #[arg(long, alias = "value_size", default_value_t = 400)]
+    pub value_size: usize,
+    /// Measured threads per step (readers, for *whilewriting steps).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Threads of the load steps (fills) when they should differ from --threads, so a
+    /// thread sweep loads every database the same way [default: --threads].
+    #[arg(long, alias = "fill_threads", value_name = "N")]
+    pub fill_threads: Option<usize>,
+    /// Seconds per step; fillrandom stops at --num keys or this, whichever first;
+    /// fillseq, filluniquerandom and readseq always cover all --num keys, as in
+    /// db_bench [default: 3 s for the other steps when --ops is not given].
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+    /// Ops per non-fill step, in total across threads.
+    #[arg(long)]
+    pub ops: Option<u64>,
+    /// Unmeasured seconds at the start of each non-fill step.
+    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
+    pub warmup: f64,
+    /// next() calls after each seek in range steps.
+    #[arg(long, alias = "seek_nexts", default_value_t = 10)]
+    pub seek_nexts: usize,
+    /// Keys per multireadrandom call.
+    #[arg(long, alias = "batch_size", default_value_t = 16)]
+    pub batch_size: usize,
+    /// MB/s (MiB) of the one rate-limited writer in *whilewriting steps.
+    #[arg(long, alias = "write_rate_mb", default_value_t = 2.0)]
+    pub write_rate_mb: f64,
+    /// Key distribution: uniform, zipfian[:THETA], or hotset:K (the first K keys).
+    #[arg(long, default_value = "uniform")]
+    pub distribution: String,
+}
+
+impl Default for KvParams {
+    /// The defaults declared in the attributes above.
+    fn default() -> Self {
+        plumb_targets::options::defaults::<KvParams>()
+    }
+}
+
+/// A parameter that cannot be used: its key (as in a suite file) and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamError {
+    /// The suite key, e.g. `num`; the command line flag is `--` + key with dashes.
+    pub key: &'static str,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl KvParams {
+    /// Refuses values that cannot run or measure nothing, naming the parameter.
+    pub fn validate(&self) -> Result<Distribution, ParamError> {
+        let bad = |key, message: String| Err(ParamError { key, message });
+        if self.num == 0 {
+            return bad("num", "must be at least 1".into());
+        }
+        if self.key_size < plumb_workloads::KeyFormat::MIN_SIZE || self.key_size > 1 << 16 {
+            return bad(
+                "key_size",
+                "must be between 8 (a 64-bit key number) and 65536".into(),
+            );
+        }
+        let (min_value, max_value) = (8, MAX_VALUE_SIZE);
+        if self.value_size < min_value || self.value_size > max_value {
+            return bad(
+                "value_size",
+                format!(
+                    "must be between {min_value} (a 4-byte checksum plus payload) and {max_value}"
+                ),
+            );
+        }
+        for (key, t) in [
+            ("threads", Some(self.threads)),
+            ("fill_threads", self.fill_threads),
+        ] {
+            if t.is_some_and(|t| t == 0 || t > 1024) {
+                return bad(key, "must be between 1 and 1024".into());
+            }
+        }
+        if self.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
+            return bad("duration", "must be a number of seconds > 0".into());
+        }
+        if self.ops == Some(0) {
+            return bad("ops", "must be at least 1".into());
+        }
+        if !(self.warmup >= 0.0 && self.warmup.is_finite()) {
+            return bad("warmup", "must be a number of seconds >= 0".into());
+        }
+        if !(self.write_rate_mb > 0.0 && self.write_rate_mb.is_finite()) {
+            return bad("write_rate_mb", "must be > 0 MB/s".into());
+        }
+        if self.batch_size == 0 || self.batch_size > 4096 {
+            return bad("batch_size", "must be between 1 and 4096".into());
+        }
+        let d: Distribution = self.distribution.parse().map_err(|e| ParamError {
+            key: "distribution",
+            message: format!("{e}"),
+        })?;
+        if let Distribution::HotSet { k } = d {
+            if k > self.num {
+                return bad(
+                    "distribution",
+                    format!("hotset:{k} is larger than num {}", self.num),
+                );
+            }
+        }
+        Ok(d)
+    }
+
+    /// How long a step of `kind` is allowed to run (`None`: until its op quota).
+    pub fn step_duration(&self, plan: &StepPlan) -> Option<Duration> {
+        let kind = plan.kind;
+        match (self.duration, self.ops) {
+            _ if kind.full_pass() => None,
+            (Some(d), _) => Some(Duration::from_secs_f64(d)),
+            (None, None) if !kind.is_fill() && plan.ops_fraction_of_num.is_none() => {
+                Some(Duration::from_secs_f64(QUICK_SECS))
+            }
+            _ => None,
+        }
+    }
+
+    /// Threads of a step of `kind`.
+    pub fn step_threads(&self, kind: StepKind) -> usize {
+        if kind.is_fill() {
+            self.fill_threads.unwrap_or(self.threads)
+        } else {
+            self.threads
+        }
+    }
+
+    /// Bytes of keys and values when every key is live.
+    pub fn data_bytes(&self) -> u64 {
+        self.num * (self.key_size + self.value_size) as u64
+    }
+}
+
+/// The target of a run: its name in the suite (unique there) and its engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetPlan {
+    /// The suite's name for it, e.g. `leveled` (the engine name for `plumb kv`).
+    pub name: String,
+    /// The engine and its options.
+    pub engine: EngineSpec,
+}
+
+/// A named, ordered list of steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadPlan {
+    /// `x3`, `default`, a suite's name, or the `--benchmarks` list.
+    pub name: String,
+    /// The steps in order.
+    pub steps: Vec<StepPlan>,
+}
+
+/// One run: a workload on a target at one size, thread count and repeat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPlan {
+    /// The suite it belongs to (`kv` for `plumb kv`).
+    pub suite: String,
+    /// Its place in the matrix as a label, e.g. `leveled/reads/1M/t2`; repeats of one
+    /// variant share it, so reports group them.
+    pub variant: String,
+    /// What is measured.
+    pub target: TargetPlan,
+    /// What it does.
+    pub workload: WorkloadPlan,
+    /// The suite's name for the size, when the suite sweeps sizes.
+    pub size: Option<String>,
+    /// The knobs (num, threads, durations …), sweep values applied.
+    pub params: KvParams,
+    /// Every key generator derives its seed from this.
+    pub seed: u64,
+    /// Which repeat of the variant, from 0.
+    pub repeat: u32,
+    /// Runs on the database already in the data dir instead of a fresh one.
+    #[serde(default)]
+    pub use_existing_db: bool,
+}
+
+impl RunPlan {
+    /// A stable identity: equal plans have equal hashes, on any machine, so an
+    /// interrupted suite knows which runs it already finished.
+    pub fn hash(&self) -> String {
+        hash_of(self)
+    }
+}
+
+/// The hash of a value's JSON form, as 16 hex digits.
+pub fn hash_of<T: Serialize>(v: &T) -> String {
+    let bytes = serde_json::to_vec(v).expect("plans serialise");
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes))
+}
+
+/// A whole suite, expanded: every run in the order it will run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The suite's name.
+    pub name: String,
+    /// The hash of the suite's definition (not of its clock seed), so `--resume` finds
+    /// the interrupted attempt of the same file.
+    pub definition_hash: String,
+    /// Where run data dirs are made (`None`: the temp dir).
+    pub dir: Option<std::path::PathBuf>,
+    /// The seed the order was shuffled with, when it was.
+    pub shuffle_seed: Option<u64>,
+    /// The runs, in order.
+    pub runs: Vec<RunPlan>,
+}
+
+impl Plan {
+    /// How many variants (distinct matrix cells) the plan holds.
+    pub fn variants(&self) -> usize {
+        let mut v: Vec<&str> = self.runs.iter().map(|r| r.variant.as_str()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> RunPlan {
+        RunPlan {
+            suite: "s".into(),
+            variant: "a".into(),
+            target: TargetPlan {
+                name: "null".into(),
+                engine: EngineSpec::Null,
+            },
+            workload: WorkloadPlan {
+                name: "w".into(),
+                steps: plumb_workloads::steps::parse_benchmarks("fillseq,readrandom").unwrap(),
+            },
+            size: None,
+            params: KvParams::default(),
+            seed: 7,
+            repeat: 0,
+            use_existing_db: false,
+        }
+    }
+
+    #[test]
+    fn hash_follows_content() {
+        let a = run();
+        assert_eq!(a.hash(), run().hash());
+        let mut b = run();
+        b.repeat = 1;
+        assert_ne!(a.hash(), b.hash());
+        let back: RunPlan = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+        assert_eq!(back, a);
+        assert_eq!(back.hash(), a.hash());
+    }
+
+    #[test]
+    fn defaults_and_validation() {
+        let p = KvParams::default();
+        assert_eq!((p.num, p.key_size, p.value_size, p.threads), (200_000, 20, 400, 1));
+        assert!(p.validate().is_ok());
+        let e = KvParams { num: 0, ..p.clone() }.validate().unwrap_err();
+        assert_eq!(e.key, "num");
+        let e = KvParams {
+            distribution: "hotset:999999999".into(),
+            ..p.clone()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e.key, "distribution");
+        let e = KvParams {
+            fill_threads: Some(0),
+            ..p
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e.key, "fill_threads");
+    }
+}

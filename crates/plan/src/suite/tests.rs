@@ -1,0 +1,197 @@
+use super::*;
+
+const GOOD: &str = r#"
+name = "sweep"
+repeat = 2
+seed = 5
+
+[params]
+num = 1000
+duration = 1
+
+[[target]]
+name = "leveled"
+engine = "rocksdb"
+
+[[target]]
+name = "universal"
+engine = "rocksdb"
+[target.options]
+compaction_style = "universal"
+
+[[workload]]
+name = "reads"
+steps = ["fillseq", "readrandom"]
+
+[sweep]
+threads = [1, 2]
+"#;
+
+fn plan(raw: &str) -> Result<Plan, SuiteError> {
+    parse(
+        raw,
+        "s.toml",
+        "s",
+        PlanOptions {
+            shuffle: None,
+            clock_seed: 99,
+        },
+    )
+}
+
+fn err(raw: &str) -> (usize, usize, String) {
+    match plan(raw).unwrap_err() {
+        SuiteError::At {
+            file,
+            line,
+            column,
+            message,
+        } => {
+            assert_eq!(file, "s.toml");
+            (line, column, message)
+        }
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn the_matrix_expands_and_repeats_interleave() {
+    let p = plan(GOOD).unwrap();
+    assert_eq!(p.name, "sweep");
+    assert_eq!(p.runs.len(), 2 * 2 * 2);
+    assert_eq!(p.variants(), 4);
+    let order: Vec<(String, u32)> = p
+        .runs
+        .iter()
+        .map(|r| (r.variant.clone(), r.repeat))
+        .collect();
+    assert_eq!(order[0], ("leveled/t1".into(), 0));
+    assert_eq!(order[3], ("universal/t2".into(), 0));
+    assert_eq!(order[4], ("leveled/t1".into(), 1));
+    assert_eq!(p.runs[0].seed, 5);
+    assert_eq!(p.runs[4].seed, 6);
+    assert_eq!(p.runs[1].params.threads, 2);
+    match &p.runs[2].target.engine {
+        EngineSpec::Rocksdb(o) => assert_eq!(
+            o.compaction_style,
+            plumb_targets::rocks_options::CompactionStyle::Universal
+        ),
+        e => panic!("{e:?}"),
+    }
+    // Every run of a plan is a distinct run.
+    let mut hashes: Vec<String> = p.runs.iter().map(|r| r.hash()).collect();
+    hashes.sort();
+    hashes.dedup();
+    assert_eq!(hashes.len(), p.runs.len());
+}
+
+#[test]
+fn the_definition_hash_ignores_the_clock_but_not_the_file() {
+    let a = plan(&GOOD.replace("seed = 5\n", "")).unwrap();
+    let b = parse(
+        &GOOD.replace("seed = 5\n", ""),
+        "s.toml",
+        "s",
+        PlanOptions {
+            shuffle: None,
+            clock_seed: 12345,
+        },
+    )
+    .unwrap();
+    assert_eq!(a.definition_hash, b.definition_hash);
+    assert_ne!(a.runs[0].seed, b.runs[0].seed);
+    let c = plan(&GOOD.replace("num = 1000", "num = 2000")).unwrap();
+    assert_ne!(a.definition_hash, c.definition_hash);
+}
+
+#[test]
+fn shuffle_keeps_rounds_whole_and_is_reproducible() {
+    let o = PlanOptions {
+        shuffle: Some(3),
+        clock_seed: 0,
+    };
+    let a = parse(GOOD, "s.toml", "s", o).unwrap();
+    let b = parse(GOOD, "s.toml", "s", o).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.shuffle_seed, Some(3));
+    for round in a.runs.chunks(4) {
+        let mut v: Vec<&str> = round.iter().map(|r| r.variant.as_str()).collect();
+        v.sort_unstable();
+        assert_eq!(v, ["leveled/t1", "leveled/t2", "universal/t1", "universal/t2"]);
+    }
+}
+
+#[test]
+fn an_unknown_key_is_located() {
+    let (line, col, m) = err(&GOOD.replace("duration = 1", "duraton = 1"));
+    assert_eq!((line, col), (8, 1), "{m}");
+    assert!(m.contains("duraton") && m.contains("duration"), "{m}");
+}
+
+#[test]
+fn a_wrong_type_is_located() {
+    let (line, _, m) = err(&GOOD.replace("num = 1000", "num = \"many\""));
+    assert_eq!(line, 7, "{m}");
+    assert!(m.contains("integer") || m.contains("u64"), "{m}");
+}
+
+#[test]
+fn an_unknown_engine_option_is_located_with_the_valid_keys() {
+    let (line, col, m) = err(&GOOD.replace("compaction_style = ", "compaction_styl = "));
+    assert_eq!((line, col), (18, 1), "{m}");
+    assert!(m.contains("compaction_styl") && m.contains("cache_size"), "{m}");
+    let (line, _, m) = err(&GOOD.replace("\"universal\"\n\n", "\"tiered\"\n\n"));
+    assert_eq!(line, 18, "{m}");
+    assert!(m.contains("tiered") && m.contains("leveled"), "{m}");
+}
+
+#[test]
+fn an_unknown_engine_lists_the_known_ones() {
+    let (line, _, m) = err(&GOOD.replacen("engine = \"rocksdb\"", "engine = \"rocks\"", 1));
+    assert_eq!(line, 12, "{m}");
+    assert!(m.contains("rocksdb, memory, null"), "{m}");
+}
+
+#[test]
+fn an_empty_matrix_is_refused() {
+    let (line, _, m) = err(&GOOD.replace("threads = [1, 2]", "threads = []"));
+    assert_eq!(line, 25, "{m}");
+    assert!(m.contains("sweep.threads") && m.contains("no runs"), "{m}");
+    let no_targets: String = GOOD
+        .split("[[workload]]")
+        .nth(1)
+        .map(|w| format!("[[workload]]{w}"))
+        .unwrap();
+    let (line, col, m) = err(&no_targets);
+    assert_eq!((line, col), (1, 1));
+    assert!(m.contains("[[target]]") && m.contains("rocksdb"), "{m}");
+}
+
+#[test]
+fn two_targets_with_one_name_are_refused() {
+    let (line, col, m) = err(&GOOD.replace("name = \"universal\"", "name = \"leveled\""));
+    assert_eq!((line, col), (15, 8), "{m}");
+    assert!(m.contains("\"leveled\"") && m.contains("line 11") && m.contains("twice"), "{m}");
+}
+
+#[test]
+fn bad_values_and_steps_name_their_key() {
+    let (line, _, m) = err(&GOOD.replace("num = 1000", "num = 0"));
+    assert_eq!(line, 7, "{m}");
+    assert!(m.contains("params.num"), "{m}");
+    let (line, _, m) = err(&GOOD.replace("\"readrandom\"", "\"readrandmo\""));
+    assert_eq!(line, 22, "{m}");
+    assert!(m.contains("readrandmo") && m.contains("fwdrange"), "{m}");
+    let (_, _, m) = err(&GOOD.replace(
+        "compaction_style = \"universal\"",
+        "sync = true\ndisable_wal = true",
+    ));
+    assert!(m.contains("sync") && m.contains("universal"), "{m}");
+}
+
+#[test]
+fn line_and_column_count_characters() {
+    assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    assert_eq!(line_col("é\nx", 3), (2, 1));
+    assert_eq!(line_col("", 0), (1, 1));
+}

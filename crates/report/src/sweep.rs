@@ -1,0 +1,318 @@
+//! Sweeps read as curves: the runs of a suite grouped by the axis they sweep
+//! (measured threads, or database size), one curve per step and per series (the other
+//! axes), each point the median of its repeats, with CPU and IO per op beside
+//! throughput and a sentence on where throughput stops scaling. Whether a size is
+//! cached or IO-bound is read from what was measured (device reads per op), never from
+//! what was planned.
+
+use crate::format::{fixed, sig};
+use crate::markdown::cell;
+use crate::stats::median;
+use plumb_core::StepStatus;
+use plumb_store::StoredRun;
+use std::collections::BTreeMap;
+
+/// What a sweep varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Axis {
+    /// Measured threads (clients).
+    Threads,
+    /// Keys in the database.
+    Size,
+}
+
+impl Axis {
+    /// The x-axis label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Axis::Threads => "threads",
+            Axis::Size => "keys (num)",
+        }
+    }
+}
+
+/// Device reads per op below which a step is served from memory.
+pub const CACHED_READS_OP: f64 = 0.05;
+/// Device reads per op from which a step is IO-bound (most ops read the device).
+pub const IO_BOUND_READS_OP: f64 = 0.5;
+
+/// One point of a curve: the median of the runs at one x.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The swept value.
+    pub x: f64,
+    /// The suite's name for it (the size name), or the number.
+    pub x_label: String,
+    /// Median ops/s.
+    pub ops_sec: f64,
+    /// Median CPU µs per op.
+    pub cpu_us_op: Option<f64>,
+    /// Median device reads per op.
+    pub rd_op: Option<f64>,
+    /// Median device KB read per op.
+    pub rkb_op: Option<f64>,
+    /// Median p99 latency, µs.
+    pub p99_us: Option<f64>,
+    /// How many runs the medians come from.
+    pub runs: usize,
+}
+
+impl Point {
+    /// cached, partly cached or IO-bound, from the measured reads per op.
+    pub fn regime(&self) -> Option<&'static str> {
+        self.rd_op.map(|r| {
+            if r < CACHED_READS_OP {
+                "cached"
+            } else if r < IO_BOUND_READS_OP {
+                "partly cached"
+            } else {
+                "IO-bound"
+            }
+        })
+    }
+}
+
+/// A step's throughput against one axis, for one series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    /// The step name.
+    pub step: String,
+    /// What is swept.
+    pub axis: Axis,
+    /// The other axes' values (target, workload, the other sweep), e.g. `leveled`.
+    pub series: String,
+    /// Points in x order.
+    pub points: Vec<Point>,
+}
+
+impl Curve {
+    /// Where throughput stops scaling (threads), or how it falls as data outgrows
+    /// memory (size), in one sentence.
+    pub fn verdict(&self) -> String {
+        let p = &self.points;
+        let (first, last) = (&p[0], &p[p.len() - 1]);
+        match self.axis {
+            Axis::Threads => {
+                for w in p.windows(2) {
+                    let (a, b) = (&w[0], &w[1]);
+                    let ideal = b.x / a.x - 1.0;
+                    let gain = b.ops_sec / a.ops_sec - 1.0;
+                    if ideal > 0.0 && gain / ideal < 0.25 {
+                        return format!(
+                            "stops scaling at {} threads: {} → {} threads adds {:+.0}% ops/s \
+                             (linear would add {:.0}%)",
+                            a.x_label,
+                            a.x_label,
+                            b.x_label,
+                            gain * 100.0,
+                            ideal * 100.0
+                        );
+                    }
+                }
+                let eff = (last.ops_sec / first.ops_sec) / (last.x / first.x);
+                format!(
+                    "still scaling at {} threads: {:.1}× the ops/s of {} thread(s), {:.0}% of linear",
+                    last.x_label,
+                    last.ops_sec / first.ops_sec,
+                    first.x_label,
+                    eff * 100.0
+                )
+            }
+            Axis::Size => {
+                let regime = |q: &Point| {
+                    q.regime()
+                        .map(|r| format!("{r}, {} reads/op", fixed(q.rd_op, 2)))
+                        .unwrap_or_else(|| "reads/op n/a".into())
+                };
+                let first_io = p
+                    .iter()
+                    .find(|q| q.rd_op.is_some_and(|r| r >= IO_BOUND_READS_OP));
+                format!(
+                    "ops/s goes from {} at {} ({}) to {} at {} ({}), {:.2}× ; {}",
+                    sig(Some(first.ops_sec), 3),
+                    first.x_label,
+                    regime(first),
+                    sig(Some(last.ops_sec), 3),
+                    last.x_label,
+                    regime(last),
+                    last.ops_sec / first.ops_sec,
+                    match first_io {
+                        Some(q) => format!("first IO-bound size: {}", q.x_label),
+                        None => "no size was IO-bound (measured)".into(),
+                    }
+                )
+            }
+        }
+    }
+}
+
+/// Where a run sits in its suite, read from its stored plan.
+struct Cell<'a> {
+    target: &'a str,
+    workload: &'a str,
+    size: Option<&'a str>,
+}
+
+fn cell_of(r: &StoredRun) -> Option<Cell<'_>> {
+    let p = r.run.plan.as_ref()?;
+    Some(Cell {
+        target: p["target"]["name"].as_str()?,
+        workload: p["workload"]["name"].as_str()?,
+        size: p["size"].as_str(),
+    })
+}
+
+/// Every curve the runs hold: for each axis that takes two or more values, for each
+/// measured step, one curve per series.
+pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
+    // (axis, step, series) -> x -> (label, summaries)
+    type Key = (Axis, String, String);
+    let mut acc: BTreeMap<Key, BTreeMap<u64, (String, Vec<&plumb_core::StepSummary>)>> =
+        BTreeMap::new();
+    for r in runs {
+        let Some(c) = cell_of(r) else { continue };
+        for (s, _) in &r.steps {
+            if s.status != StepStatus::Ok || crate::is_maintenance(&s.kind) || s.summary.ops == 0 {
+                continue;
+            }
+            let threads = s.config["threads"].as_u64();
+            let num = s.config["num"].as_u64();
+            let (Some(threads), Some(num)) = (threads, num) else {
+                continue;
+            };
+            let size_label = c.size.map(str::to_string).unwrap_or_else(|| num.to_string());
+            let series_threads = format!(
+                "{}{}{}",
+                c.target,
+                if c.workload.is_empty() { "" } else { " · " },
+                c.workload
+            );
+            let with_size = match c.size {
+                Some(sz) => format!("{series_threads} · {sz}"),
+                None => series_threads.clone(),
+            };
+            acc.entry((Axis::Threads, s.name.clone(), with_size))
+                .or_default()
+                .entry(threads)
+                .or_insert_with(|| (threads.to_string(), Vec::new()))
+                .1
+                .push(&s.summary);
+            acc.entry((
+                Axis::Size,
+                s.name.clone(),
+                format!("{series_threads} · t{threads}"),
+            ))
+            .or_default()
+            .entry(num)
+            .or_insert_with(|| (size_label, Vec::new()))
+            .1
+            .push(&s.summary);
+        }
+    }
+    acc.into_iter()
+        .filter(|(_, xs)| xs.len() >= 2)
+        .map(|((axis, step, series), xs)| Curve {
+            step,
+            axis,
+            series,
+            points: xs
+                .into_iter()
+                .map(|(x, (x_label, ss))| {
+                    let med = |f: &dyn Fn(&plumb_core::StepSummary) -> Option<f64>| {
+                        let v: Vec<f64> = ss.iter().filter_map(|s| f(s)).collect();
+                        median(&v)
+                    };
+                    Point {
+                        x: x as f64,
+                        x_label,
+                        ops_sec: med(&|s| Some(s.ops_sec)).unwrap_or(0.0),
+                        cpu_us_op: med(&|s| s.cpu_us_op),
+                        rd_op: med(&|s| s.rd_op),
+                        rkb_op: med(&|s| s.rkb_op),
+                        p99_us: med(&|s| s.p99_us),
+                        runs: ss.len(),
+                    }
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The header and rows of one curve's table.
+pub fn rows(c: &Curve) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let head = vec![
+        match c.axis {
+            Axis::Threads => "threads",
+            Axis::Size => "size",
+        },
+        "ops/s",
+        "vs first",
+        "cpu_us_op",
+        "rd_op",
+        "rkb_op",
+        "p99 µs",
+        "measured",
+        "runs",
+    ];
+    let base = c.points[0].ops_sec;
+    let rows = c
+        .points
+        .iter()
+        .map(|p| {
+            vec![
+                p.x_label.clone(),
+                sig(Some(p.ops_sec), 4),
+                format!("{:.2}×", p.ops_sec / base),
+                fixed(p.cpu_us_op, 2),
+                fixed(p.rd_op, 3),
+                fixed(p.rkb_op, 2),
+                sig(p.p99_us, 3),
+                p.regime().unwrap_or("n/a").to_string(),
+                p.runs.to_string(),
+            ]
+        })
+        .collect();
+    (head, rows)
+}
+
+/// The sweeps as Markdown: a table and a verdict per curve.
+pub fn markdown(curves: &[Curve]) -> String {
+    let mut o = String::new();
+    for c in curves {
+        o.push_str(&format!(
+            "### {} vs {}: {}\n\n",
+            cell(&c.step),
+            c.axis.label(),
+            cell(&c.series)
+        ));
+        let (head, rows) = rows(c);
+        o.push_str(&format!("| {} |\n", head.join(" | ")));
+        o.push_str(&format!("|{}\n", "---:|".repeat(head.len())));
+        for r in rows {
+            let r: Vec<String> = r.iter().map(|x| cell(x)).collect();
+            o.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        o.push_str(&format!("\n{}\n\n", cell(&c.verdict())));
+    }
+    o
+}
+
+/// The sweeps as terminal tables.
+pub fn text(curves: &[Curve]) -> String {
+    let mut o = String::new();
+    for c in curves {
+        let (head, rows) = rows(c);
+        let mut t = crate::table_left(&head);
+        for r in rows {
+            t.add_row(r);
+        }
+        o.push_str(&format!(
+            "{} vs {}: {}\n{t}\n{}\n\n",
+            c.step,
+            c.axis.label(),
+            c.series,
+            c.verdict()
+        ));
+    }
+    o
+}

@@ -1,0 +1,494 @@
+//! The one run lifecycle every front end shares (`plumb kv`, `plumb run`, `plumb
+//! rerun`): for each planned run, a fresh data dir, a host snapshot, the engine opened
+//! from its spec, the run row, each step stored as it ends, the run's status, and the
+//! data dir removed. Repeats, order, interrupts, status and store writes live here and
+//! nowhere else.
+
+use crate::config::{KeySpace, StepConfig};
+use crate::step::{run_step, Progress, RunContext};
+use plumb_core::{RunStatus, StepStatus};
+use plumb_plan::RunPlan;
+use plumb_probes::perf::HwCounterGroup;
+use plumb_store::{NewRun, StepRecord, Store, StoreError, StoredRun};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime};
+use thiserror::Error;
+
+/// What stopped a plan before its runs could be measured.
+#[derive(Debug, Error)]
+pub enum LifecycleError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A data directory could not be made or used.
+    #[error("{what} {path}: {source}")]
+    Dir {
+        /// What the directory is for.
+        what: &'static str,
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The engine refused to open.
+    #[error("run {variant}: opening {engine}{}: {source}", dir.as_ref().map(|d| format!(" in {}", d.display())).unwrap_or_default())]
+    Open {
+        /// The run's variant label.
+        variant: String,
+        /// The engine.
+        engine: &'static str,
+        /// Its data dir.
+        dir: Option<PathBuf>,
+        /// The engine's words.
+        source: plumb_core::TargetError,
+    },
+    /// A plan's parameters cannot run (a plan read back from the store by `rerun`).
+    #[error("run {variant}: {key}: {message}")]
+    Params {
+        /// The run's variant label.
+        variant: String,
+        /// The parameter.
+        key: &'static str,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Where each run's data lives.
+#[derive(Debug, Clone)]
+pub enum DirPolicy {
+    /// A fresh temp dir per run under `root` (the temp dir when `None`), removed after
+    /// the run unless `keep`.
+    Fresh {
+        /// Where the per-run dirs are made.
+        root: Option<PathBuf>,
+        /// Keep each run's dir (its path is reported).
+        keep: bool,
+    },
+    /// A directory the user gave: one run uses it, repeats use `DIR/rep-N`; with
+    /// `existing`, every run reuses the database already in it.
+    Given {
+        /// The directory (already checked by the front end).
+        dir: PathBuf,
+        /// Run on the database in it.
+        existing: bool,
+    },
+}
+
+/// How the runs of one invocation are grouped for `plumb compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grouping {
+    /// No groups (a single run).
+    None,
+    /// Runs of one variant form a group (repeats); the group is named after its first run.
+    PerVariant,
+}
+
+/// Who made the runs, recorded with each.
+#[derive(Debug, Clone)]
+pub struct Provenance {
+    /// The command line as typed.
+    pub command: String,
+    /// plumb's version.
+    pub plumb_version: String,
+    /// plumb's git commit.
+    pub git_hash: Option<String>,
+    /// `--tag`.
+    pub tag: Option<String>,
+}
+
+/// Told as runs start and end, for progress and printing.
+pub trait Observer {
+    /// A run is about to run its first step: its place in the plan, its id, where its
+    /// data lives and the estimated seconds left for the whole plan (this run included).
+    fn run_starting(&mut self, _at: RunAt<'_>) {}
+    /// A run ended and is stored; the store is there to read what reports need
+    /// beside it (this host's ceilings).
+    fn run_finished(&mut self, _run: &StoredRun, _store: &Store) {}
+    /// A line worth telling the user (kept data dirs, resumed runs).
+    fn note(&mut self, _line: &str) {}
+}
+
+/// Where a starting run sits in its plan.
+#[derive(Debug, Clone, Copy)]
+pub struct RunAt<'a> {
+    /// 1-based position among the runs this invocation will run.
+    pub index: usize,
+    /// How many runs this invocation will run.
+    pub total: usize,
+    /// The run's plan.
+    pub plan: &'a RunPlan,
+    /// Its id in the store.
+    pub run_id: i64,
+    /// Its data dir.
+    pub dir: Option<&'a Path>,
+    /// Estimated seconds left for the whole plan, this run included.
+    pub secs_left: f64,
+}
+
+/// Everything the lifecycle needs from outside.
+pub struct Lifecycle<'a> {
+    /// Where runs go.
+    pub store: &'a mut Store,
+    /// Hardware counters opened before any engine (so its threads inherit them).
+    pub hw: &'a Result<HwCounterGroup, String>,
+    /// Set by Ctrl-C.
+    pub interrupt: &'a AtomicBool,
+    /// Step progress (a bar on a terminal).
+    pub progress: &'a dyn Progress,
+    /// Run-level events.
+    pub observer: &'a mut dyn Observer,
+    /// Recorded with every run.
+    pub provenance: Provenance,
+}
+
+/// A sequence of planned runs to carry out.
+pub struct Batch<'a> {
+    /// The runs, in order.
+    pub runs: &'a [RunPlan],
+    /// The suite they belong to, if any.
+    pub suite_id: Option<i64>,
+    /// Where data lives.
+    pub dirs: DirPolicy,
+    /// How runs are grouped.
+    pub grouping: Grouping,
+    /// Hashes of runs already finished (by an earlier attempt of the suite): skipped.
+    pub done: HashSet<String>,
+    /// Groups already started by an earlier attempt, by variant.
+    pub groups: HashMap<String, i64>,
+}
+
+/// How a batch ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchOutcome {
+    /// The worst run status (Ok when every run was ok or skipped).
+    pub status: RunStatus,
+    /// Ids of the runs this batch stored, in order.
+    pub run_ids: Vec<i64>,
+    /// Groups by variant.
+    pub groups: HashMap<String, i64>,
+}
+
+/// A run's data dir; a temp one is removed on drop unless kept.
+enum DataDir {
+    None,
+    Given(PathBuf),
+    Temp(tempfile::TempDir),
+}
+
+impl DataDir {
+    fn path(&self) -> Option<&Path> {
+        match self {
+            DataDir::None => None,
+            DataDir::Given(p) => Some(p),
+            DataDir::Temp(t) => Some(t.path()),
+        }
+    }
+}
+
+/// Now, as stored (RFC 3339, UTC, milliseconds).
+pub fn now() -> String {
+    rfc3339(SystemTime::now())
+}
+
+/// A wall-clock instant, as stored.
+pub fn rfc3339(t: SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl Lifecycle<'_> {
+    /// Runs every planned run not already done, in order, storing each as it goes.
+    /// Stops at Ctrl-C (the run in progress is stored as interrupted). A run that fails
+    /// is stored as failed and the batch goes on: the other variants still measure.
+    pub fn run_batch(&mut self, b: &Batch<'_>) -> Result<BatchOutcome, LifecycleError> {
+        let todo: Vec<(usize, &RunPlan)> = b
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !b.done.contains(&r.hash()))
+            .collect();
+        let mut out = BatchOutcome {
+            status: RunStatus::Ok,
+            run_ids: Vec::new(),
+            groups: b.groups.clone(),
+        };
+        let estimates: Vec<f64> = todo
+            .iter()
+            .map(|(_, r)| plumb_plan::estimate(r).secs)
+            .collect();
+        let (mut spent, mut planned_so_far) = (0.0f64, 0.0f64);
+        for (n, (i, plan)) in todo.iter().enumerate() {
+            if self.interrupt.load(Ordering::Relaxed) {
+                out.status = out.status.worst(RunStatus::Interrupted);
+                break;
+            }
+            // Scale what is left by how the estimates have fared so far.
+            let left: f64 = estimates[n..].iter().sum();
+            let scale = if planned_so_far > 0.0 {
+                (spent / planned_so_far).clamp(0.2, 20.0)
+            } else {
+                1.0
+            };
+            let dir = self.prepare_dir(&b.dirs, plan, *i, b.runs.len())?;
+            let started = Instant::now();
+            let group = match b.grouping {
+                Grouping::None => None,
+                Grouping::PerVariant => Some(out.groups.get(&plan.variant).copied()),
+            };
+            let (id, status) = self.run_one(
+                plan,
+                dir,
+                b.suite_id,
+                group,
+                &b.dirs,
+                (n + 1, todo.len(), left * scale),
+            )?;
+            if let Some(g) = group {
+                out.groups.entry(plan.variant.clone()).or_insert(g.unwrap_or(id));
+            }
+            spent += started.elapsed().as_secs_f64();
+            planned_so_far += estimates[n];
+            out.run_ids.push(id);
+            out.status = out.status.worst(status);
+            if status == RunStatus::Interrupted {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn prepare_dir(
+        &mut self,
+        policy: &DirPolicy,
+        plan: &RunPlan,
+        index: usize,
+        total: usize,
+    ) -> Result<DataDir, LifecycleError> {
+        if !plan.target.engine.capabilities().keeps_files {
+            return Ok(DataDir::None);
+        }
+        match policy {
+            DirPolicy::Fresh { root, .. } => {
+                let root = root.clone().unwrap_or_else(std::env::temp_dir);
+                std::fs::create_dir_all(&root).map_err(|source| LifecycleError::Dir {
+                    what: "data root",
+                    path: root.clone(),
+                    source,
+                })?;
+                let t = tempfile::Builder::new()
+                    .prefix(&format!("plumb-{}-", sanitize(&plan.suite)))
+                    .tempdir_in(&root)
+                    .map_err(|source| LifecycleError::Dir {
+                        what: "creating a data dir in",
+                        path: root.clone(),
+                        source,
+                    })?;
+                Ok(DataDir::Temp(t))
+            }
+            DirPolicy::Given { dir, existing } => {
+                if *existing || total == 1 {
+                    return Ok(DataDir::Given(dir.clone()));
+                }
+                let sub = dir.join(format!("rep-{index}"));
+                std::fs::create_dir(&sub).map_err(|source| LifecycleError::Dir {
+                    what: "creating",
+                    path: sub.clone(),
+                    source,
+                })?;
+                Ok(DataDir::Given(sub))
+            }
+        }
+    }
+
+    /// One run: open, record, run each step, store, close. Returns its id and status.
+    fn run_one(
+        &mut self,
+        plan: &RunPlan,
+        dir: DataDir,
+        suite_id: Option<i64>,
+        // Some(group to join, or None to start one named after this run).
+        group: Option<Option<i64>>,
+        policy: &DirPolicy,
+        (index, total, secs_left): (usize, usize, f64),
+    ) -> Result<(i64, RunStatus), LifecycleError> {
+        let distribution = plan
+            .params
+            .validate()
+            .map_err(|e| LifecycleError::Params {
+                variant: plan.variant.clone(),
+                key: e.key,
+                message: e.message,
+            })?;
+        let target = plan
+            .target
+            .engine
+            .open(dir.path())
+            .map_err(|source| LifecycleError::Open {
+                variant: plan.variant.clone(),
+                engine: plan.target.engine.name(),
+                dir: dir.path().map(Path::to_path_buf),
+                source,
+            })?;
+        let disk = dir
+            .path()
+            .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
+        let host = plumb_host::snapshot(&plumb_host::Options {
+            data_bytes: Some(plan.params.data_bytes()),
+            ..plumb_host::Options::for_dir(
+                dir.path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(std::env::temp_dir),
+            )
+        });
+        let run_id = self.store.begin_run(&NewRun {
+            tag: self.provenance.tag.clone(),
+            command: self.provenance.command.clone(),
+            workload: plan.workload.name.clone(),
+            engine: target.name().to_string(),
+            engine_version: target.version(),
+            plumb_version: self.provenance.plumb_version.clone(),
+            git_hash: self.provenance.git_hash.clone(),
+            options: recorded_options(plan, target.as_ref()),
+            seed: plan.seed,
+            started_at: now(),
+            data_dir: dir.path().map(|d| d.display().to_string()),
+            device: disk.as_ref().map(|d| d.name().to_string()),
+            host: serde_json::to_value(&host).ok(),
+            group_id: None,
+            repeat_index: None,
+            suite_id,
+            plan: serde_json::to_value(plan).ok(),
+            plan_hash: Some(plan.hash()),
+        })?;
+        if let Some(g) = group {
+            self.store
+                .set_group(run_id, g.unwrap_or(run_id), i64::from(plan.repeat))?;
+        }
+        self.observer.run_starting(RunAt {
+            index,
+            total,
+            plan,
+            run_id,
+            dir: dir.path(),
+            secs_left,
+        });
+        let ctx = RunContext {
+            target: target.as_ref(),
+            disk: disk.as_ref(),
+            hw: self.hw.as_ref().map_err(|e| e.clone()),
+            interrupt: self.interrupt,
+            progress: self.progress,
+        };
+        let mut keys = if plan.use_existing_db {
+            KeySpace::unknown(plan.params.num)
+        } else {
+            KeySpace::empty()
+        };
+        let mut status = RunStatus::Ok;
+        for (i, sp) in plan.workload.steps.iter().enumerate() {
+            let cfg = StepConfig {
+                index: i,
+                plan: sp.clone(),
+                num: plan.params.num,
+                key_size: plan.params.key_size,
+                value_size: plan.params.value_size,
+                threads: plan.params.step_threads(sp.kind),
+                duration: plan.params.step_duration(sp),
+                ops: plan.params.ops,
+                warmup: std::time::Duration::from_secs_f64(plan.params.warmup),
+                seed: plan.seed,
+                seek_nexts: plan.params.seek_nexts,
+                batch_size: plan.params.batch_size,
+                write_rate_mb: plan.params.write_rate_mb,
+                distribution,
+            };
+            let out = run_step(&ctx, &cfg, &mut keys);
+            self.store.add_step(
+                run_id,
+                &StepRecord {
+                    seq: i as i64,
+                    name: sp.name.clone(),
+                    kind: sp.kind.name().to_string(),
+                    status: out.status,
+                    error: out.error.clone(),
+                    started_at: rfc3339(out.started),
+                    ended_at: rfc3339(out.ended),
+                    config: serde_json::to_value(&cfg).unwrap_or_default(),
+                    summary: out.summary.clone(),
+                },
+                &out.intervals,
+            )?;
+            match out.status {
+                StepStatus::Ok => {}
+                StepStatus::Interrupted => {
+                    status = RunStatus::Interrupted;
+                    break;
+                }
+                StepStatus::Failed => {
+                    status = RunStatus::Failed;
+                    if !out.verification_failed {
+                        break; // an engine error: later steps would measure a broken state
+                    }
+                }
+            }
+            if self.interrupt.load(Ordering::Relaxed) {
+                status = RunStatus::Interrupted;
+                break;
+            }
+        }
+        self.store.finish_run(run_id, status, &now())?;
+        drop(target);
+        if let (DataDir::Temp(t), DirPolicy::Fresh { keep: true, .. }) = (dir, policy) {
+            let kept = t.keep();
+            self.observer
+                .note(&format!("kept data dir {}", kept.display()));
+        }
+        let stored = self.store.run(run_id)?;
+        self.observer.run_finished(&stored, self.store);
+        Ok((run_id, status))
+    }
+}
+
+/// The flat option map stored with a run (selectors such as `opt.threads=2` and the
+/// fairness warnings read it): the workload's knobs, the engine's options under its
+/// name, and where the run sits in its suite.
+fn recorded_options(plan: &RunPlan, target: &dyn plumb_core::Target) -> BTreeMap<String, String> {
+    let mut o: BTreeMap<String, String> = plumb_targets::options::as_strings(&plan.params)
+        .into_iter()
+        .collect();
+    if plan.params.duration.is_none() {
+        o.insert(
+            "duration".into(),
+            format!("{} (non-fill steps without --ops)", plumb_plan::QUICK_SECS),
+        );
+    }
+    o.insert("engine".into(), target.name().to_string());
+    o.insert("seed".into(), plan.seed.to_string());
+    o.insert(
+        "benchmarks".into(),
+        plan.workload
+            .steps
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    o.insert("use_existing_db".into(), plan.use_existing_db.to_string());
+    o.insert("target".into(), plan.target.name.clone());
+    o.insert("variant".into(), plan.variant.clone());
+    if let Some(s) = &plan.size {
+        o.insert("size".into(), s.clone());
+    }
+    for (k, v) in target.options() {
+        o.insert(format!("{}.{k}", target.name()), v);
+    }
+    o
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .collect()
+}

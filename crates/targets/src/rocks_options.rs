@@ -1,0 +1,203 @@
+//! RocksDB's options as plumb sets them, with db_bench's names. One typed definition
+//! serves the command line (`plumb kv --cache-size …`), suite files (`[target.options]`),
+//! the stored provenance (its serde form) and the option reference (docs/options.md):
+//! each default and each line of help is written once, in the attributes below.
+//! It compiles without the `rocksdb` feature so a plan can name RocksDB options in a
+//! build that cannot run them (and say so).
+
+use plumb_core::TargetError;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Leveled or universal compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionStyle {
+    /// Leveled compaction (RocksDB's default).
+    Leveled,
+    /// Universal (tiered) compaction.
+    Universal,
+}
+
+/// The block cache implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheType {
+    /// The LRU block cache.
+    Lru,
+    /// The hyper clock cache (lock-free reads; the seeds' favourite).
+    #[value(name = "hyperclock")]
+    HyperClock,
+}
+
+/// Block compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// No compression.
+    None,
+    /// LZ4.
+    Lz4,
+    /// Zstandard.
+    Zstd,
+}
+
+macro_rules! display_as_value {
+    ($($t:ty),+) => {$(
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let v = clap::ValueEnum::to_possible_value(self).expect("no skipped variants");
+                f.write_str(v.get_name())
+            }
+        }
+    )+};
+}
+display_as_value!(CompactionStyle, CacheType, Compression);
+
+/// RocksDB options plumb sets; everything not listed is RocksDB's default and is
+/// recorded as such. Defaults follow tools/benchmark.sh where db_bench's own are
+/// unhelpful (8 KiB blocks, 10-bit bloom filters), RocksDB's otherwise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct RocksOptions {
+    /// RocksDB: leveled or universal compaction.
+    #[arg(long, alias = "compaction_style", value_enum, default_value = "leveled")]
+    pub compaction_style: CompactionStyle,
+    /// RocksDB: block cache capacity in bytes (0 = no block cache).
+    #[arg(long, alias = "cache_size", default_value_t = 1 << 30)]
+    pub cache_size: u64,
+    /// RocksDB: block cache implementation, lru or hyperclock.
+    #[arg(long, alias = "cache_type", value_enum, default_value = "lru")]
+    pub cache_type: CacheType,
+    /// RocksDB: O_DIRECT for user reads, so the OS page cache does not hide IO.
+    #[arg(long, alias = "use_direct_reads")]
+    pub use_direct_reads: bool,
+    /// RocksDB: O_DIRECT for flush and compaction IO.
+    #[arg(long, alias = "use_direct_io_for_flush_and_compaction")]
+    pub use_direct_io_for_flush_and_compaction: bool,
+    /// RocksDB: block compression, none, lz4 or zstd.
+    #[arg(
+        long,
+        alias = "compression_type",
+        value_enum,
+        default_value = "none"
+    )]
+    pub compression: Compression,
+    /// RocksDB: no WAL for any write (fillseq never uses it).
+    #[arg(long, alias = "disable_wal")]
+    pub disable_wal: bool,
+    /// RocksDB: fsync the WAL on every write.
+    #[arg(long)]
+    pub sync: bool,
+    /// RocksDB: bloom filter bits per key (0 = no filter).
+    #[arg(long, alias = "bloom_bits", default_value_t = 10.0)]
+    pub bloom_bits: f64,
+    /// RocksDB: memtable size in bytes.
+    #[arg(long, alias = "write_buffer_size", default_value_t = 64 << 20)]
+    pub write_buffer_size: u64,
+    /// RocksDB: flush + compaction threads.
+    #[arg(long, alias = "max_background_jobs", default_value_t = 2)]
+    pub max_background_jobs: i32,
+    /// RocksDB: data block size in bytes.
+    #[arg(long, alias = "block_size", default_value_t = 8192)]
+    pub block_size: u64,
+}
+
+impl Default for RocksOptions {
+    /// The defaults declared in the attributes above, read through clap so they are
+    /// written once.
+    fn default() -> Self {
+        crate::options::defaults::<RocksOptions>()
+    }
+}
+
+fn opt_err(option: &str, message: impl Into<String>) -> TargetError {
+    TargetError::Option {
+        option: option.to_string(),
+        message: message.into(),
+    }
+}
+
+impl RocksOptions {
+    /// Refuses values and combinations RocksDB would reject or that measure nothing,
+    /// before anything is written.
+    pub fn validate(&self) -> Result<(), TargetError> {
+        if self.sync && self.disable_wal {
+            return Err(opt_err(
+                "sync",
+                "sync (--sync) syncs the WAL, but disable_wal (--disable-wal) turns it off; \
+                 drop one of them",
+            ));
+        }
+        if !(self.bloom_bits >= 0.0 && self.bloom_bits <= 100.0) {
+            return Err(opt_err("bloom_bits", "must be between 0 (off) and 100"));
+        }
+        if self.write_buffer_size < 64 << 10 {
+            return Err(opt_err("write_buffer_size", "must be at least 65536 bytes"));
+        }
+        if !(1..=256).contains(&self.max_background_jobs) {
+            return Err(opt_err(
+                "max_background_jobs",
+                "must be between 1 and 256",
+            ));
+        }
+        if !(256..=(256 << 20)).contains(&self.block_size) {
+            return Err(opt_err("block_size", "must be between 256 bytes and 256 MiB"));
+        }
+        if self.cache_size == 0 && self.cache_type == CacheType::HyperClock {
+            return Err(opt_err(
+                "cache_size",
+                "the hyper clock cache needs a capacity > 0; use cache_type lru for no cache",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every option plumb sets, as recorded provenance (the serde form, flattened to
+    /// strings for the store's option column).
+    pub fn describe(&self) -> Vec<(String, String)> {
+        let mut v = crate::options::as_strings(self);
+        v.push(("statistics".into(), "except_histogram_or_timers".into()));
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_come_from_the_one_definition() {
+        let d = RocksOptions::default();
+        assert_eq!(d.cache_size, 1 << 30);
+        assert_eq!(d.block_size, 8192);
+        assert_eq!(d.compaction_style, CompactionStyle::Leveled);
+        assert_eq!(d.bloom_bits, 10.0);
+        // An empty table in a suite file means the same defaults.
+        let from_empty: RocksOptions = serde_json::from_str("{}").unwrap();
+        assert_eq!(from_empty, d);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_choices_are_refused() {
+        let e = serde_json::from_str::<RocksOptions>(r#"{"cache_sise": 1}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cache_sise") && e.contains("cache_size"), "{e}");
+        let e = serde_json::from_str::<RocksOptions>(r#"{"compaction_style": "tiered"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tiered") && e.contains("universal"), "{e}");
+        assert_eq!(CacheType::HyperClock.to_string(), "hyperclock");
+    }
+
+    #[test]
+    fn validation_names_the_option() {
+        let o = RocksOptions {
+            sync: true,
+            disable_wal: true,
+            ..RocksOptions::default()
+        };
+        assert!(o.validate().unwrap_err().to_string().contains("sync"));
+    }
+}

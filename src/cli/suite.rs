@@ -1,0 +1,279 @@
+//! `plumb run SUITE.toml` and `plumb plan SUITE.toml`: a matrix of targets × workloads
+//! × sizes × thread counts × repeats, planned as data, checked whole before anything
+//! runs, run in a fair order and resumable after an interruption.
+
+use super::execute::{self, Printer, Style};
+use super::provenance::now;
+use super::StoreArg;
+use anyhow::{bail, Context};
+use comfy_table::Table;
+use plumb_core::RunStatus;
+use plumb_plan::{estimate, free_bytes, Plan, PlanOptions};
+use plumb_runner::{DirPolicy, Grouping};
+use plumb_store::{NewSuite, Store};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `plumb run`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "The suite format is described in docs/suite.md; examples/ holds \
+quick.toml, leveled-vs-universal.toml, threads-sweep.toml and size-sweep.toml.\n\
+Examples:\n  plumb plan examples/threads-sweep.toml     what would run, how long, how much disk\n  \
+plumb run examples/threads-sweep.toml\n  \
+plumb run examples/threads-sweep.toml --resume   after Ctrl-C or a crash: only what did not finish\n  \
+plumb report s1 --format html -o sweep.html")]
+pub struct RunArgs {
+    /// The suite file (TOML).
+    suite: PathBuf,
+    /// Continue the newest unfinished attempt of this suite in the store: runs that
+    /// finished are not run again, the rest run with the seeds first planned.
+    #[arg(long)]
+    resume: bool,
+    /// Randomise the order of each round of the matrix with this seed (recorded).
+    #[arg(long, value_name = "SEED")]
+    shuffle: Option<u64>,
+    /// Keep every run's data dir (their paths are printed).
+    #[arg(long)]
+    keep: bool,
+    /// A label stored with every run.
+    #[arg(long)]
+    tag: Option<String>,
+    #[command(flatten)]
+    store: StoreArg,
+}
+
+/// `plumb plan`.
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// The suite file (TOML).
+    suite: PathBuf,
+    /// Plan with this shuffle seed, as `plumb run --shuffle` would.
+    #[arg(long, value_name = "SEED")]
+    shuffle: Option<u64>,
+    /// Print the plan as JSON (every run's full plan).
+    #[arg(long)]
+    json: bool,
+}
+
+fn load(path: &Path, shuffle: Option<u64>) -> anyhow::Result<Plan> {
+    let plan = plumb_plan::load(
+        path,
+        PlanOptions {
+            shuffle,
+            clock_seed: execute::clock_seed(),
+        },
+    )?;
+    for r in &plan.runs {
+        r.target.engine.check_built_in().map_err(|e| {
+            anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name)
+        })?;
+    }
+    Ok(plan)
+}
+
+/// The space check: runs go one at a time and each data dir is removed after its
+/// run, so the need is the largest run's.
+fn space(plan: &Plan) -> (u64, PathBuf, Option<u64>) {
+    let need = plan.runs.iter().map(|r| estimate(r).bytes).max().unwrap_or(0);
+    let root = plan.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let free = free_bytes(&root);
+    (need, root, free)
+}
+
+fn refuse_if_too_big(plan: &Plan, keep: bool) -> anyhow::Result<()> {
+    let (mut need, root, free) = space(plan);
+    if keep {
+        need = plan.runs.iter().map(|r| estimate(r).bytes).sum();
+    }
+    if let Some(free) = free {
+        if need > free {
+            bail!(
+                "the suite needs about {} in {} but only {} is free; lower num or sizes, set \
+                 `dir` in the suite to a larger filesystem, or free space",
+                gib(need),
+                root.display(),
+                gib(free)
+            );
+        }
+    }
+    Ok(())
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+fn secs(s: f64) -> String {
+    let s = s.round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
+    let plan = load(&a.suite, a.shuffle)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&plan)?);
+        refuse_if_too_big(&plan, false)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = plumb_report::table_left(&[
+        "#", "variant", "engine", "workload", "steps", "num", "threads", "repeat", "seed",
+        "est. time", "est. disk",
+    ]);
+    let mut total = 0.0;
+    for (i, r) in plan.runs.iter().enumerate() {
+        let e = estimate(r);
+        total += e.secs;
+        t.add_row(vec![
+            (i + 1).to_string(),
+            r.variant.clone(),
+            r.target.engine.name().to_string(),
+            r.workload.name.clone(),
+            r.workload
+                .steps
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+            r.params.num.to_string(),
+            r.params.threads.to_string(),
+            r.repeat.to_string(),
+            r.seed.to_string(),
+            secs(e.secs),
+            if e.bytes > 0 { gib(e.bytes) } else { "-".into() },
+        ]);
+    }
+    let (need, root, free) = space(&plan);
+    println!(
+        "suite {}: {} runs ({} variants × {} repeats){}",
+        plan.name,
+        plan.runs.len(),
+        plan.variants(),
+        plan.runs.len() / plan.variants().max(1),
+        plan.shuffle_seed
+            .map(|s| format!(", shuffled with seed {s}"))
+            .unwrap_or_default()
+    );
+    println!("{}", with_table(&t));
+    println!(
+        "estimated time: {} (timed steps at their duration; loads at {:.0}k keys/s per thread \
+         and scans at {:.0}k entries/s, assumed until measured)",
+        secs(total),
+        plumb_plan::estimate::ASSUMED_LOAD_OPS_SEC / 1e3,
+        plumb_plan::estimate::ASSUMED_SCAN_OPS_SEC / 1e3,
+    );
+    println!(
+        "disk: about {} at a time in {} (one run's data dir; each is removed after its run), {} free",
+        gib(need),
+        root.display(),
+        free.map(gib).unwrap_or_else(|| "unknown".into())
+    );
+    refuse_if_too_big(&plan, false)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn with_table(t: &Table) -> String {
+    t.to_string()
+}
+
+pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let fresh = load(&a.suite, a.shuffle)?;
+    let mut store = Store::open(&a.store.path())?;
+    let (suite_id, plan, done, groups) = if a.resume {
+        let Some(s) = store.unfinished_suite(&fresh.definition_hash)? else {
+            bail!(
+                "--resume: the store {} holds no unfinished run of suite {} as written in {}; \
+                 run it without --resume (a changed file is a new suite)",
+                store.path().display(),
+                fresh.name,
+                a.suite.display()
+            );
+        };
+        let plan: Plan = serde_json::from_value(s.plan.clone())
+            .with_context(|| format!("suite {}: the stored plan is unreadable", s.id))?;
+        let stale = store.interrupt_stale_runs(s.id, &now())?;
+        let runs = store.suite_runs(s.id)?;
+        let done: HashSet<String> = runs
+            .iter()
+            .filter(|r| r.status.finished())
+            .filter_map(|r| r.plan_hash.clone())
+            .collect();
+        let mut groups = HashMap::new();
+        for r in &runs {
+            if let (Some(g), Some(v)) = (r.group_id, r.options.get("variant")) {
+                groups.entry(v.clone()).or_insert(g);
+            }
+        }
+        eprintln!(
+            "plumb: resuming suite s{} ({}): {} of {} runs finished{}",
+            s.id,
+            plan.name,
+            plan.runs.iter().filter(|r| done.contains(&r.hash())).count(),
+            plan.runs.len(),
+            if stale > 0 {
+                format!(", {stale} left running by a stopped plumb marked interrupted")
+            } else {
+                String::new()
+            }
+        );
+        store.finish_suite(s.id, RunStatus::Running, None)?;
+        (s.id, plan, done, groups)
+    } else {
+        let id = store.begin_suite(&NewSuite {
+            name: fresh.name.clone(),
+            file: Some(a.suite.display().to_string()),
+            definition_hash: fresh.definition_hash.clone(),
+            plan: serde_json::to_value(&fresh)?,
+            started_at: now(),
+        })?;
+        eprintln!(
+            "plumb: suite s{id} ({}): {} runs, {} variants",
+            fresh.name,
+            fresh.runs.len(),
+            fresh.variants()
+        );
+        (id, fresh, HashSet::new(), HashMap::new())
+    };
+    refuse_if_too_big(&plan, a.keep)?;
+    let grouping = if plan.runs.iter().any(|r| r.repeat > 0) {
+        Grouping::PerVariant
+    } else {
+        Grouping::None
+    };
+    let mut printer = Printer::new(Style::Line);
+    let out = execute::run_batch_in(
+        &mut store,
+        a.tag.clone(),
+        &plan.runs,
+        Some((suite_id, done, groups)),
+        DirPolicy::Fresh {
+            root: plan.dir.clone(),
+            keep: a.keep,
+        },
+        grouping,
+        &mut printer,
+    )?;
+    printer.finish()?;
+    let status = match out.status {
+        RunStatus::Interrupted | RunStatus::Running => RunStatus::Interrupted,
+        s => s,
+    };
+    let ended = (status != RunStatus::Interrupted).then(now);
+    store.finish_suite(suite_id, status, ended.as_deref())?;
+    match status {
+        RunStatus::Interrupted => eprintln!(
+            "plumb: suite s{suite_id} interrupted; finished runs are stored. Continue with \
+             `plumb run {} --resume`",
+            a.suite.display()
+        ),
+        _ => eprintln!(
+            "plumb: suite s{suite_id} done ({status}); `plumb report s{suite_id}` shows it \
+             (--format html -o FILE for the curves)"
+        ),
+    }
+    Ok(execute::exit_code(status))
+}

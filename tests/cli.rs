@@ -417,7 +417,8 @@ fn kv_text_report_reads_steps_against_this_hosts_disk_ceilings() {
             ],
         )
         .unwrap();
-        st.finish_run(id, plumb_core::RunStatus::Ok, "2026-11-22T00:00:10Z").unwrap();
+        st.finish_run(id, plumb_core::RunStatus::Ok, "2026-11-22T00:00:10Z")
+            .unwrap();
         id
     };
     let o = plumb(

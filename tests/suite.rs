@@ -11,6 +11,14 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// `plumb ARGS` without `--store` (for `plan`, which reads no store).
+fn plumb_bare(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 fn write(dir: &Path, name: &str, body: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, body).unwrap();
@@ -58,7 +66,7 @@ fn a_suite_runs_its_matrix_interleaved_and_reports_its_sweep() {
     let store = dir.path().join("s.sqlite");
     let suite = write(dir.path(), "mem.toml", MEM_SWEEP);
 
-    let plan = plumb(&store, &["plan", &suite]);
+    let plan = plumb_bare(&["plan", &suite]);
     assert!(plan.status.success(), "{}", stderr(&plan));
     let text = String::from_utf8_lossy(&plan.stdout);
     assert!(text.contains("8 runs (4 variants × 2 repeats)"), "{text}");
@@ -107,13 +115,23 @@ fn a_suite_runs_its_matrix_interleaved_and_reports_its_sweep() {
     let md = plumb(&store, &["report", &sel, "--format", "md"]);
     assert!(md.status.success(), "{}", stderr(&md));
     let md = String::from_utf8_lossy(&md.stdout);
-    assert!(md.contains("### readrandom vs threads: mem · reads"), "{md}");
+    assert!(
+        md.contains("### readrandom vs threads: mem · reads"),
+        "{md}"
+    );
     assert!(md.contains("| threads | ops/s |"), "{md}");
     assert!(md.contains("scaling"), "{md}");
     let html = dir.path().join("r.html");
     let o = plumb(
         &store,
-        &["report", &sel, "--format", "html", "-o", html.to_str().unwrap()],
+        &[
+            "report",
+            &sel,
+            "--format",
+            "html",
+            "-o",
+            html.to_str().unwrap(),
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let page = std::fs::read_to_string(&html).unwrap();
@@ -151,7 +169,10 @@ fn a_suite_killed_midway_resumes_with_no_run_missing_and_none_run_twice() {
         if n >= 3 {
             break;
         }
-        assert!(Instant::now() < deadline, "the suite never reached its third run");
+        assert!(
+            Instant::now() < deadline,
+            "the suite never reached its third run"
+        );
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -170,7 +191,10 @@ fn a_suite_killed_midway_resumes_with_no_run_missing_and_none_run_twice() {
     let mut ok: BTreeMap<String, usize> = BTreeMap::new();
     for r in &after {
         match r["status"].as_str().unwrap() {
-            "ok" => *ok.entry(r["plan_hash"].as_str().unwrap().into()).or_default() += 1,
+            "ok" => {
+                *ok.entry(r["plan_hash"].as_str().unwrap().into())
+                    .or_default() += 1
+            }
             "interrupted" => {}
             s => panic!("run {} is {s}", r["id"]),
         }
@@ -178,12 +202,17 @@ fn a_suite_killed_midway_resumes_with_no_run_missing_and_none_run_twice() {
     assert_eq!(ok.len(), 8, "no run missing");
     assert!(ok.values().all(|&n| n == 1), "none run twice: {ok:?}");
     assert_eq!(
-        after.iter().filter(|r| r["status"] == "interrupted").count(),
+        after
+            .iter()
+            .filter(|r| r["status"] == "interrupted")
+            .count(),
         1
     );
     // Runs finished before the kill were kept, not run again.
     for r in before.iter().filter(|r| r["status"] == "ok") {
-        assert!(after.iter().any(|a| a["id"] == r["id"] && a["status"] == "ok"));
+        assert!(after
+            .iter()
+            .any(|a| a["id"] == r["id"] && a["status"] == "ok"));
     }
     // Nothing left to resume now.
     let o = plumb(&store, &["run", &suite, "--resume"]);
@@ -198,8 +227,20 @@ fn rerun_stores_a_plan_identical_to_the_original() {
     let first = ok_json(&plumb(
         &store,
         &[
-            "kv", "--engine", "memory", "--num", "3000", "--duration", "0.3", "--threads", "2",
-            "--benchmarks", "fillrandom,readrandom", "--distribution", "zipfian:0.9", "--json",
+            "kv",
+            "--engine",
+            "memory",
+            "--num",
+            "3000",
+            "--duration",
+            "0.3",
+            "--threads",
+            "2",
+            "--benchmarks",
+            "fillrandom,readrandom",
+            "--distribution",
+            "zipfian:0.9",
+            "--json",
         ],
     ));
     let id = first["run"]["id"].as_i64().unwrap().to_string();
@@ -209,7 +250,10 @@ fn rerun_stores_a_plan_identical_to_the_original() {
     assert_eq!(runs.len(), 2);
     assert_ne!(runs[0]["id"], runs[1]["id"]);
     assert!(runs[0]["plan"].is_object());
-    assert_eq!(runs[0]["plan"], runs[1]["plan"], "the rerun's plan is the original's");
+    assert_eq!(
+        runs[0]["plan"], runs[1]["plan"],
+        "the rerun's plan is the original's"
+    );
     assert_eq!(runs[0]["plan_hash"], runs[1]["plan_hash"]);
     assert_eq!(runs[0]["seed"], runs[1]["seed"]);
     // A run without a stored plan (an older store) is refused with its command.
@@ -222,22 +266,44 @@ fn suite_errors_name_file_line_and_column_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.sqlite");
     let cases: &[(&str, &str, &str)] = &[
-        ("duration = 0.3", "duraton = 0.3", ":8:1: unknown field `duraton`"),
+        (
+            "duration = 0.3",
+            "duraton = 0.3",
+            ":8:1: unknown field `duraton`",
+        ),
         ("num = 2000", "num = \"lots\"", ":7:7: invalid type"),
         (
             "engine = \"memory\"",
             "engine = \"memory\"\noptions = { cache_size = 1 }",
             "unknown field `cache_size`",
         ),
-        ("engine = \"null\"", "engine = \"nul\"", ":16:10: target \"nul\": engine \"nul\" is unknown"),
-        ("threads = [1, 2]", "threads = []", ":23:11: sweep.threads is empty"),
-        ("name = \"nul\"", "name = \"mem\"", "used twice (first on line 11)"),
-        ("\"readrandom\"", "\"readrandmo\"", ":20:21: workload \"reads\": unknown step"),
+        (
+            "engine = \"null\"",
+            "engine = \"nul\"",
+            ":16:10: target \"nul\": engine \"nul\" is unknown",
+        ),
+        (
+            "threads = [1, 2]",
+            "threads = []",
+            ":23:11: sweep.threads is empty",
+        ),
+        (
+            "name = \"nul\"",
+            "name = \"mem\"",
+            "used twice (first on line 11)",
+        ),
+        (
+            "\"readrandom\"",
+            "\"readrandmo\"",
+            ":20:21: workload \"reads\": unknown step",
+        ),
     ];
     for (from, to, needle) in cases {
         let suite = write(dir.path(), "bad.toml", &MEM_SWEEP.replace(from, to));
-        for cmd in ["plan", "run"] {
-            let o = plumb(&store, &[cmd, &suite]);
+        for o in [
+            plumb_bare(&["plan", &suite]),
+            plumb(&store, &["run", &suite]),
+        ] {
             assert_eq!(o.status.code(), Some(2), "{to}: {}", stderr(&o));
             let e = stderr(&o);
             assert!(e.contains("bad.toml:") && e.contains(needle), "{to}: {e}");
@@ -307,19 +373,21 @@ num = 40000
 
 #[test]
 fn the_option_reference_is_generated_from_the_definitions() {
-    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .arg("options")
-        .output()
-        .unwrap();
+    let o = plumb_bare(&["options"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let generated = String::from_utf8_lossy(&o.stdout);
-    let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/options.md"))
-        .unwrap();
+    let committed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/options.md")).unwrap();
     assert_eq!(
         generated, committed,
         "docs/options.md is stale: regenerate it with `plumb options > docs/options.md`"
     );
-    for key in ["compaction_style", "fill_threads", "--cache-size", "--depths"] {
+    for key in [
+        "compaction_style",
+        "fill_threads",
+        "--cache-size",
+        "--depths",
+    ] {
         assert!(generated.contains(key), "{key}");
     }
 }

@@ -84,10 +84,10 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
         .flat_map(|v| v.runs.iter().cloned())
         .collect();
     let c = (versions.len() > 1).then(|| compare(&versions));
-    let is_suite = a
-        .selectors
-        .iter()
-        .any(|s| s.strip_prefix('s').is_some_and(|n| n.parse::<i64>().is_ok()));
+    let is_suite = a.selectors.iter().any(|s| {
+        s.strip_prefix('s')
+            .is_some_and(|n| n.parse::<i64>().is_ok())
+    });
     let curves = if is_suite {
         plumb_report::sweep::curves(&runs)
     } else {

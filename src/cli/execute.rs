@@ -108,7 +108,11 @@ impl Observer for Printer {
             .map(|d| d.display().to_string())
             .unwrap_or_else(|| "memory".into());
         let left = if at.total > 1 {
-            format!(", ~{} left for {} runs", human_secs(at.secs_left), at.total - at.index + 1)
+            format!(
+                ", ~{} left for {} runs",
+                human_secs(at.secs_left),
+                at.total - at.index + 1
+            )
         } else {
             String::new()
         };
@@ -204,7 +208,10 @@ pub fn run_batch_in(
         hw: &hw,
         interrupt: &INTERRUPTED,
         progress,
-        observer: &mut BarObserver { inner: printer, bar: &bar },
+        observer: &mut BarObserver {
+            inner: printer,
+            bar: &bar,
+        },
         provenance: provenance(tag),
     };
     let out = life.run_batch(&Batch {

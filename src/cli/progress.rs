@@ -50,7 +50,11 @@ impl Progress for Bar {
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> "),
         );
-        let ctx = self.context.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let ctx = self
+            .context
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         pb.set_prefix(format!("{ctx}{name}"));
         pb.enable_steady_tick(Duration::from_millis(250));
         *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some((pb, by_time));

@@ -44,8 +44,12 @@ pub fn run(a: RerunArgs) -> anyhow::Result<ExitCode> {
             old.command
         );
     };
-    let plan: RunPlan = serde_json::from_value(plan.clone())
-        .with_context(|| format!("run {}: the stored plan is unreadable by this plumb", old.id))?;
+    let plan: RunPlan = serde_json::from_value(plan.clone()).with_context(|| {
+        format!(
+            "run {}: the stored plan is unreadable by this plumb",
+            old.id
+        )
+    })?;
     if plan.use_existing_db {
         bail!(
             "run {}: ran on an existing database ({}); rerun it with `plumb kv --use-existing-db \

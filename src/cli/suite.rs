@@ -17,12 +17,14 @@ use std::process::ExitCode;
 
 /// `plumb run`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "The suite format is described in docs/suite.md; examples/ holds \
+#[command(
+    after_help = "The suite format is described in docs/suite.md; examples/ holds \
 quick.toml, leveled-vs-universal.toml, threads-sweep.toml and size-sweep.toml.\n\
 Examples:\n  plumb plan examples/threads-sweep.toml     what would run, how long, how much disk\n  \
 plumb run examples/threads-sweep.toml\n  \
 plumb run examples/threads-sweep.toml --resume   after Ctrl-C or a crash: only what did not finish\n  \
-plumb report s1 --format html -o sweep.html")]
+plumb report s1 --format html -o sweep.html"
+)]
 pub struct RunArgs {
     /// The suite file (TOML).
     suite: PathBuf,
@@ -65,9 +67,10 @@ fn load(path: &Path, shuffle: Option<u64>) -> anyhow::Result<Plan> {
         },
     )?;
     for r in &plan.runs {
-        r.target.engine.check_built_in().map_err(|e| {
-            anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name)
-        })?;
+        r.target
+            .engine
+            .check_built_in()
+            .map_err(|e| anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name))?;
     }
     Ok(plan)
 }
@@ -75,7 +78,12 @@ fn load(path: &Path, shuffle: Option<u64>) -> anyhow::Result<Plan> {
 /// The space check: runs go one at a time and each data dir is removed after its
 /// run, so the need is the largest run's.
 fn space(plan: &Plan) -> (u64, PathBuf, Option<u64>) {
-    let need = plan.runs.iter().map(|r| estimate(r).bytes).max().unwrap_or(0);
+    let need = plan
+        .runs
+        .iter()
+        .map(|r| estimate(r).bytes)
+        .max()
+        .unwrap_or(0);
     let root = plan.dir.clone().unwrap_or_else(std::env::temp_dir);
     let free = free_bytes(&root);
     (need, root, free)
@@ -121,8 +129,17 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = plumb_report::table_left(&[
-        "#", "variant", "engine", "workload", "steps", "num", "threads", "repeat", "seed",
-        "est. time", "est. disk",
+        "#",
+        "variant",
+        "engine",
+        "workload",
+        "steps",
+        "num",
+        "threads",
+        "repeat",
+        "seed",
+        "est. time",
+        "est. disk",
     ]);
     let mut total = 0.0;
     for (i, r) in plan.runs.iter().enumerate() {
@@ -144,7 +161,11 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
             r.repeat.to_string(),
             r.seed.to_string(),
             secs(e.secs),
-            if e.bytes > 0 { gib(e.bytes) } else { "-".into() },
+            if e.bytes > 0 {
+                gib(e.bytes)
+            } else {
+                "-".into()
+            },
         ]);
     }
     let (need, root, free) = space(&plan);
@@ -212,7 +233,10 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
             "plumb: resuming suite s{} ({}): {} of {} runs finished{}",
             s.id,
             plan.name,
-            plan.runs.iter().filter(|r| done.contains(&r.hash())).count(),
+            plan.runs
+                .iter()
+                .filter(|r| done.contains(&r.hash()))
+                .count(),
             plan.runs.len(),
             if stale > 0 {
                 format!(", {stale} left running by a stopped plumb marked interrupted")

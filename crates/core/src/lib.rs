@@ -10,5 +10,7 @@ pub mod target;
 pub mod value;
 
 pub use error::TargetError;
-pub use model::{HwCounters, Interval, Qos, RunStatus, StepStatus, StepSummary, Verification, WriterSummary};
+pub use model::{
+    HwCounters, Interval, Qos, RunStatus, StepStatus, StepSummary, Verification, WriterSummary,
+};
 pub use target::{EngineStats, Maintenance, Session, Target};

@@ -287,9 +287,17 @@ mod tests {
     #[test]
     fn defaults_and_validation() {
         let p = KvParams::default();
-        assert_eq!((p.num, p.key_size, p.value_size, p.threads), (200_000, 20, 400, 1));
+        assert_eq!(
+            (p.num, p.key_size, p.value_size, p.threads),
+            (200_000, 20, 400, 1)
+        );
         assert!(p.validate().is_ok());
-        let e = KvParams { num: 0, ..p.clone() }.validate().unwrap_err();
+        let e = KvParams {
+            num: 0,
+            ..p.clone()
+        }
+        .validate()
+        .unwrap_err();
         assert_eq!(e.key, "num");
         let e = KvParams {
             distribution: "hotset:999999999".into(),

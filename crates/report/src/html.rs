@@ -303,7 +303,11 @@ fn sweep_section(o: &mut String, curves: &[crate::sweep::Curve]) {
             a = esc(axis.label())
         );
         o.push_str(&svg::line_chart(
-            &[("data-chart", "sweep"), ("data-step", step), ("data-axis", axis.label())],
+            &[
+                ("data-chart", "sweep"),
+                ("data-step", step),
+                ("data-axis", axis.label()),
+            ],
             &format!("{step}: ops/s vs {}", axis.label()),
             &series,
             axis.label(),
@@ -607,7 +611,12 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
     o.push_str("</tr></thead><tbody>");
     for (v, s, _) in &found {
         let m = &s.summary;
-        let _ = write!(o, "<tr><td>{}</td><td>{}</td>", run_name(v), esc(s.status.as_str()));
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td>",
+            run_name(v),
+            esc(s.status.as_str())
+        );
         for x in [
             fixed(Some(m.ops_sec), 0),
             sig(m.mb_sec, 3),
@@ -703,7 +712,13 @@ fn provenance(o: &mut String, views: &[RunView<'_>]) {
         views.iter().map(|v| f(&v.r.run)).collect()
     };
     section(o, "run");
-    row(o, "status", &field(&|r| Some(r.status.to_string())), false, "");
+    row(
+        o,
+        "status",
+        &field(&|r| Some(r.status.to_string())),
+        false,
+        "",
+    );
     row(o, "tag", &field(&|r| r.tag.clone()), false, "");
     row(
         o,

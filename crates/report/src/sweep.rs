@@ -180,7 +180,10 @@ pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
             let (Some(threads), Some(num)) = (threads, num) else {
                 continue;
             };
-            let size_label = c.size.map(str::to_string).unwrap_or_else(|| num.to_string());
+            let size_label = c
+                .size
+                .map(str::to_string)
+                .unwrap_or_else(|| num.to_string());
             let series_threads = format!(
                 "{}{}{}",
                 c.target,

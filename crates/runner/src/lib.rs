@@ -15,6 +15,7 @@ mod worker;
 pub use config::{KeySpace, StepConfig};
 pub use histogram::LatencyHistogram;
 pub use lifecycle::{
-    Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, LifecycleError, Observer, Provenance, RunAt,
+    Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, LifecycleError, Observer, Provenance,
+    RunAt,
 };
 pub use step::{run_step, NoProgress, Progress, RunContext, StepOutcome};

@@ -246,7 +246,9 @@ impl Lifecycle<'_> {
                 (n + 1, todo.len(), left * scale),
             )?;
             if let Some(g) = group {
-                out.groups.entry(plan.variant.clone()).or_insert(g.unwrap_or(id));
+                out.groups
+                    .entry(plan.variant.clone())
+                    .or_insert(g.unwrap_or(id));
             }
             spent += started.elapsed().as_secs_f64();
             planned_so_far += estimates[n];
@@ -313,24 +315,21 @@ impl Lifecycle<'_> {
         policy: &DirPolicy,
         (index, total, secs_left): (usize, usize, f64),
     ) -> Result<(i64, RunStatus), LifecycleError> {
-        let distribution = plan
-            .params
-            .validate()
-            .map_err(|e| LifecycleError::Params {
-                variant: plan.variant.clone(),
-                key: e.key,
-                message: e.message,
-            })?;
-        let target = plan
-            .target
-            .engine
-            .open(dir.path())
-            .map_err(|source| LifecycleError::Open {
-                variant: plan.variant.clone(),
-                engine: plan.target.engine.name(),
-                dir: dir.path().map(Path::to_path_buf),
-                source,
-            })?;
+        let distribution = plan.params.validate().map_err(|e| LifecycleError::Params {
+            variant: plan.variant.clone(),
+            key: e.key,
+            message: e.message,
+        })?;
+        let target =
+            plan.target
+                .engine
+                .open(dir.path())
+                .map_err(|source| LifecycleError::Open {
+                    variant: plan.variant.clone(),
+                    engine: plan.target.engine.name(),
+                    dir: dir.path().map(Path::to_path_buf),
+                    source,
+                })?;
         let disk = dir
             .path()
             .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
@@ -489,6 +488,12 @@ fn recorded_options(plan: &RunPlan, target: &dyn plumb_core::Target) -> BTreeMap
 
 fn sanitize(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }

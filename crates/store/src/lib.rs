@@ -473,7 +473,11 @@ impl Store {
         Ok(())
     }
 
-    fn suites_where(&self, cond: &str, arg: &dyn rusqlite::ToSql) -> Result<Vec<SuiteRecord>, StoreError> {
+    fn suites_where(
+        &self,
+        cond: &str,
+        arg: &dyn rusqlite::ToSql,
+    ) -> Result<Vec<SuiteRecord>, StoreError> {
         let mut q = self
             .conn
             .prepare(&format!(
@@ -524,7 +528,10 @@ impl Store {
     }
 
     /// The newest suite of this definition that did not finish, to resume.
-    pub fn unfinished_suite(&self, definition_hash: &str) -> Result<Option<SuiteRecord>, StoreError> {
+    pub fn unfinished_suite(
+        &self,
+        definition_hash: &str,
+    ) -> Result<Option<SuiteRecord>, StoreError> {
         Ok(self
             .suites_where("definition_hash = ?1", &definition_hash)?
             .into_iter()

@@ -66,7 +66,8 @@ fn round_trip_of_run_steps_and_intervals() {
         },
     ];
     s.add_step(id, &step(0), &ivs).unwrap();
-    s.finish_run(id, RunStatus::Ok, "2026-11-22T00:01:00Z").unwrap();
+    s.finish_run(id, RunStatus::Ok, "2026-11-22T00:01:00Z")
+        .unwrap();
     let got = s.run(id).unwrap();
     assert_eq!(got.run.status, RunStatus::Ok);
     assert_eq!(got.run.tag.as_deref(), Some("<b>t</b>"));
@@ -194,7 +195,10 @@ fn a_version_2_store_is_migrated_and_every_run_reads_back() {
         tx.commit().unwrap();
     }
     let s = Store::open(&p).unwrap();
-    assert_eq!(s.schema_version().unwrap(), migrations::MIGRATIONS.len() as i64);
+    assert_eq!(
+        s.schema_version().unwrap(),
+        migrations::MIGRATIONS.len() as i64
+    );
     let old = s.run(1).unwrap();
     assert_eq!(old.run.status, RunStatus::Ok);
     assert_eq!(old.run.seed, "18446744073709551615");

@@ -5,16 +5,16 @@
 pub mod memory;
 pub mod null;
 pub mod options;
-pub mod rocks_options;
-pub mod spec;
 #[cfg(feature = "rocksdb")]
 pub mod rocks;
+pub mod rocks_options;
 #[cfg(feature = "rocksdb")]
 mod rocks_reader;
+pub mod spec;
 
 pub use memory::MemoryTarget;
-pub use plumb_core::TargetError;
 pub use null::NullTarget;
+pub use plumb_core::TargetError;
 #[cfg(feature = "rocksdb")]
 pub use rocks::RocksTarget;
 pub use rocks_options::RocksOptions;

@@ -401,11 +401,7 @@ mod tests {
             block_size: 10,
             ..RocksOptions::default()
         };
-        assert!(o
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .contains("block_size"));
+        assert!(o.validate().unwrap_err().to_string().contains("block_size"));
         assert!(<Compression as clap::ValueEnum>::from_str("snappy", false)
             .unwrap_err()
             .contains("snappy"));

@@ -61,7 +61,12 @@ display_as_value!(CompactionStyle, CacheType, Compression);
 #[serde(default, deny_unknown_fields)]
 pub struct RocksOptions {
     /// RocksDB: leveled or universal compaction.
-    #[arg(long, alias = "compaction_style", value_enum, default_value = "leveled")]
+    #[arg(
+        long,
+        alias = "compaction_style",
+        value_enum,
+        default_value = "leveled"
+    )]
     pub compaction_style: CompactionStyle,
     /// RocksDB: block cache capacity in bytes (0 = no block cache).
     #[arg(long, alias = "cache_size", default_value_t = 1 << 30)]
@@ -76,12 +81,7 @@ pub struct RocksOptions {
     #[arg(long, alias = "use_direct_io_for_flush_and_compaction")]
     pub use_direct_io_for_flush_and_compaction: bool,
     /// RocksDB: block compression, none, lz4 or zstd.
-    #[arg(
-        long,
-        alias = "compression_type",
-        value_enum,
-        default_value = "none"
-    )]
+    #[arg(long, alias = "compression_type", value_enum, default_value = "none")]
     pub compression: Compression,
     /// RocksDB: no WAL for any write (fillseq never uses it).
     #[arg(long, alias = "disable_wal")]
@@ -136,13 +136,13 @@ impl RocksOptions {
             return Err(opt_err("write_buffer_size", "must be at least 65536 bytes"));
         }
         if !(1..=256).contains(&self.max_background_jobs) {
-            return Err(opt_err(
-                "max_background_jobs",
-                "must be between 1 and 256",
-            ));
+            return Err(opt_err("max_background_jobs", "must be between 1 and 256"));
         }
         if !(256..=(256 << 20)).contains(&self.block_size) {
-            return Err(opt_err("block_size", "must be between 256 bytes and 256 MiB"));
+            return Err(opt_err(
+                "block_size",
+                "must be between 256 bytes and 256 MiB",
+            ));
         }
         if self.cache_size == 0 && self.cache_type == CacheType::HyperClock {
             return Err(opt_err(

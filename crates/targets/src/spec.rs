@@ -187,10 +187,15 @@ mod tests {
     #[test]
     fn engines_without_options_refuse_them_and_unknown_engines_list_the_known() {
         let bad = serde_json::json!({"cache_size": 1});
-        let e = EngineSpec::with_options("null", Some(&bad)).unwrap_err().to_string();
+        let e = EngineSpec::with_options("null", Some(&bad))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cache_size"), "{e}");
         let e = EngineSpec::default_for("rocks").unwrap_err().to_string();
         assert!(e.contains("rocksdb, memory, null"), "{e}");
-        assert_eq!(EngineSpec::default_for("memory").unwrap(), EngineSpec::Memory);
+        assert_eq!(
+            EngineSpec::default_for("memory").unwrap(),
+            EngineSpec::Memory
+        );
     }
 }

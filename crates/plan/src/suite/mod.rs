@@ -282,7 +282,10 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
     let mut workloads = Vec::new();
     for (i, w) in f.workloads.iter().enumerate() {
         let name = w.name.get_ref();
-        if let Some(j) = f.workloads[..i].iter().position(|u| u.name.get_ref() == name) {
+        if let Some(j) = f.workloads[..i]
+            .iter()
+            .position(|u| u.name.get_ref() == name)
+        {
             let (line, _) = line_col(raw, f.workloads[j].name.span().start);
             return Err(at(
                 Some(w.name.span()),
@@ -349,8 +352,12 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             num: *s.num.get_ref(),
             ..f.params.clone()
         };
-        p.validate()
-            .map_err(|e| at(Some(s.num.span()), format!("size {name:?}: {}: {}", e.key, e.message)))?;
+        p.validate().map_err(|e| {
+            at(
+                Some(s.num.span()),
+                format!("size {name:?}: {}: {}", e.key, e.message),
+            )
+        })?;
         sizes.push((name.clone(), *s.num.get_ref()));
     }
     let threads: Vec<usize> = match &f.sweep.threads {
@@ -387,7 +394,10 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
         seed: f.seed,
         dir: &f.dir,
         params: &f.params,
-        targets: targets.iter().map(|t| (t.name.as_str(), &t.engine)).collect(),
+        targets: targets
+            .iter()
+            .map(|t| (t.name.as_str(), &t.engine))
+            .collect(),
         workloads: &workloads,
         sizes: &sizes,
         threads: &threads,

@@ -117,7 +117,10 @@ fn shuffle_keeps_rounds_whole_and_is_reproducible() {
     for round in a.runs.chunks(4) {
         let mut v: Vec<&str> = round.iter().map(|r| r.variant.as_str()).collect();
         v.sort_unstable();
-        assert_eq!(v, ["leveled/t1", "leveled/t2", "universal/t1", "universal/t2"]);
+        assert_eq!(
+            v,
+            ["leveled/t1", "leveled/t2", "universal/t1", "universal/t2"]
+        );
     }
 }
 
@@ -139,7 +142,10 @@ fn a_wrong_type_is_located() {
 fn an_unknown_engine_option_is_located_with_the_valid_keys() {
     let (line, col, m) = err(&GOOD.replace("compaction_style = ", "compaction_styl = "));
     assert_eq!((line, col), (18, 1), "{m}");
-    assert!(m.contains("compaction_styl") && m.contains("cache_size"), "{m}");
+    assert!(
+        m.contains("compaction_styl") && m.contains("cache_size"),
+        "{m}"
+    );
     let (line, _, m) = err(&GOOD.replace("\"universal\"\n\n", "\"tiered\"\n\n"));
     assert_eq!(line, 18, "{m}");
     assert!(m.contains("tiered") && m.contains("leveled"), "{m}");
@@ -171,7 +177,10 @@ fn an_empty_matrix_is_refused() {
 fn two_targets_with_one_name_are_refused() {
     let (line, col, m) = err(&GOOD.replace("name = \"universal\"", "name = \"leveled\""));
     assert_eq!((line, col), (15, 8), "{m}");
-    assert!(m.contains("\"leveled\"") && m.contains("line 11") && m.contains("twice"), "{m}");
+    assert!(
+        m.contains("\"leveled\"") && m.contains("line 11") && m.contains("twice"),
+        "{m}"
+    );
 }
 
 #[test]

@@ -93,25 +93,27 @@ impl Curve {
         let (first, last) = (&p[0], &p[p.len() - 1]);
         match self.axis {
             Axis::Threads => {
-                for w in p.windows(2) {
-                    let (a, b) = (&w[0], &w[1]);
-                    let ideal = b.x / a.x - 1.0;
-                    let gain = b.ops_sec / a.ops_sec - 1.0;
-                    if ideal > 0.0 && gain / ideal < 0.25 {
+                // Scaling stops at the first point that no later point beats by 10%.
+                for (i, a) in p.iter().enumerate().take(p.len() - 1) {
+                    let rest = &p[i + 1..];
+                    if rest.iter().all(|q| q.ops_sec < a.ops_sec * 1.10) {
+                        let best = rest
+                            .iter()
+                            .max_by(|x, y| x.ops_sec.total_cmp(&y.ops_sec))
+                            .expect("rest is not empty");
                         return format!(
-                            "stops scaling at {} threads: {} → {} threads adds {:+.0}% ops/s \
-                             (linear would add {:.0}%)",
+                            "stops scaling at {} threads ({:.2}× the ops/s of {}): no more                              threads add 10% (best beyond it: {:+.0}% at {})",
                             a.x_label,
-                            a.x_label,
-                            b.x_label,
-                            gain * 100.0,
-                            ideal * 100.0
+                            a.ops_sec / first.ops_sec,
+                            first.x_label,
+                            (best.ops_sec / a.ops_sec - 1.0) * 100.0,
+                            best.x_label
                         );
                     }
                 }
                 let eff = (last.ops_sec / first.ops_sec) / (last.x / first.x);
                 format!(
-                    "still scaling at {} threads: {:.1}× the ops/s of {} thread(s), {:.0}% of linear",
+                    "still scaling at {} threads: {:.2}× the ops/s of {}, {:.0}% of linear",
                     last.x_label,
                     last.ops_sec / first.ops_sec,
                     first.x_label,
@@ -318,4 +320,81 @@ pub fn text(curves: &[Curve]) -> String {
         ));
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(axis: Axis, pts: &[(f64, f64, Option<f64>)]) -> Curve {
+        Curve {
+            step: "readrandom".into(),
+            axis,
+            series: "rocksdb".into(),
+            points: pts
+                .iter()
+                .map(|&(x, y, rd)| Point {
+                    x,
+                    x_label: format!("{x}"),
+                    ops_sec: y,
+                    cpu_us_op: None,
+                    rd_op: rd,
+                    rkb_op: None,
+                    p99_us: None,
+                    runs: 1,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn scaling_stops_where_a_step_adds_little() {
+        let c = curve(
+            Axis::Threads,
+            &[
+                (1.0, 100.0, None),
+                (2.0, 190.0, None),
+                (4.0, 200.0, None),
+                (8.0, 205.0, None),
+            ],
+        );
+        let v = c.verdict();
+        assert!(v.starts_with("stops scaling at 2 threads (1.90×"), "{v}");
+        // A dip that later points recover from is noise, not the end of scaling.
+        let c = curve(
+            Axis::Threads,
+            &[(1.0, 100.0, None), (2.0, 104.0, None), (4.0, 170.0, None)],
+        );
+        assert!(
+            c.verdict().starts_with("still scaling at 4 threads"),
+            "{}",
+            c.verdict()
+        );
+        let c = curve(Axis::Threads, &[(1.0, 100.0, None), (2.0, 180.0, None)]);
+        assert!(
+            c.verdict().starts_with("still scaling at 2 threads"),
+            "{}",
+            c.verdict()
+        );
+    }
+
+    #[test]
+    fn sizes_are_labelled_from_measured_reads() {
+        let c = curve(
+            Axis::Size,
+            &[
+                (1e4, 300e3, Some(0.0)),
+                (1e6, 150e3, Some(0.3)),
+                (4e6, 20e3, Some(1.1)),
+            ],
+        );
+        assert_eq!(c.points[0].regime(), Some("cached"));
+        assert_eq!(c.points[1].regime(), Some("partly cached"));
+        assert_eq!(c.points[2].regime(), Some("IO-bound"));
+        let v = c.verdict();
+        assert!(v.contains("first IO-bound size: 4000000"), "{v}");
+        assert!(curve(Axis::Size, &[(1.0, 1.0, None), (2.0, 1.0, None)])
+            .verdict()
+            .contains("no size was IO-bound"));
+    }
 }

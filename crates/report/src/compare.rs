@@ -17,74 +17,6 @@ pub struct Version {
     pub runs: Vec<StoredRun>,
 }
 
-/// A per-op figure compared relative to the base.
-pub struct Metric {
-    /// Column name as in the summary tables.
-    pub name: &'static str,
-    /// Reads it from a step summary.
-    pub get: fn(&StepSummary) -> Option<f64>,
-}
-
-/// The per-op costs compared (the seeds normalise counters per op before dividing).
-pub const COST_METRICS: &[Metric] = &[
-    Metric {
-        name: "cpu_us_op",
-        get: |s| s.cpu_us_op,
-    },
-    Metric {
-        name: "csw_op",
-        get: |s| s.csw_op,
-    },
-    Metric {
-        name: "rd_op",
-        get: |s| s.rd_op,
-    },
-    Metric {
-        name: "rkb_op",
-        get: |s| s.rkb_op,
-    },
-    Metric {
-        name: "wr_op",
-        get: |s| s.wr_op,
-    },
-    Metric {
-        name: "wkb_op",
-        get: |s| s.wkb_op,
-    },
-    Metric {
-        name: "w_amp",
-        get: |s| s.w_amp,
-    },
-    Metric {
-        name: "w_amp_eng",
-        get: |s| s.w_amp_engine,
-    },
-    Metric {
-        name: "p50_us",
-        get: |s| s.p50_us,
-    },
-    Metric {
-        name: "p99_us",
-        get: |s| s.p99_us,
-    },
-    Metric {
-        name: "p99.9_us",
-        get: |s| s.p999_us,
-    },
-    Metric {
-        name: "instructions_op",
-        get: |s| s.hw.instructions_op,
-    },
-    Metric {
-        name: "cycles_op",
-        get: |s| s.hw.cycles_op,
-    },
-    Metric {
-        name: "cache_misses_op",
-        get: |s| s.hw.cache_misses_op,
-    },
-];
-
 /// One (step, version) cell.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Cell {
@@ -191,9 +123,10 @@ pub fn measured_steps<'a>(runs: impl Iterator<Item = &'a StoredRun>) -> Vec<Stri
 pub fn compare(versions: &[Version]) -> Comparison {
     let steps = measured_steps(versions.iter().flat_map(|v| v.runs.iter()));
     let ops_sec = table(versions, &steps, "ops_sec", |s| Some(s.ops_sec));
-    let costs = COST_METRICS
+    let costs = crate::metrics::COMPARE_COSTS
         .iter()
-        .map(|m| table(versions, &steps, m.name, m.get))
+        .map(|id| crate::metrics::metric(id))
+        .map(|m| table(versions, &steps, m.id, m.get))
         .filter(|t| t.rows.iter().flatten().any(|c| c.median.is_some()))
         .collect();
     Comparison {

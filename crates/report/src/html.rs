@@ -591,48 +591,24 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
     o.push_str(
         r#"<div class="scroll"><table class="summary"><thead><tr><th>run</th><th>status</th>"#,
     );
-    for h in [
-        "ops/s",
-        "MB/s",
-        "p50 µs",
-        "p99 µs",
-        "p99.9 µs",
-        "p99.99 µs",
-        "pmax µs",
-        "cpu µs/op",
-        "rKB/op",
-        "wKB/op",
-        "w_amp",
-        "stall %",
-        "interval cv",
-    ] {
-        let _ = write!(o, r#"<th class="num">{}</th>"#, esc(h));
+    use crate::metrics::{metric, HTML_STEP};
+    for id in HTML_STEP {
+        let _ = write!(o, r#"<th class="num">{}</th>"#, esc(metric(id).label));
     }
     o.push_str("</tr></thead><tbody>");
     for (v, s, _) in &found {
-        let m = &s.summary;
         let _ = write!(
             o,
             "<tr><td>{}</td><td>{}</td>",
             run_name(v),
             esc(s.status.as_str())
         );
-        for x in [
-            fixed(Some(m.ops_sec), 0),
-            sig(m.mb_sec, 3),
-            sig(m.p50_us, 3),
-            sig(m.p99_us, 3),
-            sig(m.p999_us, 3),
-            sig(m.p9999_us, 3),
-            sig(m.pmax_us, 3),
-            sig(m.cpu_us_op, 3),
-            sig(m.rkb_op, 3),
-            sig(m.wkb_op, 3),
-            fixed(m.w_amp, 2),
-            fixed(m.stall_pct, 1),
-            fixed(m.qos.map(|q| q.cv), 3),
-        ] {
-            let _ = write!(o, r#"<td class="num">{}</td>"#, esc(&x));
+        for id in HTML_STEP {
+            let _ = write!(
+                o,
+                r#"<td class="num">{}</td>"#,
+                esc(&metric(id).show(&s.summary))
+            );
         }
         o.push_str("</tr>");
     }

@@ -9,6 +9,7 @@ mod format;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod metrics;
 pub mod stats;
 mod svg;
 pub mod sweep;

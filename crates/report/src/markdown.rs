@@ -90,40 +90,17 @@ pub fn run(r: &StoredRun) -> String {
             .map(|t| format!(" · tag {}", cell(t)))
             .unwrap_or_default()
     );
-    let h: Vec<String> = [
-        "test",
-        "ops_sec",
-        "p50",
-        "p99",
-        "p99.9",
-        "pmax",
-        "cpu_us_op",
-        "rkb_op",
-        "wkb_op",
-        "w_amp",
-        "stall%",
-        "db_gb",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    use crate::metrics::{metric, MARKDOWN_RUN};
+    let h: Vec<String> = std::iter::once("test")
+        .chain(MARKDOWN_RUN.iter().map(|id| metric(id).short))
+        .map(str::to_string)
+        .collect();
     out.push_str(&header(&h));
     for (s, _) in &r.steps {
-        let m = &s.summary;
-        out.push_str(&row(&[
-            cell(&s.name),
-            format!("{:.0}", m.ops_sec),
-            sig(m.p50_us, 3),
-            sig(m.p99_us, 3),
-            sig(m.p999_us, 3),
-            sig(m.pmax_us, 3),
-            sig(m.cpu_us_op, 3),
-            sig(m.rkb_op, 3),
-            sig(m.wkb_op, 3),
-            fixed(m.w_amp, 2),
-            fixed(m.stall_pct, 1),
-            fixed(m.db_gb, 3),
-        ]));
+        let cells: Vec<String> = std::iter::once(cell(&s.name))
+            .chain(MARKDOWN_RUN.iter().map(|id| metric(id).show(&s.summary)))
+            .collect();
+        out.push_str(&row(&cells));
     }
     out
 }

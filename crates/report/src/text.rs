@@ -55,39 +55,15 @@ impl Reporter for TextReporter {
             ));
         }
 
-        let mut main = table(&[
-            "ops_sec",
-            "mb_sec",
-            "p50",
-            "p99",
-            "p99.9",
-            "p99.99",
-            "pmax",
-            "w_amp",
-            "c_wgb",
-            "stall%",
-            "cpu_us_op",
-            "rkb_op",
-            "wkb_op",
-            "db_gb",
-            "test",
-        ]);
-        let mut cost = table(&[
-            "csw_op",
-            "rd_op",
-            "wr_op",
-            "w_amp_eng",
-            "space_amp",
-            "rss_gb",
-            "qos_min",
-            "qos_p1",
-            "qos_p5",
-            "qos_p50",
-            "qos_cv",
-            "verified",
-            "secs",
-            "test",
-        ]);
+        use crate::metrics::{metric, TEXT_COST, TEXT_MAIN};
+        let header = |ids: &[&str]| -> Vec<&'static str> {
+            ids.iter()
+                .map(|id| metric(id).short)
+                .chain(std::iter::once("test"))
+                .collect()
+        };
+        let mut main = table(&header(TEXT_MAIN));
+        let mut cost = table(&header(TEXT_COST));
         let mut notes = Vec::new();
         for (st, _) in &stored.steps {
             let s = &st.summary;
@@ -97,60 +73,23 @@ impl Reporter for TextReporter {
             } else {
                 format!("{} ({})", st.name, st.status)
             };
-            if maintenance {
-                main.add_row(vec![
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    fixed(s.c_wgb, 3),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    fixed(s.db_gb, 3),
-                    name.clone(),
-                ]);
-            } else {
-                main.add_row(vec![
-                    format!("{:.0}", s.ops_sec),
-                    fixed(s.mb_sec, 1),
-                    sig(s.p50_us, 3),
-                    sig(s.p99_us, 3),
-                    sig(s.p999_us, 3),
-                    sig(s.p9999_us, 3),
-                    sig(s.pmax_us, 3),
-                    fixed(s.w_amp, 2),
-                    fixed(s.c_wgb, 3),
-                    fixed(s.stall_pct, 1),
-                    sig(s.cpu_us_op, 3),
-                    sig(s.rkb_op, 3),
-                    sig(s.wkb_op, 3),
-                    fixed(s.db_gb, 3),
-                    name.clone(),
-                ]);
-            }
-            let q = s.qos.as_ref();
-            cost.add_row(vec![
-                sig(s.csw_op, 3),
-                sig(s.rd_op, 3),
-                sig(s.wr_op, 3),
-                fixed(s.w_amp_engine, 2),
-                fixed(s.space_amp, 2),
-                fixed(s.rss_gb, 3),
-                sig(q.map(|q| q.min), 3),
-                sig(q.map(|q| q.p1), 3),
-                sig(q.map(|q| q.p5), 3),
-                sig(q.map(|q| q.p50), 3),
-                fixed(q.map(|q| q.cv), 3),
-                s.verify.verified.to_string(),
-                fixed(Some(s.secs), 1),
-                name.clone(),
-            ]);
+            // Maintenance steps have no ops: only the figures that mean something
+            // without them (compaction written, size) are shown.
+            let row = |ids: &[&str], dash_unless_maintenance: bool| -> Vec<String> {
+                ids.iter()
+                    .map(|id| metric(id))
+                    .map(|m| {
+                        if dash_unless_maintenance && maintenance && !m.maintenance {
+                            "-".to_string()
+                        } else {
+                            m.show(s)
+                        }
+                    })
+                    .chain(std::iter::once(name.clone()))
+                    .collect()
+            };
+            main.add_row(row(TEXT_MAIN, true));
+            cost.add_row(row(TEXT_COST, false));
             if let Some(w) = &s.writer {
                 notes.push(format!(
                     "{}: background writer {:.2} MB/s of {:.2} asked ({} writes, p50 {} µs, p99 {} µs from intended start)",

@@ -1,0 +1,500 @@
+//! The metric table: every per-step figure a report shows, once, with its unit, which
+//! way is better, how it is printed and where it is read from. The text, Markdown and
+//! HTML tables and `compare` take their columns from here, so a new metric is one row
+//! here (and its ids in the views that show it) plus its formula in the runner.
+
+use crate::format::{fixed, sig};
+use plumb_core::StepSummary;
+
+/// Which direction of change is an improvement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// More is better (throughput).
+    Higher,
+    /// Less is better (latency, costs per op).
+    Lower,
+    /// Neither: context, not a score (database size).
+    Neither,
+}
+
+/// How a figure is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fmt {
+    /// Significant digits.
+    Sig(usize),
+    /// Fixed decimals.
+    Fixed(usize),
+}
+
+/// One metric.
+pub struct Metric {
+    /// Stable id: the name `compare`, JSON and CSV readers see.
+    pub id: &'static str,
+    /// Column header in the terminal and Markdown tables (benchmark.sh's names).
+    pub short: &'static str,
+    /// Column header in HTML.
+    pub label: &'static str,
+    /// Unit, for legends.
+    pub unit: &'static str,
+    /// Which way is better.
+    pub better: Better,
+    /// How it prints.
+    pub fmt: Fmt,
+    /// Shown for unmeasured maintenance steps (which have no ops).
+    pub maintenance: bool,
+    /// Reads it from a step summary; `None` when this host or engine cannot give it.
+    pub get: fn(&StepSummary) -> Option<f64>,
+}
+
+impl Metric {
+    /// The printed value (`n/a` when absent).
+    pub fn show(&self, s: &StepSummary) -> String {
+        let v = (self.get)(s);
+        match self.fmt {
+            Fmt::Sig(d) => sig(v, d),
+            Fmt::Fixed(d) => fixed(v, d),
+        }
+    }
+}
+
+macro_rules! m {
+    ($id:literal, $short:literal, $label:literal, $unit:literal, $better:ident, $fmt:expr, $maint:literal, $get:expr) => {
+        Metric {
+            id: $id,
+            short: $short,
+            label: $label,
+            unit: $unit,
+            better: Better::$better,
+            fmt: $fmt,
+            maintenance: $maint,
+            get: $get,
+        }
+    };
+}
+
+/// Every metric, once.
+pub const METRICS: &[Metric] = &[
+    m!(
+        "ops_sec",
+        "ops_sec",
+        "ops/s",
+        "ops/s",
+        Higher,
+        Fmt::Fixed(0),
+        false,
+        |s| Some(s.ops_sec)
+    ),
+    m!(
+        "mb_sec",
+        "mb_sec",
+        "MB/s",
+        "MiB/s",
+        Higher,
+        Fmt::Fixed(1),
+        false,
+        |s| s.mb_sec
+    ),
+    m!(
+        "p50_us",
+        "p50",
+        "p50 µs",
+        "µs",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.p50_us
+    ),
+    m!(
+        "p99_us",
+        "p99",
+        "p99 µs",
+        "µs",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.p99_us
+    ),
+    m!(
+        "p99.9_us",
+        "p99.9",
+        "p99.9 µs",
+        "µs",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.p999_us
+    ),
+    m!(
+        "p99.99_us",
+        "p99.99",
+        "p99.99 µs",
+        "µs",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.p9999_us
+    ),
+    m!(
+        "pmax_us",
+        "pmax",
+        "pmax µs",
+        "µs",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.pmax_us
+    ),
+    m!(
+        "w_amp",
+        "w_amp",
+        "w_amp",
+        "×",
+        Lower,
+        Fmt::Fixed(2),
+        false,
+        |s| s.w_amp
+    ),
+    m!(
+        "c_wgb",
+        "c_wgb",
+        "compaction GB written",
+        "GB",
+        Lower,
+        Fmt::Fixed(3),
+        true,
+        |s| s.c_wgb
+    ),
+    m!(
+        "stall_pct",
+        "stall%",
+        "stall %",
+        "%",
+        Lower,
+        Fmt::Fixed(1),
+        false,
+        |s| s.stall_pct
+    ),
+    m!(
+        "cpu_us_op",
+        "cpu_us_op",
+        "cpu µs/op",
+        "µs/op",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.cpu_us_op
+    ),
+    m!(
+        "csw_op",
+        "csw_op",
+        "csw/op",
+        "/op",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.csw_op
+    ),
+    m!(
+        "rd_op",
+        "rd_op",
+        "reads/op",
+        "/op",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.rd_op
+    ),
+    m!(
+        "rkb_op",
+        "rkb_op",
+        "rKB/op",
+        "KB/op",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.rkb_op
+    ),
+    m!(
+        "wr_op",
+        "wr_op",
+        "writes/op",
+        "/op",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.wr_op
+    ),
+    m!(
+        "wkb_op",
+        "wkb_op",
+        "wKB/op",
+        "KB/op",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.wkb_op
+    ),
+    m!(
+        "w_amp_eng",
+        "w_amp_eng",
+        "w_amp (engine)",
+        "×",
+        Lower,
+        Fmt::Fixed(2),
+        false,
+        |s| s.w_amp_engine
+    ),
+    m!(
+        "db_gb",
+        "db_gb",
+        "db GB",
+        "GB",
+        Neither,
+        Fmt::Fixed(3),
+        true,
+        |s| s.db_gb
+    ),
+    m!(
+        "space_amp",
+        "space_amp",
+        "space_amp",
+        "×",
+        Lower,
+        Fmt::Fixed(2),
+        false,
+        |s| s.space_amp
+    ),
+    m!(
+        "rss_gb",
+        "rss_gb",
+        "rss GB",
+        "GB",
+        Lower,
+        Fmt::Fixed(3),
+        false,
+        |s| s.rss_gb
+    ),
+    m!(
+        "qos_min",
+        "qos_min",
+        "interval min",
+        "ops/s",
+        Higher,
+        Fmt::Sig(3),
+        false,
+        |s| s.qos.map(|q| q.min)
+    ),
+    m!(
+        "qos_p1",
+        "qos_p1",
+        "interval p1",
+        "ops/s",
+        Higher,
+        Fmt::Sig(3),
+        false,
+        |s| s.qos.map(|q| q.p1)
+    ),
+    m!(
+        "qos_p5",
+        "qos_p5",
+        "interval p5",
+        "ops/s",
+        Higher,
+        Fmt::Sig(3),
+        false,
+        |s| s.qos.map(|q| q.p5)
+    ),
+    m!(
+        "qos_p50",
+        "qos_p50",
+        "interval p50",
+        "ops/s",
+        Higher,
+        Fmt::Sig(3),
+        false,
+        |s| s.qos.map(|q| q.p50)
+    ),
+    m!(
+        "qos_cv",
+        "qos_cv",
+        "interval cv",
+        "",
+        Lower,
+        Fmt::Fixed(3),
+        false,
+        |s| s.qos.map(|q| q.cv)
+    ),
+    m!(
+        "verified",
+        "verified",
+        "values verified",
+        "",
+        Neither,
+        Fmt::Fixed(0),
+        false,
+        |s| Some(s.verify.verified as f64)
+    ),
+    m!(
+        "secs",
+        "secs",
+        "seconds",
+        "s",
+        Neither,
+        Fmt::Fixed(1),
+        false,
+        |s| Some(s.secs)
+    ),
+    m!(
+        "instructions_op",
+        "instr_op",
+        "instructions/op",
+        "/op",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.hw.instructions_op
+    ),
+    m!(
+        "cycles_op",
+        "cycles_op",
+        "cycles/op",
+        "/op",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.hw.cycles_op
+    ),
+    m!(
+        "cache_misses_op",
+        "llc_miss_op",
+        "cache misses/op",
+        "/op",
+        Lower,
+        Fmt::Sig(3),
+        false,
+        |s| s.hw.cache_misses_op
+    ),
+];
+
+/// The metric with this id. Panics on an id not in the table: the views below are
+/// constants, checked by a test.
+pub fn metric(id: &str) -> &'static Metric {
+    METRICS
+        .iter()
+        .find(|m| m.id == id)
+        .unwrap_or_else(|| panic!("metric {id:?} is not in METRICS"))
+}
+
+/// The terminal report's first table (benchmark.sh's column order).
+pub const TEXT_MAIN: &[&str] = &[
+    "ops_sec",
+    "mb_sec",
+    "p50_us",
+    "p99_us",
+    "p99.9_us",
+    "p99.99_us",
+    "pmax_us",
+    "w_amp",
+    "c_wgb",
+    "stall_pct",
+    "cpu_us_op",
+    "rkb_op",
+    "wkb_op",
+    "db_gb",
+];
+
+/// The terminal report's per-op and QoS table.
+pub const TEXT_COST: &[&str] = &[
+    "csw_op",
+    "rd_op",
+    "wr_op",
+    "w_amp_eng",
+    "space_amp",
+    "rss_gb",
+    "qos_min",
+    "qos_p1",
+    "qos_p5",
+    "qos_p50",
+    "qos_cv",
+    "verified",
+    "secs",
+];
+
+/// The Markdown run table.
+pub const MARKDOWN_RUN: &[&str] = &[
+    "ops_sec",
+    "p50_us",
+    "p99_us",
+    "p99.9_us",
+    "pmax_us",
+    "cpu_us_op",
+    "rkb_op",
+    "wkb_op",
+    "w_amp",
+    "stall_pct",
+    "db_gb",
+];
+
+/// The HTML step table.
+pub const HTML_STEP: &[&str] = &[
+    "ops_sec",
+    "mb_sec",
+    "p50_us",
+    "p99_us",
+    "p99.9_us",
+    "p99.99_us",
+    "pmax_us",
+    "cpu_us_op",
+    "rkb_op",
+    "wkb_op",
+    "w_amp",
+    "stall_pct",
+    "qos_cv",
+];
+
+/// The per-op costs `compare` sets against the base (counters per op before dividing).
+pub const COMPARE_COSTS: &[&str] = &[
+    "cpu_us_op",
+    "csw_op",
+    "rd_op",
+    "rkb_op",
+    "wr_op",
+    "wkb_op",
+    "w_amp",
+    "w_amp_eng",
+    "p50_us",
+    "p99_us",
+    "p99.9_us",
+    "instructions_op",
+    "cycles_op",
+    "cache_misses_op",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_view_names_known_metrics_once() {
+        for view in [TEXT_MAIN, TEXT_COST, MARKDOWN_RUN, HTML_STEP, COMPARE_COSTS] {
+            for id in view {
+                let _ = metric(id);
+            }
+            let mut v = view.to_vec();
+            v.sort_unstable();
+            v.dedup();
+            assert_eq!(v.len(), view.len());
+        }
+        let mut ids: Vec<&str> = METRICS.iter().map(|m| m.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), METRICS.len(), "ids are unique");
+    }
+
+    #[test]
+    fn absent_figures_print_as_unavailable() {
+        let s = StepSummary::default();
+        assert_eq!(metric("rkb_op").show(&s), "n/a");
+        assert_eq!(metric("ops_sec").show(&s), "0");
+    }
+}

@@ -6,13 +6,14 @@
 #   bench/ab-reads.sh ROUNDS DURATION THREADS PLUMB_BIN...
 #   BENCH=multireadrandom bench/ab-reads.sh 4 10 1 /var/tmp/plumb-new /var/tmp/plumb-old
 #
-# Env: BENCH [readrandom] (readrandom or multireadrandom), BASE [/var/tmp/plumb-bench/db],
+# Env: NUM [5000000] (the loaded DBs' key count), BENCH [readrandom] (readrandom or multireadrandom), BASE [/var/tmp/plumb-bench/db],
 # DB_BENCH [/var/tmp/plumb-bench/db_bench]. Options are compare-dbbench.sh's defaults.
 # Prints one line per run: round, tool, step, ops/s (and plumb's cpu_us_op).
 set -euo pipefail
 [ $# -ge 4 ] || { sed -n '2,10p' "$0" >&2; exit 2; }
 N=$1; DU=$2; TH=$3; shift 3
 BENCH=${BENCH:-readrandom}
+NUM=${NUM:-5000000}
 BASE=${BASE:-/var/tmp/plumb-bench/db}
 DB_BENCH=${DB_BENCH:-/var/tmp/plumb-bench/db_bench}
 case "$BENCH" in readrandom|multireadrandom) ;; *) echo "BENCH must be readrandom or multireadrandom" >&2; exit 2 ;; esac
@@ -22,7 +23,7 @@ done
 for r in $(seq 1 "$N"); do
   for B in "$@" db_bench; do
     if [ "$B" = db_bench ]; then
-      "$DB_BENCH" --num=5000000 --key_size=20 --value_size=400 --seed=42 --cache_size=4294967296 \
+      "$DB_BENCH" --num="$NUM" --key_size=20 --value_size=400 --seed=42 --cache_size=4294967296 \
         --cache_type=hyper_clock_cache --compression_type=none --bloom_bits=10 --block_size=8192 \
         --write_buffer_size=67108864 --max_background_jobs=2 --compaction_style=0 --histogram=1 \
         --statistics=1 --stats_level=1 --enable_pipelined_write=false \
@@ -33,12 +34,12 @@ for r in $(seq 1 "$N"); do
         --multiread_batched=true --batch_size=16 --threads="$TH" --duration="$DU" 2>&1 |
         awk -v r="$r" -v b="$BENCH" '$1==b {for(i=1;i<=NF;i++) if($i=="ops/sec") printf "r%s db_bench %s %s\n", r, $1, $(i-1)}'
     else
-      "$B" kv --engine rocksdb --num 5000000 --key-size 20 --value-size 400 --seed 42 \
+      "$B" kv --engine rocksdb --num "$NUM" --key-size 20 --value-size 400 --seed 42 \
         --cache-size 4294967296 --cache-type hyperclock --compression none --bloom-bits 10 \
         --block-size 8192 --write-buffer-size 67108864 --max-background-jobs 2 \
         --compaction-style leveled --distribution uniform --db "$BASE/plumb-loaded" --use-existing-db \
         --benchmarks "readseq,$BENCH" --batch-size 16 --threads "$TH" --duration "$DU" \
-        --store "$BASE/ab-reads.sqlite" --json 2>/dev/null |
+        --store "$BASE/ab-reads-$(basename "$B").sqlite" --json 2>/dev/null |
         python3 -c "
 import json, sys
 d = json.load(sys.stdin)

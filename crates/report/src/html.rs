@@ -6,7 +6,7 @@
 //! Every string from a run (tags, commands, options, host reasons) goes through [`esc`].
 
 use crate::compare::{ratio_text, Comparison, Table};
-use crate::format::{fixed, sig};
+use crate::format::fixed;
 use crate::svg::{self, BarRow, Look, Series};
 use plumb_store::StoredRun;
 use std::collections::{BTreeMap, BTreeSet};

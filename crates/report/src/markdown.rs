@@ -1,7 +1,6 @@
 //! Markdown: tables ready to paste into a blog post, in the seeds' layout.
 
 use crate::compare::{ratio_text, Comparison};
-use crate::format::{fixed, sig};
 use plumb_store::StoredRun;
 
 /// Escapes text for a Markdown table cell (pipes, and HTML the renderer would run).

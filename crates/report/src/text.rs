@@ -1,7 +1,7 @@
 //! The terminal report: a throughput/latency table in benchmark.sh's column order, a
 //! per-op cost and QoS table, and notes for what tables cannot hold.
 
-use crate::format::{fixed, sig};
+use crate::format::sig;
 use crate::Reporter;
 use comfy_table::{presets, CellAlignment, Table};
 use plumb_store::StoredRun;

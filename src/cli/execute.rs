@@ -1,9 +1,9 @@
 //! What every command that measures shares: the store, Ctrl-C, hardware counters, the
 //! progress bar and the printing of finished runs around the runner's lifecycle.
 
+use super::output;
 use super::progress::Bar;
 use super::provenance::command_line;
-use super::{output, StoreArg};
 use plumb_core::RunStatus;
 use plumb_plan::RunPlan;
 use plumb_runner::{
@@ -166,24 +166,9 @@ impl Observer for Printer {
     }
 }
 
-/// Opens what a batch needs and runs it.
+/// Runs a batch of planned runs through the runner's lifecycle, storing into `store`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_batch(
-    store: &StoreArg,
-    tag: Option<String>,
-    runs: &[RunPlan],
-    suite: Option<(i64, HashSet<String>, HashMap<String, i64>)>,
-    dirs: DirPolicy,
-    grouping: Grouping,
-    printer: &mut Printer,
-) -> anyhow::Result<BatchOutcome> {
-    let mut store = Store::open(&store.path())?;
-    run_batch_in(&mut store, tag, runs, suite, dirs, grouping, printer)
-}
-
-/// [`run_batch`] on a store already open.
-#[allow(clippy::too_many_arguments)]
-pub fn run_batch_in(
     store: &mut Store,
     tag: Option<String>,
     runs: &[RunPlan],

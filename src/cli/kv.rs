@@ -201,8 +201,9 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     };
     let style = if a.json { Style::Json } else { Style::Full };
     let mut printer = Printer::new(style);
+    let mut store = plumb_store::Store::open(&a.store.path())?;
     let out = execute::run_batch(
-        &a.store,
+        &mut store,
         a.tag.clone(),
         &runs,
         None,

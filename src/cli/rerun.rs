@@ -81,7 +81,7 @@ pub fn run(a: RerunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("plumb: rerun of run {} differs: {d}", old.id);
     }
     let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });
-    let out = execute::run_batch_in(
+    let out = execute::run_batch(
         &mut store,
         a.tag.or(old.tag.clone()),
         std::slice::from_ref(&plan),

@@ -269,7 +269,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         Grouping::None
     };
     let mut printer = Printer::new(Style::Line);
-    let out = execute::run_batch_in(
+    let out = execute::run_batch(
         &mut store,
         a.tag.clone(),
         &plan.runs,

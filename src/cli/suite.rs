@@ -203,6 +203,8 @@ fn with_table(t: &Table) -> String {
 
 pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
     let fresh = load(&a.suite, a.shuffle)?;
+    // Refused before the store is touched: a suite that cannot fit writes nothing.
+    refuse_if_too_big(&fresh, a.keep)?;
     let mut store = Store::open(&a.store.path())?;
     let (suite_id, plan, done, groups) = if a.resume {
         let Some(s) = store.unfinished_suite(&fresh.definition_hash)? else {
@@ -262,7 +264,6 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         );
         (id, fresh, HashSet::new(), HashMap::new())
     };
-    refuse_if_too_big(&plan, a.keep)?;
     let grouping = if plan.runs.iter().any(|r| r.repeat > 0) {
         Grouping::PerVariant
     } else {

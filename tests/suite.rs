@@ -321,7 +321,10 @@ fn suite_errors_name_file_line_and_column_and_write_nothing() {
     let o = plumb(&store, &["run", &huge]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("free"), "{}", stderr(&o));
-    assert!(!store.exists(), "a suite too big for the disk writes nothing");
+    assert!(
+        !store.exists(),
+        "a suite too big for the disk writes nothing"
+    );
 }
 
 #[test]

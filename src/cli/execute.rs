@@ -92,7 +92,8 @@ impl Printer {
     }
 }
 
-fn human_secs(s: f64) -> String {
+/// A duration as people read it: 42s, 3m07s, 1h05m.
+pub fn human_secs(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
     match s {
         0..=99 => format!("{s}s"),

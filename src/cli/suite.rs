@@ -112,15 +112,6 @@ fn gib(b: u64) -> String {
     format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
-fn secs(s: f64) -> String {
-    let s = s.round() as u64;
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
-    }
-}
-
 pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
     let plan = load(&a.suite, a.shuffle)?;
     if a.json {
@@ -160,7 +151,7 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
             r.params.threads.to_string(),
             r.repeat.to_string(),
             r.seed.to_string(),
-            secs(e.secs),
+            execute::human_secs(e.secs),
             if e.bytes > 0 {
                 gib(e.bytes)
             } else {
@@ -183,7 +174,7 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
     println!(
         "estimated time: {} (timed steps at their duration; loads at {:.0}k keys/s per thread \
          and scans at {:.0}k entries/s, assumed until measured)",
-        secs(total),
+        execute::human_secs(total),
         plumb_plan::estimate::ASSUMED_LOAD_OPS_SEC / 1e3,
         plumb_plan::estimate::ASSUMED_SCAN_OPS_SEC / 1e3,
     );

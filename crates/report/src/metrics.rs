@@ -72,308 +72,39 @@ macro_rules! m {
     };
 }
 
-/// Every metric, once.
+/// Every metric, once: one row each.
+#[rustfmt::skip]
 pub const METRICS: &[Metric] = &[
-    m!(
-        "ops_sec",
-        "ops_sec",
-        "ops/s",
-        "ops/s",
-        Higher,
-        Fmt::Fixed(0),
-        false,
-        |s| Some(s.ops_sec)
-    ),
-    m!(
-        "mb_sec",
-        "mb_sec",
-        "MB/s",
-        "MiB/s",
-        Higher,
-        Fmt::Fixed(1),
-        false,
-        |s| s.mb_sec
-    ),
-    m!(
-        "p50_us",
-        "p50",
-        "p50 µs",
-        "µs",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.p50_us
-    ),
-    m!(
-        "p99_us",
-        "p99",
-        "p99 µs",
-        "µs",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.p99_us
-    ),
-    m!(
-        "p99.9_us",
-        "p99.9",
-        "p99.9 µs",
-        "µs",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.p999_us
-    ),
-    m!(
-        "p99.99_us",
-        "p99.99",
-        "p99.99 µs",
-        "µs",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.p9999_us
-    ),
-    m!(
-        "pmax_us",
-        "pmax",
-        "pmax µs",
-        "µs",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.pmax_us
-    ),
-    m!(
-        "w_amp",
-        "w_amp",
-        "w_amp",
-        "×",
-        Lower,
-        Fmt::Fixed(2),
-        false,
-        |s| s.w_amp
-    ),
-    m!(
-        "c_wgb",
-        "c_wgb",
-        "compaction GB written",
-        "GB",
-        Lower,
-        Fmt::Fixed(3),
-        true,
-        |s| s.c_wgb
-    ),
-    m!(
-        "stall_pct",
-        "stall%",
-        "stall %",
-        "%",
-        Lower,
-        Fmt::Fixed(1),
-        false,
-        |s| s.stall_pct
-    ),
-    m!(
-        "cpu_us_op",
-        "cpu_us_op",
-        "cpu µs/op",
-        "µs/op",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.cpu_us_op
-    ),
-    m!(
-        "csw_op",
-        "csw_op",
-        "csw/op",
-        "/op",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.csw_op
-    ),
-    m!(
-        "rd_op",
-        "rd_op",
-        "reads/op",
-        "/op",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.rd_op
-    ),
-    m!(
-        "rkb_op",
-        "rkb_op",
-        "rKB/op",
-        "KB/op",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.rkb_op
-    ),
-    m!(
-        "wr_op",
-        "wr_op",
-        "writes/op",
-        "/op",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.wr_op
-    ),
-    m!(
-        "wkb_op",
-        "wkb_op",
-        "wKB/op",
-        "KB/op",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.wkb_op
-    ),
-    m!(
-        "w_amp_eng",
-        "w_amp_eng",
-        "w_amp (engine)",
-        "×",
-        Lower,
-        Fmt::Fixed(2),
-        false,
-        |s| s.w_amp_engine
-    ),
-    m!(
-        "db_gb",
-        "db_gb",
-        "db GB",
-        "GB",
-        Neither,
-        Fmt::Fixed(3),
-        true,
-        |s| s.db_gb
-    ),
-    m!(
-        "space_amp",
-        "space_amp",
-        "space_amp",
-        "×",
-        Lower,
-        Fmt::Fixed(2),
-        false,
-        |s| s.space_amp
-    ),
-    m!(
-        "rss_gb",
-        "rss_gb",
-        "rss GB",
-        "GB",
-        Lower,
-        Fmt::Fixed(3),
-        false,
-        |s| s.rss_gb
-    ),
-    m!(
-        "qos_min",
-        "qos_min",
-        "interval min",
-        "ops/s",
-        Higher,
-        Fmt::Sig(3),
-        false,
-        |s| s.qos.map(|q| q.min)
-    ),
-    m!(
-        "qos_p1",
-        "qos_p1",
-        "interval p1",
-        "ops/s",
-        Higher,
-        Fmt::Sig(3),
-        false,
-        |s| s.qos.map(|q| q.p1)
-    ),
-    m!(
-        "qos_p5",
-        "qos_p5",
-        "interval p5",
-        "ops/s",
-        Higher,
-        Fmt::Sig(3),
-        false,
-        |s| s.qos.map(|q| q.p5)
-    ),
-    m!(
-        "qos_p50",
-        "qos_p50",
-        "interval p50",
-        "ops/s",
-        Higher,
-        Fmt::Sig(3),
-        false,
-        |s| s.qos.map(|q| q.p50)
-    ),
-    m!(
-        "qos_cv",
-        "qos_cv",
-        "interval cv",
-        "",
-        Lower,
-        Fmt::Fixed(3),
-        false,
-        |s| s.qos.map(|q| q.cv)
-    ),
-    m!(
-        "verified",
-        "verified",
-        "values verified",
-        "",
-        Neither,
-        Fmt::Fixed(0),
-        false,
-        |s| Some(s.verify.verified as f64)
-    ),
-    m!(
-        "secs",
-        "secs",
-        "seconds",
-        "s",
-        Neither,
-        Fmt::Fixed(1),
-        false,
-        |s| Some(s.secs)
-    ),
-    m!(
-        "instructions_op",
-        "instr_op",
-        "instructions/op",
-        "/op",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.hw.instructions_op
-    ),
-    m!(
-        "cycles_op",
-        "cycles_op",
-        "cycles/op",
-        "/op",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.hw.cycles_op
-    ),
-    m!(
-        "cache_misses_op",
-        "llc_miss_op",
-        "cache misses/op",
-        "/op",
-        Lower,
-        Fmt::Sig(3),
-        false,
-        |s| s.hw.cache_misses_op
-    ),
+    m!("ops_sec", "ops_sec", "ops/s", "ops/s", Higher, Fmt::Fixed(0), false, |s| Some(s.ops_sec)),
+    m!("mb_sec", "mb_sec", "MB/s", "MiB/s", Higher, Fmt::Fixed(1), false, |s| s.mb_sec),
+    m!("p50_us", "p50", "p50 µs", "µs", Lower, Fmt::Sig(3), false, |s| s.p50_us),
+    m!("p99_us", "p99", "p99 µs", "µs", Lower, Fmt::Sig(3), false, |s| s.p99_us),
+    m!("p99.9_us", "p99.9", "p99.9 µs", "µs", Lower, Fmt::Sig(3), false, |s| s.p999_us),
+    m!("p99.99_us", "p99.99", "p99.99 µs", "µs", Lower, Fmt::Sig(3), false, |s| s.p9999_us),
+    m!("pmax_us", "pmax", "pmax µs", "µs", Lower, Fmt::Sig(3), false, |s| s.pmax_us),
+    m!("w_amp", "w_amp", "w_amp", "×", Lower, Fmt::Fixed(2), false, |s| s.w_amp),
+    m!("c_wgb", "c_wgb", "compaction GB written", "GB", Lower, Fmt::Fixed(3), true, |s| s.c_wgb),
+    m!("stall_pct", "stall%", "stall %", "%", Lower, Fmt::Fixed(1), false, |s| s.stall_pct),
+    m!("cpu_us_op", "cpu_us_op", "cpu µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| s.cpu_us_op),
+    m!("csw_op", "csw_op", "csw/op", "/op", Lower, Fmt::Sig(3), false, |s| s.csw_op),
+    m!("rd_op", "rd_op", "reads/op", "/op", Lower, Fmt::Sig(3), false, |s| s.rd_op),
+    m!("rkb_op", "rkb_op", "rKB/op", "KB/op", Lower, Fmt::Sig(3), false, |s| s.rkb_op),
+    m!("wr_op", "wr_op", "writes/op", "/op", Lower, Fmt::Sig(3), false, |s| s.wr_op),
+    m!("wkb_op", "wkb_op", "wKB/op", "KB/op", Lower, Fmt::Sig(3), false, |s| s.wkb_op),
+    m!("w_amp_eng", "w_amp_eng", "w_amp (engine)", "×", Lower, Fmt::Fixed(2), false, |s| s.w_amp_engine),
+    m!("db_gb", "db_gb", "db GB", "GB", Neither, Fmt::Fixed(3), true, |s| s.db_gb),
+    m!("space_amp", "space_amp", "space_amp", "×", Lower, Fmt::Fixed(2), false, |s| s.space_amp),
+    m!("rss_gb", "rss_gb", "rss GB", "GB", Lower, Fmt::Fixed(3), false, |s| s.rss_gb),
+    m!("qos_min", "qos_min", "interval min", "ops/s", Higher, Fmt::Sig(3), false, |s| s.qos.map(|q| q.min)),
+    m!("qos_p1", "qos_p1", "interval p1", "ops/s", Higher, Fmt::Sig(3), false, |s| s.qos.map(|q| q.p1)),
+    m!("qos_p5", "qos_p5", "interval p5", "ops/s", Higher, Fmt::Sig(3), false, |s| s.qos.map(|q| q.p5)),
+    m!("qos_p50", "qos_p50", "interval p50", "ops/s", Higher, Fmt::Sig(3), false, |s| s.qos.map(|q| q.p50)),
+    m!("qos_cv", "qos_cv", "interval cv", "", Lower, Fmt::Fixed(3), false, |s| s.qos.map(|q| q.cv)),
+    m!("verified", "verified", "values verified", "", Neither, Fmt::Fixed(0), false, |s| Some(s.verify.verified as f64)),
+    m!("secs", "secs", "seconds", "s", Neither, Fmt::Fixed(1), false, |s| Some(s.secs)),
+    m!("instructions_op", "instr_op", "instructions/op", "/op", Lower, Fmt::Sig(3), false, |s| s.hw.instructions_op),
+    m!("cycles_op", "cycles_op", "cycles/op", "/op", Lower, Fmt::Sig(3), false, |s| s.hw.cycles_op),
+    m!("cache_misses_op", "llc_miss_op", "cache misses/op", "/op", Lower, Fmt::Sig(3), false, |s| s.hw.cache_misses_op),
 ];
 
 /// The metric with this id. Panics on an id not in the table: the views below are

@@ -20,14 +20,12 @@ pub use rocks::RocksTarget;
 pub use rocks_options::RocksOptions;
 pub use spec::{Capabilities, EngineSpec, ENGINE_NAMES};
 
-/// Engine names `--engine` accepts in this build.
-pub fn engines() -> &'static [&'static str] {
-    #[cfg(feature = "rocksdb")]
-    {
-        &["rocksdb", "memory", "null"]
-    }
-    #[cfg(not(feature = "rocksdb"))]
-    {
-        &["memory", "null"]
-    }
+/// Engine names this build can open (the others are named by [`ENGINE_NAMES`] but need
+/// their cargo feature).
+pub fn engines() -> Vec<&'static str> {
+    ENGINE_NAMES
+        .iter()
+        .copied()
+        .filter(|n| EngineSpec::default_for(n).is_ok_and(|s| s.built_in()))
+        .collect()
 }

@@ -6,9 +6,10 @@ use super::provenance::{command_line, now, rfc3339};
 use super::StoreArg;
 use anyhow::Context;
 use comfy_table::Table;
-use plumb_core::StepStatus;
+use plumb_core::RunStatus;
 use plumb_hwprobe::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
 use plumb_report::{fixed, sig};
+use plumb_runner::Recording;
 use plumb_store::{NewRun, StepRecord, Store};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -202,6 +203,7 @@ fn join(v: &[usize]) -> String {
 pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     let p = plans(&a)?;
     let mut store = Store::open(&a.store.path())?;
+    let store_path = store.path().to_path_buf();
     // The process-wide flag: the running step stops, the probe file is removed on the way
     // out. set_handler fails if a handler is already installed; that one stays.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
@@ -225,22 +227,26 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             .ok()
             .map(|s| s.name().to_string())
     });
-    let run_id = store.begin_run(&NewRun {
-        tag: a.tag.clone(),
-        command: command_line(),
-        workload: format!("probe {}", a.which.name()),
-        engine: "probe".into(),
-        engine_version: env!("CARGO_PKG_VERSION").into(),
-        plumb_version: env!("CARGO_PKG_VERSION").into(),
-        git_hash: Some(env!("PLUMB_GIT_HASH").to_string()).filter(|h| !h.is_empty()),
-        options: options(&a, &p),
-        seed: 0,
-        started_at: now(),
-        data_dir: p.disk.as_ref().map(|d| d.opts.dir.display().to_string()),
-        device,
-        host: Some(serde_json::to_value(&host)?),
-        ..NewRun::default()
-    })?;
+    let mut rec = Recording::begin(
+        &mut store,
+        &NewRun {
+            tag: a.tag.clone(),
+            command: command_line(),
+            workload: format!("probe {}", a.which.name()),
+            engine: "probe".into(),
+            engine_version: env!("CARGO_PKG_VERSION").into(),
+            plumb_version: env!("CARGO_PKG_VERSION").into(),
+            git_hash: Some(env!("PLUMB_GIT_HASH").to_string()).filter(|h| !h.is_empty()),
+            options: options(&a, &p),
+            seed: 0,
+            started_at: now(),
+            data_dir: p.disk.as_ref().map(|d| d.opts.dir.display().to_string()),
+            device,
+            host: Some(serde_json::to_value(&host)?),
+            ..NewRun::default()
+        },
+    )?;
+    let run_id = rec.id();
     if !a.json {
         eprintln!(
             "plumb run {run_id}: probe {}{} on {hostname} (store {})",
@@ -250,20 +256,18 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             } else {
                 ""
             },
-            store.path().display()
+            store_path.display()
         );
     }
     let mut all = ProbeReport::default();
-    let mut seq = 0i64;
-    let mut store_report =
-        |store: &mut Store, r: ProbeReport, all: &mut ProbeReport| -> anyhow::Result<()> {
+    let store_report =
+        |rec: &mut Recording, r: ProbeReport, all: &mut ProbeReport| -> anyhow::Result<()> {
             for s in &r.steps {
-                store.add_step(
-                    run_id,
-                    &StepRecord {
-                        seq,
+                rec.step(
+                    StepRecord {
+                        seq: 0, // given by the recording
                         name: s.name.clone(),
-                        kind: s.kind.clone(),
+                        kind: s.kind.into(),
                         status: s.status,
                         error: s.error.clone(),
                         started_at: rfc3339(s.started),
@@ -273,7 +277,6 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
                     },
                     &s.intervals,
                 )?;
-                seq += 1;
             }
             all.extend(r);
             Ok(())
@@ -283,7 +286,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         if !a.json {
             eprintln!("plumb: probe mem ({} thread counts)", m.threads.len());
         }
-        store_report(&mut store, mem::run(m), &mut all)?;
+        store_report(&mut rec, mem::run(m), &mut all)?;
     }
     if let Some(c) = p
         .cpu
@@ -297,7 +300,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
                 c.secs
             );
         }
-        store_report(&mut store, cpu::run(c), &mut all)?;
+        store_report(&mut rec, cpu::run(c), &mut all)?;
     }
     if let Some(d) = p
         .disk
@@ -308,30 +311,18 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             eprintln!("plumb: probe disk: {}", d.size_why);
         }
         match disk::run(d) {
-            Ok(r) => store_report(&mut store, r, &mut all)?,
+            Ok(r) => store_report(&mut rec, r, &mut all)?,
             Err(e) => setup_error = Some(e),
         }
     }
-    let ended = now();
     if !all.ceilings.is_empty() {
-        store.add_ceilings(run_id, &hostname, &ended, &all.ceilings)?;
+        rec.store()
+            .add_ceilings(run_id, &hostname, &now(), &all.ceilings)?;
     }
-    let status = if setup_error.is_some() {
-        StepStatus::Failed
-    } else if INTERRUPTED.load(Ordering::Relaxed) {
-        StepStatus::Interrupted
-    } else {
-        all.status()
-    };
-    store.finish_run(
-        run_id,
-        match status {
-            StepStatus::Ok => plumb_core::RunStatus::Ok,
-            StepStatus::Interrupted => plumb_core::RunStatus::Interrupted,
-            StepStatus::Failed => plumb_core::RunStatus::Failed,
-        },
-        &ended,
-    )?;
+    if setup_error.is_some() {
+        rec.fail();
+    }
+    let status = rec.finish(INTERRUPTED.load(Ordering::Relaxed))?;
     let stored = store.run(run_id).context("reading the run back")?;
     if a.json {
         let mut doc = plumb_report::json::run(&stored);
@@ -346,14 +337,14 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         return Err(anyhow::Error::new(e).context(format!("run {run_id}: disk probe")));
     }
     Ok(match status {
-        StepStatus::Ok => ExitCode::SUCCESS,
-        StepStatus::Interrupted => {
+        RunStatus::Ok | RunStatus::Running => ExitCode::SUCCESS,
+        RunStatus::Interrupted => {
             eprintln!(
                 "plumb: run {run_id} interrupted; finished steps are stored, probe file removed"
             );
             ExitCode::from(130)
         }
-        StepStatus::Failed => {
+        RunStatus::Failed => {
             for s in all.steps.iter().filter(|s| s.error.is_some()) {
                 eprintln!(
                     "plumb: run {run_id} step {} failed: {}",

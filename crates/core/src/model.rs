@@ -92,6 +92,17 @@ impl RunStatus {
     }
 }
 
+impl From<StepStatus> for RunStatus {
+    /// What a run's status is when this is the worst of its steps.
+    fn from(s: StepStatus) -> Self {
+        match s {
+            StepStatus::Ok => RunStatus::Ok,
+            StepStatus::Interrupted => RunStatus::Interrupted,
+            StepStatus::Failed => RunStatus::Failed,
+        }
+    }
+}
+
 impl std::fmt::Display for RunStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

@@ -132,7 +132,7 @@ pub fn run(o: &CpuOptions) -> ProbeReport {
         let eff = efficiency(base, per_core);
         let mut step = m.into_step(
             format!("cpuops.t{t}"),
-            "cpuops",
+            plumb_workloads::ProbeKind::CpuOps,
             serde_json::json!({
                 "probe": "cpu", "threads": t, "secs": o.secs,
                 "op": "hash a 64-byte key (8 mul-xor-rotate rounds) + update a 16 KiB table",

@@ -34,7 +34,7 @@ pub struct ProbeStep {
     /// Stored name, unique within the run, e.g. `randread.direct.j1.qd32`.
     pub name: String,
     /// The kind of op, e.g. `randread`, `triad`, `commit`.
-    pub kind: String,
+    pub kind: plumb_workloads::ProbeKind,
     /// How it ended.
     pub status: StepStatus,
     /// What failed, when it failed.
@@ -69,19 +69,6 @@ impl ProbeReport {
         self.steps.extend(o.steps);
         self.ceilings.extend(o.ceilings);
         self.notes.extend(o.notes);
-    }
-
-    /// The worst status among the steps: failed beats interrupted beats ok.
-    pub fn status(&self) -> StepStatus {
-        let mut s = StepStatus::Ok;
-        for st in &self.steps {
-            match st.status {
-                StepStatus::Failed => return StepStatus::Failed,
-                StepStatus::Interrupted => s = StepStatus::Interrupted,
-                StepStatus::Ok => {}
-            }
-        }
-        s
     }
 }
 

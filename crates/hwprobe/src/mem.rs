@@ -8,6 +8,7 @@
 use crate::{ceiling, ProbeReport, ProbeStep};
 use plumb_core::{StepStatus, StepSummary};
 use plumb_runner::LatencyHistogram;
+use plumb_workloads::ProbeKind;
 use std::sync::Barrier;
 use std::time::{Instant, SystemTime};
 
@@ -226,7 +227,7 @@ pub fn run(o: &MemOptions) -> ProbeReport {
         let avg = triad_gbs(n, total / times.len() as f64);
         rep.steps.push(ProbeStep {
             name: format!("triad.t{t}"),
-            kind: "triad".into(),
+            kind: ProbeKind::Triad,
             status: if crate::interrupted() {
                 StepStatus::Interrupted
             } else {
@@ -300,7 +301,7 @@ fn chase(elements: usize, loads: u64) -> ProbeStep {
     let ns = secs * 1e9 / loads.max(1) as f64;
     ProbeStep {
         name: "chase".into(),
-        kind: "chase".into(),
+        kind: ProbeKind::Chase,
         status: StepStatus::Ok,
         error: None,
         started,

@@ -223,12 +223,12 @@ impl Measured {
     pub(crate) fn into_step(
         self,
         name: String,
-        kind: &str,
+        kind: plumb_workloads::ProbeKind,
         config: serde_json::Value,
     ) -> crate::ProbeStep {
         crate::ProbeStep {
             name,
-            kind: kind.to_string(),
+            kind,
             status: self.status,
             error: self.error,
             started: self.started,

@@ -105,7 +105,7 @@ pub fn attribution(stored: &StoredRun, host: &HostCeilings) -> Vec<String> {
     let mut lines = vec![format!("{head}:")];
     for (st, _) in &stored.steps {
         let s = &st.summary;
-        let maintenance = crate::is_maintenance(&st.kind);
+        let maintenance = st.kind.is_maintenance();
         let (Some(rd_op), Some(rkb_op), Some(wkb_op)) = (s.rd_op, s.rkb_op, s.wkb_op) else {
             continue;
         };

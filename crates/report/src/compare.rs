@@ -110,7 +110,7 @@ pub fn measured_steps<'a>(runs: impl Iterator<Item = &'a StoredRun>) -> Vec<Stri
     let mut steps: Vec<String> = Vec::new();
     for r in runs {
         for (s, _) in &r.steps {
-            let maintenance = crate::is_maintenance(&s.kind);
+            let maintenance = s.kind.is_maintenance();
             if !maintenance && !steps.contains(&s.name) {
                 steps.push(s.name.clone());
             }

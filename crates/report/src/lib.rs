@@ -22,13 +22,6 @@ pub use text::{comparison_text, table_left, TextReporter};
 
 use plumb_store::StoredRun;
 
-/// Whether a stored step kind is unmeasured maintenance (flush, compact, …), which
-/// every reporter leaves out of throughput figures.
-pub(crate) fn is_maintenance(kind: &str) -> bool {
-    kind.parse::<plumb_workloads::StepKind>()
-        .is_ok_and(|k| k.is_maintenance())
-}
-
 /// A finished run in one line: id, status, variant and each measured step's ops/s,
 /// for a suite's progress output.
 pub fn one_line(r: &StoredRun) -> String {
@@ -41,7 +34,7 @@ pub fn one_line(r: &StoredRun) -> String {
     let steps: Vec<String> = r
         .steps
         .iter()
-        .filter(|(s, _)| !is_maintenance(&s.kind))
+        .filter(|(s, _)| !s.kind.is_maintenance())
         .map(|(s, _)| format!("{} {} ops/s", s.name, sig(Some(s.summary.ops_sec), 3)))
         .collect();
     format!(

@@ -174,7 +174,7 @@ pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
     for r in runs {
         let Some(c) = cell_of(r) else { continue };
         for (s, _) in &r.steps {
-            if s.status != StepStatus::Ok || crate::is_maintenance(&s.kind) || s.summary.ops == 0 {
+            if s.status != StepStatus::Ok || s.kind.is_maintenance() || s.summary.ops == 0 {
                 continue;
             }
             let threads = s.config["threads"].as_u64();

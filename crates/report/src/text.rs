@@ -67,7 +67,7 @@ impl Reporter for TextReporter {
         let mut notes = Vec::new();
         for (st, _) in &stored.steps {
             let s = &st.summary;
-            let maintenance = crate::is_maintenance(&st.kind);
+            let maintenance = st.kind.is_maintenance();
             let name = if st.status == plumb_core::StepStatus::Ok {
                 st.name.clone()
             } else {

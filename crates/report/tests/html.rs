@@ -67,7 +67,7 @@ fn run(id: i64, tag: Option<&str>, block_size: &str, speed: f64, numa: &str) -> 
                 StepRecord {
                     seq: seq as i64,
                     name: name.to_string(),
-                    kind: name.to_string(),
+                    kind: name.parse().expect("a db_bench step"),
                     status: plumb_core::StepStatus::Ok,
                     error: None,
                     started_at: "2026-05-01T10:00:00Z".into(),

@@ -8,9 +8,11 @@ pub mod lifecycle;
 pub mod metrics;
 mod pacing;
 pub mod payload;
+pub mod recording;
 mod sampler;
 pub mod step;
 mod worker;
+pub mod workload;
 
 pub use config::{KeySpace, StepConfig};
 pub use histogram::LatencyHistogram;
@@ -18,4 +20,6 @@ pub use lifecycle::{
     Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, LifecycleError, Observer, Provenance,
     RunAt,
 };
-pub use step::{run_step, NoProgress, Progress, RunContext, StepOutcome};
+pub use recording::Recording;
+pub use step::{run_step, run_workload, NoProgress, Progress, RunContext, StepOutcome};
+pub use workload::{Role, Worker, Workload};

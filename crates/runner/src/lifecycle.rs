@@ -5,6 +5,7 @@
 //! nowhere else.
 
 use crate::config::{KeySpace, StepConfig};
+use crate::recording::Recording;
 use crate::step::{run_step, Progress, RunContext};
 use plumb_core::{RunStatus, StepStatus};
 use plumb_plan::RunPlan;
@@ -341,28 +342,32 @@ impl Lifecycle<'_> {
                     .unwrap_or_else(std::env::temp_dir),
             )
         });
-        let run_id = self.store.begin_run(&NewRun {
-            tag: self.provenance.tag.clone(),
-            command: self.provenance.command.clone(),
-            workload: plan.workload.name.clone(),
-            engine: target.name().to_string(),
-            engine_version: target.version(),
-            plumb_version: self.provenance.plumb_version.clone(),
-            git_hash: self.provenance.git_hash.clone(),
-            options: recorded_options(plan, target.as_ref()),
-            seed: plan.seed,
-            started_at: now(),
-            data_dir: dir.path().map(|d| d.display().to_string()),
-            device: disk.as_ref().map(|d| d.name().to_string()),
-            host: serde_json::to_value(&host).ok(),
-            group_id: None,
-            repeat_index: None,
-            suite_id,
-            plan: serde_json::to_value(plan).ok(),
-            plan_hash: Some(plan.hash()),
-        })?;
+        let mut rec = Recording::begin(
+            self.store,
+            &NewRun {
+                tag: self.provenance.tag.clone(),
+                command: self.provenance.command.clone(),
+                workload: plan.workload.name.clone(),
+                engine: target.name().to_string(),
+                engine_version: target.version(),
+                plumb_version: self.provenance.plumb_version.clone(),
+                git_hash: self.provenance.git_hash.clone(),
+                options: recorded_options(plan, target.as_ref()),
+                seed: plan.seed,
+                started_at: now(),
+                data_dir: dir.path().map(|d| d.display().to_string()),
+                device: disk.as_ref().map(|d| d.name().to_string()),
+                host: serde_json::to_value(&host).ok(),
+                group_id: None,
+                repeat_index: None,
+                suite_id,
+                plan: serde_json::to_value(plan).ok(),
+                plan_hash: Some(plan.hash()),
+            },
+        )?;
+        let run_id = rec.id();
         if let Some(g) = group {
-            self.store
+            rec.store()
                 .set_group(run_id, g.unwrap_or(run_id), i64::from(plan.repeat))?;
         }
         self.observer.run_starting(RunAt {
@@ -385,7 +390,6 @@ impl Lifecycle<'_> {
         } else {
             KeySpace::empty()
         };
-        let mut status = RunStatus::Ok;
         for (i, sp) in plan.workload.steps.iter().enumerate() {
             let cfg = StepConfig {
                 index: i,
@@ -404,12 +408,11 @@ impl Lifecycle<'_> {
                 distribution,
             };
             let out = run_step(&ctx, &cfg, &mut keys);
-            self.store.add_step(
-                run_id,
-                &StepRecord {
+            rec.step(
+                StepRecord {
                     seq: i as i64,
                     name: sp.name.clone(),
-                    kind: sp.kind.name().to_string(),
+                    kind: sp.kind.into(),
                     status: out.status,
                     error: out.error.clone(),
                     started_at: rfc3339(out.started),
@@ -419,25 +422,15 @@ impl Lifecycle<'_> {
                 },
                 &out.intervals,
             )?;
-            match out.status {
-                StepStatus::Ok => {}
-                StepStatus::Interrupted => {
-                    status = RunStatus::Interrupted;
-                    break;
-                }
-                StepStatus::Failed => {
-                    status = RunStatus::Failed;
-                    if !out.verification_failed {
-                        break; // an engine error: later steps would measure a broken state
-                    }
-                }
-            }
-            if self.interrupt.load(Ordering::Relaxed) {
-                status = RunStatus::Interrupted;
+            let engine_broken = out.status == StepStatus::Failed && !out.verification_failed;
+            if out.status == StepStatus::Interrupted
+                || engine_broken // later steps would measure a broken state
+                || self.interrupt.load(Ordering::Relaxed)
+            {
                 break;
             }
         }
-        self.store.finish_run(run_id, status, &now())?;
+        let status = rec.finish(self.interrupt.load(Ordering::Relaxed))?;
         drop(target);
         if let (DataDir::Temp(t), DirPolicy::Fresh { keep: true, .. }) = (dir, policy) {
             let kept = t.keep();

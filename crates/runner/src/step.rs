@@ -6,6 +6,8 @@ use crate::histogram::LatencyHistogram;
 use crate::metrics::{self, GB};
 use crate::sampler::{self, Sampler, Snapshot};
 use crate::worker::{self, Msg, Padded, Report, Role, Shared, WorkerEnv};
+use crate::workload::kv::KvStep;
+use crate::workload::Workload;
 use plumb_core::{
     HwCounters, Interval, Maintenance, StepStatus, StepSummary, Target, Verification, WriterSummary,
 };
@@ -69,17 +71,33 @@ pub struct StepOutcome {
     pub intervals: Vec<Interval>,
 }
 
-/// Runs one step and updates what is known about the key space.
+/// Runs one db_bench step and updates what is known about the key space.
 pub fn run_step(ctx: &RunContext<'_>, cfg: &StepConfig, keys: &mut KeySpace) -> StepOutcome {
     let kind = cfg.plan.kind;
+    if kind.is_maintenance() {
+        let sampler = Sampler {
+            target: ctx.target,
+            disk: ctx.disk,
+            hw: ctx.hw.as_ref().ok().copied(),
+        };
+        return run_maintenance(ctx, &sampler, kind, cfg);
+    }
+    run_workload(ctx, cfg, keys, &KvStep::new(cfg))
+}
+
+/// Runs one measured step of any workload: its threads (and a paced writer if it has
+/// one) through the timed loop, the sampler once a second, then the summary.
+pub fn run_workload(
+    ctx: &RunContext<'_>,
+    cfg: &StepConfig,
+    keys: &mut KeySpace,
+    workload: &dyn Workload,
+) -> StepOutcome {
     let sampler = Sampler {
         target: ctx.target,
         disk: ctx.disk,
         hw: ctx.hw.as_ref().ok().copied(),
     };
-    if kind.is_maintenance() {
-        return run_maintenance(ctx, &sampler, kind, cfg);
-    }
     let started = SystemTime::now();
     let payload = crate::payload::make_payload(cfg.seed ^ cfg.index as u64);
     let perm = Permutation::new(cfg.num.max(1), cfg.seed);
@@ -89,11 +107,11 @@ pub fn run_step(ctx: &RunContext<'_>, cfg: &StepConfig, keys: &mut KeySpace) -> 
         progress: (0..cfg.threads).map(|_| Padded::default()).collect(),
         writer_start: std::sync::OnceLock::new(),
     };
-    let writer = kind.while_writing() && cfg.write_rate_mb > 0.0;
-    let warmup = if kind.is_fill() {
-        Duration::ZERO
-    } else {
+    let writer = workload.has_writer();
+    let warmup = if workload.warms_up() {
         cfg.warmup
+    } else {
+        Duration::ZERO
     };
     let workers = cfg.threads + usize::from(writer);
     let barrier = Barrier::new(workers + 1);
@@ -116,7 +134,7 @@ pub fn run_step(ctx: &RunContext<'_>, cfg: &StepConfig, keys: &mut KeySpace) -> 
             std::thread::Builder::new()
                 .name(format!("plumb-w{t}"))
                 .spawn_scoped(scope, move || {
-                    worker::run_worker(env, Role::Measured(t), tx)
+                    worker::run_worker(env, workload, Role::Measured(t), tx)
                 })
                 .expect("spawn worker thread");
         }
@@ -124,7 +142,9 @@ pub fn run_step(ctx: &RunContext<'_>, cfg: &StepConfig, keys: &mut KeySpace) -> 
             let (env, tx) = (&env, tx.clone());
             std::thread::Builder::new()
                 .name("plumb-writer".into())
-                .spawn_scoped(scope, move || worker::run_worker(env, Role::Writer, tx))
+                .spawn_scoped(scope, move || {
+                    worker::run_worker(env, workload, Role::Writer, tx)
+                })
                 .expect("spawn writer thread");
         }
         drop(tx);

@@ -6,7 +6,7 @@ mod migrations;
 mod model;
 
 pub use model::{
-    Ceiling, CeilingRecord, NewRun, NewSuite, RunRecord, StepRecord, StoredRun, SuiteRecord,
+    Ceiling, CeilingRecord, Kind, NewRun, NewSuite, RunRecord, StepRecord, StoredRun, SuiteRecord,
 };
 
 use plumb_core::{Interval, RunStatus, StepSummary};
@@ -194,7 +194,7 @@ impl Store {
                 run_id,
                 step.seq,
                 step.name,
-                step.kind,
+                step.kind.name(),
                 step.status.as_str(),
                 step.error,
                 step.started_at,
@@ -390,7 +390,7 @@ impl Store {
                     r.get::<_, i64>(0)?,
                     r.get::<_, i64>(1)?,
                     r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
+                    model::parse_col::<plumb_workloads::Kind>(r, 3)?,
                     model::parse_col::<plumb_core::StepStatus>(r, 4)?,
                     r.get::<_, Option<String>>(5)?,
                     r.get::<_, String>(6)?,

@@ -2,6 +2,7 @@
 
 use crate::StoreError;
 use plumb_core::{Interval, RunStatus, StepStatus, StepSummary};
+pub use plumb_workloads::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -106,8 +107,8 @@ pub struct StepRecord {
     pub seq: i64,
     /// Stored name (e.g. `overwritesome`).
     pub name: String,
-    /// db_bench kind (e.g. `overwrite`).
-    pub kind: String,
+    /// What the step did (db_bench's `overwrite`, a probe's `randread`).
+    pub kind: Kind,
     /// How it ended.
     pub status: StepStatus,
     /// What failed.
@@ -145,12 +146,13 @@ pub(crate) struct RawRun {
 }
 
 /// Reads a stored enum, refusing a value this plumb does not know.
-pub(crate) fn parse_col<T: std::str::FromStr<Err = String>>(
-    r: &rusqlite::Row<'_>,
-    i: usize,
-) -> rusqlite::Result<T> {
+pub(crate) fn parse_col<T>(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<T>
+where
+    T: std::str::FromStr,
+    T::Err: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let s: String = r.get(i)?;
-    s.parse().map_err(|e: String| {
+    s.parse().map_err(|e: T::Err| {
         rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
     })
 }

@@ -20,7 +20,7 @@ fn step(seq: i64) -> StepRecord {
     StepRecord {
         seq,
         name: "readrandom".into(),
-        kind: "readrandom".into(),
+        kind: plumb_workloads::StepKind::ReadRandom.into(),
         status: plumb_core::StepStatus::Ok,
         error: None,
         started_at: "a".into(),

@@ -4,10 +4,12 @@
 
 pub mod distribution;
 pub mod keys;
+pub mod kind;
 pub mod permutation;
 pub mod steps;
 
 pub use distribution::{Distribution, KeyChooser};
 pub use keys::KeyFormat;
+pub use kind::{Kind, ProbeKind, UnknownKind};
 pub use permutation::Permutation;
 pub use steps::{StepKind, WorkloadError};

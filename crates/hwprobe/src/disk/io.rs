@@ -38,6 +38,17 @@ impl Pattern {
             Pattern::Commit => "commit",
         }
     }
+    /// The stored step kind.
+    pub fn kind(self) -> plumb_workloads::ProbeKind {
+        use plumb_workloads::ProbeKind as K;
+        match self {
+            Pattern::SeqRead => K::SeqRead,
+            Pattern::SeqWrite => K::SeqWrite,
+            Pattern::RandRead => K::RandRead,
+            Pattern::RandWrite => K::RandWrite,
+            Pattern::Commit => K::Commit,
+        }
+    }
     /// Whether IOs read.
     pub fn reads(self) -> bool {
         matches!(self, Pattern::SeqRead | Pattern::RandRead)

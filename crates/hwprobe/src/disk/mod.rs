@@ -422,7 +422,7 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
                 h => (h == 2).into(),
             },
         });
-        let step = m.into_step(s.name(), s.pattern.name(), config);
+        let step = m.into_step(s.name(), s.pattern.kind(), config);
         if step.status == plumb_core::StepStatus::Ok {
             let (name, unit) = s.ceiling_name();
             let v = if unit == "MB/s" {

@@ -1,0 +1,267 @@
+//! db_bench's steps (fills, point reads, multi-gets, scans, deletes, the paced writer
+//! beside readers) as one [`Workload`]: each thread owns its session, key chooser, key
+//! and value buffers, and every value it reads is checked against its checksum.
+
+use super::{Role, Worker, Workload};
+use crate::config::StepConfig;
+use plumb_core::value::{self, Verdict};
+use plumb_core::{Session, TargetError, Verification};
+use plumb_workloads::distribution::worker_seed;
+use plumb_workloads::{KeyChooser, KeyFormat, StepKind};
+
+/// One db_bench step kind, driven on a key-value target.
+#[derive(Debug, Clone, Copy)]
+pub struct KvStep {
+    /// Which step.
+    pub kind: StepKind,
+    /// A paced writer runs beside the readers (a *whilewriting step with a write rate).
+    pub writer: bool,
+}
+
+impl KvStep {
+    /// The step of `cfg`.
+    pub fn new(cfg: &StepConfig) -> Self {
+        let kind = cfg.plan.kind;
+        KvStep {
+            kind,
+            writer: kind.while_writing() && cfg.write_rate_mb > 0.0,
+        }
+    }
+}
+
+impl Workload for KvStep {
+    fn run(&self, w: &mut Worker<'_>, verify: &mut Verification) -> Result<(), TargetError> {
+        let cfg = w.cfg();
+        let mut st = OpState {
+            fmt: KeyFormat { size: cfg.key_size },
+            key: vec![0u8; cfg.key_size],
+            value: vec![0u8; cfg.value_size],
+            batch: vec![vec![0u8; cfg.key_size]; cfg.batch_size.max(1)],
+            payload_pos: 0,
+            verify: Verification::default(),
+            check: w.target().stores_data(),
+            all_present: w.all_present(),
+        };
+        let mut session = w.target().session()?;
+        let r = drive_kind(self.kind, w, &mut st, session.as_mut());
+        *verify = st.verify;
+        r
+    }
+
+    fn has_writer(&self) -> bool {
+        self.writer
+    }
+
+    fn warms_up(&self) -> bool {
+        !self.kind.is_fill()
+    }
+}
+
+/// Per-worker mutable op state: buffers reused for every op.
+struct OpState {
+    fmt: KeyFormat,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    batch: Vec<Vec<u8>>,
+    payload_pos: usize,
+    verify: Verification,
+    check: bool,
+    all_present: bool,
+}
+
+impl OpState {
+    #[inline]
+    fn fill_value(&mut self, payload: &[u8]) {
+        let n = self.value.len() - value::CHECKSUM_LEN;
+        if self.payload_pos + n > payload.len() {
+            self.payload_pos = 0;
+        }
+        value::encode(&self.key, &payload[self.payload_pos..], &mut self.value);
+        self.payload_pos += n;
+    }
+
+    #[inline]
+    fn check_value(verify: &mut Verification, check: bool, key: &[u8], v: &[u8]) {
+        if check {
+            verify.verified += 1;
+            if value::verify(key, v) == Verdict::Mismatch {
+                verify.mismatches += 1;
+            }
+        }
+    }
+
+    #[inline]
+    fn absent(&mut self) {
+        if self.check && self.all_present {
+            self.verify.missing += 1;
+        } else {
+            self.verify.not_found += 1;
+        }
+    }
+}
+
+fn drive_kind(
+    kind: StepKind,
+    w: &mut Worker<'_>,
+    st: &mut OpState,
+    s: &mut dyn Session,
+) -> Result<(), TargetError> {
+    let cfg = w.cfg();
+    let num = cfg.num.max(1);
+    let payload = w.payload();
+    let perm = w.permutation();
+    let t = w.index();
+    let writer = w.role() == Role::Writer;
+    let seed = worker_seed(cfg.seed, cfg.index, t);
+    let mut keys = KeyChooser::new(cfg.distribution, num, seed)
+        .map_err(|e| TargetError::engine("plumb", e))?;
+    let kv = (cfg.key_size + cfg.value_size) as u64;
+
+    if writer {
+        let ops_per_sec = cfg.write_rate_mb * 1024.0 * 1024.0 / kv as f64;
+        let mut uniform = KeyChooser::new(plumb_workloads::Distribution::Uniform, num, seed)
+            .map_err(|e| TargetError::engine("plumb", e))?;
+        return w.drive_paced(ops_per_sec, || {
+            st.fmt.encode(uniform.next_key(), &mut st.key);
+            st.fill_value(payload);
+            s.put(&st.key, &st.value)?;
+            Ok((1, kv))
+        });
+    }
+
+    let quota = match cfg.total_ops() {
+        Some(total) => {
+            let (lo, hi) = StepConfig::share(total, cfg.threads, t);
+            hi - lo
+        }
+        None => u64::MAX,
+    };
+    // Fills walk their own slice of 0..num.
+    let (lo, _) = StepConfig::share(num, cfg.threads, t);
+    let mut i = 0u64;
+    let nexts = cfg.seek_nexts;
+    match kind {
+        StepKind::FillSeq => w.drive(quota, || {
+            st.fmt.encode(lo + i, &mut st.key);
+            i += 1;
+            st.fill_value(payload);
+            s.put_no_wal(&st.key, &st.value)?;
+            Ok((1, kv))
+        }),
+        StepKind::FillUniqueRandom => w.drive(quota, || {
+            st.fmt.encode(perm.apply(lo + i), &mut st.key);
+            i += 1;
+            st.fill_value(payload);
+            s.put(&st.key, &st.value)?;
+            Ok((1, kv))
+        }),
+        StepKind::FillRandom | StepKind::Overwrite => {
+            let mut uniform = KeyChooser::new(plumb_workloads::Distribution::Uniform, num, seed)
+                .map_err(|e| TargetError::engine("plumb", e))?;
+            let fill = kind == StepKind::FillRandom;
+            w.drive(quota, || {
+                let k = if fill {
+                    uniform.next_key()
+                } else {
+                    keys.next_key()
+                };
+                st.fmt.encode(k, &mut st.key);
+                st.fill_value(payload);
+                s.put(&st.key, &st.value)?;
+                Ok((1, kv))
+            })
+        }
+        StepKind::DeleteRandom => w.drive(quota, || {
+            st.fmt.encode(keys.next_key(), &mut st.key);
+            s.delete(&st.key)?;
+            Ok((1, cfg.key_size as u64))
+        }),
+        StepKind::ReadRandom | StepKind::ReadWhileWriting => {
+            // A found value is checked one op later (see Session::get_deferred), so its
+            // bytes count in that op; every value is checked, the last one below.
+            let r = w.drive(quota, || {
+                st.fmt.encode(keys.next_key(), &mut st.key);
+                let (verify, check) = (&mut st.verify, st.check);
+                let mut bytes = 0u64;
+                let found = s.get_deferred(&st.key, &mut |k, v| {
+                    bytes = (k.len() + v.len()) as u64;
+                    OpState::check_value(verify, check, k, v);
+                })?;
+                if !found {
+                    st.absent();
+                }
+                Ok((1, bytes))
+            });
+            let (verify, check) = (&mut st.verify, st.check);
+            s.finish_deferred(&mut |k, v| OpState::check_value(verify, check, k, v))?;
+            r
+        }
+        StepKind::MultiReadRandom => w.drive(quota, || {
+            for k in st.batch.iter_mut() {
+                st.fmt.encode(keys.next_key(), k);
+            }
+            let (verify, check, batch) = (&mut st.verify, st.check, &st.batch);
+            let mut bytes = 0u64;
+            let mut absent = 0u64;
+            s.multi_get(batch, &mut |i, v| match v {
+                Some(v) => {
+                    bytes += (batch[i].len() + v.len()) as u64;
+                    OpState::check_value(verify, check, &batch[i], v);
+                }
+                None => absent += 1,
+            })?;
+            let n = batch.len() as u64;
+            for _ in 0..absent {
+                st.absent();
+            }
+            // db_bench counts every key of a batch as an op; latency is per batch.
+            Ok((n, bytes))
+        }),
+        StepKind::ReadSeq => {
+            // One forward pass over this thread's slice of the key space on one cursor,
+            // every entry an op (timed one by one), as db_bench's readseq.
+            let fmt = st.fmt;
+            let mut next = lo;
+            let mut left = quota;
+            w.drive(quota, || {
+                if left == 0 {
+                    return Ok((0, 0));
+                }
+                fmt.encode(next, &mut st.key);
+                let (verify, check) = (&mut st.verify, st.check);
+                let mut bytes = 0u64;
+                let mut last = None;
+                let more = s.next_in_order(&st.key, &mut |k, v| {
+                    bytes = (k.len() + v.len()) as u64;
+                    last = fmt.decode(k);
+                    OpState::check_value(verify, check, k, v);
+                })?;
+                if !more {
+                    return Ok((0, 0));
+                }
+                if let Some(k) = last {
+                    next = k + 1;
+                }
+                left -= 1;
+                Ok((1, bytes))
+            })
+        }
+        StepKind::FwdRange
+        | StepKind::RevRange
+        | StepKind::FwdRangeWhileWriting
+        | StepKind::RevRangeWhileWriting => {
+            let reverse = matches!(kind, StepKind::RevRange | StepKind::RevRangeWhileWriting);
+            w.drive(quota, || {
+                st.fmt.encode(keys.next_key(), &mut st.key);
+                let (verify, check) = (&mut st.verify, st.check);
+                let mut bytes = 0u64;
+                s.scan(&st.key, nexts, reverse, &mut |k, v| {
+                    bytes += (k.len() + v.len()) as u64;
+                    OpState::check_value(verify, check, k, v);
+                })?;
+                Ok((1, bytes))
+            })
+        }
+        StepKind::Flush | StepKind::WaitForCompaction | StepKind::Compact => Ok(()),
+    }
+}

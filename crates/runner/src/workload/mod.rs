@@ -1,0 +1,30 @@
+//! What a step does, apart from how it is timed. The runner spawns the step's threads,
+//! hands each a [`Worker`], and a workload decides what its ops are: it sets up per
+//! thread (a session, buffers, a key chooser), then calls [`Worker::drive`] with one op
+//! as a closure, which the timed loop inlines. A new family of steps (the sysbench
+//! microbenchmarks, the insert benchmark) is one more implementation of [`Workload`];
+//! the worker loop, the sampler and the store do not change.
+
+pub mod kv;
+
+pub use crate::worker::{Role, Worker};
+use plumb_core::{TargetError, Verification};
+
+/// One kind of step, as the runner drives it.
+pub trait Workload: Sync {
+    /// Runs one thread of the step: set up, [`Worker::drive`] (or
+    /// [`Worker::drive_paced`] for the paced writer) exactly once, then anything left
+    /// to check. Counts what reads verified in `verify`, including on error.
+    fn run(&self, w: &mut Worker<'_>, verify: &mut Verification) -> Result<(), TargetError>;
+
+    /// A rate-limited writer runs beside the measured threads (`Role::Writer`).
+    fn has_writer(&self) -> bool {
+        false
+    }
+
+    /// The step measures after the configured warm-up (fills start measuring at once:
+    /// their first ops are part of the work).
+    fn warms_up(&self) -> bool {
+        true
+    }
+}

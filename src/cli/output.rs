@@ -30,7 +30,7 @@ fn bottom_up(r: &StoredRun, store: &Store) -> anyhow::Result<Vec<String>> {
         .run
         .host
         .as_ref()
-        .and_then(|h| h["inventory"]["hostname"].as_str())
+        .and_then(|h| h.inventory.hostname.as_deref())
     else {
         return Ok(Vec::new());
     };

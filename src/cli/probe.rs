@@ -242,7 +242,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             started_at: now(),
             data_dir: p.disk.as_ref().map(|d| d.opts.dir.display().to_string()),
             device,
-            host: Some(serde_json::to_value(&host)?),
+            host: Some(host.clone()),
             ..NewRun::default()
         },
     )?;

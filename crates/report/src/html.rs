@@ -620,15 +620,12 @@ fn checks(r: &StoredRun) -> BTreeMap<String, (String, String, String)> {
     r.run
         .host
         .as_ref()
-        .and_then(|h| h["checks"].as_array())
         .into_iter()
-        .flatten()
-        .filter_map(|c| {
-            let s = |k: &str| c[k].as_str().unwrap_or("").to_string();
-            Some((
-                c["id"].as_str()?.to_string(),
-                (s("verdict"), s("reason"), s("fix")),
-            ))
+        .flat_map(|h| &h.checks)
+        .map(|c| {
+            let fix = c.fix.clone().unwrap_or_default();
+            let verdict = c.verdict.as_str().to_string();
+            (c.id.clone(), (verdict, c.reason.clone(), fix))
         })
         .collect()
 }
@@ -747,11 +744,7 @@ fn provenance(o: &mut String, views: &[RunView<'_>]) {
     row(
         o,
         "host",
-        &field(&|r| {
-            r.host
-                .as_ref()
-                .and_then(|h| h["inventory"]["hostname"].as_str().map(str::to_string))
-        }),
+        &field(&|r| r.host.as_ref().and_then(|h| h.inventory.hostname.clone())),
         true,
         "",
     );

@@ -140,19 +140,12 @@ impl Reporter for TextReporter {
 }
 
 /// `verdict id` for every host check that warned or failed, from a stored snapshot.
-fn flagged_checks(host: &serde_json::Value) -> Vec<String> {
-    host["checks"]
-        .as_array()
-        .map(|checks| {
-            checks
-                .iter()
-                .filter_map(|c| {
-                    let (v, id) = (c["verdict"].as_str()?, c["id"].as_str()?);
-                    (v == "warn" || v == "fail").then(|| format!("{v} {id}"))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+fn flagged_checks(host: &plumb_store::HostSnapshot) -> Vec<String> {
+    host.checks
+        .iter()
+        .filter(|c| c.verdict >= plumb_host::Verdict::Warn)
+        .map(|c| format!("{} {}", c.verdict.as_str(), c.id))
+        .collect()
 }
 
 /// The comparison as terminal tables: warnings, absolute ops/s, then each figure

@@ -73,7 +73,7 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
             r.run
                 .host
                 .as_ref()
-                .and_then(|h| h["inventory"]["hostname"].as_str().map(str::to_string))
+                .and_then(|h| h.inventory.hostname.clone())
                 .unwrap_or_else(|| "unknown host".into())
         })
         .collect();
@@ -116,7 +116,8 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
                 .run
                 .host
                 .as_ref()
-                .and_then(|h| h["inventory"]["cpu"]["threads"].as_f64());
+                .and_then(|h| h.inventory.cpu.threads)
+                .map(f64::from);
             if let (Some(cpus), Some(cpu_op)) = (cpus, s.summary.cpu_us_op) {
                 let used = cpu_op * s.summary.ops_sec / 1e6;
                 if used >= CPU_SATURATION * cpus {
@@ -147,15 +148,9 @@ fn host_check_changes(versions: &[Version]) -> Vec<String> {
         r.run
             .host
             .as_ref()
-            .and_then(|h| h["checks"].as_array().cloned())
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|c| {
-                Some((
-                    c["id"].as_str()?.to_string(),
-                    c["verdict"].as_str()?.to_string(),
-                ))
-            })
+            .into_iter()
+            .flat_map(|h| &h.checks)
+            .map(|c| (c.id.clone(), c.verdict.as_str().to_string()))
             .collect()
     };
     let b = verdicts(base);

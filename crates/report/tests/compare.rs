@@ -160,13 +160,13 @@ fn each_fairness_warning_fires_on_its_fixture() {
         .any(|w| w.starts_with("sizes or durations differ") && w.contains("num: 1000 vs 5000")));
 
     let mut v = base_and_new();
-    v[1].runs[0].run.host.as_mut().unwrap()["inventory"]["hostname"] = "h2".into();
+    v[1].runs[0].run.host.as_mut().unwrap().inventory.hostname = Some("h2".into());
     assert!(warnings_of(&v)
         .iter()
         .any(|w| w.contains("different hosts")));
 
     let mut v = base_and_new();
-    v[1].runs[0].run.host.as_mut().unwrap()["checks"][0]["verdict"] = "warn".into();
+    v[1].runs[0].run.host.as_mut().unwrap().checks[0].verdict = plumb_host::Verdict::Warn;
     assert!(warnings_of(&v)
         .iter()
         .any(|w| w.contains("host checks differ") && w.contains("cpu.turbo ok→warn")));

@@ -15,14 +15,15 @@ fn sel(s: &str) -> Selector {
     Selector::parse(s).unwrap()
 }
 
-fn host(numa: &str) -> serde_json::Value {
-    serde_json::json!({
+fn host(numa: &str) -> plumb_store::HostSnapshot {
+    serde_json::from_value(serde_json::json!({
         "inventory": { "hostname": "bench1", "cpu": { "threads": 64 } },
         "checks": [
             { "id": "cpu.governor", "verdict": "ok", "reason": "performance", "fix": null },
             { "id": "numa.balancing", "verdict": numa, "reason": "automatic NUMA balancing <on>", "fix": "echo 0 > /proc/sys/kernel/numa_balancing" }
         ]
-    })
+    }))
+    .expect("a partial host snapshot reads back")
 }
 
 fn run(id: i64, tag: Option<&str>, block_size: &str, speed: f64, numa: &str) -> StoredRun {

@@ -357,7 +357,7 @@ impl Lifecycle<'_> {
                 started_at: now(),
                 data_dir: dir.path().map(|d| d.display().to_string()),
                 device: disk.as_ref().map(|d| d.name().to_string()),
-                host: serde_json::to_value(&host).ok(),
+                host: Some(host),
                 group_id: None,
                 repeat_index: None,
                 suite_id,

@@ -6,7 +6,8 @@ mod migrations;
 mod model;
 
 pub use model::{
-    Ceiling, CeilingRecord, Kind, NewRun, NewSuite, RunRecord, StepRecord, StoredRun, SuiteRecord,
+    Ceiling, CeilingRecord, HostSnapshot, Kind, NewRun, NewSuite, RunRecord, StepRecord, StoredRun,
+    SuiteRecord,
 };
 
 use plumb_core::{Interval, RunStatus, StepSummary};
@@ -160,7 +161,9 @@ impl Store {
                     r.started_at,
                     r.data_dir,
                     r.device,
-                    r.host.as_ref().map(|h| h.to_string()),
+                    r.host
+                        .as_ref()
+                        .map(|h| serde_json::to_string(h).expect("host snapshot serialises")),
                     r.group_id,
                     r.repeat_index,
                     r.suite_id,

@@ -2,6 +2,7 @@
 
 use crate::StoreError;
 use plumb_core::{Interval, RunStatus, StepStatus, StepSummary};
+pub use plumb_host::HostSnapshot;
 pub use plumb_workloads::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -35,7 +36,7 @@ pub struct NewRun {
     /// The block device holding it.
     pub device: Option<String>,
     /// Host snapshot, when taken.
-    pub host: Option<serde_json::Value>,
+    pub host: Option<HostSnapshot>,
     /// The group of repeats this run belongs to (the id of the group's first run).
     pub group_id: Option<i64>,
     /// Position within its group, from 0.
@@ -81,8 +82,9 @@ pub struct RunRecord {
     pub data_dir: Option<String>,
     /// Its device.
     pub device: Option<String>,
-    /// Host snapshot.
-    pub host: Option<serde_json::Value>,
+    /// Host snapshot, read back typed (fields added since a run was stored take their
+    /// defaults).
+    pub host: Option<HostSnapshot>,
     /// The group of repeats (the id of its first run).
     #[serde(default)]
     pub group_id: Option<i64>,

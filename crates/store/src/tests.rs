@@ -206,9 +206,30 @@ fn a_version_2_store_is_migrated_and_every_run_reads_back() {
     assert_eq!((old.run.plan.as_ref(), old.run.suite_id), (None, None));
     assert_eq!(old.steps.len(), 1);
     assert_eq!(old.steps[0].0.status, plumb_core::StepStatus::Ok);
+    assert_eq!(
+        old.steps[0].0.kind,
+        plumb_workloads::StepKind::FillSeq.into()
+    );
     assert_eq!(old.steps[0].1.len(), 1);
+    // An older, partial host snapshot reads back typed, its missing fields defaulted.
+    let host = old.run.host.as_ref().expect("the stored snapshot");
+    assert_eq!(host.inventory.hostname.as_deref(), Some("h"));
+    assert!(host.checks.is_empty());
     assert_eq!(s.run(2).unwrap().run.status, RunStatus::Running);
     assert_eq!(s.runs(10).unwrap().len(), 2);
+
+    // A step kind this plumb does not know is an error naming it, not a panic.
+    rusqlite::Connection::open(&p)
+        .unwrap()
+        .execute(
+            "INSERT INTO steps (run_id, seq, name, kind, status, started_at, ended_at, config,
+               ops, secs, ops_sec, summary)
+             VALUES (2, 0, 'x', 'nosuchkind', 'ok', 'a', 'b', '{}', 0, 0, 0, '{}')",
+            [],
+        )
+        .unwrap();
+    let e = s.run(2).unwrap_err().to_string();
+    assert!(e.contains("nosuchkind"), "{e}");
 }
 
 #[test]

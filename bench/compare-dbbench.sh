@@ -8,11 +8,17 @@
 # Env (defaults):
 #   PLUMB=/var/tmp/plumb-target/release/plumb  DB_BENCH=/var/tmp/plumb-bench/db_bench
 #   BASE=/var/tmp/plumb-bench/db   NUM=5000000   KEY_SIZE=20   VALUE_SIZE=400
-#   DURATION=20   REPEATS=3   THREADS="1 2"   TESTS="fillrandom readrandom fwdrange overwrite"
+#   DURATION=20   REPEATS=3   THREADS="1 2"
+#   TESTS="fillseq fillrandom readrandom multireadrandom fwdrange revrange overwrite"
+#   MODES="none sample"  plumb's --verify modes to run, each against db_bench: `none` does
+#   db_bench's work (no value checked), `sample` is plumb's default (key tag on every
+#   read, full checksum on 1 in 32). The report prints one ratio per mode and plumb's
+#   own share of the CPU (plumb%: time outside the engine call over cpu_us_op).
 #   CACHE_SIZE=4294967296   CACHE_TYPE=hyperclock|lru   COMPRESSION=none
 #   BLOOM_BITS=10   BLOCK_SIZE=8192   WRITE_BUFFER_SIZE=67108864   MAX_BACKGROUND_JOBS=2
 #   SEEK_NEXTS=10   BATCH_SIZE=16   SEED=42   NULL_DURATION=5   RELOAD=0 (1: rebuild the loaded DBs)
-#   TESTS may also name multireadrandom (db_bench --multiread_batched, BATCH_SIZE keys a call).
+#   multireadrandom is db_bench --multiread_batched (BATCH_SIZE keys a call); revrange is
+#   db_bench seekrandom --reverse_iterator.
 #   DB_BENCH_EXTRA=""  PLUMB_EXTRA=""  (extra flags appended to every invocation)
 set -euo pipefail
 
@@ -25,7 +31,8 @@ VALUE_SIZE=${VALUE_SIZE:-400}
 DURATION=${DURATION:-20}
 REPEATS=${REPEATS:-3}
 THREADS=${THREADS:-"1 2"}
-TESTS=${TESTS:-"fillrandom readrandom fwdrange overwrite"}
+TESTS=${TESTS:-"fillseq fillrandom readrandom multireadrandom fwdrange revrange overwrite"}
+MODES=${MODES:-"none sample"}
 CACHE_SIZE=${CACHE_SIZE:-4294967296}
 CACHE_TYPE=${CACHE_TYPE:-hyperclock}
 COMPRESSION=${COMPRESSION:-none}
@@ -67,7 +74,7 @@ LOGDIR="$BASE/logs-$STAMP"
 mkdir -p "$LOGDIR"
 CSV="$BASE/results-$STAMP.csv"
 STORE="$BASE/plumb.sqlite"
-echo "tool,test,threads,repeat,ops_sec,wall_s,log" > "$CSV"
+echo "tool,test,threads,repeat,ops_sec,plumb_pct,wall_s,log" > "$CSV"
 
 DBB_LOADED="$BASE/dbbench-loaded"
 PL_LOADED="$BASE/plumb-loaded"
@@ -143,7 +150,7 @@ run_dbb() {
   # The LAST line of that name (read tests first run readseq in the same process to warm the block cache).
   awk -v n="$name" '$1==n && $2==":" { for (i=3;i<=NF;i++) if ($i=="ops/sec") last=$(i-1) } END { if (last != "") print last }' "$logf"
 }
-# run_pl LOG NAME ARGS... : runs plumb kv, prints .steps[name==NAME].summary.ops_sec
+# run_pl LOG NAME ARGS... : runs plumb kv, prints "ops_sec plumb%" of .steps[name==NAME]
 run_pl() {
   local logf=$1 name=$2; shift 2
   echo "+ $PLUMB kv ${PL_COMMON[*]} $* ${PL_X[*]}" > "$logf.cmd"
@@ -159,13 +166,15 @@ except ValueError:
 found = [s for s in doc.get("steps", []) if s.get("name") == sys.argv[2]]
 if not found:
     sys.exit("step %s not in plumb JSON" % sys.argv[2])
-print(found[-1]["summary"]["ops_sec"])
+s = found[-1]["summary"]
+h, c = s.get("harness_us_op"), s.get("cpu_us_op")
+print(s["ops_sec"], "%.2f" % (100 * h / c) if h is not None and c else "")
 EOF
 }
 
-record() {  # tool test threads repeat ops wall log
-  echo "$1,$2,$3,$4,$5,$6,$7" >> "$CSV"
-  log "$(printf '%-8s %-10s t=%s r=%s  %12s ops/s  (%ss)' "$1" "$2" "$3" "$4" "$5" "$6")"
+record() {  # tool test threads repeat ops plumb_pct wall log
+  echo "$1,$2,$3,$4,$5,$6,$7,$8" >> "$CSV"
+  log "$(printf '%-12s %-15s t=%s r=%s  %12s ops/s  plumb%% %5s  (%ss)' "$1" "$2" "$3" "$4" "$5" "$6" "$7")"
 }
 
 # ---------------------------------------------------------------- load DBs --
@@ -223,14 +232,19 @@ else:
 PY
 }
 
-# one_run TOOL TEST THREADS REPEAT
+# one_run TOOL TEST THREADS REPEAT   (TOOL: db_bench or plumb-MODE)
 one_run() {
-  local tool=$1 test=$2 th=$3 r=$4 logf ops t0 t1
+  local tool=$1 test=$2 th=$3 r=$4 logf ops pct="" t0 t1 out
   logf="$LOGDIR/$test-t$th-r$r-$tool"
   t0=$(date +%s.%N)
   if [ "$tool" = db_bench ]; then
     logf="$logf.log"
     case "$test" in
+      fillseq)
+        rm -rf "$DBB_FILL"
+        ops=$(run_dbb "$logf" fillseq --db="$DBB_FILL" --use_existing_db=0 --benchmarks=fillseq \
+              --disable_wal=1 --threads="$th")
+        rm -rf "$DBB_FILL" ;;
       fillrandom)
         rm -rf "$DBB_FILL"
         ops=$(run_dbb "$logf" fillrandom --db="$DBB_FILL" --use_existing_db=0 --benchmarks=fillrandom \
@@ -239,9 +253,10 @@ one_run() {
       readrandom)
         ops=$(run_dbb "$logf" readrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,readrandom \
               --threads="$th" --duration="$DURATION") ;;
-      fwdrange)
+      fwdrange|revrange)
+        local rev=false; [ "$test" = revrange ] && rev=true
         ops=$(run_dbb "$logf" seekrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,seekrandom \
-              --seek_nexts="$SEEK_NEXTS" --threads="$th" --duration="$DURATION") ;;
+              --seek_nexts="$SEEK_NEXTS" --reverse_iterator="$rev" --threads="$th" --duration="$DURATION") ;;
       multireadrandom)   # the batched MultiGet API, as plumb uses
         ops=$(run_dbb "$logf" multireadrandom --db="$DBB_LOADED" --use_existing_db=1 \
               --benchmarks=readseq,multireadrandom --multiread_batched=true --batch_size="$BATCH_SIZE" \
@@ -254,25 +269,32 @@ one_run() {
     esac
   else
     logf="$logf.json"
+    local v=(--verify "${tool#plumb-}")
     case "$test" in
+      fillseq)
+        rm -rf "$PL_FILL"
+        out=$(run_pl "$logf" fillseq --db "$PL_FILL" --benchmarks fillseq --disable-wal \
+              --threads "$th" "${v[@]}")
+        rm -rf "$PL_FILL" ;;
       fillrandom)
         rm -rf "$PL_FILL"
-        ops=$(run_pl "$logf" fillrandom --db "$PL_FILL" --benchmarks fillrandom \
-              --threads "$th" --duration "$DURATION")
+        out=$(run_pl "$logf" fillrandom --db "$PL_FILL" --benchmarks fillrandom \
+              --threads "$th" --duration "$DURATION" "${v[@]}")
         rm -rf "$PL_FILL" ;;
-      readrandom|fwdrange|multireadrandom)
-        ops=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --benchmarks "readseq,$test" \
-              --batch-size "$BATCH_SIZE" --threads "$th" --duration "$DURATION") ;;
+      readrandom|fwdrange|revrange|multireadrandom)
+        out=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --benchmarks "readseq,$test" \
+              --batch-size "$BATCH_SIZE" --threads "$th" --duration "$DURATION" "${v[@]}") ;;
       overwrite)   # on a fresh copy of the loaded DB, so every run starts from the same LSM
         rm -rf "$BASE/work"; cp -a "$PL_LOADED" "$BASE/work"
-        ops=$(run_pl "$logf" overwrite --db "$BASE/work" --use-existing-db --benchmarks overwrite \
-              --threads "$th" --duration "$DURATION") ;;
+        out=$(run_pl "$logf" overwrite --db "$BASE/work" --use-existing-db --benchmarks overwrite \
+              --threads "$th" --duration "$DURATION" "${v[@]}") ;;
       *) die "unknown test $test" ;;
     esac
+    ops=${out%% *}; pct=${out#* }
   fi
   t1=$(date +%s.%N)
   [ -n "$ops" ] || die "no ops/s parsed for $tool $test t=$th r=$r (log: $logf)"
-  record "$tool" "$test" "$th" "$r" "$ops" "$(python3 -c "print(round($t1-$t0,1))")" "$logf"
+  record "$tool" "$test" "$th" "$r" "$ops" "$pct" "$(python3 -c "print(round($t1-$t0,1))")" "$logf"
 }
 
 # -------------------------------------------------------------------- main --
@@ -293,8 +315,11 @@ for t in $TESTS; do [ "$t" != fillrandom ] && need_load=1; done
 
 for t in $TESTS; do
   for th in $THREADS; do
+    # db_bench's fillseq gives every thread all --num keys; plumb splits them: compare
+    # one thread only.
+    if [ "$t" = fillseq ] && [ "$th" != 1 ]; then log "fillseq: 1 thread only"; continue; fi
     for r in $(seq 1 "$REPEATS"); do
-      one_run plumb "$t" "$th" "$r"
+      for m in $MODES; do one_run "plumb-$m" "$t" "$th" "$r"; done
       one_run db_bench "$t" "$th" "$r"
     done
   done
@@ -316,26 +341,35 @@ NULL_JSON="$LOGDIR/null-readrandom.json"
   || { log "null run failed"; tail -n 20 "$NULL_JSON.err" >&2; }
 
 # ------------------------------------------------------------------ report --
-python3 - "$CSV" "$NULL_JSON" "$LOGDIR/header.md" "$TESTS" "$THREADS" "$(( $(date +%s) - START ))" > "$LOGDIR/report.md" <<'EOF'
+python3 - "$CSV" "$NULL_JSON" "$LOGDIR/header.md" "$TESTS" "$THREADS" "$(( $(date +%s) - START ))" "$MODES" > "$LOGDIR/report.md" <<'EOF'
 import csv, json, statistics, sys
-csv_path, null_path, header, tests, threads, elapsed = sys.argv[1:7]
+csv_path, null_path, header, tests, threads, elapsed, modes = sys.argv[1:8]
+modes = modes.split()
 rows = list(csv.DictReader(open(csv_path)))
 print(open(header).read(), end="")
-print("| test | threads | db_bench median ops/s | plumb median ops/s | plumb/db_bench | db_bench runs | plumb runs |")
-print("|---|---:|---:|---:|---:|---|---|")
-def runs(tool, t, th):
-    return [float(r["ops_sec"]) for r in rows if r["tool"] == tool and r["test"] == t and r["threads"] == th]
+cols = ["test", "threads", "db_bench median ops/s"]
+for m in modes:
+    cols += [f"plumb --verify {m}", f"ratio ({m})", f"plumb% ({m})"]
+cols += ["runs: db_bench; " + "; ".join(f"plumb {m}" for m in modes)]
+print("| " + " | ".join(cols) + " |")
+print("|---|---:|---:|" + "---:|---:|---:|" * len(modes) + "---|")
+def col(tool, t, th, k):
+    return [float(r[k]) for r in rows if r["tool"] == tool and r["test"] == t and r["threads"] == th and r[k]]
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+fmt = lambda xs: ", ".join("%.0f" % x for x in xs)
 for t in tests.split():
     for th in threads.split():
-        d, p = runs("db_bench", t, th), runs("plumb", t, th)
-        if not d and not p:
+        d = col("db_bench", t, th, "ops_sec")
+        if not d:
             continue
-        dm = statistics.median(d) if d else float("nan")
-        pm = statistics.median(p) if p else float("nan")
-        ratio = pm / dm if d and p and dm else float("nan")
-        name = t + (" (db_bench seekrandom)" if t == "fwdrange" else "")
-        fmt = lambda xs: ", ".join("%.0f" % x for x in xs)
-        print(f"| {name} | {th} | {dm:,.0f} | {pm:,.0f} | {ratio:.3f} | {fmt(d)} | {fmt(p)} |")
+        name = t + {"fwdrange": " (seekrandom)", "revrange": " (seekrandom reverse)"}.get(t, "")
+        cells = [name, th, f"{med(d):,.0f}"]
+        runs = [fmt(d)]
+        for m in modes:
+            p = col(f"plumb-{m}", t, th, "ops_sec")
+            cells += [f"{med(p):,.0f}", f"{med(p) / med(d):.3f}", f"{med(col(f'plumb-{m}', t, th, 'plumb_pct')):.1f}"]
+            runs.append(fmt(p))
+        print("| " + " | ".join(cells) + " | " + "; ".join(runs) + " |")
 print()
 import os
 od = os.path.join(os.path.dirname(header), "options-diff.md")

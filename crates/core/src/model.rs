@@ -142,14 +142,18 @@ pub struct Qos {
 /// What reads found wrong. Any non-zero `mismatches` or `missing` fails the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verification {
-    /// Values read back whose checksum did not match their key and payload.
+    /// Values read back that were too short, written for another key, or whose
+    /// checksum did not match.
     pub mismatches: u64,
     /// Keys that had to exist (every key was loaded and none deleted) but were not found.
     pub missing: u64,
     /// Keys not found where absence is legitimate (after fillrandom or deletes).
     pub not_found: u64,
-    /// Values checked.
+    /// Values checked (length and key tag; all checks in `--verify all`).
     pub verified: u64,
+    /// Of those, values whose full checksum was computed.
+    #[serde(default)]
+    pub checksummed: u64,
 }
 
 impl Verification {
@@ -159,6 +163,7 @@ impl Verification {
         self.missing += o.missing;
         self.not_found += o.not_found;
         self.verified += o.verified;
+        self.checksummed += o.checksummed;
     }
     /// Whether anything was wrong.
     pub fn failed(&self) -> bool {
@@ -199,6 +204,9 @@ pub struct WriterSummary {
     pub p99_us: f64,
 }
 
+/// One op in this many has its time split between the engine call and the harness.
+pub const HARNESS_SAMPLE_EVERY: u64 = 128;
+
 /// One measured step's summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
@@ -222,6 +230,10 @@ pub struct StepSummary {
     pub pmax_us: Option<f64>,
     /// User + system CPU of the process per op, µs.
     pub cpu_us_op: Option<f64>,
+    /// plumb's own time per op, µs: what the measured threads spend outside the engine
+    /// call (key choice, value fill, clock reads, histogram, checks), timed on one op in
+    /// [`HARNESS_SAMPLE_EVERY`]. The FFI crossing counts as the engine's.
+    pub harness_us_op: Option<f64>,
     /// Voluntary + involuntary context switches per op.
     pub csw_op: Option<f64>,
     /// Device read requests per op.

@@ -86,6 +86,8 @@ pub const METRICS: &[Metric] = &[
     m!("c_wgb", "c_wgb", "compaction GB written", "GB", Lower, Fmt::Fixed(3), true, |s| s.c_wgb),
     m!("stall_pct", "stall%", "stall %", "%", Lower, Fmt::Fixed(1), false, |s| s.stall_pct),
     m!("cpu_us_op", "cpu_us_op", "cpu µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| s.cpu_us_op),
+    m!("plumb_us_op", "plumb_us_op", "plumb µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| s.harness_us_op),
+    m!("plumb_pct", "plumb%", "plumb % of cpu", "%", Lower, Fmt::Fixed(1), false, |s| plumb_pct(s)),
     m!("csw_op", "csw_op", "csw/op", "/op", Lower, Fmt::Sig(3), false, |s| s.csw_op),
     m!("rd_op", "rd_op", "reads/op", "/op", Lower, Fmt::Sig(3), false, |s| s.rd_op),
     m!("rkb_op", "rkb_op", "rKB/op", "KB/op", Lower, Fmt::Sig(3), false, |s| s.rkb_op),
@@ -106,6 +108,15 @@ pub const METRICS: &[Metric] = &[
     m!("cycles_op", "cycles_op", "cycles/op", "/op", Lower, Fmt::Sig(3), false, |s| s.hw.cycles_op),
     m!("cache_misses_op", "llc_miss_op", "cache misses/op", "/op", Lower, Fmt::Sig(3), false, |s| s.hw.cache_misses_op),
 ];
+
+/// plumb's own share of the CPU an op cost: its time outside the engine call over the
+/// process's CPU per op (engine background threads included).
+fn plumb_pct(s: &StepSummary) -> Option<f64> {
+    match (s.harness_us_op, s.cpu_us_op) {
+        (Some(h), Some(c)) if c > 0.0 => Some(100.0 * h / c),
+        _ => None,
+    }
+}
 
 /// The metric with this id. Panics on an id not in the table: the views below are
 /// constants, checked by a test.
@@ -129,6 +140,7 @@ pub const TEXT_MAIN: &[&str] = &[
     "c_wgb",
     "stall_pct",
     "cpu_us_op",
+    "plumb_pct",
     "rkb_op",
     "wkb_op",
     "db_gb",
@@ -136,6 +148,7 @@ pub const TEXT_MAIN: &[&str] = &[
 
 /// The terminal report's per-op and QoS table.
 pub const TEXT_COST: &[&str] = &[
+    "plumb_us_op",
     "csw_op",
     "rd_op",
     "wr_op",
@@ -159,6 +172,7 @@ pub const MARKDOWN_RUN: &[&str] = &[
     "p99.9_us",
     "pmax_us",
     "cpu_us_op",
+    "plumb_pct",
     "rkb_op",
     "wkb_op",
     "w_amp",
@@ -176,6 +190,7 @@ pub const HTML_STEP: &[&str] = &[
     "p99.99_us",
     "pmax_us",
     "cpu_us_op",
+    "plumb_pct",
     "rkb_op",
     "wkb_op",
     "w_amp",
@@ -186,6 +201,7 @@ pub const HTML_STEP: &[&str] = &[
 /// The per-op costs `compare` sets against the base (counters per op before dividing).
 pub const COMPARE_COSTS: &[&str] = &[
     "cpu_us_op",
+    "plumb_us_op",
     "csw_op",
     "rd_op",
     "rkb_op",

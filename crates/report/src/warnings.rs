@@ -50,6 +50,19 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
             durability.join("; ")
         ));
     }
+    let verify: BTreeSet<&str> = all_runs(versions)
+        .map(|(_, r)| {
+            // plumb before --verify checked every value in full.
+            r.run.options.get("verify").map_or("all", String::as_str)
+        })
+        .collect();
+    if verify.len() > 1 {
+        w.push(format!(
+            "verification differs (verify: {}): plumb's checks are part of each op's cost, \
+             so compare runs made with the same --verify",
+            verify.into_iter().collect::<Vec<_>>().join(" vs ")
+        ));
+    }
     let sizes: Vec<String> = [
         "num",
         "key_size",

@@ -159,6 +159,17 @@ fn each_fairness_warning_fires_on_its_fixture() {
         .iter()
         .any(|w| w.starts_with("sizes or durations differ") && w.contains("num: 1000 vs 5000")));
 
+    // Runs stored before --verify checked every value: they stand as `all`.
+    let mut v = base_and_new();
+    assert!(!warnings_of(&v).iter().any(|w| w.contains("verification")));
+    v[1].runs[1]
+        .run
+        .options
+        .insert("verify".into(), "none".into());
+    assert!(warnings_of(&v)
+        .iter()
+        .any(|w| w.starts_with("verification differs (verify: all vs none)")));
+
     let mut v = base_and_new();
     v[1].runs[0].run.host.as_mut().unwrap().inventory.hostname = Some("h2".into());
     assert!(warnings_of(&v)

@@ -1,5 +1,6 @@
 //! What one step is asked to do, and what the runner knows about the keys that exist.
 
+use plumb_core::value::VerifyMode;
 use plumb_workloads::{steps::StepPlan, Distribution};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -15,7 +16,7 @@ pub struct StepConfig {
     pub num: u64,
     /// Bytes per key.
     pub key_size: usize,
-    /// Bytes per value, checksum included.
+    /// Bytes per value, its 8-byte header included.
     pub value_size: usize,
     /// Measured worker threads (readers, for *whilewriting).
     pub threads: usize,
@@ -35,6 +36,9 @@ pub struct StepConfig {
     pub write_rate_mb: f64,
     /// Key distribution for non-fill steps.
     pub distribution: Distribution,
+    /// What reads check.
+    #[serde(default)]
+    pub verify: VerifyMode,
 }
 
 impl StepConfig {

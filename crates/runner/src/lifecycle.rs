@@ -406,6 +406,7 @@ impl Lifecycle<'_> {
                 batch_size: plan.params.batch_size,
                 write_rate_mb: plan.params.write_rate_mb,
                 distribution,
+                verify: plan.params.verify,
             };
             let out = run_step(&ctx, &cfg, &mut keys);
             rec.step(

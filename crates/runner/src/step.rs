@@ -5,7 +5,7 @@ use crate::config::{KeySpace, StepConfig};
 use crate::histogram::LatencyHistogram;
 use crate::metrics::{self, GB};
 use crate::sampler::{self, Sampler, Snapshot};
-use crate::worker::{self, Msg, Padded, Report, Role, Shared, WorkerEnv};
+use crate::worker::{self, HarnessTime, Msg, Padded, Report, Role, Shared, WorkerEnv};
 use crate::workload::kv::KvStep;
 use crate::workload::Workload;
 use plumb_core::{
@@ -164,6 +164,7 @@ struct Collected {
     marks: Vec<Snapshot>,
     reports: Vec<Report>,
     verify: Verification,
+    harness: HarnessTime,
     errors: Vec<String>,
     interrupted: bool,
     reader_done: usize,
@@ -184,6 +185,7 @@ fn sample(
         marks: Vec::new(),
         reports: Vec::new(),
         verify: Verification::default(),
+        harness: HarnessTime::default(),
         errors: Vec::new(),
         interrupted: false,
         reader_done: 0,
@@ -194,9 +196,13 @@ fn sample(
         Msg::Done {
             writer,
             verify,
+            harness,
             error,
         } => {
             c.verify.merge(&verify);
+            if !writer {
+                c.harness.merge(&harness);
+            }
             c.errors.extend(error);
             if writer {
                 *writer_done = true;
@@ -378,8 +384,15 @@ fn summarise(
     let mut error = c.errors.first().cloned();
     if error.is_none() && c.verify.failed() {
         error = Some(format!(
-            "verification failed: {} checksum mismatches, {} keys missing that must exist",
-            c.verify.mismatches, c.verify.missing
+            "verification failed: {} values wrong (short, another key's, or checksum \
+             mismatches), {} keys missing that must exist (of {} values checked, {} with \
+             the full checksum; a database loaded by plumb before value format {} fails \
+             every read: reload it)",
+            c.verify.mismatches,
+            c.verify.missing,
+            c.verify.verified,
+            c.verify.checksummed,
+            plumb_core::value::FORMAT
         ));
     }
 
@@ -394,6 +407,7 @@ fn summarise(
         p9999_us: total.quantile_us(0.9999),
         pmax_us: total.max_us(),
         cpu_us_op: metrics::per_op(Some(process.cpu_us() as f64), ops),
+        harness_us_op: metrics::per_op(Some(c.harness.ns as f64 / 1e3), c.harness.ops),
         csw_op: metrics::per_op(Some(process.csw() as f64), ops),
         rd_op,
         rkb_op,

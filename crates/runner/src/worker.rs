@@ -9,8 +9,9 @@ use crate::config::StepConfig;
 use crate::histogram::LatencyHistogram;
 use crate::pacing::Pacer;
 use crate::workload::Workload;
-use plumb_core::{Target, TargetError, Verification};
+use plumb_core::{Target, TargetError, Verification, HARNESS_SAMPLE_EVERY};
 use plumb_workloads::Permutation;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::Sender;
 use std::sync::Barrier;
@@ -37,12 +38,125 @@ pub(crate) struct Shared {
 pub(crate) enum Msg {
     /// One worker's ops that completed during one epoch.
     Interval(Report),
-    /// The worker stopped; its verification counts and error, if any.
+    /// The worker stopped; its verification counts, its harness time and error, if any.
     Done {
         writer: bool,
         verify: Verification,
+        harness: HarnessTime,
         error: Option<String>,
     },
+}
+
+/// The harness's share of the measured ops that were split (one in
+/// [`HARNESS_SAMPLE_EVERY`] calls).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct HarnessTime {
+    /// Ops counted by the split calls.
+    pub(crate) ops: u64,
+    /// Their time outside the engine, ns.
+    pub(crate) ns: u64,
+}
+
+impl HarnessTime {
+    pub(crate) fn merge(&mut self, o: &HarnessTime) {
+        self.ops += o.ops;
+        self.ns += o.ns;
+    }
+}
+
+/// Splits an op's time between the engine and plumb, on one call in
+/// [`HARNESS_SAMPLE_EVERY`]: a workload wraps its engine call in [`OpClock::engine`] and
+/// any check it makes inside an engine callback in [`OpClock::harness`]. On the other
+/// calls both are a branch on a flag.
+pub struct OpClock {
+    sampling: Cell<bool>,
+    engine_ns: Cell<u64>,
+    inner_ns: Cell<u64>,
+    /// Timed regions in this op: each adds about one clock read to what it measures.
+    regions: Cell<u64>,
+    /// What one clock read costs, ns.
+    read_ns: u64,
+}
+
+/// The cost of one `Instant::now()` on this machine, measured once per process: every
+/// timed region's figure includes about one, and the harness time subtracts them.
+fn clock_read_ns() -> u64 {
+    static NS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *NS.get_or_init(|| {
+        const READS: u32 = 20_000;
+        // The cheapest of a few tries: the others were interrupted.
+        (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                for _ in 0..READS {
+                    std::hint::black_box(Instant::now());
+                }
+                t.elapsed().as_nanos() as u64 / u64::from(READS)
+            })
+            .min()
+            .unwrap_or(0)
+    })
+}
+
+impl Default for OpClock {
+    fn default() -> Self {
+        OpClock {
+            sampling: Cell::new(false),
+            engine_ns: Cell::new(0),
+            inner_ns: Cell::new(0),
+            regions: Cell::new(0),
+            read_ns: clock_read_ns(),
+        }
+    }
+}
+
+impl OpClock {
+    /// Runs the engine call `f`, timed when this op is sampled.
+    #[inline(always)]
+    pub fn engine<R>(&self, f: impl FnOnce() -> R) -> R {
+        if !self.sampling.get() {
+            return f();
+        }
+        let t = Instant::now();
+        let r = f();
+        self.engine_ns
+            .set(self.engine_ns.get() + t.elapsed().as_nanos() as u64);
+        self.regions.set(self.regions.get() + 1);
+        r
+    }
+
+    /// Runs the harness's own work `f` inside an engine call (checking a value in a
+    /// callback), so it counts as plumb's, not the engine's.
+    #[inline(always)]
+    pub fn harness<R>(&self, f: impl FnOnce() -> R) -> R {
+        if !self.sampling.get() {
+            return f();
+        }
+        let t = Instant::now();
+        let r = f();
+        self.inner_ns
+            .set(self.inner_ns.get() + t.elapsed().as_nanos() as u64);
+        self.regions.set(self.regions.get() + 1);
+        r
+    }
+
+    fn start(&self, sampling: bool) {
+        self.sampling.set(sampling);
+        if sampling {
+            self.engine_ns.set(0);
+            self.inner_ns.set(0);
+            self.regions.set(0);
+        }
+    }
+
+    /// The part of an op of `ns` that was not the engine's, less the clock reads the
+    /// split itself added (about one per timed region, once the engine's share has had
+    /// its nested regions taken out).
+    fn harness_ns(&self, ns: u64) -> u64 {
+        let engine = self.engine_ns.get().saturating_sub(self.inner_ns.get());
+        ns.saturating_sub(engine)
+            .saturating_sub(self.regions.get() * self.read_ns)
+    }
 }
 
 /// One worker's contribution to one interval.
@@ -81,6 +195,7 @@ pub struct Worker<'a> {
     role: Role,
     tx: &'a Sender<Msg>,
     released: bool,
+    harness: HarnessTime,
 }
 
 impl<'a> Worker<'a> {
@@ -129,18 +244,12 @@ impl<'a> Worker<'a> {
     #[inline]
     pub fn drive<F>(&mut self, quota: u64, op: F) -> Result<(), TargetError>
     where
-        F: FnMut() -> Result<(u64, u64), TargetError>,
+        F: FnMut(&OpClock) -> Result<(u64, u64), TargetError>,
     {
         self.release();
-        drive(
-            self.env,
-            self.index(),
-            self.role == Role::Writer,
-            quota,
-            None,
-            op,
-            self.tx,
-        )
+        let (t, writer) = (self.index(), self.role == Role::Writer);
+        let h = &mut self.harness;
+        drive(self.env, t, writer, quota, None, op, self.tx, h)
     }
 
     /// Runs `op` open-loop at `ops_per_sec` (> 0) until the step ends: latency counts
@@ -149,20 +258,22 @@ impl<'a> Worker<'a> {
     #[inline]
     pub fn drive_paced<F>(&mut self, ops_per_sec: f64, op: F) -> Result<(), TargetError>
     where
-        F: FnMut() -> Result<(u64, u64), TargetError>,
+        F: FnMut(&OpClock) -> Result<(u64, u64), TargetError>,
     {
         self.release();
         let start = *self.env.shared.writer_start.get_or_init(Instant::now);
         let mut pacer = Pacer::new(ops_per_sec, start);
         let writer = self.role == Role::Writer;
+        let (t, h) = (self.index(), &mut self.harness);
         drive(
             self.env,
-            self.index(),
+            t,
             writer,
             u64::MAX,
             Some(&mut pacer),
             op,
             self.tx,
+            h,
         )
     }
 
@@ -187,8 +298,10 @@ pub(crate) fn run_worker(
         role,
         tx: &tx,
         released: false,
+        harness: HarnessTime::default(),
     };
     let mut verify = Verification::default();
+    clock_read_ns(); // measured once, before any step's window opens
     let result = workload.run(&mut w, &mut verify);
     // Everyone meets at the start, even a worker that failed before its first op, so
     // the sampler cannot hang.
@@ -199,6 +312,7 @@ pub(crate) fn run_worker(
     let _ = tx.send(Msg::Done {
         writer: role == Role::Writer,
         verify,
+        harness: w.harness,
         error: result.err().map(|e| e.to_string()),
     });
 }
@@ -206,6 +320,7 @@ pub(crate) fn run_worker(
 /// The timed loop shared by every workload. `op` returns (ops counted, user bytes);
 /// zero ops means the worker has nothing left to do.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn drive<F>(
     env: &WorkerEnv<'_>,
     t: usize,
@@ -214,11 +329,14 @@ fn drive<F>(
     mut pacer: Option<&mut Pacer>,
     mut op: F,
     tx: &Sender<Msg>,
+    harness: &mut HarnessTime,
 ) -> Result<(), TargetError>
 where
-    F: FnMut() -> Result<(u64, u64), TargetError>,
+    F: FnMut(&OpClock) -> Result<(u64, u64), TargetError>,
 {
     let shared = env.shared;
+    let clock = OpClock::default();
+    let mut calls = 0u64;
     let mut epoch = shared.epoch.load(Relaxed);
     let mut hist = LatencyHistogram::new();
     let (mut ops, mut bytes) = (0u64, 0u64);
@@ -251,7 +369,11 @@ where
             },
             None => last_end,
         };
-        let (n, b) = match op() {
+        // Not the first call of a thread: it pays for first touches.
+        let sampling = calls % HARNESS_SAMPLE_EVERY == HARNESS_SAMPLE_EVERY / 2;
+        calls += 1;
+        clock.start(sampling);
+        let (n, b) = match op(&clock) {
             Ok((0, _)) => break Ok(()), // nothing left to do (a scan past the last key)
             Ok(x) => x,
             Err(e) => break Err(e),
@@ -272,6 +394,10 @@ where
             done += n;
             if !writer {
                 shared.progress[t].0.store(done, Relaxed);
+            }
+            if sampling {
+                harness.ops += n;
+                harness.ns += clock.harness_ns(ns);
             }
         }
     };

@@ -1,6 +1,7 @@
 //! Steps run end to end on the null and memory targets: intervals add up, reads are
 //! verified, corruption and missing keys are caught.
 
+use plumb_core::value::VerifyMode;
 use plumb_core::{StepStatus, Target};
 use plumb_runner::{run_step, KeySpace, NoProgress, RunContext, StepConfig, StepOutcome};
 use plumb_targets::{MemoryTarget, NullTarget};
@@ -25,6 +26,7 @@ fn cfg(step: &str, index: usize, num: u64, threads: usize) -> StepConfig {
         batch_size: 16,
         write_rate_mb: 1.0,
         distribution: Distribution::Uniform,
+        verify: VerifyMode::Sample,
     }
 }
 
@@ -130,6 +132,62 @@ fn a_corrupted_value_is_detected_and_fails_the_step() {
     assert_eq!(o.status, StepStatus::Failed);
     assert!(o.summary.verify.mismatches > 0);
     assert!(o.error.unwrap().contains("checksum mismatches"));
+}
+
+#[test]
+fn a_value_returned_for_another_key_is_caught_on_every_read_in_the_default_mode() {
+    let t = MemoryTarget::new();
+    let mut keys = KeySpace::empty();
+    run(&t, &cfg("fillseq", 0, 4, 1), &mut keys);
+    let f = KeyFormat { size: 20 };
+    let (mut a, mut b) = (f.buffer(), f.buffer());
+    f.encode(1, &mut a);
+    f.encode(2, &mut b);
+    assert!(t.swap(&a, &b));
+    let mut c = cfg("readrandom", 1, 4, 1);
+    c.ops = Some(4000);
+    assert_eq!(c.verify, VerifyMode::Sample, "the default mode");
+    let o = run(&t, &c, &mut keys);
+    assert_eq!(o.status, StepStatus::Failed);
+    let v = o.summary.verify;
+    assert_eq!(v.verified, 4000);
+    // Half the keys hold another key's value: each of their reads is caught by the
+    // key tag, not only the sampled ones (1 in 32 get the full checksum).
+    assert!(
+        (1600..=2400).contains(&v.mismatches),
+        "every read of keys 1 and 2 fails: {v:?}"
+    );
+    assert!(
+        v.checksummed >= 4000 / 32 && v.checksummed <= 4000 / 32 + 1,
+        "{v:?}"
+    );
+}
+
+#[test]
+fn verify_none_checks_nothing_and_all_checksums_every_value() {
+    let t = MemoryTarget::new();
+    let mut keys = KeySpace::empty();
+    run(&t, &cfg("fillseq", 0, 100, 1), &mut keys);
+    for (mode, checked, summed) in [
+        (VerifyMode::None, 0, 0),
+        (VerifyMode::All, 1000, 1000),
+        (VerifyMode::Sample, 1000, 1000 / 32 + 1),
+    ] {
+        let mut c = cfg("readrandom", 1, 100, 1);
+        c.ops = Some(1000);
+        c.verify = mode;
+        let o = run(&t, &c, &mut keys);
+        assert_eq!(o.status, StepStatus::Ok, "{mode}");
+        let v = o.summary.verify;
+        assert_eq!((v.verified, v.checksummed), (checked, summed), "{mode}");
+        // plumb's own time per op is measured on a sample of ops and is part of each op.
+        let h = o.summary.harness_us_op.expect("harness time measured");
+        let per_op = o.summary.secs * 1e6 / o.summary.ops as f64;
+        assert!(
+            h > 0.0 && h <= per_op * 1.5,
+            "{mode}: harness {h} µs of {per_op} µs per op"
+        );
+    }
 }
 
 #[test]

@@ -35,6 +35,18 @@ impl MemoryTarget {
         }
     }
 
+    /// Swaps the values of two keys, as an engine returning another key's value would;
+    /// false when either is absent. For tests.
+    pub fn swap(&self, a: &[u8], b: &[u8]) -> bool {
+        let mut m = self.map.write().unwrap_or_else(|e| e.into_inner());
+        let (Some(va), Some(vb)) = (m.get(a).cloned(), m.get(b).cloned()) else {
+            return false;
+        };
+        m.insert(a.to_vec(), vb);
+        m.insert(b.to_vec(), va);
+        true
+    }
+
     /// Keys stored, for tests.
     pub fn len(&self) -> usize {
         self.map.read().unwrap_or_else(|e| e.into_inner()).len()

@@ -1,10 +1,12 @@
 //! db_bench's steps (fills, point reads, multi-gets, scans, deletes, the paced writer
 //! beside readers) as one [`Workload`]: each thread owns its session, key chooser, key
-//! and value buffers, and every value it reads is checked against its checksum.
+//! and value buffers, and checks what it reads as `--verify` asks. Every engine call
+//! goes through [`super::OpClock::engine`] and every check made inside an engine
+//! callback through [`super::OpClock::harness`], so plumb's own share of an op is known.
 
 use super::{Role, Worker, Workload};
 use crate::config::StepConfig;
-use plumb_core::value::{self, Verdict};
+use plumb_core::value::{self, Verdict, VerifyMode};
 use plumb_core::{Session, TargetError, Verification};
 use plumb_workloads::distribution::worker_seed;
 use plumb_workloads::{KeyChooser, KeyFormat, StepKind};
@@ -39,8 +41,12 @@ impl Workload for KvStep {
             batch: vec![vec![0u8; cfg.key_size]; cfg.batch_size.max(1)],
             payload_pos: 0,
             verify: Verification::default(),
-            check: w.target().stores_data(),
-            all_present: w.all_present(),
+            mode: if w.target().stores_data() {
+                cfg.verify
+            } else {
+                VerifyMode::None
+            },
+            must_exist: w.target().stores_data() && w.all_present(),
         };
         let mut session = w.target().session()?;
         let r = drive_kind(self.kind, w, &mut st, session.as_mut());
@@ -57,6 +63,27 @@ impl Workload for KvStep {
     }
 }
 
+/// Checks a value read back for `key` as `mode` asks: the key tag and length on every
+/// value, the full checksum on all or one in [`value::SAMPLE_EVERY`].
+#[inline(always)]
+fn check_value(verify: &mut Verification, mode: VerifyMode, key: &[u8], v: &[u8]) {
+    let full = match mode {
+        VerifyMode::None => return,
+        VerifyMode::All => true,
+        VerifyMode::Sample => verify.verified % value::SAMPLE_EVERY == 0,
+    };
+    verify.verified += 1;
+    let verdict = if full {
+        verify.checksummed += 1;
+        value::verify(key, v)
+    } else {
+        value::verify_key(key, v)
+    };
+    if verdict == Verdict::Mismatch {
+        verify.mismatches += 1;
+    }
+}
+
 /// Per-worker mutable op state: buffers reused for every op.
 struct OpState {
     fmt: KeyFormat,
@@ -65,14 +92,16 @@ struct OpState {
     batch: Vec<Vec<u8>>,
     payload_pos: usize,
     verify: Verification,
-    check: bool,
-    all_present: bool,
+    /// What reads check (`None` on a target that keeps no data).
+    mode: VerifyMode,
+    /// A miss is an error: the target keeps data and every key was loaded.
+    must_exist: bool,
 }
 
 impl OpState {
     #[inline]
     fn fill_value(&mut self, payload: &[u8]) {
-        let n = self.value.len() - value::CHECKSUM_LEN;
+        let n = self.value.len() - value::HEADER_LEN;
         if self.payload_pos + n > payload.len() {
             self.payload_pos = 0;
         }
@@ -81,18 +110,8 @@ impl OpState {
     }
 
     #[inline]
-    fn check_value(verify: &mut Verification, check: bool, key: &[u8], v: &[u8]) {
-        if check {
-            verify.verified += 1;
-            if value::verify(key, v) == Verdict::Mismatch {
-                verify.mismatches += 1;
-            }
-        }
-    }
-
-    #[inline]
     fn absent(&mut self) {
-        if self.check && self.all_present {
+        if self.must_exist {
             self.verify.missing += 1;
         } else {
             self.verify.not_found += 1;
@@ -121,10 +140,10 @@ fn drive_kind(
         let ops_per_sec = cfg.write_rate_mb * 1024.0 * 1024.0 / kv as f64;
         let mut uniform = KeyChooser::new(plumb_workloads::Distribution::Uniform, num, seed)
             .map_err(|e| TargetError::engine("plumb", e))?;
-        return w.drive_paced(ops_per_sec, || {
+        return w.drive_paced(ops_per_sec, |c| {
             st.fmt.encode(uniform.next_key(), &mut st.key);
             st.fill_value(payload);
-            s.put(&st.key, &st.value)?;
+            c.engine(|| s.put(&st.key, &st.value))?;
             Ok((1, kv))
         });
     }
@@ -141,25 +160,25 @@ fn drive_kind(
     let mut i = 0u64;
     let nexts = cfg.seek_nexts;
     match kind {
-        StepKind::FillSeq => w.drive(quota, || {
+        StepKind::FillSeq => w.drive(quota, |c| {
             st.fmt.encode(lo + i, &mut st.key);
             i += 1;
             st.fill_value(payload);
-            s.put_no_wal(&st.key, &st.value)?;
+            c.engine(|| s.put_no_wal(&st.key, &st.value))?;
             Ok((1, kv))
         }),
-        StepKind::FillUniqueRandom => w.drive(quota, || {
+        StepKind::FillUniqueRandom => w.drive(quota, |c| {
             st.fmt.encode(perm.apply(lo + i), &mut st.key);
             i += 1;
             st.fill_value(payload);
-            s.put(&st.key, &st.value)?;
+            c.engine(|| s.put(&st.key, &st.value))?;
             Ok((1, kv))
         }),
         StepKind::FillRandom | StepKind::Overwrite => {
             let mut uniform = KeyChooser::new(plumb_workloads::Distribution::Uniform, num, seed)
                 .map_err(|e| TargetError::engine("plumb", e))?;
             let fill = kind == StepKind::FillRandom;
-            w.drive(quota, || {
+            w.drive(quota, |c| {
                 let k = if fill {
                     uniform.next_key()
                 } else {
@@ -167,48 +186,52 @@ fn drive_kind(
                 };
                 st.fmt.encode(k, &mut st.key);
                 st.fill_value(payload);
-                s.put(&st.key, &st.value)?;
+                c.engine(|| s.put(&st.key, &st.value))?;
                 Ok((1, kv))
             })
         }
-        StepKind::DeleteRandom => w.drive(quota, || {
+        StepKind::DeleteRandom => w.drive(quota, |c| {
             st.fmt.encode(keys.next_key(), &mut st.key);
-            s.delete(&st.key)?;
+            c.engine(|| s.delete(&st.key))?;
             Ok((1, cfg.key_size as u64))
         }),
         StepKind::ReadRandom | StepKind::ReadWhileWriting => {
             // A found value is checked one op later (see Session::get_deferred), so its
             // bytes count in that op; every value is checked, the last one below.
-            let r = w.drive(quota, || {
+            let r = w.drive(quota, |c| {
                 st.fmt.encode(keys.next_key(), &mut st.key);
-                let (verify, check) = (&mut st.verify, st.check);
+                let (verify, mode) = (&mut st.verify, st.mode);
                 let mut bytes = 0u64;
-                let found = s.get_deferred(&st.key, &mut |k, v| {
-                    bytes = (k.len() + v.len()) as u64;
-                    OpState::check_value(verify, check, k, v);
+                let found = c.engine(|| {
+                    s.get_deferred(&st.key, &mut |k, v| {
+                        bytes = (k.len() + v.len()) as u64;
+                        c.harness(|| check_value(verify, mode, k, v));
+                    })
                 })?;
                 if !found {
                     st.absent();
                 }
                 Ok((1, bytes))
             });
-            let (verify, check) = (&mut st.verify, st.check);
-            s.finish_deferred(&mut |k, v| OpState::check_value(verify, check, k, v))?;
+            let (verify, mode) = (&mut st.verify, st.mode);
+            s.finish_deferred(&mut |k, v| check_value(verify, mode, k, v))?;
             r
         }
-        StepKind::MultiReadRandom => w.drive(quota, || {
+        StepKind::MultiReadRandom => w.drive(quota, |c| {
             for k in st.batch.iter_mut() {
                 st.fmt.encode(keys.next_key(), k);
             }
-            let (verify, check, batch) = (&mut st.verify, st.check, &st.batch);
+            let (verify, mode, batch) = (&mut st.verify, st.mode, &st.batch);
             let mut bytes = 0u64;
             let mut absent = 0u64;
-            s.multi_get(batch, &mut |i, v| match v {
-                Some(v) => {
-                    bytes += (batch[i].len() + v.len()) as u64;
-                    OpState::check_value(verify, check, &batch[i], v);
-                }
-                None => absent += 1,
+            c.engine(|| {
+                s.multi_get(batch, &mut |i, v| match v {
+                    Some(v) => {
+                        bytes += (batch[i].len() + v.len()) as u64;
+                        c.harness(|| check_value(verify, mode, &batch[i], v));
+                    }
+                    None => absent += 1,
+                })
             })?;
             let n = batch.len() as u64;
             for _ in 0..absent {
@@ -223,18 +246,22 @@ fn drive_kind(
             let fmt = st.fmt;
             let mut next = lo;
             let mut left = quota;
-            w.drive(quota, || {
+            w.drive(quota, |c| {
                 if left == 0 {
                     return Ok((0, 0));
                 }
                 fmt.encode(next, &mut st.key);
-                let (verify, check) = (&mut st.verify, st.check);
+                let (verify, mode) = (&mut st.verify, st.mode);
                 let mut bytes = 0u64;
                 let mut last = None;
-                let more = s.next_in_order(&st.key, &mut |k, v| {
-                    bytes = (k.len() + v.len()) as u64;
-                    last = fmt.decode(k);
-                    OpState::check_value(verify, check, k, v);
+                let more = c.engine(|| {
+                    s.next_in_order(&st.key, &mut |k, v| {
+                        bytes = (k.len() + v.len()) as u64;
+                        c.harness(|| {
+                            last = fmt.decode(k);
+                            check_value(verify, mode, k, v);
+                        });
+                    })
                 })?;
                 if !more {
                     return Ok((0, 0));
@@ -251,13 +278,15 @@ fn drive_kind(
         | StepKind::FwdRangeWhileWriting
         | StepKind::RevRangeWhileWriting => {
             let reverse = matches!(kind, StepKind::RevRange | StepKind::RevRangeWhileWriting);
-            w.drive(quota, || {
+            w.drive(quota, |c| {
                 st.fmt.encode(keys.next_key(), &mut st.key);
-                let (verify, check) = (&mut st.verify, st.check);
+                let (verify, mode) = (&mut st.verify, st.mode);
                 let mut bytes = 0u64;
-                s.scan(&st.key, nexts, reverse, &mut |k, v| {
-                    bytes += (k.len() + v.len()) as u64;
-                    OpState::check_value(verify, check, k, v);
+                c.engine(|| {
+                    s.scan(&st.key, nexts, reverse, &mut |k, v| {
+                        bytes += (k.len() + v.len()) as u64;
+                        c.harness(|| check_value(verify, mode, k, v));
+                    })
                 })?;
                 Ok((1, bytes))
             })

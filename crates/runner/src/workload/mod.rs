@@ -7,7 +7,7 @@
 
 pub mod kv;
 
-pub use crate::worker::{Role, Worker};
+pub use crate::worker::{OpClock, Role, Worker};
 use plumb_core::{TargetError, Verification};
 
 /// One kind of step, as the runner drives it.

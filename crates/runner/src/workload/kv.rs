@@ -70,7 +70,7 @@ fn check_value(verify: &mut Verification, mode: VerifyMode, key: &[u8], v: &[u8]
     let full = match mode {
         VerifyMode::None => return,
         VerifyMode::All => true,
-        VerifyMode::Sample => verify.verified % value::SAMPLE_EVERY == 0,
+        VerifyMode::Sample => verify.verified.is_multiple_of(value::SAMPLE_EVERY),
     };
     verify.verified += 1;
     let verdict = if full {

@@ -236,6 +236,8 @@ PY
 one_run() {
   local tool=$1 test=$2 th=$3 r=$4 logf ops pct="" t0 t1 out
   logf="$LOGDIR/$test-t$th-r$r-$tool"
+  # A write test must not pay for the kernel's writeback of the previous run's data.
+  case "$test" in fill*|overwrite) sync ;; esac
   t0=$(date +%s.%N)
   if [ "$tool" = db_bench ]; then
     logf="$logf.log"
@@ -247,8 +249,10 @@ one_run() {
         rm -rf "$DBB_FILL" ;;
       fillrandom)
         rm -rf "$DBB_FILL"
+        # No --duration: db_bench would then ignore --num and keep writing, while plumb's
+        # fillrandom writes --num keys split among threads; --writes is per db_bench thread.
         ops=$(run_dbb "$logf" fillrandom --db="$DBB_FILL" --use_existing_db=0 --benchmarks=fillrandom \
-              --threads="$th" --duration="$DURATION")
+              --writes=$((NUM / th)) --threads="$th")
         rm -rf "$DBB_FILL" ;;
       readrandom)
         ops=$(run_dbb "$logf" readrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,readrandom \
@@ -279,7 +283,7 @@ one_run() {
       fillrandom)
         rm -rf "$PL_FILL"
         out=$(run_pl "$logf" fillrandom --db "$PL_FILL" --benchmarks fillrandom \
-              --threads "$th" --duration "$DURATION" "${v[@]}")
+              --threads "$th" "${v[@]}")
         rm -rf "$PL_FILL" ;;
       readrandom|fwdrange|revrange|multireadrandom)
         out=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --benchmarks "readseq,$test" \

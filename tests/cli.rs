@@ -49,6 +49,10 @@ fn rocksdb_tiny_workload_reports_every_metric_it_can() {
     assert_eq!(doc["run"]["engine"], "rocksdb");
     assert_eq!(doc["run"]["engine_version"], "11.8.1");
     assert_eq!(doc["run"]["options"]["rocksdb.block_size"], "8192");
+    assert_eq!(
+        doc["run"]["options"]["verify"], "sample",
+        "the default, stored"
+    );
     assert_eq!(doc["run"]["tag"], "tiny");
     assert_steps_consistent(&doc);
     let steps = doc["steps"].as_array().unwrap();
@@ -57,6 +61,7 @@ fn rocksdb_tiny_workload_reports_every_metric_it_can() {
     let fill = by("fillseq");
     assert_eq!(fill["ops"], 20000);
     for k in [
+        "harness_us_op",
         "p50_us",
         "p99_us",
         "pmax_us",

@@ -9,6 +9,9 @@
 //!   value pays it, so the default mode checks it on a sample of reads and `--verify all`
 //!   on every one.
 //!
+//! A value written with `--verify none` does db_bench's work: it carries the key tag but
+//! no checksum (the checksum field is 0), and later reads check its key only.
+//!
 //! Format 1 (plumb before the key tag) had no tag: a database loaded by it fails the
 //! key check; reload it.
 
@@ -73,6 +76,8 @@ impl std::str::FromStr for VerifyMode {
 pub enum Verdict {
     /// Everything checked matches.
     Ok,
+    /// The key tag matches; the value carries no checksum (written with `--verify none`).
+    KeyOnly,
     /// The value is too short, belongs to another key, or its checksum does not match.
     Mismatch,
 }
@@ -103,8 +108,19 @@ fn word(v: &[u8], at: usize) -> u32 {
 pub fn encode(key: &[u8], payload_source: &[u8], value: &mut [u8]) {
     let n = value.len() - HEADER_LEN;
     value[HEADER_LEN..].copy_from_slice(&payload_source[..n]);
-    let sum = checksum(key, &value[HEADER_LEN..]);
+    // 0 marks a value written without a checksum; a real checksum of 0 is stored as 1
+    // (a 2^-32 chance of one missed flip in that value).
+    let sum = checksum(key, &value[HEADER_LEN..]).max(1);
     value[..4].copy_from_slice(&sum.to_le_bytes());
+    value[4..HEADER_LEN].copy_from_slice(&key_tag(key).to_le_bytes());
+}
+
+/// As [`encode`] without the checksum (its field is 0): what `--verify none` writes, so a
+/// write costs what db_bench's does, and later reads can still catch a wrong key.
+pub fn encode_unsummed(key: &[u8], payload_source: &[u8], value: &mut [u8]) {
+    let n = value.len() - HEADER_LEN;
+    value[HEADER_LEN..].copy_from_slice(&payload_source[..n]);
+    value[..4].copy_from_slice(&0u32.to_le_bytes());
     value[4..HEADER_LEN].copy_from_slice(&key_tag(key).to_le_bytes());
 }
 
@@ -118,12 +134,17 @@ pub fn verify_key(key: &[u8], value: &[u8]) -> Verdict {
     }
 }
 
-/// The full check: key tag and the checksum over key and payload.
+/// The full check: key tag and the checksum over key and payload (only the key tag for a
+/// value written without one).
 pub fn verify(key: &[u8], value: &[u8]) -> Verdict {
     if verify_key(key, value) == Verdict::Mismatch {
         return Verdict::Mismatch;
     }
-    if word(value, 0) == checksum(key, &value[HEADER_LEN..]) {
+    let stored = word(value, 0);
+    if stored == 0 {
+        return Verdict::KeyOnly;
+    }
+    if stored == checksum(key, &value[HEADER_LEN..]).max(1) {
         Verdict::Ok
     } else {
         Verdict::Mismatch
@@ -160,6 +181,16 @@ mod tests {
         encode(b"k1", &payload, &mut v);
         assert_eq!(verify(b"k2", &v), Verdict::Mismatch);
         assert_eq!(verify_key(b"k2", &v), Verdict::Mismatch);
+    }
+
+    #[test]
+    fn a_value_written_without_a_checksum_is_checked_by_key_only() {
+        let payload = vec![3u8; 64];
+        let mut v = vec![0u8; 40];
+        encode_unsummed(b"k", &payload, &mut v);
+        assert_eq!(verify(b"k", &v), Verdict::KeyOnly);
+        assert_eq!(verify_key(b"k", &v), Verdict::Ok);
+        assert_eq!(verify(b"k2", &v), Verdict::Mismatch);
     }
 
     #[test]

@@ -164,6 +164,32 @@ fn a_value_returned_for_another_key_is_caught_on_every_read_in_the_default_mode(
 }
 
 #[test]
+fn values_loaded_with_verify_none_carry_no_checksum_but_their_key_is_still_checked() {
+    let t = MemoryTarget::new();
+    let mut keys = KeySpace::empty();
+    let mut fill = cfg("fillseq", 0, 100, 1);
+    fill.verify = VerifyMode::None;
+    run(&t, &fill, &mut keys);
+    let mut c = cfg("readrandom", 1, 100, 1);
+    c.ops = Some(500);
+    c.verify = VerifyMode::All;
+    let o = run(&t, &c, &mut keys);
+    assert_eq!(o.status, StepStatus::Ok);
+    assert_eq!(
+        (o.summary.verify.verified, o.summary.verify.checksummed),
+        (500, 0)
+    );
+    let f = KeyFormat { size: 20 };
+    let (mut a, mut b) = (f.buffer(), f.buffer());
+    f.encode(1, &mut a);
+    f.encode(2, &mut b);
+    assert!(t.swap(&a, &b));
+    let o = run(&t, &c, &mut keys);
+    assert_eq!(o.status, StepStatus::Failed);
+    assert!(o.summary.verify.mismatches > 0);
+}
+
+#[test]
 fn verify_none_checks_nothing_and_all_checksums_every_value() {
     let t = MemoryTarget::new();
     let mut keys = KeySpace::empty();

@@ -47,6 +47,7 @@ impl Workload for KvStep {
                 VerifyMode::None
             },
             must_exist: w.target().stores_data() && w.all_present(),
+            write_sums: cfg.verify != VerifyMode::None,
         };
         let mut session = w.target().session()?;
         let r = drive_kind(self.kind, w, &mut st, session.as_mut());
@@ -74,13 +75,14 @@ fn check_value(verify: &mut Verification, mode: VerifyMode, key: &[u8], v: &[u8]
     };
     verify.verified += 1;
     let verdict = if full {
-        verify.checksummed += 1;
         value::verify(key, v)
     } else {
         value::verify_key(key, v)
     };
-    if verdict == Verdict::Mismatch {
-        verify.mismatches += 1;
+    match verdict {
+        Verdict::Ok if full => verify.checksummed += 1,
+        Verdict::Ok | Verdict::KeyOnly => {}
+        Verdict::Mismatch => verify.mismatches += 1,
     }
 }
 
@@ -96,6 +98,8 @@ struct OpState {
     mode: VerifyMode,
     /// A miss is an error: the target keeps data and every key was loaded.
     must_exist: bool,
+    /// Written values carry a checksum (not under `--verify none`).
+    write_sums: bool,
 }
 
 impl OpState {
@@ -105,7 +109,12 @@ impl OpState {
         if self.payload_pos + n > payload.len() {
             self.payload_pos = 0;
         }
-        value::encode(&self.key, &payload[self.payload_pos..], &mut self.value);
+        let src = &payload[self.payload_pos..];
+        if self.write_sums {
+            value::encode(&self.key, src, &mut self.value);
+        } else {
+            value::encode_unsummed(&self.key, src, &mut self.value);
+        }
         self.payload_pos += n;
     }
 

@@ -12,7 +12,7 @@
 #   TESTS="fillseq fillrandom readrandom multireadrandom fwdrange revrange overwrite"
 #   MODES="none sample"  plumb's --verify modes to run, each against db_bench: `none` does
 #   db_bench's work (no value checked), `sample` is plumb's default (key tag on every
-#   read, full checksum on 1 in 32). The report prints one ratio per mode and plumb's
+#   read, full checksum on 1 in 256). The report prints one ratio per mode and plumb's
 #   own share of the CPU (plumb%: time outside the engine call over cpu_us_op).
 #   CACHE_SIZE=4294967296   CACHE_TYPE=hyperclock|lru   COMPRESSION=none
 #   BLOOM_BITS=10   BLOCK_SIZE=8192   WRITE_BUFFER_SIZE=67108864   MAX_BACKGROUND_JOBS=2

@@ -97,7 +97,8 @@ fn rocksdb_tiny_workload_reports_every_metric_it_can() {
         rww["writer"]
     );
     let fr = by("fwdrange");
-    assert!(fr["verify"]["verified"].as_u64().unwrap() > fr["ops"].as_u64().unwrap());
+    // The default checks the first value of every range (each range finds one here).
+    assert_eq!(fr["verify"]["verified"], fr["ops"]);
     assert!(db.join("CURRENT").exists(), "--db is kept");
 
     // The store holds what was printed.

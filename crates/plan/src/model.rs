@@ -60,9 +60,10 @@ pub struct KvParams {
     /// Key distribution: uniform, zipfian[:THETA], or hotset:K (the first K keys).
     #[arg(long, default_value = "uniform")]
     pub distribution: String,
-    /// What every read checks: `sample` checks each value's length and key tag (a
-    /// wrong-key return) and the full checksum on one value in 32 (corruption), at
-    /// under 2% of a read's CPU; `all` the full checksum on every value; `none`
+    /// What every read checks: `sample` checks the length and key tag (a wrong-key
+    /// return) of each point read's value and of the first value of each range, and the
+    /// full checksum on one checked value in 256 (corruption), at under 2% of a read's
+    /// CPU; `all` the full checksum on every value; `none`
     /// nothing, db_bench's work (a key that must exist and is missing still fails).
     #[arg(long, default_value_t = VerifyMode::Sample, value_parser = verify_mode)]
     pub verify: VerifyMode,

@@ -1,7 +1,7 @@
 //! Steps run end to end on the null and memory targets: intervals add up, reads are
 //! verified, corruption and missing keys are caught.
 
-use plumb_core::value::VerifyMode;
+use plumb_core::value::{VerifyMode, SAMPLE_EVERY};
 use plumb_core::{StepStatus, Target};
 use plumb_runner::{run_step, KeySpace, NoProgress, RunContext, StepConfig, StepOutcome};
 use plumb_targets::{MemoryTarget, NullTarget};
@@ -152,13 +152,13 @@ fn a_value_returned_for_another_key_is_caught_on_every_read_in_the_default_mode(
     let v = o.summary.verify;
     assert_eq!(v.verified, 4000);
     // Half the keys hold another key's value: each of their reads is caught by the
-    // key tag, not only the sampled ones (1 in 32 get the full checksum).
+    // key tag, not only the sampled ones (1 in SAMPLE_EVERY get the full checksum).
     assert!(
         (1600..=2400).contains(&v.mismatches),
         "every read of keys 1 and 2 fails: {v:?}"
     );
     assert!(
-        v.checksummed >= 4000 / 32 && v.checksummed <= 4000 / 32 + 1,
+        v.checksummed >= 4000 / SAMPLE_EVERY && v.checksummed <= 4000 / SAMPLE_EVERY + 1,
         "{v:?}"
     );
 }
@@ -197,7 +197,7 @@ fn verify_none_checks_nothing_and_all_checksums_every_value() {
     for (mode, checked, summed) in [
         (VerifyMode::None, 0, 0),
         (VerifyMode::All, 1000, 1000),
-        (VerifyMode::Sample, 1000, 1000 / 32 + 1),
+        (VerifyMode::Sample, 1000, 1000 / SAMPLE_EVERY + 1),
     ] {
         let mut c = cfg("readrandom", 1, 100, 1);
         c.ops = Some(1000);

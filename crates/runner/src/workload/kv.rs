@@ -291,10 +291,17 @@ fn drive_kind(
                 st.fmt.encode(keys.next_key(), &mut st.key);
                 let (verify, mode) = (&mut st.verify, st.mode);
                 let mut bytes = 0u64;
+                // The default checks the first value of each range: reading a value's
+                // header is a cache miss a scan otherwise never takes (about 20 ns a
+                // value, 4% of a cached scan's CPU when every value pays it).
+                let mut first = true;
                 c.engine(|| {
                     s.scan(&st.key, nexts, reverse, &mut |k, v| {
                         bytes += (k.len() + v.len()) as u64;
-                        c.harness(|| check_value(verify, mode, k, v));
+                        if first || mode == VerifyMode::All {
+                            c.harness(|| check_value(verify, mode, k, v));
+                            first = false;
+                        }
                     })
                 })?;
                 Ok((1, bytes))

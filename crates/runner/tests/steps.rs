@@ -127,7 +127,10 @@ fn a_corrupted_value_is_detected_and_fails_the_step() {
     f.encode(7, &mut k);
     assert!(t.corrupt(&k));
     let mut c = cfg("readrandom", 1, 20, 1);
-    c.ops = Some(2000);
+    // The default mode checksums 1 value in SAMPLE_EVERY: 100k reads of 20 keys give
+    // key 7 about 20 full checks (a miss has odds of about 1e-9).
+    assert_eq!(c.verify, VerifyMode::Sample);
+    c.ops = Some(100_000);
     let o = run(&t, &c, &mut keys);
     assert_eq!(o.status, StepStatus::Failed);
     assert!(o.summary.verify.mismatches > 0);

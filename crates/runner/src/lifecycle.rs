@@ -411,7 +411,7 @@ impl Lifecycle<'_> {
             let out = run_step(&ctx, &cfg, &mut keys);
             rec.step(
                 StepRecord {
-                    seq: i as i64,
+                    seq: 0, // given by the recording
                     name: sp.name.clone(),
                     kind: sp.kind.into(),
                     status: out.status,

@@ -75,14 +75,18 @@ pub struct StepOutcome {
 pub fn run_step(ctx: &RunContext<'_>, cfg: &StepConfig, keys: &mut KeySpace) -> StepOutcome {
     let kind = cfg.plan.kind;
     if kind.is_maintenance() {
-        let sampler = Sampler {
-            target: ctx.target,
-            disk: ctx.disk,
-            hw: ctx.hw.as_ref().ok().copied(),
-        };
-        return run_maintenance(ctx, &sampler, kind, cfg);
+        return run_maintenance(ctx, &sampler_of(ctx), kind, cfg);
     }
     run_workload(ctx, cfg, keys, &KvStep::new(cfg))
+}
+
+/// What the sampler reads for a step of this run.
+fn sampler_of<'a>(ctx: &RunContext<'a>) -> Sampler<'a> {
+    Sampler {
+        target: ctx.target,
+        disk: ctx.disk,
+        hw: ctx.hw.as_ref().ok().copied(),
+    }
 }
 
 /// Runs one measured step of any workload: its threads (and a paced writer if it has
@@ -93,11 +97,7 @@ pub fn run_workload(
     keys: &mut KeySpace,
     workload: &dyn Workload,
 ) -> StepOutcome {
-    let sampler = Sampler {
-        target: ctx.target,
-        disk: ctx.disk,
-        hw: ctx.hw.as_ref().ok().copied(),
-    };
+    let sampler = sampler_of(ctx);
     let started = SystemTime::now();
     let payload = crate::payload::make_payload(cfg.seed ^ cfg.index as u64);
     let perm = Permutation::new(cfg.num.max(1), cfg.seed);

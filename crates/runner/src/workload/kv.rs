@@ -64,8 +64,9 @@ impl Workload for KvStep {
     }
 }
 
-/// Checks a value read back for `key` as `mode` asks: the key tag and length on every
-/// value, the full checksum on all or one in [`value::SAMPLE_EVERY`].
+/// Checks a value read back for `key` as `mode` asks: its length and key tag, and the
+/// full checksum on every value (`all`) or one in [`value::SAMPLE_EVERY`] (`sample`).
+/// Range steps call it for the first value of each range unless the mode is `all`.
 #[inline(always)]
 fn check_value(verify: &mut Verification, mode: VerifyMode, key: &[u8], v: &[u8]) {
     let full = match mode {

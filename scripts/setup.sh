@@ -4,8 +4,9 @@
 set -euo pipefail
 
 # libclang-dev: bindgen (rocksdb crate); clang: its headers; pkg-config, make, g++: the
-# C++ build of RocksDB inside librocksdb-sys.
-PKGS=(libclang-dev clang pkg-config make g++ git)
+# C++ build of RocksDB inside librocksdb-sys. libleveldb-dev: the leveldb engine links
+# Debian's LevelDB (LMDB and SQLite are compiled in by their crates).
+PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

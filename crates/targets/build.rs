@@ -1,18 +1,30 @@
-//! Compiles the small C++ reader (cpp/rocks_reader.cc) against the RocksDB
-//! headers librocksdb-sys builds from, so reads can reuse pinned slices and options
-//! as db_bench does instead of the C API's allocation per read.
+//! Compiles the engines' small C/C++ layers: the RocksDB reader (cpp/rocks_reader.cc)
+//! against the headers librocksdb-sys builds from, so reads can reuse pinned slices and
+//! options as db_bench does instead of the C API's allocation per read; and the
+//! SplinterDB shim (cpp/splinter_shim.c) against the installed SplinterDB's headers, so
+//! its config structs are laid out by the build that is linked.
+
+use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo:rerun-if-changed=cpp/rocks_reader.cc");
-    if std::env::var_os("CARGO_FEATURE_ROCKSDB").is_none() {
-        return;
+    println!("cargo:rerun-if-changed=cpp/splinter_shim.c");
+    println!("cargo:rerun-if-env-changed=SPLINTERDB_DIR");
+    if std::env::var_os("CARGO_FEATURE_ROCKSDB").is_some() {
+        rocks_reader();
     }
+    if std::env::var_os("CARGO_FEATURE_SPLINTERDB").is_some() {
+        splinter_shim();
+    }
+}
+
+fn rocks_reader() {
     // librocksdb-sys (links = "rocksdb") publishes its source directory.
     let src = std::env::var("DEP_ROCKSDB_CARGO_MANIFEST_DIR").expect(
         "librocksdb-sys did not publish DEP_ROCKSDB_CARGO_MANIFEST_DIR; \
          the rocksdb feature needs librocksdb-sys 0.17 or newer",
     );
-    let include = std::path::Path::new(&src).join("rocksdb").join("include");
+    let include = Path::new(&src).join("rocksdb").join("include");
     cc::Build::new()
         .cpp(true)
         .std("c++20")
@@ -21,4 +33,40 @@ fn main() {
         .file("cpp/rocks_reader.cc")
         .warnings(true)
         .compile("plumb_rocks_reader");
+}
+
+/// Where SplinterDB is: `SPLINTERDB_DIR` (an install prefix, or a source tree after
+/// `make libs`), else /usr/local where scripts/build-splinterdb.sh installs it.
+fn splinter_dirs() -> (PathBuf, PathBuf) {
+    let root =
+        PathBuf::from(std::env::var("SPLINTERDB_DIR").unwrap_or_else(|_| "/usr/local".into()));
+    let include = root.join("include");
+    let lib = [root.join("lib"), root.join("build/release/lib")]
+        .into_iter()
+        .find(|d| d.join("libsplinterdb.so").exists());
+    match lib {
+        Some(lib) if include.join("splinterdb/splinterdb.h").exists() => (include, lib),
+        _ => panic!(
+            "the splinterdb feature needs SplinterDB's headers and libsplinterdb.so under {}: \
+             run `bash scripts/build-splinterdb.sh`, or set SPLINTERDB_DIR to an install \
+             prefix or a source tree built with `make libs`",
+            root.display()
+        ),
+    }
+}
+
+fn splinter_shim() {
+    let (include, lib) = splinter_dirs();
+    cc::Build::new()
+        .define("_GNU_SOURCE", None)
+        .define("SPLINTERDB_PLATFORM_DIR", Some("platform_linux"))
+        .include(&include)
+        .file("cpp/splinter_shim.c")
+        .warnings(true)
+        .compile("plumb_splinter_shim");
+    println!("cargo:rustc-link-search=native={}", lib.display());
+    println!("cargo:rustc-link-lib=dylib=splinterdb");
+    // This package's own test binaries find the library without LD_LIBRARY_PATH even
+    // when it is not where the dynamic linker looks.
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
 }

@@ -7,7 +7,10 @@ use super::StoreArg;
 use anyhow::bail;
 use plumb_plan::{KvParams, RunPlan, TargetPlan, WorkloadPlan};
 use plumb_runner::{DirPolicy, Grouping};
-use plumb_targets::{EngineSpec, RocksOptions, ENGINE_NAMES};
+use plumb_targets::{
+    EngineCommon, EngineSpec, LeveldbOptions, LmdbOptions, RocksOptions, SplinterdbOptions,
+    SqliteOptions, ENGINE_NAMES,
+};
 use plumb_workloads::steps;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,7 +27,8 @@ plumb kv --num 5000000 --duration 60 --workload x3 --db /data/plumb\n  \
 plumb kv --db /data/plumb --use-existing-db --benchmarks readrandom --threads 2"
 )]
 pub struct KvArgs {
-    /// Engine: rocksdb (default), memory, or null (measures plumb's own overhead).
+    /// Engine: rocksdb (default), lmdb, sqlite, leveldb, splinterdb (a build with
+    /// --features splinterdb), memory, or null (measures plumb's own overhead).
     #[arg(long, default_value = "rocksdb")]
     engine: String,
     /// Data directory; must be empty or absent (see --use-existing-db, --force)
@@ -52,8 +56,18 @@ pub struct KvArgs {
     /// A named sequence: default, or x3 (RocksDB's benchmark_compare.sh order).
     #[arg(long)]
     workload: Option<String>,
+    #[command(flatten, next_help_heading = "Every engine")]
+    common: EngineCommon,
     #[command(flatten, next_help_heading = "RocksDB")]
     rocks: RocksOptions,
+    #[command(flatten, next_help_heading = "LMDB")]
+    lmdb: LmdbOptions,
+    #[command(flatten, next_help_heading = "SQLite")]
+    sqlite: SqliteOptions,
+    #[command(flatten, next_help_heading = "LevelDB")]
+    leveldb: LeveldbOptions,
+    #[command(flatten, next_help_heading = "SplinterDB")]
+    splinterdb: SplinterdbOptions,
     /// Run the whole sequence this many times, stored as one group (for `plumb compare`:
     /// medians and confidence intervals need repeats). Each repeat gets a fresh data dir
     /// (under --db: DIR/rep-N) and its own seed (seed + N).
@@ -75,10 +89,14 @@ pub fn flag(key: &str) -> String {
     format!("--{}", key.replace('_', "-"))
 }
 
-/// The engine named by `--engine`, with the RocksDB flags when it is RocksDB.
+/// The engine named by `--engine`, with its own flags and the engine-neutral ones.
 fn engine(a: &KvArgs) -> anyhow::Result<EngineSpec> {
-    let spec = match a.engine.as_str() {
+    let mut spec = match a.engine.as_str() {
         "rocksdb" => EngineSpec::Rocksdb(a.rocks.clone()),
+        "lmdb" => EngineSpec::Lmdb(a.lmdb.clone()),
+        "sqlite" => EngineSpec::Sqlite(a.sqlite.clone()),
+        "leveldb" => EngineSpec::Leveldb(a.leveldb.clone()),
+        "splinterdb" => EngineSpec::Splinterdb(a.splinterdb.clone()),
         other => EngineSpec::default_for(other).map_err(|_| {
             anyhow::anyhow!(
                 "--engine {other:?}: plumb knows {}; this build runs: {}",
@@ -89,12 +107,14 @@ fn engine(a: &KvArgs) -> anyhow::Result<EngineSpec> {
     };
     spec.check_built_in()
         .map_err(|e| anyhow::anyhow!("--engine {:?}: {e}", a.engine))?;
-    spec.validate().map_err(|e| match e {
-        plumb_targets::TargetError::Option { option, message } => {
-            anyhow::anyhow!("{}: {message}", flag(&option))
-        }
-        e => e.into(),
-    })?;
+    spec.apply_common(&a.common)
+        .and_then(|()| spec.validate())
+        .map_err(|e| match e {
+            plumb_targets::TargetError::Option { option, message } => {
+                anyhow::anyhow!("{}: {message}", flag(&option))
+            }
+            e => e.into(),
+        })?;
     Ok(spec)
 }
 
@@ -124,6 +144,9 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
             steps::DEFAULT_BENCHMARKS.to_string(),
         ),
     };
+    if let Some(why) = plumb_plan::refused(&engine, &steps, &a.params) {
+        bail!("--engine {}: {why}", engine.name());
+    }
     let seed = a.seed.unwrap_or_else(execute::clock_seed);
     let one = RunPlan {
         suite: "kv".into(),
@@ -143,7 +166,7 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
 }
 
 /// Checks --db: created when absent, refused when it holds something else.
-fn dir_policy(a: &KvArgs) -> anyhow::Result<DirPolicy> {
+fn dir_policy(a: &KvArgs, engine: &EngineSpec) -> anyhow::Result<DirPolicy> {
     let Some(dir) = &a.db else {
         return Ok(DirPolicy::Fresh {
             root: None,
@@ -161,10 +184,11 @@ fn dir_policy(a: &KvArgs) -> anyhow::Result<DirPolicy> {
                 .next()
                 .is_none();
             if a.use_existing_db {
-                if !dir.join("CURRENT").exists() {
+                if !engine.holds_database(dir) {
                     bail!(
-                        "--use-existing-db: {} holds no RocksDB database (no CURRENT file)",
-                        dir.display()
+                        "--use-existing-db: {} holds no {} database",
+                        dir.display(),
+                        engine.name()
                     );
                 }
             } else if !empty && !a.force {
@@ -193,7 +217,7 @@ fn dir_policy(a: &KvArgs) -> anyhow::Result<DirPolicy> {
 
 pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     let runs = plan(&a)?;
-    let dirs = dir_policy(&a)?;
+    let dirs = dir_policy(&a, &runs[0].target.engine)?;
     let grouping = if a.repeat > 1 {
         Grouping::PerVariant
     } else {

@@ -10,7 +10,7 @@ pub mod suite;
 
 pub use estimate::{estimate, free_bytes, Estimate};
 pub use model::{
-    hash_of, KvParams, ParamError, Plan, RunPlan, TargetPlan, WorkloadPlan, MAX_VALUE_SIZE,
-    QUICK_SECS,
+    hash_of, refused, KvParams, ParamError, Plan, RunPlan, TargetPlan, WorkloadPlan,
+    MAX_VALUE_SIZE, QUICK_SECS,
 };
 pub use suite::{load, parse, PlanOptions, SuiteError};

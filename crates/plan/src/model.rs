@@ -226,6 +226,37 @@ impl RunPlan {
     }
 }
 
+/// Why `engine` cannot run `steps` with `params`, if it cannot (the first step it
+/// lacks, or an entry larger than it stores), so such a plan is refused before anything
+/// runs.
+pub fn refused(engine: &EngineSpec, steps: &[StepPlan], params: &KvParams) -> Option<String> {
+    let caps = engine.capabilities();
+    if let Some(max) = caps.max_entry_bytes {
+        let entry = params.key_size as u64 + params.value_size as u64;
+        if entry > max {
+            return Some(format!(
+                "key_size + value_size is {entry} bytes; the {} engine stores at most {max} \
+                 per entry",
+                engine.name()
+            ));
+        }
+    }
+    steps.iter().find_map(|s| {
+        let lacks = match s.kind {
+            StepKind::RevRange | StepKind::RevRangeWhileWriting if !caps.reverse_scan => {
+                "reverse range scans"
+            }
+            StepKind::DeleteRandom if !caps.delete => "deletes",
+            _ => return None,
+        };
+        Some(format!(
+            "step {}: the {} engine has no {lacks}; drop the step or pick another engine",
+            s.name,
+            engine.name()
+        ))
+    })
+}
+
 /// The hash of a value's JSON form, as 16 hex digits.
 pub fn hash_of<T: Serialize>(v: &T) -> String {
     let bytes = serde_json::to_vec(v).expect("plans serialise");
@@ -323,5 +354,23 @@ mod tests {
         .validate()
         .unwrap_err();
         assert_eq!(e.key, "fill_threads");
+    }
+
+    #[test]
+    fn an_engine_refuses_what_it_cannot_store_before_anything_runs() {
+        let steps = plumb_workloads::steps::parse_benchmarks("fillrandom,revrange").unwrap();
+        let splinter = EngineSpec::default_for("splinterdb").unwrap();
+        assert_eq!(refused(&splinter, &steps, &KvParams::default()), None);
+        let big = KvParams {
+            value_size: 4096,
+            ..KvParams::default()
+        };
+        let why = refused(&splinter, &steps, &big).unwrap();
+        assert!(why.contains("4116") && why.contains("splinterdb"), "{why}");
+        // No limit on the others.
+        assert_eq!(
+            refused(&EngineSpec::default_for("lmdb").unwrap(), &steps, &big),
+            None
+        );
     }
 }

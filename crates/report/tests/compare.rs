@@ -170,6 +170,24 @@ fn each_fairness_warning_fires_on_its_fixture() {
         .iter()
         .any(|w| w.starts_with("verification differs (verify: all vs none)")));
 
+    // Two engines side by side: one that never syncs beside one that does.
+    let mut v = base_and_new();
+    for r in &mut v[1].runs {
+        r.run.engine = "splinterdb".into();
+        r.run.options.insert("durability".into(), "unlogged".into());
+    }
+    for r in &mut v[0].runs {
+        r.run.options.insert("durability".into(), "synced".into());
+    }
+    let w = warnings_of(&v);
+    assert!(
+        w.iter().any(|w| w.starts_with("durability differs")
+            && w.contains("splinterdb unlogged")
+            && w.contains("rocksdb synced")
+            && w.contains("higher write rates")),
+        "{w:?}"
+    );
+
     let mut v = base_and_new();
     v[1].runs[0].run.host.as_mut().unwrap().inventory.hostname = Some("h2".into());
     assert!(warnings_of(&v)

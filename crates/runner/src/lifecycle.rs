@@ -458,6 +458,10 @@ fn recorded_options(plan: &RunPlan, target: &dyn plumb_core::Target) -> BTreeMap
         );
     }
     o.insert("engine".into(), target.name().to_string());
+    o.insert(
+        "durability".into(),
+        plan.target.engine.durability().name().to_string(),
+    );
     o.insert("seed".into(), plan.seed.to_string());
     o.insert(
         "benchmarks".into(),

@@ -1,7 +1,16 @@
 //! The engines plumb measures. Each sits behind the [`plumb_core::Target`] trait; the
 //! `null` and `memory` targets always compile so the harness can measure its own cost
-//! and tests stay fast; RocksDB sits behind the `rocksdb` feature (on by default).
+//! and tests stay fast; RocksDB, LMDB, SQLite and LevelDB sit behind features of their
+//! names (all on by default), SplinterDB behind `splinterdb` (off: it needs
+//! scripts/build-splinterdb.sh first). Their option structs always compile, so a plan can name an engine a
+//! build lacks and be told so.
 
+#[cfg(feature = "leveldb")]
+pub mod leveldb;
+pub mod leveldb_options;
+#[cfg(feature = "lmdb")]
+pub mod lmdb;
+pub mod lmdb_options;
 pub mod memory;
 pub mod null;
 pub mod options;
@@ -11,14 +20,25 @@ pub mod rocks_options;
 #[cfg(feature = "rocksdb")]
 mod rocks_reader;
 pub mod spec;
+#[cfg(feature = "splinterdb")]
+pub mod splinterdb;
+pub mod splinterdb_options;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+pub mod sqlite_options;
 
+pub use leveldb_options::LeveldbOptions;
+pub use lmdb_options::LmdbOptions;
 pub use memory::MemoryTarget;
 pub use null::NullTarget;
+pub use options::EngineCommon;
 pub use plumb_core::TargetError;
 #[cfg(feature = "rocksdb")]
 pub use rocks::RocksTarget;
 pub use rocks_options::RocksOptions;
-pub use spec::{Capabilities, EngineSpec, ENGINE_NAMES};
+pub use spec::{Capabilities, Durability, EngineSpec, ENGINE_NAMES};
+pub use splinterdb_options::SplinterdbOptions;
+pub use sqlite_options::SqliteOptions;
 
 /// Engine names this build can open (the others are named by [`ENGINE_NAMES`] but need
 /// their cargo feature).

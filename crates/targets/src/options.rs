@@ -3,6 +3,27 @@
 
 use serde::Serialize;
 
+/// The cache every engine with one gets unless told otherwise: 1 GiB.
+pub const DEFAULT_CACHE_SIZE: u64 = 1 << 30;
+
+/// The options every engine understands in its own terms, given once on the command
+/// line whatever the engine. Why: `--sync` must mean "each acknowledged write is on the
+/// device" on RocksDB, LMDB and SQLite alike, or a comparison of engines compares
+/// durabilities. In a suite they are keys of each target's `[target.options]`.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct EngineCommon {
+    /// Flush every write to the device before it is acknowledged: RocksDB fsyncs its
+    /// WAL, LMDB syncs each commit, SQLite runs synchronous=FULL. Without it, writes
+    /// reach the OS (a process crash loses none, a power cut may lose the last ones).
+    #[arg(long)]
+    pub sync: bool,
+    /// Bytes of the engine's own cache: RocksDB's block cache, SQLite's page cache per
+    /// connection (0 = none where the engine allows it; LMDB has no cache of its own
+    /// and refuses this) [default: 1073741824].
+    #[arg(long, alias = "cache_size", value_name = "BYTES")]
+    pub cache_size: Option<u64>,
+}
+
 /// The defaults declared in `T`'s clap attributes: an empty command line parsed
 /// through them. Why: a default written in clap and again in `Default` drifts.
 pub fn defaults<T: clap::Args>() -> T {
@@ -58,8 +79,17 @@ pub fn reference<T: clap::Args>() -> Vec<OptionDoc> {
                 a.get_action(),
                 clap::ArgAction::SetTrue | clap::ArgAction::SetFalse
             );
+            // An engine's own flag whose name another engine also uses is spelled
+            // `--ENGINE-name` with id `ENGINE_name` (clap ids are unique per command);
+            // its suite key is the plain name.
+            let id = a.get_id().as_str();
+            let engine = long.split('-').next().unwrap_or_default();
+            let key = match id.strip_prefix(engine).and_then(|r| r.strip_prefix('_')) {
+                Some(plain) if crate::ENGINE_NAMES.contains(&engine) => plain,
+                _ => id,
+            };
             OptionDoc {
-                key: a.get_id().as_str().to_string(),
+                key: key.to_string(),
                 flag: format!("--{long}"),
                 default: if flag_only {
                     "false".into()

@@ -68,8 +68,9 @@ pub struct RocksOptions {
         default_value = "leveled"
     )]
     pub compaction_style: CompactionStyle,
-    /// RocksDB: block cache capacity in bytes (0 = no block cache).
-    #[arg(long, alias = "cache_size", default_value_t = 1 << 30)]
+    /// Block cache capacity in bytes (0 = no block cache). On the command line:
+    /// `--cache-size`, shared by every engine with a cache ([`crate::EngineCommon`]).
+    #[arg(skip = crate::options::DEFAULT_CACHE_SIZE)]
     pub cache_size: u64,
     /// RocksDB: block cache implementation, lru or hyperclock.
     #[arg(long, alias = "cache_type", value_enum, default_value = "lru")]
@@ -86,8 +87,9 @@ pub struct RocksOptions {
     /// RocksDB: no WAL for any write (fillseq never uses it).
     #[arg(long, alias = "disable_wal")]
     pub disable_wal: bool,
-    /// RocksDB: fsync the WAL on every write.
-    #[arg(long)]
+    /// fsync the WAL on every write. On the command line: `--sync`, shared by every
+    /// engine ([`crate::EngineCommon`]).
+    #[arg(skip)]
     pub sync: bool,
     /// RocksDB: bloom filter bits per key (0 = no filter).
     #[arg(long, alias = "bloom_bits", default_value_t = 10.0)]

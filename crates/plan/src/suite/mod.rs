@@ -410,6 +410,16 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
     } else {
         sizes.iter().map(Some).collect()
     };
+    for t in &targets {
+        for (w, def) in workloads.iter().zip(&f.workloads) {
+            if let Some(why) = crate::refused(&t.engine, &w.steps, &f.params) {
+                return Err(at(
+                    Some(def.name.span()),
+                    format!("target {:?} with workload {:?}: {why}", t.name, w.name),
+                ));
+            }
+        }
+    }
     let mut cells = Vec::new();
     for t in &targets {
         for w in &workloads {

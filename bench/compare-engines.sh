@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The RocksDB-vs-SplinterDB post's comparison at this machine's scale, with one client,
+# one key generator and one clock for every engine: per engine, a random load
+# (fillrandom), then a fresh database loaded with every key once (filluniquerandom),
+# point queries (readrandom) and range queries of 10 values (fwdrange, seek + 9 nexts),
+# one thread; at a cached size and an IO-bound size (cache 64 MiB and O_DIRECT reads
+# where the engine has them). RocksDB runs with leveled and with universal compaction.
+#
+#   bash bench/compare-engines.sh                       # every engine this plumb has
+#   ENGINES="rocksdb lmdb" SIZES=cached bash bench/compare-engines.sh
+#
+# Env: PLUMB [/var/tmp/plumb-target/release/plumb] (built with --features splinterdb to
+# include SplinterDB), BASE [/var/tmp/plumb-bench/engines], ENGINES [all the binary
+# has], SIZES ["cached iobound"], CACHED_NUM [1000000], IOBOUND_NUM [4000000],
+# DURATION [10] (seconds per query step), VALUE_SIZE [400], KEY_SIZE [20].
+# Prints a Markdown table (and writes it under BASE with every run's JSON).
+set -euo pipefail
+PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
+BASE=${BASE:-/var/tmp/plumb-bench/engines}
+SIZES=${SIZES:-"cached iobound"}
+CACHED_NUM=${CACHED_NUM:-1000000}
+IOBOUND_NUM=${IOBOUND_NUM:-4000000}
+DURATION=${DURATION:-10}
+VALUE_SIZE=${VALUE_SIZE:-400}
+KEY_SIZE=${KEY_SIZE:-20}
+[ -x "$PLUMB" ] || { echo "compare-engines: $PLUMB is not built (cargo build --release [--features splinterdb])" >&2; exit 2; }
+if [ -z "${ENGINES:-}" ]; then
+  ENGINES="rocksdb rocksdb-universal lmdb sqlite leveldb"
+  "$PLUMB" kv --engine splinterdb --help >/dev/null 2>&1 &&
+    "$PLUMB" kv --engine splinterdb --num 1000 --benchmarks fillseq --store /dev/null --json >/dev/null 2>&1 &&
+    ENGINES="$ENGINES splinterdb"
+fi
+stamp=$(date +%Y%m%d-%H%M%S)
+out="$BASE/$stamp"
+mkdir -p "$out"
+echo "compare-engines: $PLUMB, engines: $ENGINES, sizes: $SIZES; results in $out" >&2
+lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print "compare-engines: CPU " $2}' >&2
+
+# Flags for ENGINE at SIZE: the engine, its cache, and O_DIRECT where it has it.
+flags() {
+  local engine=$1 size=$2 cache=1073741824
+  [ "$size" = iobound ] && cache=67108864
+  case "$engine" in
+    rocksdb) echo "--engine rocksdb --cache-size $cache ${size/iobound/--use-direct-reads}" ;;
+    rocksdb-universal) echo "--engine rocksdb --compaction-style universal --cache-size $cache ${size/iobound/--use-direct-reads}" ;;
+    lmdb) echo "--engine lmdb" ;;
+    splinterdb) echo "--engine splinterdb --cache-size $cache ${size/iobound/--splinterdb-direct-io}" ;;
+    *) echo "--engine $engine --cache-size $cache" ;;
+  esac | sed 's/ cached//'
+}
+
+for size in $SIZES; do
+  num=$CACHED_NUM
+  [ "$size" = iobound ] && num=$IOBOUND_NUM
+  for engine in $ENGINES; do
+    common="--num $num --key-size $KEY_SIZE --value-size $VALUE_SIZE --seed 42 --threads 1 --store $out/store.sqlite"
+    # shellcheck disable=SC2046
+    for phase in load query; do
+      db="$BASE/db-$engine-$size-$phase"
+      rm -rf "$db"
+      if [ "$phase" = load ]; then
+        steps=fillrandom,flush,waitforcompaction
+      else
+        steps=filluniquerandom,flush,waitforcompaction,readrandom,fwdrange
+        [ "$size" = iobound ] && sync && echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+      fi
+      echo "compare-engines: $engine $size $phase" >&2
+      # shellcheck disable=SC2046
+      "$PLUMB" kv $(flags "$engine" "$size") $common --db "$db" --benchmarks "$steps" \
+        --duration "$DURATION" --seek-nexts 9 --tag "$engine/$size/$phase" --json \
+        >"$out/$engine-$size-$phase.json" 2>"$out/$engine-$size-$phase.log" ||
+        echo "compare-engines: $engine $size $phase failed, see $out/$engine-$size-$phase.log" >&2
+      du -sb "$db" | cut -f1 >"$out/$engine-$size-$phase.bytes"
+      rm -rf "$db"
+    done
+  done
+done
+
+python3 - "$out" "$SIZES" "$ENGINES" <<'EOF' | tee "$out/report.md"
+import json, os, sys
+out, sizes, engines = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+
+def load(name):
+    try:
+        with open(os.path.join(out, name + ".json")) as f:
+            return json.load(f)
+    except Exception:
+        return None
+
+def step(doc, name):
+    for s in (doc or {}).get("steps", []):
+        if s["name"] == name:
+            return s["summary"]
+    return None
+
+def fmt(x, nd=0):
+    return "n/a" if x is None else f"{x:,.{nd}f}"
+
+print("| size | engine | durability | inserts/s | point/s | range/s | w_amp (device) | w_amp_eng | cpu µs/insert | cpu µs/point | cpu µs/range | rkb/point | rkb/range | wkb/insert | db GB |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for size in sizes:
+    for e in engines:
+        ld, q = load(f"{e}-{size}-load"), load(f"{e}-{size}-query")
+        fill, pt, rg = step(ld, "fillrandom"), step(q, "readrandom"), step(q, "fwdrange")
+        # Write amplification of the load, flush and compaction included: device
+        # bytes written over the fill and its maintenance steps / bytes inserted.
+        wa = None
+        if ld and fill:
+            wkb = sum((s["summary"].get("wkb_op") or 0) * (s["summary"].get("ops") or 0)
+                      for s in ld["steps"] if s["summary"].get("ops"))
+            extra = sum((s["summary"].get("wkb") or 0) for s in ld["steps"] if not s["summary"].get("ops"))
+            logical = fill["ops"] * (fill.get("mb_sec", 0) * 1048576 / max(fill["ops_sec"], 1)) / 1024
+            wa = (wkb + extra) / logical if logical else None
+        dur = (ld or {}).get("run", {}).get("options", {}).get("durability", "n/a")
+        db = None
+        try:
+            db = int(open(os.path.join(out, f"{e}-{size}-query.bytes")).read()) / 1e9
+        except Exception:
+            pass
+        g = lambda s, k: None if s is None else s.get(k)
+        print(f"| {size} | {e} | {dur} | {fmt(g(fill,'ops_sec'))} | {fmt(g(pt,'ops_sec'))} | {fmt(g(rg,'ops_sec'))} "
+              f"| {fmt(wa,2)} | {fmt(g(fill,'w_amp_engine'),2)} | {fmt(g(fill,'cpu_us_op'),2)} | {fmt(g(pt,'cpu_us_op'),2)} "
+              f"| {fmt(g(rg,'cpu_us_op'),2)} | {fmt(g(pt,'rkb_op'),2)} | {fmt(g(rg,'rkb_op'),2)} | {fmt(g(fill,'wkb_op'),2)} | {fmt(db,2)} |")
+EOF

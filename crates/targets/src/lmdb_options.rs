@@ -1,0 +1,81 @@
+//! LMDB's options as plumb sets them. Written once, as for RocksDB: the attributes give
+//! the command line, the suite keys, the stored provenance and docs/options.md.
+//! `sync` comes from the engine-neutral `--sync` flag (`plumb kv`) or `sync = true` in a
+//! suite's `[target.options]`.
+
+use plumb_core::TargetError;
+use serde::{Deserialize, Serialize};
+
+/// LMDB options plumb sets; everything else is LMDB's default and recorded as such.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct LmdbOptions {
+    /// LMDB: size of the memory map in bytes, the largest the database may grow
+    /// (virtual space only; the file grows as pages are written).
+    #[arg(long = "lmdb-map-size", id = "map_size", default_value_t = 256 << 30)]
+    pub map_size: u64,
+    /// LMDB: MDB_WRITEMAP, write through a writable map instead of write(2).
+    #[arg(long = "lmdb-write-map", id = "write_map")]
+    pub write_map: bool,
+    /// LMDB: MDB_NORDAHEAD, no OS readahead on the map (helps random reads of a
+    /// database larger than RAM).
+    #[arg(long = "lmdb-no-readahead", id = "no_readahead")]
+    pub no_readahead: bool,
+    /// Every commit is flushed to the device (without it: MDB_NOSYNC, the OS writes
+    /// back; a process crash loses nothing, a power cut loses the last commits).
+    #[arg(skip)]
+    pub sync: bool,
+}
+
+impl Default for LmdbOptions {
+    fn default() -> Self {
+        crate::options::defaults::<LmdbOptions>()
+    }
+}
+
+impl LmdbOptions {
+    /// Refuses a map too small to hold anything, naming the option.
+    pub fn validate(&self) -> Result<(), TargetError> {
+        if self.map_size < 1 << 20 {
+            return Err(TargetError::Option {
+                option: "map_size".into(),
+                message: format!(
+                    "{} bytes is below LMDB's useful minimum of 1 MiB",
+                    self.map_size
+                ),
+            });
+        }
+        if usize::try_from(self.map_size).is_err() {
+            return Err(TargetError::Option {
+                option: "map_size".into(),
+                message: "larger than this machine's address space".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Every option as provenance, with what LMDB itself is told.
+    pub fn describe(&self) -> Vec<(String, String)> {
+        let mut v = crate::options::as_strings(self);
+        v.push(("env_flags".into(), self.env_flags_names().join("|")));
+        v
+    }
+
+    /// The MDB_* environment flags these options ask for, by name.
+    pub fn env_flags_names(&self) -> Vec<&'static str> {
+        let mut f = Vec::new();
+        if !self.sync {
+            f.push("MDB_NOSYNC");
+        }
+        if self.write_map {
+            f.push("MDB_WRITEMAP");
+        }
+        if self.no_readahead {
+            f.push("MDB_NORDAHEAD");
+        }
+        if f.is_empty() {
+            f.push("none");
+        }
+        f
+    }
+}

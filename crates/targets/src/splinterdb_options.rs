@@ -1,0 +1,104 @@
+//! SplinterDB's options as plumb sets them. SplinterDB keeps its data in one file of a
+//! fixed logical size and keeps no configuration on disk, so the sizes here are part of
+//! the database: reopening it (`--use-existing-db`) needs the same values, which every
+//! run records. `cache_size` comes from the engine-neutral `--cache-size`; SplinterDB
+//! cannot sync (upstream docs/limitations.md), so it refuses `--sync`.
+
+use plumb_core::TargetError;
+use serde::{Deserialize, Serialize};
+
+/// SplinterDB's page size, fixed upstream: a key plus its value must fit in one page.
+pub const PAGE_SIZE: u64 = 4096;
+
+/// SplinterDB options plumb sets; everything else is SplinterDB's default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct SplinterdbOptions {
+    /// SplinterDB: the database file's logical size in bytes, the most it can ever
+    /// hold (the file grows as extents are used).
+    #[arg(long = "splinterdb-disk-size", id = "disk_size", default_value_t = 32 << 30)]
+    pub disk_size: u64,
+    /// SplinterDB: memtable capacity in bytes.
+    #[arg(
+        long = "splinterdb-memtable-capacity",
+        id = "memtable_capacity",
+        default_value_t = 24 << 20
+    )]
+    pub memtable_capacity: u64,
+    /// SplinterDB: background threads for memtable work (0 = foreground threads do it).
+    #[arg(
+        long = "splinterdb-memtable-bg-threads",
+        id = "memtable_bg_threads",
+        default_value_t = 1
+    )]
+    pub memtable_bg_threads: u64,
+    /// SplinterDB: background threads for compaction work (with one memtable thread,
+    /// the two background threads RocksDB gets by default).
+    #[arg(
+        long = "splinterdb-normal-bg-threads",
+        id = "normal_bg_threads",
+        default_value_t = 1
+    )]
+    pub normal_bg_threads: u64,
+    /// SplinterDB: O_DIRECT for all IO, so the OS page cache does not hide reads.
+    #[arg(long = "splinterdb-direct-io", id = "direct_io")]
+    pub direct_io: bool,
+    /// Cache bytes (from `--cache-size`).
+    #[arg(skip = crate::options::DEFAULT_CACHE_SIZE)]
+    pub cache_size: u64,
+}
+
+impl Default for SplinterdbOptions {
+    fn default() -> Self {
+        crate::options::defaults::<SplinterdbOptions>()
+    }
+}
+
+fn opt_err(option: &str, message: impl Into<String>) -> TargetError {
+    TargetError::Option {
+        option: option.into(),
+        message: message.into(),
+    }
+}
+
+impl SplinterdbOptions {
+    /// Refuses sizes SplinterDB cannot open with, naming the option.
+    pub fn validate(&self) -> Result<(), TargetError> {
+        if self.disk_size < 256 << 20 {
+            return Err(opt_err(
+                "disk_size",
+                "must be at least 268435456 bytes (256 MiB)",
+            ));
+        }
+        if self.cache_size < 16 << 20 {
+            return Err(opt_err(
+                "cache_size",
+                "SplinterDB needs a cache of at least 16777216 bytes (16 MiB)",
+            ));
+        }
+        if self.memtable_capacity < 1 << 20 || self.memtable_capacity > self.disk_size / 8 {
+            return Err(opt_err(
+                "memtable_capacity",
+                "must be at least 1 MiB and at most an eighth of disk_size",
+            ));
+        }
+        if self.memtable_bg_threads > 64 || self.normal_bg_threads > 64 {
+            return Err(opt_err(
+                "normal_bg_threads",
+                "at most 64 background threads",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every option as provenance, with the limits that come with SplinterDB.
+    pub fn describe(&self) -> Vec<(String, String)> {
+        let mut v = crate::options::as_strings(self);
+        v.push(("page_size".into(), PAGE_SIZE.to_string()));
+        v.push((
+            "fsync".into(),
+            "never (SplinterDB has no durable-write API; no crash recovery)".into(),
+        ));
+        v
+    }
+}

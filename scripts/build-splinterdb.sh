@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds SplinterDB and installs its shared library and headers, so plumb can be built
+# with `--features splinterdb`. Idempotent: a matching install is left alone.
+#
+#   bash scripts/build-splinterdb.sh
+#
+# Env: SPLINTERDB_SRC [third_party/splinterdb/splinterdb-d2173e0e3b.tar.gz] (a source
+# tree or a tarball of one), PREFIX [/usr/local] (where include/ and lib/ go; needs
+# root for /usr/local), BUILD [/var/tmp/plumb-deps/splinterdb-build].
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC=${SPLINTERDB_SRC:-third_party/splinterdb/splinterdb-d2173e0e3b.tar.gz}
+PREFIX=${PREFIX:-/usr/local}
+BUILD=${BUILD:-/var/tmp/plumb-deps/splinterdb-build}
+
+# SplinterDB's build needs clang, libaio, libconfig and xxhash.
+PKGS=(clang make libaio-dev libconfig-dev libxxhash-dev)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "build-splinterdb: need root to install: ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "build-splinterdb: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+[ -e "$SRC" ] || { echo "build-splinterdb: $SRC does not exist (set SPLINTERDB_SRC to a SplinterDB source tree or tarball)" >&2; exit 1; }
+id=$(if [ -d "$SRC" ]; then echo "tree:$(cd "$SRC" && pwd)"; else echo "tarball:$(sha256sum "$SRC" | cut -c1-16)"; fi)
+stamp="$PREFIX/lib/libsplinterdb.plumb-source"
+if [ -f "$PREFIX/lib/libsplinterdb.so" ] && [ -f "$PREFIX/include/splinterdb/splinterdb.h" ] &&
+   [ "$(cat "$stamp" 2>/dev/null)" = "$id" ] && [ ! -d "$SRC" ]; then
+  echo "build-splinterdb: $PREFIX already has SplinterDB from $id"
+  exit 0
+fi
+
+mkdir -p "$(dirname "$BUILD")"
+if [ -d "$SRC" ]; then
+  tree=$(cd "$SRC" && pwd)
+else
+  rm -rf "$BUILD"
+  mkdir -p "$BUILD"
+  tar xzf "$SRC" -C "$BUILD"
+  tree=$(find "$BUILD" -mindepth 1 -maxdepth 1 -type d | head -1)
+fi
+echo "build-splinterdb: building $tree (log: $BUILD.log)"
+log="$BUILD.log"
+: >"$log"
+run_make() {
+  make -C "$tree" "$@" CC=clang >>"$log" 2>&1 ||
+    { tail -20 "$log" >&2; echo "build-splinterdb: make $1 failed; full log in $log" >&2; exit 1; }
+}
+# CC=clang on both: SplinterDB's Makefile refuses a second make whose flags differ.
+run_make -j"$(nproc)" libs
+run_make install INSTALL_PATH="$PREFIX"
+echo "$id" >"$stamp"
+command -v ldconfig >/dev/null && [ "$(id -u)" -eq 0 ] && ldconfig
+echo "build-splinterdb: installed $PREFIX/lib/libsplinterdb.so and $PREFIX/include/splinterdb"

@@ -26,10 +26,16 @@ KEY_SIZE=${KEY_SIZE:-20}
 [ -x "$PLUMB" ] || { echo "compare-engines: $PLUMB is not built (cargo build --release [--features splinterdb])" >&2; exit 2; }
 if [ -z "${ENGINES:-}" ]; then
   ENGINES="rocksdb rocksdb-universal lmdb sqlite leveldb"
-  "$PLUMB" kv --engine splinterdb --help >/dev/null 2>&1 &&
-    "$PLUMB" kv --engine splinterdb --num 1000 --benchmarks fillseq --store /dev/null --json >/dev/null 2>&1 &&
-    ENGINES="$ENGINES splinterdb"
+  mkdir -p "$BASE"
+  "$PLUMB" kv --engine splinterdb --num 1000 --benchmarks fillseq --store "$BASE/probe.sqlite" \
+    --json >/dev/null 2>&1 && ENGINES="$ENGINES splinterdb"
+  rm -f "$BASE/probe.sqlite"
 fi
+# The block device under BASE, for bytes written (flush and compaction included).
+mkdir -p "$BASE"
+dev=$(basename "$(df --output=source "$BASE" | tail -1)")
+written() { awk -v d="$dev" '$3 == d { print $10 * 512 }' /proc/diskstats; }
+[ -n "$(written)" ] || { echo "compare-engines: no /proc/diskstats row for $dev (BASE=$BASE)" >&2; exit 2; }
 stamp=$(date +%Y%m%d-%H%M%S)
 out="$BASE/$stamp"
 mkdir -p "$out"
@@ -38,15 +44,21 @@ lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print "compare-engines: CPU 
 
 # Flags for ENGINE at SIZE: the engine, its cache, and O_DIRECT where it has it.
 flags() {
-  local engine=$1 size=$2 cache=1073741824
+  local engine=$1 size=$2 cache=1073741824 direct=""
   [ "$size" = iobound ] && cache=67108864
   case "$engine" in
-    rocksdb) echo "--engine rocksdb --cache-size $cache ${size/iobound/--use-direct-reads}" ;;
-    rocksdb-universal) echo "--engine rocksdb --compaction-style universal --cache-size $cache ${size/iobound/--use-direct-reads}" ;;
+    rocksdb | rocksdb-universal)
+      [ "$size" = iobound ] && direct=--use-direct-reads
+      local style=leveled
+      [ "$engine" = rocksdb-universal ] && style=universal
+      echo "--engine rocksdb --compaction-style $style --cache-size $cache $direct" ;;
+    # LMDB has no cache of its own and no O_DIRECT: it reads through the page cache.
     lmdb) echo "--engine lmdb" ;;
-    splinterdb) echo "--engine splinterdb --cache-size $cache ${size/iobound/--splinterdb-direct-io}" ;;
+    splinterdb)
+      [ "$size" = iobound ] && direct=--splinterdb-direct-io
+      echo "--engine splinterdb --cache-size $cache $direct" ;;
     *) echo "--engine $engine --cache-size $cache" ;;
-  esac | sed 's/ cached//'
+  esac
 }
 
 for size in $SIZES; do
@@ -54,7 +66,6 @@ for size in $SIZES; do
   [ "$size" = iobound ] && num=$IOBOUND_NUM
   for engine in $ENGINES; do
     common="--num $num --key-size $KEY_SIZE --value-size $VALUE_SIZE --seed 42 --threads 1 --store $out/store.sqlite"
-    # shellcheck disable=SC2046
     for phase in load query; do
       db="$BASE/db-$engine-$size-$phase"
       rm -rf "$db"
@@ -65,20 +76,25 @@ for size in $SIZES; do
         [ "$size" = iobound ] && sync && echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
       fi
       echo "compare-engines: $engine $size $phase" >&2
+      sync
+      before=$(written)
       # shellcheck disable=SC2046
       "$PLUMB" kv $(flags "$engine" "$size") $common --db "$db" --benchmarks "$steps" \
         --duration "$DURATION" --seek-nexts 9 --tag "$engine/$size/$phase" --json \
         >"$out/$engine-$size-$phase.json" 2>"$out/$engine-$size-$phase.log" ||
         echo "compare-engines: $engine $size $phase failed, see $out/$engine-$size-$phase.log" >&2
+      sync
+      echo $(( $(written) - before )) >"$out/$engine-$size-$phase.written"
       du -sb "$db" | cut -f1 >"$out/$engine-$size-$phase.bytes"
       rm -rf "$db"
     done
   done
 done
 
-python3 - "$out" "$SIZES" "$ENGINES" <<'EOF' | tee "$out/report.md"
+python3 - "$out" "$SIZES" "$ENGINES" "$KEY_SIZE" "$VALUE_SIZE" <<'EOF' | tee "$out/report.md"
 import json, os, sys
 out, sizes, engines = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+key_size, value_size = int(sys.argv[4]), int(sys.argv[5])
 
 def load(name):
     try:
@@ -102,19 +118,19 @@ for size in sizes:
     for e in engines:
         ld, q = load(f"{e}-{size}-load"), load(f"{e}-{size}-query")
         fill, pt, rg = step(ld, "fillrandom"), step(q, "readrandom"), step(q, "fwdrange")
-        # Write amplification of the load, flush and compaction included: device
-        # bytes written over the fill and its maintenance steps / bytes inserted.
+        # Write amplification of the load, flush and compaction included: bytes the
+        # device took from the start of the run to a sync after it / bytes inserted.
         wa = None
-        if ld and fill:
-            wkb = sum((s["summary"].get("wkb_op") or 0) * (s["summary"].get("ops") or 0)
-                      for s in ld["steps"] if s["summary"].get("ops"))
-            extra = sum((s["summary"].get("wkb") or 0) for s in ld["steps"] if not s["summary"].get("ops"))
-            logical = fill["ops"] * (fill.get("mb_sec", 0) * 1048576 / max(fill["ops_sec"], 1)) / 1024
-            wa = (wkb + extra) / logical if logical else None
+        try:
+            dev_bytes = int(open(os.path.join(out, f"{e}-{size}-load.written")).read())
+            if fill and fill.get("ops"):
+                wa = dev_bytes / (fill["ops"] * (key_size + value_size))
+        except Exception:
+            pass
         dur = (ld or {}).get("run", {}).get("options", {}).get("durability", "n/a")
         db = None
         try:
-            db = int(open(os.path.join(out, f"{e}-{size}-query.bytes")).read()) / 1e9
+            db = int(open(os.path.join(out, f"{e}-{size}-query.bytes")).read()) / 2**30
         except Exception:
             pass
         g = lambda s, k: None if s is None else s.get(k)

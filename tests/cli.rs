@@ -265,7 +265,7 @@ fn bad_input_is_refused_before_anything_is_written() {
             "--distribution",
         ),
         (&["kv", "--compression", "snappy"], "--compression"),
-        (&["kv", "--engine", "leveldb"], "--engine"),
+        (&["kv", "--engine", "bogusdb"], "--engine"),
         (&["kv", "--use-existing-db"], "--db"),
         (&["kv", "--threads", "0"], "--threads"),
     ];

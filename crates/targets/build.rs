@@ -25,6 +25,23 @@ fn rocks_reader() {
          the rocksdb feature needs librocksdb-sys 0.17 or newer",
     );
     let include = Path::new(&src).join("rocksdb").join("include");
+    // The release this build bundles, from its own header: a plumb built against
+    // another rocksdb crate release records that release, not a constant.
+    let header = include.join("rocksdb").join("version.h");
+    let text = std::fs::read_to_string(&header)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", header.display()));
+    let part = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("#define ROCKSDB_{name} ")))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| panic!("{} has no ROCKSDB_{name}", header.display()))
+    };
+    println!(
+        "cargo:rustc-env=PLUMB_ROCKSDB_VERSION={}.{}.{}",
+        part("MAJOR"),
+        part("MINOR"),
+        part("PATCH")
+    );
     cc::Build::new()
         .cpp(true)
         .std("c++20")

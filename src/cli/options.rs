@@ -54,46 +54,9 @@ pub fn markdown() -> String {
          suite target's `[target.options]` (an engine without the setting refuses it).",
         &reference::<plumb_targets::EngineCommon>(),
     );
-    section(
-        &mut o,
-        "RocksDB",
-        "`plumb kv` flags with `--engine rocksdb`, and the `[target.options]` table of a \
-         suite target with `engine = \"rocksdb\"`.",
-        &reference::<plumb_targets::RocksOptions>(),
-    );
-    section(
-        &mut o,
-        "LMDB",
-        "`plumb kv` flags with `--engine lmdb`, and the `[target.options]` table of a \
-         suite target with `engine = \"lmdb\"` (the key without the `lmdb-` prefix).",
-        &reference::<plumb_targets::LmdbOptions>(),
-    );
-    section(
-        &mut o,
-        "SQLite",
-        "`plumb kv` flags with `--engine sqlite`, and the `[target.options]` table of a \
-         suite target with `engine = \"sqlite\"` (the key without the `sqlite-` prefix). \
-         The table is `kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`; each worker thread \
-         has its own connection.",
-        &reference::<plumb_targets::SqliteOptions>(),
-    );
-    section(
-        &mut o,
-        "LevelDB",
-        "`plumb kv` flags with `--engine leveldb`, and the `[target.options]` table of a \
-         suite target with `engine = \"leveldb\"` (the key without the `leveldb-` prefix).",
-        &reference::<plumb_targets::LeveldbOptions>(),
-    );
-    section(
-        &mut o,
-        "SplinterDB",
-        "`plumb kv` flags with `--engine splinterdb` (a build with `--features splinterdb`), \
-         and the `[target.options]` table of a suite target with `engine = \"splinterdb\"` \
-         (the key without the `splinterdb-` prefix). SplinterDB keeps no configuration on \
-         disk: reopen a database with the sizes it was created with. It never fsyncs, so \
-         `sync` is refused.",
-        &reference::<plumb_targets::SplinterdbOptions>(),
-    );
+    for e in plumb_targets::spec::option_sections() {
+        section(&mut o, e.title, &e.intro, &e.rows);
+    }
     section(
         &mut o,
         "plumb probe",

@@ -254,6 +254,10 @@ pub struct StepSummary {
     pub stall_pct: Option<f64>,
     /// Size of the data dir at step end, GB.
     pub db_gb: Option<f64>,
+    /// GB of the engine's own pages holding data at step end, by the engine's count
+    /// (LMDB, SQLite); beside db_gb it shows the files' free space.
+    #[serde(default)]
+    pub eng_used_gb: Option<f64>,
     /// db size / live logical bytes (keys × (key + value) expected live).
     pub space_amp: Option<f64>,
     /// Peak resident memory of the process during the step, GB.

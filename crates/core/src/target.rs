@@ -136,4 +136,8 @@ pub struct EngineStats {
     pub stall_micros: Option<u64>,
     /// Bytes of compaction the engine estimates it still owes (a gauge, not a counter).
     pub pending_compaction_bytes: Option<u64>,
+    /// Bytes of the engine's own pages that hold data, by its own count (a gauge):
+    /// LMDB's branch, leaf and overflow pages, SQLite's pages not on the freelist. Set
+    /// beside the data dir's size, it says how much of the files is free space.
+    pub used_bytes: Option<u64>,
 }

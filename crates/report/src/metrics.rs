@@ -95,6 +95,7 @@ pub const METRICS: &[Metric] = &[
     m!("wkb_op", "wkb_op", "wKB/op", "KB/op", Lower, Fmt::Sig(3), false, |s| s.wkb_op),
     m!("w_amp_eng", "w_amp_eng", "w_amp (engine)", "×", Lower, Fmt::Fixed(2), false, |s| s.w_amp_engine),
     m!("db_gb", "db_gb", "db GB", "GB", Neither, Fmt::Fixed(3), true, |s| s.db_gb),
+    m!("eng_gb", "eng_gb", "engine's used GB", "GB", Neither, Fmt::Fixed(3), true, |s| s.eng_used_gb),
     m!("space_amp", "space_amp", "space_amp", "×", Lower, Fmt::Fixed(2), false, |s| s.space_amp),
     m!("rss_gb", "rss_gb", "rss GB", "GB", Lower, Fmt::Fixed(3), false, |s| s.rss_gb),
     m!("qos_min", "qos_min", "interval min", "ops/s", Higher, Fmt::Sig(3), false, |s| s.qos.map(|q| q.min)),

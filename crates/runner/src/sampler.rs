@@ -53,5 +53,6 @@ pub(crate) fn engine_delta(later: &EngineStats, earlier: &EngineStats) -> Engine
         compact_read_bytes: delta(later.compact_read_bytes, earlier.compact_read_bytes),
         stall_micros: delta(later.stall_micros, earlier.stall_micros),
         pending_compaction_bytes: later.pending_compaction_bytes,
+        used_bytes: later.used_bytes,
     }
 }

@@ -418,6 +418,7 @@ fn summarise(
         c_wgb: engine.compact_write_bytes.map(|b| b as f64 / GB),
         stall_pct: metrics::stall_pct(&engine, secs),
         db_gb: db_bytes.map(|b| b as f64 / GB),
+        eng_used_gb: engine.used_bytes.map(|b| b as f64 / GB),
         space_amp: db_bytes
             .filter(|_| live_bytes > 0.0)
             .map(|b| b as f64 / live_bytes),
@@ -512,6 +513,7 @@ fn run_maintenance(
             c_wgb: engine.compact_write_bytes.map(|b| b as f64 / GB),
             w_amp_engine: metrics::engine_w_amp(&engine),
             db_gb: db_bytes.map(|b| b as f64 / GB),
+            eng_used_gb: b.engine.used_bytes.map(|u| u as f64 / GB),
             rss_gb: b.rss.map(|r| r as f64 / GB),
             hw: HwCounters {
                 unsupported: Some("maintenance step: no ops".into()),

@@ -3,8 +3,11 @@
 //! no compression), so the two LSMs are compared on their designs, not on defaults
 //! that differ by 16×. `sync` and `cache_size` come from the engine-neutral flags.
 
-use plumb_core::TargetError;
+use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
+use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use plumb_core::{Target, TargetError};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// LevelDB options plumb sets; everything else is LevelDB's default and recorded as such.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
@@ -51,20 +54,13 @@ pub struct LeveldbOptions {
     #[arg(skip)]
     pub sync: bool,
     /// Block cache bytes (from `--cache-size`; 0 = LevelDB's own 8 MiB default).
-    #[arg(skip = crate::options::DEFAULT_CACHE_SIZE)]
+    #[arg(skip = DEFAULT_CACHE_SIZE)]
     pub cache_size: u64,
 }
 
 impl Default for LeveldbOptions {
     fn default() -> Self {
         crate::options::defaults::<LeveldbOptions>()
-    }
-}
-
-fn opt_err(option: &str, message: impl Into<String>) -> TargetError {
-    TargetError::Option {
-        option: option.into(),
-        message: message.into(),
     }
 }
 
@@ -92,5 +88,62 @@ impl LeveldbOptions {
     /// Every option as provenance.
     pub fn describe(&self) -> Vec<(String, String)> {
         crate::options::as_strings(self)
+    }
+}
+
+impl EngineKind for LeveldbOptions {
+    fn name(&self) -> &'static str {
+        "leveldb"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            cache: true,
+            compaction_stats: true,
+            ..Capabilities::FILE_ENGINE
+        }
+    }
+    fn durability(&self) -> Durability {
+        if self.sync {
+            Durability::Synced
+        } else {
+            Durability::OsBuffered
+        }
+    }
+    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
+        self.sync = c.sync;
+        self.cache_size = c.cache_size.unwrap_or(DEFAULT_CACHE_SIZE);
+        Ok(())
+    }
+    fn validate(&self) -> Result<(), TargetError> {
+        LeveldbOptions::validate(self)
+    }
+    fn how_to_build(&self) -> String {
+        "install libleveldb-dev (`bash scripts/setup.sh`) and build with `--features leveldb`"
+            .into()
+    }
+    fn marker_file(&self) -> Option<&'static str> {
+        Some("CURRENT")
+    }
+    fn built_in(&self) -> bool {
+        cfg!(feature = "leveldb")
+    }
+    fn version(&self) -> String {
+        #[cfg(feature = "leveldb")]
+        return crate::leveldb::leveldb_version();
+        #[cfg(not(feature = "leveldb"))]
+        return "not built in".to_string();
+    }
+    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
+        let dir = crate::engine::need_dir(self.name(), dir)?;
+        #[cfg(feature = "leveldb")]
+        return Ok(Box::new(crate::leveldb::LeveldbTarget::open(
+            dir,
+            self.clone(),
+        )?));
+        #[cfg(not(feature = "leveldb"))]
+        {
+            let _ = dir;
+            Err(crate::engine::not_built(self.name()))
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! scripts/build-splinterdb.sh first). Their option structs always compile, so a plan can name an engine a
 //! build lacks and be told so.
 
+pub mod engine;
 #[cfg(feature = "leveldb")]
 pub mod leveldb;
 pub mod leveldb_options;
@@ -27,6 +28,7 @@ pub mod splinterdb_options;
 pub mod sqlite;
 pub mod sqlite_options;
 
+pub use engine::EngineKind;
 pub use leveldb_options::LeveldbOptions;
 pub use lmdb_options::LmdbOptions;
 pub use memory::MemoryTarget;

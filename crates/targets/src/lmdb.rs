@@ -5,7 +5,7 @@
 use crate::lmdb_options::LmdbOptions;
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, RoTxn, WithoutTls};
-use plumb_core::{Maintenance, Session, Target, TargetError};
+use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
@@ -20,9 +20,6 @@ pub fn lmdb_version() -> String {
 fn eng(e: heed::Error) -> TargetError {
     TargetError::engine(ENGINE, e)
 }
-
-/// The file LMDB keeps its pages in, inside the data directory.
-pub const DATA_FILE: &str = "data.mdb";
 
 /// An open LMDB environment with its one unnamed database.
 pub struct LmdbTarget {
@@ -118,6 +115,12 @@ impl Target for LmdbTarget {
     }
     fn data_dir(&self) -> Option<&Path> {
         Some(&self.path)
+    }
+    fn stats(&self) -> EngineStats {
+        EngineStats {
+            used_bytes: self.pages().ok().map(|(n, size)| n * u64::from(size)),
+            ..EngineStats::default()
+        }
     }
     fn options(&self) -> Vec<(String, String)> {
         let mut v = self.settings.describe();

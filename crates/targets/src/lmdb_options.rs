@@ -3,8 +3,11 @@
 //! `sync` comes from the engine-neutral `--sync` flag (`plumb kv`) or `sync = true` in a
 //! suite's `[target.options]`.
 
-use plumb_core::TargetError;
+use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
+use crate::options::EngineCommon;
+use plumb_core::{Target, TargetError};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// LMDB options plumb sets; everything else is LMDB's default and recorded as such.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
@@ -33,6 +36,9 @@ impl Default for LmdbOptions {
     }
 }
 
+/// The file LMDB keeps its pages in, inside the data directory.
+pub const DATA_FILE: &str = "data.mdb";
+
 impl LmdbOptions {
     /// Refuses a map too small to hold anything, naming the option.
     pub fn validate(&self) -> Result<(), TargetError> {
@@ -46,10 +52,10 @@ impl LmdbOptions {
             });
         }
         if usize::try_from(self.map_size).is_err() {
-            return Err(TargetError::Option {
-                option: "map_size".into(),
-                message: "larger than this machine's address space".into(),
-            });
+            return Err(opt_err(
+                "map_size",
+                "larger than this machine's address space",
+            ));
         }
         Ok(())
     }
@@ -77,5 +83,57 @@ impl LmdbOptions {
             f.push("none");
         }
         f
+    }
+}
+
+impl EngineKind for LmdbOptions {
+    fn name(&self) -> &'static str {
+        "lmdb"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::FILE_ENGINE
+    }
+    fn durability(&self) -> Durability {
+        if self.sync {
+            Durability::Synced
+        } else {
+            Durability::OsBuffered
+        }
+    }
+    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
+        self.sync = c.sync;
+        if c.cache_size.is_some() {
+            return Err(opt_err(
+                "cache_size",
+                "LMDB has no cache of its own: it reads through the OS page cache \
+                 (drop --cache-size)",
+            ));
+        }
+        Ok(())
+    }
+    fn validate(&self) -> Result<(), TargetError> {
+        LmdbOptions::validate(self)
+    }
+    fn marker_file(&self) -> Option<&'static str> {
+        Some(DATA_FILE)
+    }
+    fn built_in(&self) -> bool {
+        cfg!(feature = "lmdb")
+    }
+    fn version(&self) -> String {
+        #[cfg(feature = "lmdb")]
+        return crate::lmdb::lmdb_version();
+        #[cfg(not(feature = "lmdb"))]
+        return "not built in".to_string();
+    }
+    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
+        let dir = crate::engine::need_dir(self.name(), dir)?;
+        #[cfg(feature = "lmdb")]
+        return Ok(Box::new(crate::lmdb::LmdbTarget::open(dir, self.clone())?));
+        #[cfg(not(feature = "lmdb"))]
+        {
+            let _ = dir;
+            Err(crate::engine::not_built(self.name()))
+        }
     }
 }

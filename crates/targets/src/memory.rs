@@ -1,9 +1,12 @@
 //! An ordered in-memory map: a real engine with real data, cheap enough for fast tests
 //! of everything that needs values back (verification, ranges, deletes).
 
+use crate::engine::{refuse_common, Capabilities, Durability, EngineKind};
+use crate::options::EngineCommon;
 use plumb_core::{Maintenance, Session, Target, TargetError};
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::path::Path;
 use std::sync::RwLock;
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -55,6 +58,37 @@ impl MemoryTarget {
     /// Whether nothing is stored.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// The memory engine's description of itself (it takes no options).
+pub(crate) struct MemoryKind;
+
+impl EngineKind for MemoryKind {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            keeps_files: false,
+            can_sync: false,
+            ..Capabilities::FILE_ENGINE
+        }
+    }
+    fn durability(&self) -> Durability {
+        Durability::Volatile
+    }
+    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
+        refuse_common(self.name(), c)
+    }
+    fn built_in(&self) -> bool {
+        true
+    }
+    fn version(&self) -> String {
+        env!("CARGO_PKG_VERSION").to_string()
+    }
+    fn open(&self, _dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(MemoryTarget::new()))
     }
 }
 

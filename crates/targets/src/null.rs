@@ -1,7 +1,10 @@
 //! A target that does nothing, so the harness can measure its own per-op overhead
 //! (timing, histograms, key generation) with no engine in the way.
 
+use crate::engine::{refuse_common, Capabilities, Durability, EngineKind};
+use crate::options::EngineCommon;
 use plumb_core::{Maintenance, Session, Target, TargetError};
+use std::path::Path;
 
 /// Does nothing and stores nothing; reads report "found" with an empty value, and are
 /// not verified because [`Target::stores_data`] is false.
@@ -9,6 +12,38 @@ use plumb_core::{Maintenance, Session, Target, TargetError};
 pub struct NullTarget;
 
 struct NullSession;
+
+/// The null engine's description of itself (it takes no options).
+pub(crate) struct NullKind;
+
+impl EngineKind for NullKind {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            keeps_files: false,
+            stores_data: false,
+            can_sync: false,
+            ..Capabilities::FILE_ENGINE
+        }
+    }
+    fn durability(&self) -> Durability {
+        Durability::Volatile
+    }
+    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
+        refuse_common(self.name(), c)
+    }
+    fn built_in(&self) -> bool {
+        true
+    }
+    fn version(&self) -> String {
+        env!("CARGO_PKG_VERSION").to_string()
+    }
+    fn open(&self, _dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(NullTarget))
+    }
+}
 
 impl Target for NullTarget {
     fn name(&self) -> &'static str {

@@ -12,13 +12,14 @@ pub const DEFAULT_CACHE_SIZE: u64 = 1 << 30;
 /// durabilities. In a suite they are keys of each target's `[target.options]`.
 #[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct EngineCommon {
-    /// Flush every write to the device before it is acknowledged: RocksDB fsyncs its
-    /// WAL, LMDB syncs each commit, SQLite runs synchronous=FULL. Without it, writes
-    /// reach the OS (a process crash loses none, a power cut may lose the last ones).
+    /// Flush every write to the device before it is acknowledged: RocksDB and LevelDB
+    /// fsync their log, LMDB syncs each commit, SQLite runs synchronous=FULL; SplinterDB
+    /// cannot and refuses it. Without it, writes reach the OS (a process crash loses
+    /// none, a power cut may lose the last ones).
     #[arg(long)]
     pub sync: bool,
-    /// Bytes of the engine's own cache: RocksDB's block cache, SQLite's page cache per
-    /// connection (0 = none where the engine allows it; LMDB has no cache of its own
+    /// Bytes of the engine's own cache: RocksDB's and LevelDB's block cache, SQLite's
+    /// page cache per connection, SplinterDB's page cache (LMDB has no cache of its own
     /// and refuses this) [default: 1073741824].
     #[arg(long, alias = "cache_size", value_name = "BYTES")]
     pub cache_size: Option<u64>,

@@ -11,9 +11,9 @@ use rocksdb::{
 };
 use std::path::{Path, PathBuf};
 
-/// The RocksDB release compiled in by librocksdb-sys (its version's `+11.8.1` part;
-/// a test checks this against Cargo.lock).
-pub const ROCKSDB_VERSION: &str = "11.8.1";
+/// The RocksDB release compiled in by librocksdb-sys, read from its `version.h` at
+/// build time (a test checks it against the `+11.8.1` part of Cargo.lock's version).
+pub const ROCKSDB_VERSION: &str = env!("PLUMB_ROCKSDB_VERSION");
 
 pub(crate) const ENGINE: &str = "rocksdb";
 
@@ -271,6 +271,7 @@ impl Target for RocksTarget {
                 .property_int_value("rocksdb.estimate-pending-compaction-bytes")
                 .ok()
                 .flatten(),
+            used_bytes: None,
         }
     }
     fn data_dir(&self) -> Option<&Path> {

@@ -5,9 +5,12 @@
 //! It compiles without the `rocksdb` feature so a plan can name RocksDB options in a
 //! build that cannot run them (and say so).
 
-use plumb_core::TargetError;
+use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
+use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use plumb_core::{Target, TargetError};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::path::Path;
 
 /// Leveled or universal compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
@@ -113,10 +116,61 @@ impl Default for RocksOptions {
     }
 }
 
-fn opt_err(option: &str, message: impl Into<String>) -> TargetError {
-    TargetError::Option {
-        option: option.to_string(),
-        message: message.into(),
+impl EngineKind for RocksOptions {
+    fn name(&self) -> &'static str {
+        "rocksdb"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            wal: true,
+            native_multi_get: true,
+            direct_io: true,
+            cache: true,
+            compaction_stats: true,
+            ..Capabilities::FILE_ENGINE
+        }
+    }
+    fn durability(&self) -> Durability {
+        if self.disable_wal {
+            Durability::Unlogged
+        } else if self.sync {
+            Durability::Synced
+        } else {
+            Durability::OsBuffered
+        }
+    }
+    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
+        self.sync = c.sync;
+        self.cache_size = c.cache_size.unwrap_or(DEFAULT_CACHE_SIZE);
+        Ok(())
+    }
+    fn validate(&self) -> Result<(), TargetError> {
+        RocksOptions::validate(self)
+    }
+    fn marker_file(&self) -> Option<&'static str> {
+        Some("CURRENT")
+    }
+    fn built_in(&self) -> bool {
+        cfg!(feature = "rocksdb")
+    }
+    fn version(&self) -> String {
+        #[cfg(feature = "rocksdb")]
+        return crate::rocks::ROCKSDB_VERSION.to_string();
+        #[cfg(not(feature = "rocksdb"))]
+        return "not built in".to_string();
+    }
+    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
+        let dir = crate::engine::need_dir(self.name(), dir)?;
+        #[cfg(feature = "rocksdb")]
+        return Ok(Box::new(crate::rocks::RocksTarget::open(
+            dir,
+            self.clone(),
+        )?));
+        #[cfg(not(feature = "rocksdb"))]
+        {
+            let _ = dir;
+            Err(crate::engine::not_built(self.name()))
+        }
     }
 }
 

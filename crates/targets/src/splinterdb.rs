@@ -4,7 +4,7 @@
 //! crash recovery: its durability is `unlogged`, and compare says so beside any engine
 //! that syncs.
 
-use crate::splinterdb_options::SplinterdbOptions;
+use crate::splinterdb_options::{SplinterdbOptions, DB_FILE};
 use plumb_core::{Maintenance, Session, Target, TargetError};
 use std::ffi::{c_void, CStr, CString};
 use std::os::raw::{c_char, c_int};
@@ -12,9 +12,6 @@ use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
 pub(crate) const ENGINE: &str = "splinterdb";
-
-/// The database file inside the data directory.
-pub const DB_FILE: &str = "splinterdb.db";
 
 #[repr(C)]
 struct Raw {

@@ -4,8 +4,14 @@
 //! run records. `cache_size` comes from the engine-neutral `--cache-size`; SplinterDB
 //! cannot sync (upstream docs/limitations.md), so it refuses `--sync`.
 
-use plumb_core::TargetError;
+use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
+use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use plumb_core::{Target, TargetError};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The database file inside the data directory.
+pub const DB_FILE: &str = "splinterdb.db";
 
 /// SplinterDB's page size, fixed upstream: a key plus its value must fit in one page.
 pub const PAGE_SIZE: u64 = 4096;
@@ -44,20 +50,13 @@ pub struct SplinterdbOptions {
     #[arg(long = "splinterdb-direct-io", id = "direct_io")]
     pub direct_io: bool,
     /// Cache bytes (from `--cache-size`).
-    #[arg(skip = crate::options::DEFAULT_CACHE_SIZE)]
+    #[arg(skip = DEFAULT_CACHE_SIZE)]
     pub cache_size: u64,
 }
 
 impl Default for SplinterdbOptions {
     fn default() -> Self {
         crate::options::defaults::<SplinterdbOptions>()
-    }
-}
-
-fn opt_err(option: &str, message: impl Into<String>) -> TargetError {
-    TargetError::Option {
-        option: option.into(),
-        message: message.into(),
     }
 }
 
@@ -100,5 +99,68 @@ impl SplinterdbOptions {
             "never (SplinterDB has no durable-write API; no crash recovery)".into(),
         ));
         v
+    }
+}
+
+impl EngineKind for SplinterdbOptions {
+    fn name(&self) -> &'static str {
+        "splinterdb"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            can_sync: false,
+            direct_io: true,
+            cache: true,
+            max_entry_bytes: Some(PAGE_SIZE - 1),
+            ..Capabilities::FILE_ENGINE
+        }
+    }
+    fn durability(&self) -> Durability {
+        Durability::Unlogged
+    }
+    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
+        if c.sync {
+            return Err(opt_err(
+                "sync",
+                "SplinterDB cannot flush a write to the device (it has no fsync API and no \
+                 crash recovery, per its docs/limitations.md); run it without --sync and \
+                 read its write figures as unsynced",
+            ));
+        }
+        self.cache_size = c.cache_size.unwrap_or(DEFAULT_CACHE_SIZE);
+        Ok(())
+    }
+    fn validate(&self) -> Result<(), TargetError> {
+        SplinterdbOptions::validate(self)
+    }
+    fn how_to_build(&self) -> String {
+        "run `bash scripts/build-splinterdb.sh`, then build with `cargo build --release \
+         --features splinterdb`"
+            .into()
+    }
+    fn marker_file(&self) -> Option<&'static str> {
+        Some(DB_FILE)
+    }
+    fn built_in(&self) -> bool {
+        cfg!(feature = "splinterdb")
+    }
+    fn version(&self) -> String {
+        #[cfg(feature = "splinterdb")]
+        return crate::splinterdb::splinterdb_version();
+        #[cfg(not(feature = "splinterdb"))]
+        return "not built in".to_string();
+    }
+    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
+        let dir = crate::engine::need_dir(self.name(), dir)?;
+        #[cfg(feature = "splinterdb")]
+        return Ok(Box::new(crate::splinterdb::SplinterdbTarget::open(
+            dir,
+            self.clone(),
+        )?));
+        #[cfg(not(feature = "splinterdb"))]
+        {
+            let _ = dir;
+            Err(crate::engine::not_built(self.name()))
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! of one. The seeds' B-tree baseline next to the LSMs.
 
 use crate::sqlite_options::SqliteOptions;
-use plumb_core::{Maintenance, Session, Target, TargetError};
+use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
 use rusqlite::{params, Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -12,8 +12,7 @@ use std::time::Duration;
 
 pub(crate) const ENGINE: &str = "sqlite";
 
-/// The database file inside the data directory.
-pub const DB_FILE: &str = "plumb-kv.sqlite";
+use crate::sqlite_options::DB_FILE;
 
 const GET: &str = "SELECT v FROM kv WHERE k = ?1";
 const PUT: &str = "INSERT OR REPLACE INTO kv (k, v) VALUES (?1, ?2)";
@@ -63,12 +62,17 @@ impl SqliteTarget {
         self.admin.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Pages in the database file and the page size, SQLite's own figures.
+    /// Pages in the database file that hold data (not on the freelist) and the page
+    /// size, SQLite's own figures.
     pub fn pages(&self) -> Result<(u64, u32), TargetError> {
         let c = self.admin();
         let pages: i64 = c
             .query_row("PRAGMA page_count", [], |r| r.get(0))
             .map_err(eng)?;
+        let free: i64 = c
+            .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+            .map_err(eng)?;
+        let pages = pages - free;
         let size: i64 = c
             .query_row("PRAGMA page_size", [], |r| r.get(0))
             .map_err(eng)?;
@@ -148,6 +152,12 @@ impl Target for SqliteTarget {
     }
     fn data_dir(&self) -> Option<&Path> {
         Some(&self.dir)
+    }
+    fn stats(&self) -> EngineStats {
+        EngineStats {
+            used_bytes: self.pages().ok().map(|(n, size)| n * u64::from(size)),
+            ..EngineStats::default()
+        }
     }
     fn options(&self) -> Vec<(String, String)> {
         let mut v = self.settings.describe();

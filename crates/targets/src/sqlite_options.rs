@@ -2,9 +2,15 @@
 //! `sync` and `cache_size` come from the engine-neutral `--sync` and `--cache-size`
 //! flags (`plumb kv`) or the same keys in a suite's `[target.options]`.
 
-use plumb_core::TargetError;
+use crate::engine::{Capabilities, Durability, EngineKind};
+use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use plumb_core::{Target, TargetError};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::path::Path;
+
+/// The database file inside the data directory.
+pub const DB_FILE: &str = "plumb-kv.sqlite";
 
 /// SQLite's journal modes that keep a database recoverable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
@@ -52,7 +58,7 @@ pub struct SqliteOptions {
     #[arg(skip)]
     pub sync: bool,
     /// Page cache per connection in bytes (each worker thread has its own connection).
-    #[arg(skip = 1u64 << 30)]
+    #[arg(skip = DEFAULT_CACHE_SIZE)]
     pub cache_size: u64,
 }
 
@@ -103,5 +109,57 @@ impl SqliteOptions {
         let mut v = crate::options::as_strings(self);
         v.push(("pragmas".into(), self.pragmas().join("; ")));
         v
+    }
+}
+
+impl EngineKind for SqliteOptions {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            cache: true,
+            ..Capabilities::FILE_ENGINE
+        }
+    }
+    fn durability(&self) -> Durability {
+        if self.sync {
+            Durability::Synced
+        } else {
+            Durability::OsBuffered
+        }
+    }
+    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
+        self.sync = c.sync;
+        self.cache_size = c.cache_size.unwrap_or(DEFAULT_CACHE_SIZE);
+        Ok(())
+    }
+    fn validate(&self) -> Result<(), TargetError> {
+        SqliteOptions::validate(self)
+    }
+    fn marker_file(&self) -> Option<&'static str> {
+        Some(DB_FILE)
+    }
+    fn built_in(&self) -> bool {
+        cfg!(feature = "sqlite")
+    }
+    fn version(&self) -> String {
+        #[cfg(feature = "sqlite")]
+        return rusqlite::version().to_string();
+        #[cfg(not(feature = "sqlite"))]
+        return "not built in".to_string();
+    }
+    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
+        let dir = crate::engine::need_dir(self.name(), dir)?;
+        #[cfg(feature = "sqlite")]
+        return Ok(Box::new(crate::sqlite::SqliteTarget::open(
+            dir,
+            self.clone(),
+        )?));
+        #[cfg(not(feature = "sqlite"))]
+        {
+            let _ = dir;
+            Err(crate::engine::not_built(self.name()))
+        }
     }
 }

@@ -179,6 +179,27 @@ fn conformance(spec: &EngineSpec, t: &dyn Target) {
         Some(val(198, 0)),
         "{name}: read after maintenance"
     );
+    // Engine-own figures where the engine keeps them.
+    let st = t.stats();
+    if ["lmdb", "sqlite"].contains(&name) {
+        let used = st.used_bytes.unwrap_or(0);
+        assert!(
+            used >= 100 * 100,
+            "{name}: {used} bytes in use for 100 values"
+        );
+    }
+    if caps.compaction_stats && name != "leveldb" {
+        assert!(
+            st.ingest_bytes.is_some(),
+            "{name}: compaction stats declared, none given"
+        );
+    }
+    if name == "leveldb" {
+        assert!(
+            st.compact_write_bytes.is_some(),
+            "leveldb: leveldb.stats not read"
+        );
+    }
 }
 
 #[test]

@@ -155,7 +155,10 @@ fn an_unknown_engine_option_is_located_with_the_valid_keys() {
 fn an_unknown_engine_lists_the_known_ones() {
     let (line, _, m) = err(&GOOD.replacen("engine = \"rocksdb\"", "engine = \"rocks\"", 1));
     assert_eq!(line, 12, "{m}");
-    assert!(m.contains("rocksdb, memory, null"), "{m}");
+    assert!(
+        m.contains("rocksdb, lmdb, sqlite, leveldb, splinterdb, memory, null"),
+        "{m}"
+    );
 }
 
 #[test]

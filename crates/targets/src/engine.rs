@@ -1,0 +1,173 @@
+//! What an engine says about itself, in one place: each engine's options type implements
+//! [`EngineKind`], so [`crate::EngineSpec`] only delegates, and adding an engine adds
+//! its own impl instead of an arm to every method.
+
+use crate::options::EngineCommon;
+use plumb_core::{Target, TargetError};
+use std::fmt;
+use std::path::Path;
+
+/// What an acknowledged write survives, as the engine is configured. Why: the seeds'
+/// first complaint about published engine comparisons is an engine that syncs beside one
+/// that does not; compare warns when the engines side by side differ in this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Durability {
+    /// Nothing survives the process: the engine keeps no files.
+    Volatile,
+    /// A crash of the process can lose acknowledged writes still in the engine's memory
+    /// (RocksDB without its WAL; SplinterDB, which never fsyncs).
+    Unlogged,
+    /// Each write reaches the OS before it is acknowledged: a process crash loses none,
+    /// a power cut can lose the last ones.
+    OsBuffered,
+    /// Each write is on the device before it is acknowledged.
+    Synced,
+}
+
+impl Durability {
+    /// The stored name (the `durability` option of a run).
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::Volatile => "volatile",
+            Durability::Unlogged => "unlogged",
+            Durability::OsBuffered => "os-buffered",
+            Durability::Synced => "synced",
+        }
+    }
+
+    /// The stored name read back.
+    pub fn from_name(s: &str) -> Option<Durability> {
+        [
+            Durability::Volatile,
+            Durability::Unlogged,
+            Durability::OsBuffered,
+            Durability::Synced,
+        ]
+        .into_iter()
+        .find(|d| d.name() == s)
+    }
+}
+
+impl fmt::Display for Durability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What an engine can do, as data, so a plan that asks for more is refused before it
+/// runs, with the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Keeps its data in a directory (disk counters, size, `use_existing_db`).
+    pub keeps_files: bool,
+    /// Reads return what was written, so they are verified.
+    pub stores_data: bool,
+    /// Can flush every write to the device before acknowledging it (`sync`).
+    pub can_sync: bool,
+    /// Has a write-ahead log that a load may skip (db_bench's fillseq without WAL).
+    pub wal: bool,
+    /// Reverse range scans (revrange).
+    pub reverse_scan: bool,
+    /// A batched multi-key read of its own (otherwise multireadrandom is one get per key).
+    pub native_multi_get: bool,
+    /// Deletes (deleterandom).
+    pub delete: bool,
+    /// O_DIRECT reads, so the OS page cache does not hide IO.
+    pub direct_io: bool,
+    /// A cache of its own sized by `cache_size`.
+    pub cache: bool,
+    /// Reports its flush and compaction bytes (w_amp_eng, stall%).
+    pub compaction_stats: bool,
+    /// The largest key plus value it can store, when it has a limit.
+    pub max_entry_bytes: Option<u64>,
+}
+
+impl Capabilities {
+    /// An engine that keeps files and does everything but the optional extras: the
+    /// base each engine's declaration starts from.
+    pub const FILE_ENGINE: Capabilities = Capabilities {
+        keeps_files: true,
+        stores_data: true,
+        can_sync: true,
+        wal: false,
+        reverse_scan: true,
+        native_multi_get: false,
+        delete: true,
+        direct_io: false,
+        cache: false,
+        compaction_stats: false,
+        max_entry_bytes: None,
+    };
+}
+
+/// One engine's description of itself, implemented by its options type (or a unit type
+/// for engines without options).
+pub trait EngineKind {
+    /// The engine as users name it (`--engine`, suite files, the store).
+    fn name(&self) -> &'static str;
+    /// What it can do.
+    fn capabilities(&self) -> Capabilities;
+    /// What an acknowledged write survives with these options.
+    fn durability(&self) -> Durability;
+    /// Takes the engine-neutral options (`--sync`, `--cache-size`) in its own terms, and
+    /// refuses one it has no such thing for, naming it.
+    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError>;
+    /// Checks the options before anything is written; the error names the option.
+    fn validate(&self) -> Result<(), TargetError> {
+        Ok(())
+    }
+    /// A file whose presence says a data dir holds this engine's database.
+    fn marker_file(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether this binary was built with the engine (its cargo feature).
+    fn built_in(&self) -> bool;
+    /// How to get a plumb that has it, for the error when it is missing.
+    fn how_to_build(&self) -> String {
+        format!("build with --features {}", self.name())
+    }
+    /// The engine version this binary runs (asked only when built in).
+    fn version(&self) -> String;
+    /// Opens the engine (called only when built in and valid); `dir` is its data
+    /// directory when it keeps files.
+    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError>;
+}
+
+/// The data dir an engine that keeps files needs.
+pub(crate) fn need_dir<'a>(
+    engine: &'static str,
+    dir: Option<&'a Path>,
+) -> Result<&'a Path, TargetError> {
+    dir.ok_or_else(|| TargetError::engine(engine, "needs a data dir"))
+}
+
+/// The error for an engine whose feature this binary lacks.
+#[allow(dead_code)]
+pub(crate) fn not_built(engine: &'static str) -> TargetError {
+    TargetError::engine(engine, "not built into this plumb")
+}
+
+/// An option error naming the option.
+pub(crate) fn opt_err(option: &str, message: impl Into<String>) -> TargetError {
+    TargetError::Option {
+        option: option.into(),
+        message: message.into(),
+    }
+}
+
+/// What engines that keep nothing say to `--sync` or `--cache-size`.
+pub(crate) fn refuse_common(engine: &str, c: &EngineCommon) -> Result<(), TargetError> {
+    if c.sync {
+        return Err(opt_err(
+            "sync",
+            format!("the {engine} engine keeps nothing to sync"),
+        ));
+    }
+    if c.cache_size.is_some() {
+        return Err(opt_err(
+            "cache_size",
+            format!("the {engine} engine has no cache"),
+        ));
+    }
+    Ok(())
+}

@@ -34,7 +34,7 @@ fi
 # The block device under BASE, for bytes written (flush and compaction included).
 mkdir -p "$BASE"
 dev=$(basename "$(df --output=source "$BASE" | tail -1)")
-written() { awk -v d="$dev" '$3 == d { print $10 * 512 }' /proc/diskstats; }
+written() { awk -v d="$dev" '$3 == d { printf "%.0f\n", $10 * 512 }' /proc/diskstats; }
 [ -n "$(written)" ] || { echo "compare-engines: no /proc/diskstats row for $dev (BASE=$BASE)" >&2; exit 2; }
 stamp=$(date +%Y%m%d-%H%M%S)
 out="$BASE/$stamp"
@@ -85,7 +85,7 @@ for size in $SIZES; do
         echo "compare-engines: $engine $size $phase failed, see $out/$engine-$size-$phase.log" >&2
       sync
       echo $(( $(written) - before )) >"$out/$engine-$size-$phase.written"
-      du -sb "$db" | cut -f1 >"$out/$engine-$size-$phase.bytes"
+      du -s -B1 "$db" | cut -f1 >"$out/$engine-$size-$phase.bytes"  # allocated, not apparent
       rm -rf "$db"
     done
   done

@@ -2,7 +2,7 @@
 //! [`EngineKind`], so [`crate::EngineSpec`] only delegates, and adding an engine adds
 //! its own impl instead of an arm to every method.
 
-use crate::options::EngineCommon;
+use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
 use plumb_core::{Target, TargetError};
 use std::fmt;
 use std::path::Path;
@@ -35,16 +35,13 @@ impl Durability {
         }
     }
 
-    /// The stored name read back.
-    pub fn from_name(s: &str) -> Option<Durability> {
-        [
-            Durability::Volatile,
-            Durability::Unlogged,
-            Durability::OsBuffered,
-            Durability::Synced,
-        ]
-        .into_iter()
-        .find(|d| d.name() == s)
+    /// A file engine's durability: each write synced, or left to the OS.
+    pub fn of_sync(sync: bool) -> Durability {
+        if sync {
+            Durability::Synced
+        } else {
+            Durability::OsBuffered
+        }
     }
 }
 
@@ -131,6 +128,13 @@ pub trait EngineKind {
     /// Opens the engine (called only when built in and valid); `dir` is its data
     /// directory when it keeps files.
     fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError>;
+}
+
+/// Sets an engine's own `sync` and cache size from `--sync` and `--cache-size`, for the
+/// engines that have both.
+pub(crate) fn take_sync_and_cache(c: &EngineCommon, sync: &mut bool, cache_size: &mut u64) {
+    *sync = c.sync;
+    *cache_size = c.cache_size.unwrap_or(DEFAULT_CACHE_SIZE);
 }
 
 /// The data dir an engine that keeps files needs.

@@ -94,11 +94,7 @@ impl EngineKind for LmdbOptions {
         Capabilities::FILE_ENGINE
     }
     fn durability(&self) -> Durability {
-        if self.sync {
-            Durability::Synced
-        } else {
-            Durability::OsBuffered
-        }
+        Durability::of_sync(self.sync)
     }
     fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
         self.sync = c.sync;

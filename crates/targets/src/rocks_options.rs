@@ -73,7 +73,7 @@ pub struct RocksOptions {
     pub compaction_style: CompactionStyle,
     /// Block cache capacity in bytes (0 = no block cache). On the command line:
     /// `--cache-size`, shared by every engine with a cache ([`crate::EngineCommon`]).
-    #[arg(skip = crate::options::DEFAULT_CACHE_SIZE)]
+    #[arg(skip = DEFAULT_CACHE_SIZE)]
     pub cache_size: u64,
     /// RocksDB: block cache implementation, lru or hyperclock.
     #[arg(long, alias = "cache_type", value_enum, default_value = "lru")]
@@ -133,15 +133,12 @@ impl EngineKind for RocksOptions {
     fn durability(&self) -> Durability {
         if self.disable_wal {
             Durability::Unlogged
-        } else if self.sync {
-            Durability::Synced
         } else {
-            Durability::OsBuffered
+            Durability::of_sync(self.sync)
         }
     }
     fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
-        self.sync = c.sync;
-        self.cache_size = c.cache_size.unwrap_or(DEFAULT_CACHE_SIZE);
+        crate::engine::take_sync_and_cache(c, &mut self.sync, &mut self.cache_size);
         Ok(())
     }
     fn validate(&self) -> Result<(), TargetError> {

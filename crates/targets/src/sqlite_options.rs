@@ -123,15 +123,10 @@ impl EngineKind for SqliteOptions {
         }
     }
     fn durability(&self) -> Durability {
-        if self.sync {
-            Durability::Synced
-        } else {
-            Durability::OsBuffered
-        }
+        Durability::of_sync(self.sync)
     }
     fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
-        self.sync = c.sync;
-        self.cache_size = c.cache_size.unwrap_or(DEFAULT_CACHE_SIZE);
+        crate::engine::take_sync_and_cache(c, &mut self.sync, &mut self.cache_size);
         Ok(())
     }
     fn validate(&self) -> Result<(), TargetError> {

@@ -4,9 +4,10 @@
 set -euo pipefail
 
 # libclang-dev: bindgen (rocksdb crate); clang: its headers; pkg-config, make, g++: the
-# C++ build of RocksDB inside librocksdb-sys. libleveldb-dev: the leveldb engine links
-# Debian's LevelDB (LMDB and SQLite are compiled in by their crates).
-PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev)
+# C++ build of RocksDB inside librocksdb-sys. libleveldb-dev, libwiredtiger-dev: the
+# leveldb and wiredtiger engines link Debian's builds (LMDB and SQLite are compiled in by
+# their crates).
+PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// The file engines of this build (null and memory keep nothing to reopen).
 fn file_engines() -> Vec<&'static str> {
-    let mut e = vec!["rocksdb", "lmdb", "sqlite", "leveldb"];
+    let mut e = vec!["rocksdb", "lmdb", "sqlite", "leveldb", "wiredtiger"];
     if cfg!(feature = "splinterdb") {
         e.push("splinterdb");
     }

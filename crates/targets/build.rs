@@ -2,19 +2,24 @@
 //! against the headers librocksdb-sys builds from, so reads can reuse pinned slices and
 //! options as db_bench does instead of the C API's allocation per read; and the
 //! SplinterDB shim (cpp/splinter_shim.c) against the installed SplinterDB's headers, so
-//! its config structs are laid out by the build that is linked.
+//! its config structs are laid out by the build that is linked; and the WiredTiger shim
+//! (cpp/wt_shim.c), whose handles are structs of method pointers.
 
 use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo:rerun-if-changed=cpp/rocks_reader.cc");
     println!("cargo:rerun-if-changed=cpp/splinter_shim.c");
+    println!("cargo:rerun-if-changed=cpp/wt_shim.c");
     println!("cargo:rerun-if-env-changed=SPLINTERDB_DIR");
     if std::env::var_os("CARGO_FEATURE_ROCKSDB").is_some() {
         rocks_reader();
     }
     if std::env::var_os("CARGO_FEATURE_SPLINTERDB").is_some() {
         splinter_shim();
+    }
+    if std::env::var_os("CARGO_FEATURE_WIREDTIGER").is_some() {
+        wt_shim();
     }
 }
 
@@ -86,4 +91,19 @@ fn splinter_shim() {
     // This package's own test binaries find the library without LD_LIBRARY_PATH even
     // when it is not where the dynamic linker looks.
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
+}
+
+/// The WiredTiger shim, against Debian's /usr/include/wiredtiger.h (libwiredtiger-dev).
+fn wt_shim() {
+    if !Path::new("/usr/include/wiredtiger.h").exists() {
+        panic!(
+            "the wiredtiger feature needs /usr/include/wiredtiger.h: apt-get install \
+             libwiredtiger-dev (scripts/setup.sh does), or build without it"
+        );
+    }
+    cc::Build::new()
+        .file("cpp/wt_shim.c")
+        .warnings(true)
+        .compile("plumb_wt_shim");
+    println!("cargo:rustc-link-lib=dylib=wiredtiger");
 }

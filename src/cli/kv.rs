@@ -9,7 +9,7 @@ use plumb_plan::{KvParams, RunPlan, TargetPlan, WorkloadPlan};
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_targets::{
     EngineCommon, EngineSpec, LeveldbOptions, LmdbOptions, RocksOptions, SplinterdbOptions,
-    SqliteOptions, ENGINE_NAMES,
+    SqliteOptions, WiredtigerOptions, ENGINE_NAMES,
 };
 use plumb_workloads::steps;
 use std::path::PathBuf;
@@ -27,8 +27,8 @@ plumb kv --num 5000000 --duration 60 --workload x3 --db /data/plumb\n  \
 plumb kv --db /data/plumb --use-existing-db --benchmarks readrandom --threads 2"
 )]
 pub struct KvArgs {
-    /// Engine: rocksdb (default), lmdb, sqlite, leveldb, splinterdb (a build with
-    /// --features splinterdb), memory, or null (measures plumb's own overhead).
+    /// Engine: rocksdb (default), lmdb, sqlite, leveldb, wiredtiger, splinterdb (a build
+    /// with --features splinterdb), memory, or null (measures plumb's own overhead).
     #[arg(long, default_value = "rocksdb")]
     engine: String,
     /// Data directory; must be empty or absent (see --use-existing-db, --force)
@@ -68,6 +68,8 @@ pub struct KvArgs {
     leveldb: LeveldbOptions,
     #[command(flatten, next_help_heading = "SplinterDB")]
     splinterdb: SplinterdbOptions,
+    #[command(flatten, next_help_heading = "WiredTiger")]
+    wiredtiger: WiredtigerOptions,
     /// Run the whole sequence this many times, stored as one group (for `plumb compare`:
     /// medians and confidence intervals need repeats). Each repeat gets a fresh data dir
     /// (under --db: DIR/rep-N) and its own seed (seed + N).
@@ -97,6 +99,7 @@ fn engine(a: &KvArgs) -> anyhow::Result<EngineSpec> {
         "sqlite" => EngineSpec::Sqlite(a.sqlite.clone()),
         "leveldb" => EngineSpec::Leveldb(a.leveldb.clone()),
         "splinterdb" => EngineSpec::Splinterdb(a.splinterdb.clone()),
+        "wiredtiger" => EngineSpec::Wiredtiger(a.wiredtiger.clone()),
         other => EngineSpec::default_for(other).map_err(|_| {
             anyhow::anyhow!(
                 "--engine {other:?}: plumb knows {}; this build runs: {}",

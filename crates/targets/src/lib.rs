@@ -1,7 +1,7 @@
 //! The engines plumb measures. Each sits behind the [`plumb_core::Target`] trait; the
 //! `null` and `memory` targets always compile so the harness can measure its own cost
-//! and tests stay fast; RocksDB, LMDB, SQLite and LevelDB sit behind features of their
-//! names (all on by default), SplinterDB behind `splinterdb` (off: it needs
+//! and tests stay fast; RocksDB, LMDB, SQLite, LevelDB and WiredTiger sit behind
+//! features of their names (all on by default), SplinterDB behind `splinterdb` (off: it needs
 //! scripts/build-splinterdb.sh first). Their option structs always compile, so a plan can name an engine a
 //! build lacks and be told so.
 
@@ -27,6 +27,9 @@ pub mod splinterdb_options;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod sqlite_options;
+#[cfg(feature = "wiredtiger")]
+pub mod wiredtiger;
+pub mod wiredtiger_options;
 
 pub use engine::EngineKind;
 pub use leveldb_options::LeveldbOptions;
@@ -41,6 +44,7 @@ pub use rocks_options::RocksOptions;
 pub use spec::{Capabilities, Durability, EngineSpec, ENGINE_NAMES};
 pub use splinterdb_options::SplinterdbOptions;
 pub use sqlite_options::SqliteOptions;
+pub use wiredtiger_options::WiredtigerOptions;
 
 /// Engine names this build can open (the others are named by [`ENGINE_NAMES`] but need
 /// their cargo feature).

@@ -14,6 +14,7 @@ use crate::options::{reference, EngineCommon, OptionDoc};
 use crate::rocks_options::RocksOptions;
 use crate::splinterdb_options::SplinterdbOptions;
 use crate::sqlite_options::SqliteOptions;
+use crate::wiredtiger_options::WiredtigerOptions;
 use plumb_core::{Target, TargetError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -32,6 +33,8 @@ pub enum EngineSpec {
     Leveldb(LeveldbOptions),
     /// SplinterDB through a C shim over its public API.
     Splinterdb(SplinterdbOptions),
+    /// WiredTiger through a C shim over its C API (Debian's libwiredtiger).
+    Wiredtiger(WiredtigerOptions),
     /// A hash map in memory: tests and a harness baseline with real data.
     Memory,
     /// Does nothing: measures plumb's own cost per op.
@@ -45,6 +48,7 @@ pub const ENGINE_NAMES: &[&str] = &[
     "sqlite",
     "leveldb",
     "splinterdb",
+    "wiredtiger",
     "memory",
     "null",
 ];
@@ -90,6 +94,13 @@ pub fn option_sections() -> Vec<OptionSection> {
              so `sync` is refused.",
             reference::<SplinterdbOptions>(),
         ),
+        section(
+            "WiredTiger",
+            "wiredtiger",
+            " One table with raw byte keys and values; each op is its own transaction \
+             through WiredTiger's log.",
+            reference::<WiredtigerOptions>(),
+        ),
     ]
 }
 
@@ -108,6 +119,7 @@ impl EngineSpec {
             EngineSpec::Sqlite(o) => o,
             EngineSpec::Leveldb(o) => o,
             EngineSpec::Splinterdb(o) => o,
+            EngineSpec::Wiredtiger(o) => o,
             EngineSpec::Memory => &MemoryKind,
             EngineSpec::Null => &NullKind,
         }
@@ -121,6 +133,7 @@ impl EngineSpec {
             EngineSpec::Sqlite(o) => Some(o as &mut dyn EngineKind),
             EngineSpec::Leveldb(o) => Some(o as &mut dyn EngineKind),
             EngineSpec::Splinterdb(o) => Some(o as &mut dyn EngineKind),
+            EngineSpec::Wiredtiger(o) => Some(o as &mut dyn EngineKind),
             EngineSpec::Memory | EngineSpec::Null => None,
         }
     }
@@ -146,6 +159,7 @@ impl EngineSpec {
             "sqlite" => Ok(EngineSpec::Sqlite(read(options)?)),
             "leveldb" => Ok(EngineSpec::Leveldb(read(options)?)),
             "splinterdb" => Ok(EngineSpec::Splinterdb(read(options)?)),
+            "wiredtiger" => Ok(EngineSpec::Wiredtiger(read(options)?)),
             "memory" | "null" => {
                 if let Some(d) = options {
                     NoOptions::deserialize(d)?;
@@ -259,6 +273,7 @@ mod tests {
             EngineSpec::Sqlite(SqliteOptions::default()),
             EngineSpec::Leveldb(LeveldbOptions::default()),
             EngineSpec::Splinterdb(SplinterdbOptions::default()),
+            EngineSpec::Wiredtiger(WiredtigerOptions::default()),
             EngineSpec::Memory,
             EngineSpec::Null,
         ] {
@@ -276,7 +291,7 @@ mod tests {
         assert!(e.contains("cache_size"), "{e}");
         let e = EngineSpec::default_for("rocks").unwrap_err().to_string();
         assert!(
-            e.contains("rocksdb, lmdb, sqlite, leveldb, splinterdb, memory, null"),
+            e.contains("rocksdb, lmdb, sqlite, leveldb, splinterdb, wiredtiger, memory, null"),
             "{e}"
         );
         assert_eq!(

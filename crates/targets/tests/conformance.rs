@@ -207,7 +207,14 @@ fn every_engine_passes_the_same_body() {
     let specs = engines();
     let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
     // The default build's engines are all here: none is skipped quietly.
-    let mut must = vec!["memory", "rocksdb", "lmdb", "sqlite", "leveldb"];
+    let mut must = vec![
+        "memory",
+        "rocksdb",
+        "lmdb",
+        "sqlite",
+        "leveldb",
+        "wiredtiger",
+    ];
     if cfg!(feature = "splinterdb") {
         must.push("splinterdb");
     }

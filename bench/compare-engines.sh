@@ -4,7 +4,8 @@
 # (fillrandom), then a fresh database loaded with every key once (filluniquerandom),
 # point queries (readrandom) and range queries of 10 values (fwdrange, seek + 9 nexts),
 # one thread; at a cached size and an IO-bound size (cache 64 MiB and O_DIRECT reads
-# where the engine has them). RocksDB runs with leveled and with universal compaction.
+# where the engine has them: RocksDB, WiredTiger, SplinterDB). RocksDB runs with leveled
+# and with universal compaction.
 #
 #   bash bench/compare-engines.sh                       # every engine this plumb has
 #   ENGINES="rocksdb lmdb" SIZES=cached bash bench/compare-engines.sh
@@ -25,7 +26,7 @@ VALUE_SIZE=${VALUE_SIZE:-400}
 KEY_SIZE=${KEY_SIZE:-20}
 [ -x "$PLUMB" ] || { echo "compare-engines: $PLUMB is not built (cargo build --release [--features splinterdb])" >&2; exit 2; }
 if [ -z "${ENGINES:-}" ]; then
-  ENGINES="rocksdb rocksdb-universal lmdb sqlite leveldb"
+  ENGINES="rocksdb rocksdb-universal lmdb sqlite leveldb wiredtiger"
   mkdir -p "$BASE"
   "$PLUMB" kv --engine splinterdb --num 1000 --benchmarks fillseq --store "$BASE/probe.sqlite" \
     --json >/dev/null 2>&1 && ENGINES="$ENGINES splinterdb"
@@ -54,9 +55,9 @@ flags() {
       echo "--engine rocksdb --compaction-style $style --cache-size $cache $direct" ;;
     # LMDB has no cache of its own and no O_DIRECT: it reads through the page cache.
     lmdb) echo "--engine lmdb" ;;
-    splinterdb)
-      [ "$size" = iobound ] && direct=--splinterdb-direct-io
-      echo "--engine splinterdb --cache-size $cache $direct" ;;
+    splinterdb | wiredtiger)
+      [ "$size" = iobound ] && direct=--$engine-direct-io
+      echo "--engine $engine --cache-size $cache $direct" ;;
     *) echo "--engine $engine --cache-size $cache" ;;
   esac
 }

@@ -36,13 +36,16 @@ pub fn device_w_amp(d: Option<&DiskCounters>, user_bytes_written: u64) -> Option
     d.map(|d| d.written_bytes() as f64 / user_bytes_written as f64)
 }
 
-/// The engine's write amplification: (flush + compaction bytes written) / ingest.
+/// The engine's write amplification: (flush + compaction bytes written) / ingest, from
+/// whichever of the two the engine reports (a B-tree such as WiredTiger reports all its
+/// file writes as one figure, in `flush_write_bytes`).
 pub fn engine_w_amp(e: &EngineStats) -> Option<f64> {
     let ingest = e.ingest_bytes?;
-    if ingest == 0 {
+    if ingest == 0 || (e.flush_write_bytes.is_none() && e.compact_write_bytes.is_none()) {
         return None;
     }
-    Some((e.flush_write_bytes? + e.compact_write_bytes?) as f64 / ingest as f64)
+    let written = e.flush_write_bytes.unwrap_or(0) + e.compact_write_bytes.unwrap_or(0);
+    Some(written as f64 / ingest as f64)
 }
 
 /// Percent of a window of `secs` that writers were stalled.
@@ -134,6 +137,13 @@ mod tests {
         };
         assert_eq!(engine_w_amp(&e), Some(3.5));
         assert_eq!(stall_pct(&e, 2.0), Some(12.5));
+        // An engine that reports its file writes as one figure (WiredTiger).
+        let one = EngineStats {
+            ingest_bytes: Some(100),
+            flush_write_bytes: Some(250),
+            ..EngineStats::default()
+        };
+        assert_eq!(engine_w_amp(&one), Some(2.5));
         assert_eq!(engine_w_amp(&EngineStats::default()), None);
         assert_eq!(stall_pct(&EngineStats::default(), 1.0), None);
     }

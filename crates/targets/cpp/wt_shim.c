@@ -207,3 +207,33 @@ int plumb_wt_seq_next(plumb_wt_session* p, const void* start, size_t sl, plumb_v
   p->seq = NULL;
   return rc == WT_NOTFOUND ? 0 : rc;
 }
+
+// The connection statistics plumb reads (the connection runs with statistics=(fast)):
+// key and value bytes inserted, and bytes the block manager wrote (checkpoints and
+// eviction, the log excluded). -1 where a value is missing.
+int plumb_wt_stats(WT_CONNECTION* conn, int64_t* insert_bytes, int64_t* block_written) {
+  WT_SESSION* s = NULL;
+  WT_CURSOR* c = NULL;
+  int rc = conn->open_session(conn, NULL, NULL, &s);
+  if (rc != 0) {
+    return rc;
+  }
+  rc = s->open_cursor(s, "statistics:", NULL, NULL, &c);
+  if (rc == 0) {
+    const int keys[2] = {WT_STAT_CONN_CURSOR_INSERT_BYTES, WT_STAT_CONN_BLOCK_BYTE_WRITE};
+    int64_t* out[2] = {insert_bytes, block_written};
+    for (int i = 0; i < 2; i++) {
+      const char* desc;
+      const char* pvalue;
+      int64_t v = -1;
+      c->set_key(c, keys[i]);
+      if (c->search(c) == 0) {
+        c->get_value(c, &desc, &pvalue, &v);
+      }
+      *out[i] = v;
+    }
+    c->close(c);
+  }
+  s->close(s, NULL);
+  return rc;
+}

@@ -5,7 +5,7 @@
 //! through WiredTiger's log.
 
 use crate::wiredtiger_options::WiredtigerOptions;
-use plumb_core::{Maintenance, Session, Target, TargetError};
+use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
 use std::ffi::{c_void, CStr, CString};
 use std::os::raw::{c_char, c_int};
 use std::path::{Path, PathBuf};
@@ -33,6 +33,8 @@ extern "C" {
     fn plumb_wt_open(home: *const c_char, config: *const c_char, conn: *mut *mut RawConn) -> c_int;
     fn plumb_wt_close(conn: *mut RawConn) -> c_int;
     fn plumb_wt_maintain(conn: *mut RawConn, compact: c_int) -> c_int;
+    fn plumb_wt_stats(conn: *mut RawConn, insert_bytes: *mut i64, block_written: *mut i64)
+        -> c_int;
     fn plumb_wt_session_open(conn: *mut RawConn, out: *mut *mut RawSession) -> c_int;
     fn plumb_wt_session_close(s: *mut RawSession);
     fn plumb_wt_put(
@@ -189,6 +191,18 @@ impl Target for WiredtigerTarget {
     }
     fn data_dir(&self) -> Option<&Path> {
         Some(&self.dir)
+    }
+    fn stats(&self) -> EngineStats {
+        let (mut ins, mut wr) = (-1i64, -1i64);
+        // SAFETY: a live connection; the shim uses a session of its own.
+        let rc = unsafe { plumb_wt_stats(self.conn.as_ptr(), &mut ins, &mut wr) };
+        let known = |v: i64| (rc == 0 && v >= 0).then_some(v as u64);
+        EngineStats {
+            ingest_bytes: known(ins),
+            // All of the B-tree's file writes (checkpoints and eviction; the log not).
+            flush_write_bytes: known(wr),
+            ..EngineStats::default()
+        }
     }
     fn options(&self) -> Vec<(String, String)> {
         self.settings.describe()

@@ -62,7 +62,7 @@ impl WiredtigerOptions {
     pub fn config(&self) -> String {
         let mut c = format!(
             "create,cache_size={},log=(enabled=true),transaction_sync=(enabled=true,method={}),\
-             checkpoint=(wait={})",
+             checkpoint=(wait={}),statistics=(fast)",
             self.cache_size,
             if self.sync { "fsync" } else { "none" },
             self.checkpoint_wait
@@ -89,6 +89,7 @@ impl EngineKind for WiredtigerOptions {
         Capabilities {
             direct_io: true,
             cache: true,
+            compaction_stats: true,
             ..Capabilities::FILE_ENGINE
         }
     }

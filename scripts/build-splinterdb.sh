@@ -14,21 +14,9 @@ PREFIX=${PREFIX:-/usr/local}
 BUILD=${BUILD:-/var/tmp/plumb-deps/splinterdb-build}
 
 # SplinterDB's build needs clang, libaio, libconfig and xxhash.
-PKGS=(clang make libaio-dev libconfig-dev libxxhash-dev)
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "build-splinterdb: need root to install: ${missing[*]}" >&2
-    exit 1
-  fi
-  echo "build-splinterdb: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=scripts/packages.sh
+. scripts/packages.sh
+ensure_packages build-splinterdb clang make libaio-dev libconfig-dev libxxhash-dev
 
 [ -e "$SRC" ] || { echo "build-splinterdb: $SRC does not exist (set SPLINTERDB_SRC to a SplinterDB source tree or tarball)" >&2; exit 1; }
 id=$(if [ -d "$SRC" ]; then echo "tree:$(cd "$SRC" && pwd)"; else echo "tarball:$(sha256sum "$SRC" | cut -c1-16)"; fi)

@@ -9,20 +9,9 @@ set -euo pipefail
 # their crates).
 PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev)
 
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "setup: need root to install: ${missing[*]} (run: sudo bash scripts/setup.sh)" >&2
-    exit 1
-  fi
-  echo "setup: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=scripts/packages.sh
+. "$(dirname "$0")/packages.sh"
+ensure_packages setup "${PKGS[@]}"
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install Rust >= 1.88 (rustup) and re-run" >&2

@@ -175,3 +175,34 @@ pub(crate) fn refuse_common(engine: &str, c: &EngineCommon) -> Result<(), Target
     }
     Ok(())
 }
+
+/// The three [`EngineKind`] methods that follow the engine's cargo feature: whether it is
+/// built in, its version (`$version`, evaluated only when built in), and opening it with
+/// `$target::open(dir, options)`. Written once here instead of in every engine.
+macro_rules! feature_gated {
+    ($feature:literal, $version:expr, $target:path) => {
+        fn built_in(&self) -> bool {
+            cfg!(feature = $feature)
+        }
+        fn version(&self) -> String {
+            #[cfg(feature = $feature)]
+            return $version;
+            #[cfg(not(feature = $feature))]
+            return "not built in".to_string();
+        }
+        fn open(
+            &self,
+            dir: Option<&std::path::Path>,
+        ) -> Result<Box<dyn plumb_core::Target>, plumb_core::TargetError> {
+            let dir = crate::engine::need_dir(self.name(), dir)?;
+            #[cfg(feature = $feature)]
+            return Ok(Box::new(<$target>::open(dir, self.clone())?));
+            #[cfg(not(feature = $feature))]
+            {
+                let _ = dir;
+                Err(crate::engine::not_built(self.name()))
+            }
+        }
+    };
+}
+pub(crate) use feature_gated;

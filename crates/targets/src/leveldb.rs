@@ -3,6 +3,7 @@
 //! needs are declared here. The C API copies each value it returns into a malloc'd
 //! buffer: that copy is part of what a LevelDB read costs through it.
 
+use crate::ffi::bytes;
 use crate::leveldb_options::LeveldbOptions;
 use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
 use std::ffi::{CStr, CString};
@@ -308,10 +309,7 @@ impl Iter {
         unsafe {
             let k = ffi::leveldb_iter_key(self.0, &mut kl);
             let v = ffi::leveldb_iter_value(self.0, &mut vl);
-            (
-                std::slice::from_raw_parts(k as *const u8, kl),
-                std::slice::from_raw_parts(v as *const u8, vl),
-            )
+            (bytes(k, kl), bytes(v, vl))
         }
     }
     fn error(&self) -> Result<(), TargetError> {
@@ -430,7 +428,7 @@ impl Session for LeveldbSession<'_> {
             return Ok(false);
         }
         // SAFETY: LevelDB returned `len` bytes at `v`, ours until freed.
-        visit(unsafe { std::slice::from_raw_parts(v as *const u8, len) });
+        visit(unsafe { bytes(v, len) });
         // SAFETY: allocated by LevelDB, freed once.
         unsafe { ffi::leveldb_free(v as *mut c_void) };
         Ok(true)

@@ -5,9 +5,8 @@
 
 use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
 use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
-use plumb_core::{Target, TargetError};
+use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// LevelDB options plumb sets; everything else is LevelDB's default and recorded as such.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
@@ -119,26 +118,9 @@ impl EngineKind for LeveldbOptions {
     fn marker_file(&self) -> Option<&'static str> {
         Some("CURRENT")
     }
-    fn built_in(&self) -> bool {
-        cfg!(feature = "leveldb")
-    }
-    fn version(&self) -> String {
-        #[cfg(feature = "leveldb")]
-        return crate::leveldb::leveldb_version();
-        #[cfg(not(feature = "leveldb"))]
-        return "not built in".to_string();
-    }
-    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
-        let dir = crate::engine::need_dir(self.name(), dir)?;
-        #[cfg(feature = "leveldb")]
-        return Ok(Box::new(crate::leveldb::LeveldbTarget::open(
-            dir,
-            self.clone(),
-        )?));
-        #[cfg(not(feature = "leveldb"))]
-        {
-            let _ = dir;
-            Err(crate::engine::not_built(self.name()))
-        }
-    }
+    crate::engine::feature_gated!(
+        "leveldb",
+        crate::leveldb::leveldb_version(),
+        crate::leveldb::LeveldbTarget
+    );
 }

@@ -6,6 +6,13 @@
 //! build lacks and be told so.
 
 pub mod engine;
+#[cfg(any(
+    feature = "rocksdb",
+    feature = "leveldb",
+    feature = "splinterdb",
+    feature = "wiredtiger"
+))]
+mod ffi;
 #[cfg(feature = "leveldb")]
 pub mod leveldb;
 pub mod leveldb_options;

@@ -5,9 +5,8 @@
 
 use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
 use crate::options::EngineCommon;
-use plumb_core::{Target, TargetError};
+use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// LMDB options plumb sets; everything else is LMDB's default and recorded as such.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
@@ -113,23 +112,5 @@ impl EngineKind for LmdbOptions {
     fn marker_file(&self) -> Option<&'static str> {
         Some(DATA_FILE)
     }
-    fn built_in(&self) -> bool {
-        cfg!(feature = "lmdb")
-    }
-    fn version(&self) -> String {
-        #[cfg(feature = "lmdb")]
-        return crate::lmdb::lmdb_version();
-        #[cfg(not(feature = "lmdb"))]
-        return "not built in".to_string();
-    }
-    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
-        let dir = crate::engine::need_dir(self.name(), dir)?;
-        #[cfg(feature = "lmdb")]
-        return Ok(Box::new(crate::lmdb::LmdbTarget::open(dir, self.clone())?));
-        #[cfg(not(feature = "lmdb"))]
-        {
-            let _ = dir;
-            Err(crate::engine::not_built(self.name()))
-        }
-    }
+    crate::engine::feature_gated!("lmdb", crate::lmdb::lmdb_version(), crate::lmdb::LmdbTarget);
 }

@@ -7,10 +7,9 @@
 
 use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
 use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
-use plumb_core::{Target, TargetError};
+use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::Path;
 
 /// Leveled or universal compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
@@ -147,28 +146,11 @@ impl EngineKind for RocksOptions {
     fn marker_file(&self) -> Option<&'static str> {
         Some("CURRENT")
     }
-    fn built_in(&self) -> bool {
-        cfg!(feature = "rocksdb")
-    }
-    fn version(&self) -> String {
-        #[cfg(feature = "rocksdb")]
-        return crate::rocks::ROCKSDB_VERSION.to_string();
-        #[cfg(not(feature = "rocksdb"))]
-        return "not built in".to_string();
-    }
-    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
-        let dir = crate::engine::need_dir(self.name(), dir)?;
-        #[cfg(feature = "rocksdb")]
-        return Ok(Box::new(crate::rocks::RocksTarget::open(
-            dir,
-            self.clone(),
-        )?));
-        #[cfg(not(feature = "rocksdb"))]
-        {
-            let _ = dir;
-            Err(crate::engine::not_built(self.name()))
-        }
-    }
+    crate::engine::feature_gated!(
+        "rocksdb",
+        crate::rocks::ROCKSDB_VERSION.to_string(),
+        crate::rocks::RocksTarget
+    );
 }
 
 impl RocksOptions {

@@ -13,6 +13,7 @@
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::NonNull;
 
+use crate::ffi::{bytes, visit_ctx, visit_entry, VisitFn};
 use plumb_core::TargetError;
 
 #[repr(C)]
@@ -53,41 +54,6 @@ extern "C" {
         visited: *mut usize,
         err: *mut *mut c_char,
     ) -> c_int;
-}
-
-type VisitFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *const c_char, usize);
-
-/// Hands one scanned entry to the Rust visitor behind `ctx`.
-///
-/// # Safety
-/// `ctx` points at a live `&mut dyn FnMut(&[u8], &[u8])`; both slices are valid for
-/// the call. (A panic in the visitor aborts here rather than unwinding into C++.)
-unsafe extern "C" fn visit_entry(
-    ctx: *mut c_void,
-    k: *const c_char,
-    klen: usize,
-    v: *const c_char,
-    vlen: usize,
-) {
-    // SAFETY: per the contract above.
-    unsafe {
-        let visit = &mut *(ctx as *mut &mut dyn FnMut(&[u8], &[u8]));
-        visit(bytes(k, klen), bytes(v, vlen));
-    }
-}
-
-/// A C pointer and length as a slice (empty for a null or zero-length one).
-///
-/// # Safety
-/// A non-null `p` must point at `len` readable bytes that outlive the slice's use.
-#[inline(always)]
-unsafe fn bytes<'a>(p: *const c_char, len: usize) -> &'a [u8] {
-    if p.is_null() || len == 0 {
-        &[]
-    } else {
-        // SAFETY: per the contract above.
-        unsafe { std::slice::from_raw_parts(p as *const u8, len) }
-    }
 }
 
 /// Asks the CPU to start loading `len` bytes at `p` into its cache, without waiting.
@@ -273,7 +239,7 @@ impl RocksReader {
                 nexts,
                 c_int::from(reverse),
                 visit_entry,
-                &mut visit as *mut &mut dyn FnMut(&[u8], &[u8]) as *mut c_void,
+                visit_ctx(&mut visit),
                 &mut visited,
                 &mut err,
             )

@@ -4,6 +4,7 @@
 //! crash recovery: its durability is `unlogged`, and compare says so beside any engine
 //! that syncs.
 
+use crate::ffi::{bytes, visit_ctx, visit_entry, VisitFn};
 use crate::splinterdb_options::{SplinterdbOptions, DB_FILE};
 use plumb_core::{Maintenance, Session, Target, TargetError};
 use std::ffi::{c_void, CStr, CString};
@@ -36,8 +37,6 @@ struct Sizes {
     normal_bg_threads: u64,
     direct_io: c_int,
 }
-
-type VisitFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *const c_char, usize);
 
 extern "C" {
     fn plumb_splinter_version() -> *const c_char;
@@ -237,25 +236,6 @@ impl Target for SplinterdbTarget {
     }
 }
 
-/// Hands a scanned entry to the Rust closure behind `ctx`.
-unsafe extern "C" fn visit_entry(
-    ctx: *mut c_void,
-    k: *const c_char,
-    kl: usize,
-    v: *const c_char,
-    vl: usize,
-) {
-    // SAFETY: `ctx` is the `&mut &mut dyn FnMut` passed to the scan below, alive for
-    // the call; the key and value are valid until the iterator moves.
-    unsafe {
-        let f = &mut *(ctx as *mut &mut dyn FnMut(&[u8], &[u8]));
-        f(
-            std::slice::from_raw_parts(k as *const u8, kl),
-            std::slice::from_raw_parts(v as *const u8, vl),
-        );
-    }
-}
-
 impl Session for SplinterdbSession<'_> {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
         // SAFETY: a live database; SplinterDB copies key and value.
@@ -289,7 +269,7 @@ impl Session for SplinterdbSession<'_> {
             return Ok(false);
         }
         // SAFETY: the value lives in the result object until its next use.
-        visit(unsafe { std::slice::from_raw_parts(v as *const u8, vl) });
+        visit(unsafe { bytes(v, vl) });
         Ok(true)
     }
     fn scan(
@@ -310,7 +290,7 @@ impl Session for SplinterdbSession<'_> {
                 nexts,
                 c_int::from(reverse),
                 visit_entry,
-                &mut visit as *mut &mut dyn FnMut(&[u8], &[u8]) as *mut c_void,
+                visit_ctx(&mut visit),
                 &mut visited,
             )
         };
@@ -360,10 +340,7 @@ impl Session for SplinterdbSession<'_> {
             let (mut k, mut kl, mut v, mut vl) =
                 (std::ptr::null(), 0usize, std::ptr::null(), 0usize);
             plumb_splinter_iter_current(it.as_ptr(), &mut k, &mut kl, &mut v, &mut vl);
-            visit(
-                std::slice::from_raw_parts(k as *const u8, kl),
-                std::slice::from_raw_parts(v as *const u8, vl),
-            );
+            visit(bytes(k, kl), bytes(v, vl));
         }
         Ok(true)
     }

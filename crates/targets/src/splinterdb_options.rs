@@ -6,9 +6,8 @@
 
 use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
 use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
-use plumb_core::{Target, TargetError};
+use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// The database file inside the data directory.
 pub const DB_FILE: &str = "splinterdb.db";
@@ -141,26 +140,9 @@ impl EngineKind for SplinterdbOptions {
     fn marker_file(&self) -> Option<&'static str> {
         Some(DB_FILE)
     }
-    fn built_in(&self) -> bool {
-        cfg!(feature = "splinterdb")
-    }
-    fn version(&self) -> String {
-        #[cfg(feature = "splinterdb")]
-        return crate::splinterdb::splinterdb_version();
-        #[cfg(not(feature = "splinterdb"))]
-        return "not built in".to_string();
-    }
-    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
-        let dir = crate::engine::need_dir(self.name(), dir)?;
-        #[cfg(feature = "splinterdb")]
-        return Ok(Box::new(crate::splinterdb::SplinterdbTarget::open(
-            dir,
-            self.clone(),
-        )?));
-        #[cfg(not(feature = "splinterdb"))]
-        {
-            let _ = dir;
-            Err(crate::engine::not_built(self.name()))
-        }
-    }
+    crate::engine::feature_gated!(
+        "splinterdb",
+        crate::splinterdb::splinterdb_version(),
+        crate::splinterdb::SplinterdbTarget
+    );
 }

@@ -4,10 +4,9 @@
 
 use crate::engine::{Capabilities, Durability, EngineKind};
 use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
-use plumb_core::{Target, TargetError};
+use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::Path;
 
 /// The database file inside the data directory.
 pub const DB_FILE: &str = "plumb-kv.sqlite";
@@ -135,26 +134,9 @@ impl EngineKind for SqliteOptions {
     fn marker_file(&self) -> Option<&'static str> {
         Some(DB_FILE)
     }
-    fn built_in(&self) -> bool {
-        cfg!(feature = "sqlite")
-    }
-    fn version(&self) -> String {
-        #[cfg(feature = "sqlite")]
-        return rusqlite::version().to_string();
-        #[cfg(not(feature = "sqlite"))]
-        return "not built in".to_string();
-    }
-    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
-        let dir = crate::engine::need_dir(self.name(), dir)?;
-        #[cfg(feature = "sqlite")]
-        return Ok(Box::new(crate::sqlite::SqliteTarget::open(
-            dir,
-            self.clone(),
-        )?));
-        #[cfg(not(feature = "sqlite"))]
-        {
-            let _ = dir;
-            Err(crate::engine::not_built(self.name()))
-        }
-    }
+    crate::engine::feature_gated!(
+        "sqlite",
+        rusqlite::version().to_string(),
+        crate::sqlite::SqliteTarget
+    );
 }

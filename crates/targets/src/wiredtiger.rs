@@ -4,6 +4,7 @@
 //! and values (`key_format=u,value_format=u`); each op is its own transaction, written
 //! through WiredTiger's log.
 
+use crate::ffi::{bytes, visit_ctx, visit_entry, VisitFn};
 use crate::wiredtiger_options::WiredtigerOptions;
 use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
 use std::ffi::{c_void, CStr, CString};
@@ -21,8 +22,6 @@ struct RawConn {
 struct RawSession {
     _p: [u8; 0],
 }
-
-type VisitFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, *const c_char, usize);
 
 #[link(name = "wiredtiger")]
 extern "C" {}
@@ -209,25 +208,6 @@ impl Target for WiredtigerTarget {
     }
 }
 
-/// Hands a visited entry to the Rust closure behind `ctx`.
-unsafe extern "C" fn visit_entry(
-    ctx: *mut c_void,
-    k: *const c_char,
-    kl: usize,
-    v: *const c_char,
-    vl: usize,
-) {
-    // SAFETY: `ctx` is the `&mut &mut dyn FnMut` passed by the caller below, alive for
-    // the call; key and value are valid until the cursor moves.
-    unsafe {
-        let f = &mut *(ctx as *mut &mut dyn FnMut(&[u8], &[u8]));
-        f(
-            std::slice::from_raw_parts(k as *const u8, kl),
-            std::slice::from_raw_parts(v as *const u8, vl),
-        );
-    }
-}
-
 impl Session for WiredtigerSession<'_> {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
         // SAFETY: a live session; WiredTiger copies key and value.
@@ -260,7 +240,7 @@ impl Session for WiredtigerSession<'_> {
             return Ok(false);
         }
         // SAFETY: WiredTiger's value, valid until the release below.
-        visit(unsafe { std::slice::from_raw_parts(v as *const u8, vl) });
+        visit(unsafe { bytes(v as *const c_char, vl) });
         // SAFETY: a live session.
         unsafe { plumb_wt_release(self.raw.as_ptr()) };
         Ok(true)
@@ -283,7 +263,7 @@ impl Session for WiredtigerSession<'_> {
                 nexts,
                 c_int::from(reverse),
                 visit_entry,
-                &mut visit as *mut &mut dyn FnMut(&[u8], &[u8]) as *mut c_void,
+                visit_ctx(&mut visit),
                 &mut visited,
             )
         };
@@ -303,7 +283,7 @@ impl Session for WiredtigerSession<'_> {
                 start.as_ptr() as *const c_void,
                 start.len(),
                 visit_entry,
-                &mut visit as *mut &mut dyn FnMut(&[u8], &[u8]) as *mut c_void,
+                visit_ctx(&mut visit),
                 &mut more,
             )
         };

@@ -4,9 +4,8 @@
 
 use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
 use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
-use plumb_core::{Target, TargetError};
+use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// The file WiredTiger creates in its home directory.
 pub const MARKER_FILE: &str = "WiredTiger";
@@ -111,26 +110,9 @@ impl EngineKind for WiredtigerOptions {
     fn marker_file(&self) -> Option<&'static str> {
         Some(MARKER_FILE)
     }
-    fn built_in(&self) -> bool {
-        cfg!(feature = "wiredtiger")
-    }
-    fn version(&self) -> String {
-        #[cfg(feature = "wiredtiger")]
-        return crate::wiredtiger::wiredtiger_version();
-        #[cfg(not(feature = "wiredtiger"))]
-        return "not built in".to_string();
-    }
-    fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
-        let dir = crate::engine::need_dir(self.name(), dir)?;
-        #[cfg(feature = "wiredtiger")]
-        return Ok(Box::new(crate::wiredtiger::WiredtigerTarget::open(
-            dir,
-            self.clone(),
-        )?));
-        #[cfg(not(feature = "wiredtiger"))]
-        {
-            let _ = dir;
-            Err(crate::engine::not_built(self.name()))
-        }
-    }
+    crate::engine::feature_gated!(
+        "wiredtiger",
+        crate::wiredtiger::wiredtiger_version(),
+        crate::wiredtiger::WiredtigerTarget
+    );
 }

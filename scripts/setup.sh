@@ -3,7 +3,7 @@
 # Idempotent: packages already present are not reinstalled.
 set -euo pipefail
 
-# libclang-dev: bindgen (rocksdb crate); clang: its headers; pkg-config, make, g++: the
+# libclang-dev: bindgen (librocksdb-sys); clang: its headers; pkg-config, make, g++: the
 # C++ build of RocksDB inside librocksdb-sys. libleveldb-dev, libwiredtiger-dev: the
 # leveldb and wiredtiger engines link Debian's builds (LMDB and SQLite are compiled in by
 # their crates).

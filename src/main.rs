@@ -2,11 +2,16 @@
 
 mod cli;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    // `--version` lists the engines this binary runs and their versions, so a build
+    // made by scripts/build-speedb.sh or build-rocksdb-release.sh says what it holds.
+    let matches = cli::Cli::command()
+        .long_version(cli::long_version())
+        .get_matches();
+    let args = cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {

@@ -214,13 +214,20 @@ fn a_corrupted_rocksdb_value_is_detected_and_fails_the_run() {
     assert!(o.status.success(), "{}", stderr(&o));
     {
         // Reach past plumb: overwrite key 7 with a value whose checksum is wrong.
-        let rdb = rocksdb::DB::open_default(&db).unwrap();
+        use plumb_core::Target;
+        let rdb =
+            plumb_targets::RocksTarget::open(&db, plumb_targets::RocksOptions::default()).unwrap();
+        let mut s = rdb.session().unwrap();
         let mut key = vec![0u8; 20];
         key[..8].copy_from_slice(&7u64.to_be_bytes());
-        let mut v = rdb.get(&key).unwrap().expect("key 7 was loaded");
+        let mut v = Vec::new();
+        assert!(
+            s.get(&key, &mut |got| v = got.to_vec()).unwrap(),
+            "key 7 was loaded"
+        );
         let last = v.len() - 1;
         v[last] ^= 0x55;
-        rdb.put(&key, &v).unwrap();
+        s.put(&key, &v).unwrap();
     }
     let o = plumb(
         &store,
@@ -252,6 +259,19 @@ fn a_corrupted_rocksdb_value_is_detected_and_fails_the_run() {
     );
 }
 
+/// `--version` names each engine built in with the release it runs, so a binary from
+/// scripts/build-rocksdb-release.sh or build-speedb.sh says what it holds.
+#[test]
+fn version_lists_the_engines_and_their_releases() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = plumb(&dir.path().join("s.sqlite"), &["--version"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let want = format!("rocksdb {}", plumb_targets::rocks::ROCKSDB_VERSION);
+    assert!(out.contains(&want), "{out}");
+    assert!(!out.contains("speedb"), "{out}");
+}
+
 #[test]
 fn bad_input_is_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -268,6 +288,8 @@ fn bad_input_is_refused_before_anything_is_written() {
         (&["kv", "--engine", "bogusdb"], "--engine"),
         (&["kv", "--use-existing-db"], "--db"),
         (&["kv", "--threads", "0"], "--threads"),
+        // Speedb has a binary of its own; this one says how to build it.
+        (&["kv", "--engine", "speedb"], "build-speedb.sh"),
     ];
     for (args, needle) in cases {
         let o = plumb(&store, args);

@@ -1,19 +1,23 @@
 //! Compiles the engines' small C/C++ layers: the RocksDB reader (cpp/rocks_reader.cc)
-//! against the headers librocksdb-sys builds from, so reads can reuse pinned slices and
-//! options as db_bench does instead of the C API's allocation per read; and the
-//! SplinterDB shim (cpp/splinter_shim.c) against the installed SplinterDB's headers, so
-//! its config structs are laid out by the build that is linked; and the WiredTiger shim
-//! (cpp/wt_shim.c), whose handles are structs of method pointers.
+//! against the headers librocksdb-sys (or libspeedb-sys) builds from, so reads can reuse
+//! pinned slices and options as db_bench does instead of the C API's allocation per
+//! read, with the cold-path calls whose C API differs by release (cpp/rocks_admin.cc);
+//! the SplinterDB shim (cpp/splinter_shim.c) against the installed SplinterDB's headers,
+//! so its config structs are laid out by the build that is linked; and the WiredTiger
+//! shim (cpp/wt_shim.c), whose handles are structs of method pointers.
 
 use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo:rerun-if-changed=cpp/rocks_reader.cc");
+    println!("cargo:rerun-if-changed=cpp/rocks_admin.cc");
     println!("cargo:rerun-if-changed=cpp/splinter_shim.c");
     println!("cargo:rerun-if-changed=cpp/wt_shim.c");
     println!("cargo:rerun-if-env-changed=SPLINTERDB_DIR");
-    if std::env::var_os("CARGO_FEATURE_ROCKSDB").is_some() {
-        rocks_reader();
+    if std::env::var_os("CARGO_FEATURE_ROCKSDB").is_some()
+        || std::env::var_os("CARGO_FEATURE_SPEEDB").is_some()
+    {
+        rocks_shims();
     }
     if std::env::var_os("CARGO_FEATURE_SPLINTERDB").is_some() {
         splinter_shim();
@@ -23,38 +27,72 @@ fn main() {
     }
 }
 
-fn rocks_reader() {
-    // librocksdb-sys (links = "rocksdb") publishes its source directory.
-    let src = std::env::var("DEP_ROCKSDB_CARGO_MANIFEST_DIR").expect(
-        "librocksdb-sys did not publish DEP_ROCKSDB_CARGO_MANIFEST_DIR; \
-         the rocksdb feature needs librocksdb-sys 0.17 or newer",
-    );
+/// Where the RocksDB (or Speedb) being linked keeps its headers, and the version to
+/// record: librocksdb-sys (links = "rocksdb", 0.17 and newer) and libspeedb-sys (links =
+/// "speedb") publish their source directories; PLUMB_ROCKSDB_SRC names it for older
+/// librocksdb-sys releases (scripts/build-rocksdb-release.sh sets it).
+fn rocks_source() -> (PathBuf, String) {
+    println!("cargo:rerun-if-env-changed=PLUMB_ROCKSDB_SRC");
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    if let Some(src) = var("DEP_SPEEDB_CARGO_MANIFEST_DIR") {
+        let src = Path::new(&src).join("speedb");
+        let include = src.join("include");
+        let speedb = version_of(&src.join("speedb").join("version.h"), "SPEEDB");
+        let base = version_of(&include.join("rocksdb").join("version.h"), "ROCKSDB");
+        return (include, format!("{speedb} (RocksDB {base})"));
+    }
+    let src = var("DEP_ROCKSDB_CARGO_MANIFEST_DIR")
+        .or_else(|| var("PLUMB_ROCKSDB_SRC"))
+        .unwrap_or_else(|| {
+            panic!(
+                "librocksdb-sys did not publish DEP_ROCKSDB_CARGO_MANIFEST_DIR (releases \
+                 before 0.17 do not): set PLUMB_ROCKSDB_SRC to its source directory, as \
+                 scripts/build-rocksdb-release.sh does"
+            )
+        });
     let include = Path::new(&src).join("rocksdb").join("include");
     // The release this build bundles, from its own header: a plumb built against
-    // another rocksdb crate release records that release, not a constant.
-    let header = include.join("rocksdb").join("version.h");
-    let text = std::fs::read_to_string(&header)
+    // another librocksdb-sys release records that release, not a constant.
+    let version = version_of(&include.join("rocksdb").join("version.h"), "ROCKSDB");
+    (include, version)
+}
+
+/// MAJOR.MINOR.PATCH from a version header's `#define {prefix}_MAJOR …` lines.
+fn version_of(header: &Path, prefix: &str) -> String {
+    let text = std::fs::read_to_string(header)
         .unwrap_or_else(|e| panic!("reading {}: {e}", header.display()));
     let part = |name: &str| {
         text.lines()
-            .find_map(|l| l.strip_prefix(&format!("#define ROCKSDB_{name} ")))
+            .find_map(|l| l.strip_prefix(&format!("#define {prefix}_{name} ")))
             .map(|v| v.trim().to_string())
-            .unwrap_or_else(|| panic!("{} has no ROCKSDB_{name}", header.display()))
+            .unwrap_or_else(|| panic!("{} has no {prefix}_{name}", header.display()))
     };
-    println!(
-        "cargo:rustc-env=PLUMB_ROCKSDB_VERSION={}.{}.{}",
-        part("MAJOR"),
-        part("MINOR"),
-        part("PATCH")
-    );
-    cc::Build::new()
-        .cpp(true)
+    format!("{}.{}.{}", part("MAJOR"), part("MINOR"), part("PATCH"))
+}
+
+fn rocks_shims() {
+    let (include, version) = rocks_source();
+    println!("cargo:rustc-env=PLUMB_ROCKSDB_VERSION={version}");
+    let mut b = cc::Build::new();
+    b.cpp(true)
         .std("c++20")
         .define("NDEBUG", Some("1"))
         .include(&include)
         .file("cpp/rocks_reader.cc")
-        .warnings(true)
-        .compile("plumb_rocks_reader");
+        .file("cpp/rocks_admin.cc")
+        .warnings(true);
+    // WaitForCompact (with its flush option) arrived in RocksDB 8.x; older releases and
+    // Speedb wait by polling instead (cpp/rocks_admin.cc).
+    let options =
+        std::fs::read_to_string(include.join("rocksdb").join("options.h")).unwrap_or_default();
+    if options
+        .split("struct WaitForCompactOptions")
+        .nth(1)
+        .is_some_and(|s| s.contains("bool flush"))
+    {
+        b.define("PLUMB_HAS_WAIT_FOR_COMPACT", Some("1"));
+    }
+    b.compile("plumb_rocks_shims");
 }
 
 /// Where SplinterDB is: `SPLINTERDB_DIR` (an install prefix, or a source tree after

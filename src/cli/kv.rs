@@ -8,8 +8,8 @@ use anyhow::bail;
 use plumb_plan::{KvParams, RunPlan, TargetPlan, WorkloadPlan};
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_targets::{
-    EngineCommon, EngineSpec, LeveldbOptions, LmdbOptions, RocksOptions, SplinterdbOptions,
-    SqliteOptions, WiredtigerOptions, ENGINE_NAMES,
+    EngineCommon, EngineSpec, LeveldbOptions, LmdbOptions, RocksOptions, SpeedbOptions,
+    SplinterdbOptions, SqliteOptions, WiredtigerOptions, ENGINE_NAMES,
 };
 use plumb_workloads::steps;
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ pub struct KvArgs {
     workload: Option<String>,
     #[command(flatten, next_help_heading = "Every engine")]
     common: EngineCommon,
-    #[command(flatten, next_help_heading = "RocksDB")]
+    #[command(flatten, next_help_heading = "RocksDB (and Speedb)")]
     rocks: RocksOptions,
     #[command(flatten, next_help_heading = "LMDB")]
     lmdb: LmdbOptions,
@@ -95,6 +95,7 @@ pub fn flag(key: &str) -> String {
 fn engine(a: &KvArgs) -> anyhow::Result<EngineSpec> {
     let mut spec = match a.engine.as_str() {
         "rocksdb" => EngineSpec::Rocksdb(a.rocks.clone()),
+        "speedb" => EngineSpec::Speedb(SpeedbOptions(a.rocks.clone())),
         "lmdb" => EngineSpec::Lmdb(a.lmdb.clone()),
         "sqlite" => EngineSpec::Sqlite(a.sqlite.clone()),
         "leveldb" => EngineSpec::Leveldb(a.leveldb.clone()),

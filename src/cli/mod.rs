@@ -52,6 +52,23 @@ enum Command {
     Report(compare::ReportArgs),
 }
 
+/// `plumb --version`: the version, then each engine built in with the version it runs.
+pub fn long_version() -> &'static str {
+    let engines: Vec<String> = plumb_targets::engines()
+        .into_iter()
+        .filter_map(|n| plumb_targets::EngineSpec::default_for(n).ok())
+        .filter(|s| s.capabilities().keeps_files)
+        .map(|s| format!("{} {}", s.name(), s.version()))
+        .collect();
+    let text = format!(
+        "{}\nengines: {}",
+        env!("CARGO_PKG_VERSION"),
+        engines.join(", ")
+    );
+    // Built once per process, for clap, which keeps it for the process's life.
+    Box::leak(text.into_boxed_str())
+}
+
 /// Where the run store is, shared by every subcommand.
 #[derive(Debug, Clone, clap::Args)]
 pub struct StoreArg {

@@ -11,6 +11,9 @@ pub struct OptionsArgs {}
 
 fn section(out: &mut String, title: &str, intro: &str, rows: &[OptionDoc]) {
     out.push_str(&format!("## {title}\n\n{intro}\n\n"));
+    if rows.is_empty() {
+        return;
+    }
     out.push_str("| suite key | flag | default | values | what it does |\n");
     out.push_str("|---|---|---|---|---|\n");
     for r in rows {

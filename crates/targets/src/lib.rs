@@ -1,13 +1,24 @@
 //! The engines plumb measures. Each sits behind the [`plumb_core::Target`] trait; the
 //! `null` and `memory` targets always compile so the harness can measure its own cost
 //! and tests stay fast; RocksDB, LMDB, SQLite, LevelDB and WiredTiger sit behind
-//! features of their names (all on by default), SplinterDB behind `splinterdb` (off: it needs
-//! scripts/build-splinterdb.sh first). Their option structs always compile, so a plan can name an engine a
-//! build lacks and be told so.
+//! features of their names (all on by default), SplinterDB behind `splinterdb` (off: it
+//! needs scripts/build-splinterdb.sh first), Speedb behind `speedb` (in place of
+//! `rocksdb`: scripts/build-speedb.sh). Their option structs always compile, so a plan
+//! can name an engine a build lacks and be told so.
+
+#[cfg(all(feature = "rocksdb", feature = "speedb"))]
+compile_error!(
+    "the rocksdb and speedb features cannot be built together: Speedb exports RocksDB's \
+     symbols. Build Speedb with scripts/build-speedb.sh (no default features)."
+);
+// Speedb keeps RocksDB's C API: crate::rocks serves both under one name.
+#[cfg(all(feature = "speedb", not(feature = "rocksdb")))]
+extern crate libspeedb_sys as librocksdb_sys;
 
 pub mod engine;
 #[cfg(any(
     feature = "rocksdb",
+    feature = "speedb",
     feature = "leveldb",
     feature = "splinterdb",
     feature = "wiredtiger"
@@ -22,12 +33,13 @@ pub mod lmdb_options;
 pub mod memory;
 pub mod null;
 pub mod options;
-#[cfg(feature = "rocksdb")]
+#[cfg(any(feature = "rocksdb", feature = "speedb"))]
 pub mod rocks;
 pub mod rocks_options;
-#[cfg(feature = "rocksdb")]
+#[cfg(any(feature = "rocksdb", feature = "speedb"))]
 mod rocks_reader;
 pub mod spec;
+pub mod speedb_options;
 #[cfg(feature = "splinterdb")]
 pub mod splinterdb;
 pub mod splinterdb_options;
@@ -45,10 +57,11 @@ pub use memory::MemoryTarget;
 pub use null::NullTarget;
 pub use options::EngineCommon;
 pub use plumb_core::TargetError;
-#[cfg(feature = "rocksdb")]
+#[cfg(any(feature = "rocksdb", feature = "speedb"))]
 pub use rocks::RocksTarget;
 pub use rocks_options::RocksOptions;
 pub use spec::{Capabilities, Durability, EngineSpec, ENGINE_NAMES};
+pub use speedb_options::SpeedbOptions;
 pub use splinterdb_options::SplinterdbOptions;
 pub use sqlite_options::SqliteOptions;
 pub use wiredtiger_options::WiredtigerOptions;

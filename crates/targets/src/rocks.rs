@@ -1,138 +1,272 @@
-//! RocksDB through the `rocksdb` crate (which compiles RocksDB itself): the default
-//! engine, configured with db_bench's option names.
+//! RocksDB (or Speedb, which keeps RocksDB's C API and symbols) through the C API of the
+//! library librocksdb-sys (libspeedb-sys) compiles: the default engine, configured with
+//! db_bench's option names. Only the C API and two small C++ shims (cpp/rocks_reader.cc
+//! for reads, cpp/rocks_admin.cc for statistics and waiting on compactions) are used,
+//! because those stay the same from release to release while the `rocksdb` crate's Rust
+//! API does not: one source builds against RocksDB 8.x to 11.x and Speedb
+//! (scripts/build-rocksdb-release.sh, scripts/build-speedb.sh).
 
 use crate::rocks_options::{CacheType, CompactionStyle, Compression, RocksOptions};
 use crate::rocks_reader::{prefetch, RocksReader, Slot};
 use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
-use rocksdb::statistics::Ticker;
-use rocksdb::{
-    AsColumnFamilyRef, AsRawPtr, BlockBasedOptions, Cache, ColumnFamilyDescriptor,
-    DBCompactionStyle, DBCompressionType, Options, ReadOptions, WaitForCompactOptions, DB,
-};
+use std::ffi::{c_void, CString};
+use std::os::raw::{c_char, c_int};
 use std::path::{Path, PathBuf};
+use std::ptr::{null_mut, NonNull};
 
-/// The RocksDB release compiled in by librocksdb-sys, read from its `version.h` at
-/// build time (a test checks it against the `+11.8.1` part of Cargo.lock's version).
+/// The release compiled in, read from its `version.h` at build time (for Speedb, its
+/// own version with the RocksDB release beneath it; a test checks the RocksDB one
+/// against the `+11.8.1` part of Cargo.lock's version).
 pub const ROCKSDB_VERSION: &str = env!("PLUMB_ROCKSDB_VERSION");
 
-pub(crate) const ENGINE: &str = "rocksdb";
+/// The engine this build links: RocksDB, or Speedb in its place.
+pub(crate) const ENGINE: &str = if cfg!(feature = "speedb") {
+    "speedb"
+} else {
+    "rocksdb"
+};
 
-/// `rocksdb_statistics_level_except_histogram_or_timers` in RocksDB's c.h.
-const STATS_EXCEPT_HISTOGRAM_OR_TIMERS: i32 = 1;
+/// The tickers cpp/rocks_admin.cc reads, in its struct's order.
+#[repr(C)]
+#[derive(Default)]
+struct Tickers {
+    bytes_written: u64,
+    flush_write_bytes: u64,
+    compact_write_bytes: u64,
+    compact_read_bytes: u64,
+    stall_micros: u64,
+}
 
-impl RocksOptions {
-    fn to_rocksdb(&self) -> Options {
-        let mut o = Options::default();
-        o.create_if_missing(true);
-        o.set_compaction_style(match self.compaction_style {
-            CompactionStyle::Leveled => DBCompactionStyle::Level,
-            CompactionStyle::Universal => DBCompactionStyle::Universal,
-        });
-        o.set_compression_type(match self.compression {
-            Compression::None => DBCompressionType::None,
-            Compression::Lz4 => DBCompressionType::Lz4,
-            Compression::Zstd => DBCompressionType::Zstd,
-        });
-        o.set_use_direct_reads(self.use_direct_reads);
-        o.set_use_direct_io_for_flush_and_compaction(self.use_direct_io_for_flush_and_compaction);
-        o.set_write_buffer_size(self.write_buffer_size as usize);
-        o.set_max_background_jobs(self.max_background_jobs);
-        // Tickers only: the cheapest level that still gives compaction and stall bytes.
-        // The crate's StatsLevel numbering is off by one against the C API (its
-        // ExceptHistogramOrTimers is the C API's except_timers), so set it directly.
-        o.enable_statistics();
-        // SAFETY: `o` is alive for the call; the C API takes the options and an int.
-        unsafe {
-            librocksdb_sys::rocksdb_options_set_statistics_level(
-                o.as_raw_ptr(),
-                STATS_EXCEPT_HISTOGRAM_OR_TIMERS,
-            );
-        }
+extern "C" {
+    fn plumb_rocks_stats_tickers_only(db: *mut c_void) -> c_int;
+    #[cfg(test)]
+    fn plumb_rocks_stats_level(db: *mut c_void) -> c_int;
+    fn plumb_rocks_tickers(db: *mut c_void, out: *mut Tickers) -> c_int;
+    fn plumb_rocks_wait_for_compact(db: *mut c_void, err: *mut *mut c_char) -> c_int;
+}
 
-        let mut t = BlockBasedOptions::default();
-        t.set_block_size(self.block_size as usize);
-        if self.cache_size == 0 {
-            t.disable_cache();
-        } else {
-            let cache = match self.cache_type {
-                CacheType::Lru => Cache::new_lru_cache(self.cache_size as usize),
-                CacheType::HyperClock => Cache::new_hyper_clock_cache(self.cache_size as usize, 0),
-            };
-            t.set_block_cache(&cache);
-        }
-        if self.bloom_bits > 0.0 {
-            t.set_bloom_filter(self.bloom_bits, false);
-        }
-        o.set_block_based_table_factory(&t);
-        o
+/// RocksDB's `StatsLevel::kExceptHistogramOrTimers`, which the shim sets.
+#[cfg(test)]
+const STATS_EXCEPT_HISTOGRAM_OR_TIMERS: c_int = 1;
+
+/// Options built through the C API, destroyed once.
+struct RawOptions(NonNull<librocksdb_sys::rocksdb_options_t>);
+
+impl Drop for RawOptions {
+    fn drop(&mut self) {
+        // SAFETY: created by rocksdb_options_create, destroyed once, after the DB closed.
+        unsafe { librocksdb_sys::rocksdb_options_destroy(self.0.as_ptr()) }
     }
 }
 
-/// An open RocksDB database.
+impl RocksOptions {
+    /// The C API options for these settings: what the `rocksdb` crate's setters would
+    /// give, set directly (statistics on; its level is set after open, by the shim).
+    fn to_raw(&self) -> RawOptions {
+        use librocksdb_sys as f;
+        // SAFETY: plain constructors and setters on objects created here. The block-based
+        // options are copied into the table factory and the cache handle's shared
+        // pointer into them, so both are destroyed after; the filter policy is owned by
+        // the block-based options once set.
+        unsafe {
+            let o = f::rocksdb_options_create();
+            f::rocksdb_options_set_create_if_missing(o, 1);
+            f::rocksdb_options_set_compaction_style(
+                o,
+                match self.compaction_style {
+                    CompactionStyle::Leveled => f::rocksdb_level_compaction,
+                    CompactionStyle::Universal => f::rocksdb_universal_compaction,
+                } as c_int,
+            );
+            f::rocksdb_options_set_compression(
+                o,
+                match self.compression {
+                    Compression::None => f::rocksdb_no_compression,
+                    Compression::Lz4 => f::rocksdb_lz4_compression,
+                    Compression::Zstd => f::rocksdb_zstd_compression,
+                } as c_int,
+            );
+            f::rocksdb_options_set_use_direct_reads(o, u8::from(self.use_direct_reads));
+            f::rocksdb_options_set_use_direct_io_for_flush_and_compaction(
+                o,
+                u8::from(self.use_direct_io_for_flush_and_compaction),
+            );
+            f::rocksdb_options_set_write_buffer_size(o, self.write_buffer_size as usize);
+            f::rocksdb_options_set_max_background_jobs(o, self.max_background_jobs);
+            f::rocksdb_options_enable_statistics(o);
+
+            let t = f::rocksdb_block_based_options_create();
+            f::rocksdb_block_based_options_set_block_size(t, self.block_size as usize);
+            if self.cache_size == 0 {
+                f::rocksdb_block_based_options_set_no_block_cache(t, 1);
+            } else {
+                let cache = match self.cache_type {
+                    CacheType::Lru => f::rocksdb_cache_create_lru(self.cache_size as usize),
+                    CacheType::HyperClock => {
+                        f::rocksdb_cache_create_hyper_clock(self.cache_size as usize, 0)
+                    }
+                };
+                f::rocksdb_block_based_options_set_block_cache(t, cache);
+                f::rocksdb_cache_destroy(cache);
+            }
+            if self.bloom_bits > 0.0 {
+                let bloom = f::rocksdb_filterpolicy_create_bloom_full(self.bloom_bits as _);
+                f::rocksdb_block_based_options_set_filter_policy(t, bloom);
+            }
+            f::rocksdb_options_set_block_based_table_factory(o, t);
+            f::rocksdb_block_based_options_destroy(t);
+            RawOptions(NonNull::new(o).expect("rocksdb_options_create returned null"))
+        }
+    }
+}
+
+/// An open RocksDB (or Speedb) database.
 pub struct RocksTarget {
-    db: DB,
-    opts: Options,
+    db: NonNull<librocksdb_sys::rocksdb_t>,
+    /// The default column family, opened by name with the same options.
+    cf: NonNull<librocksdb_sys::rocksdb_column_family_handle_t>,
+    _opts: RawOptions,
     path: PathBuf,
     settings: RocksOptions,
 }
 
+// SAFETY: a RocksDB database is safe to use from many threads at once (its C++ DB is);
+// the handles are only closed in Drop, when nothing borrows the target.
+unsafe impl Send for RocksTarget {}
+// SAFETY: as above.
+unsafe impl Sync for RocksTarget {}
+
 impl RocksTarget {
     /// Opens (creating if missing) the database at `path` with `settings`.
-    pub fn open(path: &Path, settings: RocksOptions) -> Result<Self, TargetError> {
+    pub fn open(path: &Path, settings: impl Into<RocksOptions>) -> Result<Self, TargetError> {
+        let settings = settings.into();
         settings.validate()?;
-        let opts = settings.to_rocksdb();
-        // The default column family is named with the same options: `open_cf` by name
-        // would give it default column-family options (LZ4, 4 KiB blocks, 32 MiB cache,
-        // no filter) whatever was asked. Naming it lets sessions hold its handle for
-        // batched MultiGet.
-        let cf = ColumnFamilyDescriptor::new(rocksdb::DEFAULT_COLUMN_FAMILY_NAME, opts.clone());
-        let db = DB::open_cf_descriptors(&opts, path, [cf])
-            .map_err(|e| TargetError::engine(ENGINE, e))?;
-        Ok(RocksTarget {
+        let opts = settings.to_raw();
+        std::fs::create_dir_all(path)
+            .map_err(|e| TargetError::engine(ENGINE, format!("{}: {e}", path.display())))?;
+        let cpath = CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| TargetError::engine(ENGINE, "the data dir path holds a NUL byte"))?;
+        // The default column family is opened by name with the same options: left
+        // implicit it would get default column-family options (LZ4, 4 KiB blocks, 32 MiB
+        // cache, no filter) whatever was asked. Its handle serves batched MultiGet.
+        let name = c"default";
+        let names = [name.as_ptr()];
+        let cf_opts = [opts.0.as_ptr() as *const librocksdb_sys::rocksdb_options_t];
+        let mut handles = [null_mut()];
+        let mut err: *mut c_char = null_mut();
+        // SAFETY: every pointer is alive for the call; one name, options and handle slot.
+        let db = unsafe {
+            librocksdb_sys::rocksdb_open_column_families(
+                opts.0.as_ptr(),
+                cpath.as_ptr(),
+                1,
+                names.as_ptr(),
+                cf_opts.as_ptr(),
+                handles.as_mut_ptr(),
+                &mut err,
+            )
+        };
+        if !err.is_null() {
+            // SAFETY: set by the C API.
+            return Err(unsafe { take_error(err) });
+        }
+        let (Some(db), Some(cf)) = (NonNull::new(db), NonNull::new(handles[0])) else {
+            return Err(TargetError::engine(ENGINE, "open returned no database"));
+        };
+        let t = RocksTarget {
             db,
-            opts,
+            cf,
+            _opts: opts,
             path: path.to_path_buf(),
             settings,
-        })
+        };
+        // Tickers only: the cheapest level that still counts compaction and stall bytes.
+        // SAFETY: a live database handle.
+        if unsafe { plumb_rocks_stats_tickers_only(t.raw()) } != 0 {
+            return Err(TargetError::engine(ENGINE, "statistics are not enabled"));
+        }
+        Ok(t)
     }
 
-    /// The underlying database, for tests that need to reach past plumb.
-    pub fn db(&self) -> &DB {
-        &self.db
+    fn raw(&self) -> *mut c_void {
+        self.db.as_ptr() as *mut c_void
     }
 
-    fn ticker(&self, t: Ticker) -> Option<u64> {
-        Some(self.opts.get_ticker_count(t))
+    /// The release's statistics level in force (RocksDB's StatsLevel number).
+    #[cfg(test)]
+    fn stats_level(&self) -> c_int {
+        // SAFETY: a live database handle.
+        unsafe { plumb_rocks_stats_level(self.raw()) }
+    }
+
+    fn tickers(&self) -> Option<Tickers> {
+        let mut t = Tickers::default();
+        // SAFETY: a live database handle and a struct of the shim's layout.
+        (unsafe { plumb_rocks_tickers(self.raw(), &mut t) } == 0).then_some(t)
+    }
+
+    fn property_int(&self, name: &std::ffi::CStr) -> Option<u64> {
+        let mut v = 0u64;
+        // SAFETY: a live database handle and a NUL-terminated property name.
+        let rc = unsafe {
+            librocksdb_sys::rocksdb_property_int(self.db.as_ptr(), name.as_ptr(), &mut v)
+        };
+        (rc == 0).then_some(v)
+    }
+
+    /// Turns a C API error out-parameter into a result.
+    fn check(err: *mut c_char) -> Result<(), TargetError> {
+        if err.is_null() {
+            Ok(())
+        } else {
+            // SAFETY: set by the C API (or the shim, with malloc).
+            Err(unsafe { take_error(err) })
+        }
+    }
+}
+
+impl Drop for RocksTarget {
+    fn drop(&mut self) {
+        // SAFETY: opened in `open`, closed once; no session outlives the target.
+        unsafe {
+            librocksdb_sys::rocksdb_column_family_handle_destroy(self.cf.as_ptr());
+            librocksdb_sys::rocksdb_close(self.db.as_ptr());
+        }
     }
 }
 
 /// A worker's handle. Writes go through one reused WriteBatch and WriteOptions via the
-/// C API, as db_bench reuses its batch: the crate's `put_opt` builds a new batch (an
-/// allocation and a free) for every write, which is harness cost, not engine cost.
+/// C API, as db_bench reuses its batch: a new batch per write (as the `rocksdb` crate's
+/// `put_opt` builds) is an allocation and a free, harness cost, not engine cost.
 struct RocksSession<'a> {
-    db: &'a DB,
+    target: &'a RocksTarget,
     sync: bool,
-    raw: *mut librocksdb_sys::rocksdb_t,
     batch: *mut librocksdb_sys::rocksdb_writebatch_t,
     write: *mut librocksdb_sys::rocksdb_writeoptions_t,
     write_no_wal: *mut librocksdb_sys::rocksdb_writeoptions_t,
     /// Point reads pin values in the reader's two slots, as db_bench pins into one
-    /// reused PinnableSlice (the crate and the C API allocate a wrapper per read);
-    /// multi-gets pin a reused batch the same way.
+    /// reused PinnableSlice (the C API allocates a wrapper per read); multi-gets pin a
+    /// reused batch the same way.
     reader: RocksReader,
     /// The slot `get_deferred` reads into next; the other one holds the value still
     /// to be checked when `pending` is set, with its key in `pending_key`.
     next_slot: Slot,
     pending: bool,
     pending_key: Vec<u8>,
-    /// The iterator of a readseq pass, kept from call to call.
-    seq: Option<rocksdb::DBRawIteratorWithThreadMode<'a, DB>>,
+    /// The read options and iterator of a readseq pass, kept from call to call.
+    seq_options: *mut librocksdb_sys::rocksdb_readoptions_t,
+    seq: Option<NonNull<librocksdb_sys::rocksdb_iterator_t>>,
 }
 
 impl Drop for RocksSession<'_> {
     fn drop(&mut self) {
-        // SAFETY: created in `session()`, owned only by this session, destroyed once.
+        // SAFETY: created in `session()`, owned only by this session, destroyed once
+        // (the iterator before its read options).
         unsafe {
+            if let Some(it) = self.seq.take() {
+                librocksdb_sys::rocksdb_iter_destroy(it.as_ptr());
+            }
+            librocksdb_sys::rocksdb_readoptions_destroy(self.seq_options);
             librocksdb_sys::rocksdb_writebatch_destroy(self.batch);
             librocksdb_sys::rocksdb_writeoptions_destroy(self.write);
             librocksdb_sys::rocksdb_writeoptions_destroy(self.write_no_wal);
@@ -150,8 +284,7 @@ impl RocksSession<'_> {
         value: &[u8],
         delete: bool,
     ) -> Result<(), TargetError> {
-        use std::os::raw::c_char;
-        let mut err: *mut c_char = std::ptr::null_mut();
+        let mut err: *mut c_char = null_mut();
         // SAFETY: the batch, options and DB pointers are alive for the session's
         // lifetime; key and value outlive the call, which copies them into the batch.
         unsafe {
@@ -171,7 +304,7 @@ impl RocksSession<'_> {
                     value.len(),
                 );
             }
-            librocksdb_sys::rocksdb_write(self.raw, wo, self.batch, &mut err);
+            librocksdb_sys::rocksdb_write(self.target.db.as_ptr(), wo, self.batch, &mut err);
             if !err.is_null() {
                 return Err(take_error(err));
             }
@@ -180,22 +313,19 @@ impl RocksSession<'_> {
     }
 }
 
-/// Takes a C string error RocksDB allocated, frees it and returns it as an engine error.
+/// Takes a C string error RocksDB (or a shim, with malloc) allocated, frees it and
+/// returns it as an engine error.
 ///
 /// # Safety
-/// `err` must be non-null and allocated by RocksDB's C API.
-pub(crate) unsafe fn take_error(err: *mut std::os::raw::c_char) -> TargetError {
-    // SAFETY: per the contract above.
+/// `err` must be non-null and allocated by RocksDB's C API or with malloc.
+pub(crate) unsafe fn take_error(err: *mut c_char) -> TargetError {
+    // SAFETY: per the contract above; rocksdb_free is free().
     let msg = unsafe {
         let m = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
-        librocksdb_sys::rocksdb_free(err as *mut std::ffi::c_void);
+        librocksdb_sys::rocksdb_free(err as *mut c_void);
         m
     };
     TargetError::engine(ENGINE, msg)
-}
-
-fn eng(e: rocksdb::Error) -> TargetError {
-    TargetError::engine(ENGINE, e)
 }
 
 impl Target for RocksTarget {
@@ -206,35 +336,30 @@ impl Target for RocksTarget {
         ROCKSDB_VERSION.to_string()
     }
     fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
-        let cf = self
-            .db
-            .cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME)
-            .ok_or_else(|| TargetError::engine(ENGINE, "default column family missing"))?;
         // SAFETY: plain constructors and setters of the C API on objects this session
-        // owns; the DB pointer stays valid while `self` (which the session borrows) lives.
-        let (raw, batch, write, write_no_wal) = unsafe {
+        // owns.
+        let (batch, write, write_no_wal, seq_options) = unsafe {
             let write = librocksdb_sys::rocksdb_writeoptions_create();
             librocksdb_sys::rocksdb_writeoptions_set_sync(write, u8::from(self.settings.sync));
             librocksdb_sys::rocksdb_writeoptions_disable_WAL(
                 write,
-                i32::from(self.settings.disable_wal),
+                c_int::from(self.settings.disable_wal),
             );
             let write_no_wal = librocksdb_sys::rocksdb_writeoptions_create();
             librocksdb_sys::rocksdb_writeoptions_disable_WAL(write_no_wal, 1);
             (
-                self.db.as_raw_ptr(),
                 librocksdb_sys::rocksdb_writebatch_create(),
                 write,
                 write_no_wal,
+                librocksdb_sys::rocksdb_readoptions_create(),
             )
         };
         // SAFETY: the DB and its default CF handle live as long as `self`, which the
         // session (and so the reader) borrows.
-        let reader = unsafe { RocksReader::new(self.db.as_raw_ptr(), cf.inner())? };
+        let reader = unsafe { RocksReader::new(self.db.as_ptr(), self.cf.as_ptr())? };
         Ok(Box::new(RocksSession {
-            db: &self.db,
+            target: self,
             sync: self.settings.sync,
-            raw,
             batch,
             write,
             write_no_wal,
@@ -242,35 +367,46 @@ impl Target for RocksTarget {
             next_slot: Slot::A,
             pending: false,
             pending_key: Vec::with_capacity(64),
+            seq_options,
             seq: None,
         }))
     }
     fn maintenance(&self, what: Maintenance) -> Result<(), TargetError> {
-        match what {
-            Maintenance::Flush => self.db.flush().map_err(eng),
-            Maintenance::WaitForCompaction => {
-                let mut w = WaitForCompactOptions::default();
-                w.set_flush(true);
-                self.db.wait_for_compact(&w).map_err(eng)
-            }
-            Maintenance::Compact => {
-                self.db.compact_range(None::<&[u8]>, None::<&[u8]>);
-                Ok(())
+        let mut err: *mut c_char = null_mut();
+        // SAFETY: a live database handle; the flush options are created and destroyed
+        // here; a null range compacts everything.
+        unsafe {
+            match what {
+                Maintenance::Flush => {
+                    let fo = librocksdb_sys::rocksdb_flushoptions_create();
+                    librocksdb_sys::rocksdb_flushoptions_set_wait(fo, 1);
+                    librocksdb_sys::rocksdb_flush(self.db.as_ptr(), fo, &mut err);
+                    librocksdb_sys::rocksdb_flushoptions_destroy(fo);
+                }
+                Maintenance::WaitForCompaction => {
+                    plumb_rocks_wait_for_compact(self.raw(), &mut err);
+                }
+                Maintenance::Compact => librocksdb_sys::rocksdb_compact_range(
+                    self.db.as_ptr(),
+                    std::ptr::null(),
+                    0,
+                    std::ptr::null(),
+                    0,
+                ),
             }
         }
+        Self::check(err)
     }
     fn stats(&self) -> EngineStats {
+        let t = self.tickers();
         EngineStats {
-            ingest_bytes: self.ticker(Ticker::BytesWritten),
-            flush_write_bytes: self.ticker(Ticker::FlushWriteBytes),
-            compact_write_bytes: self.ticker(Ticker::CompactWriteBytes),
-            compact_read_bytes: self.ticker(Ticker::CompactReadBytes),
-            stall_micros: self.ticker(Ticker::StallMicros),
+            ingest_bytes: t.as_ref().map(|t| t.bytes_written),
+            flush_write_bytes: t.as_ref().map(|t| t.flush_write_bytes),
+            compact_write_bytes: t.as_ref().map(|t| t.compact_write_bytes),
+            compact_read_bytes: t.as_ref().map(|t| t.compact_read_bytes),
+            stall_micros: t.as_ref().map(|t| t.stall_micros),
             pending_compaction_bytes: self
-                .db
-                .property_int_value("rocksdb.estimate-pending-compaction-bytes")
-                .ok()
-                .flatten(),
+                .property_int(c"rocksdb.estimate-pending-compaction-bytes"),
             used_bytes: None,
         }
     }
@@ -360,23 +496,42 @@ impl Session for RocksSession<'_> {
         start: &[u8],
         visit: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<bool, TargetError> {
-        let it = match &mut self.seq {
-            Some(it) => {
-                it.next();
-                it
+        // SAFETY: the iterator is created on the live DB and CF with this session's
+        // read options, and destroyed (in Drop) before them; key and value slices are
+        // read before the iterator moves again.
+        unsafe {
+            let it = match self.seq {
+                Some(it) => {
+                    librocksdb_sys::rocksdb_iter_next(it.as_ptr());
+                    it
+                }
+                None => {
+                    let it = librocksdb_sys::rocksdb_create_iterator_cf(
+                        self.target.db.as_ptr(),
+                        self.seq_options,
+                        self.target.cf.as_ptr(),
+                    );
+                    let it = NonNull::new(it)
+                        .ok_or_else(|| TargetError::engine(ENGINE, "no iterator"))?;
+                    librocksdb_sys::rocksdb_iter_seek(
+                        it.as_ptr(),
+                        start.as_ptr() as *const c_char,
+                        start.len(),
+                    );
+                    *self.seq.insert(it)
+                }
+            };
+            let it = it.as_ptr();
+            if librocksdb_sys::rocksdb_iter_valid(it) == 0 {
+                let mut err: *mut c_char = null_mut();
+                librocksdb_sys::rocksdb_iter_get_error(it, &mut err);
+                RocksTarget::check(err)?;
+                return Ok(false);
             }
-            None => {
-                let mut it = self.db.raw_iterator_opt(ReadOptions::default());
-                it.seek(start);
-                self.seq.insert(it)
-            }
-        };
-        if !it.valid() {
-            it.status().map_err(eng)?;
-            return Ok(false);
-        }
-        if let (Some(k), Some(v)) = (it.key(), it.value()) {
-            visit(k, v);
+            let (mut klen, mut vlen) = (0usize, 0usize);
+            let k = librocksdb_sys::rocksdb_iter_key(it, &mut klen);
+            let v = librocksdb_sys::rocksdb_iter_value(it, &mut vlen);
+            visit(crate::ffi::bytes(k, klen), crate::ffi::bytes(v, vlen));
         }
         Ok(true)
     }
@@ -461,9 +616,7 @@ mod tests {
             log.contains("capacity : 128974848"),
             "block cache size not applied"
         );
-        let level =
-            unsafe { librocksdb_sys::rocksdb_options_get_statistics_level(t.opts.as_raw_ptr()) };
-        assert_eq!(level, STATS_EXCEPT_HISTOGRAM_OR_TIMERS);
+        assert_eq!(t.stats_level(), STATS_EXCEPT_HISTOGRAM_OR_TIMERS);
     }
 
     #[test]

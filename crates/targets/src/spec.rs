@@ -12,6 +12,7 @@ use crate::memory::MemoryKind;
 use crate::null::NullKind;
 use crate::options::{reference, EngineCommon, OptionDoc};
 use crate::rocks_options::RocksOptions;
+use crate::speedb_options::SpeedbOptions;
 use crate::splinterdb_options::SplinterdbOptions;
 use crate::sqlite_options::SqliteOptions;
 use crate::wiredtiger_options::WiredtigerOptions;
@@ -23,8 +24,10 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "engine", content = "options", rename_all = "lowercase")]
 pub enum EngineSpec {
-    /// RocksDB through the `rocksdb` crate.
+    /// RocksDB through its C API (librocksdb-sys).
     Rocksdb(RocksOptions),
+    /// Speedb, RocksDB's options and code path, in a build of its own.
+    Speedb(SpeedbOptions),
     /// LMDB through `heed`.
     Lmdb(LmdbOptions),
     /// SQLite as a key-value table through `rusqlite`.
@@ -44,6 +47,7 @@ pub enum EngineSpec {
 /// Every engine name plumb knows, built into this binary or not.
 pub const ENGINE_NAMES: &[&str] = &[
     "rocksdb",
+    "speedb",
     "lmdb",
     "sqlite",
     "leveldb",
@@ -77,6 +81,14 @@ pub fn option_sections() -> Vec<OptionSection> {
     };
     vec![
         section("RocksDB", "rocksdb", "", reference::<RocksOptions>()),
+        OptionSection {
+            title: "Speedb",
+            intro: "The RocksDB options above, with `--engine speedb` or `engine = \"speedb\"`, \
+                    in the plumb that `bash scripts/build-speedb.sh` builds (Speedb exports \
+                    RocksDB's symbols, so the two never share a binary)."
+                .into(),
+            rows: Vec::new(),
+        },
         section("LMDB", "lmdb", "", reference::<LmdbOptions>()),
         section(
             "SQLite",
@@ -115,6 +127,7 @@ impl EngineSpec {
     fn kind(&self) -> &dyn EngineKind {
         match self {
             EngineSpec::Rocksdb(o) => o,
+            EngineSpec::Speedb(o) => o,
             EngineSpec::Lmdb(o) => o,
             EngineSpec::Sqlite(o) => o,
             EngineSpec::Leveldb(o) => o,
@@ -129,6 +142,7 @@ impl EngineSpec {
     fn kind_mut(&mut self) -> Option<&mut dyn EngineKind> {
         match self {
             EngineSpec::Rocksdb(o) => Some(o as &mut dyn EngineKind),
+            EngineSpec::Speedb(o) => Some(o as &mut dyn EngineKind),
             EngineSpec::Lmdb(o) => Some(o as &mut dyn EngineKind),
             EngineSpec::Sqlite(o) => Some(o as &mut dyn EngineKind),
             EngineSpec::Leveldb(o) => Some(o as &mut dyn EngineKind),
@@ -155,6 +169,7 @@ impl EngineSpec {
         }
         match name {
             "rocksdb" => Ok(EngineSpec::Rocksdb(read(options)?)),
+            "speedb" => Ok(EngineSpec::Speedb(read(options)?)),
             "lmdb" => Ok(EngineSpec::Lmdb(read(options)?)),
             "sqlite" => Ok(EngineSpec::Sqlite(read(options)?)),
             "leveldb" => Ok(EngineSpec::Leveldb(read(options)?)),
@@ -269,6 +284,7 @@ mod tests {
     fn the_stored_form_round_trips() {
         for spec in [
             EngineSpec::Rocksdb(RocksOptions::default()),
+            EngineSpec::Speedb(SpeedbOptions::default()),
             EngineSpec::Lmdb(LmdbOptions::default()),
             EngineSpec::Sqlite(SqliteOptions::default()),
             EngineSpec::Leveldb(LeveldbOptions::default()),
@@ -291,7 +307,9 @@ mod tests {
         assert!(e.contains("cache_size"), "{e}");
         let e = EngineSpec::default_for("rocks").unwrap_err().to_string();
         assert!(
-            e.contains("rocksdb, lmdb, sqlite, leveldb, splinterdb, wiredtiger, memory, null"),
+            e.contains(
+                "rocksdb, speedb, lmdb, sqlite, leveldb, splinterdb, wiredtiger, memory, null"
+            ),
             "{e}"
         );
         assert_eq!(

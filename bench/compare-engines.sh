@@ -5,15 +5,20 @@
 # point queries (readrandom) and range queries of 10 values (fwdrange, seek + 9 nexts),
 # one thread; at a cached size and an IO-bound size (cache 64 MiB and O_DIRECT reads
 # where the engine has them: RocksDB, WiredTiger, SplinterDB). RocksDB runs with leveled
-# and with universal compaction.
+# and with universal compaction. Speedb and other RocksDB releases run from their own
+# binaries (scripts/build-speedb.sh, scripts/build-rocksdb-release.sh) into the same
+# store: name them speedb and rocksdb@RELEASE.
 #
 #   bash bench/compare-engines.sh                       # every engine this plumb has
 #   ENGINES="rocksdb lmdb" SIZES=cached bash bench/compare-engines.sh
+#   ENGINES="rocksdb rocksdb@8.1.1 speedb" bash bench/compare-engines.sh
 #
 # Env: PLUMB [/var/tmp/plumb-target/release/plumb] (built with --features splinterdb to
 # include SplinterDB), BASE [/var/tmp/plumb-bench/engines], ENGINES [all the binary
 # has], SIZES ["cached iobound"], CACHED_NUM [1000000], IOBOUND_NUM [4000000],
-# DURATION [10] (seconds per query step), VALUE_SIZE [400], KEY_SIZE [20].
+# DURATION [10] (seconds per query step), VALUE_SIZE [400], KEY_SIZE [20],
+# SPEEDB_PLUMB [/var/tmp/plumb-speedb-target/release/plumb], RELEASES_ROOT
+# [/var/tmp/plumb-rocksdb-releases] (rocksdb@R runs RELEASES_ROOT/target-R/release/plumb).
 # Prints a Markdown table (and writes it under BASE with every run's JSON).
 set -euo pipefail
 PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
@@ -24,14 +29,32 @@ IOBOUND_NUM=${IOBOUND_NUM:-4000000}
 DURATION=${DURATION:-10}
 VALUE_SIZE=${VALUE_SIZE:-400}
 KEY_SIZE=${KEY_SIZE:-20}
+SPEEDB_PLUMB=${SPEEDB_PLUMB:-/var/tmp/plumb-speedb-target/release/plumb}
+RELEASES_ROOT=${RELEASES_ROOT:-/var/tmp/plumb-rocksdb-releases}
 [ -x "$PLUMB" ] || { echo "compare-engines: $PLUMB is not built (cargo build --release [--features splinterdb])" >&2; exit 2; }
+
+# The plumb that runs ENGINE: Speedb and other RocksDB releases have binaries of their own.
+binary() {
+  case "$1" in
+    speedb*) echo "$SPEEDB_PLUMB" ;;
+    rocksdb@*) local r=${1#rocksdb@}; echo "$RELEASES_ROOT/target-${r%%-*}/release/plumb" ;;
+    *) echo "$PLUMB" ;;
+  esac
+}
 if [ -z "${ENGINES:-}" ]; then
   ENGINES="rocksdb rocksdb-universal lmdb sqlite leveldb wiredtiger"
   mkdir -p "$BASE"
   "$PLUMB" kv --engine splinterdb --num 1000 --benchmarks fillseq --store "$BASE/probe.sqlite" \
     --json >/dev/null 2>&1 && ENGINES="$ENGINES splinterdb"
   rm -f "$BASE/probe.sqlite"
+  [ -x "$SPEEDB_PLUMB" ] && ENGINES="$ENGINES speedb"
+  for b in "$RELEASES_ROOT"/target-*/release/plumb; do
+    [ -x "$b" ] && ENGINES="$ENGINES rocksdb@$(basename "$(dirname "$(dirname "$b")")" | sed 's/^target-//')"
+  done
 fi
+for e in $ENGINES; do
+  [ -x "$(binary "$e")" ] || { echo "compare-engines: $e needs $(binary "$e") (see scripts/build-speedb.sh, scripts/build-rocksdb-release.sh)" >&2; exit 2; }
+done
 # The block device under BASE, for bytes written (flush and compaction included).
 mkdir -p "$BASE"
 dev=$(basename "$(df --output=source "$BASE" | tail -1)")
@@ -40,7 +63,7 @@ written() { awk -v d="$dev" '$3 == d { printf "%.0f\n", $10 * 512 }' /proc/disks
 stamp=$(date +%Y%m%d-%H%M%S)
 out="$BASE/$stamp"
 mkdir -p "$out"
-echo "compare-engines: $PLUMB, engines: $ENGINES, sizes: $SIZES; results in $out" >&2
+echo "compare-engines: $PLUMB (and the binaries of speedb, rocksdb@R), engines: $ENGINES, sizes: $SIZES; results in $out" >&2
 lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print "compare-engines: CPU " $2}' >&2
 
 # Flags for ENGINE at SIZE: the engine, its cache, and O_DIRECT where it has it.
@@ -48,11 +71,13 @@ flags() {
   local engine=$1 size=$2 cache=1073741824 direct=""
   [ "$size" = iobound ] && cache=67108864
   case "$engine" in
-    rocksdb | rocksdb-universal)
+    # RocksDB of this build or another release (rocksdb@R), and Speedb: the same flags.
+    rocksdb* | speedb*)
       [ "$size" = iobound ] && direct=--use-direct-reads
-      local style=leveled
-      [ "$engine" = rocksdb-universal ] && style=universal
-      echo "--engine rocksdb --compaction-style $style --cache-size $cache $direct" ;;
+      local style=leveled name=rocksdb
+      case "$engine" in *-universal) style=universal ;; esac
+      case "$engine" in speedb*) name=speedb ;; esac
+      echo "--engine $name --compaction-style $style --cache-size $cache $direct" ;;
     # LMDB has no cache of its own and no O_DIRECT: it reads through the page cache.
     lmdb) echo "--engine lmdb" ;;
     splinterdb | wiredtiger)
@@ -80,7 +105,7 @@ for size in $SIZES; do
       sync
       before=$(written)
       # shellcheck disable=SC2046
-      "$PLUMB" kv $(flags "$engine" "$size") $common --db "$db" --benchmarks "$steps" \
+      "$(binary "$engine")" kv $(flags "$engine" "$size") $common --db "$db" --benchmarks "$steps" \
         --duration "$DURATION" --seek-nexts 9 --tag "$engine/$size/$phase" --json \
         >"$out/$engine-$size-$phase.json" 2>"$out/$engine-$size-$phase.log" ||
         echo "compare-engines: $engine $size $phase failed, see $out/$engine-$size-$phase.log" >&2
@@ -113,8 +138,8 @@ def step(doc, name):
 def fmt(x, nd=0):
     return "n/a" if x is None else f"{x:,.{nd}f}"
 
-print("| size | engine | durability | inserts/s | point/s | range/s | w_amp (device) | w_amp_eng | cpu µs/insert | cpu µs/point | cpu µs/range | rkb/point | rkb/range | wkb/insert | db GB |")
-print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| size | engine | version | durability | inserts/s | point/s | range/s | w_amp (device) | w_amp_eng | cpu µs/insert | cpu µs/point | cpu µs/range | rkb/point | rkb/range | wkb/insert | db GB |")
+print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for size in sizes:
     for e in engines:
         ld, q = load(f"{e}-{size}-load"), load(f"{e}-{size}-query")
@@ -129,13 +154,14 @@ for size in sizes:
         except Exception:
             pass
         dur = (ld or {}).get("run", {}).get("options", {}).get("durability", "n/a")
+        ver = (ld or {}).get("run", {}).get("engine_version", "n/a")
         db = None
         try:
             db = int(open(os.path.join(out, f"{e}-{size}-query.bytes")).read()) / 2**30
         except Exception:
             pass
         g = lambda s, k: None if s is None else s.get(k)
-        print(f"| {size} | {e} | {dur} | {fmt(g(fill,'ops_sec'))} | {fmt(g(pt,'ops_sec'))} | {fmt(g(rg,'ops_sec'))} "
+        print(f"| {size} | {e} | {ver} | {dur} | {fmt(g(fill,'ops_sec'))} | {fmt(g(pt,'ops_sec'))} | {fmt(g(rg,'ops_sec'))} "
               f"| {fmt(wa,2)} | {fmt(g(fill,'w_amp_engine'),2)} | {fmt(g(fill,'cpu_us_op'),2)} | {fmt(g(pt,'cpu_us_op'),2)} "
               f"| {fmt(g(rg,'cpu_us_op'),2)} | {fmt(g(pt,'rkb_op'),2)} | {fmt(g(rg,'rkb_op'),2)} | {fmt(g(fill,'wkb_op'),2)} | {fmt(db,2)} |")
 EOF

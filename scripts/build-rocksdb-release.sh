@@ -35,6 +35,8 @@ features='"static", "lz4", "zstd"'
 [ "$minor" -ge 17 ] && features="$features, \"bindgen-runtime\""
 
 bash scripts/setup.sh >&2
+# shellcheck source=scripts/rocksdb-env.sh
+. scripts/rocksdb-env.sh
 src=$BUILD_ROOT/src-$release
 target=$BUILD_ROOT/target-$release
 mkdir -p "$src" "$target"

@@ -8,6 +8,8 @@
 # 2 cores (once; later runs reuse the build dir).
 #
 #   bash scripts/build-speedb.sh          # prints the binary's path last
+#   bash scripts/build-speedb.sh --test   # and runs the engine conformance suite, the
+#                                         # engine unit tests and tests/engines.rs on it
 #
 # Env: TARGET_DIR [/var/tmp/plumb-speedb-target] (cargo's build dir for this binary).
 set -euo pipefail
@@ -20,6 +22,8 @@ features=speedb,lmdb,sqlite,leveldb,wiredtiger
 if [ -f /usr/local/include/splinterdb/splinterdb.h ] || [ -n "${SPLINTERDB_DIR:-}" ]; then
   features=$features,splinterdb
 fi
+# shellcheck source=scripts/rocksdb-env.sh
+. scripts/rocksdb-env.sh
 echo "build-speedb: cargo build --release --no-default-features --features $features (into $TARGET_DIR)" >&2
 CARGO_TARGET_DIR=$TARGET_DIR cargo build --release --no-default-features --features "$features" >&2
 bin=$TARGET_DIR/release/plumb
@@ -28,4 +32,8 @@ bin=$TARGET_DIR/release/plumb
   exit 1
 }
 "$bin" --version >&2
+if [ "${1:-}" = --test ]; then
+  CARGO_TARGET_DIR=$TARGET_DIR cargo test --release -p plumb-targets --no-default-features --features "$features" >&2
+  CARGO_TARGET_DIR=$TARGET_DIR cargo test --release --no-default-features --features "$features" --test engines >&2
+fi
 echo "$bin"

@@ -10,13 +10,30 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The file engines of this build (null and memory keep nothing to reopen).
+/// The file engines of this build, by its features (null and memory keep nothing to
+/// reopen); RocksDB's place is Speedb's in a build made by scripts/build-speedb.sh.
 fn file_engines() -> Vec<&'static str> {
-    let mut e = vec!["rocksdb", "lmdb", "sqlite", "leveldb", "wiredtiger"];
-    if cfg!(feature = "splinterdb") {
-        e.push("splinterdb");
+    [
+        (cfg!(feature = "rocksdb"), "rocksdb"),
+        (cfg!(feature = "speedb"), "speedb"),
+        (cfg!(feature = "lmdb"), "lmdb"),
+        (cfg!(feature = "sqlite"), "sqlite"),
+        (cfg!(feature = "leveldb"), "leveldb"),
+        (cfg!(feature = "wiredtiger"), "wiredtiger"),
+        (cfg!(feature = "splinterdb"), "splinterdb"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect()
+}
+
+/// The LSM engine of this build: RocksDB, or Speedb in its place.
+fn lsm() -> &'static str {
+    if cfg!(feature = "speedb") {
+        "speedb"
+    } else {
+        "rocksdb"
     }
-    e
 }
 
 /// Every key number in the database `engine` keeps in `dir`, in order.
@@ -171,13 +188,13 @@ fn compare_warns_when_engines_differ_in_durability() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("s.sqlite");
     // SplinterDB never syncs; without it in this build, LMDB with --sync stands in as
-    // the engine whose durability differs from RocksDB's default.
+    // the engine whose durability differs from RocksDB's (or Speedb's) default.
     let (other, extra): (&str, &[&str]) = if cfg!(feature = "splinterdb") {
         ("splinterdb", &[])
     } else {
         ("lmdb", &["--sync"])
     };
-    for (engine, flags) in [("rocksdb", &[][..]), (other, extra)] {
+    for (engine, flags) in [(lsm(), &[][..]), (other, extra)] {
         let mut args = vec![
             "kv",
             "--engine",
@@ -195,11 +212,12 @@ fn compare_warns_when_engines_differ_in_durability() {
         args.extend_from_slice(flags);
         ok_json(&plumb(&store, &args));
     }
-    let o = plumb(&store, &["compare", "tag=rocksdb", &format!("tag={other}")]);
+    let base = format!("tag={}", lsm());
+    let o = plumb(&store, &["compare", &base, &format!("tag={other}")]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
     assert!(o.status.success(), "{text}");
     assert!(
-        text.contains("durability differs") && text.contains("rocksdb os-buffered"),
+        text.contains("durability differs") && text.contains(&format!("{} os-buffered", lsm())),
         "{text}"
     );
 }

@@ -565,6 +565,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "rocksdb")]
     fn version_matches_the_compiled_crate() {
         let lock =
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
@@ -577,6 +578,23 @@ mod tests {
             entry.contains(&format!("+{ROCKSDB_VERSION}\"")),
             "ROCKSDB_VERSION {ROCKSDB_VERSION} does not match {entry}"
         );
+    }
+
+    /// The library linked is the one the build names: Speedb writes its own name and
+    /// version at the head of its LOG, RocksDB its release.
+    #[test]
+    fn the_linked_library_is_the_one_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = RocksTarget::open(dir.path(), RocksOptions::default()).unwrap();
+        let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+        let head: String = log.lines().take(20).collect::<Vec<_>>().join("\n");
+        let release = ROCKSDB_VERSION.split(' ').next().unwrap();
+        if cfg!(feature = "speedb") {
+            assert!(head.contains("Speedb") && head.contains(release), "{head}");
+        } else {
+            assert!(head.contains(&format!("RocksDB version: {release}")), "{head}");
+        }
+        assert_eq!(t.name(), ENGINE);
     }
 
     /// What RocksDB itself recorded in its OPTIONS file is what plumb was asked for.

@@ -19,7 +19,8 @@ BUILD=${BUILD:-/var/tmp/plumb-deps/splinterdb-build}
 ensure_packages build-splinterdb clang make libaio-dev libconfig-dev libxxhash-dev
 
 [ -e "$SRC" ] || { echo "build-splinterdb: $SRC does not exist (set SPLINTERDB_SRC to a SplinterDB source tree or tarball)" >&2; exit 1; }
-id=$(if [ -d "$SRC" ]; then echo "tree:$(cd "$SRC" && pwd)"; else echo "tarball:$(sha256sum "$SRC" | cut -c1-16)"; fi)
+# The stamp names the source and how it was built (v2: the version string set below).
+id=$(if [ -d "$SRC" ]; then echo "tree:$(cd "$SRC" && pwd)"; else echo "tarball:$(sha256sum "$SRC" | cut -c1-16):v2"; fi)
 stamp="$PREFIX/lib/libsplinterdb.plumb-source"
 if [ -f "$PREFIX/lib/libsplinterdb.so" ] && [ -f "$PREFIX/include/splinterdb/splinterdb.h" ] &&
    [ "$(cat "$stamp" 2>/dev/null)" = "$id" ] && [ ! -d "$SRC" ]; then
@@ -43,9 +44,17 @@ run_make() {
   make -C "$tree" "$@" CC=clang >>"$log" 2>&1 ||
     { tail -20 "$log" >&2; echo "build-splinterdb: make $1 failed; full log in $log" >&2; exit 1; }
 }
-# CC=clang on both: SplinterDB's Makefile refuses a second make whose flags differ.
-run_make -j"$(nproc)" libs
-run_make install INSTALL_PATH="$PREFIX"
+# A tarball has no git history for the Makefile's `git describe`: the version string
+# SplinterDB reports (and plumb records) is the commit in the tarball's name instead.
+version=()
+if [ ! -d "$tree/.git" ]; then
+  commit=$(basename "$SRC" | sed -n 's/^splinterdb-\([0-9a-f]*\)\.tar\.gz$/\1/p')
+  version=("GIT_VERSION=\"${commit:-unknown}\"")
+fi
+# CC=clang and the version on both: SplinterDB's Makefile refuses a second make whose
+# flags differ.
+run_make -j"$(nproc)" libs "${version[@]}"
+run_make install INSTALL_PATH="$PREFIX" "${version[@]}"
 echo "$id" >"$stamp"
 command -v ldconfig >/dev/null && [ "$(id -u)" -eq 0 ] && ldconfig
 echo "build-splinterdb: installed $PREFIX/lib/libsplinterdb.so and $PREFIX/include/splinterdb"

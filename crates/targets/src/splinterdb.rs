@@ -96,15 +96,23 @@ extern "C" {
     ) -> c_int;
 }
 
-/// SplinterDB's version string (a git tag or commit).
+/// SplinterDB's version: the git tag or commit its build recorded (scripts/
+/// build-splinterdb.sh gives a tarball build its commit), without the library's
+/// `splinterdb_build_version` prefix.
 pub fn splinterdb_version() -> String {
     // SAFETY: returns a static string.
-    unsafe {
+    let full = unsafe {
         let p = plumb_splinter_version();
         if p.is_null() {
             return "unknown".into();
         }
         CStr::from_ptr(p).to_string_lossy().into_owned()
+    };
+    let v = full.trim_start_matches("splinterdb_build_version").trim();
+    if v.is_empty() {
+        "unknown (built without its git history)".into()
+    } else {
+        v.to_string()
     }
 }
 

@@ -18,9 +18,12 @@
 #include "rocksdb/statistics.h"
 
 namespace {
-// The C API's database handle (db/c.cc) holds the C++ pointer as its first member.
+// The C API's handles (db/c.cc) hold the C++ object or pointer as their first member.
 struct CApiDb {
   rocksdb::DB* rep;
+};
+struct CApiOptions {
+  rocksdb::Options rep;
 };
 
 rocksdb::DB* db_of(void* c_db) { return static_cast<CApiDb*>(c_db)->rep; }
@@ -60,10 +63,12 @@ struct plumb_rocks_tickers {
 };
 
 // Keeps tickers and drops histograms and timers: the cheapest level that still counts
-// compaction and stall bytes. Returns 0, or -1 when the database has no statistics.
-int plumb_rocks_stats_tickers_only(void* c_db) noexcept {
+// compaction and stall bytes. On options whose statistics are enabled, before open (so
+// the LOG records it, as db_bench's does); releases before 9.x have no C API for it.
+// Returns 0, or -1 when the options have no statistics.
+int plumb_rocks_stats_tickers_only(void* c_opts) noexcept {
   try {
-    auto s = statistics_of(c_db);
+    auto& s = static_cast<CApiOptions*>(c_opts)->rep.statistics;
     if (!s) return -1;
     s->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
     return 0;

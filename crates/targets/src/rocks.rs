@@ -38,7 +38,7 @@ struct Tickers {
 }
 
 extern "C" {
-    fn plumb_rocks_stats_tickers_only(db: *mut c_void) -> c_int;
+    fn plumb_rocks_stats_tickers_only(opts: *mut c_void) -> c_int;
     #[cfg(test)]
     fn plumb_rocks_stats_level(db: *mut c_void) -> c_int;
     fn plumb_rocks_tickers(db: *mut c_void, out: *mut Tickers) -> c_int;
@@ -61,15 +61,18 @@ impl Drop for RawOptions {
 
 impl RocksOptions {
     /// The C API options for these settings: what the `rocksdb` crate's setters would
-    /// give, set directly (statistics on; its level is set after open, by the shim).
-    fn to_raw(&self) -> RawOptions {
+    /// give, set directly, with statistics at the level the shim sets.
+    fn to_raw(&self) -> Result<RawOptions, TargetError> {
         use librocksdb_sys as f;
         // SAFETY: plain constructors and setters on objects created here. The block-based
         // options are copied into the table factory and the cache handle's shared
         // pointer into them, so both are destroyed after; the filter policy is owned by
         // the block-based options once set.
         unsafe {
-            let o = f::rocksdb_options_create();
+            let raw = RawOptions(
+                NonNull::new(f::rocksdb_options_create()).expect("rocksdb_options_create"),
+            );
+            let o = raw.0.as_ptr();
             f::rocksdb_options_set_create_if_missing(o, 1);
             f::rocksdb_options_set_compaction_style(
                 o,
@@ -94,6 +97,11 @@ impl RocksOptions {
             f::rocksdb_options_set_write_buffer_size(o, self.write_buffer_size as usize);
             f::rocksdb_options_set_max_background_jobs(o, self.max_background_jobs);
             f::rocksdb_options_enable_statistics(o);
+            // Tickers only: the cheapest level that still counts compaction and stall
+            // bytes.
+            if plumb_rocks_stats_tickers_only(o as *mut c_void) != 0 {
+                return Err(TargetError::engine(ENGINE, "statistics are not enabled"));
+            }
 
             let t = f::rocksdb_block_based_options_create();
             f::rocksdb_block_based_options_set_block_size(t, self.block_size as usize);
@@ -115,7 +123,7 @@ impl RocksOptions {
             }
             f::rocksdb_options_set_block_based_table_factory(o, t);
             f::rocksdb_block_based_options_destroy(t);
-            RawOptions(NonNull::new(o).expect("rocksdb_options_create returned null"))
+            Ok(raw)
         }
     }
 }
@@ -141,7 +149,7 @@ impl RocksTarget {
     pub fn open(path: &Path, settings: impl Into<RocksOptions>) -> Result<Self, TargetError> {
         let settings = settings.into();
         settings.validate()?;
-        let opts = settings.to_raw();
+        let opts = settings.to_raw()?;
         std::fs::create_dir_all(path)
             .map_err(|e| TargetError::engine(ENGINE, format!("{}: {e}", path.display())))?;
         let cpath = CString::new(path.as_os_str().as_encoded_bytes())
@@ -173,19 +181,13 @@ impl RocksTarget {
         let (Some(db), Some(cf)) = (NonNull::new(db), NonNull::new(handles[0])) else {
             return Err(TargetError::engine(ENGINE, "open returned no database"));
         };
-        let t = RocksTarget {
+        Ok(RocksTarget {
             db,
             cf,
             _opts: opts,
             path: path.to_path_buf(),
             settings,
-        };
-        // Tickers only: the cheapest level that still counts compaction and stall bytes.
-        // SAFETY: a live database handle.
-        if unsafe { plumb_rocks_stats_tickers_only(t.raw()) } != 0 {
-            return Err(TargetError::engine(ENGINE, "statistics are not enabled"));
-        }
-        Ok(t)
+        })
     }
 
     fn raw(&self) -> *mut c_void {
@@ -592,7 +594,10 @@ mod tests {
         if cfg!(feature = "speedb") {
             assert!(head.contains("Speedb") && head.contains(release), "{head}");
         } else {
-            assert!(head.contains(&format!("RocksDB version: {release}")), "{head}");
+            assert!(
+                head.contains(&format!("RocksDB version: {release}")),
+                "{head}"
+            );
         }
         assert_eq!(t.name(), ENGINE);
     }
@@ -635,6 +640,11 @@ mod tests {
             "block cache size not applied"
         );
         assert_eq!(t.stats_level(), STATS_EXCEPT_HISTOGRAM_OR_TIMERS);
+        // Set before open, so the LOG says so too (bench/compare-dbbench.sh reads it).
+        assert!(
+            log.contains("statistics stats level: 1"),
+            "stats level not in the LOG"
+        );
     }
 
     #[test]

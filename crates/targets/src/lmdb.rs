@@ -85,10 +85,23 @@ impl LmdbTarget {
 struct LmdbSession<'a> {
     env: &'a Env<WithoutTls>,
     db: Database<Bytes, Bytes>,
-    /// The read transaction of a readseq pass, held from call to call so the pass is
-    /// one consistent snapshot, as a RocksDB iterator's.
-    seq: Option<RoTxn<'a, WithoutTls>>,
+    /// The read transaction and cursor of a readseq pass, held from call to call so the
+    /// pass is one consistent snapshot walked by one cursor, as a RocksDB iterator.
+    seq: Option<SeqPass<'a>>,
 }
+
+/// A cursor walking a read transaction forward from a start key.
+type SeqCursor<'txn> = heed::RoRange<'txn, Bytes, Bytes>;
+
+self_cell::self_cell!(
+    /// One readseq pass: the cursor borrows the transaction it reads, so the two are
+    /// kept in one cell (`self_cell`) for the pass's life.
+    struct SeqPass<'a> {
+        owner: RoTxn<'a, WithoutTls>,
+        #[not_covariant]
+        dependent: SeqCursor,
+    }
+);
 
 impl Target for LmdbTarget {
     fn name(&self) -> &'static str {
@@ -180,26 +193,26 @@ impl Session for LmdbSession<'_> {
         visit: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<bool, TargetError> {
         if self.seq.is_none() {
-            self.seq = Some(self.env.read_txn().map_err(eng)?);
+            let txn = self.env.read_txn().map_err(eng)?;
+            let db = self.db;
+            let bounds: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Included(start), Bound::Unbounded);
+            let pass = SeqPass::try_new(txn, |t| db.range(t, &bounds)).map_err(eng)?;
+            self.seq = Some(pass);
         }
-        let r = self.seq.as_ref().expect("set above");
-        // A positioned cursor cannot outlive this call in heed's API (it borrows the
-        // transaction held beside it), so each entry is a MDB_SET_RANGE on the pass's
-        // snapshot: the tree's upper pages stay cached, the walk stays in key order.
-        match self
-            .db
-            .get_greater_than_or_equal_to(r, start)
-            .map_err(eng)?
-        {
-            Some((k, v)) => {
+        let pass = self.seq.as_mut().expect("set above");
+        // MDB_SET_RANGE on the first call, MDB_NEXT on each later one.
+        let next = pass.with_dependent_mut(|_, cursor| match cursor.next() {
+            Some(Ok((k, v))) => {
                 visit(k, v);
                 Ok(true)
             }
-            None => {
-                self.seq = None;
-                Ok(false)
-            }
+            Some(Err(e)) => Err(eng(e)),
+            None => Ok(false),
+        });
+        if !matches!(next, Ok(true)) {
+            self.seq = None;
         }
+        next
     }
     fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
         let mut w = self.env.write_txn().map_err(eng)?;

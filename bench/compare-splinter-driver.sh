@@ -6,7 +6,8 @@
 # random order, then N point reads), with the same key and value sizes, cache,
 # memtable, background threads and disk capacity, alternating, REPEATS times.
 # driver_test drives SplinterDB's internal core API; plumb goes through the public
-# splinterdb.h API (what an application uses) and verifies every value it reads.
+# splinterdb.h API (what an application uses) and verifies values it reads. Also prints
+# plumb's own cost per op (harness_us_op: key generation, timing, histogram, checks).
 #
 #   bash scripts/build-splinterdb.sh && bash bench/compare-splinter-driver.sh
 #
@@ -37,11 +38,15 @@ rate() { awk -v what="$1" '$0 ~ "splinter total " what " rate:" { print $5; exit
 ins=() look=() pins=() plook=()
 for r in $(seq 1 "$REPEATS"); do
   rm -f "$BASE/driver.db"
-  "$driver" splinter_test --perf --num-insert-threads 1 --num-lookup-threads 1 \
+  # driver_test names its library by a path relative to the tree.
+  # --max-async-inflight 0: synchronous lookups, as plumb's readrandom (driver_test
+  # keeps 64 async lookups in flight by default).
+  (cd "$TREE" && "$driver" splinter_test --perf --max-async-inflight 0 \
+    --num-insert-threads 1 --num-lookup-threads 1 \
     --num-inserts "$NUM" --key-size "$KEY_SIZE" --data-size "$VALUE_SIZE" \
     --cache-capacity-mib "$CACHE_MIB" --memtable-capacity-mib 24 --db-capacity-gib 32 \
     --num-memtable-bg-threads 1 --num-normal-bg-threads 1 --db-location "$BASE/driver.db" \
-    --seed "$r" >"$BASE/driver-$r.log" 2>&1 || { tail -20 "$BASE/driver-$r.log" >&2; exit 1; }
+    --seed "$r") >"$BASE/driver-$r.log" 2>&1 || { tail -20 "$BASE/driver-$r.log" >&2; exit 1; }
   ins+=("$(rate insertion <"$BASE/driver-$r.log")")
   look+=("$(rate lookup <"$BASE/driver-$r.log")")
   rm -f "$BASE/driver.db"
@@ -50,13 +55,14 @@ for r in $(seq 1 "$REPEATS"); do
     --value-size "$VALUE_SIZE" --cache-size $((CACHE_MIB << 20)) --threads 1 --seed "$r" \
     --benchmarks filluniquerandom,readrandom --ops "$NUM" --store "$BASE/store.sqlite" \
     --tag "splinter-driver/$r" --json >"$BASE/plumb-$r.json"
-  read -r pi pl < <(python3 -c '
+  read -r pi pl hi hl < <(python3 -c '
 import json, sys
-d = {s["name"]: s["summary"]["ops_sec"] for s in json.load(open(sys.argv[1]))["steps"]}
-print(round(d["filluniquerandom"]), round(d["readrandom"]))' "$BASE/plumb-$r.json")
+d = {s["name"]: s["summary"] for s in json.load(open(sys.argv[1]))["steps"]}
+f, r = d["filluniquerandom"], d["readrandom"]
+print(round(f["ops_sec"]), round(r["ops_sec"]), "%.3f" % f["harness_us_op"], "%.3f" % r["harness_us_op"])' "$BASE/plumb-$r.json")
   pins+=("$pi") plook+=("$pl")
   rm -rf "$BASE/plumb-db"
-  echo "compare-splinter-driver: repeat $r: driver_test ${ins[-1]} inserts/s, ${look[-1]} lookups/s; plumb $pi inserts/s, $pl lookups/s" >&2
+  echo "compare-splinter-driver: repeat $r: driver_test ${ins[-1]} inserts/s, ${look[-1]} lookups/s; plumb $pi inserts/s, $pl lookups/s (plumb's own cost $hi, $hl µs/op)" >&2
 done
 python3 - "${ins[*]}" "${pins[*]}" "${look[*]}" "${plook[*]}" <<'PY'
 import statistics, sys

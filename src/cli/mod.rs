@@ -52,7 +52,9 @@ enum Command {
     Report(compare::ReportArgs),
 }
 
-/// `plumb --version`: the version, then each engine built in with the version it runs.
+/// `plumb --version`: the version, then each engine built in with the release it runs,
+/// so a binary from scripts/build-speedb.sh or build-rocksdb-release.sh says what it
+/// links before it stores a run.
 pub fn long_version() -> &'static str {
     let engines: Vec<String> = plumb_targets::engines()
         .into_iter()

@@ -83,10 +83,9 @@ PL_FILL="$BASE/plumb-fill"
 
 # ------------------------------------------------------- stats level probe --
 # STATS_LEVEL=auto (default): use the level plumb's RocksDB actually runs with,
-# read from the LOG of a 1000-key probe DB.  plumb asks for
-# StatsLevel::ExceptHistogramOrTimers, but the rocksdb crate (0.24/0.25) numbers
-# that variant 2, which the C API maps to kExceptTimers (C++ kExceptHistogramOrTimers
-# is 1), so plumb really runs at 2 until it works around that.
+# read from the LOG of a 1000-key probe DB.  plumb sets
+# StatsLevel::kExceptHistogramOrTimers (1) on its options before open, through its C++
+# shim (the rocksdb crate's Rust enum, which plumb no longer uses, was off by one).
 STATS_LEVEL=${STATS_LEVEL:-auto}
 if [ "$STATS_LEVEL" = auto ]; then
   rm -rf "$BASE/probe"
@@ -103,7 +102,7 @@ fi
 # (include/rocksdb/statistics.h: kDisableAll=0 (=kExceptTickers),
 # kExceptHistogramOrTimers=1, kExceptTimers=2, ...); see STATS_LEVEL above.
 # Some db_bench defaults differ from rocksdb::Options() defaults (which plumb
-# uses via the Rust crate: Options::default() + the options above); they are
+# gets from rocksdb_options_create() + the options above); they are
 # set back to the Options() defaults here:
 #   --enable_pipelined_write      db_bench true,  Options false
 #   --level_compaction_dynamic_level_bytes  db_bench false, Options true

@@ -101,9 +101,14 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
     if !sizes.is_empty() {
         w.push(format!("sizes or durations differ ({})", sizes.join("; ")));
     }
-    let engines: BTreeSet<String> = all_runs(versions)
-        .map(|(_, r)| format!("{} {}", r.run.engine, r.run.engine_version))
-        .collect();
+    // In the order the sides were given (base first), each engine and release once.
+    let mut engines: Vec<String> = Vec::new();
+    for (_, r) in all_runs(versions) {
+        let e = format!("{} {}", r.run.engine, r.run.engine_version);
+        if !engines.contains(&e) {
+            engines.push(e);
+        }
+    }
     let hosts: BTreeSet<String> = all_runs(versions)
         .map(|(_, r)| {
             r.run
@@ -173,10 +178,7 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
     }
     if engines.len() > 1 {
         // Not unfair in itself (it is often the point), but say what is compared.
-        w.push(format!(
-            "engines compared: {}",
-            engines.into_iter().collect::<Vec<_>>().join(" vs ")
-        ));
+        w.push(format!("engines compared: {}", engines.join(" vs ")));
     }
     w
 }

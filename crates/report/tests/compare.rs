@@ -206,6 +206,21 @@ fn each_fairness_warning_fires_on_its_fixture() {
         .iter()
         .any(|w| w.starts_with("base: only one run")));
 
+    // Engines are named in the order the sides were given, base first, not sorted.
+    let mut v = base_and_new();
+    for r in &mut v[0].runs {
+        r.run.engine_version = "9.9.3".into();
+    }
+    for r in &mut v[1].runs {
+        r.run.engine_version = "11.8.1".into();
+    }
+    let w = warnings_of(&v);
+    assert!(
+        w.iter()
+            .any(|w| w.ends_with("engines compared: rocksdb 9.9.3 vs rocksdb 11.8.1")),
+        "{w:?}"
+    );
+
     // One seed for every side is the fair comparison; within one side it is not.
     let mut v = base_and_new();
     v[1].runs[0].run.seed = v[0].runs[0].run.seed.clone();

@@ -145,6 +145,13 @@ pub(crate) fn need_dir<'a>(
     dir.ok_or_else(|| TargetError::engine(engine, "needs a data dir"))
 }
 
+/// Creates an engine's data dir (and its parents) if missing, the error naming it.
+#[allow(dead_code)]
+pub(crate) fn make_dir(engine: &'static str, dir: &Path) -> Result<(), TargetError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| TargetError::engine(engine, format!("{}: {e}", dir.display())))
+}
+
 /// The error for an engine whose feature this binary lacks.
 #[allow(dead_code)]
 pub(crate) fn not_built(engine: &'static str) -> TargetError {

@@ -1,7 +1,16 @@
 //! What the engines behind a C or C++ layer share: the scan callback that hands each
 //! entry to a Rust visitor, and C pointer-and-length pairs as slices.
 
+use plumb_core::TargetError;
+use std::ffi::CString;
 use std::os::raw::{c_char, c_void};
+use std::path::Path;
+
+/// A path as the NUL-terminated string a C API takes, for `engine`'s errors.
+pub(crate) fn c_path(engine: &'static str, path: &Path) -> Result<CString, TargetError> {
+    CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| TargetError::engine(engine, "the data dir path holds a NUL byte"))
+}
 
 /// The C signature of a scan's per-entry callback: context, key, key length, value,
 /// value length.

@@ -172,8 +172,7 @@ impl LeveldbTarget {
     /// Opens (creating if missing) the database in directory `path`.
     pub fn open(path: &Path, settings: LeveldbOptions) -> Result<Self, TargetError> {
         settings.validate()?;
-        let name = CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|_| TargetError::engine(ENGINE, "data dir path contains a NUL byte"))?;
+        let name = crate::ffi::c_path(ENGINE, path)?;
         // SAFETY: constructors and setters on objects created here; ownership of the
         // cache and filter stays with this target, which frees them after the DB.
         unsafe {

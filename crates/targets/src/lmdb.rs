@@ -33,8 +33,7 @@ impl LmdbTarget {
     /// Opens (creating if missing) the environment in directory `path`.
     pub fn open(path: &Path, settings: LmdbOptions) -> Result<Self, TargetError> {
         settings.validate()?;
-        std::fs::create_dir_all(path)
-            .map_err(|e| TargetError::engine(ENGINE, format!("{}: {e}", path.display())))?;
+        crate::engine::make_dir(ENGINE, path)?;
         let mut flags = EnvFlags::empty();
         if !settings.sync {
             flags |= EnvFlags::NO_SYNC;

@@ -9,7 +9,7 @@
 use crate::rocks_options::{CacheType, CompactionStyle, Compression, RocksOptions};
 use crate::rocks_reader::{prefetch, RocksReader, Slot};
 use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::os::raw::{c_char, c_int};
 use std::path::{Path, PathBuf};
 use std::ptr::{null_mut, NonNull};
@@ -150,10 +150,8 @@ impl RocksTarget {
         let settings = settings.into();
         settings.validate()?;
         let opts = settings.to_raw()?;
-        std::fs::create_dir_all(path)
-            .map_err(|e| TargetError::engine(ENGINE, format!("{}: {e}", path.display())))?;
-        let cpath = CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|_| TargetError::engine(ENGINE, "the data dir path holds a NUL byte"))?;
+        crate::engine::make_dir(ENGINE, path)?;
+        let cpath = crate::ffi::c_path(ENGINE, path)?;
         // The default column family is opened by name with the same options: left
         // implicit it would get default column-family options (LZ4, 4 KiB blocks, 32 MiB
         // cache, no filter) whatever was asked. Its handle serves batched MultiGet.

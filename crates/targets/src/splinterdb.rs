@@ -149,12 +149,10 @@ impl SplinterdbTarget {
     /// Creates the database file in `dir`, or opens the one there with the same sizes.
     pub fn open(dir: &Path, settings: SplinterdbOptions) -> Result<Self, TargetError> {
         settings.validate()?;
-        std::fs::create_dir_all(dir)
-            .map_err(|e| TargetError::engine(ENGINE, format!("{}: {e}", dir.display())))?;
+        crate::engine::make_dir(ENGINE, dir)?;
         let path = dir.join(DB_FILE);
         let create = !path.exists();
-        let file = CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|_| TargetError::engine(ENGINE, "data dir path contains a NUL byte"))?;
+        let file = crate::ffi::c_path(ENGINE, &path)?;
         let sizes = Sizes {
             cache_size: settings.cache_size,
             disk_size: settings.disk_size,

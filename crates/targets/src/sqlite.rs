@@ -41,8 +41,7 @@ impl SqliteTarget {
     /// Opens (creating if missing) `DB_FILE` in directory `dir` and its table.
     pub fn open(dir: &Path, settings: SqliteOptions) -> Result<Self, TargetError> {
         settings.validate()?;
-        std::fs::create_dir_all(dir)
-            .map_err(|e| TargetError::engine(ENGINE, format!("{}: {e}", dir.display())))?;
+        crate::engine::make_dir(ENGINE, dir)?;
         let file = dir.join(DB_FILE);
         let admin = connect(&file, &settings)?;
         admin

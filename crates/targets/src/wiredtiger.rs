@@ -116,10 +116,8 @@ impl WiredtigerTarget {
     /// Opens (creating if missing) the database whose home is `dir`.
     pub fn open(dir: &Path, settings: WiredtigerOptions) -> Result<Self, TargetError> {
         settings.validate()?;
-        std::fs::create_dir_all(dir)
-            .map_err(|e| TargetError::engine(ENGINE, format!("{}: {e}", dir.display())))?;
-        let home = CString::new(dir.as_os_str().as_encoded_bytes())
-            .map_err(|_| TargetError::engine(ENGINE, "data dir path contains a NUL byte"))?;
+        crate::engine::make_dir(ENGINE, dir)?;
+        let home = crate::ffi::c_path(ENGINE, dir)?;
         let config = CString::new(settings.config()).expect("no NUL in a built config");
         let mut conn = std::ptr::null_mut();
         // SAFETY: both strings outlive the call; WiredTiger copies what it keeps.

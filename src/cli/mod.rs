@@ -12,6 +12,7 @@ mod provenance;
 mod rerun;
 mod runs;
 mod select;
+mod sql;
 mod suite;
 
 use clap::{Parser, Subcommand};
@@ -30,6 +31,8 @@ pub struct Cli {
 enum Command {
     /// Run db_bench-style steps on an embedded engine (RocksDB by default).
     Kv(Box<kv::KvArgs>),
+    /// Run the sysbench microbenchmarks on PostgreSQL, MariaDB (InnoDB, MyRocks) or MySQL.
+    Sql(Box<sql::SqlArgs>),
     /// Run a suite file: targets × workloads × sizes × threads × repeats, resumable.
     Run(suite::RunArgs),
     /// Print a suite's matrix, estimated time and disk space, without running it.
@@ -93,6 +96,7 @@ impl StoreArg {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Kv(a) => kv::run(*a),
+        Command::Sql(a) => sql::run(*a),
         Command::Run(a) => suite::run_cmd(a),
         Command::Plan(a) => suite::plan_cmd(a),
         Command::Rerun(a) => rerun::run(a),

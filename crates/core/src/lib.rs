@@ -11,7 +11,7 @@ pub mod value;
 
 pub use error::TargetError;
 pub use model::{
-    HwCounters, Interval, Qos, RunStatus, StepStatus, StepSummary, Verification, WriterSummary,
-    HARNESS_SAMPLE_EVERY,
+    HwCounters, Interval, Qos, RunStatus, ServerCosts, StepStatus, StepSummary, Verification,
+    WriterSummary, HARNESS_SAMPLE_EVERY,
 };
 pub use target::{EngineStats, Maintenance, Session, Target};

@@ -274,6 +274,38 @@ pub struct StepSummary {
     /// while the previous step's debt drains is not measuring itself alone.
     #[serde(default)]
     pub pending_compaction_gb_start: Option<f64>,
+    /// What a step on a database server cost on the server's side; `None` for embedded
+    /// engines and probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerCosts>,
+}
+
+/// A SQL step's figures that an embedded engine has no use for: transactions beside
+/// queries, and what each query cost inside the server, so client and server costs
+/// are told apart (the seeds' explanation of a regression is a server counter's ratio
+/// to the base divided by the relative QPS).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerCosts {
+    /// Transactions per second (a microbenchmark's transaction may hold many queries;
+    /// the step's ops are its queries).
+    pub tps: f64,
+    /// Rows returned or changed per query, by the client's count.
+    pub rows_query: Option<f64>,
+    /// User + system CPU of the server's processes per query, µs.
+    pub cpu_us_query: Option<f64>,
+    /// Context switches of the server's processes per query.
+    pub csw_query: Option<f64>,
+    /// Why the server's CPU is not known (an external server on another host).
+    pub cpu_unavailable: Option<String>,
+    /// The server's own counters (pg_stat_*, SHOW GLOBAL STATUS), their deltas over the
+    /// step divided by its queries, by counter name.
+    pub counters_query: std::collections::BTreeMap<String, f64>,
+    /// Events rolled back on a conflict sysbench also retries (deadlock, duplicate key).
+    #[serde(default)]
+    pub retries: u64,
+    /// Queries in the measured window (the step's ops are rows for the load).
+    #[serde(default)]
+    pub queries: u64,
 }
 
 /// One second of a step (the last may be shorter).

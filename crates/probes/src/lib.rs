@@ -16,5 +16,6 @@ pub mod diskstats;
 mod error;
 pub mod perf;
 pub mod process;
+pub mod proctree;
 
 pub use error::ProbeError;

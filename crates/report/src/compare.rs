@@ -56,10 +56,35 @@ pub struct Comparison {
     pub costs: Vec<Table>,
     /// Fairness warnings, printed above the tables.
     pub warnings: Vec<String>,
+    /// SQL runs: relative QPS summarised per group of microbenchmarks (point, range
+    /// without and with aggregation, writes), one row per group and version.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupSummary>,
+    /// SQL runs: the server's own counters per query, each a table like `costs`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_counters: Vec<Table>,
+}
+
+/// Relative QPS of one version over one group of microbenchmarks, as the seeds'
+/// tables summarise them.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct GroupSummary {
+    /// The group's heading.
+    pub group: String,
+    /// The version (not the base).
+    pub version: String,
+    /// Microbenchmarks with a ratio.
+    pub n: usize,
+    /// Median of their relative QPS.
+    pub median: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Largest.
+    pub max: f64,
 }
 
 /// The values of `get` for `step` across a version's runs (ok steps only).
-fn values(v: &Version, step: &str, get: fn(&StepSummary) -> Option<f64>) -> Vec<f64> {
+fn values(v: &Version, step: &str, get: &dyn Fn(&StepSummary) -> Option<f64>) -> Vec<f64> {
     v.runs
         .iter()
         .filter_map(|r| {
@@ -76,7 +101,7 @@ fn table(
     versions: &[Version],
     steps: &[String],
     name: &str,
-    get: fn(&StepSummary) -> Option<f64>,
+    get: &dyn Fn(&StepSummary) -> Option<f64>,
 ) -> Table {
     let rows = steps
         .iter()
@@ -122,12 +147,29 @@ pub fn measured_steps<'a>(runs: impl Iterator<Item = &'a StoredRun>) -> Vec<Stri
 /// Builds the comparison; `versions[0]` is the base. Needs at least one version.
 pub fn compare(versions: &[Version]) -> Comparison {
     let steps = measured_steps(versions.iter().flat_map(|v| v.runs.iter()));
-    let ops_sec = table(versions, &steps, "ops_sec", |s| Some(s.ops_sec));
+    let ops_sec = table(versions, &steps, "ops_sec", &|s| Some(s.ops_sec));
     let costs = crate::metrics::COMPARE_COSTS
         .iter()
         .map(|id| crate::metrics::metric(id))
-        .map(|m| table(versions, &steps, m.id, m.get))
+        .map(|m| table(versions, &steps, m.id, &m.get))
         .filter(|t| t.rows.iter().flatten().any(|c| c.median.is_some()))
+        .collect();
+    let groups = group_summaries(versions, &steps, &ops_sec);
+    let server_counters = counter_names(versions)
+        .into_iter()
+        .map(|name| {
+            let n = name.clone();
+            table(versions, &steps, &format!("{name}/query"), &move |s| {
+                s.server.as_ref()?.counters_query.get(&n).copied()
+            })
+        })
+        // Counters that never moved explain nothing.
+        .filter(|t| {
+            t.rows
+                .iter()
+                .flatten()
+                .any(|c| c.median.is_some_and(|m| m > 0.0))
+        })
         .collect();
     Comparison {
         versions: versions.iter().map(|v| v.label.clone()).collect(),
@@ -139,7 +181,69 @@ pub fn compare(versions: &[Version]) -> Comparison {
         ops_sec,
         costs,
         warnings: warnings::fairness(versions),
+        groups,
+        server_counters,
     }
+}
+
+/// Every server counter name any run recorded, sorted.
+fn counter_names(versions: &[Version]) -> Vec<String> {
+    let mut names: Vec<String> = versions
+        .iter()
+        .flat_map(|v| v.runs.iter())
+        .flat_map(|r| r.steps.iter())
+        .filter_map(|(s, _)| s.summary.server.as_ref())
+        .flat_map(|c| c.counters_query.keys().cloned())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The SQL group of a step name, from the first run that has the step.
+fn group_of(versions: &[Version], step: &str) -> Option<plumb_workloads::SqlGroup> {
+    versions
+        .iter()
+        .flat_map(|v| v.runs.iter())
+        .flat_map(|r| r.steps.iter())
+        .find(|(s, _)| s.name == step)
+        .and_then(|(s, _)| match s.kind {
+            plumb_store::Kind::Sql(k) => Some(k.group()),
+            _ => None,
+        })
+}
+
+fn group_summaries(versions: &[Version], steps: &[String], ops: &Table) -> Vec<GroupSummary> {
+    use plumb_workloads::SqlGroup;
+    let mut out = Vec::new();
+    for g in [
+        SqlGroup::Point,
+        SqlGroup::Range,
+        SqlGroup::RangeAgg,
+        SqlGroup::Write,
+    ] {
+        for (vi, v) in versions.iter().enumerate().skip(1) {
+            let mut r: Vec<f64> = steps
+                .iter()
+                .enumerate()
+                .filter(|(_, st)| group_of(versions, st) == Some(g))
+                .filter_map(|(i, _)| ops.rows[i][vi].ratio)
+                .collect();
+            if r.is_empty() {
+                continue;
+            }
+            r.sort_by(f64::total_cmp);
+            out.push(GroupSummary {
+                group: g.label().to_string(),
+                version: v.label.clone(),
+                n: r.len(),
+                median: stats::median(&r).unwrap_or(f64::NAN),
+                min: r[0],
+                max: r[r.len() - 1],
+            });
+        }
+    }
+    out
 }
 
 /// A ratio cell as the seeds print it: `0.91`, with ` ~` when not significant.

@@ -108,6 +108,11 @@ pub const METRICS: &[Metric] = &[
     m!("instructions_op", "instr_op", "instructions/op", "/op", Lower, Fmt::Sig(3), false, |s| s.hw.instructions_op),
     m!("cycles_op", "cycles_op", "cycles/op", "/op", Lower, Fmt::Sig(3), false, |s| s.hw.cycles_op),
     m!("cache_misses_op", "llc_miss_op", "cache misses/op", "/op", Lower, Fmt::Sig(3), false, |s| s.hw.cache_misses_op),
+    m!("tps", "tps", "transactions/s", "txn/s", Higher, Fmt::Fixed(0), false, |s| s.server.as_ref().map(|v| v.tps)),
+    m!("rows_q", "rows_q", "rows/query", "/query", Neither, Fmt::Sig(3), false, |s| s.server.as_ref().and_then(|v| v.rows_query)),
+    m!("srv_cpu_us_q", "srv_us_q", "server cpu µs/query", "µs/query", Lower, Fmt::Sig(3), false, |s| s.server.as_ref().and_then(|v| v.cpu_us_query)),
+    m!("srv_csw_q", "srv_csw_q", "server csw/query", "/query", Lower, Fmt::Sig(3), false, |s| s.server.as_ref().and_then(|v| v.csw_query)),
+    m!("retries", "retries", "retried conflicts", "", Lower, Fmt::Fixed(0), false, |s| s.server.as_ref().map(|v| v.retries as f64)),
 ];
 
 /// plumb's own share of the CPU an op cost: its time outside the engine call over the
@@ -165,6 +170,36 @@ pub const TEXT_COST: &[&str] = &[
     "secs",
 ];
 
+/// The terminal report's first table for a run on a database server: ops are queries
+/// (BEGIN and COMMIT included, as sysbench counts them), the client's CPU is plumb's.
+pub const TEXT_SQL_MAIN: &[&str] = &[
+    "ops_sec",
+    "tps",
+    "p50_us",
+    "p99_us",
+    "p99.9_us",
+    "pmax_us",
+    "cpu_us_op",
+    "srv_cpu_us_q",
+    "rkb_op",
+    "wkb_op",
+    "db_gb",
+];
+
+/// The per-query table of a server run.
+pub const TEXT_SQL_COST: &[&str] = &[
+    "rows_q",
+    "csw_op",
+    "srv_csw_q",
+    "rd_op",
+    "wr_op",
+    "qos_min",
+    "qos_p50",
+    "qos_cv",
+    "retries",
+    "secs",
+];
+
 /// The Markdown run table.
 pub const MARKDOWN_RUN: &[&str] = &[
     "ops_sec",
@@ -216,6 +251,8 @@ pub const COMPARE_COSTS: &[&str] = &[
     "instructions_op",
     "cycles_op",
     "cache_misses_op",
+    "srv_cpu_us_q",
+    "srv_csw_q",
 ];
 
 #[cfg(test)]
@@ -224,7 +261,15 @@ mod tests {
 
     #[test]
     fn every_view_names_known_metrics_once() {
-        for view in [TEXT_MAIN, TEXT_COST, MARKDOWN_RUN, HTML_STEP, COMPARE_COSTS] {
+        for view in [
+            TEXT_MAIN,
+            TEXT_COST,
+            TEXT_SQL_MAIN,
+            TEXT_SQL_COST,
+            MARKDOWN_RUN,
+            HTML_STEP,
+            COMPARE_COSTS,
+        ] {
             for id in view {
                 let _ = metric(id);
             }

@@ -55,15 +55,24 @@ impl Reporter for TextReporter {
             ));
         }
 
-        use crate::metrics::{metric, TEXT_COST, TEXT_MAIN};
+        use crate::metrics::{metric, TEXT_COST, TEXT_MAIN, TEXT_SQL_COST, TEXT_SQL_MAIN};
+        let sql = stored
+            .steps
+            .iter()
+            .any(|(s, _)| matches!(s.kind, plumb_store::Kind::Sql(_)));
+        let (text_main, text_cost) = if sql {
+            (TEXT_SQL_MAIN, TEXT_SQL_COST)
+        } else {
+            (TEXT_MAIN, TEXT_COST)
+        };
         let header = |ids: &[&str]| -> Vec<&'static str> {
             ids.iter()
                 .map(|id| metric(id).short)
                 .chain(std::iter::once("test"))
                 .collect()
         };
-        let mut main = table(&header(TEXT_MAIN));
-        let mut cost = table(&header(TEXT_COST));
+        let mut main = table(&header(text_main));
+        let mut cost = table(&header(text_cost));
         let mut notes = Vec::new();
         for (st, _) in &stored.steps {
             let s = &st.summary;
@@ -88,8 +97,8 @@ impl Reporter for TextReporter {
                     .chain(std::iter::once(name.clone()))
                     .collect()
             };
-            main.add_row(row(TEXT_MAIN, true));
-            cost.add_row(row(TEXT_COST, false));
+            main.add_row(row(text_main, true));
+            cost.add_row(row(text_cost, false));
             if let Some(w) = &s.writer {
                 notes.push(format!(
                     "{}: background writer {:.2} MB/s of {:.2} asked ({} writes, p50 {} µs, p99 {} µs from intended start)",
@@ -112,7 +121,11 @@ impl Reporter for TextReporter {
             }
         }
         out.push_str(&main.to_string());
-        out.push_str("\n\nper op and QoS (interval ops/s over the 1-second ticks)\n");
+        out.push_str(if sql {
+            "\n\nper query and QoS (interval queries/s over the 1-second ticks)\n"
+        } else {
+            "\n\nper op and QoS (interval ops/s over the 1-second ticks)\n"
+        });
         out.push_str(&cost.to_string());
         out.push('\n');
         let hw = stored.steps.iter().find_map(|(s, _)| {
@@ -187,6 +200,42 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
             let mut t = table_left(&hr);
             for (i, step) in c.steps.iter().enumerate() {
                 let mut r = vec![step.clone()];
+                r.extend(tb.rows[i][1..].iter().map(ratio_text));
+                t.add_row(r);
+            }
+            out.push_str(&t.to_string());
+            out.push('\n');
+        }
+        if !c.groups.is_empty() {
+            out.push_str(&format!(
+                "\nrelative QPS by group, relative to: {} (median, min-max over the group's microbenchmarks)\n",
+                c.versions[0]
+            ));
+            let mut t = table_left(&["group", "version", "n", "median", "min", "max"]);
+            for g in &c.groups {
+                t.add_row(vec![
+                    g.group.clone(),
+                    g.version.clone(),
+                    g.n.to_string(),
+                    format!("{:.2}", g.median),
+                    format!("{:.2}", g.min),
+                    format!("{:.2}", g.max),
+                ]);
+            }
+            out.push_str(&t.to_string());
+            out.push('\n');
+        }
+        for tb in &c.server_counters {
+            out.push_str(&format!(
+                "\nserver {} relative to: {} (the seeds' method: a counter per query beside the relative QPS)\n",
+                tb.metric, c.versions[0]
+            ));
+            let mut h: Vec<String> = vec!["test".into(), format!("{} /query", c.versions[0])];
+            h.extend(c.versions[1..].iter().cloned());
+            let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+            let mut t = table_left(&hr);
+            for (i, step) in c.steps.iter().enumerate() {
+                let mut r = vec![step.clone(), crate::format::sig(tb.rows[i][0].median, 3)];
                 r.extend(tb.rows[i][1..].iter().map(ratio_text));
                 t.add_row(r);
             }

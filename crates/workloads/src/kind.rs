@@ -1,8 +1,9 @@
 //! The kind of any stored step, whichever family measured it: a db_bench step on an
-//! engine or a hardware probe's pattern. The store keeps it as its name and reads it
+//! engine, a hardware probe's pattern or a SQL microbenchmark on a server. The store keeps it as its name and reads it
 //! back typed, so reports decide on the enum (is it maintenance? a probe?) and never
 //! on a string.
 
+use crate::sql::SqlKind;
 use crate::steps::StepKind;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -59,6 +60,8 @@ pub enum Kind {
     Kv(StepKind),
     /// A hardware probe step.
     Probe(ProbeKind),
+    /// A SQL microbenchmark on a database server.
+    Sql(SqlKind),
 }
 
 impl Kind {
@@ -67,6 +70,7 @@ impl Kind {
         match self {
             Kind::Kv(k) => k.name(),
             Kind::Probe(p) => p.name(),
+            Kind::Sql(q) => q.name(),
         }
     }
 
@@ -79,6 +83,12 @@ impl Kind {
 impl From<StepKind> for Kind {
     fn from(k: StepKind) -> Self {
         Kind::Kv(k)
+    }
+}
+
+impl From<SqlKind> for Kind {
+    fn from(k: SqlKind) -> Self {
+        Kind::Sql(k)
     }
 }
 
@@ -104,6 +114,9 @@ impl FromStr for Kind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if let Ok(k) = s.parse::<StepKind>() {
             return Ok(Kind::Kv(k));
+        }
+        if let Ok(q) = s.parse::<SqlKind>() {
+            return Ok(Kind::Sql(q));
         }
         PROBES
             .iter()
@@ -138,7 +151,8 @@ mod tests {
         let kinds = kv
             .split(',')
             .map(|n| Kind::Kv(n.parse().unwrap()))
-            .chain(PROBES.iter().map(|(p, _)| Kind::Probe(*p)));
+            .chain(PROBES.iter().map(|(p, _)| Kind::Probe(*p)))
+            .chain(SqlKind::all().map(Kind::Sql));
         for k in kinds {
             assert!(names.insert(k.name()), "{} named twice", k.name());
             assert_eq!(k.name().parse::<Kind>(), Ok(k));

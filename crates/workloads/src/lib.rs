@@ -6,10 +6,12 @@ pub mod distribution;
 pub mod keys;
 pub mod kind;
 pub mod permutation;
+pub mod sql;
 pub mod steps;
 
 pub use distribution::{Distribution, KeyChooser};
 pub use keys::KeyFormat;
 pub use kind::{Kind, ProbeKind, UnknownKind};
 pub use permutation::Permutation;
+pub use sql::{SqlGroup, SqlKind, SqlStepPlan};
 pub use steps::{StepKind, WorkloadError};

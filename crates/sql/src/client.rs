@@ -1,0 +1,469 @@
+//! One connection per client thread, through the well-kept drivers (`postgres`,
+//! `mysql`), with prepared statements. The microbenchmarks are written once with `?`
+//! placeholders; the PostgreSQL client renumbers them to `$1 …` when it prepares.
+
+use crate::error::SqlError;
+use std::path::PathBuf;
+
+/// Which wire protocol a server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// PostgreSQL.
+    Postgres,
+    /// MySQL (MariaDB, MySQL).
+    MySql,
+}
+
+/// Where a server listens and who plumb is there. The password never leaves this
+/// struct: `Display` and `redacted_url` leave it out.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Its protocol.
+    pub protocol: Protocol,
+    /// A unix socket (its directory for PostgreSQL, the socket file for MySQL) …
+    pub socket: Option<PathBuf>,
+    /// … or a TCP host and port.
+    pub host: String,
+    /// TCP port.
+    pub port: u16,
+    /// User name.
+    pub user: String,
+    /// Password, if any.
+    pub password: Option<String>,
+    /// The database plumb creates its tables in.
+    pub database: String,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.redacted_url())
+    }
+}
+
+impl Endpoint {
+    /// Reads `postgres://user:pass@host:port/db` or `mysql://…`; a `host=/dir` or
+    /// `socket=/path` query parameter picks a unix socket.
+    pub fn parse_url(text: &str) -> Result<Endpoint, SqlError> {
+        let bad = |why: &str| {
+            SqlError::Input(format!(
+                "--url {}: {why}; write postgres://USER[:PASSWORD]@HOST[:PORT]/DB or \
+                 mysql://USER[:PASSWORD]@HOST[:PORT]/DB",
+                redact(text)
+            ))
+        };
+        let u = url::Url::parse(text).map_err(|e| bad(&e.to_string()))?;
+        let protocol = match u.scheme() {
+            "postgres" | "postgresql" => Protocol::Postgres,
+            "mysql" | "mariadb" => Protocol::MySql,
+            s => return Err(bad(&format!("unknown scheme {s:?}"))),
+        };
+        let decode = |s: &str| {
+            url::form_urlencoded::parse(format!("x={s}").as_bytes())
+                .next()
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_default()
+        };
+        let user = match u.username() {
+            "" => match protocol {
+                Protocol::Postgres => "postgres".to_string(),
+                Protocol::MySql => "root".to_string(),
+            },
+            n => decode(n),
+        };
+        let database = u.path().trim_start_matches('/').to_string();
+        if database.is_empty() {
+            return Err(bad("no database named (the path after the host)"));
+        }
+        let mut socket = None;
+        for (k, v) in u.query_pairs() {
+            match k.as_ref() {
+                "host" | "socket" => socket = Some(PathBuf::from(v.as_ref())),
+                other => return Err(bad(&format!("unknown parameter {other:?}"))),
+            }
+        }
+        let host = u.host_str().unwrap_or("localhost").to_string();
+        if socket.is_none() && u.host_str().is_none() {
+            return Err(bad("no host"));
+        }
+        Ok(Endpoint {
+            protocol,
+            socket,
+            host,
+            port: u.port().unwrap_or(match protocol {
+                Protocol::Postgres => 5432,
+                Protocol::MySql => 3306,
+            }),
+            user,
+            password: u.password().map(decode),
+            database,
+        })
+    }
+
+    /// The endpoint as a URL without its password, for the store, logs and reports.
+    pub fn redacted_url(&self) -> String {
+        let scheme = match self.protocol {
+            Protocol::Postgres => "postgres",
+            Protocol::MySql => "mysql",
+        };
+        let pw = if self.password.is_some() { ":***" } else { "" };
+        match &self.socket {
+            Some(s) => format!(
+                "{scheme}://{}{pw}@localhost/{}?socket={}",
+                self.user,
+                self.database,
+                s.display()
+            ),
+            None => format!(
+                "{scheme}://{}{pw}@{}:{}/{}",
+                self.user, self.host, self.port, self.database
+            ),
+        }
+    }
+
+    /// The same server, another database (the managed server's maintenance database).
+    pub fn with_database(&self, db: &str) -> Endpoint {
+        Endpoint {
+            database: db.to_string(),
+            ..self.clone()
+        }
+    }
+
+    /// Opens one connection.
+    pub fn connect(&self) -> Result<Box<dyn SqlClient>, SqlError> {
+        match self.protocol {
+            Protocol::Postgres => Ok(Box::new(PgClient::connect(self)?)),
+            Protocol::MySql => Ok(Box::new(MyClient::connect(self)?)),
+        }
+    }
+}
+
+/// A URL with its password replaced, for error messages about a URL that did not parse.
+pub fn redact(text: &str) -> String {
+    match url::Url::parse(text) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        Ok(u) => u.to_string(),
+        Err(_) => "(unparsable URL)".into(),
+    }
+}
+
+/// One statement parameter.
+#[derive(Debug, Clone, Copy)]
+pub enum Param<'a> {
+    /// An INTEGER column.
+    Int(i32),
+    /// A CHAR column.
+    Str(&'a str),
+}
+
+/// A prepared statement's handle within its client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stmt(usize);
+
+/// One connection, as a microbenchmark uses it.
+pub trait SqlClient: Send {
+    /// Prepares `sql` (with `?` placeholders) on this connection.
+    fn prepare(&mut self, sql: &str) -> Result<Stmt, SqlError>;
+    /// Runs a prepared query and returns how many rows came back.
+    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError>;
+    /// Runs a prepared statement that changes rows and returns how many it changed.
+    fn execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError>;
+    /// Runs statements as text, without parameters or results (DDL, BEGIN, COMMIT).
+    fn batch(&mut self, sql: &str) -> Result<(), SqlError>;
+    /// Runs a query as text and returns its rows, every value as text (NULL as None).
+    fn rows(&mut self, sql: &str) -> Result<Vec<Vec<(String, Option<String>)>>, SqlError>;
+}
+
+fn pg_err(context: &str, e: postgres::Error) -> SqlError {
+    let code = e.code().map(|c| c.code().to_string());
+    let message = match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => e.to_string(),
+    };
+    SqlError::Query {
+        context: context.to_string(),
+        message,
+        code,
+    }
+}
+
+fn my_err(context: &str, e: mysql::Error) -> SqlError {
+    let code = match &e {
+        mysql::Error::MySqlError(m) => Some(m.code.to_string()),
+        _ => None,
+    };
+    SqlError::Query {
+        context: context.to_string(),
+        message: e.to_string(),
+        code,
+    }
+}
+
+/// Renumbers `?` placeholders to PostgreSQL's `$1, $2, …` (the statements plumb sends
+/// have no `?` inside literals).
+pub fn pg_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    for ch in sql.chars() {
+        if ch == '?' {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// A PostgreSQL connection.
+pub struct PgClient {
+    client: postgres::Client,
+    stmts: Vec<postgres::Statement>,
+    ints: Vec<i32>,
+}
+
+impl PgClient {
+    fn connect(ep: &Endpoint) -> Result<Self, SqlError> {
+        let mut c = postgres::Config::new();
+        c.user(&ep.user).dbname(&ep.database);
+        match &ep.socket {
+            Some(dir) => c.host_path(dir).port(ep.port),
+            None => c.host(&ep.host).port(ep.port),
+        };
+        if let Some(p) = &ep.password {
+            c.password(p);
+        }
+        c.application_name("plumb");
+        let client = c
+            .connect(postgres::NoTls)
+            .map_err(|e| pg_err(&format!("connecting to {}", ep.redacted_url()), e))?;
+        Ok(PgClient {
+            client,
+            stmts: Vec::new(),
+            ints: Vec::new(),
+        })
+    }
+
+    fn run<T>(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        f: impl FnOnce(
+            &mut postgres::Client,
+            &postgres::Statement,
+            &[&(dyn postgres::types::ToSql + Sync)],
+        ) -> Result<T, postgres::Error>,
+    ) -> Result<T, SqlError> {
+        // Ints live in a reused buffer so the reference list points at stable memory.
+        self.ints.clear();
+        self.ints.extend(params.iter().map(|p| match p {
+            Param::Int(i) => *i,
+            Param::Str(_) => 0,
+        }));
+        let ints = &self.ints;
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params
+            .iter()
+            .zip(ints)
+            .map(|(p, i)| match p {
+                Param::Int(_) => i as &(dyn postgres::types::ToSql + Sync),
+                Param::Str(s) => s as &(dyn postgres::types::ToSql + Sync),
+            })
+            .collect();
+        let st = &self.stmts[stmt.0];
+        f(&mut self.client, st, &refs).map_err(|e| pg_err("statement", e))
+    }
+}
+
+impl SqlClient for PgClient {
+    fn prepare(&mut self, sql: &str) -> Result<Stmt, SqlError> {
+        let st = self
+            .client
+            .prepare(&pg_placeholders(sql))
+            .map_err(|e| pg_err(&format!("preparing {sql}"), e))?;
+        self.stmts.push(st);
+        Ok(Stmt(self.stmts.len() - 1))
+    }
+
+    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
+        self.run(stmt, params, |c, st, p| {
+            c.query(st, p).map(|r| r.len() as u64)
+        })
+    }
+
+    fn execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
+        self.run(stmt, params, |c, st, p| c.execute(st, p))
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), SqlError> {
+        self.client.batch_execute(sql).map_err(|e| pg_err(sql, e))
+    }
+
+    fn rows(&mut self, sql: &str) -> Result<Vec<Vec<(String, Option<String>)>>, SqlError> {
+        let msgs = self.client.simple_query(sql).map_err(|e| pg_err(sql, e))?;
+        Ok(msgs
+            .into_iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => Some(
+                    r.columns()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| (c.name().to_string(), r.get(i).map(str::to_string)))
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+/// A MySQL or MariaDB connection.
+pub struct MyClient {
+    conn: mysql::Conn,
+    stmts: Vec<mysql::Statement>,
+}
+
+impl MyClient {
+    fn connect(ep: &Endpoint) -> Result<Self, SqlError> {
+        let mut o = mysql::OptsBuilder::new()
+            .user(Some(&ep.user))
+            .pass(ep.password.as_deref())
+            .db_name(Some(&ep.database))
+            .prefer_socket(ep.socket.is_some());
+        o = match &ep.socket {
+            Some(s) => o.socket(Some(s.to_string_lossy())),
+            None => o.ip_or_hostname(Some(&ep.host)).tcp_port(ep.port),
+        };
+        let conn = mysql::Conn::new(o)
+            .map_err(|e| my_err(&format!("connecting to {}", ep.redacted_url()), e))?;
+        Ok(MyClient {
+            conn,
+            stmts: Vec::new(),
+        })
+    }
+
+    fn values(params: &[Param<'_>]) -> mysql::Params {
+        if params.is_empty() {
+            return mysql::Params::Empty;
+        }
+        mysql::Params::Positional(
+            params
+                .iter()
+                .map(|p| match p {
+                    Param::Int(i) => mysql::Value::Int(i64::from(*i)),
+                    Param::Str(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
+                })
+                .collect(),
+        )
+    }
+}
+
+impl SqlClient for MyClient {
+    fn prepare(&mut self, sql: &str) -> Result<Stmt, SqlError> {
+        use mysql::prelude::Queryable;
+        let st = self
+            .conn
+            .prep(sql)
+            .map_err(|e| my_err(&format!("preparing {sql}"), e))?;
+        self.stmts.push(st);
+        Ok(Stmt(self.stmts.len() - 1))
+    }
+
+    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
+        use mysql::prelude::Queryable;
+        let st = &self.stmts[stmt.0];
+        let mut res = self
+            .conn
+            .exec_iter(st, Self::values(params))
+            .map_err(|e| my_err("statement", e))?;
+        let mut n = 0u64;
+        while let Some(set) = res.iter() {
+            for row in set {
+                row.map_err(|e| my_err("reading rows", e))?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    fn execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
+        use mysql::prelude::Queryable;
+        let st = &self.stmts[stmt.0];
+        self.conn
+            .exec_drop(st, Self::values(params))
+            .map_err(|e| my_err("statement", e))?;
+        Ok(self.conn.affected_rows())
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), SqlError> {
+        use mysql::prelude::Queryable;
+        self.conn.query_drop(sql).map_err(|e| my_err(sql, e))
+    }
+
+    fn rows(&mut self, sql: &str) -> Result<Vec<Vec<(String, Option<String>)>>, SqlError> {
+        use mysql::prelude::Queryable;
+        let rows: Vec<mysql::Row> = self.conn.query(sql).map_err(|e| my_err(sql, e))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let cols: Vec<String> = r
+                    .columns_ref()
+                    .iter()
+                    .map(|c| c.name_str().into_owned())
+                    .collect();
+                let vals = r.unwrap();
+                cols.into_iter()
+                    .zip(vals)
+                    .map(|(c, v)| {
+                        let text = match v {
+                            mysql::Value::NULL => None,
+                            mysql::Value::Bytes(b) => {
+                                Some(String::from_utf8_lossy(&b).into_owned())
+                            }
+                            other => Some(other.as_sql(true).trim_matches('\'').to_string()),
+                        };
+                        (c, text)
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_for_postgres() {
+        assert_eq!(
+            pg_placeholders("SELECT c FROM t WHERE id BETWEEN ? AND ?"),
+            "SELECT c FROM t WHERE id BETWEEN $1 AND $2"
+        );
+    }
+
+    #[test]
+    fn urls_parse_and_never_show_their_password() {
+        let e = Endpoint::parse_url("postgres://bob:s%40cret@db1:6432/bench").unwrap();
+        assert_eq!(e.protocol, Protocol::Postgres);
+        assert_eq!((e.host.as_str(), e.port), ("db1", 6432));
+        assert_eq!(e.password.as_deref(), Some("s@cret"));
+        assert_eq!(e.redacted_url(), "postgres://bob:***@db1:6432/bench");
+        assert!(!format!("{e:?}").contains("cret"));
+        let m = Endpoint::parse_url("mysql://root@localhost/sb?socket=/run/x.sock").unwrap();
+        assert_eq!(m.socket, Some(PathBuf::from("/run/x.sock")));
+        assert_eq!(m.port, 3306);
+        for bad in [
+            "redis://x/db",
+            "postgres://host",
+            "not a url",
+            "postgres://u:pw@h/db?sslmode=require",
+        ] {
+            let msg = Endpoint::parse_url(bad).unwrap_err().to_string();
+            assert!(msg.starts_with("--url"), "{bad}: {msg}");
+            assert!(!msg.contains(":pw@"), "{msg}");
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The server's own counters, read over a separate connection before a step's clients
+//! connect and after they have gone: PostgreSQL's pg_stat_* views (what the version
+//! has), MariaDB's SHOW GLOBAL STATUS (InnoDB and MyRocks). Deltas per query are how the
+//! seeds explain a regression.
+
+use crate::client::{Endpoint, Protocol, SqlClient};
+use crate::error::SqlError;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// The status variables kept from SHOW GLOBAL STATUS (lower-cased), by prefix or name.
+const MYSQL_KEEP: &[&str] = &[
+    "com_select",
+    "com_insert",
+    "com_update",
+    "com_delete",
+    "com_begin",
+    "com_commit",
+    "com_rollback",
+    "questions",
+    "handler_read_key",
+    "handler_read_next",
+    "handler_read_rnd_next",
+    "handler_write",
+    "handler_update",
+    "handler_delete",
+    "innodb_buffer_pool_read_requests",
+    "innodb_buffer_pool_reads",
+    "innodb_buffer_pool_write_requests",
+    "innodb_data_reads",
+    "innodb_data_writes",
+    "innodb_data_read",
+    "innodb_data_written",
+    "innodb_data_fsyncs",
+    "innodb_os_log_written",
+    "innodb_pages_written",
+    "innodb_rows_read",
+    "rocksdb_bytes_read",
+    "rocksdb_bytes_written",
+    "rocksdb_block_cache_hit",
+    "rocksdb_block_cache_miss",
+    "rocksdb_compact_read_bytes",
+    "rocksdb_compact_write_bytes",
+    "rocksdb_flush_write_bytes",
+    "rocksdb_wal_bytes",
+    "rocksdb_wal_synced",
+    "rocksdb_rows_read",
+    "rocksdb_number_keys_read",
+];
+
+/// A connection that reads counters.
+pub struct CounterReader {
+    client: Box<dyn SqlClient>,
+    protocol: Protocol,
+    /// PostgreSQL's server_version_num (150018 …); 0 for MySQL.
+    pub pg_version: u32,
+}
+
+fn num(v: &Option<String>) -> Option<f64> {
+    v.as_deref().and_then(|s| s.trim().parse::<f64>().ok())
+}
+
+impl CounterReader {
+    /// Connects to the server plumb measures.
+    pub fn connect(ep: &Endpoint) -> Result<CounterReader, SqlError> {
+        let mut client = ep.connect()?;
+        let pg_version = if ep.protocol == Protocol::Postgres {
+            let r = client.rows("SHOW server_version_num")?;
+            r.first()
+                .and_then(|r| r.first())
+                .and_then(|(_, v)| num(v))
+                .unwrap_or(0.0) as u32
+        } else {
+            0
+        };
+        Ok(CounterReader {
+            client,
+            protocol: ep.protocol,
+            pg_version,
+        })
+    }
+
+    fn one_row(
+        &mut self,
+        sql: &str,
+        prefix: &str,
+        out: &mut BTreeMap<String, f64>,
+    ) -> Result<(), SqlError> {
+        for row in self.client.rows(sql)? {
+            for (k, v) in row {
+                if let Some(x) = num(&v) {
+                    out.insert(format!("{prefix}{k}"), x);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every counter now, by name (`db.blks_read`, `wal.wal_bytes`, `innodb_data_reads` …).
+    pub fn read(&mut self) -> Result<BTreeMap<String, f64>, SqlError> {
+        let mut out = BTreeMap::new();
+        match self.protocol {
+            Protocol::Postgres => {
+                let _ = self.client.batch("SELECT pg_stat_clear_snapshot()");
+                self.one_row(
+                    "SELECT xact_commit, xact_rollback, blks_read, blks_hit, tup_returned, \
+                     tup_fetched, tup_inserted, tup_updated, tup_deleted, temp_bytes \
+                     FROM pg_stat_database WHERE datname = current_database()",
+                    "db.",
+                    &mut out,
+                )?;
+                self.one_row(
+                    "SELECT coalesce(sum(seq_scan),0) AS seq_scan, coalesce(sum(idx_scan),0) AS idx_scan, \
+                     coalesce(sum(n_tup_hot_upd),0) AS n_tup_hot_upd FROM pg_stat_user_tables",
+                    "tables.",
+                    &mut out,
+                )?;
+                if self.pg_version >= 140000 {
+                    self.one_row(
+                        "SELECT wal_records, wal_fpi, wal_bytes::float8 AS wal_bytes, wal_write, wal_sync \
+                         FROM pg_stat_wal",
+                        "wal.",
+                        &mut out,
+                    )?;
+                }
+                if self.pg_version >= 170000 {
+                    self.one_row(
+                        "SELECT buffers_written FROM pg_stat_checkpointer",
+                        "checkpointer.",
+                        &mut out,
+                    )?;
+                    self.one_row(
+                        "SELECT buffers_clean, buffers_alloc FROM pg_stat_bgwriter",
+                        "bgwriter.",
+                        &mut out,
+                    )?;
+                } else {
+                    self.one_row(
+                        "SELECT buffers_checkpoint, buffers_clean, buffers_backend, buffers_alloc \
+                         FROM pg_stat_bgwriter",
+                        "bgwriter.",
+                        &mut out,
+                    )?;
+                }
+                if self.pg_version >= 160000 {
+                    self.one_row(
+                        "SELECT coalesce(sum(reads),0) AS reads, coalesce(sum(writes),0) AS writes, \
+                         coalesce(sum(extends),0) AS extends, coalesce(sum(fsyncs),0) AS fsyncs FROM pg_stat_io",
+                        "io.",
+                        &mut out,
+                    )?;
+                }
+            }
+            Protocol::MySql => {
+                for row in self.client.rows("SHOW GLOBAL STATUS")? {
+                    let mut it = row.into_iter();
+                    let (Some((_, Some(name))), Some((_, v))) = (it.next(), it.next()) else {
+                        continue;
+                    };
+                    let name = name.to_ascii_lowercase();
+                    if MYSQL_KEEP.contains(&name.as_str()) {
+                        if let Some(x) = num(&v) {
+                            out.insert(name, x);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Waits (up to 10 s) until no other client is connected, so the counters read
+    /// next include every statement of the step's clients (a PostgreSQL backend adds
+    /// its statistics to the shared ones as it exits).
+    pub fn wait_for_clients_to_leave(&mut self) -> Result<(), SqlError> {
+        let sql = match self.protocol {
+            Protocol::Postgres => {
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'client backend' \
+                 AND pid <> pg_backend_pid()"
+            }
+            Protocol::MySql => {
+                "SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() \
+                 AND COMMAND <> 'Daemon' AND USER <> 'system user'"
+            }
+        };
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let n = self
+                .client
+                .rows(sql)?
+                .first()
+                .and_then(|r| r.first())
+                .and_then(|(_, v)| num(v))
+                .unwrap_or(0.0);
+            if n == 0.0 || Instant::now() > until {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The database's size by the server's count (external servers, where plumb cannot
+    /// see the files).
+    pub fn db_bytes(&mut self) -> Option<u64> {
+        let sql = match self.protocol {
+            Protocol::Postgres => "SELECT pg_database_size(current_database()) AS b",
+            Protocol::MySql => {
+                "SELECT coalesce(sum(data_length + index_length), 0) AS b FROM information_schema.TABLES \
+                 WHERE table_schema = DATABASE()"
+            }
+        };
+        let r = self.client.rows(sql).ok()?;
+        r.first()
+            .and_then(|r| r.first())
+            .and_then(|(_, v)| num(v))
+            .map(|b| b as u64)
+    }
+
+    /// The largest id of each table (inserts go above it), 0 for an empty or missing
+    /// table.
+    pub fn max_id(&mut self, tables: u32) -> i64 {
+        (1..=tables)
+            .filter_map(|t| {
+                let r = self
+                    .client
+                    .rows(&format!("SELECT coalesce(max(id), 0) AS m FROM sbtest{t}"))
+                    .ok()?;
+                r.first()
+                    .and_then(|r| r.first())
+                    .and_then(|(_, v)| num(v))
+                    .map(|x| x as i64)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The server's settings, as provenance (pg_settings, SHOW GLOBAL VARIABLES).
+    pub fn settings(&mut self) -> Vec<(String, String)> {
+        let sql = match self.protocol {
+            Protocol::Postgres => "SELECT name, setting FROM pg_settings ORDER BY name",
+            Protocol::MySql => "SHOW GLOBAL VARIABLES",
+        };
+        self.client
+            .rows(sql)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|r| {
+                let mut it = r.into_iter();
+                let (_, k) = it.next()?;
+                let (_, v) = it.next()?;
+                Some((k?, v.unwrap_or_default()))
+            })
+            .collect()
+    }
+}
+
+/// `later - earlier` per counter, divided by `queries`; counters that went backwards
+/// (a reset) are left out.
+pub fn per_query(
+    later: &BTreeMap<String, f64>,
+    earlier: &BTreeMap<String, f64>,
+    queries: u64,
+) -> BTreeMap<String, f64> {
+    if queries == 0 {
+        return BTreeMap::new();
+    }
+    later
+        .iter()
+        .filter_map(|(k, b)| {
+            let a = earlier.get(k)?;
+            (b >= a).then(|| (k.clone(), (b - a) / queries as f64))
+        })
+        .collect()
+}

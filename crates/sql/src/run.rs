@@ -1,0 +1,458 @@
+//! Runs one SQL step: its client threads (one connection each) in a closed loop, a
+//! sampler once a second for the intervals, and the costs per query on both sides:
+//! plumb's own CPU (the client) and the server's processes' CPU, both from /proc, the
+//! device's IO, and the server's counters read before the clients connect and after
+//! they leave. Each thread keeps its own histogram and counters and hands them over
+//! once a second; nothing is shared per query but a relaxed progress counter.
+
+use crate::bench::{Outcome, Shape, ThreadPlan, ThreadState};
+use crate::client::Endpoint;
+use crate::counters::{per_query, CounterReader};
+use crate::error::SqlError;
+use plumb_core::{HwCounters, Interval, ServerCosts, StepStatus, StepSummary};
+use plumb_probes::diskstats::{DeviceStats, DiskCounters};
+use plumb_probes::process::{self, ProcessCounters};
+use plumb_probes::proctree;
+use plumb_runner::{metrics, LatencyHistogram, Progress, StepOutcome};
+use plumb_workloads::{Distribution, SqlKind, SqlStepPlan};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{mpsc, Barrier};
+use std::time::{Duration, Instant, SystemTime};
+
+/// A step's parameters.
+#[derive(Debug, Clone)]
+pub struct SqlStepConfig {
+    /// Position in the run (seeds differ per step).
+    pub index: usize,
+    /// What and under which name.
+    pub plan: SqlStepPlan,
+    /// Client threads (connections).
+    pub threads: usize,
+    /// Measured time (the load runs to its end).
+    pub duration: Duration,
+    /// Unmeasured time first, on the same connections.
+    pub warmup: Duration,
+    /// The run's seed.
+    pub seed: u64,
+    /// The tables.
+    pub shape: Shape,
+    /// Key distribution.
+    pub distribution: Distribution,
+}
+
+/// What the step runs against.
+pub struct SqlContext<'a> {
+    /// Where clients connect.
+    pub endpoint: &'a Endpoint,
+    /// The server's root process, when plumb can see it (managed servers).
+    pub server_pid: Option<u32>,
+    /// The server's data directory, when plumb can see it.
+    pub data_dir: Option<&'a Path>,
+    /// The device under it.
+    pub disk: Option<&'a DeviceStats>,
+    /// The counters connection.
+    pub counters: &'a mut CounterReader,
+    /// Set by Ctrl-C.
+    pub interrupt: &'a AtomicBool,
+    /// Progress display.
+    pub progress: &'a dyn Progress,
+    /// Every loaded id exists (no delete has run); a step that deletes clears it.
+    pub all_present: &'a mut bool,
+}
+
+#[repr(align(128))]
+#[derive(Default)]
+struct Padded(AtomicU64);
+
+struct Report {
+    epoch: u64,
+    ops: u64,
+    txns: u64,
+    queries: u64,
+    rows: u64,
+    retries: u64,
+    hist: LatencyHistogram,
+}
+
+enum Msg {
+    Interval(Report),
+    Done {
+        /// Queries over the connection's whole life, warm-up included (what the server
+        /// counters cover).
+        all_queries: u64,
+        error: Option<SqlError>,
+    },
+}
+
+#[derive(Clone)]
+struct Mark {
+    at: Instant,
+    client: ProcessCounters,
+    server: Option<proctree::TreeSnapshot>,
+    disk: Option<DiskCounters>,
+}
+
+/// Counters now; the server's process tree (a walk of /proc, whose CPU would count as
+/// the client's) only at the window's ends.
+fn mark(ctx: &SqlContext<'_>, with_server: bool) -> Mark {
+    Mark {
+        at: Instant::now(),
+        client: process::self_counters(),
+        server: ctx
+            .server_pid
+            .filter(|_| with_server)
+            .and_then(proctree::tree_snapshot),
+        disk: ctx.disk.and_then(|d| d.read().ok()),
+    }
+}
+
+fn thread_loop(
+    st: &mut ThreadState,
+    t: usize,
+    epoch: &AtomicU64,
+    stop: &AtomicBool,
+    progress: &Padded,
+    tx: &mpsc::Sender<Msg>,
+) -> (u64, Option<SqlError>) {
+    let mut r = Report {
+        epoch: epoch.load(Relaxed),
+        ops: 0,
+        txns: 0,
+        queries: 0,
+        rows: 0,
+        retries: 0,
+        hist: LatencyHistogram::new(),
+    };
+    let (mut all, mut done) = (0u64, 0u64);
+    let _ = t;
+    let mut error = None;
+    while !stop.load(Relaxed) {
+        let start = Instant::now();
+        let out: Outcome = match st.event() {
+            Ok(o) => o,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        };
+        let ns = start.elapsed().as_nanos() as u64;
+        all += out.queries;
+        let now = epoch.load(Relaxed);
+        if now != r.epoch {
+            let h = std::mem::take(&mut r.hist);
+            let old = std::mem::replace(
+                &mut r,
+                Report {
+                    epoch: now,
+                    ops: 0,
+                    txns: 0,
+                    queries: 0,
+                    rows: 0,
+                    retries: 0,
+                    hist: LatencyHistogram::new(),
+                },
+            );
+            if old.ops > 0 || old.queries > 0 {
+                let _ = tx.send(Msg::Interval(Report { hist: h, ..old }));
+            }
+        }
+        if out.done {
+            break;
+        }
+        r.hist.record_ns(ns);
+        r.ops += out.ops;
+        r.txns += 1;
+        r.queries += out.queries;
+        r.rows += out.rows;
+        r.retries += u64::from(out.retried);
+        if r.epoch > 0 {
+            done += out.ops;
+            progress.0.store(done, Relaxed);
+        }
+    }
+    if r.ops > 0 || r.queries > 0 {
+        let _ = tx.send(Msg::Interval(r));
+    }
+    (all, error)
+}
+
+/// Runs one step and returns what is stored.
+pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcome {
+    let started = SystemTime::now();
+    let kind = cfg.plan.kind;
+    let load = kind == SqlKind::Load;
+    let threads = if load {
+        cfg.threads.min(cfg.shape.tables as usize).max(1)
+    } else {
+        cfg.threads.max(1)
+    };
+    let fail = |e: SqlError| StepOutcome {
+        status: StepStatus::Failed,
+        error: Some(e.to_string()),
+        verification_failed: false,
+        started,
+        ended: SystemTime::now(),
+        summary: StepSummary::default(),
+        intervals: Vec::new(),
+    };
+    let max_id = if matches!(kind, SqlKind::Insert) {
+        ctx.counters.max_id(cfg.shape.tables)
+    } else {
+        0
+    };
+    let before = match ctx.counters.read() {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let epoch = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let progress: Vec<Padded> = (0..threads).map(|_| Padded::default()).collect();
+    let barrier = Barrier::new(threads + 1);
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let warmup = if load { Duration::ZERO } else { cfg.warmup };
+    ctx.progress.start(
+        &cfg.plan.name,
+        load.then_some(cfg.shape.table_size * u64::from(cfg.shape.tables)),
+        (!load).then_some(cfg.duration),
+    );
+    let all_present = *ctx.all_present;
+
+    let (marks, reports, dones) = std::thread::scope(|scope| {
+        for t in 0..threads {
+            let plan = ThreadPlan {
+                kind,
+                shape: cfg.shape.clone(),
+                distribution: cfg.distribution,
+                seed: plumb_workloads::distribution::worker_seed(cfg.seed, cfg.index, t),
+                thread: t,
+                threads,
+                max_id,
+                all_present,
+            };
+            let (tx, epoch, stop, barrier, prog, ep) = (
+                tx.clone(),
+                &epoch,
+                &stop,
+                &barrier,
+                &progress[t],
+                ctx.endpoint,
+            );
+            std::thread::Builder::new()
+                .name(format!("plumb-sql{t}"))
+                .spawn_scoped(scope, move || {
+                    let st = ThreadState::new(ep, &plan);
+                    barrier.wait();
+                    let (all, error) = match st {
+                        Ok(mut st) => thread_loop(&mut st, t, epoch, stop, prog, &tx),
+                        Err(e) => {
+                            stop.store(true, Relaxed);
+                            (0, Some(e))
+                        }
+                    };
+                    if error.is_some() {
+                        stop.store(true, Relaxed);
+                    }
+                    let _ = tx.send(Msg::Done {
+                        all_queries: all,
+                        error,
+                    });
+                    // The connection closes here, as the thread ends.
+                })
+                .expect("spawn client thread");
+        }
+        drop(tx);
+        barrier.wait();
+        let mut reports = Vec::new();
+        let mut dones = Vec::new();
+        let handle =
+            |m: Msg, reports: &mut Vec<Report>, dones: &mut Vec<(u64, Option<SqlError>)>| match m {
+                Msg::Interval(r) => reports.push(r),
+                Msg::Done { all_queries, error } => dones.push((all_queries, error)),
+            };
+        let warm_end = Instant::now() + warmup;
+        while Instant::now() < warm_end && !ctx.interrupt.load(Relaxed) && !stop.load(Relaxed) {
+            if let Ok(m) = rx.recv_timeout(Duration::from_millis(100)) {
+                handle(m, &mut reports, &mut dones);
+            }
+        }
+        let t0 = mark(ctx, true);
+        epoch.store(1, Relaxed);
+        let mut marks = vec![t0.clone()];
+        let deadline = (!load).then(|| t0.at + cfg.duration);
+        let mut next_tick = t0.at + Duration::from_secs(1);
+        loop {
+            if dones.len() == threads {
+                break;
+            }
+            let now = Instant::now();
+            if ctx.interrupt.load(Relaxed)
+                || deadline.is_some_and(|d| now >= d)
+                || stop.load(Relaxed)
+            {
+                stop.store(true, Relaxed);
+            }
+            if now >= next_tick {
+                marks.push(mark(ctx, false));
+                epoch.fetch_add(1, Relaxed);
+                next_tick += Duration::from_secs(1);
+                let done: u64 = progress.iter().map(|p| p.0.load(Relaxed)).sum();
+                ctx.progress.tick(done, now - t0.at);
+                continue;
+            }
+            let mut wait = next_tick - now;
+            if let Some(d) = deadline {
+                wait = wait.min(d.saturating_duration_since(now));
+            }
+            match rx.recv_timeout(wait.min(Duration::from_millis(100))) {
+                Ok(m) => handle(m, &mut reports, &mut dones),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        marks.push(mark(ctx, true));
+        while let Ok(m) = rx.recv() {
+            handle(m, &mut reports, &mut dones);
+        }
+        (marks, reports, dones)
+    });
+    ctx.progress.finish();
+    let ended = SystemTime::now();
+    let interrupted = ctx.interrupt.load(Relaxed);
+    let all_queries: u64 = dones.iter().map(|d| d.0).sum();
+    let error = dones.into_iter().find_map(|d| d.1);
+    // The server's counters once every client has gone.
+    let after = ctx
+        .counters
+        .wait_for_clients_to_leave()
+        .and_then(|_| ctx.counters.read());
+    let db_bytes = ctx
+        .data_dir
+        .and_then(|d| plumb_probes::dirsize::dir_bytes(d).ok())
+        .or_else(|| ctx.counters.db_bytes());
+    if kind == SqlKind::Delete || kind == SqlKind::Load {
+        *ctx.all_present = load && error.is_none() && !interrupted;
+    }
+
+    // Intervals and totals.
+    let first = marks[0].clone();
+    let last = marks.last().expect("closing mark").clone();
+    let epochs = marks.len() - 1;
+    let mut per: Vec<(u64, LatencyHistogram)> =
+        (0..epochs).map(|_| (0, LatencyHistogram::new())).collect();
+    let mut total = LatencyHistogram::new();
+    let (mut ops, mut txns, mut queries, mut rows, mut retries) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    for r in &reports {
+        if r.epoch == 0 {
+            continue;
+        }
+        let slot = &mut per[(r.epoch as usize - 1).min(epochs.saturating_sub(1))];
+        slot.0 += r.ops;
+        slot.1.merge(&r.hist);
+        total.merge(&r.hist);
+        ops += r.ops;
+        txns += r.txns;
+        queries += r.queries;
+        rows += r.rows;
+        retries += r.retries;
+    }
+    let mut intervals: Vec<Interval> = per
+        .iter()
+        .enumerate()
+        .map(|(i, (n, h))| {
+            let (a, b) = (&marks[i], &marks[i + 1]);
+            let secs = (b.at - a.at).as_secs_f64();
+            let disk = b.disk.zip(a.disk).map(|(x, y)| x.delta(&y));
+            Interval {
+                t: (b.at - first.at).as_secs_f64(),
+                secs,
+                ops: *n,
+                ops_sec: if secs > 0.0 { *n as f64 / secs } else { 0.0 },
+                p50_us: h.quantile_us(0.5),
+                p99_us: h.quantile_us(0.99),
+                pmax_us: h.max_us(),
+                cpu_us: Some(b.client.delta(&a.client).cpu_us() as f64),
+                rd: disk.map(|d| d.reads),
+                rkb: disk.map(|d| d.read_kb()),
+                wr: disk.map(|d| d.writes),
+                wkb: disk.map(|d| d.written_kb()),
+                stall_us: None,
+                rss_gb: None,
+            }
+        })
+        .collect();
+    if intervals.len() > 1
+        && intervals
+            .last()
+            .is_some_and(|i| i.ops == 0 && i.secs < 0.05)
+    {
+        intervals.pop();
+    }
+    let secs = (last.at - first.at).as_secs_f64();
+    let client = last.client.delta(&first.client);
+    let server = last
+        .server
+        .as_ref()
+        .zip(first.server.as_ref())
+        .map(|(b, a)| b.delta(a));
+    let disk = last.disk.zip(first.disk).map(|(b, a)| b.delta(&a));
+    let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), queries);
+    let per_q = |x: f64| metrics::per_op(Some(x), queries);
+    let counters_query = match (&after, &before) {
+        (Ok(b), a) => per_query(b, a, all_queries),
+        _ => Default::default(),
+    };
+    let status = if interrupted {
+        StepStatus::Interrupted
+    } else if error.is_some() {
+        StepStatus::Failed
+    } else {
+        StepStatus::Ok
+    };
+    let verification_failed = matches!(error, Some(SqlError::Verify(_)));
+    let summary = StepSummary {
+        ops,
+        secs,
+        ops_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+        p50_us: total.quantile_us(0.5),
+        p99_us: total.quantile_us(0.99),
+        p999_us: total.quantile_us(0.999),
+        p9999_us: total.quantile_us(0.9999),
+        pmax_us: total.max_us(),
+        cpu_us_op: per_q(client.cpu_us() as f64),
+        csw_op: per_q(client.csw() as f64),
+        rd_op,
+        rkb_op,
+        wr_op,
+        wkb_op,
+        db_gb: db_bytes.map(|b| b as f64 / metrics::GB),
+        qos: metrics::qos(&intervals),
+        hw: HwCounters {
+            unsupported: Some("not read for SQL steps yet".into()),
+            ..HwCounters::default()
+        },
+        server: Some(ServerCosts {
+            tps: if secs > 0.0 { txns as f64 / secs } else { 0.0 },
+            rows_query: (queries > 0).then(|| rows as f64 / queries as f64),
+            cpu_us_query: server.and_then(|s| per_q(s.cpu_us() as f64)),
+            csw_query: server.and_then(|s| per_q(s.csw() as f64)),
+            cpu_unavailable: ctx
+                .server_pid
+                .is_none()
+                .then(|| "an external server: plumb cannot see its processes".to_string()),
+            counters_query,
+            retries,
+            queries,
+        }),
+        ..StepSummary::default()
+    };
+    StepOutcome {
+        status,
+        error: error.map(|e| e.to_string()),
+        verification_failed,
+        started,
+        ended,
+        summary,
+        intervals,
+    }
+}

@@ -1,0 +1,260 @@
+//! A managed MariaDB (InnoDB or MyRocks) or MySQL: a private my.cnf from plumb's
+//! template, mariadb-install-db (mysqld --initialize-insecure for MySQL), mariadbd
+//! in its own session, ping until it answers, mariadb-admin shutdown.
+
+use super::{
+    fill, make_root, port, template, user_ids, Flavor, Managed, ServerChoice, StartOptions,
+    StorageEngine,
+};
+use crate::client::{Endpoint, Protocol};
+use crate::error::SqlError;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const INNODB: &str = include_str!("../../config/innodb.cnf");
+const MYROCKS: &str = include_str!("../../config/myrocks.cnf");
+
+/// The first of `names` under the install's bin dirs, or on the system.
+fn find(base: Option<&Path>, names: &[&str]) -> Option<PathBuf> {
+    let dirs: Vec<PathBuf> = match base {
+        Some(b) => ["bin", "sbin", "scripts", "libexec"]
+            .iter()
+            .map(|d| b.join(d))
+            .collect(),
+        None => ["/usr/sbin", "/usr/bin", "/usr/local/bin", "/usr/local/sbin"]
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
+    };
+    names
+        .iter()
+        .flat_map(|n| dirs.iter().map(move |d| d.join(n)))
+        .find(|p| p.exists())
+}
+
+fn missing(choice: &ServerChoice, what: &str) -> SqlError {
+    SqlError::Input(match &choice.basedir {
+        Some(b) => format!(
+            "--basedir {}: no {what} under bin/, sbin/ or scripts/",
+            b.display()
+        ),
+        None => format!(
+            "{what} not found; `apt-get install mariadb-server mariadb-plugin-rocksdb` \
+             (scripts/setup.sh does), or --basedir for another install"
+        ),
+    })
+}
+
+pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Managed, SqlError> {
+    let base = choice.basedir.as_deref();
+    let mysql = choice.flavor == Flavor::MySql;
+    let server_names: &[&str] = if mysql {
+        &["mysqld"]
+    } else {
+        &["mariadbd", "mysqld"]
+    };
+    let server = find(base, server_names).ok_or_else(|| missing(choice, server_names[0]))?;
+    let admin = find(base, &["mariadb-admin", "mysqladmin"])
+        .ok_or_else(|| missing(choice, "mariadb-admin"))?;
+    if let Some(want) = &choice.version {
+        let out = Command::new(&server)
+            .arg("--version")
+            .output()
+            .map_err(|e| SqlError::Input(format!("{}: cannot run it: {e}", server.display())))?;
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let has = text
+            .split_whitespace()
+            .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+            .unwrap_or("?")
+            .to_string();
+        if !(has == *want
+            || has.starts_with(&format!("{want}."))
+            || has.starts_with(&format!("{want}-")))
+        {
+            return Err(SqlError::Input(format!(
+                "--server {}@{want}: {} is version {has}; install that release and point \
+                 --basedir at it",
+                choice.flavor.name(),
+                server.display()
+            )));
+        }
+    }
+    let port = port(opts.port)?;
+    let owner = if super::is_root() {
+        Some(user_ids("mysql").ok_or_else(|| {
+            SqlError::Input(
+                "the server refuses to run as root and there is no mysql user; \
+                 `apt-get install mariadb-server` creates it (scripts/setup.sh does)"
+                    .into(),
+            )
+        })?)
+    } else {
+        None
+    };
+    let root = make_root(opts, choice.flavor, owner)?;
+    let data = root.join("data");
+    let log = root.join("server.log");
+    let socket = root.join("mysqld.sock");
+    let cnf = root.join("my.cnf");
+    let (builtin, name) = match choice.engine {
+        StorageEngine::InnoDb => (INNODB, "innodb.cnf"),
+        StorageEngine::RocksDb => (MYROCKS, "myrocks.cnf"),
+    };
+    let (tpl, from) = template(opts, builtin, name)?;
+    let config_text = fill(
+        &tpl,
+        &from,
+        &[
+            ("cache_mb", opts.cache_mb.to_string()),
+            ("datadir", data.display().to_string()),
+            ("socket", socket.display().to_string()),
+            ("pidfile", root.join("mysqld.pid").display().to_string()),
+            ("port", port.to_string()),
+            ("log", log.display().to_string()),
+            (
+                "user_line",
+                if owner.is_some() {
+                    "user = mysql".into()
+                } else {
+                    String::new()
+                },
+            ),
+        ],
+    )?;
+    std::fs::write(&cnf, &config_text)
+        .map_err(|e| SqlError::Input(format!("{}: {e}", cnf.display())))?;
+    let mut m = Managed {
+        flavor: choice.flavor,
+        endpoint: Endpoint {
+            protocol: Protocol::MySql,
+            socket: Some(socket.clone()),
+            host: "127.0.0.1".into(),
+            port,
+            user: "root".into(),
+            password: None,
+            database: "mysql".into(),
+        },
+        pid: 0,
+        version: String::new(),
+        config_text,
+        root: root.clone(),
+        data_dir: data.clone(),
+        log: log.clone(),
+        keep: opts.keep,
+        stop_cmd: Vec::new(),
+        child: None,
+        stopped: false,
+    };
+    let defaults = format!("--defaults-file={}", cnf.display());
+
+    // Initialise the data directory.
+    let mut init = if mysql {
+        let mut c = Command::new(&server);
+        c.arg(&defaults).arg("--initialize-insecure");
+        c
+    } else {
+        let tool = find(base, &["mariadb-install-db", "mysql_install_db"])
+            .ok_or_else(|| missing(choice, "mariadb-install-db"))?;
+        let mut c = Command::new(tool);
+        c.arg(&defaults)
+            .arg("--auth-root-authentication-method=normal")
+            .arg("--skip-test-db");
+        if let Some(b) = base {
+            c.arg(format!("--basedir={}", b.display()));
+        }
+        c
+    };
+    let out = init.output().map_err(|e| SqlError::Server {
+        what: format!("initialising the data directory: {e}"),
+        log: Vec::new(),
+    })?;
+    if !out.status.success() {
+        let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .chain(String::from_utf8_lossy(&out.stderr).lines())
+            .map(str::to_string)
+            .collect();
+        lines.extend(m.log_tail(10));
+        let n = lines.len();
+        return Err(SqlError::Server {
+            what: format!("initialising the data directory failed ({})", out.status),
+            log: lines[n.saturating_sub(20)..].to_vec(),
+        });
+    }
+
+    // Start it in its own session, its output in its log.
+    let logf = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .map_err(|e| SqlError::Input(format!("{}: {e}", log.display())))?;
+    if let Some((uid, gid)) = owner {
+        super::chown(&log, uid, gid)?;
+    }
+    let mut cmd = Command::new(&server);
+    cmd.arg(&defaults)
+        .stdin(Stdio::null())
+        .stdout(
+            logf.try_clone()
+                .map_err(|e| SqlError::Input(e.to_string()))?,
+        )
+        .stderr(logf);
+    // SAFETY: setsid is async-signal-safe and touches no memory.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(|e| SqlError::Server {
+        what: format!("starting {}: {e}", server.display()),
+        log: Vec::new(),
+    })?;
+    m.pid = child.id();
+    m.child = Some(child);
+    let mut stop = Command::new(&admin);
+    stop.arg(&defaults).args(["-u", "root", "shutdown"]);
+    m.stop_cmd.push(stop);
+
+    // Wait until it answers.
+    let until = Instant::now() + Duration::from_secs(120);
+    let mut c = loop {
+        if !m.alive() {
+            m.stop_cmd.clear();
+            return Err(m.error(format!("{} exited while starting", server.display())));
+        }
+        match m.endpoint.connect() {
+            Ok(c) => break c,
+            Err(e) if Instant::now() > until => {
+                return Err(m.error(format!("the server did not answer within 120 s: {e}")))
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    };
+    let v = c.rows("SELECT VERSION() AS v")?;
+    m.version = v
+        .first()
+        .and_then(|r| r.first())
+        .and_then(|(_, v)| v.clone())
+        .unwrap_or_default();
+    if choice.engine == StorageEngine::RocksDb {
+        let e =
+            c.rows("SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'")?;
+        let ok = e
+            .first()
+            .and_then(|r| r.first())
+            .and_then(|(_, v)| v.as_deref())
+            .is_some_and(|s| s == "YES" || s == "DEFAULT");
+        if !ok {
+            return Err(m.error(
+                "MyRocks is not loaded (no ROCKSDB in information_schema.ENGINES); \
+                 `apt-get install mariadb-plugin-rocksdb` (scripts/setup.sh does)",
+            ));
+        }
+    }
+    c.batch("CREATE DATABASE plumb")?;
+    m.endpoint.database = "plumb".into();
+    Ok(m)
+}

@@ -1,0 +1,200 @@
+//! A managed PostgreSQL: initdb, plumb's settings included from postgresql.conf,
+//! pg_ctl start and stop, as the postgres user when plumb runs as root.
+
+use super::{
+    command_as, fill, make_root, port, template, user_ids, Flavor, Managed, ServerChoice,
+    StartOptions,
+};
+use crate::client::{Endpoint, Protocol};
+use crate::error::SqlError;
+use std::path::{Path, PathBuf};
+
+const TEMPLATE: &str = include_str!("../../config/postgres.conf");
+
+/// Where other PostgreSQL majors go (scripts/get-postgres.sh installs them there).
+pub const EXTRA_INSTALLS: &str = "/var/tmp/plumb-postgres";
+
+/// The bin directory of the install `choice` asks for.
+fn bindir(choice: &ServerChoice) -> Result<PathBuf, SqlError> {
+    if let Some(base) = &choice.basedir {
+        let bin = base.join("bin");
+        return if bin.join("postgres").exists() {
+            Ok(bin)
+        } else {
+            Err(SqlError::Input(format!(
+                "--basedir {}: no bin/postgres there; point it at a PostgreSQL install \
+                 (the directory holding bin/, lib/ and share/)",
+                base.display()
+            )))
+        };
+    }
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    for root in ["/usr/lib/postgresql", EXTRA_INSTALLS] {
+        if let Ok(rd) = std::fs::read_dir(root) {
+            for e in rd.flatten() {
+                let bin = e.path().join("bin");
+                if bin.join("postgres").exists() {
+                    found.push((e.file_name().to_string_lossy().into_owned(), bin));
+                }
+            }
+        }
+    }
+    let major = |v: &str| {
+        v.split('.')
+            .next()
+            .and_then(|m| m.parse::<u32>().ok())
+            .unwrap_or(0)
+    };
+    found.sort_by_key(|(v, _)| major(v));
+    let pick = match &choice.version {
+        Some(want) => found
+            .iter()
+            .rev()
+            .find(|(v, _)| v == want || v.starts_with(&format!("{want}.")))
+            .cloned(),
+        None => found.last().cloned(),
+    };
+    pick.map(|(_, b)| b).ok_or_else(|| {
+        let have: Vec<&str> = found.iter().map(|(v, _)| v.as_str()).collect();
+        SqlError::Input(format!(
+            "--server postgres{}: no such PostgreSQL here (found: {}); Debian's comes with \
+             `apt-get install postgresql` (scripts/setup.sh), other majors with \
+             `bash scripts/get-postgres.sh MAJOR` (into {EXTRA_INSTALLS}), any other \
+             install with --basedir",
+            choice
+                .version
+                .as_ref()
+                .map(|v| format!("@{v}"))
+                .unwrap_or_default(),
+            if have.is_empty() {
+                "none".to_string()
+            } else {
+                have.join(", ")
+            },
+        ))
+    })
+}
+
+fn run(mut cmd: std::process::Command, what: &str, log: &Path) -> Result<(), SqlError> {
+    let out = cmd.output().map_err(|e| SqlError::Server {
+        what: format!("{what}: cannot run it: {e}"),
+        log: Vec::new(),
+    })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .chain(String::from_utf8_lossy(&out.stdout).lines())
+        .map(str::to_string)
+        .collect();
+    lines.extend(super::log_tail(log, 15));
+    let n = lines.len();
+    Err(SqlError::Server {
+        what: format!("{what} failed ({})", out.status),
+        log: lines[n.saturating_sub(20)..].to_vec(),
+    })
+}
+
+pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Managed, SqlError> {
+    let bin = bindir(choice)?;
+    let port = port(opts.port)?;
+    let owner = if super::is_root() {
+        Some(user_ids("postgres").ok_or_else(|| {
+            SqlError::Input(
+                "PostgreSQL refuses to run as root and there is no postgres user; \
+                 `apt-get install postgresql` creates it (scripts/setup.sh does)"
+                    .into(),
+            )
+        })?)
+    } else {
+        None
+    };
+    let root = make_root(opts, Flavor::Postgres, owner)?;
+    let data = root.join("data");
+    let log = root.join("server.log");
+    let (tpl, from) = template(opts, TEMPLATE, "postgres.conf")?;
+    let config_text = fill(&tpl, &from, &[("cache_mb", opts.cache_mb.to_string())])?;
+    // From here on the directory is the server's: a failure removes it (unless kept).
+    let mut m = Managed {
+        flavor: Flavor::Postgres,
+        endpoint: Endpoint {
+            protocol: Protocol::Postgres,
+            socket: Some(root.clone()),
+            host: "127.0.0.1".into(),
+            port,
+            user: "postgres".into(),
+            password: None,
+            database: "postgres".into(),
+        },
+        pid: 0,
+        version: String::new(),
+        config_text,
+        root: root.clone(),
+        data_dir: data.clone(),
+        log: log.clone(),
+        keep: opts.keep,
+        stop_cmd: Vec::new(),
+        child: None,
+        stopped: false,
+    };
+    let user = "postgres";
+    let mut initdb = command_as(user, &bin.join("initdb"));
+    initdb.arg("-D").arg(&data).args([
+        "-U",
+        "postgres",
+        "-A",
+        "trust",
+        "-E",
+        "UTF8",
+        "--locale=C.UTF-8",
+        "-N",
+    ]);
+    run(initdb, "initdb", &log)?;
+    let conf = root.join("plumb.conf");
+    std::fs::write(&conf, &m.config_text)
+        .map_err(|e| SqlError::Input(format!("{}: {e}", conf.display())))?;
+    let main_conf = data.join("postgresql.conf");
+    let mut text = std::fs::read_to_string(&main_conf)
+        .map_err(|e| SqlError::Input(format!("{}: {e}", main_conf.display())))?;
+    text.push_str(&format!("\n# plumb\ninclude '{}'\n", conf.display()));
+    std::fs::write(&main_conf, text)
+        .map_err(|e| SqlError::Input(format!("{}: {e}", main_conf.display())))?;
+
+    let mut stop = command_as(user, &bin.join("pg_ctl"));
+    stop.arg("-D")
+        .arg(&data)
+        .args(["-m", "fast", "-w", "-t", "120", "stop"]);
+    m.stop_cmd.push(stop);
+    let mut pg_ctl = command_as(user, &bin.join("pg_ctl"));
+    pg_ctl
+        .arg("-D")
+        .arg(&data)
+        .arg("-l")
+        .arg(&log)
+        .args(["-w", "-t", "120"]);
+    pg_ctl.arg("-o").arg(format!(
+        "-p {port} -k {} -c listen_addresses=127.0.0.1",
+        root.display()
+    ));
+    pg_ctl.arg("start");
+    if let Err(e) = run(pg_ctl, "pg_ctl start", &log) {
+        m.stop_cmd.clear(); // nothing runs
+        return Err(e);
+    }
+    let pidfile = data.join("postmaster.pid");
+    m.pid = std::fs::read_to_string(&pidfile)
+        .ok()
+        .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()))
+        .ok_or_else(|| m.error(format!("{}: no pid in it after start", pidfile.display())))?;
+    let mut c = m.endpoint.connect().map_err(|e| m.error(e.to_string()))?;
+    let v = c.rows("SHOW server_version")?;
+    m.version = v
+        .first()
+        .and_then(|r| r.first())
+        .and_then(|(_, v)| v.clone())
+        .unwrap_or_default();
+    c.batch("CREATE DATABASE plumb")?;
+    m.endpoint.database = "plumb".into();
+    Ok(m)
+}

@@ -1,0 +1,293 @@
+//! The SQL microbenchmarks, with the names the seeds' InnoDB, MyRocks and Postgres
+//! comparisons use, the group each is reported in, and their default order. What each
+//! one sends (its statements, after sysbench's oltp_* scripts) lives with the SQL
+//! clients in `plumb-sql`; this is the part the store and the reports need.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// How the seeds' tables group microbenchmarks for a relative-QPS summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SqlGroup {
+    /// Creating and loading the tables.
+    Load,
+    /// Point queries.
+    Point,
+    /// Range queries without aggregation.
+    Range,
+    /// Range queries with aggregation (the read-only family).
+    RangeAgg,
+    /// Writes (and read-write mixes).
+    Write,
+}
+
+impl SqlGroup {
+    /// The heading printed in grouped tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            SqlGroup::Load => "load",
+            SqlGroup::Point => "point queries",
+            SqlGroup::Range => "range queries without aggregation",
+            SqlGroup::RangeAgg => "range queries with aggregation",
+            SqlGroup::Write => "writes",
+        }
+    }
+}
+
+macro_rules! sql_kinds {
+    ($($v:ident = $name:literal, $group:ident, $doc:literal;)*) => {
+        /// One SQL microbenchmark.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum SqlKind {
+            $(#[doc = $doc] $v,)*
+        }
+
+        const SQL_ALL: &[(SqlKind, &str, SqlGroup)] = &[$((SqlKind::$v, $name, SqlGroup::$group),)*];
+    };
+}
+
+sql_kinds! {
+    Load = "load", Load, "Create the sbtest tables, bulk-load them, then build the secondary index on k.";
+    PointQuery = "point-query", Point, "One row by primary key (sysbench oltp_point_select).";
+    RandomPoints10 = "random-points-10", Point, "Rows by an IN-list of 10 values of the secondary key k (select_random_points).";
+    RandomPoints100 = "random-points-100", Point, "As random-points-10 with 100 values.";
+    RandomPoints1000 = "random-points-1000", Point, "As random-points-10 with 1000 values.";
+    HotPoints = "hot-points", Point, "An IN-list of 100 primary keys from the same 100 rows: always cached, measures CPU per row.";
+    PointsCoveredPk = "points-covered-pk", Point, "IN-list of 100 primary keys, selecting only the key: index only.";
+    PointsNotcoveredPk = "points-notcovered-pk", Point, "IN-list of 100 primary keys, selecting a non-key column.";
+    PointsCoveredSi = "points-covered-si", Point, "IN-list of 100 values of k, selecting only k: secondary index only.";
+    PointsNotcoveredSi = "points-notcovered-si", Point, "IN-list of 100 values of k, selecting a column not in the index.";
+    RangeCoveredPk = "range-covered-pk", Range, "A primary-key range of --range-size rows, selecting only the key.";
+    RangeNotcoveredPk = "range-notcovered-pk", Range, "A primary-key range, selecting c.";
+    RangeCoveredSi = "range-covered-si", Range, "A range of k, selecting only k.";
+    RangeNotcoveredSi = "range-notcovered-si", Range, "A range of k, selecting c.";
+    Scan = "scan", Range, "A full table scan (a predicate on the unindexed pad column that no row matches).";
+    ReadOnly10 = "read-only-10", RangeAgg, "sysbench oltp_read_only with ranges of 10 rows.";
+    ReadOnly100 = "read-only-100", RangeAgg, "sysbench oltp_read_only with ranges of 100 rows.";
+    ReadOnly10000 = "read-only-10000", RangeAgg, "sysbench oltp_read_only with ranges of 10000 rows.";
+    ReadOnlySimple = "read-only-simple", RangeAgg, "Only oltp_read_only's simple range: SELECT c ... BETWEEN.";
+    ReadOnlySum = "read-only-sum", RangeAgg, "Only oltp_read_only's SUM(k) range.";
+    ReadOnlyOrder = "read-only-order", RangeAgg, "Only oltp_read_only's ORDER BY c range.";
+    ReadOnlyDistinct = "read-only-distinct", RangeAgg, "Only oltp_read_only's DISTINCT c range.";
+    ReadOnlyCount = "read-only-count", RangeAgg, "COUNT(*) over a primary-key range.";
+    ReadWrite10 = "read-write-10", Write, "sysbench oltp_read_write with ranges of 10 rows.";
+    ReadWrite100 = "read-write-100", Write, "sysbench oltp_read_write with ranges of 100 rows.";
+    WriteOnly = "write-only", Write, "sysbench oltp_write_only: update k, update c, delete and re-insert one row.";
+    UpdateIndex = "update-index", Write, "UPDATE k = k + 1 by primary key (oltp_update_index): the secondary index changes.";
+    UpdateNonindex = "update-nonindex", Write, "UPDATE c by primary key (oltp_update_non_index).";
+    UpdateOne = "update-one", Write, "UPDATE c of one row, always the same: a hot row.";
+    UpdateZipf = "update-zipf", Write, "update-nonindex with zipfian keys.";
+    UpdateInlist = "update-inlist", Write, "UPDATE k = k + 1 over an IN-list of 100 primary keys.";
+    Delete = "delete", Write, "DELETE one row by primary key (oltp_delete).";
+    Insert = "insert", Write, "INSERT one new row (oltp_insert), keys past the loaded ones.";
+}
+
+impl SqlKind {
+    /// The name users type and the store keeps.
+    pub fn name(self) -> &'static str {
+        SQL_ALL
+            .iter()
+            .find(|(k, ..)| *k == self)
+            .map(|(_, n, _)| *n)
+            .unwrap_or("?")
+    }
+
+    /// The group it is summarised in.
+    pub fn group(self) -> SqlGroup {
+        SQL_ALL
+            .iter()
+            .find(|(k, ..)| *k == self)
+            .map(|(.., g)| *g)
+            .unwrap_or(SqlGroup::Write)
+    }
+
+    /// Every microbenchmark, in declaration order.
+    pub fn all() -> impl Iterator<Item = SqlKind> {
+        SQL_ALL.iter().map(|(k, ..)| *k)
+    }
+
+    /// Its statements change rows (the read steps after them see another database).
+    pub fn writes(self) -> bool {
+        matches!(self.group(), SqlGroup::Write | SqlGroup::Load)
+    }
+}
+
+impl fmt::Display for SqlKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not a SQL microbenchmark; lists the known ones.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--steps: unknown microbenchmark {0:?}; known: {known}", known = known_sql_steps())]
+pub struct UnknownSqlStep(pub String);
+
+impl FromStr for SqlKind {
+    type Err = UnknownSqlStep;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SQL_ALL
+            .iter()
+            .find(|(_, n, _)| *n == s)
+            .map(|(k, ..)| *k)
+            .ok_or_else(|| UnknownSqlStep(s.to_string()))
+    }
+}
+
+/// Every microbenchmark name, comma-separated.
+pub fn known_sql_steps() -> String {
+    SQL_ALL
+        .iter()
+        .map(|(_, n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One step of a SQL run: what it does and the name it is stored under (the read steps
+/// run twice in the default order, `.pre` before the writes and `.post` after them, as
+/// in the seeds' tables).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SqlStepPlan {
+    /// The microbenchmark.
+    #[serde(with = "kind_name")]
+    pub kind: SqlKind,
+    /// Stored name.
+    pub name: String,
+}
+
+mod kind_name {
+    use super::SqlKind;
+    use serde::{Deserialize, Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(k: &SqlKind, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(k.name())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SqlKind, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+const READS: &[SqlKind] = &[
+    SqlKind::PointQuery,
+    SqlKind::PointsCoveredPk,
+    SqlKind::PointsCoveredSi,
+    SqlKind::PointsNotcoveredPk,
+    SqlKind::PointsNotcoveredSi,
+    SqlKind::RandomPoints10,
+    SqlKind::RandomPoints100,
+    SqlKind::RandomPoints1000,
+    SqlKind::HotPoints,
+    SqlKind::RangeCoveredPk,
+    SqlKind::RangeCoveredSi,
+    SqlKind::RangeNotcoveredPk,
+    SqlKind::RangeNotcoveredSi,
+    SqlKind::Scan,
+    SqlKind::ReadOnlyCount,
+    SqlKind::ReadOnlyDistinct,
+    SqlKind::ReadOnlyOrder,
+    SqlKind::ReadOnlySimple,
+    SqlKind::ReadOnlySum,
+    SqlKind::ReadOnly10,
+    SqlKind::ReadOnly100,
+    SqlKind::ReadOnly10000,
+];
+
+const WRITES: &[SqlKind] = &[
+    SqlKind::ReadWrite10,
+    SqlKind::ReadWrite100,
+    SqlKind::UpdateInlist,
+    SqlKind::UpdateIndex,
+    SqlKind::UpdateNonindex,
+    SqlKind::UpdateOne,
+    SqlKind::UpdateZipf,
+    SqlKind::WriteOnly,
+];
+
+/// The default order, after the seeds' own: load, the read steps (`.pre`), the writes,
+/// the read steps again (`.post`: the same queries on a database that has taken
+/// writes), then delete and insert, which change the row count.
+pub fn default_order() -> Vec<SqlStepPlan> {
+    let plan = |kind: SqlKind, suffix: &str| SqlStepPlan {
+        kind,
+        name: format!("{}{suffix}", kind.name()),
+    };
+    let mut v = vec![plan(SqlKind::Load, "")];
+    v.extend(READS.iter().map(|k| plan(*k, ".pre")));
+    v.extend(WRITES.iter().map(|k| plan(*k, "")));
+    v.extend(READS.iter().map(|k| plan(*k, ".post")));
+    v.push(plan(SqlKind::Delete, ""));
+    v.push(plan(SqlKind::Insert, ""));
+    v
+}
+
+/// Steps named on the command line (`--steps point-query,read-only-100`), each stored
+/// under its own name; a name given twice gets `.2`, `.3` … after the first.
+pub fn parse_steps(list: &str) -> Result<Vec<SqlStepPlan>, UnknownSqlStep> {
+    let mut out: Vec<SqlStepPlan> = Vec::new();
+    for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (base, suffix) = match raw.rsplit_once('.') {
+            Some((b, s @ ("pre" | "post"))) => (b, format!(".{s}")),
+            _ => (raw, String::new()),
+        };
+        let kind: SqlKind = base.parse()?;
+        let mut name = format!("{}{suffix}", kind.name());
+        let seen = out
+            .iter()
+            .filter(|p| p.name == name || p.name.starts_with(&format!("{name}.#")))
+            .count();
+        if seen > 0 {
+            name = format!("{name}.#{}", seen + 1);
+        }
+        out.push(SqlStepPlan { kind, name });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for k in SqlKind::all() {
+            assert!(seen.insert(k.name()), "{k} twice");
+            assert_eq!(k.name().parse::<SqlKind>(), Ok(k));
+        }
+        assert_eq!(seen.len(), 33);
+        let e = "point-queries".parse::<SqlKind>().unwrap_err().to_string();
+        assert!(e.contains("--steps") && e.contains("point-query"), "{e}");
+    }
+
+    #[test]
+    fn default_order_loads_first_and_repeats_reads_after_writes() {
+        let o = default_order();
+        assert_eq!(o[0].kind, SqlKind::Load);
+        let names: Vec<&str> = o.iter().map(|p| p.name.as_str()).collect();
+        let pre = names.iter().position(|n| *n == "point-query.pre").unwrap();
+        let upd = names.iter().position(|n| *n == "update-index").unwrap();
+        let post = names.iter().position(|n| *n == "point-query.post").unwrap();
+        assert!(pre < upd && upd < post);
+        assert_eq!(names.last(), Some(&"insert"));
+        let unique: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "stored names must be unique");
+        // Every microbenchmark is in the default order.
+        for k in SqlKind::all() {
+            assert!(o.iter().any(|p| p.kind == k), "{k} missing");
+        }
+    }
+
+    #[test]
+    fn steps_parse_with_suffixes_and_repeats() {
+        let s = parse_steps("load, point-query,point-query,scan.post").unwrap();
+        let names: Vec<&str> = s.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["load", "point-query", "point-query.#2", "scan.post"]
+        );
+        assert!(parse_steps("load,nope").is_err());
+    }
+}

@@ -1,0 +1,434 @@
+//! `plumb sql`: the sysbench microbenchmarks on a database server plumb starts itself
+//! (PostgreSQL, MariaDB with InnoDB or MyRocks, a MySQL install) or one given by URL,
+//! stored as a run like any other, so `plumb compare` sets releases and engines side
+//! by side.
+
+use super::execute::{self, clock_seed, exit_code, INTERRUPTED};
+use super::progress::Bar;
+use super::StoreArg;
+use anyhow::{bail, Context};
+use plumb_core::{RunStatus, StepStatus};
+use plumb_runner::lifecycle::{now, rfc3339};
+use plumb_runner::{NoProgress, Progress, Recording};
+use plumb_sql::{
+    run_sql_step, CounterReader, Endpoint, Managed, Protocol, ServerChoice, Shape, SqlContext,
+    SqlStepConfig, StartOptions, StorageEngine,
+};
+use plumb_store::{NewRun, StepRecord, Store};
+use plumb_workloads::{sql as sqlsteps, Distribution, Kind, SqlKind};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// `plumb sql`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Microbenchmarks (--steps, comma-separated; .pre/.post suffixes \
+allowed): load, point-query, random-points-10/100/1000, hot-points, points-covered-pk, \
+points-notcovered-pk, points-covered-si, points-notcovered-si, range-covered-pk, \
+range-notcovered-pk, range-covered-si, range-notcovered-si, scan, read-only-10/100/10000, \
+read-only-simple, read-only-sum, read-only-order, read-only-distinct, read-only-count, \
+read-write-10/100, write-only, update-index, update-nonindex, update-one, update-zipf, \
+update-inlist, delete, insert. The default runs load, the reads (.pre), the writes, the \
+reads again (.post), delete and insert.
+
+Examples:
+  plumb sql --server postgres --table-size 1000000 --threads 2 --tag pg15
+  plumb sql --server mariadb --engine rocksdb --steps load,point-query,read-only-100
+  plumb sql --url postgres://bench@db1/sbtest --steps point-query --threads 8"
+)]
+pub struct SqlArgs {
+    /// The server plumb starts: postgres[@MAJOR], mariadb[@VERSION], or mysql (with
+    /// --basedir) [default: postgres].
+    #[arg(long, value_name = "NAME[@VERSION]")]
+    server: Option<String>,
+    /// Storage engine of a MySQL-protocol server: innodb or rocksdb (MyRocks).
+    #[arg(long, value_name = "ENGINE")]
+    engine: Option<String>,
+    /// A running server instead: postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://…
+    /// (plumb creates and drops only its sbtest tables; the password is never stored).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "basedir", "keep", "dir", "port", "config"])]
+    url: Option<String>,
+    /// An install to start instead of the system's (its bin/ holds postgres or mysqld).
+    #[arg(long, value_name = "DIR")]
+    basedir: Option<PathBuf>,
+    /// Where the managed server's data directory is made [default: /var/tmp].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Keep the managed server's data directory after the run.
+    #[arg(long)]
+    keep: bool,
+    /// TCP port for the managed server [default: a free one].
+    #[arg(long)]
+    port: Option<u16>,
+    /// Buffer pool / shared_buffers / block cache of the managed server, MiB.
+    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    cache_mb: u64,
+    /// A config template to use instead of plumb's (crates/sql/config/*): the same
+    /// {placeholders} are filled.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Tables sbtest1..N.
+    #[arg(long, default_value_t = 1)]
+    tables: u32,
+    /// Rows per table.
+    #[arg(long, alias = "table_size", default_value_t = 100_000)]
+    table_size: u64,
+    /// Rows per range query (sysbench's --range_size).
+    #[arg(long, alias = "range_size", default_value_t = 100)]
+    range_size: u64,
+    /// Client threads, one connection each.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Seconds measured per step (the load runs to its end).
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Seconds run unmeasured before each step's window, on the same connections.
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Microbenchmarks to run, in order [default: the seeds' order].
+    #[arg(long, value_name = "LIST")]
+    steps: Option<String>,
+    /// Keys: uniform or zipfian[:THETA] (update-zipf is always zipfian).
+    #[arg(long, default_value = "uniform")]
+    distribution: String,
+    /// Random seed [default: from the clock, printed and stored].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// A label stored with the run.
+    #[arg(long)]
+    tag: Option<String>,
+    #[command(flatten)]
+    store: StoreArg,
+    /// Print the run as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The server a run measures: started by plumb, or someone else's.
+enum Server {
+    Managed(Box<Managed>),
+    External(Endpoint),
+}
+
+impl Server {
+    fn endpoint(&self) -> &Endpoint {
+        match self {
+            Server::Managed(m) => &m.endpoint,
+            Server::External(e) => e,
+        }
+    }
+}
+
+fn check(a: &SqlArgs) -> anyhow::Result<(Vec<sqlsteps::SqlStepPlan>, Distribution)> {
+    if a.tables == 0 || a.table_size == 0 || a.threads == 0 || a.range_size == 0 {
+        bail!("--tables, --table-size, --range-size and --threads must be at least 1");
+    }
+    if !(a.duration > 0.0 && a.duration.is_finite()) {
+        bail!("--duration {}: give a number of seconds > 0", a.duration);
+    }
+    if !(a.warmup >= 0.0 && a.warmup.is_finite()) {
+        bail!("--warmup {}: give a number of seconds >= 0", a.warmup);
+    }
+    if a.table_size > i32::MAX as u64 / 2 {
+        bail!(
+            "--table-size {}: ids are INTEGER; use at most {}",
+            a.table_size,
+            i32::MAX / 2
+        );
+    }
+    let steps = match &a.steps {
+        Some(s) => sqlsteps::parse_steps(s)?,
+        None => sqlsteps::default_order(),
+    };
+    if steps.is_empty() {
+        bail!("--steps: no microbenchmarks given; e.g. --steps load,point-query");
+    }
+    let dist: Distribution = a
+        .distribution
+        .parse()
+        .map_err(|e: plumb_workloads::WorkloadError| anyhow::anyhow!("{e}"))?;
+    if matches!(dist, Distribution::HotSet { .. }) {
+        bail!(
+            "--distribution {}: use uniform or zipfian[:THETA]",
+            a.distribution
+        );
+    }
+    Ok((steps, dist))
+}
+
+/// Runs `plumb sql`.
+pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
+    let (steps, distribution) = check(&a)?;
+    let seed = a.seed.unwrap_or_else(clock_seed);
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
+    let choice;
+    let mut server = match &a.url {
+        Some(url) => {
+            let ep = Endpoint::parse_url(url)?;
+            choice = None;
+            Server::External(ep)
+        }
+        None => {
+            let c = ServerChoice::parse(
+                a.server.as_deref().unwrap_or("postgres"),
+                a.engine.as_deref(),
+                a.basedir.clone(),
+            )?;
+            eprintln!("plumb: starting {} …", c.engine_label());
+            let m = Managed::start(
+                &c,
+                &StartOptions {
+                    dir: a.dir.clone(),
+                    keep: a.keep,
+                    port: a.port,
+                    cache_mb: a.cache_mb,
+                    config: a.config.clone(),
+                },
+            )?;
+            eprintln!(
+                "plumb: {} {} pid {} in {}{}",
+                c.flavor.name(),
+                m.version,
+                m.pid,
+                m.root.display(),
+                if a.keep { " (kept after the run)" } else { "" }
+            );
+            choice = Some(c);
+            Server::Managed(Box::new(m))
+        }
+    };
+    let result = measure(&a, &mut server, choice.as_ref(), &steps, distribution, seed);
+    let stopped = match &mut server {
+        Server::Managed(m) => {
+            let kept = m.root.clone();
+            let r = m.stop();
+            if a.keep {
+                eprintln!("plumb: kept {}", kept.display());
+            }
+            r
+        }
+        Server::External(_) => Ok(()),
+    };
+    let code = result?;
+    stopped.context("the run is stored, but the server did not stop cleanly")?;
+    Ok(code)
+}
+
+fn measure(
+    a: &SqlArgs,
+    server: &mut Server,
+    choice: Option<&ServerChoice>,
+    steps: &[sqlsteps::SqlStepPlan],
+    distribution: Distribution,
+    seed: u64,
+) -> anyhow::Result<ExitCode> {
+    let ep = server.endpoint().clone();
+    let mut counters = CounterReader::connect(&ep)?;
+    let (engine, version, engine_clause) = match (choice, &*server) {
+        (Some(c), Server::Managed(m)) => (
+            c.engine_label(),
+            m.version
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string(),
+            match (ep.protocol, c.engine) {
+                (Protocol::Postgres, _) => String::new(),
+                (_, e) => format!(" ENGINE = {}", e.sql_name()),
+            },
+        ),
+        _ => {
+            let settings = counters.settings();
+            let get = |k: &str| {
+                settings
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            };
+            match ep.protocol {
+                Protocol::Postgres => {
+                    ("postgres".to_string(), get("server_version"), String::new())
+                }
+                Protocol::MySql => {
+                    let e = a.engine.as_deref().unwrap_or("innodb");
+                    let se = match e {
+                        "innodb" => StorageEngine::InnoDb,
+                        "rocksdb" | "myrocks" => StorageEngine::RocksDb,
+                        other => bail!("--engine {other}: use innodb or rocksdb"),
+                    };
+                    (
+                        if se == StorageEngine::RocksDb {
+                            "myrocks"
+                        } else {
+                            "innodb"
+                        }
+                        .to_string(),
+                        get("version"),
+                        format!(" ENGINE = {}", se.sql_name()),
+                    )
+                }
+            }
+        }
+    };
+    if !steps.iter().any(|s| s.kind == SqlKind::Load) && counters.max_id(a.tables) == 0 {
+        bail!(
+            "no rows in sbtest1..{} at {}: add `load` to --steps (it creates and fills them)",
+            a.tables,
+            ep.redacted_url()
+        );
+    }
+    let (data_dir, pid) = match &*server {
+        Server::Managed(m) => (Some(m.data_dir.clone()), Some(m.pid)),
+        Server::External(_) => (None, None),
+    };
+    let disk = data_dir
+        .as_deref()
+        .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
+    let mut options: BTreeMap<String, String> = BTreeMap::new();
+    for (k, v) in [
+        ("server", engine.clone()),
+        ("server.url", ep.redacted_url()),
+        ("tables", a.tables.to_string()),
+        ("table_size", a.table_size.to_string()),
+        ("range_size", a.range_size.to_string()),
+        ("threads", a.threads.to_string()),
+        ("duration", a.duration.to_string()),
+        ("warmup", a.warmup.to_string()),
+        ("distribution", distribution.to_string()),
+        ("cache_mb", a.cache_mb.to_string()),
+    ] {
+        options.insert(k.to_string(), v);
+    }
+    if let Server::Managed(m) = &*server {
+        options.insert("server.config".into(), m.config_text.clone());
+    }
+    for (k, v) in counters.settings() {
+        options.insert(format!("server.setting.{k}"), v);
+    }
+    let prov = execute::provenance(a.tag.clone());
+    let host_dir = data_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let host = plumb_host::snapshot(&plumb_host::Options::for_dir(host_dir));
+    let mut store = Store::open(&a.store.path())?;
+    let mut rec = Recording::begin(
+        &mut store,
+        &NewRun {
+            tag: prov.tag.clone(),
+            command: prov.command.clone(),
+            workload: match &a.steps {
+                Some(s) => s.clone(),
+                None => "sql-default".into(),
+            },
+            engine: engine.clone(),
+            engine_version: version.clone(),
+            plumb_version: prov.plumb_version.clone(),
+            git_hash: prov.git_hash.clone(),
+            options,
+            seed,
+            started_at: now(),
+            data_dir: data_dir.as_ref().map(|d| d.display().to_string()),
+            device: disk.as_ref().map(|d| d.name().to_string()),
+            host: Some(host),
+            ..NewRun::default()
+        },
+    )?;
+    let run_id = rec.id();
+    eprintln!(
+        "plumb: run {run_id}: {engine} {version}, {} × {} rows, {} threads, seed {seed}",
+        a.tables, a.table_size, a.threads
+    );
+    let tty = std::io::stderr().is_terminal() && !a.json;
+    let bar = Bar::new();
+    let no = NoProgress;
+    let progress: &dyn Progress = if tty { &bar } else { &no };
+    let shape = Shape {
+        tables: a.tables,
+        table_size: a.table_size,
+        range_size: a.range_size,
+        engine_clause,
+        postgres: ep.protocol == Protocol::Postgres,
+    };
+    // A database plumb did not just load may have lost rows to earlier deletes.
+    let mut all_present = false;
+    let mut server_died = None;
+    for (i, plan) in steps.iter().enumerate() {
+        let cfg = SqlStepConfig {
+            index: i,
+            plan: plan.clone(),
+            threads: a.threads,
+            duration: Duration::from_secs_f64(a.duration),
+            warmup: Duration::from_secs_f64(a.warmup),
+            seed,
+            shape: shape.clone(),
+            distribution,
+        };
+        let mut ctx = SqlContext {
+            endpoint: &ep,
+            server_pid: pid,
+            data_dir: data_dir.as_deref(),
+            disk: disk.as_ref(),
+            counters: &mut counters,
+            interrupt: &INTERRUPTED,
+            progress,
+            all_present: &mut all_present,
+        };
+        let mut out = run_sql_step(&mut ctx, &cfg);
+        if let Server::Managed(m) = server {
+            if !m.alive() {
+                let e = m.error(format!("the server died during step {}", plan.name));
+                out.status = StepStatus::Failed;
+                out.error = Some(e.to_string());
+                server_died = Some(e);
+            }
+        }
+        rec.step(
+            StepRecord {
+                seq: 0,
+                name: plan.name.clone(),
+                kind: Kind::Sql(plan.kind),
+                status: out.status,
+                error: out.error.clone(),
+                started_at: rfc3339(out.started),
+                ended_at: rfc3339(out.ended),
+                config: serde_json::json!({
+                    "microbenchmark": plan.kind.name(),
+                    "threads": a.threads,
+                    "duration_s": a.duration,
+                    "warmup_s": a.warmup,
+                    "tables": a.tables,
+                    "table_size": a.table_size,
+                    "range_size": a.range_size,
+                    "distribution": distribution.to_string(),
+                    "seed": seed.to_string(),
+                }),
+                summary: out.summary.clone(),
+            },
+            &out.intervals,
+        )?;
+        if let Some(e) = &out.error {
+            eprintln!("plumb: step {} failed: {e}", plan.name);
+        }
+        if out.status == StepStatus::Interrupted
+            || INTERRUPTED.load(Ordering::Relaxed)
+            || server_died.is_some()
+            || (out.status == StepStatus::Failed && !out.verification_failed)
+        {
+            break;
+        }
+    }
+    let status = rec.finish(INTERRUPTED.load(Ordering::Relaxed))?;
+    let stored = store.run(run_id)?;
+    super::output::print(&stored, a.json, &store)?;
+    if status == RunStatus::Interrupted {
+        eprintln!("plumb: run {run_id} interrupted; finished steps are stored");
+    }
+    if let Some(e) = server_died {
+        eprintln!("plumb: error: run {run_id}: {e}\nplumb: finished steps are stored");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(exit_code(status))
+}

@@ -7,7 +7,11 @@ set -euo pipefail
 # C++ build of RocksDB inside librocksdb-sys. libleveldb-dev, libwiredtiger-dev: the
 # leveldb and wiredtiger engines link Debian's builds (LMDB and SQLite are compiled in by
 # their crates).
-PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev)
+# postgresql, mariadb-server, mariadb-plugin-rocksdb: the servers `plumb sql` starts
+# (PostgreSQL 15, MariaDB 10.11 with InnoDB and MyRocks; apt does not start them here);
+# sysbench: the peer of bench/compare-sysbench.sh.
+PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev
+  postgresql mariadb-server mariadb-plugin-rocksdb sysbench)
 
 # shellcheck source=scripts/packages.sh
 . "$(dirname "$0")/packages.sh"

@@ -378,6 +378,10 @@ fn measure(
         };
         let mut out = run_sql_step(&mut ctx, &cfg);
         if let Server::Managed(m) = server {
+            // A failed step may be the first sign of a dying server: give it a moment.
+            if out.status == StepStatus::Failed {
+                std::thread::sleep(Duration::from_millis(300));
+            }
             if !m.alive() {
                 let e = m.error(format!("the server died during step {}", plan.name));
                 out.status = StepStatus::Failed;

@@ -158,6 +158,9 @@ pub enum Param<'a> {
     Str(&'a str),
 }
 
+/// Rows as text: each row its (column, value) pairs, NULL as `None`.
+pub type TextRows = Vec<Vec<(String, Option<String>)>>;
+
 /// A prepared statement's handle within its client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stmt(usize);
@@ -173,7 +176,7 @@ pub trait SqlClient: Send {
     /// Runs statements as text, without parameters or results (DDL, BEGIN, COMMIT).
     fn batch(&mut self, sql: &str) -> Result<(), SqlError>;
     /// Runs a query as text and returns its rows, every value as text (NULL as None).
-    fn rows(&mut self, sql: &str) -> Result<Vec<Vec<(String, Option<String>)>>, SqlError>;
+    fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError>;
 }
 
 fn pg_err(context: &str, e: postgres::Error) -> SqlError {
@@ -301,7 +304,7 @@ impl SqlClient for PgClient {
         self.client.batch_execute(sql).map_err(|e| pg_err(sql, e))
     }
 
-    fn rows(&mut self, sql: &str) -> Result<Vec<Vec<(String, Option<String>)>>, SqlError> {
+    fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError> {
         let msgs = self.client.simple_query(sql).map_err(|e| pg_err(sql, e))?;
         Ok(msgs
             .into_iter()
@@ -402,7 +405,7 @@ impl SqlClient for MyClient {
         self.conn.query_drop(sql).map_err(|e| my_err(sql, e))
     }
 
-    fn rows(&mut self, sql: &str) -> Result<Vec<Vec<(String, Option<String>)>>, SqlError> {
+    fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError> {
         use mysql::prelude::Queryable;
         let rows: Vec<mysql::Row> = self.conn.query(sql).map_err(|e| my_err(sql, e))?;
         Ok(rows

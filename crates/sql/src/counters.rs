@@ -169,6 +169,36 @@ impl CounterReader {
         Ok(out)
     }
 
+    /// The counters once they stop moving (two reads 50 ms apart agree, within 2 s):
+    /// a PostgreSQL backend leaves pg_stat_activity before it adds its statistics to
+    /// the shared ones, so the first read after the clients left can miss the last.
+    pub fn settled(&mut self) -> Result<BTreeMap<String, f64>, SqlError> {
+        let until = Instant::now() + Duration::from_secs(2);
+        let mut last = self.read()?;
+        loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = self.read()?;
+            // The reads themselves move a few counters (their own commits, tuples
+            // read from the catalog): compare the ones the clients move.
+            let same = now.iter().all(|(k, v)| {
+                k.starts_with("db.xact")
+                    || k.starts_with("db.tup_returned")
+                    || k.starts_with("db.tup_fetched")
+                    || k.starts_with("db.blks_hit")
+                    || k.starts_with("com_")
+                    || k == "questions"
+                    || k.starts_with("handler_read")
+                    || k.starts_with("innodb_rows_read")
+                    || k.starts_with("innodb_buffer_pool_read_requests")
+                    || last.get(k) == Some(v)
+            });
+            if same || Instant::now() > until {
+                return Ok(now);
+            }
+            last = now;
+        }
+    }
+
     /// Waits (up to 10 s) until no other client is connected, so the counters read
     /// next include every statement of the step's clients (a PostgreSQL backend adds
     /// its statistics to the shared ones as it exits).

@@ -16,4 +16,4 @@ pub use client::{Endpoint, Protocol};
 pub use counters::CounterReader;
 pub use error::SqlError;
 pub use run::{run_sql_step, SqlContext, SqlStepConfig};
-pub use server::{Flavor, Managed, ServerChoice, StartOptions, StorageEngine};
+pub use server::{running, Flavor, Managed, ServerChoice, StartOptions, StorageEngine};

@@ -209,6 +209,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let stop = AtomicBool::new(false);
     let progress: Vec<Padded> = (0..threads).map(|_| Padded::default()).collect();
     let barrier = Barrier::new(threads + 1);
+    let end = Barrier::new(threads + 1);
     let (tx, rx) = mpsc::channel::<Msg>();
     let warmup = if load { Duration::ZERO } else { cfg.warmup };
     ctx.progress.start(
@@ -219,7 +220,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let all_present = *ctx.all_present;
 
     let (marks, reports, dones) = std::thread::scope(|scope| {
-        for t in 0..threads {
+        for (t, prog) in progress.iter().enumerate() {
             let plan = ThreadPlan {
                 kind,
                 shape: cfg.shape.clone(),
@@ -230,12 +231,13 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 max_id,
                 all_present,
             };
-            let (tx, epoch, stop, barrier, prog, ep) = (
+            let (tx, epoch, stop, barrier, end, prog, ep) = (
                 tx.clone(),
                 &epoch,
                 &stop,
                 &barrier,
-                &progress[t],
+                &end,
+                prog,
                 ctx.endpoint,
             );
             std::thread::Builder::new()
@@ -243,12 +245,12 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 .spawn_scoped(scope, move || {
                     let st = ThreadState::new(ep, &plan);
                     barrier.wait();
-                    let (all, error) = match st {
-                        Ok(mut st) => thread_loop(&mut st, t, epoch, stop, prog, &tx),
-                        Err(e) => {
-                            stop.store(true, Relaxed);
-                            (0, Some(e))
+                    let (kept, (all, error)) = match st {
+                        Ok(mut st) => {
+                            let r = thread_loop(&mut st, t, epoch, stop, prog, &tx);
+                            (Some(st), r)
                         }
+                        Err(e) => (None, (0, Some(e))),
                     };
                     if error.is_some() {
                         stop.store(true, Relaxed);
@@ -257,7 +259,10 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                         all_queries: all,
                         error,
                     });
-                    // The connection closes here, as the thread ends.
+                    // The connection stays open until the closing mark is taken: a
+                    // backend that exits takes its context switches with it.
+                    end.wait();
+                    drop(kept);
                 })
                 .expect("spawn client thread");
         }
@@ -311,6 +316,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             }
         }
         marks.push(mark(ctx, true));
+        end.wait();
         while let Ok(m) = rx.recv() {
             handle(m, &mut reports, &mut dones);
         }
@@ -325,7 +331,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let after = ctx
         .counters
         .wait_for_clients_to_leave()
-        .and_then(|_| ctx.counters.read());
+        .and_then(|_| ctx.counters.settled());
     let db_bytes = ctx
         .data_dir
         .and_then(|d| plumb_probes::dirsize::dir_bytes(d).ok())

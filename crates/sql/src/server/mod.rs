@@ -196,7 +196,7 @@ impl Managed {
         if let Some(c) = &mut self.child {
             return matches!(c.try_wait(), Ok(None));
         }
-        Path::new(&format!("/proc/{}", self.pid)).exists()
+        running(self.pid)
     }
 
     /// An error about the server, with the end of its log.
@@ -214,6 +214,10 @@ impl Managed {
         }
         self.stopped = true;
         let mut result = Ok(());
+        // A server that already died has nothing to stop (its files still go).
+        if !self.alive() {
+            self.stop_cmd.clear();
+        }
         for cmd in &mut self.stop_cmd {
             match cmd.output() {
                 Ok(o) if o.status.success() => {}
@@ -243,9 +247,16 @@ impl Managed {
             }
             let _ = c.kill();
             let _ = c.wait();
-        } else if result.is_err() {
-            // SAFETY: kill has no memory preconditions; the pid is the server's.
-            unsafe { libc::kill(self.pid as i32, libc::SIGKILL) };
+        } else {
+            // pg_ctl returns once the pid file is gone; the process may still be exiting.
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while result.is_ok() && running(self.pid) && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            if running(self.pid) {
+                // SAFETY: kill has no memory preconditions; the pid is the server's.
+                unsafe { libc::kill(self.pid as i32, libc::SIGKILL) };
+            }
         }
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.root);
@@ -257,6 +268,18 @@ impl Managed {
 impl Drop for Managed {
     fn drop(&mut self) {
         let _ = self.stop();
+    }
+}
+
+/// Whether `pid` runs: it exists and is not a zombie (a server whose parent exited is
+/// reaped by init, which may take its time).
+pub fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s
+            .rfind(')')
+            .and_then(|i| s[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
     }
 }
 

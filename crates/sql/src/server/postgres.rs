@@ -52,7 +52,13 @@ fn bindir(choice: &ServerChoice) -> Result<PathBuf, SqlError> {
             .rev()
             .find(|(v, _)| v == want || v.starts_with(&format!("{want}.")))
             .cloned(),
-        None => found.last().cloned(),
+        // The system's (Debian's) by default, so a run means the same on every host.
+        None => found
+            .iter()
+            .rev()
+            .find(|(_, b)| b.starts_with("/usr/lib/postgresql"))
+            .or(found.last())
+            .cloned(),
     };
     pick.map(|(_, b)| b).ok_or_else(|| {
         let have: Vec<&str> = found.iter().map(|(v, _)| v.as_str()).collect();

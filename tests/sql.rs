@@ -1,0 +1,407 @@
+//! `plumb sql` against real servers, started by plumb from the packages the test command
+//! installs (scripts/setup.sh: postgresql, mariadb-server, mariadb-plugin-rocksdb):
+//! every microbenchmark runs briefly, and what plumb counted is checked against what the
+//! server itself counted. Bad input and a server that dies get one clear error.
+
+mod common;
+
+use common::{json_of, plumb, stderr};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// A step of a run's JSON, by stored name.
+fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
+    run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step {name}"))
+}
+
+/// A server counter per query of a step.
+fn counter(run: &Value, name: &str, key: &str) -> f64 {
+    step(run, name)["summary"]["server"]["counters_query"][key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{name}: no counter {key}"))
+}
+
+fn close(what: &str, got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 0.02 * want.max(0.05),
+        "{what}: {got} per query, want {want}"
+    );
+}
+
+/// Runs every microbenchmark of the default order on a fresh managed server, with two
+/// tables and two client threads, and returns the run's JSON.
+fn default_order(server: &str, engine: Option<&str>) -> Value {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let mut args = vec![
+        "sql",
+        "--server",
+        server,
+        "--tables",
+        "2",
+        "--table-size",
+        "3000",
+        "--threads",
+        "2",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+        "--cache-mb",
+        "128",
+        "--seed",
+        "7",
+        "--json",
+        "--dir",
+    ];
+    let dir = d.path().to_str().unwrap().to_string();
+    args.push(&dir);
+    if let Some(e) = engine {
+        args.extend(["--engine", e]);
+    }
+    let o = plumb(&store, &args);
+    let run = json_of(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The managed server's directory is gone: only the store is left.
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("plumb-"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    run
+}
+
+/// What every server's run must show.
+fn check_common(run: &Value) {
+    let steps = run["steps"].as_array().unwrap();
+    for kind in plumb_workloads::SqlKind::all() {
+        assert!(
+            steps.iter().any(|s| s["kind"] == kind.name()),
+            "{} did not run",
+            kind.name()
+        );
+    }
+    for s in steps {
+        let name = s["name"].as_str().unwrap();
+        assert_eq!(s["status"], "ok", "{name}: {}", s["error"]);
+        let sum = &s["summary"];
+        assert!(sum["ops"].as_u64().unwrap() > 0, "{name}: no ops");
+        let srv = &sum["server"];
+        assert!(
+            srv["cpu_us_query"].as_f64().unwrap() > 0.0,
+            "{name}: no server CPU"
+        );
+        assert!(
+            sum["cpu_us_op"].as_f64().unwrap() > 0.0,
+            "{name}: no client CPU"
+        );
+        if name != "load" {
+            assert_eq!(srv["queries"], sum["ops"], "{name}: ops are queries");
+        }
+    }
+    // Two tables of 3000 rows were loaded.
+    assert_eq!(step(run, "load")["summary"]["ops"], 6000);
+    let rows = |n: &str| {
+        step(run, n)["summary"]["server"]["rows_query"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(rows("point-query.pre"), 1.0);
+    assert_eq!(rows("hot-points.pre"), 100.0);
+    assert_eq!(rows("range-covered-pk.pre"), 100.0);
+    // oltp_read_only: 10 points of 1 row, 4 ranges (100, 1, 100, ≤100 rows) in 16 queries.
+    let ro = rows("read-only-100.pre");
+    assert!(
+        ro > 300.0 / 16.0 && ro <= 311.0 / 16.0,
+        "read-only-100 rows/query {ro}"
+    );
+}
+
+#[test]
+fn postgres_runs_every_microbenchmark_and_its_counts_match_pg_stat() {
+    let run = default_order("postgres", None);
+    check_common(&run);
+    assert_eq!(run["run"]["engine"], "postgres");
+    // Each point query is one primary-key index scan, one committed transaction.
+    close(
+        "idx_scan",
+        counter(&run, "point-query.pre", "tables.idx_scan"),
+        1.0,
+    );
+    close(
+        "xact_commit",
+        counter(&run, "point-query.post", "db.xact_commit"),
+        1.0,
+    );
+    // oltp_read_only: 10 point + 4 range index scans in 16 queries (BEGIN, COMMIT).
+    close(
+        "idx_scan",
+        counter(&run, "read-only-10.pre", "tables.idx_scan"),
+        14.0 / 16.0,
+    );
+    close(
+        "seq_scan",
+        counter(&run, "scan.pre", "tables.seq_scan"),
+        1.0,
+    );
+    close(
+        "tup_updated",
+        counter(&run, "update-index", "db.tup_updated"),
+        1.0,
+    );
+    close(
+        "tup_inserted",
+        counter(&run, "insert", "db.tup_inserted"),
+        1.0,
+    );
+    // What plumb counted deleted is what PostgreSQL counted.
+    let deleted = step(&run, "delete")["summary"]["server"]["rows_query"]
+        .as_f64()
+        .unwrap();
+    close(
+        "tup_deleted",
+        counter(&run, "delete", "db.tup_deleted"),
+        deleted,
+    );
+    assert!(counter(&run, "update-nonindex", "wal.wal_bytes") > 100.0);
+}
+
+fn check_mysql(run: &Value) {
+    close(
+        "com_select",
+        counter(run, "point-query.pre", "com_select"),
+        1.0,
+    );
+    close(
+        "handler_read_key",
+        counter(run, "point-query.post", "handler_read_key"),
+        1.0,
+    );
+    close(
+        "com_select",
+        counter(run, "read-only-100.pre", "com_select"),
+        14.0 / 16.0,
+    );
+    close(
+        "com_commit",
+        counter(run, "write-only", "com_commit"),
+        1.0 / 6.0,
+    );
+    close(
+        "com_update",
+        counter(run, "update-index", "com_update"),
+        1.0,
+    );
+    close(
+        "handler_update",
+        counter(run, "update-nonindex", "handler_update"),
+        1.0,
+    );
+    close("com_insert", counter(run, "insert", "com_insert"), 1.0);
+    let deleted = step(run, "delete")["summary"]["server"]["rows_query"]
+        .as_f64()
+        .unwrap();
+    close(
+        "handler_delete",
+        counter(run, "delete", "handler_delete"),
+        deleted,
+    );
+}
+
+#[test]
+fn innodb_runs_every_microbenchmark_and_its_counts_match_show_status() {
+    let run = default_order("mariadb", Some("innodb"));
+    check_common(&run);
+    assert_eq!(run["run"]["engine"], "innodb");
+    check_mysql(&run);
+    assert!(counter(&run, "update-index", "innodb_os_log_written") > 100.0);
+}
+
+#[test]
+fn myrocks_runs_every_microbenchmark_and_its_counts_match_show_status() {
+    let run = default_order("mariadb", Some("rocksdb"));
+    check_common(&run);
+    assert_eq!(run["run"]["engine"], "myrocks");
+    check_mysql(&run);
+    assert!(counter(&run, "update-index", "rocksdb_bytes_written") > 100.0);
+}
+
+#[test]
+fn bad_input_gets_one_clear_error_and_never_shows_a_password() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let o = plumb(
+        &store,
+        &[
+            "sql",
+            "--url",
+            "postgres://bob:hunter2@127.0.0.1:1/db",
+            "--steps",
+            "point-query",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("connecting to postgres://bob:***@127.0.0.1:1/db"),
+        "{e}"
+    );
+    assert!(!e.contains("hunter2"), "{e}");
+
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    for (args, want) in [
+        (vec!["sql", "--port", port.as_str()], "--port"),
+        (vec!["sql", "--server", "oracle"], "unknown server"),
+        (
+            vec!["sql", "--server", "postgres@9"],
+            "bash scripts/get-postgres.sh",
+        ),
+        (vec!["sql", "--steps", "load,point-querry"], "point-querry"),
+        (vec!["sql", "--url", "redis://x/y"], "--url"),
+        (vec!["sql", "--duration", "0"], "--duration"),
+    ] {
+        let o = plumb(&store, &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_config_the_server_rejects_shows_its_log_and_leaves_nothing_behind() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let conf = d.path().join("bad.conf");
+    std::fs::write(
+        &conf,
+        "shared_buffers = {cache_mb}MB\nno_such_setting_plumb = 1\n",
+    )
+    .unwrap();
+    let servers = d.path().join("servers");
+    let o = plumb(
+        &store,
+        &[
+            "sql",
+            "--config",
+            conf.to_str().unwrap(),
+            "--dir",
+            servers.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("pg_ctl start failed"), "{e}");
+    assert!(e.contains("last lines of the server log"), "{e}");
+    assert!(e.contains("no_such_setting_plumb"), "{e}");
+    assert_eq!(std::fs::read_dir(&servers).unwrap().count(), 0);
+
+    let tpl = d.path().join("typo.conf");
+    std::fs::write(&tpl, "shared_buffers = {cache}MB\n").unwrap();
+    let o = plumb(&store, &["sql", "--config", tpl.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("line 1: unknown placeholder {cache}"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Starts `plumb sql` on a long step and returns it once the step runs, with the
+/// server's pid and the lines printed so far.
+fn start_long_run(store: &Path, dir: &Path) -> (std::process::Child, u32, Vec<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["sql", "--table-size", "2000", "--steps", "load,point-query"])
+        .args(["--duration", "60", "--store"])
+        .arg(store)
+        .arg("--dir")
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let mut pid = None;
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        if let Some(p) = l.split(" pid ").nth(1) {
+            pid = p.split_whitespace().next().and_then(|x| x.parse().ok());
+        }
+        let started = l.starts_with("plumb: run ");
+        seen.push(l);
+        if started {
+            break;
+        }
+    }
+    // Drain the rest in the background so plumb never blocks on a full pipe.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rest: Vec<String> = lines.map_while(Result::ok).collect();
+        let _ = tx.send(rest);
+    });
+    std::thread::sleep(Duration::from_secs(3)); // the load (2000 rows) is done by then
+    seen.push(String::new());
+    let pid = pid.unwrap_or_else(|| panic!("no server pid in {seen:?}"));
+    STDERR_REST.with(|r| *r.borrow_mut() = Some(rx));
+    (child, pid, seen)
+}
+
+thread_local! {
+    static STDERR_REST: std::cell::RefCell<Option<std::sync::mpsc::Receiver<Vec<String>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn rest_of_stderr() -> String {
+    STDERR_REST.with(|r| r.borrow_mut().take().unwrap().recv().unwrap().join("\n"))
+}
+
+#[test]
+fn a_server_that_dies_mid_step_fails_the_run_with_its_log_and_keeps_finished_steps() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let servers = d.path().join("servers");
+    let (child, pid, _) = start_long_run(&store, &servers);
+    // SAFETY: kill has no memory preconditions; pid is the server plumb started.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let o = child.wait_with_output().unwrap();
+    let e = rest_of_stderr();
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("the server died during step point-query"), "{e}");
+    assert!(e.contains("last lines of the server log"), "{e}");
+    let shown = plumb(&store, &["runs", "--json"]);
+    let runs = json_of(&shown);
+    let run = &runs.as_array().unwrap()[0];
+    assert_eq!(run["status"], "failed");
+    let id = run["id"].as_i64().unwrap().to_string();
+    let full = json_of(&plumb(&store, &["show", &id, "--json"]));
+    assert_eq!(step(&full, "load")["status"], "ok");
+    assert_eq!(step(&full, "point-query")["status"], "failed");
+    assert_eq!(std::fs::read_dir(&servers).unwrap().count(), 0);
+}
+
+#[test]
+fn ctrl_c_stops_the_step_and_the_server_and_keeps_what_ran() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let servers = d.path().join("servers");
+    let (child, pid, _) = start_long_run(&store, &servers);
+    // SAFETY: kill has no memory preconditions; the pid is plumb's own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let e = rest_of_stderr();
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert!(!plumb_sql::running(pid), "the server still runs");
+    assert_eq!(std::fs::read_dir(&servers).unwrap().count(), 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("point-query (interrupted)"), "{out}");
+}

@@ -1,5 +1,6 @@
-//! One connection per client thread, through the well-kept drivers (`postgres`,
-//! `mysql`), with prepared statements. The microbenchmarks are written once with `?`
+//! One connection per client thread, with prepared statements: MySQL and MariaDB
+//! through the `mysql` crate, PostgreSQL through [`crate::pgwire`] (its messages from
+//! `postgres-protocol`). The microbenchmarks are written once with `?`
 //! placeholders; the PostgreSQL client renumbers them to `$1 …` when it prepares.
 
 use crate::error::SqlError;
@@ -131,7 +132,7 @@ impl Endpoint {
     /// Opens one connection.
     pub fn connect(&self) -> Result<Box<dyn SqlClient>, SqlError> {
         match self.protocol {
-            Protocol::Postgres => Ok(Box::new(PgClient::connect(self)?)),
+            Protocol::Postgres => Ok(Box::new(crate::pgwire::PgWire::connect(self)?)),
             Protocol::MySql => Ok(Box::new(MyClient::connect(self)?)),
         }
     }
@@ -163,7 +164,7 @@ pub type TextRows = Vec<Vec<(String, Option<String>)>>;
 
 /// A prepared statement's handle within its client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stmt(usize);
+pub struct Stmt(pub(crate) usize);
 
 /// One connection, as a microbenchmark uses it.
 pub trait SqlClient: Send {
@@ -177,19 +178,6 @@ pub trait SqlClient: Send {
     fn batch(&mut self, sql: &str) -> Result<(), SqlError>;
     /// Runs a query as text and returns its rows, every value as text (NULL as None).
     fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError>;
-}
-
-fn pg_err(context: &str, e: postgres::Error) -> SqlError {
-    let code = e.code().map(|c| c.code().to_string());
-    let message = match e.as_db_error() {
-        Some(db) => db.message().to_string(),
-        None => e.to_string(),
-    };
-    SqlError::Query {
-        context: context.to_string(),
-        message,
-        code,
-    }
 }
 
 fn my_err(context: &str, e: mysql::Error) -> SqlError {
@@ -219,107 +207,6 @@ pub fn pg_placeholders(sql: &str) -> String {
         }
     }
     out
-}
-
-/// A PostgreSQL connection.
-pub struct PgClient {
-    client: postgres::Client,
-    stmts: Vec<postgres::Statement>,
-    ints: Vec<i32>,
-}
-
-impl PgClient {
-    fn connect(ep: &Endpoint) -> Result<Self, SqlError> {
-        let mut c = postgres::Config::new();
-        c.user(&ep.user).dbname(&ep.database);
-        match &ep.socket {
-            Some(dir) => c.host_path(dir).port(ep.port),
-            None => c.host(&ep.host).port(ep.port),
-        };
-        if let Some(p) = &ep.password {
-            c.password(p);
-        }
-        c.application_name("plumb");
-        let client = c
-            .connect(postgres::NoTls)
-            .map_err(|e| pg_err(&format!("connecting to {}", ep.redacted_url()), e))?;
-        Ok(PgClient {
-            client,
-            stmts: Vec::new(),
-            ints: Vec::new(),
-        })
-    }
-
-    fn run<T>(
-        &mut self,
-        stmt: Stmt,
-        params: &[Param<'_>],
-        f: impl FnOnce(
-            &mut postgres::Client,
-            &postgres::Statement,
-            &[&(dyn postgres::types::ToSql + Sync)],
-        ) -> Result<T, postgres::Error>,
-    ) -> Result<T, SqlError> {
-        // Ints live in a reused buffer so the reference list points at stable memory.
-        self.ints.clear();
-        self.ints.extend(params.iter().map(|p| match p {
-            Param::Int(i) => *i,
-            Param::Str(_) => 0,
-        }));
-        let ints = &self.ints;
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params
-            .iter()
-            .zip(ints)
-            .map(|(p, i)| match p {
-                Param::Int(_) => i as &(dyn postgres::types::ToSql + Sync),
-                Param::Str(s) => s as &(dyn postgres::types::ToSql + Sync),
-            })
-            .collect();
-        let st = &self.stmts[stmt.0];
-        f(&mut self.client, st, &refs).map_err(|e| pg_err("statement", e))
-    }
-}
-
-impl SqlClient for PgClient {
-    fn prepare(&mut self, sql: &str) -> Result<Stmt, SqlError> {
-        let st = self
-            .client
-            .prepare(&pg_placeholders(sql))
-            .map_err(|e| pg_err(&format!("preparing {sql}"), e))?;
-        self.stmts.push(st);
-        Ok(Stmt(self.stmts.len() - 1))
-    }
-
-    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
-        self.run(stmt, params, |c, st, p| {
-            c.query(st, p).map(|r| r.len() as u64)
-        })
-    }
-
-    fn execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
-        self.run(stmt, params, |c, st, p| c.execute(st, p))
-    }
-
-    fn batch(&mut self, sql: &str) -> Result<(), SqlError> {
-        self.client.batch_execute(sql).map_err(|e| pg_err(sql, e))
-    }
-
-    fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError> {
-        let msgs = self.client.simple_query(sql).map_err(|e| pg_err(sql, e))?;
-        Ok(msgs
-            .into_iter()
-            .filter_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => Some(
-                    r.columns()
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| (c.name().to_string(), r.get(i).map(str::to_string)))
-                        .collect(),
-                ),
-                _ => None,
-            })
-            .collect())
-    }
 }
 
 /// A MySQL or MariaDB connection.

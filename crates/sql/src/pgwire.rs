@@ -1,0 +1,490 @@
+//! A PostgreSQL client on a blocking socket, for the measured queries: messages are
+//! encoded by `postgres-protocol` (the crate under tokio-postgres, also doing the MD5
+//! and SCRAM authentication), parameters go as text as libpq sends them, and replies
+//! are read into one reused buffer, rows counted, not decoded. Why not the `postgres`
+//! crate: it runs a tokio runtime under every connection, and its reactor (a failed
+//! read, epoll_wait, then the read) cost plumb 1.3-1.5× the client CPU per query of
+//! sysbench and pgbench on the same server (bench/compare-sysbench.sh), so the client,
+//! not the server, set the rate. One write and one read per query here.
+
+use crate::client::{pg_placeholders, Endpoint, Param, SqlClient, Stmt, TextRows};
+use crate::error::SqlError;
+use bytes::BytesMut;
+use postgres_protocol::authentication::{md5_hash, sasl};
+use postgres_protocol::message::frontend;
+use postgres_protocol::IsNull;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+
+enum Stream {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl Read for Stream {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.read(b),
+            Stream::Tcp(s) => s.read(b),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.write(b),
+            Stream::Tcp(s) => s.write(b),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One PostgreSQL connection.
+pub struct PgWire {
+    stream: Stream,
+    out: BytesMut,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    stmts: Vec<String>,
+    context: String,
+}
+
+/// What a reply to one request held.
+#[derive(Default)]
+struct Reply {
+    rows: u64,
+    affected: u64,
+    error: Option<SqlError>,
+}
+
+fn io_err(context: &str, e: std::io::Error) -> SqlError {
+    SqlError::Query {
+        context: context.to_string(),
+        message: format!("error communicating with the server: {e}"),
+        code: None,
+    }
+}
+
+/// An ErrorResponse's fields: SQLSTATE (`C`) and message (`M`).
+fn error_of(body: &[u8], context: &str) -> SqlError {
+    let (mut code, mut message) = (None, String::new());
+    let mut rest = body;
+    while let Some((&t, r)) = rest.split_first() {
+        if t == 0 {
+            break;
+        }
+        let n = r.iter().position(|&b| b == 0).unwrap_or(r.len());
+        let v = String::from_utf8_lossy(&r[..n]).into_owned();
+        match t {
+            b'C' => code = Some(v),
+            b'M' => message = v,
+            _ => {}
+        }
+        rest = r.get(n + 1..).unwrap_or(&[]);
+    }
+    SqlError::Query {
+        context: context.to_string(),
+        message,
+        code,
+    }
+}
+
+/// Writes `v` in decimal, as libpq's text parameters are.
+fn put_int(v: i32, out: &mut BytesMut) {
+    let mut tmp = [0u8; 12];
+    let mut i = tmp.len();
+    let neg = v < 0;
+    let mut n = i64::from(v).unsigned_abs();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if neg {
+        i -= 1;
+        tmp[i] = b'-';
+    }
+    out.extend_from_slice(&tmp[i..]);
+}
+
+impl PgWire {
+    /// Connects, authenticates (trust, password, MD5, SCRAM-SHA-256) and waits until
+    /// the server is ready.
+    pub fn connect(ep: &Endpoint) -> Result<PgWire, SqlError> {
+        let context = format!("connecting to {}", ep.redacted_url());
+        let stream = match &ep.socket {
+            Some(dir) => {
+                let path = dir.join(format!(".s.PGSQL.{}", ep.port));
+                Stream::Unix(UnixStream::connect(&path).map_err(|e| io_err(&context, e))?)
+            }
+            None => {
+                let s = TcpStream::connect((ep.host.as_str(), ep.port))
+                    .map_err(|e| io_err(&context, e))?;
+                let _ = s.set_nodelay(true);
+                Stream::Tcp(s)
+            }
+        };
+        let mut c = PgWire {
+            stream,
+            out: BytesMut::with_capacity(4096),
+            buf: vec![0; 64 * 1024],
+            pos: 0,
+            end: 0,
+            stmts: Vec::new(),
+            context: context.clone(),
+        };
+        frontend::startup_message(
+            [
+                ("user", ep.user.as_str()),
+                ("database", ep.database.as_str()),
+                ("application_name", "plumb"),
+                ("client_encoding", "UTF8"),
+            ],
+            &mut c.out,
+        )
+        .map_err(|e| io_err(&context, e))?;
+        c.send()?;
+        let password = ep.password.as_deref();
+        let no_password = || {
+            SqlError::Input(format!(
+            "{}: the server asks for a password; give it in the URL (postgres://USER:PASSWORD@…)",
+            ep.redacted_url()
+        ))
+        };
+        let mut scram: Option<sasl::ScramSha256> = None;
+        loop {
+            let (tag, body) = c.next()?;
+            match tag {
+                b'R' => {
+                    let code = i32::from_be_bytes(body[..4].try_into().unwrap_or([0; 4]));
+                    let data = body[4..].to_vec();
+                    match code {
+                        0 => {}
+                        3 => {
+                            let pw = password.ok_or_else(no_password)?;
+                            frontend::password_message(pw.as_bytes(), &mut c.out)
+                                .map_err(|e| io_err(&context, e))?;
+                            c.send()?;
+                        }
+                        5 => {
+                            let pw = password.ok_or_else(no_password)?;
+                            let salt: [u8; 4] = data[..4].try_into().unwrap_or([0; 4]);
+                            let h = md5_hash(ep.user.as_bytes(), pw.as_bytes(), salt);
+                            frontend::password_message(h.as_bytes(), &mut c.out)
+                                .map_err(|e| io_err(&context, e))?;
+                            c.send()?;
+                        }
+                        10 => {
+                            let pw = password.ok_or_else(no_password)?;
+                            let s = sasl::ScramSha256::new(
+                                pw.as_bytes(),
+                                sasl::ChannelBinding::unsupported(),
+                            );
+                            frontend::sasl_initial_response(
+                                sasl::SCRAM_SHA_256,
+                                s.message(),
+                                &mut c.out,
+                            )
+                            .map_err(|e| io_err(&context, e))?;
+                            c.send()?;
+                            scram = Some(s);
+                        }
+                        11 => {
+                            let s = scram
+                                .as_mut()
+                                .ok_or_else(|| io_err(&context, bad_reply()))?;
+                            s.update(&data).map_err(|e| io_err(&context, e))?;
+                            frontend::sasl_response(s.message(), &mut c.out)
+                                .map_err(|e| io_err(&context, e))?;
+                            c.send()?;
+                        }
+                        12 => {
+                            let s = scram
+                                .as_mut()
+                                .ok_or_else(|| io_err(&context, bad_reply()))?;
+                            s.finish(&data).map_err(|e| io_err(&context, e))?;
+                        }
+                        other => {
+                            return Err(SqlError::Input(format!(
+                                "{}: the server asks for authentication method {other}, which \
+                                 plumb does not speak (it speaks trust, password, md5 and \
+                                 scram-sha-256)",
+                                ep.redacted_url()
+                            )))
+                        }
+                    }
+                }
+                b'E' => return Err(error_of(&body, &context)),
+                b'Z' => break,
+                _ => {} // ParameterStatus, BackendKeyData, notices
+            }
+        }
+        c.context = "statement".into();
+        Ok(c)
+    }
+
+    fn send(&mut self) -> Result<(), SqlError> {
+        let r = self.stream.write_all(&self.out);
+        self.out.clear();
+        r.map_err(|e| io_err(&self.context, e))
+    }
+
+    /// The next message: its tag and body (copied out only where a caller keeps it).
+    fn next(&mut self) -> Result<(u8, Vec<u8>), SqlError> {
+        let (tag, a, b) = self.next_span()?;
+        Ok((tag, self.buf[a..b].to_vec()))
+    }
+
+    /// The next message in place: its tag and where its body is in the buffer.
+    fn next_span(&mut self) -> Result<(u8, usize, usize), SqlError> {
+        self.fill(5)?;
+        let tag = self.buf[self.pos];
+        let len = u32::from_be_bytes(
+            self.buf[self.pos + 1..self.pos + 5]
+                .try_into()
+                .unwrap_or([0; 4]),
+        ) as usize;
+        if len < 4 {
+            return Err(io_err(&self.context, bad_reply()));
+        }
+        self.fill(1 + len)?;
+        let start = self.pos + 5;
+        let stop = self.pos + 1 + len;
+        self.pos = stop;
+        Ok((tag, start, stop))
+    }
+
+    /// Makes at least `n` unread bytes available.
+    fn fill(&mut self, n: usize) -> Result<(), SqlError> {
+        if self.end - self.pos >= n {
+            return Ok(());
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.buf.len() < n {
+            self.buf.resize(n.next_power_of_two(), 0);
+        }
+        while self.end < n {
+            let got = self
+                .stream
+                .read(&mut self.buf[self.end..])
+                .map_err(|e| io_err(&self.context, e))?;
+            if got == 0 {
+                return Err(io_err(
+                    &self.context,
+                    std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the server closed the connection",
+                    ),
+                ));
+            }
+            self.end += got;
+        }
+        Ok(())
+    }
+
+    /// Reads one reply up to ReadyForQuery, counting rows; an error is kept until the
+    /// server is ready again, so the connection stays usable.
+    fn reply(&mut self, mut text: Option<&mut TextRows>) -> Result<Reply, SqlError> {
+        let mut r = Reply::default();
+        let mut names: Vec<String> = Vec::new();
+        loop {
+            let (tag, a, b) = self.next_span()?;
+            match tag {
+                b'D' => {
+                    r.rows += 1;
+                    if let Some(out) = text.as_deref_mut() {
+                        out.push(data_row(&self.buf[a..b], &names));
+                    }
+                }
+                b'C' => {
+                    // "SELECT 5", "UPDATE 1", "INSERT 0 1", "DELETE 3".
+                    let t = &self.buf[a..b.saturating_sub(1)];
+                    let last = t.rsplit(|&c| c == b' ').next().unwrap_or(b"");
+                    r.affected = std::str::from_utf8(last)
+                        .ok()
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(0);
+                }
+                b'T' if text.is_some() => names = row_names(&self.buf[a..b]),
+                b'E' => r.error = Some(error_of(&self.buf[a..b], &self.context)),
+                b'Z' => return Ok(r),
+                _ => {} // ParseComplete, BindComplete, NoData, notices, parameter changes
+            }
+        }
+    }
+
+    fn bind_execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<Reply, SqlError> {
+        let name = &self.stmts[stmt.0];
+        let bound = frontend::bind(
+            "",
+            name,
+            std::iter::empty::<i16>(),
+            params,
+            |p, out| {
+                match p {
+                    Param::Int(i) => put_int(*i, out),
+                    Param::Str(s) => out.extend_from_slice(s.as_bytes()),
+                }
+                Ok(IsNull::No)
+            },
+            std::iter::empty::<i16>(),
+            &mut self.out,
+        );
+        if bound.is_err() {
+            self.out.clear();
+            return Err(io_err(&self.context, bad_reply()));
+        }
+        let _ = frontend::execute("", 0, &mut self.out);
+        frontend::sync(&mut self.out);
+        self.send()?;
+        let r = self.reply(None)?;
+        match r.error {
+            Some(e) => Err(e),
+            None => Ok(r),
+        }
+    }
+
+    fn simple(&mut self, sql: &str, text: Option<&mut TextRows>) -> Result<(), SqlError> {
+        frontend::query(sql, &mut self.out).map_err(|e| io_err(sql, e))?;
+        self.send()?;
+        match self.reply(text)?.error {
+            Some(SqlError::Query { message, code, .. }) => Err(SqlError::Query {
+                context: sql.to_string(),
+                message,
+                code,
+            }),
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+fn bad_reply() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, "a malformed message")
+}
+
+fn row_names(body: &[u8]) -> Vec<String> {
+    let n = body
+        .get(..2)
+        .map(|b| i16::from_be_bytes([b[0], b[1]]))
+        .unwrap_or(0);
+    let mut rest = &body[2.min(body.len())..];
+    let mut names = Vec::new();
+    for _ in 0..n {
+        let z = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
+        names.push(String::from_utf8_lossy(&rest[..z]).into_owned());
+        rest = rest.get(z + 1 + 18..).unwrap_or(&[]);
+    }
+    names
+}
+
+fn data_row(body: &[u8], names: &[String]) -> Vec<(String, Option<String>)> {
+    let n = body
+        .get(..2)
+        .map(|b| i16::from_be_bytes([b[0], b[1]]))
+        .unwrap_or(0) as usize;
+    let mut rest = &body[2.min(body.len())..];
+    let mut row = Vec::with_capacity(n);
+    for i in 0..n {
+        let Some(l) = rest.get(..4) else { break };
+        let len = i32::from_be_bytes([l[0], l[1], l[2], l[3]]);
+        rest = &rest[4..];
+        let v = if len < 0 {
+            None
+        } else {
+            let len = (len as usize).min(rest.len());
+            let v = String::from_utf8_lossy(&rest[..len]).into_owned();
+            rest = &rest[len..];
+            Some(v)
+        };
+        row.push((names.get(i).cloned().unwrap_or_default(), v));
+    }
+    row
+}
+
+impl SqlClient for PgWire {
+    fn prepare(&mut self, sql: &str) -> Result<Stmt, SqlError> {
+        let name = format!("plumb{}", self.stmts.len());
+        frontend::parse(
+            &name,
+            &pg_placeholders(sql),
+            std::iter::empty(),
+            &mut self.out,
+        )
+        .map_err(|e| io_err(sql, e))?;
+        frontend::sync(&mut self.out);
+        self.send()?;
+        if let Some(SqlError::Query { message, code, .. }) = self.reply(None)?.error {
+            return Err(SqlError::Query {
+                context: format!("preparing {sql}"),
+                message,
+                code,
+            });
+        }
+        self.stmts.push(name);
+        Ok(Stmt(self.stmts.len() - 1))
+    }
+
+    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
+        Ok(self.bind_execute(stmt, params)?.rows)
+    }
+
+    fn execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
+        Ok(self.bind_execute(stmt, params)?.affected)
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), SqlError> {
+        self.simple(sql, None)
+    }
+
+    fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError> {
+        let mut out = Vec::new();
+        self.simple(sql, Some(&mut out))?;
+        Ok(out)
+    }
+}
+
+impl Drop for PgWire {
+    fn drop(&mut self) {
+        frontend::terminate(&mut self.out);
+        let _ = self.stream.write_all(&self.out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ints_are_written_as_libpq_writes_them() {
+        for v in [0, 7, -1, 42, i32::MAX, i32::MIN] {
+            let mut b = BytesMut::new();
+            put_int(v, &mut b);
+            assert_eq!(std::str::from_utf8(&b).unwrap(), v.to_string());
+        }
+    }
+
+    #[test]
+    fn error_fields_give_code_and_message() {
+        let body = b"SERROR\0C23505\0Mduplicate key\0\0";
+        match error_of(body, "x") {
+            SqlError::Query { code, message, .. } => {
+                assert_eq!(code.as_deref(), Some("23505"));
+                assert_eq!(message, "duplicate key");
+            }
+            e => panic!("{e}"),
+        }
+    }
+}

@@ -487,6 +487,25 @@ fn compare_section(o: &mut String, c: &Comparison) {
         true,
         960.0,
     ));
+    if !c.groups.is_empty() {
+        let _ = write!(
+            o,
+            r#"<h3>Relative QPS by group</h3><p class="note">Median, min and max of the relative QPS over each group's microbenchmarks, as the seeds' tables summarise them.</p><table class="groups"><thead><tr><th>group</th><th>version</th><th class="num">n</th><th class="num">median</th><th class="num">min</th><th class="num">max</th></tr></thead><tbody>"#
+        );
+        for g in &c.groups {
+            let _ = write!(
+                o,
+                r#"<tr><th>{}</th><td>{}</td><td class="num">{}</td><td class="num">{:.2}</td><td class="num">{:.2}</td><td class="num">{:.2}</td></tr>"#,
+                esc(&g.group),
+                esc(&g.version),
+                g.n,
+                g.median,
+                g.min,
+                g.max
+            );
+        }
+        o.push_str("</tbody></table>");
+    }
     if c.costs.is_empty() {
         return;
     }

@@ -5,7 +5,7 @@
 //! crate: it runs a tokio runtime under every connection, and its reactor (a failed
 //! read, epoll_wait, then the read) cost plumb 1.3-1.5× the client CPU per query of
 //! sysbench and pgbench on the same server (bench/compare-sysbench.sh), so the client,
-//! not the server, set the rate. One write and one read per query here.
+//! not the server, set the rate. One write, one poll and one read per query here.
 
 use crate::client::{pg_placeholders, Endpoint, Param, SqlClient, Stmt, TextRows};
 use crate::error::SqlError;
@@ -276,6 +276,7 @@ impl PgWire {
             self.buf.resize(n.next_power_of_two(), 0);
         }
         while self.end < n {
+            self.wait_readable()?;
             let got = self
                 .stream
                 .read(&mut self.buf[self.end..])
@@ -292,6 +293,35 @@ impl PgWire {
             self.end += got;
         }
         Ok(())
+    }
+
+    /// Waits in poll(POLLIN) before a read, as libpq does. Why not a blocking read: a
+    /// reader asleep on a unix socket is also woken when the server reads the request
+    /// (the socket's write-space wakeup shares its wait queue) and goes back to sleep, a
+    /// second context switch per query that cost plumb 1.3× libpq's client CPU once the
+    /// server took long enough; poll waits for input only.
+    fn wait_readable(&mut self) -> Result<(), SqlError> {
+        use std::os::fd::AsRawFd;
+        let fd = match &self.stream {
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tcp(s) => s.as_raw_fd(),
+        };
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        loop {
+            // SAFETY: one valid pollfd for the duration of the call.
+            let rc = unsafe { libc::poll(&mut p, 1, -1) };
+            if rc >= 0 {
+                return Ok(());
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(io_err(&self.context, e));
+            }
+        }
     }
 
     /// Reads one reply up to ReadyForQuery, counting rows; an error is kept until the

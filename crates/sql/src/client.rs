@@ -1,6 +1,6 @@
-//! One connection per client thread, with prepared statements: MySQL and MariaDB
-//! through the `mysql` crate, PostgreSQL through [`crate::pgwire`] (its messages from
-//! `postgres-protocol`). The microbenchmarks are written once with `?`
+//! One connection per client thread, with prepared statements: PostgreSQL through
+//! [`crate::pgwire`] (messages from `postgres-protocol`), MySQL and MariaDB through
+//! [`crate::mywire`]. The microbenchmarks are written once with `?`
 //! placeholders; the PostgreSQL client renumbers them to `$1 …` when it prepares.
 
 use crate::error::SqlError;
@@ -133,7 +133,7 @@ impl Endpoint {
     pub fn connect(&self) -> Result<Box<dyn SqlClient>, SqlError> {
         match self.protocol {
             Protocol::Postgres => Ok(Box::new(crate::pgwire::PgWire::connect(self)?)),
-            Protocol::MySql => Ok(Box::new(MyClient::connect(self)?)),
+            Protocol::MySql => Ok(Box::new(crate::mywire::MyWire::connect(self)?)),
         }
     }
 }
@@ -180,18 +180,6 @@ pub trait SqlClient: Send {
     fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError>;
 }
 
-fn my_err(context: &str, e: mysql::Error) -> SqlError {
-    let code = match &e {
-        mysql::Error::MySqlError(m) => Some(m.code.to_string()),
-        _ => None,
-    };
-    SqlError::Query {
-        context: context.to_string(),
-        message: e.to_string(),
-        code,
-    }
-}
-
 /// Renumbers `?` placeholders to PostgreSQL's `$1, $2, …` (the statements plumb sends
 /// have no `?` inside literals).
 pub fn pg_placeholders(sql: &str) -> String {
@@ -207,119 +195,6 @@ pub fn pg_placeholders(sql: &str) -> String {
         }
     }
     out
-}
-
-/// A MySQL or MariaDB connection.
-pub struct MyClient {
-    conn: mysql::Conn,
-    stmts: Vec<mysql::Statement>,
-}
-
-impl MyClient {
-    fn connect(ep: &Endpoint) -> Result<Self, SqlError> {
-        let mut o = mysql::OptsBuilder::new()
-            .user(Some(&ep.user))
-            .pass(ep.password.as_deref())
-            .db_name(Some(&ep.database))
-            .prefer_socket(ep.socket.is_some());
-        o = match &ep.socket {
-            Some(s) => o.socket(Some(s.to_string_lossy())),
-            None => o.ip_or_hostname(Some(&ep.host)).tcp_port(ep.port),
-        };
-        let conn = mysql::Conn::new(o)
-            .map_err(|e| my_err(&format!("connecting to {}", ep.redacted_url()), e))?;
-        Ok(MyClient {
-            conn,
-            stmts: Vec::new(),
-        })
-    }
-
-    fn values(params: &[Param<'_>]) -> mysql::Params {
-        if params.is_empty() {
-            return mysql::Params::Empty;
-        }
-        mysql::Params::Positional(
-            params
-                .iter()
-                .map(|p| match p {
-                    Param::Int(i) => mysql::Value::Int(i64::from(*i)),
-                    Param::Str(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
-                })
-                .collect(),
-        )
-    }
-}
-
-impl SqlClient for MyClient {
-    fn prepare(&mut self, sql: &str) -> Result<Stmt, SqlError> {
-        use mysql::prelude::Queryable;
-        let st = self
-            .conn
-            .prep(sql)
-            .map_err(|e| my_err(&format!("preparing {sql}"), e))?;
-        self.stmts.push(st);
-        Ok(Stmt(self.stmts.len() - 1))
-    }
-
-    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
-        use mysql::prelude::Queryable;
-        let st = &self.stmts[stmt.0];
-        let mut res = self
-            .conn
-            .exec_iter(st, Self::values(params))
-            .map_err(|e| my_err("statement", e))?;
-        let mut n = 0u64;
-        while let Some(set) = res.iter() {
-            for row in set {
-                row.map_err(|e| my_err("reading rows", e))?;
-                n += 1;
-            }
-        }
-        Ok(n)
-    }
-
-    fn execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
-        use mysql::prelude::Queryable;
-        let st = &self.stmts[stmt.0];
-        self.conn
-            .exec_drop(st, Self::values(params))
-            .map_err(|e| my_err("statement", e))?;
-        Ok(self.conn.affected_rows())
-    }
-
-    fn batch(&mut self, sql: &str) -> Result<(), SqlError> {
-        use mysql::prelude::Queryable;
-        self.conn.query_drop(sql).map_err(|e| my_err(sql, e))
-    }
-
-    fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError> {
-        use mysql::prelude::Queryable;
-        let rows: Vec<mysql::Row> = self.conn.query(sql).map_err(|e| my_err(sql, e))?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                let cols: Vec<String> = r
-                    .columns_ref()
-                    .iter()
-                    .map(|c| c.name_str().into_owned())
-                    .collect();
-                let vals = r.unwrap();
-                cols.into_iter()
-                    .zip(vals)
-                    .map(|(c, v)| {
-                        let text = match v {
-                            mysql::Value::NULL => None,
-                            mysql::Value::Bytes(b) => {
-                                Some(String::from_utf8_lossy(&b).into_owned())
-                            }
-                            other => Some(other.as_sql(true).trim_matches('\'').to_string()),
-                        };
-                        (c, text)
-                    })
-                    .collect()
-            })
-            .collect())
-    }
 }
 
 #[cfg(test)]

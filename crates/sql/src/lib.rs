@@ -8,6 +8,7 @@ pub mod bench;
 pub mod client;
 pub mod counters;
 pub mod error;
+pub mod mywire;
 pub mod pgwire;
 pub mod run;
 pub mod server;

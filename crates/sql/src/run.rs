@@ -402,10 +402,12 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         .zip(first.server.as_ref())
         .map(|(b, a)| b.delta(a));
     let disk = last.disk.zip(first.disk).map(|(b, a)| b.delta(&a));
-    let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), queries);
-    let per_q = |x: f64| metrics::per_op(Some(x), queries);
+    let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
+    // Per op: per query, except for the load, whose ops are rows (a statement there
+    // inserts a thousand).
+    let per_q = |x: f64| metrics::per_op(Some(x), ops);
     let counters_query = match (&after, &before) {
-        (Ok(b), a) => per_query(b, a, all_queries),
+        (Ok(b), a) => per_query(b, a, if load { ops } else { all_queries }),
         _ => Default::default(),
     };
     let status = if interrupted {

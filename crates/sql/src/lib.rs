@@ -12,6 +12,7 @@ pub mod mywire;
 pub mod pgwire;
 pub mod run;
 pub mod server;
+mod wire;
 
 pub use bench::Shape;
 pub use client::{Endpoint, Protocol};

@@ -3,18 +3,14 @@
 //! sysbench uses through libmariadb), replies read into one reused buffer and rows
 //! counted, not decoded; authentication hashes with the RustCrypto `sha1`/`sha2`
 //! crates. Why not the `mysql` crate: it reads with a blocking
-//! read, and a reader asleep on a unix socket is also woken when the server reads the
-//! request (the write-space wakeup shares the socket's wait queue), two context
-//! switches per query where libmariadb, waiting in poll, has one; with the crate plumb
+//! read, which on a unix socket wakes twice per query where libmariadb, waiting in
+//! poll, wakes once ([`crate::wire`] says why); with the crate plumb
 //! spent 1.3-1.7× sysbench's client CPU per query and sent 0.75-0.86× its QPS on the
 //! same server (bench/compare-sysbench.sh).
 
 use crate::client::{Endpoint, Param, SqlClient, Stmt, TextRows};
 use crate::error::SqlError;
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
+use crate::wire::{io_err, Wire};
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
 const CLIENT_LONG_FLAG: u32 = 4;
@@ -33,32 +29,6 @@ const COM_QUIT: u8 = 0x01;
 const TYPE_LONG: u8 = 3;
 const TYPE_VAR_STRING: u8 = 0xfd;
 
-enum Stream {
-    Unix(UnixStream),
-    Tcp(TcpStream),
-}
-
-impl Stream {
-    fn fd(&self) -> i32 {
-        match self {
-            Stream::Unix(s) => s.as_raw_fd(),
-            Stream::Tcp(s) => s.as_raw_fd(),
-        }
-    }
-    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Unix(s) => s.read(b),
-            Stream::Tcp(s) => s.read(b),
-        }
-    }
-    fn write_all(&mut self, b: &[u8]) -> std::io::Result<()> {
-        match self {
-            Stream::Unix(s) => s.write_all(b),
-            Stream::Tcp(s) => s.write_all(b),
-        }
-    }
-}
-
 /// A prepared statement on the server.
 struct Prepared {
     id: u32,
@@ -67,22 +37,11 @@ struct Prepared {
 
 /// One MySQL or MariaDB connection.
 pub struct MyWire {
-    stream: Stream,
+    wire: Wire,
     out: Vec<u8>,
-    buf: Vec<u8>,
-    pos: usize,
-    end: usize,
     seq: u8,
     stmts: Vec<Prepared>,
     context: String,
-}
-
-fn io_err(context: &str, e: std::io::Error) -> SqlError {
-    SqlError::Query {
-        context: context.to_string(),
-        message: format!("error communicating with the server: {e}"),
-        code: None,
-    }
 }
 
 fn bad(context: &str, what: &str) -> SqlError {
@@ -192,21 +151,11 @@ impl MyWire {
     /// path, an empty password), then selects the endpoint's database.
     pub fn connect(ep: &Endpoint) -> Result<MyWire, SqlError> {
         let context = format!("connecting to {}", ep.redacted_url());
-        let stream = match &ep.socket {
-            Some(path) => Stream::Unix(UnixStream::connect(path).map_err(|e| io_err(&context, e))?),
-            None => {
-                let s = TcpStream::connect((ep.host.as_str(), ep.port))
-                    .map_err(|e| io_err(&context, e))?;
-                let _ = s.set_nodelay(true);
-                Stream::Tcp(s)
-            }
-        };
+        let wire = Wire::connect(ep.socket.as_deref(), &ep.host, ep.port)
+            .map_err(|e| io_err(&context, e))?;
         let mut c = MyWire {
-            stream,
+            wire,
             out: Vec::with_capacity(4096),
-            buf: vec![0; 64 * 1024],
-            pos: 0,
-            end: 0,
             seq: 0,
             stmts: Vec::new(),
             context: context.clone(),
@@ -319,76 +268,26 @@ impl MyWire {
         Ok(c)
     }
 
-    fn wait_readable(&mut self) -> Result<(), SqlError> {
-        let mut p = libc::pollfd {
-            fd: self.stream.fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        loop {
-            // SAFETY: one valid pollfd for the duration of the call.
-            let rc = unsafe { libc::poll(&mut p, 1, -1) };
-            if rc >= 0 {
-                return Ok(());
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(io_err(&self.context, e));
-            }
-        }
-    }
-
-    fn fill(&mut self, n: usize) -> Result<(), SqlError> {
-        if self.end - self.pos >= n {
-            return Ok(());
-        }
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.end, 0);
-            self.end -= self.pos;
-            self.pos = 0;
-        }
-        if self.buf.len() < n {
-            self.buf.resize(n.next_power_of_two(), 0);
-        }
-        while self.end < n {
-            self.wait_readable()?;
-            let got = self
-                .stream
-                .read(&mut self.buf[self.end..])
-                .map_err(|e| io_err(&self.context, e))?;
-            if got == 0 {
-                return Err(io_err(
-                    &self.context,
-                    std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        "the server closed the connection",
-                    ),
-                ));
-            }
-            self.end += got;
-        }
-        Ok(())
-    }
-
     /// The next packet's payload, in place.
     fn packet(&mut self) -> Result<&[u8], SqlError> {
         let (a, b) = self.span()?;
-        Ok(&self.buf[a..b])
+        Ok(&self.wire.buf[a..b])
     }
 
     /// Where the next packet's payload is in the buffer.
     fn span(&mut self) -> Result<(usize, usize), SqlError> {
-        self.fill(4)?;
-        let h = &self.buf[self.pos..self.pos + 4];
+        self.wire.fill(4).map_err(|e| io_err(&self.context, e))?;
+        let h = &self.wire.buf[self.wire.pos..self.wire.pos + 4];
         let len = usize::from(h[0]) | (usize::from(h[1]) << 8) | (usize::from(h[2]) << 16);
         self.seq = h[3].wrapping_add(1);
         if len == 0xff_ffff {
             return Err(bad(&self.context, "a reply of 16 MiB or more"));
         }
-        self.fill(4 + len)?;
-        let start = self.pos + 4;
-        self.pos = start + len;
-        Ok((start, start + len))
+        self.wire
+            .fill(4 + len)
+            .map_err(|e| io_err(&self.context, e))?;
+        let (a, b) = self.wire.take(4 + len);
+        Ok((a + 4, b))
     }
 
     /// Starts a packet: room for its header, filled by [`Self::send`].
@@ -405,7 +304,7 @@ impl MyWire {
             return Err(bad(&self.context, "a statement of 16 MiB or more"));
         }
         self.out[..4].copy_from_slice(&[len as u8, (len >> 8) as u8, (len >> 16) as u8, self.seq]);
-        let r = self.stream.write_all(&self.out);
+        let r = self.wire.write_all(&self.out);
         r.map_err(|e| io_err(&self.context, e))
     }
 
@@ -422,7 +321,7 @@ impl MyWire {
         let mut r = Reply::default();
         loop {
             let (a, b) = self.span()?;
-            let p = &self.buf[a..b];
+            let p = &self.wire.buf[a..b];
             match p.first() {
                 Some(0x00) => {
                     let mut at = 1;
@@ -452,7 +351,7 @@ impl MyWire {
                     self.span()?; // EOF after the column definitions
                     let more = loop {
                         let (a, b) = self.span()?;
-                        let row = &self.buf[a..b];
+                        let row = &self.wire.buf[a..b];
                         if is_eof(row) {
                             break status_of(row) & SERVER_MORE_RESULTS_EXISTS != 0;
                         }
@@ -566,7 +465,7 @@ impl SqlClient for MyWire {
         self.out.extend_from_slice(sql.as_bytes());
         self.send()?;
         let (a, b) = self.span()?;
-        let p = &self.buf[a..b];
+        let p = &self.wire.buf[a..b];
         if p.first() == Some(&0xff) {
             return Err(error_of(&p[1..], &format!("preparing {sql}")));
         }

@@ -5,51 +5,21 @@
 //! crate: it runs a tokio runtime under every connection, and its reactor (a failed
 //! read, epoll_wait, then the read) cost plumb 1.3-1.5× the client CPU per query of
 //! sysbench and pgbench on the same server (bench/compare-sysbench.sh), so the client,
-//! not the server, set the rate. One write, one poll and one read per query here.
+//! not the server, set the rate. One write, one poll and one read per query here
+//! ([`crate::wire`]).
 
 use crate::client::{pg_placeholders, Endpoint, Param, SqlClient, Stmt, TextRows};
 use crate::error::SqlError;
+use crate::wire::{io_err, Wire};
 use bytes::BytesMut;
 use postgres_protocol::authentication::{md5_hash, sasl};
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
-
-enum Stream {
-    Unix(UnixStream),
-    Tcp(TcpStream),
-}
-
-impl Read for Stream {
-    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Unix(s) => s.read(b),
-            Stream::Tcp(s) => s.read(b),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Unix(s) => s.write(b),
-            Stream::Tcp(s) => s.write(b),
-        }
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// One PostgreSQL connection.
 pub struct PgWire {
-    stream: Stream,
+    wire: Wire,
     out: BytesMut,
-    buf: Vec<u8>,
-    pos: usize,
-    end: usize,
     stmts: Vec<String>,
     context: String,
 }
@@ -60,14 +30,6 @@ struct Reply {
     rows: u64,
     affected: u64,
     error: Option<SqlError>,
-}
-
-fn io_err(context: &str, e: std::io::Error) -> SqlError {
-    SqlError::Query {
-        context: context.to_string(),
-        message: format!("error communicating with the server: {e}"),
-        code: None,
-    }
 }
 
 /// An ErrorResponse's fields: SQLSTATE (`C`) and message (`M`).
@@ -120,24 +82,15 @@ impl PgWire {
     /// the server is ready.
     pub fn connect(ep: &Endpoint) -> Result<PgWire, SqlError> {
         let context = format!("connecting to {}", ep.redacted_url());
-        let stream = match &ep.socket {
-            Some(dir) => {
-                let path = dir.join(format!(".s.PGSQL.{}", ep.port));
-                Stream::Unix(UnixStream::connect(&path).map_err(|e| io_err(&context, e))?)
-            }
-            None => {
-                let s = TcpStream::connect((ep.host.as_str(), ep.port))
-                    .map_err(|e| io_err(&context, e))?;
-                let _ = s.set_nodelay(true);
-                Stream::Tcp(s)
-            }
-        };
+        let path = ep
+            .socket
+            .as_ref()
+            .map(|d| d.join(format!(".s.PGSQL.{}", ep.port)));
+        let wire =
+            Wire::connect(path.as_deref(), &ep.host, ep.port).map_err(|e| io_err(&context, e))?;
         let mut c = PgWire {
-            stream,
+            wire,
             out: BytesMut::with_capacity(4096),
-            buf: vec![0; 64 * 1024],
-            pos: 0,
-            end: 0,
             stmts: Vec::new(),
             context: context.clone(),
         };
@@ -232,7 +185,7 @@ impl PgWire {
     }
 
     fn send(&mut self) -> Result<(), SqlError> {
-        let r = self.stream.write_all(&self.out);
+        let r = self.wire.write_all(&self.out);
         self.out.clear();
         r.map_err(|e| io_err(&self.context, e))
     }
@@ -240,88 +193,23 @@ impl PgWire {
     /// The next message: its tag and body (copied out only where a caller keeps it).
     fn next(&mut self) -> Result<(u8, Vec<u8>), SqlError> {
         let (tag, a, b) = self.next_span()?;
-        Ok((tag, self.buf[a..b].to_vec()))
+        Ok((tag, self.wire.buf[a..b].to_vec()))
     }
 
     /// The next message in place: its tag and where its body is in the buffer.
     fn next_span(&mut self) -> Result<(u8, usize, usize), SqlError> {
-        self.fill(5)?;
-        let tag = self.buf[self.pos];
-        let len = u32::from_be_bytes(
-            self.buf[self.pos + 1..self.pos + 5]
-                .try_into()
-                .unwrap_or([0; 4]),
-        ) as usize;
+        self.wire.fill(5).map_err(|e| io_err(&self.context, e))?;
+        let h = &self.wire.buf[self.wire.pos..self.wire.pos + 5];
+        let tag = h[0];
+        let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
         if len < 4 {
             return Err(io_err(&self.context, bad_reply()));
         }
-        self.fill(1 + len)?;
-        let start = self.pos + 5;
-        let stop = self.pos + 1 + len;
-        self.pos = stop;
-        Ok((tag, start, stop))
-    }
-
-    /// Makes at least `n` unread bytes available.
-    fn fill(&mut self, n: usize) -> Result<(), SqlError> {
-        if self.end - self.pos >= n {
-            return Ok(());
-        }
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.end, 0);
-            self.end -= self.pos;
-            self.pos = 0;
-        }
-        if self.buf.len() < n {
-            self.buf.resize(n.next_power_of_two(), 0);
-        }
-        while self.end < n {
-            self.wait_readable()?;
-            let got = self
-                .stream
-                .read(&mut self.buf[self.end..])
-                .map_err(|e| io_err(&self.context, e))?;
-            if got == 0 {
-                return Err(io_err(
-                    &self.context,
-                    std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        "the server closed the connection",
-                    ),
-                ));
-            }
-            self.end += got;
-        }
-        Ok(())
-    }
-
-    /// Waits in poll(POLLIN) before a read, as libpq does. Why not a blocking read: a
-    /// reader asleep on a unix socket is also woken when the server reads the request
-    /// (the socket's write-space wakeup shares its wait queue) and goes back to sleep, a
-    /// second context switch per query that cost plumb 1.3× libpq's client CPU once the
-    /// server took long enough; poll waits for input only.
-    fn wait_readable(&mut self) -> Result<(), SqlError> {
-        use std::os::fd::AsRawFd;
-        let fd = match &self.stream {
-            Stream::Unix(s) => s.as_raw_fd(),
-            Stream::Tcp(s) => s.as_raw_fd(),
-        };
-        let mut p = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        loop {
-            // SAFETY: one valid pollfd for the duration of the call.
-            let rc = unsafe { libc::poll(&mut p, 1, -1) };
-            if rc >= 0 {
-                return Ok(());
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(io_err(&self.context, e));
-            }
-        }
+        self.wire
+            .fill(1 + len)
+            .map_err(|e| io_err(&self.context, e))?;
+        let (_, stop) = self.wire.take(1 + len);
+        Ok((tag, stop - (len - 4), stop))
     }
 
     /// Reads one reply up to ReadyForQuery, counting rows; an error is kept until the
@@ -335,20 +223,20 @@ impl PgWire {
                 b'D' => {
                     r.rows += 1;
                     if let Some(out) = text.as_deref_mut() {
-                        out.push(data_row(&self.buf[a..b], &names));
+                        out.push(data_row(&self.wire.buf[a..b], &names));
                     }
                 }
                 b'C' => {
                     // "SELECT 5", "UPDATE 1", "INSERT 0 1", "DELETE 3".
-                    let t = &self.buf[a..b.saturating_sub(1)];
+                    let t = &self.wire.buf[a..b.saturating_sub(1)];
                     let last = t.rsplit(|&c| c == b' ').next().unwrap_or(b"");
                     r.affected = std::str::from_utf8(last)
                         .ok()
                         .and_then(|s| s.parse().ok())
                         .unwrap_or(0);
                 }
-                b'T' if text.is_some() => names = row_names(&self.buf[a..b]),
-                b'E' => r.error = Some(error_of(&self.buf[a..b], &self.context)),
+                b'T' if text.is_some() => names = row_names(&self.wire.buf[a..b]),
+                b'E' => r.error = Some(error_of(&self.wire.buf[a..b], &self.context)),
                 b'Z' => return Ok(r),
                 _ => {} // ParseComplete, BindComplete, NoData, notices, parameter changes
             }
@@ -489,7 +377,7 @@ impl SqlClient for PgWire {
 impl Drop for PgWire {
     fn drop(&mut self) {
         frontend::terminate(&mut self.out);
-        let _ = self.stream.write_all(&self.out);
+        let _ = self.wire.write_all(&self.out);
     }
 }
 

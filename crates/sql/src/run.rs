@@ -75,6 +75,20 @@ struct Report {
     hist: LatencyHistogram,
 }
 
+impl Report {
+    fn new(epoch: u64) -> Report {
+        Report {
+            epoch,
+            ops: 0,
+            txns: 0,
+            queries: 0,
+            rows: 0,
+            retries: 0,
+            hist: LatencyHistogram::new(),
+        }
+    }
+}
+
 enum Msg {
     Interval(Report),
     Done {
@@ -109,23 +123,13 @@ fn mark(ctx: &SqlContext<'_>, with_server: bool) -> Mark {
 
 fn thread_loop(
     st: &mut ThreadState,
-    t: usize,
     epoch: &AtomicU64,
     stop: &AtomicBool,
     progress: &Padded,
     tx: &mpsc::Sender<Msg>,
 ) -> (u64, Option<SqlError>) {
-    let mut r = Report {
-        epoch: epoch.load(Relaxed),
-        ops: 0,
-        txns: 0,
-        queries: 0,
-        rows: 0,
-        retries: 0,
-        hist: LatencyHistogram::new(),
-    };
+    let mut r = Report::new(epoch.load(Relaxed));
     let (mut all, mut done) = (0u64, 0u64);
-    let _ = t;
     let mut error = None;
     while !stop.load(Relaxed) {
         let start = Instant::now();
@@ -140,21 +144,9 @@ fn thread_loop(
         all += out.queries;
         let now = epoch.load(Relaxed);
         if now != r.epoch {
-            let h = std::mem::take(&mut r.hist);
-            let old = std::mem::replace(
-                &mut r,
-                Report {
-                    epoch: now,
-                    ops: 0,
-                    txns: 0,
-                    queries: 0,
-                    rows: 0,
-                    retries: 0,
-                    hist: LatencyHistogram::new(),
-                },
-            );
+            let old = std::mem::replace(&mut r, Report::new(now));
             if old.ops > 0 || old.queries > 0 {
-                let _ = tx.send(Msg::Interval(Report { hist: h, ..old }));
+                let _ = tx.send(Msg::Interval(old));
             }
         }
         if out.done {
@@ -247,7 +239,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                     barrier.wait();
                     let (kept, (all, error)) = match st {
                         Ok(mut st) => {
-                            let r = thread_loop(&mut st, t, epoch, stop, prog, &tx);
+                            let r = thread_loop(&mut st, epoch, stop, prog, &tx);
                             (Some(st), r)
                         }
                         Err(e) => (None, (0, Some(e))),

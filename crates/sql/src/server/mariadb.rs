@@ -125,9 +125,10 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     )?;
     std::fs::write(&cnf, &config_text)
         .map_err(|e| SqlError::Input(format!("{}: {e}", cnf.display())))?;
-    let mut m = Managed {
-        flavor: choice.flavor,
-        endpoint: Endpoint {
+    let mut m = Managed::new_in(
+        choice.flavor,
+        root.clone(),
+        Endpoint {
             protocol: Protocol::MySql,
             socket: Some(socket.clone()),
             host: "127.0.0.1".into(),
@@ -136,17 +137,9 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
             password: None,
             database: "mysql".into(),
         },
-        pid: 0,
-        version: String::new(),
         config_text,
-        root: root.clone(),
-        data_dir: data.clone(),
-        log: log.clone(),
-        keep: opts.keep,
-        stop_cmd: Vec::new(),
-        child: None,
-        stopped: false,
-    };
+        opts.keep,
+    );
     let defaults = format!("--defaults-file={}", cnf.display());
 
     // Initialise the data directory.

@@ -186,6 +186,32 @@ impl Managed {
         }
     }
 
+    /// A server about to be initialised in `root` (data in `root/data`, its log in
+    /// `root/server.log`): from here on a failure stops what runs and removes the
+    /// files, unless kept.
+    pub(crate) fn new_in(
+        flavor: Flavor,
+        root: PathBuf,
+        endpoint: Endpoint,
+        config_text: String,
+        keep: bool,
+    ) -> Managed {
+        Managed {
+            flavor,
+            endpoint,
+            pid: 0,
+            version: String::new(),
+            config_text,
+            data_dir: root.join("data"),
+            log: root.join("server.log"),
+            root,
+            keep,
+            stop_cmd: Vec::new(),
+            child: None,
+            stopped: false,
+        }
+    }
+
     /// The last `n` lines of the server's log.
     pub fn log_tail(&self, n: usize) -> Vec<String> {
         log_tail(&self.log, n)

@@ -122,9 +122,10 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     let (tpl, from) = template(opts, TEMPLATE, "postgres.conf")?;
     let config_text = fill(&tpl, &from, &[("cache_mb", opts.cache_mb.to_string())])?;
     // From here on the directory is the server's: a failure removes it (unless kept).
-    let mut m = Managed {
-        flavor: Flavor::Postgres,
-        endpoint: Endpoint {
+    let mut m = Managed::new_in(
+        Flavor::Postgres,
+        root.clone(),
+        Endpoint {
             protocol: Protocol::Postgres,
             socket: Some(root.clone()),
             host: "127.0.0.1".into(),
@@ -133,17 +134,9 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
             password: None,
             database: "postgres".into(),
         },
-        pid: 0,
-        version: String::new(),
         config_text,
-        root: root.clone(),
-        data_dir: data.clone(),
-        log: log.clone(),
-        keep: opts.keep,
-        stop_cmd: Vec::new(),
-        child: None,
-        stopped: false,
-    };
+        opts.keep,
+    );
     let user = "postgres";
     let mut initdb = command_as(user, &bin.join("initdb"));
     initdb.arg("-D").arg(&data).args([

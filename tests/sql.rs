@@ -109,6 +109,12 @@ fn check_common(run: &Value) {
             assert_eq!(srv["queries"], sum["ops"], "{name}: ops are queries");
         }
     }
+    // The release as compare labels it: 15.20, 10.11.19.
+    let v = run["run"]["engine_version"].as_str().unwrap();
+    assert!(
+        !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'),
+        "version {v:?}"
+    );
     // Two tables of 3000 rows were loaded.
     assert_eq!(step(run, "load")["summary"]["ops"], 6000);
     let rows = |n: &str| {
@@ -404,4 +410,46 @@ fn ctrl_c_stops_the_step_and_the_server_and_keeps_what_ran() {
     assert_eq!(std::fs::read_dir(&servers).unwrap().count(), 0);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("point-query (interrupted)"), "{out}");
+}
+
+#[test]
+fn repeats_run_on_fresh_servers_and_are_stored_as_one_group() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let o = plumb(
+        &store,
+        &[
+            "sql",
+            "--table-size",
+            "500",
+            "--steps",
+            "load,point-query",
+            "--duration",
+            "0.2",
+            "--warmup",
+            "0",
+            "--repeat",
+            "2",
+            "--seed",
+            "5",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Two servers were started, each loaded afresh.
+    assert_eq!(stderr(&o).matches("plumb: starting postgres").count(), 2);
+    let runs = json_of(&plumb(&store, &["runs", "--json"]));
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["group_id"], runs[1]["group_id"]);
+    assert_ne!(runs[0]["seed"], runs[1]["seed"]);
+    let first = runs
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .min()
+        .unwrap();
+    let cmp = plumb(
+        &store,
+        &["compare", &format!("g{first}"), &first.to_string()],
+    );
+    assert!(cmp.status.success(), "{}", stderr(&cmp));
 }

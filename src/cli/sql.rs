@@ -83,6 +83,10 @@ pub struct SqlArgs {
     /// Client threads, one connection each.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Run everything this many times, each on a fresh server with a fresh load (seeds
+    /// seed, seed+1, …), stored as one group (g<first run id>) for `plumb compare`.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
     /// Seconds measured per step (the load runs to its end).
     #[arg(long, default_value_t = 5.0)]
     duration: f64,
@@ -123,6 +127,15 @@ impl Server {
     }
 }
 
+/// The release a server reports, as compare labels it: `15.20 (Debian 15.20-0+deb12u1)`
+/// is 15.20, `10.11.19-MariaDB-0+deb12u1` is 10.11.19.
+fn version_label(v: &str) -> String {
+    v.split(|c: char| c.is_whitespace() || c == '-')
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
 fn check(a: &SqlArgs) -> anyhow::Result<(Vec<sqlsteps::SqlStepPlan>, Distribution)> {
     if a.tables == 0 || a.table_size == 0 || a.threads == 0 || a.range_size == 0 {
         bail!("--tables, --table-size, --range-size and --threads must be at least 1");
@@ -160,62 +173,74 @@ fn check(a: &SqlArgs) -> anyhow::Result<(Vec<sqlsteps::SqlStepPlan>, Distributio
     Ok((steps, dist))
 }
 
-/// Runs `plumb sql`.
+/// Runs `plumb sql`: each repeat on a fresh server (and a fresh load).
 pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
     let (steps, distribution) = check(&a)?;
     let seed = a.seed.unwrap_or_else(clock_seed);
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
-    let choice;
-    let mut server = match &a.url {
-        Some(url) => {
-            let ep = Endpoint::parse_url(url)?;
-            choice = None;
-            Server::External(ep)
-        }
-        None => {
-            let c = ServerChoice::parse(
-                a.server.as_deref().unwrap_or("postgres"),
-                a.engine.as_deref(),
-                a.basedir.clone(),
-            )?;
-            eprintln!("plumb: starting {} …", c.engine_label());
-            let m = Managed::start(
-                &c,
-                &StartOptions {
-                    dir: a.dir.clone(),
-                    keep: a.keep,
-                    port: a.port,
-                    cache_mb: a.cache_mb,
-                    config: a.config.clone(),
-                },
-            )?;
-            eprintln!(
-                "plumb: {} {} pid {} in {}{}",
-                c.flavor.name(),
-                m.version,
-                m.pid,
-                m.root.display(),
-                if a.keep { " (kept after the run)" } else { "" }
-            );
-            choice = Some(c);
-            Server::Managed(Box::new(m))
-        }
-    };
-    let result = measure(&a, &mut server, choice.as_ref(), &steps, distribution, seed);
-    let stopped = match &mut server {
-        Server::Managed(m) => {
-            let kept = m.root.clone();
-            let r = m.stop();
-            if a.keep {
-                eprintln!("plumb: kept {}", kept.display());
+    let mut group = None;
+    let mut code = ExitCode::SUCCESS;
+    for rep in 0..a.repeat {
+        let (mut server, choice) = start(&a)?;
+        let result = measure(
+            &a,
+            &mut server,
+            choice.as_ref(),
+            &steps,
+            distribution,
+            seed.wrapping_add(u64::from(rep)),
+            (&mut group, rep),
+        );
+        let stopped = match &mut server {
+            Server::Managed(m) => {
+                let kept = m.root.clone();
+                let r = m.stop();
+                if a.keep {
+                    eprintln!("plumb: kept {}", kept.display());
+                }
+                r
             }
-            r
+            Server::External(_) => Ok(()),
+        };
+        code = result?;
+        stopped.context("the run is stored, but the server did not stop cleanly")?;
+        if code != ExitCode::SUCCESS || INTERRUPTED.load(Ordering::Relaxed) {
+            break;
         }
-        Server::External(_) => Ok(()),
-    };
-    let code = result?;
-    stopped.context("the run is stored, but the server did not stop cleanly")?;
+    }
     Ok(code)
+}
+
+/// Starts the managed server `a` asks for, or reads `--url`.
+fn start(a: &SqlArgs) -> anyhow::Result<(Server, Option<ServerChoice>)> {
+    if let Some(url) = &a.url {
+        return Ok((Server::External(Endpoint::parse_url(url)?), None));
+    }
+    let c = ServerChoice::parse(
+        a.server.as_deref().unwrap_or("postgres"),
+        a.engine.as_deref(),
+        a.basedir.clone(),
+    )?;
+    eprintln!("plumb: starting {} …", c.engine_label());
+    let m = Managed::start(
+        &c,
+        &StartOptions {
+            dir: a.dir.clone(),
+            keep: a.keep,
+            port: a.port,
+            cache_mb: a.cache_mb,
+            config: a.config.clone(),
+        },
+    )?;
+    eprintln!(
+        "plumb: {} {} pid {} in {}{}",
+        c.flavor.name(),
+        m.version,
+        m.pid,
+        m.root.display(),
+        if a.keep { " (kept after the run)" } else { "" }
+    );
+    Ok((Server::Managed(Box::new(m)), Some(c)))
 }
 
 fn measure(
@@ -225,17 +250,14 @@ fn measure(
     steps: &[sqlsteps::SqlStepPlan],
     distribution: Distribution,
     seed: u64,
+    (group, rep): (&mut Option<i64>, u32),
 ) -> anyhow::Result<ExitCode> {
     let ep = server.endpoint().clone();
     let mut counters = CounterReader::connect(&ep)?;
     let (engine, version, engine_clause) = match (choice, &*server) {
         (Some(c), Server::Managed(m)) => (
             c.engine_label(),
-            m.version
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_string(),
+            version_label(&m.version),
             match (ep.protocol, c.engine) {
                 (Protocol::Postgres, _) => String::new(),
                 (_, e) => format!(" ENGINE = {}", e.sql_name()),
@@ -251,9 +273,11 @@ fn measure(
                     .unwrap_or_default()
             };
             match ep.protocol {
-                Protocol::Postgres => {
-                    ("postgres".to_string(), get("server_version"), String::new())
-                }
+                Protocol::Postgres => (
+                    "postgres".to_string(),
+                    version_label(&get("server_version")),
+                    String::new(),
+                ),
                 Protocol::MySql => {
                     let e = a.engine.as_deref().unwrap_or("innodb");
                     let se = match e {
@@ -268,7 +292,7 @@ fn measure(
                             "innodb"
                         }
                         .to_string(),
-                        get("version"),
+                        version_label(&get("version")),
                         format!(" ENGINE = {}", se.sql_name()),
                     )
                 }
@@ -337,6 +361,10 @@ fn measure(
         },
     )?;
     let run_id = rec.id();
+    if a.repeat > 1 {
+        let g = *group.get_or_insert(run_id);
+        rec.store().set_group(run_id, g, i64::from(rep))?;
+    }
     eprintln!(
         "plumb: run {run_id}: {engine} {version}, {} × {} rows, {} threads, seed {seed}",
         a.tables, a.table_size, a.threads

@@ -453,3 +453,83 @@ fn repeats_run_on_fresh_servers_and_are_stored_as_one_group() {
     );
     assert!(cmp.status.success(), "{}", stderr(&cmp));
 }
+
+#[test]
+fn an_external_server_by_url_runs_and_keeps_its_password_out_of_the_store() {
+    for (server, engine) in [("postgres", None), ("mariadb", Some("rocksdb"))] {
+        let d = tempfile::tempdir().unwrap();
+        let store = d.path().join("s.sqlite");
+        // Someone else's server: started here through the library, not by the run.
+        let choice = plumb_sql::ServerChoice::parse(server, engine, None).unwrap();
+        let srv = plumb_sql::Managed::start(
+            &choice,
+            &plumb_sql::StartOptions {
+                dir: Some(d.path().to_path_buf()),
+                keep: false,
+                port: None,
+                cache_mb: 64,
+                config: None,
+            },
+        )
+        .unwrap();
+        let ep = &srv.endpoint;
+        let socket = ep.socket.as_ref().unwrap().display().to_string();
+        let url = match ep.protocol {
+            plumb_sql::Protocol::Postgres => {
+                // The server trusts local users: the password is sent nowhere, but
+                // must still be kept out of what is stored and printed.
+                format!(
+                    "postgres://{}:sekrit@localhost:{}/plumb?host={socket}",
+                    ep.user, ep.port
+                )
+            }
+            plumb_sql::Protocol::MySql => {
+                format!("mysql://{}@localhost/plumb?socket={socket}", ep.user)
+            }
+        };
+        let mut args = vec!["sql", "--url", &url, "--table-size", "800", "--json"];
+        args.extend([
+            "--steps",
+            "load,point-query,update-index",
+            "--duration",
+            "0.3",
+        ]);
+        if let Some(e) = engine {
+            args.extend(["--engine", e]);
+        }
+        let o = plumb(&store, &args);
+        let run = json_of(&o);
+        assert!(o.status.success(), "{server}: {}", stderr(&o));
+        let want = if engine.is_some() {
+            "myrocks"
+        } else {
+            "postgres"
+        };
+        assert_eq!(run["run"]["engine"], want);
+        let srv_costs = &step(&run, "point-query")["summary"]["server"];
+        assert!(srv_costs["cpu_us_query"].is_null(), "{srv_costs}");
+        assert!(srv_costs["cpu_unavailable"]
+            .as_str()
+            .unwrap()
+            .contains("external"));
+        // The server's own counters still come over SQL.
+        assert!(srv_costs["counters_query"].as_object().unwrap().len() > 5);
+        let stored_url = run["run"]["options"]["server.url"].as_str().unwrap();
+        assert_eq!(
+            stored_url.contains(":***@"),
+            server == "postgres",
+            "{stored_url}"
+        );
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("sekrit"));
+        assert!(!stderr(&o).contains("sekrit"));
+        let bytes = std::fs::read(&store).unwrap();
+        let wal = std::fs::read(d.path().join("s.sqlite-wal")).unwrap_or_default();
+        for b in [&bytes, &wal] {
+            assert!(
+                !b.windows(6).any(|w| w == b"sekrit"),
+                "the password reached the store"
+            );
+        }
+        drop(srv);
+    }
+}

@@ -12,7 +12,7 @@ use plumb_runner::lifecycle::{now, rfc3339};
 use plumb_runner::{NoProgress, Progress, Recording};
 use plumb_sql::{
     run_sql_step, CounterReader, Endpoint, Managed, Protocol, ServerChoice, Shape, SqlContext,
-    SqlStepConfig, StartOptions, StorageEngine,
+    SqlStepConfig, StartOptions,
 };
 use plumb_store::{NewRun, StepRecord, Store};
 use plumb_workloads::{sql as sqlsteps, Distribution, Kind, SqlKind};
@@ -272,31 +272,17 @@ fn measure(
                     .map(|(_, v)| v.clone())
                     .unwrap_or_default()
             };
-            match ep.protocol {
-                Protocol::Postgres => (
-                    "postgres".to_string(),
-                    version_label(&get("server_version")),
-                    String::new(),
-                ),
-                Protocol::MySql => {
-                    let e = a.engine.as_deref().unwrap_or("innodb");
-                    let se = match e {
-                        "innodb" => StorageEngine::InnoDb,
-                        "rocksdb" | "myrocks" => StorageEngine::RocksDb,
-                        other => bail!("--engine {other}: use innodb or rocksdb"),
-                    };
-                    (
-                        if se == StorageEngine::RocksDb {
-                            "myrocks"
-                        } else {
-                            "innodb"
-                        }
-                        .to_string(),
-                        version_label(&get("version")),
-                        format!(" ENGINE = {}", se.sql_name()),
-                    )
-                }
-            }
+            // --engine is checked as for a managed server of the same protocol.
+            let flavor = match ep.protocol {
+                Protocol::Postgres => "postgres",
+                Protocol::MySql => "mariadb",
+            };
+            let c = ServerChoice::parse(flavor, a.engine.as_deref(), None)?;
+            let (version, clause) = match ep.protocol {
+                Protocol::Postgres => (get("server_version"), String::new()),
+                Protocol::MySql => (get("version"), format!(" ENGINE = {}", c.engine.sql_name())),
+            };
+            (c.engine_label(), version_label(&version), clause)
         }
     };
     if !steps.iter().any(|s| s.kind == SqlKind::Load) && counters.max_id(a.tables) == 0 {

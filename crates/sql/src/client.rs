@@ -107,10 +107,16 @@ impl Endpoint {
             Protocol::MySql => "mysql",
         };
         let pw = if self.password.is_some() { ":***" } else { "" };
+        // As parse_url reads it back: PostgreSQL names the socket's directory (host=).
+        let key = match self.protocol {
+            Protocol::Postgres => "host",
+            Protocol::MySql => "socket",
+        };
         match &self.socket {
             Some(s) => format!(
-                "{scheme}://{}{pw}@localhost/{}?socket={}",
+                "{scheme}://{}{pw}@localhost:{}/{}?{key}={}",
                 self.user,
+                self.port,
                 self.database,
                 s.display()
             ),

@@ -9,9 +9,9 @@ set -euo pipefail
 # their crates).
 # postgresql, mariadb-server, mariadb-plugin-rocksdb: the servers `plumb sql` starts
 # (PostgreSQL 15, MariaDB 10.11 with InnoDB and MyRocks; apt does not start them here);
-# sysbench: the peer of bench/compare-sysbench.sh.
+# sysbench: the peer of bench/compare-sysbench.sh; linux-perf: `plumb sql --profile`.
 PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev
-  postgresql mariadb-server mariadb-plugin-rocksdb sysbench)
+  postgresql mariadb-server mariadb-plugin-rocksdb sysbench linux-perf)
 
 # shellcheck source=scripts/packages.sh
 . "$(dirname "$0")/packages.sh"

@@ -2,6 +2,8 @@
 //! installs (scripts/setup.sh: postgresql, mariadb-server, mariadb-plugin-rocksdb):
 //! every microbenchmark runs briefly, and what plumb counted is checked against what the
 //! server itself counted. Bad input and a server that dies get one clear error.
+//! CPU profiles (`--profile`) are checked here too, on a server and on an embedded
+//! engine, since both need perf from the same setup.
 
 mod common;
 
@@ -532,4 +534,103 @@ fn an_external_server_by_url_runs_and_keeps_its_password_out_of_the_store() {
         }
         drop(srv);
     }
+}
+
+#[test]
+fn profiles_are_stored_per_step_and_drawn_as_flame_graphs_against_the_base() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let o = plumb(
+        &store,
+        &[
+            "sql",
+            "--table-size",
+            "2000",
+            "--steps",
+            "load,point-query",
+            "--duration",
+            "1",
+            "--warmup",
+            "0",
+            "--threads",
+            "2",
+            "--repeat",
+            "2",
+            "--profile",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs = json_of(&plumb(&store, &["runs", "--json"]));
+    let mut ids: Vec<i64> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    ids.sort_unstable();
+    let html = d.path().join("r.html");
+    let (a, b) = (ids[0].to_string(), ids[1].to_string());
+    let o = plumb(
+        &store,
+        &[
+            "report",
+            &a,
+            &b,
+            "--format",
+            "html",
+            "-o",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("CPU profiles"));
+    // A differential graph per query against the base, and one graph per profiled step.
+    assert!(
+        page.contains(&format!("point-query: run {b} against run {a} (per query)")),
+        "no differential"
+    );
+    assert!(page.matches("<iframe class=\"flame\"").count() >= 3);
+    // Both sides were sampled: plumb's client threads and PostgreSQL's backends.
+    assert!(page.contains("plumb-sql0"));
+    assert!(page.contains("PostgresMain"));
+}
+
+#[test]
+fn an_embedded_engine_is_profiled_the_same_way() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--num",
+            "20000",
+            "--benchmarks",
+            "fillseq,readrandom",
+            "--duration",
+            "1",
+            "--profile",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = d.path().join("r.html");
+    let o = plumb(
+        &store,
+        &[
+            "report",
+            "1",
+            "--format",
+            "html",
+            "-o",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("run 1 rocksdb"),
+        "no flame graph of the readrandom step"
+    );
+    assert!(page.contains("readrandom") && page.contains("plumb-w0"));
 }

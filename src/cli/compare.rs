@@ -134,7 +134,16 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
             }
             s
         }
-        Format::Html => plumb_report::html::report(&runs, c.as_ref()),
+        Format::Html => {
+            let mut profiles = plumb_report::html::Profiles::new();
+            for r in &runs {
+                let p = store
+                    .profiles(r.run.id)
+                    .with_context(|| format!("reading the profiles of run {}", r.run.id))?;
+                profiles.insert(r.run.id, p);
+            }
+            plumb_report::html::report_with_profiles(&runs, c.as_ref(), &profiles)
+        }
         Format::Csv => plumb_report::csv::runs(&runs),
         Format::Json => {
             serde_json::to_string_pretty(&plumb_report::json::report(&runs, c.as_ref()))? + "\n"

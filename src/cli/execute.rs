@@ -177,7 +177,18 @@ pub fn run_batch(
     dirs: DirPolicy,
     grouping: Grouping,
     printer: &mut Printer,
+    profile: bool,
 ) -> anyhow::Result<BatchOutcome> {
+    // perf's data files while profiling, removed as each step's is folded.
+    let perf_dir = if profile {
+        Some(
+            tempfile::Builder::new()
+                .prefix("plumb-perf-")
+                .tempdir_in("/var/tmp")?,
+        )
+    } else {
+        None
+    };
     // Hardware counters first, so the engine's threads (started at open) inherit them.
     let hw = plumb_probes::perf::HwCounterGroup::open();
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
@@ -199,6 +210,7 @@ pub fn run_batch(
             bar: &bar,
         },
         provenance: provenance(tag),
+        profile: perf_dir.as_ref().map(|d| d.path()),
     };
     let out = life.run_batch(&Batch {
         runs,

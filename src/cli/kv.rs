@@ -84,6 +84,11 @@ pub struct KvArgs {
     /// of such documents.
     #[arg(long)]
     json: bool,
+    /// Record a CPU profile of each measured step (perf record on the software clock,
+    /// with call graphs); `plumb report --format html` draws a flame graph per step and
+    /// a differential one per op against the base.
+    #[arg(long)]
+    profile: bool,
 }
 
 /// `--flag` for a parameter key (`key_size` → `--key-size`).
@@ -238,6 +243,7 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
         dirs,
         grouping,
         &mut printer,
+        a.profile,
     )?;
     printer.finish()?;
     if let Some(g) = out.groups.values().next() {

@@ -92,6 +92,7 @@ pub fn run(a: RerunArgs) -> anyhow::Result<ExitCode> {
         },
         Grouping::None,
         &mut printer,
+        false,
     )?;
     printer.finish()?;
     if let Some(id) = out.run_ids.first() {

@@ -102,6 +102,12 @@ pub struct SqlArgs {
     /// Random seed [default: from the clock, printed and stored].
     #[arg(long)]
     seed: Option<u64>,
+    /// Record a CPU profile of each measured step (perf record on the software clock,
+    /// with call graphs) of plumb and the server's processes; `plumb report --format
+    /// html` draws a flame graph per step and, in a comparison, a differential one per
+    /// query against the base.
+    #[arg(long)]
+    profile: bool,
     /// A label stored with the run.
     #[arg(long)]
     tag: Option<String>,
@@ -366,6 +372,16 @@ fn measure(
         engine_clause,
         postgres: ep.protocol == Protocol::Postgres,
     };
+    // perf's data files, one per step, removed as each is folded.
+    let perf_dir = if a.profile {
+        Some(
+            tempfile::Builder::new()
+                .prefix("plumb-perf-")
+                .tempdir_in("/var/tmp")?,
+        )
+    } else {
+        None
+    };
     // A database plumb did not just load may have lost rows to earlier deletes.
     let mut all_present = false;
     let mut server_died = None;
@@ -389,6 +405,7 @@ fn measure(
             interrupt: &INTERRUPTED,
             progress,
             all_present: &mut all_present,
+            profile: perf_dir.as_ref().map(|d| d.path()),
         };
         let mut out = run_sql_step(&mut ctx, &cfg);
         if let Server::Managed(m) = server {
@@ -403,7 +420,7 @@ fn measure(
                 server_died = Some(e);
             }
         }
-        rec.step(
+        let step_id = rec.step(
             StepRecord {
                 seq: 0,
                 name: plan.name.clone(),
@@ -427,6 +444,11 @@ fn measure(
             },
             &out.intervals,
         )?;
+        match &out.profile {
+            Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
+            Some(Err(why)) => eprintln!("plumb: no profile of step {}: {why}", plan.name),
+            None => {}
+        }
         if let Some(e) = &out.error {
             eprintln!("plumb: step {} failed: {e}", plan.name);
         }

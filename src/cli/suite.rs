@@ -272,6 +272,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         },
         grouping,
         &mut printer,
+        false,
     )?;
     printer.finish()?;
     let status = match out.status {

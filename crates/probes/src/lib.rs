@@ -17,5 +17,6 @@ mod error;
 pub mod perf;
 pub mod process;
 pub mod proctree;
+pub mod profile;
 
 pub use error::ProbeError;

@@ -197,19 +197,34 @@ fn run_name(v: &RunView<'_>) -> String {
 /// Renders the page. `comparison`, when given, adds the warnings, the relative ops/s and
 /// the per-op cost bars; runs are drawn in their comparison version's colour.
 pub fn report(runs: &[StoredRun], comparison: Option<&Comparison>) -> String {
-    render(runs, comparison, &[])
+    render(runs, comparison, &[], &Profiles::new())
+}
+
+/// CPU profiles by run id: (step name, folded stacks) in step order.
+pub type Profiles = BTreeMap<i64, Vec<(String, String)>>;
+
+/// [`report`] with the runs' CPU profiles: a flame graph per profiled step and, in a
+/// comparison, a differential one per query of each version's first run against the
+/// base's.
+pub fn report_with_profiles(
+    runs: &[StoredRun],
+    comparison: Option<&Comparison>,
+    profiles: &Profiles,
+) -> String {
+    render(runs, comparison, &[], profiles)
 }
 
 /// Renders a suite's page: the sweep curves (throughput against threads or size, with
 /// per-op costs and where scaling stops) before the runs and their steps.
 pub fn suite_report(runs: &[StoredRun], curves: &[crate::sweep::Curve]) -> String {
-    render(runs, None, curves)
+    render(runs, None, curves, &Profiles::new())
 }
 
 fn render(
     runs: &[StoredRun],
     comparison: Option<&Comparison>,
     curves: &[crate::sweep::Curve],
+    profiles: &Profiles,
 ) -> String {
     let views = views(runs, comparison);
     let steps = step_names(runs, comparison);
@@ -259,9 +274,94 @@ fn render(
     for step in &steps {
         step_section(&mut o, step, &views);
     }
+    if profiles.values().any(|p| !p.is_empty()) {
+        profile_section(&mut o, runs, comparison, profiles);
+    }
     provenance(&mut o, &views);
     o.push_str("</main></body></html>\n");
     o
+}
+
+/// A flame graph in its own frame: each keeps its script and element ids to itself,
+/// so zoom and search work in every one on the page.
+fn flame_frame(svg: &str) -> String {
+    let height = svg
+        .split_once("height=\"")
+        .and_then(|(_, r)| r.split_once('"'))
+        .and_then(|(h, _)| h.parse::<f64>().ok())
+        .unwrap_or(600.0);
+    format!(
+        r#"<iframe class="flame" style="width:100%;height:{:.0}px;border:0" srcdoc="{}"></iframe>"#,
+        height + 8.0,
+        esc(svg)
+    )
+}
+
+/// Queries (ops) of a run's step, for per-query scaling.
+fn step_ops(r: &StoredRun, step: &str) -> u64 {
+    r.steps
+        .iter()
+        .find(|(s, _)| s.name == step)
+        .map(|(s, _)| s.summary.ops)
+        .unwrap_or(0)
+}
+
+/// Flame graphs: each profiled step of each run, then (in a comparison) each version's
+/// first run against the base's first run, per query.
+fn profile_section(
+    o: &mut String,
+    runs: &[StoredRun],
+    comparison: Option<&Comparison>,
+    profiles: &Profiles,
+) {
+    o.push_str(r#"<h2 id="profiles">CPU profiles</h2><p class="note">perf record on the software clock during each measured window, plumb's threads and the server's processes together; widths are CPU time. Click a frame to zoom.</p>"#);
+    let first_of = |label: &str| -> Option<&StoredRun> {
+        let c = comparison?;
+        let i = c.versions.iter().position(|v| v == label)?;
+        let id = *c.run_ids.get(i)?.first()?;
+        runs.iter().find(|r| r.run.id == id)
+    };
+    if let Some(c) = comparison {
+        if let Some(base) = c.versions.first().and_then(|v| first_of(v)) {
+            for v in c.versions.iter().skip(1) {
+                let Some(other) = first_of(v) else { continue };
+                let (Some(pa), Some(pb)) =
+                    (profiles.get(&base.run.id), profiles.get(&other.run.id))
+                else {
+                    continue;
+                };
+                for (step, fb) in pb {
+                    let Some((_, fa)) = pa.iter().find(|(s, _)| s == step) else {
+                        continue;
+                    };
+                    let title = format!(
+                        "{step}: run {} against run {} (per query)",
+                        other.run.id, base.run.id
+                    );
+                    if let Some(svg) = crate::flame::differential(
+                        fa,
+                        step_ops(base, step),
+                        fb,
+                        step_ops(other, step),
+                        &title,
+                    ) {
+                        let _ = write!(o, "<h3>{}</h3>{}", esc(&title), flame_frame(&svg));
+                    }
+                }
+            }
+        }
+    }
+    for r in runs {
+        for (step, folded) in profiles.get(&r.run.id).into_iter().flatten() {
+            let title = format!(
+                "run {} {} {} · {step}",
+                r.run.id, r.run.engine, r.run.engine_version
+            );
+            if let Some(svg) = crate::flame::svg(folded, &title) {
+                let _ = write!(o, "<h3>{}</h3>{}", esc(&title), flame_frame(&svg));
+            }
+        }
+    }
 }
 
 /// One chart per step and axis (a line per series), each with its table and verdicts.

@@ -5,6 +5,7 @@
 pub mod attribution;
 pub mod compare;
 pub mod csv;
+pub mod flame;
 mod format;
 pub mod html;
 pub mod json;

@@ -143,6 +143,8 @@ pub struct Lifecycle<'a> {
     pub observer: &'a mut dyn Observer,
     /// Recorded with every run.
     pub provenance: Provenance,
+    /// Profile every measured step (perf's data files go in this directory).
+    pub profile: Option<&'a Path>,
 }
 
 /// A sequence of planned runs to carry out.
@@ -384,6 +386,7 @@ impl Lifecycle<'_> {
             hw: self.hw.as_ref().map_err(|e| e.clone()),
             interrupt: self.interrupt,
             progress: self.progress,
+            profile: self.profile,
         };
         let mut keys = if plan.use_existing_db {
             KeySpace::unknown(plan.params.num)
@@ -409,7 +412,7 @@ impl Lifecycle<'_> {
                 verify: plan.params.verify,
             };
             let out = run_step(&ctx, &cfg, &mut keys);
-            rec.step(
+            let step_id = rec.step(
                 StepRecord {
                     seq: 0, // given by the recording
                     name: sp.name.clone(),
@@ -423,6 +426,13 @@ impl Lifecycle<'_> {
                 },
                 &out.intervals,
             )?;
+            match &out.profile {
+                Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
+                Some(Err(why)) => self
+                    .observer
+                    .note(&format!("no profile of step {}: {why}", sp.name)),
+                None => {}
+            }
             let engine_broken = out.status == StepStatus::Failed && !out.verification_failed;
             if out.status == StepStatus::Interrupted
                 || engine_broken // later steps would measure a broken state

@@ -39,14 +39,18 @@ impl<'s> Recording<'s> {
         self.store
     }
 
-    /// Stores a finished step as the run's next one (its `seq` is set here) and folds
-    /// its status into the run's.
-    pub fn step(&mut self, mut step: StepRecord, intervals: &[Interval]) -> Result<(), StoreError> {
+    /// Stores a finished step as the run's next one (its `seq` is set here), folds
+    /// its status into the run's, and returns the step's id.
+    pub fn step(
+        &mut self,
+        mut step: StepRecord,
+        intervals: &[Interval],
+    ) -> Result<i64, StoreError> {
         step.seq = self.next_seq;
-        self.store.add_step(self.id, &step, intervals)?;
+        let id = self.store.add_step(self.id, &step, intervals)?;
         self.next_seq += 1;
         self.fold(step.status);
-        Ok(())
+        Ok(id)
     }
 
     /// Something outside a step failed (a probe that could not set up): the run fails.

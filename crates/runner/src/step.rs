@@ -49,6 +49,9 @@ pub struct RunContext<'a> {
     pub interrupt: &'a AtomicBool,
     /// Where progress goes.
     pub progress: &'a dyn Progress,
+    /// Record a CPU profile of this process during each measured window, perf's data
+    /// file in this directory (`plumb kv --profile`).
+    pub profile: Option<&'a std::path::Path>,
 }
 
 /// A finished step: what is stored and reported.
@@ -69,6 +72,9 @@ pub struct StepOutcome {
     pub summary: StepSummary,
     /// The 1-second series; its ops add up to `summary.ops`.
     pub intervals: Vec<Interval>,
+    /// The CPU profile of the measured window (folded stacks, ns), when asked for; or
+    /// why there is none.
+    pub profile: Option<Result<String, String>>,
 }
 
 /// Runs one db_bench step and updates what is known about the key space.
@@ -168,6 +174,7 @@ struct Collected {
     errors: Vec<String>,
     interrupted: bool,
     reader_done: usize,
+    profile: Option<Result<String, String>>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -189,6 +196,7 @@ fn sample(
         errors: Vec::new(),
         interrupted: false,
         reader_done: 0,
+        profile: None,
     };
     let mut writer_done = !writer;
     let handle = |msg: Msg, c: &mut Collected, writer_done: &mut bool| match msg {
@@ -222,6 +230,9 @@ fn sample(
         }
     }
     let t0 = opened.unwrap_or_else(|| open_window(sampler, shared));
+    let recording = ctx.profile.map(|dir| {
+        plumb_probes::profile::start(&[std::process::id()], dir, &format!("step{}", cfg.index))
+    });
     c.marks.push(t0);
     let deadline = cfg.duration.map(|d| t0.at + d);
     let mut next_tick = t0.at + Duration::from_secs(1);
@@ -266,6 +277,7 @@ fn sample(
         handle(m, &mut c, &mut writer_done);
     }
     c.marks.push(sampler.snapshot());
+    c.profile = recording.map(|r| r.and_then(|r| r.stop()));
     c
 }
 
@@ -448,6 +460,7 @@ fn summarise(
         ended,
         summary,
         intervals,
+        profile: c.profile,
     }
 }
 
@@ -526,5 +539,6 @@ fn run_maintenance(
             ..StepSummary::default()
         },
         intervals: Vec::new(),
+        profile: None,
     }
 }

@@ -38,6 +38,7 @@ fn run(target: &dyn Target, c: &StepConfig, keys: &mut KeySpace) -> StepOutcome 
         hw: Err("test".into()),
         interrupt: &stop,
         progress: &NoProgress,
+        profile: None,
     };
     run_step(&ctx, c, keys)
 }
@@ -275,6 +276,7 @@ fn an_interrupt_stops_the_step_and_keeps_what_ran() {
         hw: Err("test".into()),
         interrupt: &stop,
         progress: &NoProgress,
+        profile: None,
     };
     let mut c = cfg("readrandom", 0, 100, 1);
     c.duration = Some(Duration::from_secs(30));

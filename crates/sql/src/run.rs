@@ -59,6 +59,9 @@ pub struct SqlContext<'a> {
     pub progress: &'a dyn Progress,
     /// Every loaded id exists (no delete has run); a step that deletes clears it.
     pub all_present: &'a mut bool,
+    /// Record a CPU profile of plumb and the server during each measured window, with
+    /// perf's data file in this directory.
+    pub profile: Option<&'a Path>,
 }
 
 #[repr(align(128))]
@@ -187,6 +190,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         ended: SystemTime::now(),
         summary: StepSummary::default(),
         intervals: Vec::new(),
+        profile: None,
     };
     let max_id = if matches!(kind, SqlKind::Insert) {
         ctx.counters.max_id(cfg.shape.tables)
@@ -211,7 +215,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     );
     let all_present = *ctx.all_present;
 
-    let (marks, reports, dones) = std::thread::scope(|scope| {
+    let (marks, reports, dones, profile) = std::thread::scope(|scope| {
         for (t, prog) in progress.iter().enumerate() {
             let plan = ThreadPlan {
                 kind,
@@ -274,6 +278,15 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             }
         }
         let t0 = mark(ctx, true);
+        // The client (plumb) and every server process alive now: the step's backends
+        // connected before the window opened.
+        let recording = ctx.profile.map(|dir| {
+            let mut pids = vec![std::process::id()];
+            if let Some(s) = &t0.server {
+                pids.extend(s.procs.keys().copied());
+            }
+            plumb_probes::profile::start(&pids, dir, &format!("step{}", cfg.index))
+        });
         epoch.store(1, Relaxed);
         let mut marks = vec![t0.clone()];
         let deadline = (!load).then(|| t0.at + cfg.duration);
@@ -308,11 +321,12 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             }
         }
         marks.push(mark(ctx, true));
+        let profile = recording.map(|r| r.and_then(|r| r.stop()));
         end.wait();
         while let Ok(m) = rx.recv() {
             handle(m, &mut reports, &mut dones);
         }
-        (marks, reports, dones)
+        (marks, reports, dones, profile)
     });
     ctx.progress.finish();
     let ended = SystemTime::now();
@@ -454,5 +468,6 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         ended,
         summary,
         intervals,
+        profile,
     }
 }

@@ -245,6 +245,32 @@ impl Store {
         Ok(step_id)
     }
 
+    /// Keeps a step's CPU profile (folded stacks, one `frames ns` line each).
+    pub fn add_profile(&self, step_id: i64, folded: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO profiles (step_id, folded) VALUES (?1, ?2)",
+                params![step_id, folded],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The CPU profiles of a run's steps, by step name, in step order.
+    pub fn profiles(&self, run_id: i64) -> Result<Vec<(String, String)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT s.name, p.folded FROM profiles p JOIN steps s ON s.id = p.step_id
+                 WHERE s.run_id = ?1 ORDER BY s.seq",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
     /// Marks a run ended.
     pub fn finish_run(
         &self,

@@ -87,6 +87,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
      ALTER TABLE runs ADD COLUMN plan TEXT;
      ALTER TABLE runs ADD COLUMN plan_hash TEXT;
      CREATE INDEX runs_suite ON runs(suite_id);",
+    // 4: CPU profiles of steps (plumb sql --profile), folded stacks weighted by ns.
+    "CREATE TABLE profiles (
+        step_id INTEGER PRIMARY KEY REFERENCES steps(id) ON DELETE CASCADE,
+        folded TEXT NOT NULL
+     );",
 ];
 
 /// Brings the schema up to date, one transaction per migration.

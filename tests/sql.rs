@@ -117,6 +117,29 @@ fn check_common(run: &Value) {
         !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'),
         "version {v:?}"
     );
+    // perf counted the server's processes: software events at least, and every
+    // hardware event it could not count is named with perf's reason.
+    let srv = &step(run, "point-query.pre")["summary"]["server"];
+    let tc = srv["perf_query"]["task-clock-us"].as_f64().unwrap_or(0.0);
+    assert!(tc > 0.0, "no task-clock: {srv}");
+    assert!(
+        srv["perf_query"]["context-switches"]
+            .as_f64()
+            .unwrap_or(0.0)
+            > 0.0
+    );
+    for ev in ["cycles", "instructions"] {
+        let counted = srv["perf_query"].get(ev).is_some();
+        let said = srv["perf_unavailable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with(ev));
+        assert!(
+            counted != said,
+            "{ev}: counted {counted}, explained {said}: {srv}"
+        );
+    }
     // Two tables of 3000 rows were loaded.
     assert_eq!(step(run, "load")["summary"]["ops"], 6000);
     let rows = |n: &str| {

@@ -306,6 +306,15 @@ pub struct ServerCosts {
     /// Queries in the measured window (the step's ops are rows for the load).
     #[serde(default)]
     pub queries: u64,
+    /// perf counters of the server's processes per query (`task-clock-us`,
+    /// `context-switches`, `cycles`, `instructions` …): hardware events where the
+    /// kernel has a PMU, software events always.
+    #[serde(default)]
+    pub perf_query: std::collections::BTreeMap<String, f64>,
+    /// Events perf could not count and why (`cycles: <not supported>`), or why nothing
+    /// was counted.
+    #[serde(default)]
+    pub perf_unavailable: Vec<String>,
 }
 
 /// One second of a step (the last may be shorter).

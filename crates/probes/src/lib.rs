@@ -15,6 +15,7 @@ pub mod dirsize;
 pub mod diskstats;
 mod error;
 pub mod perf;
+pub mod perfstat;
 pub mod process;
 pub mod proctree;
 pub mod profile;

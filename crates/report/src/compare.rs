@@ -160,7 +160,11 @@ pub fn compare(versions: &[Version]) -> Comparison {
         .map(|name| {
             let n = name.clone();
             table(versions, &steps, &format!("{name}/query"), &move |s| {
-                s.server.as_ref()?.counters_query.get(&n).copied()
+                let srv = s.server.as_ref()?;
+                match n.strip_prefix("perf.") {
+                    Some(ev) => srv.perf_query.get(ev).copied(),
+                    None => srv.counters_query.get(&n).copied(),
+                }
             })
         })
         // Counters that never moved explain nothing.
@@ -193,7 +197,13 @@ fn counter_names(versions: &[Version]) -> Vec<String> {
         .flat_map(|v| v.runs.iter())
         .flat_map(|r| r.steps.iter())
         .filter_map(|(s, _)| s.summary.server.as_ref())
-        .flat_map(|c| c.counters_query.keys().cloned())
+        .flat_map(|c| {
+            c.counters_query
+                .keys()
+                .cloned()
+                .chain(c.perf_query.keys().map(|k| format!("perf.{k}")))
+                .collect::<Vec<_>>()
+        })
         .collect();
     names.sort();
     names.dedup();

@@ -215,7 +215,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     );
     let all_present = *ctx.all_present;
 
-    let (marks, reports, dones, profile) = std::thread::scope(|scope| {
+    let (marks, reports, dones, profile, perf) = std::thread::scope(|scope| {
         for (t, prog) in progress.iter().enumerate() {
             let plan = ThreadPlan {
                 kind,
@@ -287,6 +287,15 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             }
             plumb_probes::profile::start(&pids, dir, &format!("step{}", cfg.index))
         });
+        // The server's own perf counters over the window.
+        let counting = t0.server.as_ref().map(|s| {
+            let pids: Vec<u32> = s.procs.keys().copied().collect();
+            plumb_probes::perfstat::start(
+                &pids,
+                &std::env::temp_dir(),
+                &format!("plumb-{}-step{}", std::process::id(), cfg.index),
+            )
+        });
         epoch.store(1, Relaxed);
         let mut marks = vec![t0.clone()];
         let deadline = (!load).then(|| t0.at + cfg.duration);
@@ -322,11 +331,12 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         }
         marks.push(mark(ctx, true));
         let profile = recording.map(|r| r.and_then(|r| r.stop()));
+        let perf = counting.map(|c| c.and_then(|c| c.stop()));
         end.wait();
         while let Ok(m) = rx.recv() {
             handle(m, &mut reports, &mut dones);
         }
-        (marks, reports, dones, profile)
+        (marks, reports, dones, profile, perf)
     });
     ctx.progress.finish();
     let ended = SystemTime::now();
@@ -441,8 +451,25 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         wkb_op,
         db_gb: db_bytes.map(|b| b as f64 / metrics::GB),
         qos: metrics::qos(&intervals),
+        // The client's hardware counters are not read on SQL steps; the server's perf
+        // counters are in `server.perf_query`, and what perf refused is said here.
         hw: HwCounters {
-            unsupported: Some("not read for SQL steps yet".into()),
+            unsupported: Some(match &perf {
+                Some(Ok(c)) if c.missing.is_empty() => {
+                    "the client's are not read on SQL steps (the server's: server.perf_query)"
+                        .into()
+                }
+                Some(Ok(c)) => format!(
+                    "the server's: {}",
+                    c.missing
+                        .iter()
+                        .map(|(e, why)| format!("{e} {why}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                Some(Err(why)) => format!("the server's: {why}"),
+                None => "not read: an external server's processes are not visible".into(),
+            }),
             ..HwCounters::default()
         },
         server: Some(ServerCosts {
@@ -457,6 +484,31 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             counters_query,
             retries,
             queries,
+            perf_query: match &perf {
+                Some(Ok(c)) => c
+                    .values
+                    .iter()
+                    .filter_map(|(ev, v)| {
+                        // task-clock comes in ms: µs per query reads beside srv_us_q.
+                        let (name, v) = if ev == "task-clock" {
+                            ("task-clock-us".to_string(), v * 1000.0)
+                        } else {
+                            (ev.clone(), *v)
+                        };
+                        Some((name, metrics::per_op(Some(v), ops)?))
+                    })
+                    .collect(),
+                _ => Default::default(),
+            },
+            perf_unavailable: match &perf {
+                Some(Ok(c)) => c
+                    .missing
+                    .iter()
+                    .map(|(e, why)| format!("{e}: {why}"))
+                    .collect(),
+                Some(Err(why)) => vec![why.clone()],
+                None => vec!["not counted: plumb cannot see an external server's processes".into()],
+            },
         }),
         ..StepSummary::default()
     };

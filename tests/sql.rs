@@ -555,6 +555,15 @@ fn an_external_server_by_url_runs_and_keeps_its_password_out_of_the_store() {
                 "the password reached the store"
             );
         }
+        if ep.protocol == plumb_sql::Protocol::MySql {
+            // root has no password here: a wrong one is refused, with the server's
+            // words and without the password.
+            let bad = format!("mysql://root:wr0ngpw@localhost/plumb?socket={socket}");
+            let o = plumb(&store, &["sql", "--url", &bad, "--steps", "point-query"]);
+            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+            assert!(stderr(&o).contains("Access denied"), "{}", stderr(&o));
+            assert!(!stderr(&o).contains("wr0ngpw"), "{}", stderr(&o));
+        }
         drop(srv);
     }
 }

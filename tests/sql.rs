@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{json_of, plumb, stderr};
+use common::{html_report, json_of, plumb, stderr};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -29,6 +29,17 @@ fn counter(run: &Value, name: &str, key: &str) -> f64 {
     step(run, name)["summary"]["server"]["counters_query"][key]
         .as_f64()
         .unwrap_or_else(|| panic!("{name}: no counter {key}"))
+}
+
+/// Each (step, counter, per query) is the server's count within 2%.
+fn counts(run: &Value, want: &[(&str, &str, f64)]) {
+    for (name, key, per_query) in want {
+        close(
+            &format!("{name} {key}"),
+            counter(run, name, key),
+            *per_query,
+        );
+    }
 }
 
 fn close(what: &str, got: f64, want: f64) {
@@ -163,37 +174,18 @@ fn postgres_runs_every_microbenchmark_and_its_counts_match_pg_stat() {
     let run = default_order("postgres", None);
     check_common(&run);
     assert_eq!(run["run"]["engine"], "postgres");
-    // Each point query is one primary-key index scan, one committed transaction.
-    close(
-        "idx_scan",
-        counter(&run, "point-query.pre", "tables.idx_scan"),
-        1.0,
-    );
-    close(
-        "xact_commit",
-        counter(&run, "point-query.post", "db.xact_commit"),
-        1.0,
-    );
-    // oltp_read_only: 10 point + 4 range index scans in 16 queries (BEGIN, COMMIT).
-    close(
-        "idx_scan",
-        counter(&run, "read-only-10.pre", "tables.idx_scan"),
-        14.0 / 16.0,
-    );
-    close(
-        "seq_scan",
-        counter(&run, "scan.pre", "tables.seq_scan"),
-        1.0,
-    );
-    close(
-        "tup_updated",
-        counter(&run, "update-index", "db.tup_updated"),
-        1.0,
-    );
-    close(
-        "tup_inserted",
-        counter(&run, "insert", "db.tup_inserted"),
-        1.0,
+    counts(
+        &run,
+        &[
+            // Each point query is one primary-key index scan, one committed transaction.
+            ("point-query.pre", "tables.idx_scan", 1.0),
+            ("point-query.post", "db.xact_commit", 1.0),
+            // oltp_read_only: 10 point + 4 range index scans in 16 queries (BEGIN, COMMIT).
+            ("read-only-10.pre", "tables.idx_scan", 14.0 / 16.0),
+            ("scan.pre", "tables.seq_scan", 1.0),
+            ("update-index", "db.tup_updated", 1.0),
+            ("insert", "db.tup_inserted", 1.0),
+        ],
     );
     // What plumb counted deleted is what PostgreSQL counted.
     let deleted = step(&run, "delete")["summary"]["server"]["rows_query"]
@@ -208,37 +200,18 @@ fn postgres_runs_every_microbenchmark_and_its_counts_match_pg_stat() {
 }
 
 fn check_mysql(run: &Value) {
-    close(
-        "com_select",
-        counter(run, "point-query.pre", "com_select"),
-        1.0,
+    counts(
+        run,
+        &[
+            ("point-query.pre", "com_select", 1.0),
+            ("point-query.post", "handler_read_key", 1.0),
+            ("read-only-100.pre", "com_select", 14.0 / 16.0),
+            ("write-only", "com_commit", 1.0 / 6.0),
+            ("update-index", "com_update", 1.0),
+            ("update-nonindex", "handler_update", 1.0),
+            ("insert", "com_insert", 1.0),
+        ],
     );
-    close(
-        "handler_read_key",
-        counter(run, "point-query.post", "handler_read_key"),
-        1.0,
-    );
-    close(
-        "com_select",
-        counter(run, "read-only-100.pre", "com_select"),
-        14.0 / 16.0,
-    );
-    close(
-        "com_commit",
-        counter(run, "write-only", "com_commit"),
-        1.0 / 6.0,
-    );
-    close(
-        "com_update",
-        counter(run, "update-index", "com_update"),
-        1.0,
-    );
-    close(
-        "handler_update",
-        counter(run, "update-nonindex", "handler_update"),
-        1.0,
-    );
-    close("com_insert", counter(run, "insert", "com_insert"), 1.0);
     let deleted = step(run, "delete")["summary"]["server"]["rows_query"]
         .as_f64()
         .unwrap();
@@ -600,22 +573,8 @@ fn profiles_are_stored_per_step_and_drawn_as_flame_graphs_against_the_base() {
         .map(|r| r["id"].as_i64().unwrap())
         .collect();
     ids.sort_unstable();
-    let html = d.path().join("r.html");
     let (a, b) = (ids[0].to_string(), ids[1].to_string());
-    let o = plumb(
-        &store,
-        &[
-            "report",
-            &a,
-            &b,
-            "--format",
-            "html",
-            "-o",
-            html.to_str().unwrap(),
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = html_report(&store, &[&a, &b]);
     assert!(page.contains("CPU profiles"));
     // A differential graph per query against the base, and one graph per profiled step.
     assert!(
@@ -646,20 +605,7 @@ fn an_embedded_engine_is_profiled_the_same_way() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let html = d.path().join("r.html");
-    let o = plumb(
-        &store,
-        &[
-            "report",
-            "1",
-            "--format",
-            "html",
-            "-o",
-            html.to_str().unwrap(),
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = html_report(&store, &["1"]);
     assert!(
         page.contains("run 1 rocksdb"),
         "no flame graph of the readrandom step"

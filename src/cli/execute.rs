@@ -167,6 +167,19 @@ impl Observer for Printer {
     }
 }
 
+/// Where perf's data files go while `--profile` records (each is removed once folded;
+/// the directory goes with the returned guard); `None` without `--profile`.
+pub fn perf_dir(profile: bool) -> anyhow::Result<Option<tempfile::TempDir>> {
+    if !profile {
+        return Ok(None);
+    }
+    Ok(Some(
+        tempfile::Builder::new()
+            .prefix("plumb-perf-")
+            .tempdir_in("/var/tmp")?,
+    ))
+}
+
 /// Runs a batch of planned runs through the runner's lifecycle, storing into `store`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_batch(
@@ -179,16 +192,7 @@ pub fn run_batch(
     printer: &mut Printer,
     profile: bool,
 ) -> anyhow::Result<BatchOutcome> {
-    // perf's data files while profiling, removed as each step's is folded.
-    let perf_dir = if profile {
-        Some(
-            tempfile::Builder::new()
-                .prefix("plumb-perf-")
-                .tempdir_in("/var/tmp")?,
-        )
-    } else {
-        None
-    };
+    let perf_dir = perf_dir(profile)?;
     // Hardware counters first, so the engine's threads (started at open) inherit them.
     let hw = plumb_probes::perf::HwCounterGroup::open();
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));

@@ -372,16 +372,7 @@ fn measure(
         engine_clause,
         postgres: ep.protocol == Protocol::Postgres,
     };
-    // perf's data files, one per step, removed as each is folded.
-    let perf_dir = if a.profile {
-        Some(
-            tempfile::Builder::new()
-                .prefix("plumb-perf-")
-                .tempdir_in("/var/tmp")?,
-        )
-    } else {
-        None
-    };
+    let perf_dir = execute::perf_dir(a.profile)?;
     // A database plumb did not just load may have lost rows to earlier deletes.
     let mut all_present = false;
     let mut server_died = None;

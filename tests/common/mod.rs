@@ -36,3 +36,15 @@ pub fn ok_json(o: &Output) -> Value {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Runs `plumb report SELECTORS --format html` into a file and returns the page.
+pub fn html_report(store: &Path, selectors: &[&str]) -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("report.html");
+    let mut args = vec!["report"];
+    args.extend_from_slice(selectors);
+    args.extend(["--format", "html", "-o", file.to_str().expect("utf-8 path")]);
+    let o = plumb(store, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::read_to_string(&file).expect("report written")
+}

@@ -16,6 +16,7 @@ pub mod diskstats;
 mod error;
 pub mod perf;
 pub mod perfstat;
+mod perftool;
 pub mod process;
 pub mod proctree;
 pub mod profile;

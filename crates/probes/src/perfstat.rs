@@ -5,7 +5,7 @@
 //! reported with perf's reason rather than as zero.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 /// The events asked for, hardware first.
 pub const EVENTS: &[&str] = &[
@@ -38,28 +38,15 @@ pub struct Counts {
 /// in `dir`.
 pub fn start(pids: &[u32], dir: &Path, name: &str) -> Result<Counting, String> {
     let out = dir.join(format!("{name}.perfstat"));
-    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
-    let child = Command::new("perf")
-        .args(["stat", "-x", ",", "-e", &EVENTS.join(","), "-o"])
-        .arg(&out)
-        .arg("-p")
-        .arg(list.join(","))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| {
-            format!("cannot run perf ({e}); `apt-get install linux-perf` (scripts/setup.sh does)")
-        })?;
+    let events = EVENTS.join(",");
+    let child = crate::perftool::attach(&["stat", "-x", ",", "-e", &events], &out, pids)?;
     Ok(Counting { child, out })
 }
 
 impl Counting {
     /// Stops counting and reads the counts.
     pub fn stop(mut self) -> Result<Counts, String> {
-        // SAFETY: kill has no memory preconditions; the pid is our own child's.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
-        let _ = self.child.wait();
+        let _ = crate::perftool::detach(&mut self.child);
         let text = std::fs::read_to_string(&self.out).map_err(|e| format!("perf stat: {e}"));
         let _ = std::fs::remove_file(&self.out);
         Ok(parse(&text?))

@@ -21,28 +21,9 @@ pub struct Recording {
 /// `dir`. Err says why there is no profile (no perf binary, not permitted).
 pub fn start(pids: &[u32], dir: &Path, name: &str) -> Result<Recording, String> {
     let data = dir.join(format!("{name}.perf.data"));
-    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
-    let child = Command::new("perf")
-        .args([
-            "record",
-            "-e",
-            "cpu-clock",
-            "-F",
-            &FREQUENCY.to_string(),
-            "-g",
-            "--quiet",
-            "-o",
-        ])
-        .arg(&data)
-        .arg("-p")
-        .arg(list.join(","))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| {
-            format!("cannot run perf ({e}); `apt-get install linux-perf` (scripts/setup.sh does)")
-        })?;
+    let freq = FREQUENCY.to_string();
+    let args = ["record", "-e", "cpu-clock", "-F", &freq, "-g", "--quiet"];
+    let child = crate::perftool::attach(&args, &data, pids)?;
     Ok(Recording { child, data })
 }
 
@@ -50,9 +31,8 @@ impl Recording {
     /// Stops sampling and returns the folded stacks: one `comm;frame;… ns` line per
     /// distinct stack, root first, weighted by CPU nanoseconds (the sample period).
     pub fn stop(mut self) -> Result<String, String> {
-        // SAFETY: kill has no memory preconditions; the pid is our own child's.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
-        let status = self.child.wait().map_err(|e| format!("perf record: {e}"))?;
+        let status =
+            crate::perftool::detach(&mut self.child).map_err(|e| format!("perf record: {e}"))?;
         let out = Command::new("perf")
             .args(["script", "-i"])
             .arg(&self.data)

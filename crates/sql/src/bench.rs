@@ -166,6 +166,8 @@ pub struct ThreadState {
     c: String,
     pad: String,
     inlist: Vec<i32>,
+    /// `inlist` as statement parameters, reused so an IN-list query allocates nothing.
+    list_params: Vec<Param<'static>>,
     scratch: Vec<i32>,
     next_insert: i64,
     insert_stride: i64,
@@ -237,6 +239,7 @@ impl ThreadState {
             c: String::with_capacity(120),
             pad: String::with_capacity(60),
             inlist: Vec::with_capacity(1000),
+            list_params: Vec::with_capacity(1000),
             scratch: Vec::with_capacity(1000),
             next_insert: p.max_id + 1 + p.thread as i64,
             insert_stride: p.threads as i64,
@@ -296,11 +299,7 @@ impl ThreadState {
                     _ => 1000,
                 };
                 let t = self.table();
-                self.inlist.clear();
-                for _ in 0..n {
-                    let k = self.id();
-                    self.inlist.push(k);
-                }
+                self.random_ids(n);
                 let rows = self.query_list(t, 0)?;
                 Ok(one(rows))
             }
@@ -315,11 +314,7 @@ impl ThreadState {
             }
             PointsCoveredPk | PointsNotcoveredPk | PointsCoveredSi | PointsNotcoveredSi => {
                 let t = self.table();
-                self.inlist.clear();
-                for _ in 0..INLIST {
-                    let k = self.id();
-                    self.inlist.push(k);
-                }
+                self.random_ids(INLIST);
                 let rows = self.query_list(t, 0)?;
                 if matches!(self.kind, PointsCoveredPk | PointsNotcoveredPk) {
                     self.check_ids(rows, t)?;
@@ -381,13 +376,9 @@ impl ThreadState {
             }),
             UpdateInlist => self.retrying(|s| {
                 let t = s.table();
-                s.inlist.clear();
-                for _ in 0..INLIST {
-                    let k = s.id();
-                    s.inlist.push(k);
-                }
-                let params: Vec<Param<'_>> = s.inlist.iter().map(|i| Param::Int(*i)).collect();
-                let rows = s.client.execute(s.stmts[t][0], &params)?;
+                s.random_ids(INLIST);
+                s.bind_list();
+                let rows = s.client.execute(s.stmts[t][0], &s.list_params)?;
                 Ok(one(rows))
             }),
             Delete => self.retrying(|s| {
@@ -416,9 +407,24 @@ impl ThreadState {
         }
     }
 
+    /// `n` ids from the key distribution into `inlist`.
+    fn random_ids(&mut self, n: usize) {
+        self.inlist.clear();
+        for _ in 0..n {
+            let k = self.id();
+            self.inlist.push(k);
+        }
+    }
+
+    fn bind_list(&mut self) {
+        self.list_params.clear();
+        self.list_params
+            .extend(self.inlist.iter().map(|v| Param::Int(*v)));
+    }
+
     fn query_list(&mut self, t: usize, i: usize) -> Result<u64, SqlError> {
-        let params: Vec<Param<'_>> = self.inlist.iter().map(|v| Param::Int(*v)).collect();
-        self.client.query(self.stmts[t][i], &params)
+        self.bind_list();
+        self.client.query(self.stmts[t][i], &self.list_params)
     }
 
     /// A primary-key IN-list finds each distinct id once while every id exists.

@@ -127,14 +127,6 @@ impl Endpoint {
         }
     }
 
-    /// The same server, another database (the managed server's maintenance database).
-    pub fn with_database(&self, db: &str) -> Endpoint {
-        Endpoint {
-            database: db.to_string(),
-            ..self.clone()
-        }
-    }
-
     /// Opens one connection.
     pub fn connect(&self) -> Result<Box<dyn SqlClient>, SqlError> {
         match self.protocol {

@@ -11,7 +11,7 @@ pub mod value;
 
 pub use error::TargetError;
 pub use model::{
-    HwCounters, Interval, Qos, RunStatus, ServerCosts, StepStatus, StepSummary, Verification,
-    WriterSummary, HARNESS_SAMPLE_EVERY,
+    HwCounters, IbSecond, IbSummary, Interval, OpLatency, Qos, RunStatus, ServerCosts, StepStatus,
+    StepSummary, Verification, WriterSummary, HARNESS_SAMPLE_EVERY, IB_BUCKETS_US,
 };
-pub use target::{EngineStats, Maintenance, Session, Target};
+pub use target::{BatchOp, EngineStats, Maintenance, Session, Target, WriteBatch};

@@ -278,6 +278,112 @@ pub struct StepSummary {
     /// engines and probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerCosts>,
+    /// The insert benchmark's figures (inserts, deletes and queries apart, the 95% rule,
+    /// response-time buckets); `None` for other workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ib: Option<IbSummary>,
+}
+
+/// Upper bounds of the insert benchmark's response-time buckets, µs (≤256 µs, ≤1 ms,
+/// ≤4 ms … ≤16 s); one more bucket counts everything above the last.
+pub const IB_BUCKETS_US: [u64; 9] = [
+    256, 1_000, 4_000, 16_000, 64_000, 256_000, 1_000_000, 4_000_000, 16_000_000,
+];
+
+/// Latency of one kind of op in an insert-benchmark step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpLatency {
+    /// Ops timed.
+    pub ops: u64,
+    /// Percentiles, µs.
+    pub p50_us: Option<f64>,
+    /// 90th percentile, µs.
+    pub p90_us: Option<f64>,
+    /// 99th percentile, µs.
+    pub p99_us: Option<f64>,
+    /// 99.9th percentile, µs.
+    pub p999_us: Option<f64>,
+    /// Largest, µs (the seeds' "max op time").
+    pub max_us: Option<f64>,
+    /// Ops per response-time bucket of [`IB_BUCKETS_US`], then those above.
+    pub buckets: Vec<u64>,
+}
+
+/// One second of an insert-benchmark step: what the published scripts print per
+/// second, kept beside the step's intervals (whose ops are the step's main op).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct IbSecond {
+    /// End of the second since the step's start, s.
+    pub t: f64,
+    /// Its length, s.
+    pub secs: f64,
+    /// Rows inserted.
+    pub ins: u64,
+    /// Rows deleted.
+    pub del: u64,
+    /// Queries.
+    pub queries: u64,
+    /// Largest insert-commit latency from its intended start, µs.
+    pub ins_max_us: Option<f64>,
+    /// 99th percentile query latency, µs.
+    pub q_p99_us: Option<f64>,
+}
+
+/// An insert-benchmark step's figures. Costs are per the step's main op, as the
+/// published summaries give them: per inserted row for l.i0/l.i1/l.i2, per query for
+/// the query steps (everything the window cost, the background inserts included).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IbSummary {
+    /// Clients (each one inserter, and one querier in the query steps).
+    pub clients: u32,
+    /// Rows per insert commit.
+    pub rows_per_commit: u32,
+    /// The inserted rows/s asked of all clients together; `None` when unlimited.
+    pub target_ips: Option<f64>,
+    /// The 95% rule: `Some(false)` when the average insert rate fell below 95% of the
+    /// target, so the step's query rate is not comparable; `None` when unlimited.
+    pub rate_ok: Option<bool>,
+    /// Each insert deleted as many of the oldest rows (the table stays the same size).
+    pub delete_per_insert: bool,
+    /// Rows inserted, deleted; queries run.
+    pub inserts: u64,
+    /// Rows deleted.
+    pub deletes: u64,
+    /// Queries.
+    pub queries: u64,
+    /// Inserted rows per second.
+    pub ips: f64,
+    /// Deleted rows per second.
+    pub dps: f64,
+    /// Queries per second.
+    pub qps: f64,
+    /// Rows each query returned, on average.
+    pub rows_query: Option<f64>,
+    /// Insert commits, timed from each one's intended start when rate-limited.
+    pub insert: OpLatency,
+    /// Queries (closed loop: from their start).
+    pub query: OpLatency,
+    /// Per-second inserted rows: the variation of the insert rate.
+    pub ins_qos: Option<Qos>,
+    /// Device reads per op.
+    pub rd_op: Option<f64>,
+    /// KB read from the device per op.
+    pub rkb_op: Option<f64>,
+    /// KB written to the device per inserted row.
+    pub wkb_ins: Option<f64>,
+    /// CPU of the system under test per op (the server's processes, or plumb's own with
+    /// an embedded engine), µs.
+    pub cpu_us_op: Option<f64>,
+    /// Context switches of the system under test per op.
+    pub csw_op: Option<f64>,
+    /// Resident memory of the system under test at the step's end, GB.
+    pub rss_gb: Option<f64>,
+    /// Rows plumb counts in the table after the step (loaded + inserted − deleted) …
+    pub rows_expected: u64,
+    /// … and the rows the engine or server counted (`SELECT COUNT(*)`, a key scan).
+    pub rows_counted: Option<u64>,
+    /// Per-second inserts, deletes and queries.
+    pub seconds: Vec<IbSecond>,
 }
 
 /// A SQL step's figures that an embedded engine has no use for: transactions beside

@@ -107,6 +107,78 @@ pub trait Session {
     }
     /// Deletes one key.
     fn delete(&mut self, key: &[u8]) -> Result<(), TargetError>;
+    /// Applies a batch of puts and deletes as one write: a row of a table with
+    /// secondary indexes is several keys, and an engine with write batches (RocksDB)
+    /// commits them together, once through its WAL, as a SQL server commits a
+    /// transaction. Engines without batches apply the ops one by one (not atomically).
+    fn write_batch(&mut self, batch: &WriteBatch) -> Result<(), TargetError> {
+        for op in batch.iter() {
+            match op {
+                BatchOp::Put(k, v) => self.put(k, v)?,
+                BatchOp::Delete(k) => self.delete(k)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A reusable batch of writes: keys and values in one buffer, so filling one per
+/// commit allocates nothing once it has grown to the commit's size.
+#[derive(Debug, Default, Clone)]
+pub struct WriteBatch {
+    bytes: Vec<u8>,
+    /// (key start, key length, value length; `u32::MAX` marks a delete).
+    ops: Vec<(usize, u32, u32)>,
+}
+
+/// One op of a [`WriteBatch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchOp<'a> {
+    /// Write key = value.
+    Put(&'a [u8], &'a [u8]),
+    /// Delete key.
+    Delete(&'a [u8]),
+}
+
+impl WriteBatch {
+    /// Empties it, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.ops.clear();
+    }
+    /// Adds a put.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.ops
+            .push((self.bytes.len(), key.len() as u32, value.len() as u32));
+        self.bytes.extend_from_slice(key);
+        self.bytes.extend_from_slice(value);
+    }
+    /// Adds a delete.
+    pub fn delete(&mut self, key: &[u8]) {
+        self.ops
+            .push((self.bytes.len(), key.len() as u32, u32::MAX));
+        self.bytes.extend_from_slice(key);
+    }
+    /// Ops in the batch.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    /// Whether it holds no op.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+    /// Its ops, in the order they were added.
+    pub fn iter(&self) -> impl Iterator<Item = BatchOp<'_>> {
+        self.ops.iter().map(|&(at, kl, vl)| {
+            let k = &self.bytes[at..at + kl as usize];
+            if vl == u32::MAX {
+                BatchOp::Delete(k)
+            } else {
+                let v0 = at + kl as usize;
+                BatchOp::Put(k, &self.bytes[v0..v0 + vl as usize])
+            }
+        })
+    }
 }
 
 /// Maintenance steps: run between measured steps, never timed as ops.

@@ -49,6 +49,26 @@ impl TreeSnapshot {
     }
 }
 
+impl TreeSnapshot {
+    /// Resident memory of the tree now, bytes: each process's private memory
+    /// (`RssAnon`) plus the largest shared and file-backed parts once, because every
+    /// PostgreSQL backend maps the same shared buffers and would count them again.
+    pub fn rss_bytes(&self) -> Option<u64> {
+        let (mut anon, mut shmem, mut file, mut seen) = (0u64, 0u64, 0u64, false);
+        for pid in self.procs.keys() {
+            let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+                continue;
+            };
+            let kb = |k| crate::process::parse_status_kb(&text, k).unwrap_or(0);
+            anon += kb("RssAnon");
+            shmem = shmem.max(kb("RssShmem"));
+            file = file.max(kb("RssFile"));
+            seen = true;
+        }
+        seen.then_some(anon + shmem + file)
+    }
+}
+
 /// Reads `root` and every live descendant; `None` when `root` is gone.
 pub fn tree_snapshot(root: u32) -> Option<TreeSnapshot> {
     tree_snapshot_in(Path::new("/proc"), root)

@@ -54,6 +54,22 @@ impl LatencyHistogram {
         (!self.h.is_empty()).then(|| self.h.max() as f64 / 1000.0)
     }
 
+    /// Ops per bucket: those ≤ `bounds_us[0]`, then each next bound, then the rest
+    /// (the insert benchmark's response-time buckets). Each recorded value counts
+    /// once, in the bucket of its histogram slot's upper edge.
+    pub fn buckets_us(&self, bounds_us: &[u64]) -> Vec<u64> {
+        let mut out = vec![0u64; bounds_us.len() + 1];
+        for v in self.h.iter_recorded() {
+            let us = self.h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0;
+            let i = bounds_us
+                .iter()
+                .position(|b| us <= *b as f64)
+                .unwrap_or(bounds_us.len());
+            out[i] += v.count_at_value();
+        }
+        out
+    }
+
     /// Empties it for reuse without reallocating.
     pub fn reset(&mut self) {
         self.h.reset();
@@ -88,6 +104,17 @@ mod tests {
         let p50 = a.quantile_us(0.5).unwrap();
         assert!((p50 - 5000.0).abs() < 5.0, "p50 {p50}");
         assert!((a.max_us().unwrap() - 10_000.0).abs() < 10.0);
+    }
+
+    #[test]
+    fn buckets_count_each_op_once() {
+        let mut h = LatencyHistogram::new();
+        for us in [100u64, 256, 900, 5_000, 2_000_000, 20_000_000] {
+            h.record_ns(us * 1000);
+        }
+        let b = h.buckets_us(&[256, 1_000, 4_000, 16_000]);
+        assert_eq!(b.iter().sum::<u64>(), 6);
+        assert_eq!(b, vec![2, 1, 0, 1, 2]);
     }
 
     #[test]

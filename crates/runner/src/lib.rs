@@ -6,7 +6,7 @@ pub mod config;
 pub mod histogram;
 pub mod lifecycle;
 pub mod metrics;
-mod pacing;
+pub mod pacing;
 pub mod payload;
 pub mod recording;
 mod sampler;
@@ -20,6 +20,7 @@ pub use lifecycle::{
     Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, LifecycleError, Observer, Provenance,
     RunAt,
 };
+pub use pacing::Pacer;
 pub use recording::Recording;
 pub use step::{run_step, run_workload, NoProgress, Progress, RunContext, StepOutcome};
 pub use workload::{Role, Worker, Workload};

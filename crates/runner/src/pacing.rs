@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 /// Hands out intended start times at a fixed rate.
-pub(crate) struct Pacer {
+pub struct Pacer {
     start: Instant,
     interval_ns: f64,
     issued: u64,
@@ -15,7 +15,7 @@ impl Pacer {
     /// `ops_per_sec` must be > 0. Call it on the thread that will wait: it narrows
     /// that thread's timer slack from the default 50 µs to 1 µs, so sleeping to an
     /// intended start does not itself add tens of µs to every op's latency.
-    pub(crate) fn new(ops_per_sec: f64, start: Instant) -> Self {
+    pub fn new(ops_per_sec: f64, start: Instant) -> Self {
         // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only this thread.
         unsafe {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
@@ -33,7 +33,7 @@ impl Pacer {
     /// start (no coordinated omission). When the pacer was idle and had to sleep, any
     /// lateness of the wake-up is the harness's, not the engine's: latency counts from
     /// the actual start.
-    pub(crate) fn wait_next(&mut self, stop: &dyn Fn() -> bool) -> Option<Instant> {
+    pub fn wait_next(&mut self, stop: &dyn Fn() -> bool) -> Option<Instant> {
         let due = self.start + Duration::from_nanos((self.issued as f64 * self.interval_ns) as u64);
         self.issued += 1;
         if stop() {

@@ -440,6 +440,7 @@ fn summarise(
         hw,
         pending_compaction_gb_start: first.engine.pending_compaction_bytes.map(|b| b as f64 / GB),
         server: None,
+        ib: None,
         writer: (w_ops > 0).then(|| WriterSummary {
             ops: w_ops,
             mb_sec: if secs > 0.0 {

@@ -538,6 +538,40 @@ impl Session for RocksSession<'_> {
     fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
         self.write_one(self.write, key, &[], true)
     }
+    fn write_batch(&mut self, batch: &plumb_core::WriteBatch) -> Result<(), TargetError> {
+        let mut err: *mut c_char = null_mut();
+        // SAFETY: as in `write_one`: the reused batch, options and DB are alive for the
+        // session; every key and value outlives the calls that copy them.
+        unsafe {
+            librocksdb_sys::rocksdb_writebatch_clear(self.batch);
+            for op in batch.iter() {
+                match op {
+                    plumb_core::BatchOp::Put(k, v) => librocksdb_sys::rocksdb_writebatch_put(
+                        self.batch,
+                        k.as_ptr() as *const c_char,
+                        k.len(),
+                        v.as_ptr() as *const c_char,
+                        v.len(),
+                    ),
+                    plumb_core::BatchOp::Delete(k) => librocksdb_sys::rocksdb_writebatch_delete(
+                        self.batch,
+                        k.as_ptr() as *const c_char,
+                        k.len(),
+                    ),
+                }
+            }
+            librocksdb_sys::rocksdb_write(
+                self.target.db.as_ptr(),
+                self.write,
+                self.batch,
+                &mut err,
+            );
+            if !err.is_null() {
+                return Err(take_error(err));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! back typed, so reports decide on the enum (is it maintenance? a probe?) and never
 //! on a string.
 
+use crate::ibench::IbKind;
 use crate::sql::SqlKind;
 use crate::steps::StepKind;
 use serde::{Deserialize, Serialize};
@@ -62,6 +63,8 @@ pub enum Kind {
     Probe(ProbeKind),
     /// A SQL microbenchmark on a database server.
     Sql(SqlKind),
+    /// An insert-benchmark step (on a server or an embedded engine).
+    Ib(IbKind),
 }
 
 impl Kind {
@@ -71,12 +74,13 @@ impl Kind {
             Kind::Kv(k) => k.name(),
             Kind::Probe(p) => p.name(),
             Kind::Sql(q) => q.name(),
+            Kind::Ib(i) => i.name(),
         }
     }
 
     /// Unmeasured work between measured steps (flush, compaction): no rates to report.
     pub fn is_maintenance(self) -> bool {
-        matches!(self, Kind::Kv(k) if k.is_maintenance())
+        matches!(self, Kind::Kv(k) if k.is_maintenance()) || self == Kind::Ib(IbKind::Debt)
     }
 }
 
@@ -118,6 +122,9 @@ impl FromStr for Kind {
         if let Ok(q) = s.parse::<SqlKind>() {
             return Ok(Kind::Sql(q));
         }
+        if let Some(i) = IbKind::from_name(s) {
+            return Ok(Kind::Ib(i));
+        }
         PROBES
             .iter()
             .find(|(_, n)| *n == s)
@@ -152,7 +159,8 @@ mod tests {
             .split(',')
             .map(|n| Kind::Kv(n.parse().unwrap()))
             .chain(PROBES.iter().map(|(p, _)| Kind::Probe(*p)))
-            .chain(SqlKind::all().map(Kind::Sql));
+            .chain(SqlKind::all().map(Kind::Sql))
+            .chain(IbKind::all().map(Kind::Ib));
         for k in kinds {
             assert!(names.insert(k.name()), "{} named twice", k.name());
             assert_eq!(k.name().parse::<Kind>(), Ok(k));

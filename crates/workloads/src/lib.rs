@@ -3,6 +3,7 @@
 //! which key each op touches.
 
 pub mod distribution;
+pub mod ibench;
 pub mod keys;
 pub mod kind;
 pub mod permutation;
@@ -10,6 +11,7 @@ pub mod sql;
 pub mod steps;
 
 pub use distribution::{Distribution, KeyChooser};
+pub use ibench::{IbKind, IbStepPlan};
 pub use keys::KeyFormat;
 pub use kind::{Kind, ProbeKind, UnknownKind};
 pub use permutation::Permutation;

@@ -3,6 +3,7 @@
 mod compare;
 mod execute;
 mod host;
+mod ib;
 mod kv;
 mod options;
 mod output;
@@ -12,6 +13,7 @@ mod provenance;
 mod rerun;
 mod runs;
 mod select;
+mod server;
 mod sql;
 mod suite;
 
@@ -33,6 +35,8 @@ enum Command {
     Kv(Box<kv::KvArgs>),
     /// Run the sysbench microbenchmarks on PostgreSQL, MariaDB (InnoDB, MyRocks) or MySQL.
     Sql(Box<sql::SqlArgs>),
+    /// Run the insert benchmark (l.i0 … qp1000) on a SQL server or an embedded engine.
+    Ib(Box<ib::IbArgs>),
     /// Run a suite file: targets × workloads × sizes × threads × repeats, resumable.
     Run(suite::RunArgs),
     /// Print a suite's matrix, estimated time and disk space, without running it.
@@ -97,6 +101,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Kv(a) => kv::run(*a),
         Command::Sql(a) => sql::run(*a),
+        Command::Ib(a) => ib::run(*a),
         Command::Run(a) => suite::run_cmd(a),
         Command::Plan(a) => suite::plan_cmd(a),
         Command::Rerun(a) => rerun::run(a),

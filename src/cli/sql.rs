@@ -5,20 +5,19 @@
 
 use super::execute::{self, clock_seed, exit_code, INTERRUPTED};
 use super::progress::Bar;
+use super::server::{self, Server, ServerArgs};
 use super::StoreArg;
 use anyhow::{bail, Context};
 use plumb_core::{RunStatus, StepStatus};
 use plumb_runner::lifecycle::{now, rfc3339};
 use plumb_runner::{NoProgress, Progress, Recording};
 use plumb_sql::{
-    run_sql_step, CounterReader, Endpoint, Managed, Protocol, ServerChoice, Shape, SqlContext,
-    SqlStepConfig, StartOptions,
+    run_sql_step, CounterReader, Protocol, ServerChoice, Shape, SqlContext, SqlStepConfig,
 };
 use plumb_store::{NewRun, StepRecord, Store};
 use plumb_workloads::{sql as sqlsteps, Distribution, Kind, SqlKind};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -41,36 +40,8 @@ Examples:
   plumb sql --url postgres://bench@db1/sbtest --steps point-query --threads 8"
 )]
 pub struct SqlArgs {
-    /// The server plumb starts: postgres[@MAJOR], mariadb[@VERSION], or mysql (with
-    /// --basedir) [default: postgres].
-    #[arg(long, value_name = "NAME[@VERSION]")]
-    server: Option<String>,
-    /// Storage engine of a MySQL-protocol server: innodb or rocksdb (MyRocks).
-    #[arg(long, value_name = "ENGINE")]
-    engine: Option<String>,
-    /// A running server instead: postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://…
-    /// (plumb creates and drops only its sbtest tables; the password is never stored).
-    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "basedir", "keep", "dir", "port", "config"])]
-    url: Option<String>,
-    /// An install to start instead of the system's (its bin/ holds postgres or mysqld).
-    #[arg(long, value_name = "DIR")]
-    basedir: Option<PathBuf>,
-    /// Where the managed server's data directory is made [default: /var/tmp].
-    #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
-    /// Keep the managed server's data directory after the run.
-    #[arg(long)]
-    keep: bool,
-    /// TCP port for the managed server [default: a free one].
-    #[arg(long)]
-    port: Option<u16>,
-    /// Buffer pool / shared_buffers / block cache of the managed server, MiB.
-    #[arg(long, default_value_t = 1024, value_name = "MIB")]
-    cache_mb: u64,
-    /// A config template to use instead of plumb's (crates/sql/config/*): the same
-    /// {placeholders} are filled.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    server: ServerArgs,
     /// Tables sbtest1..N.
     #[arg(long, default_value_t = 1)]
     tables: u32,
@@ -118,30 +89,6 @@ pub struct SqlArgs {
     json: bool,
 }
 
-/// The server a run measures: started by plumb, or someone else's.
-enum Server {
-    Managed(Box<Managed>),
-    External(Endpoint),
-}
-
-impl Server {
-    fn endpoint(&self) -> &Endpoint {
-        match self {
-            Server::Managed(m) => &m.endpoint,
-            Server::External(e) => e,
-        }
-    }
-}
-
-/// The release a server reports, as compare labels it: `15.20 (Debian 15.20-0+deb12u1)`
-/// is 15.20, `10.11.19-MariaDB-0+deb12u1` is 10.11.19.
-fn version_label(v: &str) -> String {
-    v.split(|c: char| c.is_whitespace() || c == '-')
-        .next()
-        .unwrap_or("")
-        .to_string()
-}
-
 fn check(a: &SqlArgs) -> anyhow::Result<(Vec<sqlsteps::SqlStepPlan>, Distribution)> {
     if a.tables == 0 || a.table_size == 0 || a.threads == 0 || a.range_size == 0 {
         bail!("--tables, --table-size, --range-size and --threads must be at least 1");
@@ -183,11 +130,10 @@ fn check(a: &SqlArgs) -> anyhow::Result<(Vec<sqlsteps::SqlStepPlan>, Distributio
 pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
     let (steps, distribution) = check(&a)?;
     let seed = a.seed.unwrap_or_else(clock_seed);
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
     let mut group = None;
     let mut code = ExitCode::SUCCESS;
     for rep in 0..a.repeat {
-        let (mut server, choice) = start(&a)?;
+        let (mut server, choice) = server::start(&a.server)?;
         let result = measure(
             &a,
             &mut server,
@@ -197,17 +143,7 @@ pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
             seed.wrapping_add(u64::from(rep)),
             (&mut group, rep),
         );
-        let stopped = match &mut server {
-            Server::Managed(m) => {
-                let kept = m.root.clone();
-                let r = m.stop();
-                if a.keep {
-                    eprintln!("plumb: kept {}", kept.display());
-                }
-                r
-            }
-            Server::External(_) => Ok(()),
-        };
+        let stopped = server.stop(a.server.keep);
         code = result?;
         stopped.context("the run is stored, but the server did not stop cleanly")?;
         if code != ExitCode::SUCCESS || INTERRUPTED.load(Ordering::Relaxed) {
@@ -215,38 +151,6 @@ pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(code)
-}
-
-/// Starts the managed server `a` asks for, or reads `--url`.
-fn start(a: &SqlArgs) -> anyhow::Result<(Server, Option<ServerChoice>)> {
-    if let Some(url) = &a.url {
-        return Ok((Server::External(Endpoint::parse_url(url)?), None));
-    }
-    let c = ServerChoice::parse(
-        a.server.as_deref().unwrap_or("postgres"),
-        a.engine.as_deref(),
-        a.basedir.clone(),
-    )?;
-    eprintln!("plumb: starting {} …", c.engine_label());
-    let m = Managed::start(
-        &c,
-        &StartOptions {
-            dir: a.dir.clone(),
-            keep: a.keep,
-            port: a.port,
-            cache_mb: a.cache_mb,
-            config: a.config.clone(),
-        },
-    )?;
-    eprintln!(
-        "plumb: {} {} pid {} in {}{}",
-        c.flavor.name(),
-        m.version,
-        m.pid,
-        m.root.display(),
-        if a.keep { " (kept after the run)" } else { "" }
-    );
-    Ok((Server::Managed(Box::new(m)), Some(c)))
 }
 
 fn measure(
@@ -260,37 +164,12 @@ fn measure(
 ) -> anyhow::Result<ExitCode> {
     let ep = server.endpoint().clone();
     let mut counters = CounterReader::connect(&ep)?;
-    let (engine, version, engine_clause) = match (choice, &*server) {
-        (Some(c), Server::Managed(m)) => (
-            c.engine_label(),
-            version_label(&m.version),
-            match (ep.protocol, c.engine) {
-                (Protocol::Postgres, _) => String::new(),
-                (_, e) => format!(" ENGINE = {}", e.sql_name()),
-            },
-        ),
-        _ => {
-            let settings = counters.settings();
-            let get = |k: &str| {
-                settings
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            };
-            // --engine is checked as for a managed server of the same protocol.
-            let flavor = match ep.protocol {
-                Protocol::Postgres => "postgres",
-                Protocol::MySql => "mariadb",
-            };
-            let c = ServerChoice::parse(flavor, a.engine.as_deref(), None)?;
-            let (version, clause) = match ep.protocol {
-                Protocol::Postgres => (get("server_version"), String::new()),
-                Protocol::MySql => (get("version"), format!(" ENGINE = {}", c.engine.sql_name())),
-            };
-            (c.engine_label(), version_label(&version), clause)
-        }
-    };
+    let id = server::identify(&a.server, server, choice, &mut counters)?;
+    let (engine, version) = (id.engine, id.version);
+    let engine_clause = id
+        .storage
+        .map(|e| format!(" ENGINE = {}", e.sql_name()))
+        .unwrap_or_default();
     if !steps.iter().any(|s| s.kind == SqlKind::Load) && counters.max_id(a.tables) == 0 {
         bail!(
             "no rows in sbtest1..{} at {}: add `load` to --steps (it creates and fills them)",
@@ -298,10 +177,7 @@ fn measure(
             ep.redacted_url()
         );
     }
-    let (data_dir, pid) = match &*server {
-        Server::Managed(m) => (Some(m.data_dir.clone()), Some(m.pid)),
-        Server::External(_) => (None, None),
-    };
+    let (pid, data_dir) = server.local();
     let disk = data_dir
         .as_deref()
         .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
@@ -316,7 +192,7 @@ fn measure(
         ("duration", a.duration.to_string()),
         ("warmup", a.warmup.to_string()),
         ("distribution", distribution.to_string()),
-        ("cache_mb", a.cache_mb.to_string()),
+        ("cache_mb", a.server.cache_mb.to_string()),
     ] {
         options.insert(k.to_string(), v);
     }
@@ -399,13 +275,9 @@ fn measure(
             profile: perf_dir.as_ref().map(|d| d.path()),
         };
         let mut out = run_sql_step(&mut ctx, &cfg);
-        if let Server::Managed(m) = server {
-            // A failed step may be the first sign of a dying server: give it a moment.
-            if out.status == StepStatus::Failed {
-                std::thread::sleep(Duration::from_millis(300));
-            }
-            if !m.alive() {
-                let e = m.error(format!("the server died during step {}", plan.name));
+        // A failed step may be the first sign of a dying server.
+        if out.status == StepStatus::Failed {
+            if let Some(e) = server.died(&plan.name) {
                 out.status = StepStatus::Failed;
                 out.error = Some(e.to_string());
                 server_died = Some(e);

@@ -201,9 +201,10 @@ fn inserter(
     let stop = || sh.stop.load(Relaxed);
     loop {
         let began = match &mut pacer {
+            // A commit due at or after the window's end is not the step's.
             Some(p) => match p.wait_next(&stop) {
-                Some(t) => t,
-                None => break,
+                Some(t) if t < start + cfg.duration => t,
+                _ => break,
             },
             None => {
                 if stop() {

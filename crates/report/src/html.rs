@@ -263,6 +263,7 @@ fn render(
 
     warnings(&mut o, runs, comparison);
     runs_table(&mut o, &views);
+    crate::ibench::html_section(&mut o, runs);
     if let Some(c) = comparison {
         compare_section(&mut o, c);
     }

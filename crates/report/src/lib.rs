@@ -8,6 +8,7 @@ pub mod csv;
 pub mod flame;
 mod format;
 pub mod html;
+pub mod ibench;
 pub mod json;
 pub mod markdown;
 pub mod metrics;

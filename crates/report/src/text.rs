@@ -10,7 +10,7 @@ use plumb_store::StoredRun;
 #[derive(Debug, Default)]
 pub struct TextReporter;
 
-fn table(header: &[&str]) -> Table {
+pub(crate) fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::NOTHING);
     t.set_header(header.to_vec());
@@ -55,6 +55,10 @@ impl Reporter for TextReporter {
             ));
         }
 
+        if crate::ibench::has_ib(stored) {
+            out.push_str(&crate::ibench::text(stored));
+            return out;
+        }
         use crate::metrics::{metric, TEXT_COST, TEXT_MAIN, TEXT_SQL_COST, TEXT_SQL_MAIN};
         let sql = stored
             .steps

@@ -56,11 +56,12 @@ impl LatencyHistogram {
 
     /// Ops per bucket: those ≤ `bounds_us[0]`, then each next bound, then the rest
     /// (the insert benchmark's response-time buckets). Each recorded value counts
-    /// once, in the bucket of its histogram slot's upper edge.
+    /// once, by its histogram slot's lower edge: a value within the histogram's 0.1%
+    /// resolution of a bound counts at or below it.
     pub fn buckets_us(&self, bounds_us: &[u64]) -> Vec<u64> {
         let mut out = vec![0u64; bounds_us.len() + 1];
         for v in self.h.iter_recorded() {
-            let us = self.h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0;
+            let us = self.h.lowest_equivalent(v.value_iterated_to()) as f64 / 1000.0;
             let i = bounds_us
                 .iter()
                 .position(|b| us <= *b as f64)

@@ -311,13 +311,28 @@ fn a_config_the_server_rejects_shows_its_log_and_leaves_nothing_behind() {
 
     let tpl = d.path().join("typo.conf");
     std::fs::write(&tpl, "shared_buffers = {cache}MB\n").unwrap();
-    let o = plumb(&store, &["sql", "--config", tpl.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("line 1: unknown placeholder {cache}"),
-        "{}",
-        stderr(&o)
-    );
+    for server in ["postgres", "mariadb"] {
+        let o = plumb(
+            &store,
+            &[
+                "sql",
+                "--server",
+                server,
+                "--config",
+                tpl.to_str().unwrap(),
+                "--dir",
+                servers.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("line 1: unknown placeholder {cache}"),
+            "{server}: {}",
+            stderr(&o)
+        );
+        // A template that does not fill leaves no server directory behind either.
+        assert_eq!(std::fs::read_dir(&servers).unwrap().count(), 0, "{server}");
+    }
 }
 
 /// Starts `plumb sql` on a long step and returns it once the step runs, with the

@@ -102,27 +102,36 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
         StorageEngine::InnoDb => (INNODB, "innodb.cnf"),
         StorageEngine::RocksDb => (MYROCKS, "myrocks.cnf"),
     };
-    let (tpl, from) = template(opts, builtin, name)?;
-    let config_text = fill(
-        &tpl,
-        &from,
-        &[
-            ("cache_mb", opts.cache_mb.to_string()),
-            ("datadir", data.display().to_string()),
-            ("socket", socket.display().to_string()),
-            ("pidfile", root.join("mysqld.pid").display().to_string()),
-            ("port", port.to_string()),
-            ("log", log.display().to_string()),
-            (
-                "user_line",
-                if owner.is_some() {
-                    "user = mysql".into()
-                } else {
-                    String::new()
-                },
-            ),
-        ],
-    )?;
+    // A template that does not fill leaves no directory behind.
+    let filled = template(opts, builtin, name).and_then(|(tpl, from)| {
+        fill(
+            &tpl,
+            &from,
+            &[
+                ("cache_mb", opts.cache_mb.to_string()),
+                ("datadir", data.display().to_string()),
+                ("socket", socket.display().to_string()),
+                ("pidfile", root.join("mysqld.pid").display().to_string()),
+                ("port", port.to_string()),
+                ("log", log.display().to_string()),
+                (
+                    "user_line",
+                    if owner.is_some() {
+                        "user = mysql".into()
+                    } else {
+                        String::new()
+                    },
+                ),
+            ],
+        )
+    });
+    let config_text = match filled {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&root);
+            return Err(e);
+        }
+    };
     std::fs::write(&cnf, &config_text)
         .map_err(|e| SqlError::Input(format!("{}: {e}", cnf.display())))?;
     let mut m = Managed::new_in(

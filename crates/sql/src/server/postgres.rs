@@ -116,11 +116,12 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     } else {
         None
     };
+    // The config first: a template that does not fill leaves no directory behind.
+    let (tpl, from) = template(opts, TEMPLATE, "postgres.conf")?;
+    let config_text = fill(&tpl, &from, &[("cache_mb", opts.cache_mb.to_string())])?;
     let root = make_root(opts, Flavor::Postgres, owner)?;
     let data = root.join("data");
     let log = root.join("server.log");
-    let (tpl, from) = template(opts, TEMPLATE, "postgres.conf")?;
-    let config_text = fill(&tpl, &from, &[("cache_mb", opts.cache_mb.to_string())])?;
     // From here on the directory is the server's: a failure removes it (unless kept).
     let mut m = Managed::new_in(
         Flavor::Postgres,

@@ -198,10 +198,13 @@ pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
         let data_dir = e.dir.path().to_path_buf();
         let code = measure(
             &a,
-            &e.table,
-            (&e.name, &e.version),
-            options,
-            Some(data_dir),
+            Subject {
+                target: &e.table,
+                engine: &e.name,
+                version: &e.version,
+                options,
+                data_dir: Some(data_dir),
+            },
             &steps,
             seed,
             &mut None,
@@ -254,10 +257,13 @@ fn measure_server(
     let mut died = None;
     let code = measure(
         a,
-        &table,
-        (&id.engine, &id.version),
-        options,
-        data_dir,
+        Subject {
+            target: &table,
+            engine: &id.engine,
+            version: &id.version,
+            options,
+            data_dir,
+        },
         steps,
         seed,
         &mut Some((server, &mut died)),
@@ -272,17 +278,30 @@ fn measure_server(
 /// A managed server to watch for death after a failed step, and where to say it died.
 type Watch<'a, 'b> = Option<(&'a mut Server, &'b mut Option<plumb_sql::SqlError>)>;
 
-#[allow(clippy::too_many_arguments)]
+/// What a run measures, and what the store calls it.
+struct Subject<'a> {
+    target: &'a dyn IbTarget,
+    engine: &'a str,
+    version: &'a str,
+    /// Options recorded with the run (the command's own are added).
+    options: BTreeMap<String, String>,
+    data_dir: Option<std::path::PathBuf>,
+}
+
 fn measure(
     a: &IbArgs,
-    target: &dyn IbTarget,
-    (engine, version): (&str, &str),
-    mut options: BTreeMap<String, String>,
-    data_dir: Option<std::path::PathBuf>,
+    subject: Subject<'_>,
     steps: &[IbStepPlan],
     seed: u64,
     watch: &mut Watch<'_, '_>,
 ) -> anyhow::Result<ExitCode> {
+    let Subject {
+        target,
+        engine,
+        version,
+        mut options,
+        data_dir,
+    } = subject;
     for (k, v) in [
         ("rows", a.rows.to_string()),
         ("inserts", a.inserts.to_string()),

@@ -24,8 +24,8 @@ pub struct ServerArgs {
     /// An install to start instead of the system's (its bin/ holds postgres or mysqld).
     #[arg(long, value_name = "DIR")]
     pub basedir: Option<PathBuf>,
-    /// Where the managed server's (or embedded engine's) data directory is made
-    /// [default: /var/tmp].
+    /// Where the data directory is made: the managed server's (with `plumb ib --kv`,
+    /// the engine's) [default: /var/tmp].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Keep the data directory after the run.

@@ -174,6 +174,15 @@ pub fn text(r: &StoredRun) -> String {
             }
         }
     }
+    // On a server, plumb's own CPU is the client's: what the load generator cost
+    // beside what the server spent (with an embedded engine they are one process).
+    if r.run.options.contains_key("server.url") {
+        let own: Vec<String> = ib_steps(r)
+            .filter(|(s, _)| !s.kind.is_maintenance() && s.summary.ops > 0)
+            .map(|(s, _)| format!("{} {}", s.name, sig(s.summary.cpu_us_op, 3)))
+            .collect();
+        notes.push(format!("plumb's own CPU per op, µs: {}", own.join(", ")));
+    }
     if !notes.is_empty() {
         out.push('\n');
         for n in notes {

@@ -111,6 +111,9 @@ fn the_sequence_on_postgres_counts_what_the_server_counts() {
     );
     assert_eq!(run["steps"].as_array().unwrap().len(), 11);
     check_counts(&run, true);
+    // plumb's config flushes the WAL at every commit; compare's durability check
+    // reads it from the stored settings.
+    assert_eq!(run["run"]["options"]["durability"], "synced");
     let debt = step(&run, "reduce-debt");
     assert!(debt["config"]["did"].as_str().unwrap().contains("VACUUM"));
     // The server's CPU per query and its resident memory are measured.
@@ -165,6 +168,7 @@ fn the_sequence_on_embedded_rocksdb_writes_the_indexes_with_each_row() {
     );
     check_counts(&run, false);
     assert_eq!(run["run"]["engine"], "rocksdb");
+    assert_eq!(run["run"]["options"]["durability"], "os-buffered");
     assert_eq!(
         step(&run, "reduce-debt")["config"]["did"],
         "flush, wait for compaction"

@@ -126,6 +126,7 @@ struct Embedded {
     name: String,
     version: String,
     options: Vec<(String, String)>,
+    durability: &'static str,
     dir: tempfile::TempDir,
 }
 
@@ -165,6 +166,7 @@ fn open_kv(a: &IbArgs, name: &str) -> anyhow::Result<Embedded> {
     Ok(Embedded {
         name: spec.name().to_string(),
         version: spec.version(),
+        durability: spec.durability().name(),
         options,
         table: KvTable::new(target),
         dir,
@@ -195,6 +197,7 @@ pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
             .map(|(k, v)| (format!("engine.{k}"), v.clone()))
             .collect();
         options.insert("sync".into(), a.sync.to_string());
+        options.insert("durability".into(), e.durability.into());
         let data_dir = e.dir.path().to_path_buf();
         let code = measure(
             &a,
@@ -247,6 +250,8 @@ fn measure_server(
     for (k, v) in counters.settings() {
         options.insert(format!("server.setting.{k}"), v);
     }
+    let durability = server::durability(&options, id.storage);
+    options.insert("durability".into(), durability.into());
     drop(counters);
     let table = SqlTable {
         endpoint: ep,

@@ -188,3 +188,60 @@ pub fn identify(
         storage: (ep.protocol == Protocol::MySql).then_some(c.engine),
     })
 }
+
+/// What an acknowledged commit survives on this server, from its settings as stored
+/// (`server.setting.*`), in the names compare's durability warning uses: `synced` when
+/// every commit flushes its log (PostgreSQL fsync with synchronous_commit not off;
+/// InnoDB or MyRocks flush_log_at_trx_commit = 1), else `os-buffered`.
+pub fn durability(
+    options: &std::collections::BTreeMap<String, String>,
+    storage: Option<plumb_sql::StorageEngine>,
+) -> &'static str {
+    let get = |k: &str| {
+        options
+            .get(&format!("server.setting.{k}"))
+            .map(|v| v.to_ascii_lowercase())
+    };
+    let synced = match storage {
+        None => {
+            get("fsync").as_deref() == Some("on")
+                && get("synchronous_commit").is_some_and(|v| v != "off")
+        }
+        Some(plumb_sql::StorageEngine::InnoDb) => {
+            get("innodb_flush_log_at_trx_commit").as_deref() == Some("1")
+        }
+        Some(plumb_sql::StorageEngine::RocksDb) => {
+            get("rocksdb_flush_log_at_trx_commit").as_deref() == Some("1")
+        }
+    };
+    if synced {
+        "synced"
+    } else {
+        "os-buffered"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plumb_sql::StorageEngine;
+
+    #[test]
+    fn durability_follows_the_settings_of_the_engine_that_holds_the_tables() {
+        let o = |kv: &[(&str, &str)]| {
+            kv.iter()
+                .map(|(k, v)| (format!("server.setting.{k}"), v.to_string()))
+                .collect()
+        };
+        let pg = o(&[("fsync", "on"), ("synchronous_commit", "on")]);
+        assert_eq!(durability(&pg, None), "synced");
+        let pg_async = o(&[("fsync", "on"), ("synchronous_commit", "off")]);
+        assert_eq!(durability(&pg_async, None), "os-buffered");
+        let my = o(&[
+            ("innodb_flush_log_at_trx_commit", "2"),
+            ("rocksdb_flush_log_at_trx_commit", "1"),
+        ]);
+        assert_eq!(durability(&my, Some(StorageEngine::RocksDb)), "synced");
+        assert_eq!(durability(&my, Some(StorageEngine::InnoDb)), "os-buffered");
+    }
+}

@@ -202,6 +202,8 @@ fn measure(
     for (k, v) in counters.settings() {
         options.insert(format!("server.setting.{k}"), v);
     }
+    let durability = server::durability(&options, id.storage);
+    options.insert("durability".into(), durability.into());
     let prov = execute::provenance(a.tag.clone());
     let host_dir = data_dir.clone().unwrap_or_else(std::env::temp_dir);
     let host = plumb_host::snapshot(&plumb_host::Options::for_dir(host_dir));

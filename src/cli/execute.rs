@@ -255,3 +255,84 @@ impl Observer for BarObserver<'_> {
         self.inner.note(line);
     }
 }
+
+/// What the store is told when a command that records its own steps (plumb sql,
+/// plumb ib) begins a run.
+pub struct RunHeader {
+    /// `--tag`.
+    pub tag: Option<String>,
+    /// The steps, as the run is listed.
+    pub workload: String,
+    /// The engine label and its release.
+    pub engine: String,
+    /// The release.
+    pub version: String,
+    /// Every option and setting recorded with the run.
+    pub options: std::collections::BTreeMap<String, String>,
+    /// The run's seed.
+    pub seed: u64,
+    /// Where the data is, when plumb can see it.
+    pub data_dir: Option<std::path::PathBuf>,
+}
+
+/// Begins such a run: provenance, a host snapshot of the data's filesystem, and the
+/// device under the data (returned, for the steps' IO counters).
+pub fn begin_run(
+    store: &mut Store,
+    h: RunHeader,
+) -> anyhow::Result<(
+    plumb_runner::Recording<'_>,
+    Option<plumb_probes::diskstats::DeviceStats>,
+)> {
+    let disk = h
+        .data_dir
+        .as_deref()
+        .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
+    let prov = provenance(h.tag);
+    let host_dir = h.data_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let host = plumb_host::snapshot(&plumb_host::Options::for_dir(host_dir));
+    let rec = plumb_runner::Recording::begin(
+        store,
+        &plumb_store::NewRun {
+            tag: prov.tag,
+            command: prov.command,
+            workload: h.workload,
+            engine: h.engine,
+            engine_version: h.version,
+            plumb_version: prov.plumb_version,
+            git_hash: prov.git_hash,
+            options: h.options,
+            seed: h.seed,
+            started_at: plumb_runner::lifecycle::now(),
+            data_dir: h.data_dir.as_ref().map(|d| d.display().to_string()),
+            device: disk.as_ref().map(|d| d.name().to_string()),
+            host: Some(host),
+            ..plumb_store::NewRun::default()
+        },
+    )?;
+    Ok((rec, disk))
+}
+
+/// Prints a finished run of such a command, and says when it was interrupted.
+pub fn print_finished(
+    store: &Store,
+    run_id: i64,
+    status: RunStatus,
+    json: bool,
+) -> anyhow::Result<()> {
+    let stored = store.run(run_id)?;
+    output::print(&stored, json, store)?;
+    if status == RunStatus::Interrupted {
+        eprintln!("plumb: run {run_id} interrupted; finished steps are stored");
+    }
+    Ok(())
+}
+
+/// The progress display: a bar on a terminal (not with --json), nothing otherwise.
+pub fn progress<'a>(json: bool, bar: &'a Bar, none: &'a NoProgress) -> &'a dyn Progress {
+    if std::io::stderr().is_terminal() && !json {
+        bar
+    } else {
+        none
+    }
+}

@@ -8,19 +8,18 @@ use super::progress::Bar;
 use super::server::{self, Server, ServerArgs};
 use super::StoreArg;
 use anyhow::{bail, Context};
-use plumb_core::{RunStatus, StepStatus};
+use plumb_core::StepStatus;
 use plumb_ibench::kv::KvTable;
 use plumb_ibench::sql::{SqlEngine, SqlTable};
 use plumb_ibench::{run_ib_step, IbContext, IbStepConfig, IbTally, IbTarget};
-use plumb_runner::lifecycle::{now, rfc3339};
-use plumb_runner::{NoProgress, Progress, Recording};
+use plumb_runner::lifecycle::rfc3339;
+use plumb_runner::NoProgress;
 use plumb_sql::{CounterReader, Protocol, StorageEngine};
-use plumb_store::{NewRun, StepRecord, Store};
+use plumb_store::{StepRecord, Store};
 use plumb_targets::{EngineCommon, EngineSpec};
 use plumb_workloads::ibench::{self as ibsteps, IbStepPlan};
 use plumb_workloads::{IbKind, Kind};
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -242,16 +241,8 @@ fn measure_server(
     };
     let (pid, data_dir) = server.local();
     let mut options: BTreeMap<String, String> = BTreeMap::new();
-    options.insert("server.url".into(), ep.redacted_url());
     options.insert("cache_mb".into(), a.server.cache_mb.to_string());
-    if let Server::Managed(m) = &*server {
-        options.insert("server.config".into(), m.config_text.clone());
-    }
-    for (k, v) in counters.settings() {
-        options.insert(format!("server.setting.{k}"), v);
-    }
-    let durability = server::durability(&options, id.storage);
-    options.insert("durability".into(), durability.into());
+    server::record_settings(server, &mut counters, id.storage, &mut options);
     drop(counters);
     let table = SqlTable {
         endpoint: ep,
@@ -317,33 +308,20 @@ fn measure(
     ] {
         options.insert(k.to_string(), v);
     }
-    let disk = data_dir
-        .as_deref()
-        .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
-    let prov = execute::provenance(a.tag.clone());
-    let host_dir = data_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let host = plumb_host::snapshot(&plumb_host::Options::for_dir(host_dir));
     let mut store = Store::open(&a.store.path())?;
-    let mut rec = Recording::begin(
+    let (mut rec, disk) = execute::begin_run(
         &mut store,
-        &NewRun {
-            tag: prov.tag.clone(),
-            command: prov.command.clone(),
+        execute::RunHeader {
+            tag: a.tag.clone(),
             workload: match &a.steps {
                 Some(s) => format!("ibench:{s}"),
                 None => "ibench".into(),
             },
             engine: engine.to_string(),
-            engine_version: version.to_string(),
-            plumb_version: prov.plumb_version.clone(),
-            git_hash: prov.git_hash.clone(),
+            version: version.to_string(),
             options,
             seed,
-            started_at: now(),
-            data_dir: data_dir.as_ref().map(|d| d.display().to_string()),
-            device: disk.as_ref().map(|d| d.name().to_string()),
-            host: Some(host),
-            ..NewRun::default()
+            data_dir,
         },
     )?;
     let run_id = rec.id();
@@ -353,10 +331,8 @@ fn measure(
         a.clients,
         if a.clients == 1 { "" } else { "s" }
     );
-    let tty = std::io::stderr().is_terminal() && !a.json;
-    let bar = Bar::new();
-    let no = NoProgress;
-    let progress: &dyn Progress = if tty { &bar } else { &no };
+    let (bar, no) = (Bar::new(), NoProgress);
+    let progress = execute::progress(a.json, &bar, &no);
     let mut tally = IbTally::default();
     for (i, plan) in steps.iter().enumerate() {
         let rows = match (plan.kind, plan.name.as_str()) {
@@ -434,10 +410,6 @@ fn measure(
         }
     }
     let status = rec.finish(INTERRUPTED.load(Ordering::Relaxed))?;
-    let stored = store.run(run_id)?;
-    super::output::print(&stored, a.json, &store)?;
-    if status == RunStatus::Interrupted {
-        eprintln!("plumb: run {run_id} interrupted; finished steps are stored");
-    }
+    execute::print_finished(&store, run_id, status, a.json)?;
     Ok(exit_code(status))
 }

@@ -221,6 +221,25 @@ pub fn durability(
     }
 }
 
+/// Records what the server is and how it is set: its URL (without password), plumb's
+/// config for a managed one, every setting, and the durability they give.
+pub fn record_settings(
+    server: &Server,
+    counters: &mut CounterReader,
+    storage: Option<plumb_sql::StorageEngine>,
+    options: &mut std::collections::BTreeMap<String, String>,
+) {
+    options.insert("server.url".into(), server.endpoint().redacted_url());
+    if let Server::Managed(m) = server {
+        options.insert("server.config".into(), m.config_text.clone());
+    }
+    for (k, v) in counters.settings() {
+        options.insert(format!("server.setting.{k}"), v);
+    }
+    let d = durability(options, storage);
+    options.insert("durability".into(), d.into());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

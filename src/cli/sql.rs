@@ -8,16 +8,15 @@ use super::progress::Bar;
 use super::server::{self, Server, ServerArgs};
 use super::StoreArg;
 use anyhow::{bail, Context};
-use plumb_core::{RunStatus, StepStatus};
-use plumb_runner::lifecycle::{now, rfc3339};
-use plumb_runner::{NoProgress, Progress, Recording};
+use plumb_core::StepStatus;
+use plumb_runner::lifecycle::rfc3339;
+use plumb_runner::NoProgress;
 use plumb_sql::{
     run_sql_step, CounterReader, Protocol, ServerChoice, Shape, SqlContext, SqlStepConfig,
 };
-use plumb_store::{NewRun, StepRecord, Store};
+use plumb_store::{StepRecord, Store};
 use plumb_workloads::{sql as sqlsteps, Distribution, Kind, SqlKind};
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -178,13 +177,9 @@ fn measure(
         );
     }
     let (pid, data_dir) = server.local();
-    let disk = data_dir
-        .as_deref()
-        .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
     let mut options: BTreeMap<String, String> = BTreeMap::new();
     for (k, v) in [
         ("server", engine.clone()),
-        ("server.url", ep.redacted_url()),
         ("tables", a.tables.to_string()),
         ("table_size", a.table_size.to_string()),
         ("range_size", a.range_size.to_string()),
@@ -196,38 +191,21 @@ fn measure(
     ] {
         options.insert(k.to_string(), v);
     }
-    if let Server::Managed(m) = &*server {
-        options.insert("server.config".into(), m.config_text.clone());
-    }
-    for (k, v) in counters.settings() {
-        options.insert(format!("server.setting.{k}"), v);
-    }
-    let durability = server::durability(&options, id.storage);
-    options.insert("durability".into(), durability.into());
-    let prov = execute::provenance(a.tag.clone());
-    let host_dir = data_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let host = plumb_host::snapshot(&plumb_host::Options::for_dir(host_dir));
+    server::record_settings(server, &mut counters, id.storage, &mut options);
     let mut store = Store::open(&a.store.path())?;
-    let mut rec = Recording::begin(
+    let (mut rec, disk) = execute::begin_run(
         &mut store,
-        &NewRun {
-            tag: prov.tag.clone(),
-            command: prov.command.clone(),
+        execute::RunHeader {
+            tag: a.tag.clone(),
             workload: match &a.steps {
                 Some(s) => s.clone(),
                 None => "sql-default".into(),
             },
             engine: engine.clone(),
-            engine_version: version.clone(),
-            plumb_version: prov.plumb_version.clone(),
-            git_hash: prov.git_hash.clone(),
+            version: version.clone(),
             options,
             seed,
-            started_at: now(),
-            data_dir: data_dir.as_ref().map(|d| d.display().to_string()),
-            device: disk.as_ref().map(|d| d.name().to_string()),
-            host: Some(host),
-            ..NewRun::default()
+            data_dir: data_dir.clone(),
         },
     )?;
     let run_id = rec.id();
@@ -239,10 +217,8 @@ fn measure(
         "plumb: run {run_id}: {engine} {version}, {} × {} rows, {} threads, seed {seed}",
         a.tables, a.table_size, a.threads
     );
-    let tty = std::io::stderr().is_terminal() && !a.json;
-    let bar = Bar::new();
-    let no = NoProgress;
-    let progress: &dyn Progress = if tty { &bar } else { &no };
+    let (bar, no) = (Bar::new(), NoProgress);
+    let progress = execute::progress(a.json, &bar, &no);
     let shape = Shape {
         tables: a.tables,
         table_size: a.table_size,
@@ -326,11 +302,7 @@ fn measure(
         }
     }
     let status = rec.finish(INTERRUPTED.load(Ordering::Relaxed))?;
-    let stored = store.run(run_id)?;
-    super::output::print(&stored, a.json, &store)?;
-    if status == RunStatus::Interrupted {
-        eprintln!("plumb: run {run_id} interrupted; finished steps are stored");
-    }
+    execute::print_finished(&store, run_id, status, a.json)?;
     if let Some(e) = server_died {
         eprintln!("plumb: error: run {run_id}: {e}\nplumb: finished steps are stored");
         return Ok(ExitCode::from(1));

@@ -365,24 +365,7 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     };
     costs(ctx, &a, &b, rows, rows, &mut ib);
     let counted = count_check(ctx, &mut ib);
-    let disk = b.disk.zip(a.disk).map(|(y, x)| y.delta(&x));
-    let client = b.client.delta(&a.client);
-    let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), rows);
-    let summary = StepSummary {
-        ops: rows,
-        secs,
-        ops_sec: if secs > 0.0 { rows as f64 / secs } else { 0.0 },
-        cpu_us_op: metrics::per_op(Some(client.cpu_us() as f64), rows),
-        csw_op: metrics::per_op(Some(client.csw() as f64), rows),
-        rd_op,
-        rkb_op,
-        wr_op,
-        wkb_op,
-        db_gb: db_gb(ctx),
-        rss_gb: ib.rss_gb,
-        ib: Some(ib),
-        ..StepSummary::default()
-    };
+    let summary = summary_of(ctx, &a, &b, rows, ib);
     let (status, error, verification_failed) = match counted {
         Ok(()) => (StepStatus::Ok, None, false),
         Err(e) => (StepStatus::Failed, Some(e.to_string()), true),
@@ -405,6 +388,30 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
             profile: None,
         },
         note,
+    }
+}
+
+/// The figures every step has, over the window from `a` to `b`: `ops` is the step's
+/// main op (inserted rows, or queries); CPU and context switches are plumb's own.
+fn summary_of(ctx: &IbContext<'_>, a: &Mark, b: &Mark, ops: u64, ib: IbSummary) -> StepSummary {
+    let secs = (b.at - a.at).as_secs_f64();
+    let client = b.client.delta(&a.client);
+    let disk = b.disk.zip(a.disk).map(|(y, x)| y.delta(&x));
+    let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
+    StepSummary {
+        ops,
+        secs,
+        ops_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+        cpu_us_op: metrics::per_op(Some(client.cpu_us() as f64), ops),
+        csw_op: metrics::per_op(Some(client.csw() as f64), ops),
+        rd_op,
+        rkb_op,
+        wr_op,
+        wkb_op,
+        db_gb: db_gb(ctx),
+        rss_gb: ib.rss_gb,
+        ib: Some(ib),
+        ..StepSummary::default()
     }
 }
 
@@ -680,9 +687,6 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     } else {
         Ok(())
     };
-    let client = last.client.delta(&first.client);
-    let disk = last.disk.zip(first.disk).map(|(b, a)| b.delta(&a));
-    let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), main_ops);
     let qos: Option<Qos> = metrics::qos(&intervals);
     let (status, err_text, verification_failed) = if interrupted {
         (StepStatus::Interrupted, None, false)
@@ -710,25 +714,13 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         (StepStatus::Ok, None, false)
     };
     let summary = StepSummary {
-        ops: main_ops,
-        secs,
-        ops_sec: rate(main_ops),
         p50_us: main_h.quantile_us(0.5),
         p99_us: main_h.quantile_us(0.99),
         p999_us: main_h.quantile_us(0.999),
         p9999_us: main_h.quantile_us(0.9999),
         pmax_us: main_h.max_us(),
-        cpu_us_op: metrics::per_op(Some(client.cpu_us() as f64), main_ops),
-        csw_op: metrics::per_op(Some(client.csw() as f64), main_ops),
-        rd_op,
-        rkb_op,
-        wr_op,
-        wkb_op,
-        db_gb: db_gb(ctx),
-        rss_gb: ib.rss_gb,
         qos,
-        ib: Some(ib),
-        ..StepSummary::default()
+        ..summary_of(ctx, first, last, main_ops, ib)
     };
     IbStepResult {
         outcome: StepOutcome {

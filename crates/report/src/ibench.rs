@@ -248,7 +248,7 @@ pub fn html_section(o: &mut String, runs: &[StoredRun]) {
             },
         ];
         for (s, ib) in ib_steps(r) {
-            if ib.seconds.len() < 2 {
+            if ib.seconds.is_empty() {
                 continue;
             }
             let per = |f: &dyn Fn(&plumb_core::IbSecond) -> u64| -> Vec<(f64, Option<f64>)> {

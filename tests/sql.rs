@@ -409,20 +409,27 @@ fn a_server_that_dies_mid_step_fails_the_run_with_its_log_and_keeps_finished_ste
 }
 
 #[test]
-fn ctrl_c_stops_the_step_and_the_server_and_keeps_what_ran() {
-    let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("s.sqlite");
-    let servers = d.path().join("servers");
-    let (child, pid, _) = start_long_run(&store, &servers);
-    // SAFETY: kill has no memory preconditions; the pid is plumb's own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
-    let e = rest_of_stderr();
-    assert_eq!(o.status.code(), Some(130), "{e}");
-    assert!(!plumb_sql::running(pid), "the server still runs");
-    assert_eq!(std::fs::read_dir(&servers).unwrap().count(), 0);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("point-query (interrupted)"), "{out}");
+fn ctrl_c_and_sigterm_stop_the_step_and_the_server_and_keep_what_ran() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let d = tempfile::tempdir().unwrap();
+        let store = d.path().join("s.sqlite");
+        let servers = d.path().join("servers");
+        let (child, pid, _) = start_long_run(&store, &servers);
+        // SAFETY: kill has no memory preconditions; the pid is plumb's own child.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let o = child.wait_with_output().unwrap();
+        let e = rest_of_stderr();
+        assert_eq!(o.status.code(), Some(130), "signal {signal}: {e}");
+        assert!(
+            !plumb_sql::running(pid),
+            "signal {signal}: the server still runs"
+        );
+        assert_eq!(std::fs::read_dir(&servers).unwrap().count(), 0);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("point-query (interrupted)"), "{out}");
+        let runs = json_of(&plumb(&store, &["runs", "--json"]));
+        assert_eq!(runs[0]["status"], "interrupted", "signal {signal}");
+    }
 }
 
 #[test]

@@ -178,9 +178,18 @@ fn a_suite_killed_midway_resumes_with_no_run_missing_and_none_run_twice() {
     child.wait().unwrap();
     let before = runs_json(&store);
     assert!(before.len() < 8, "killed before the end");
+    // The killed run is not left `running`: the next plumb to open the store saw its
+    // process gone and marked it interrupted.
     assert!(
-        before.iter().any(|r| r["status"] == "running"),
-        "one run was left running by the kill"
+        before.iter().all(|r| r["status"] != "running"),
+        "a run left running by the kill: {before:?}"
+    );
+    assert_eq!(
+        before
+            .iter()
+            .filter(|r| r["status"] == "interrupted")
+            .count(),
+        1
     );
 
     let o = plumb(&store, &["run", &suite, "--resume"]);

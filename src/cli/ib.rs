@@ -154,10 +154,17 @@ fn open_kv(a: &IbArgs, name: &str) -> anyhow::Result<Embedded> {
         .dir
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from("/var/tmp"));
+    for gone in plumb_store::owner::sweep(&root) {
+        eprintln!(
+            "plumb: removed {}, left by a plumb that was killed",
+            gone.display()
+        );
+    }
     let dir = tempfile::Builder::new()
         .prefix(&format!("plumb-ib-{name}-"))
         .tempdir_in(&root)
         .with_context(|| format!("--dir: making a directory in {}", root.display()))?;
+    plumb_store::owner::claim(dir.path());
     let target = spec
         .open(caps.keeps_files.then(|| dir.path()))
         .with_context(|| format!("opening {name} in {}", dir.path().display()))?;
@@ -211,6 +218,7 @@ pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
             seed,
             &mut None,
         );
+        plumb_store::owner::release(e.dir.path());
         if a.server.keep {
             eprintln!("plumb: kept {}", e.dir.keep().display());
         }

@@ -282,6 +282,13 @@ impl Lifecycle<'_> {
                     path: root.clone(),
                     source,
                 })?;
+                // Directories a killed plumb left here go first.
+                for gone in plumb_store::owner::sweep(&root) {
+                    self.observer.note(&format!(
+                        "removed {}, left by a plumb that was killed",
+                        gone.display()
+                    ));
+                }
                 let t = tempfile::Builder::new()
                     .prefix(&format!("plumb-{}-", sanitize(&plan.suite)))
                     .tempdir_in(&root)
@@ -290,6 +297,7 @@ impl Lifecycle<'_> {
                         path: root.clone(),
                         source,
                     })?;
+                plumb_store::owner::claim(t.path());
                 Ok(DataDir::Temp(t))
             }
             DirPolicy::Given { dir, existing } => {
@@ -443,6 +451,10 @@ impl Lifecycle<'_> {
         }
         let status = rec.finish(self.interrupt.load(Ordering::Relaxed))?;
         drop(target);
+        if let DataDir::Temp(t) = &dir {
+            // Removed (or kept) below: no longer a killed run's to sweep.
+            plumb_store::owner::release(t.path());
+        }
         if let (DataDir::Temp(t), DirPolicy::Fresh { keep: true, .. }) = (dir, policy) {
             let kept = t.keep();
             self.observer

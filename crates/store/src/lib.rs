@@ -4,6 +4,7 @@
 
 mod migrations;
 mod model;
+pub mod owner;
 
 pub use model::{
     Ceiling, CeilingRecord, HostSnapshot, Kind, NewRun, NewSuite, RunRecord, StepRecord, StoredRun,
@@ -113,10 +114,43 @@ impl Store {
             .map_err(sq)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(sq)?;
         migrations::migrate(&mut conn, path)?;
-        Ok(Store {
+        let store = Store {
             conn,
             path: path.to_path_buf(),
-        })
+        };
+        store.interrupt_orphans()?;
+        Ok(store)
+    }
+
+    /// Marks runs left `running` by a process of this host that is gone (killed with
+    /// SIGKILL, or the machine rebooted) as interrupted, ending when their last stored
+    /// step ended. Runs of live processes, and of other hosts, are left alone.
+    pub fn interrupt_orphans(&self) -> Result<Vec<i64>, StoreError> {
+        let Some(here) = owner::Owner::current() else {
+            return Ok(Vec::new());
+        };
+        let mut q = self
+            .conn
+            .prepare("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL")
+            .map_err(|e| self.err(e))?;
+        let gone: Vec<i64> = q
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(|e| self.err(e))?
+            .filter_map(Result::ok)
+            .filter(|(_, o)| owner::Owner::decode(o).is_some_and(|o| o.gone(&here)))
+            .map(|(id, _)| id)
+            .collect();
+        for id in &gone {
+            self.conn
+                .execute(
+                    "UPDATE runs SET status = 'interrupted', ended_at = COALESCE(
+                       (SELECT MAX(ended_at) FROM steps WHERE run_id = ?1), started_at)
+                     WHERE id = ?1 AND status = 'running'",
+                    [id],
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(gone)
     }
 
     /// The file this store lives in.
@@ -145,9 +179,9 @@ impl Store {
             .execute(
                 "INSERT INTO runs (status, tag, command, workload, engine, engine_version,
                    plumb_version, git_hash, options, seed, started_at, data_dir, device, host,
-                   group_id, repeat_index, suite_id, plan, plan_hash)
+                   group_id, repeat_index, suite_id, plan, plan_hash, owner)
                  VALUES ('running', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
-                   ?14, ?15, ?16, ?17, ?18)",
+                   ?14, ?15, ?16, ?17, ?18, ?19)",
                 params![
                     r.tag,
                     r.command,
@@ -169,6 +203,7 @@ impl Store {
                     r.suite_id,
                     r.plan.as_ref().map(|p| p.to_string()),
                     r.plan_hash,
+                    owner::Owner::current().map(|o| o.encode()),
                 ],
             )
             .map_err(|e| self.err(e))?;

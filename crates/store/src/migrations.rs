@@ -92,6 +92,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         step_id INTEGER PRIMARY KEY REFERENCES steps(id) ON DELETE CASCADE,
         folded TEXT NOT NULL
      );",
+    // 5: the process that runs a run (host, boot, pid, start time), so a run left
+    // `running` by a killed process can be told from one still running.
+    "ALTER TABLE runs ADD COLUMN owner TEXT;",
 ];
 
 /// Brings the schema up to date, one transaction per migration.
@@ -112,7 +115,17 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
         });
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        let tx = conn.transaction().map_err(sq)?;
+        // IMMEDIATE takes the write lock before reading the version again: two plumbs
+        // opening a new store at once must not both apply a migration.
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sq)?;
+        let now: i64 = tx
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(sq)?;
+        if now > i as i64 {
+            continue;
+        }
         tx.execute_batch(sql).map_err(sq)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)
             .map_err(sq)?;

@@ -289,3 +289,46 @@ fn ceilings_keep_the_newest_figure_per_host_and_name() {
     );
     assert_eq!(got[1].ceiling.value, 2.0);
 }
+
+#[test]
+fn a_run_left_running_by_a_dead_process_is_marked_interrupted_at_the_next_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.sqlite");
+    let mut s = Store::open(&p).unwrap();
+    let live = s.begin_run(&new_run("live")).unwrap();
+    let dead = s.begin_run(&new_run("dead")).unwrap();
+    s.add_step(dead, &step(0), &[]).unwrap();
+    let elsewhere = s.begin_run(&new_run("elsewhere")).unwrap();
+    // `dead` belongs to a process with this pid but another start time (gone), and
+    // `elsewhere` to a process on another host (never judged).
+    let me = crate::owner::Owner::current().unwrap().encode();
+    let mut f: Vec<&str> = me.split(' ').collect();
+    let later = (f[3].parse::<u64>().unwrap() + 1).to_string();
+    f[3] = &later;
+    let gone = f.join(" ");
+    s.conn
+        .execute(
+            "UPDATE runs SET owner = ?1 WHERE id = ?2",
+            params![gone, dead],
+        )
+        .unwrap();
+    s.conn
+        .execute(
+            "UPDATE runs SET owner = 'otherhost b 1 1' WHERE id = ?1",
+            [elsewhere],
+        )
+        .unwrap();
+    drop(s);
+    let s = Store::open(&p).unwrap();
+    let r = s.run(dead).unwrap().run;
+    assert_eq!(r.status, RunStatus::Interrupted);
+    // It ended when its last stored step did.
+    assert_eq!(r.ended_at.as_deref(), Some(step(0).ended_at.as_str()));
+    assert_eq!(
+        s.run(dead).unwrap().steps.len(),
+        1,
+        "its finished step is kept"
+    );
+    assert_eq!(s.run(live).unwrap().run.status, RunStatus::Running);
+    assert_eq!(s.run(elsewhere).unwrap().run.status, RunStatus::Running);
+}

@@ -1,6 +1,7 @@
 //! The command line: one subcommand per job, each in its own module.
 
 mod compare;
+mod durability;
 mod execute;
 mod host;
 mod ib;
@@ -53,6 +54,11 @@ enum Command {
     Host(host::HostArgs),
     /// Measure memory, CPU and disk ceilings (bottom-up, before the database).
     Probe(probe::ProbeArgs),
+    /// Kill the process holding an engine again and again: is every acknowledged write kept?
+    Durability(durability::DurabilityArgs),
+    /// The writer `plumb durability` starts and kills (not for direct use).
+    #[command(hide = true, name = "durability-writer")]
+    DurabilityWriter(durability::WriterArgs),
     /// Compare runs relative to a base, with noise and fairness warnings.
     Compare(compare::CompareArgs),
     /// Write runs (and their comparison) as text, Markdown, HTML, CSV or JSON.
@@ -110,6 +116,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(a) => runs::show(a),
         Command::Host(a) => host::run(a),
         Command::Probe(a) => probe::run(a),
+        Command::Durability(a) => durability::run(a),
+        Command::DurabilityWriter(a) => durability::writer(a),
         Command::Compare(a) => compare::compare_cmd(a),
         Command::Report(a) => compare::report_cmd(a),
     }

@@ -1,0 +1,414 @@
+//! `plumb durability`: does an engine keep every write it acknowledged when the process
+//! holding it is killed? A writer process (plumb itself, `durability-writer`) opens the
+//! engine and writes keys one by one; after each write returns it tells the recorder
+//! (this process), which makes the acknowledgement durable (append + fdatasync to its own
+//! file, outside the engine's directory) before it lets the writer go on. The writer is
+//! killed with SIGKILL at a random moment, the engine is reopened here, and every
+//! acknowledged key must be there with its value. Repeated `--kills` times per engine
+//! and sync mode.
+
+use anyhow::{bail, Context};
+use plumb_targets::{EngineCommon, EngineSpec};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+/// `plumb durability`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "What a process kill cannot show: the OS page cache survives it, so \
+this finds writes an engine kept in its own memory after acknowledging them, not writes a \
+device or the OS loses when power fails. A device that acknowledges flushes it has not done \
+(a volatile write cache) needs a power cut; `plumb host --dir DIR` reports the write cache \
+of the device under DIR (check disk.write_cache).
+
+Examples:
+  plumb durability                          # RocksDB, synced and not, 10 kills each
+  plumb durability --kv all --kills 20      # every engine in this build
+  plumb durability --kv lmdb,sqlite --modes sync --dir /data/plumb"
+)]
+pub struct DurabilityArgs {
+    /// Engines, comma-separated, or `all` (every engine in this build that keeps files).
+    #[arg(long, default_value = "rocksdb", value_name = "LIST")]
+    kv: String,
+    /// Modes, comma-separated: sync (each write flushed before it returns), nosync
+    /// (written to the OS, not flushed), unlogged (RocksDB's write-ahead log off), or
+    /// both (sync and nosync).
+    #[arg(long, default_value = "sync,nosync", value_name = "LIST")]
+    modes: String,
+    /// Kills per engine and mode.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    kills: u32,
+    /// The longest a writer runs before it is killed, ms (each kill picks a moment at
+    /// random up to this, after its first acknowledged write).
+    #[arg(long, default_value_t = 400)]
+    max_ms: u64,
+    /// Where the engines' directories are made [default: /var/tmp]; removed at the end.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Random seed for the kill moments and the values [default: from the clock].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print the table as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The hidden writer: opens the engine and writes keys from `--from`, one per
+/// acknowledgement the recorder returns.
+#[derive(Debug, clap::Args)]
+pub struct WriterArgs {
+    #[arg(long)]
+    kv: String,
+    #[arg(long)]
+    mode: String,
+    #[arg(long)]
+    dir: PathBuf,
+    #[arg(long)]
+    from: u64,
+    #[arg(long)]
+    seed: u64,
+}
+
+fn key(i: u64) -> [u8; 16] {
+    let mut k = *b"dur-000000000000";
+    let digits = format!("{i:012}");
+    k[4..].copy_from_slice(digits.as_bytes());
+    k
+}
+
+/// The value written under key `i`: 100 bytes that depend on the seed and `i`, so a
+/// stale or torn value is told from the right one.
+fn value(seed: u64, i: u64) -> [u8; 100] {
+    let mut v = [0u8; 100];
+    for (n, chunk) in v.chunks_mut(8).enumerate() {
+        let h = xxhash_rust::xxh3::xxh3_64_with_seed(&(i * 16 + n as u64).to_le_bytes(), seed);
+        chunk.copy_from_slice(&h.to_le_bytes()[..chunk.len()]);
+    }
+    v
+}
+
+/// What an acknowledged write is promised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Flushed to the device before the write returns.
+    Sync,
+    /// Handed to the OS before the write returns.
+    NoSync,
+    /// Kept in the engine's memory only (no write-ahead log).
+    Unlogged,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Sync => "sync",
+            Mode::NoSync => "nosync",
+            Mode::Unlogged => "unlogged",
+        }
+    }
+    fn parse(s: &str) -> anyhow::Result<Mode> {
+        Ok(match s {
+            "sync" => Mode::Sync,
+            "nosync" => Mode::NoSync,
+            "unlogged" => Mode::Unlogged,
+            other => bail!("--modes: {other:?}: use sync, nosync, unlogged or both"),
+        })
+    }
+}
+
+fn spec(name: &str, mode: Mode) -> anyhow::Result<EngineSpec> {
+    if mode == Mode::Unlogged && EngineSpec::default_for(name).is_ok_and(|s| !s.capabilities().wal)
+    {
+        bail!("--modes unlogged: {name} has no write-ahead log to turn off");
+    }
+    let options = (mode == Mode::Unlogged).then(|| serde_json::json!({ "disable_wal": true }));
+    let mut s = EngineSpec::with_options(name, options).map_err(|e| {
+        anyhow::anyhow!(
+            "--kv {name:?} {}: {e}; this build runs {}",
+            mode.name(),
+            plumb_targets::engines().join(", ")
+        )
+    })?;
+    s.check_built_in()
+        .map_err(|e| anyhow::anyhow!("--kv {name}: {e}"))?;
+    let caps = s.capabilities();
+    if !caps.keeps_files || !caps.stores_data {
+        bail!("--kv {name}: it keeps no files, so there is nothing to reopen");
+    }
+    s.apply_common(&EngineCommon {
+        sync: mode == Mode::Sync,
+        cache_size: None,
+    })
+    .and_then(|()| s.validate())
+    .map_err(|e| anyhow::anyhow!("--kv {name} {}: {e}", mode.name()))?;
+    Ok(s)
+}
+
+/// `plumb durability-writer`: never returns while the recorder answers.
+pub fn writer(a: WriterArgs) -> anyhow::Result<ExitCode> {
+    let target = spec(&a.kv, Mode::parse(&a.mode)?)?.open(Some(&a.dir))?;
+    let mut s = target.session()?;
+    let (mut out, mut input) = (std::io::stdout().lock(), std::io::stdin().lock());
+    let mut byte = [0u8; 1];
+    for i in a.from.. {
+        s.put(&key(i), &value(a.seed, i))?;
+        writeln!(out, "{i}")?;
+        out.flush()?;
+        // The recorder has made the acknowledgement durable when it answers.
+        if input.read(&mut byte)? == 0 {
+            break;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One engine and mode's result.
+#[derive(Debug, serde::Serialize)]
+struct Row {
+    engine: String,
+    mode: &'static str,
+    kills: u32,
+    acknowledged: u64,
+    lost: u64,
+    wrong: u64,
+    verdict: String,
+}
+
+/// The recorder's durable log of acknowledged keys: 8 bytes each, fdatasync'd.
+struct AckLog {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl AckLog {
+    fn create(path: PathBuf) -> anyhow::Result<AckLog> {
+        let file = std::fs::OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        Ok(AckLog { file, path })
+    }
+    fn record(&mut self, i: u64) -> anyhow::Result<()> {
+        self.file.write_all(&i.to_le_bytes())?;
+        self.file.sync_data()?;
+        Ok(())
+    }
+    /// Every key acknowledged so far, read back from the file.
+    fn read(&self) -> anyhow::Result<Vec<u64>> {
+        let bytes = std::fs::read(&self.path)?;
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect())
+    }
+}
+
+/// Runs the writer until it is killed; returns whether the kill landed while it wrote.
+fn one_kill(
+    name: &str,
+    mode: Mode,
+    dir: &Path,
+    from: u64,
+    seed: u64,
+    kill_after: Duration,
+    log: &mut AckLog,
+) -> anyhow::Result<bool> {
+    let mut child = std::process::Command::new(std::env::current_exe()?)
+        .args(["durability-writer", "--kv", name, "--dir"])
+        .arg(dir)
+        .args(["--from", &from.to_string(), "--seed", &seed.to_string()])
+        .args(["--mode", mode.name()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting the writer")?;
+    let mut to_child = child.stdin.take().expect("piped");
+    let lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+    let mut deadline: Option<Instant> = None;
+    let mut killed = false;
+    for line in lines {
+        let Ok(line) = line else { break };
+        let Ok(i) = line.trim().parse::<u64>() else {
+            break;
+        };
+        log.record(i)?;
+        let now = Instant::now();
+        let d = *deadline.get_or_insert(now + kill_after);
+        if now >= d {
+            child.kill()?; // SIGKILL
+            killed = true;
+            break;
+        }
+        if to_child.write_all(b"k").is_err() {
+            break;
+        }
+    }
+    if !killed {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output()?;
+    if deadline.is_none() {
+        bail!(
+            "the {name} writer wrote nothing: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(killed)
+}
+
+/// Checks every acknowledged key; returns (lost, wrong).
+fn verify(
+    name: &str,
+    mode: Mode,
+    dir: &Path,
+    seed: u64,
+    acked: &[u64],
+) -> anyhow::Result<(u64, u64)> {
+    let target = spec(name, mode)?
+        .open(Some(dir))
+        .with_context(|| format!("reopening {name} after the kill"))?;
+    let mut s = target.session()?;
+    let (mut lost, mut wrong) = (0u64, 0u64);
+    for &i in acked {
+        let want = value(seed, i);
+        let mut same = None;
+        s.get(&key(i), &mut |v| same = Some(v == want))?;
+        match same {
+            None => lost += 1,
+            Some(false) => wrong += 1,
+            Some(true) => {}
+        }
+    }
+    Ok((lost, wrong))
+}
+
+/// Runs `plumb durability`.
+pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
+    let engines: Vec<String> = if a.kv == "all" {
+        plumb_targets::engines()
+            .into_iter()
+            .filter(|n| {
+                EngineSpec::default_for(n).is_ok_and(|s| {
+                    let c = s.capabilities();
+                    c.keeps_files && c.stores_data
+                })
+            })
+            .map(str::to_string)
+            .collect()
+    } else {
+        a.kv.split(',').map(|s| s.trim().to_string()).collect()
+    };
+    let mut modes = Vec::new();
+    for m in a.modes.split(',').map(str::trim) {
+        match m {
+            "both" => modes.extend([Mode::Sync, Mode::NoSync]),
+            m => modes.push(Mode::parse(m)?),
+        }
+    }
+    if a.max_ms == 0 {
+        bail!("--max-ms: give at least 1 ms");
+    }
+    // Check every engine and mode first: nothing runs on bad input.
+    let mut plan = Vec::new();
+    for e in &engines {
+        for &mode in &modes {
+            spec(e, mode)?;
+            plan.push((e.clone(), mode));
+        }
+    }
+    let seed = a.seed.unwrap_or_else(super::execute::clock_seed);
+    let root = a.dir.clone().unwrap_or_else(|| PathBuf::from("/var/tmp"));
+    let mut rng = seed | 1;
+    let mut next_ms = |max: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        1 + rng % max
+    };
+    let mut rows = Vec::new();
+    for (name, mode) in plan {
+        let work = tempfile::Builder::new()
+            .prefix(&format!("plumb-durability-{name}-"))
+            .tempdir_in(&root)
+            .with_context(|| format!("--dir: making a directory in {}", root.display()))?;
+        let dir = work.path().join("db");
+        std::fs::create_dir(&dir)?;
+        // The recorder's log lives beside the engine's directory, not in it.
+        let mut log = AckLog::create(work.path().join("acknowledged"))?;
+        let (mut lost, mut wrong, mut landed) = (0u64, 0u64, 0u32);
+        let mut from = 0u64;
+        for _ in 0..a.kills {
+            let kill = Duration::from_millis(next_ms(a.max_ms));
+            landed += u32::from(one_kill(&name, mode, &dir, from, seed, kill, &mut log)?);
+            let acked = log.read()?;
+            let (l, w) = verify(&name, mode, &dir, seed, &acked)?;
+            lost = lost.max(l);
+            wrong = wrong.max(w);
+            // The next writer starts past every key written, acknowledged or not.
+            from = acked.last().map_or(from, |x| x + 2);
+        }
+        let acknowledged = log.read()?.len() as u64;
+        let verdict = match (lost + wrong, mode) {
+            (0, _) => "ok: every acknowledged write survived".to_string(),
+            (n, Mode::Sync) => format!("FAIL: {n} acknowledged synced writes lost or wrong"),
+            (n, Mode::NoSync) => format!("{n} lost: the price of writing without sync"),
+            (n, Mode::Unlogged) => format!("{n} lost: the price of writing without a log"),
+        };
+        eprintln!(
+            "plumb: {name} {}: {landed} kills, {acknowledged} writes acknowledged, {lost} lost, {wrong} wrong",
+            mode.name()
+        );
+        rows.push(Row {
+            engine: name,
+            mode: mode.name(),
+            kills: landed,
+            acknowledged,
+            lost,
+            wrong,
+            verdict,
+        });
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        let mut t = plumb_report::table_left(&[
+            "engine",
+            "mode",
+            "kills",
+            "acknowledged",
+            "lost",
+            "wrong",
+            "verdict",
+        ]);
+        for r in &rows {
+            t.add_row(vec![
+                r.engine.clone(),
+                r.mode.to_string(),
+                r.kills.to_string(),
+                r.acknowledged.to_string(),
+                r.lost.to_string(),
+                r.wrong.to_string(),
+                r.verdict.clone(),
+            ]);
+        }
+        println!("{t}");
+        println!(
+            "\nThe writer was killed with SIGKILL; the OS page cache survived it. This finds \
+             writes an engine held in its own memory after acknowledging them; a device or \
+             OS that loses flushed writes on power failure needs a power cut to show \
+             (`plumb host --dir DIR`: check disk.write_cache)."
+        );
+    }
+    let failed = rows
+        .iter()
+        .any(|r| r.mode == "sync" && r.lost + r.wrong > 0);
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

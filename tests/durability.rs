@@ -49,6 +49,17 @@ fn every_engine_keeps_every_acknowledged_write_when_its_process_is_killed() {
     for r in &rows {
         assert!(r["kills"].as_u64().unwrap() >= 1, "{r}");
         assert!(r["acknowledged"].as_u64().unwrap() > 0, "{r}");
+        if r["engine"] == "splinterdb" {
+            // SplinterDB offers no sync, and this release does not mount its files
+            // again after a SIGKILL: the check says so instead of stopping.
+            assert_eq!(r["mode"], "nosync");
+            let v = r["verdict"].as_str().unwrap();
+            assert!(
+                r["lost"] == 0 || v.contains("does not open after a kill"),
+                "{r}"
+            );
+            continue;
+        }
         assert_eq!(r["lost"], 0, "{r}");
         assert_eq!(r["wrong"], 0, "{r}");
     }
@@ -88,10 +99,42 @@ fn bad_input_is_refused_before_anything_runs() {
             "no write-ahead log",
         ),
         (vec!["--kills", "0"], "--kills"),
+        (vec!["--kv", "none"], "--server"),
+        (vec!["--server", "oracle"], "--server oracle"),
+        (
+            vec!["--server", "postgres", "--modes", "unlogged"],
+            "servers always log",
+        ),
     ] {
         let o = durability(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let e = stderr(&o);
         assert!(e.contains(want), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn servers_keep_every_acknowledged_commit_when_crashed_and_restarted() {
+    let o = durability(&[
+        "--kv",
+        "none",
+        "--server",
+        "postgres,innodb,myrocks",
+        "--modes",
+        "sync",
+        "--kills",
+        "2",
+        "--seed",
+        "4",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = rows(&o);
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        assert_eq!(r["kills"], 2, "{r}");
+        assert!(r["acknowledged"].as_u64().unwrap() > 0, "{r}");
+        assert_eq!(r["lost"], 0, "{r}");
+        assert_eq!(r["wrong"], 0, "{r}");
     }
 }

@@ -37,6 +37,11 @@ pub struct DurabilityArgs {
     /// both (sync and nosync).
     #[arg(long, default_value = "sync,nosync", value_name = "LIST")]
     modes: String,
+    /// Servers too, comma-separated: postgres[@MAJOR], innodb, myrocks (MariaDB). Each
+    /// is started by plumb, crashed with SIGKILL (every process of it) while a client
+    /// commits rows one by one, restarted, and checked. `--kv none` runs only these.
+    #[arg(long, value_name = "LIST")]
+    server: Option<String>,
     /// Kills per engine and mode.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     kills: u32,
@@ -286,9 +291,159 @@ fn verify(
     Ok((lost, wrong))
 }
 
+/// A server's table: every commit one row.
+const TABLE: &str = "plumb_durability";
+
+fn hex(seed: u64, i: u64) -> String {
+    value(seed, i)[..32]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Sets the mode on a fresh connection (and, for MySQL, the server): PostgreSQL's
+/// synchronous_commit is per session, MariaDB's flush settings are global and return to
+/// the config's value when the server restarts.
+fn server_mode(
+    c: &mut dyn plumb_sql::client::SqlClient,
+    storage: Option<plumb_sql::StorageEngine>,
+    mode: Mode,
+) -> anyhow::Result<()> {
+    if mode == Mode::Sync {
+        return Ok(());
+    }
+    let sql = match storage {
+        None => "SET synchronous_commit = off",
+        Some(plumb_sql::StorageEngine::InnoDb) => "SET GLOBAL innodb_flush_log_at_trx_commit = 0",
+        Some(plumb_sql::StorageEngine::RocksDb) => "SET GLOBAL rocksdb_flush_log_at_trx_commit = 0",
+    };
+    c.batch(sql)?;
+    Ok(())
+}
+
+/// One server and mode: commits acknowledged to the client, the server crashed and
+/// restarted `kills` times, every acknowledged row checked after each restart.
+fn run_server(
+    label: &str,
+    mode: Mode,
+    a: &DurabilityArgs,
+    seed: u64,
+    next_ms: &mut dyn FnMut(u64) -> u64,
+    root: &Path,
+) -> anyhow::Result<Row> {
+    let (server, engine) = match label {
+        "innodb" => ("mariadb", Some("innodb")),
+        "myrocks" => ("mariadb", Some("rocksdb")),
+        other => (other, None),
+    };
+    let choice = plumb_sql::ServerChoice::parse(server, engine, None)?;
+    let storage = (choice.flavor != plumb_sql::Flavor::Postgres).then_some(choice.engine);
+    let work = tempfile::Builder::new()
+        .prefix("plumb-durability-server-")
+        .tempdir_in(root)?;
+    let mut m = plumb_sql::Managed::start(
+        &choice,
+        &plumb_sql::StartOptions {
+            dir: Some(work.path().to_path_buf()),
+            keep: false,
+            port: None,
+            cache_mb: 256,
+            config: None,
+        },
+    )?;
+    {
+        let mut c = m.endpoint.connect()?;
+        let clause = storage
+            .map(|e| format!(" ENGINE = {}", e.sql_name()))
+            .unwrap_or_default();
+        c.batch(&format!(
+            "CREATE TABLE {TABLE} (id BIGINT PRIMARY KEY, v VARCHAR(200)){clause}"
+        ))?;
+    }
+    let mut log = AckLog::create(work.path().join("acknowledged"))?;
+    let (mut lost, mut wrong, mut landed) = (0u64, 0u64, 0u32);
+    let mut from = 0u64;
+    for _ in 0..a.kills {
+        let mut c = m.endpoint.connect()?;
+        server_mode(&mut *c, storage, mode)?;
+        let insert = c.prepare(&format!("INSERT INTO {TABLE} (id, v) VALUES (?, ?)"))?;
+        let wait = Duration::from_millis(50 + next_ms(a.max_ms));
+        let acked_before = log.read()?.len();
+        std::thread::scope(|scope| -> anyhow::Result<()> {
+            let crasher = scope.spawn(|| {
+                std::thread::sleep(wait);
+                m.crash();
+            });
+            for i in from.. {
+                let v = hex(seed, i);
+                let p = [
+                    plumb_sql::client::Param::Int(i as i32),
+                    plumb_sql::client::Param::Str(&v),
+                ];
+                if c.execute(insert, &p).is_err() {
+                    break; // the server is gone
+                }
+                log.record(i)?;
+            }
+            let _ = crasher.join();
+            Ok(())
+        })?;
+        drop(c);
+        m.restart()?;
+        let acked = log.read()?;
+        landed += u32::from(acked.len() > acked_before);
+        let mut c = m.endpoint.connect()?;
+        let rows = c.rows(&format!("SELECT id, v FROM {TABLE}"))?;
+        let mut have = std::collections::HashMap::new();
+        for r in rows {
+            let id = r
+                .first()
+                .and_then(|(_, v)| v.as_deref()?.parse::<u64>().ok());
+            let v = r.get(1).and_then(|(_, v)| v.clone());
+            if let (Some(id), Some(v)) = (id, v) {
+                have.insert(id, v);
+            }
+        }
+        lost = acked.iter().filter(|i| !have.contains_key(i)).count() as u64;
+        wrong = acked
+            .iter()
+            .filter(|i| have.get(i).is_some_and(|v| *v != hex(seed, **i)))
+            .count() as u64;
+        from = acked
+            .last()
+            .map_or(from, |x| x + 2)
+            .max(have.keys().max().map_or(0, |x| x + 1));
+    }
+    let acknowledged = log.read()?.len() as u64;
+    m.stop()?;
+    Ok(Row {
+        engine: format!(
+            "{label} {}",
+            m.version.split(['-', ' ']).next().unwrap_or("")
+        ),
+        mode: mode.name(),
+        kills: landed,
+        acknowledged,
+        lost,
+        wrong,
+        verdict: verdict(lost + wrong, mode),
+    })
+}
+
+fn verdict(n: u64, mode: Mode) -> String {
+    match (n, mode) {
+        (0, _) => "ok: every acknowledged write survived".to_string(),
+        (n, Mode::Sync) => format!("FAIL: {n} acknowledged synced writes lost or wrong"),
+        (n, Mode::NoSync) => format!("{n} lost: the price of writing without sync"),
+        (n, Mode::Unlogged) => format!("{n} lost: the price of writing without a log"),
+    }
+}
+
 /// Runs `plumb durability`.
 pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
-    let engines: Vec<String> = if a.kv == "all" {
+    let engines: Vec<String> = if a.kv == "none" {
+        Vec::new()
+    } else if a.kv == "all" {
         plumb_targets::engines()
             .into_iter()
             .filter(|n| {
@@ -314,11 +469,42 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
     }
     // Check every engine and mode first: nothing runs on bad input.
     let mut plan = Vec::new();
+    let all = a.kv == "all";
     for e in &engines {
         for &mode in &modes {
+            // With `all`, an engine is run in the modes it offers (SplinterDB cannot
+            // sync; only RocksDB has a log to turn off); named engines are held to the
+            // modes asked.
+            let caps = EngineSpec::default_for(e).map(|s| s.capabilities());
+            if all
+                && caps.is_ok_and(|c| {
+                    (mode == Mode::Sync && !c.can_sync) || (mode == Mode::Unlogged && !c.wal)
+                })
+            {
+                continue;
+            }
             spec(e, mode)?;
             plan.push((e.clone(), mode));
         }
+    }
+    let servers: Vec<&str> = a
+        .server
+        .iter()
+        .flat_map(|s| s.split(','))
+        .map(str::trim)
+        .collect();
+    for label in &servers {
+        if !matches!(*label, "innodb" | "myrocks") {
+            plumb_sql::ServerChoice::parse(label, None, None).map_err(|e| {
+                anyhow::anyhow!("--server {label}: {e}; use postgres[@MAJOR], innodb or myrocks")
+            })?;
+        }
+        if modes.contains(&Mode::Unlogged) {
+            bail!("--modes unlogged: servers always log; use sync or nosync with --server");
+        }
+    }
+    if plan.is_empty() && servers.is_empty() {
+        bail!("--kv none: name at least one --server");
     }
     let seed = a.seed.unwrap_or_else(super::execute::clock_seed);
     let root = a.dir.clone().unwrap_or_else(|| PathBuf::from("/var/tmp"));
@@ -341,22 +527,30 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
         let mut log = AckLog::create(work.path().join("acknowledged"))?;
         let (mut lost, mut wrong, mut landed) = (0u64, 0u64, 0u32);
         let mut from = 0u64;
+        let mut unopenable = None;
         for _ in 0..a.kills {
             let kill = Duration::from_millis(next_ms(a.max_ms));
             landed += u32::from(one_kill(&name, mode, &dir, from, seed, kill, &mut log)?);
             let acked = log.read()?;
-            let (l, w) = verify(&name, mode, &dir, seed, &acked)?;
-            lost = lost.max(l);
-            wrong = wrong.max(w);
+            match verify(&name, mode, &dir, seed, &acked) {
+                Ok((l, w)) => (lost, wrong) = (l, w),
+                Err(e) => {
+                    // An engine that does not open after a kill has lost everything.
+                    lost = acked.len() as u64;
+                    unopenable = Some(format!("{e:#}"));
+                    break;
+                }
+            }
             // The next writer starts past every key written, acknowledged or not.
             from = acked.last().map_or(from, |x| x + 2);
         }
         let acknowledged = log.read()?.len() as u64;
-        let verdict = match (lost + wrong, mode) {
-            (0, _) => "ok: every acknowledged write survived".to_string(),
-            (n, Mode::Sync) => format!("FAIL: {n} acknowledged synced writes lost or wrong"),
-            (n, Mode::NoSync) => format!("{n} lost: the price of writing without sync"),
-            (n, Mode::Unlogged) => format!("{n} lost: the price of writing without a log"),
+        let verdict = match &unopenable {
+            Some(e) => format!(
+                "{}: does not open after a kill, so all {lost} are lost ({e})",
+                if mode == Mode::Sync { "FAIL" } else { "lost" }
+            ),
+            None => verdict(lost + wrong, mode),
         };
         eprintln!(
             "plumb: {name} {}: {landed} kills, {acknowledged} writes acknowledged, {lost} lost, {wrong} wrong",
@@ -371,6 +565,17 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
             wrong,
             verdict,
         });
+    }
+    for label in servers {
+        for &mode in &modes {
+            let r = run_server(label, mode, &a, seed, &mut next_ms, &root)
+                .with_context(|| format!("--server {label} {}", mode.name()))?;
+            eprintln!(
+                "plumb: {} {}: {} kills, {} commits acknowledged, {} lost, {} wrong",
+                r.engine, r.mode, r.kills, r.acknowledged, r.lost, r.wrong
+            );
+            rows.push(r);
+        }
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
@@ -397,10 +602,12 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
         }
         println!("{t}");
         println!(
-            "\nThe writer was killed with SIGKILL; the OS page cache survived it. This finds \
-             writes an engine held in its own memory after acknowledging them; a device or \
-             OS that loses flushed writes on power failure needs a power cut to show \
-             (`plumb host --dir DIR`: check disk.write_cache)."
+            "\nThe embedded engines' writer, and each server with all its processes, were \
+             killed with SIGKILL; the OS page cache survived. This finds writes held in the \
+             process's own memory after they were acknowledged; a device or OS that loses \
+             flushed writes on power failure needs a power cut to show (`plumb host --dir \
+             DIR`: check disk.write_cache). Server nosync: PostgreSQL synchronous_commit = \
+             off, InnoDB and MyRocks flush_log_at_trx_commit = 0."
         );
     }
     let failed = rows

@@ -195,21 +195,36 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     if let Some((uid, gid)) = owner {
         super::chown(&log, uid, gid)?;
     }
-    let mut cmd = Command::new(&server);
-    cmd.arg(&defaults)
-        .stdin(Stdio::null())
-        .stdout(
-            logf.try_clone()
-                .map_err(|e| SqlError::Input(e.to_string()))?,
-        )
-        .stderr(logf);
-    // SAFETY: setsid is async-signal-safe and touches no memory.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    drop(logf);
+    let launch = {
+        let (server, defaults, log) = (server.clone(), defaults.clone(), log.clone());
+        move || {
+            let mut cmd = Command::new(&server);
+            cmd.arg(&defaults).stdin(Stdio::null());
+            // Its output goes to its log (appended: a restart keeps what came before).
+            match std::fs::OpenOptions::new().append(true).open(&log) {
+                Ok(f) => {
+                    if let Ok(g) = f.try_clone() {
+                        cmd.stdout(g);
+                    }
+                    cmd.stderr(f);
+                }
+                Err(_) => {
+                    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+                }
+            }
+            // SAFETY: setsid is async-signal-safe and touches no memory.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::setsid();
+                    Ok(())
+                });
+            }
+            cmd
+        }
+    };
+    let mut cmd = launch();
+    m.relaunch = Some(super::Relaunch::Spawns(Box::new(launch)));
     let child = cmd.spawn().map_err(|e| SqlError::Server {
         what: format!("starting {}: {e}", server.display()),
         log: Vec::new(),

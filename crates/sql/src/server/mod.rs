@@ -175,6 +175,18 @@ pub struct Managed {
     pub(crate) stop_cmd: Vec<Command>,
     pub(crate) child: Option<std::process::Child>,
     pub(crate) stopped: bool,
+    /// Builds the command that starts the server on its existing data again (after a
+    /// crash): `pg_ctl start`, which waits, or the server itself, which is spawned.
+    pub(crate) relaunch: Option<Relaunch>,
+}
+
+/// How a server is started again on its own data.
+pub(crate) enum Relaunch {
+    /// A command that returns once the server runs (pg_ctl -w start); the pid is then
+    /// read from the first file, and the other lock files are stale after a crash.
+    Waits(Box<dyn Fn() -> Command + Send>, Vec<PathBuf>),
+    /// The server process itself, spawned and kept as the child.
+    Spawns(Box<dyn Fn() -> Command + Send>),
 }
 
 impl Managed {
@@ -209,6 +221,7 @@ impl Managed {
             stop_cmd: Vec::new(),
             child: None,
             stopped: false,
+            relaunch: None,
         }
     }
 
@@ -223,6 +236,74 @@ impl Managed {
             return matches!(c.try_wait(), Ok(None));
         }
         running(self.pid)
+    }
+
+    /// Kills the server and every process of its tree with SIGKILL, as a crash does,
+    /// and waits until they are gone (a durability check then restarts it).
+    pub fn crash(&mut self) {
+        let mut pids = vec![self.pid];
+        if let Some(t) = plumb_probes::proctree::tree_snapshot(self.pid) {
+            pids.extend(t.procs.keys().copied().filter(|p| *p != self.pid));
+        }
+        for p in &pids {
+            // SAFETY: kill has no memory preconditions; these are the server's pids.
+            unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+        }
+        if let Some(c) = &mut self.child {
+            let _ = c.wait();
+        }
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while pids.iter().any(|p| running(*p)) && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Starts a crashed server again on its data (it recovers from its log) and waits
+    /// until it answers.
+    pub fn restart(&mut self) -> Result<(), SqlError> {
+        let start = std::time::Instant::now();
+        match &self.relaunch {
+            Some(Relaunch::Waits(cmd, locks)) => {
+                let pidfile = &locks[0];
+                // A crashed server's lock files name a process that is gone, or a zombie
+                // nobody has reaped yet, which the server would take for itself running.
+                let stale = std::fs::read_to_string(pidfile)
+                    .ok()
+                    .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()))
+                    .is_some_and(|pid: u32| !running(pid));
+                if stale {
+                    for f in locks {
+                        let _ = std::fs::remove_file(f);
+                    }
+                }
+                let out = cmd().output().map_err(|e| self.error(e.to_string()))?;
+                if !out.status.success() {
+                    return Err(self.error(format!("restarting failed ({})", out.status)));
+                }
+                self.pid = std::fs::read_to_string(pidfile)
+                    .ok()
+                    .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()))
+                    .ok_or_else(|| self.error("no pid in the pid file after restarting"))?;
+            }
+            Some(Relaunch::Spawns(cmd)) => {
+                let child = cmd().spawn().map_err(|e| self.error(e.to_string()))?;
+                self.pid = child.id();
+                self.child = Some(child);
+            }
+            None => return Err(self.error("this server cannot be restarted by plumb")),
+        }
+        loop {
+            if !self.alive() {
+                return Err(self.error("the server exited while recovering"));
+            }
+            match self.endpoint.connect() {
+                Ok(_) => return Ok(()),
+                Err(e) if start.elapsed() > std::time::Duration::from_secs(300) => {
+                    return Err(self.error(format!("no answer 300 s after restarting: {e}")))
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
+            }
+        }
     }
 
     /// An error about the server, with the end of its log.

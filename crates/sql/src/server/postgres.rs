@@ -166,18 +166,32 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
         .arg(&data)
         .args(["-m", "fast", "-w", "-t", "120", "stop"]);
     m.stop_cmd.push(stop);
-    let mut pg_ctl = command_as(user, &bin.join("pg_ctl"));
-    pg_ctl
-        .arg("-D")
-        .arg(&data)
-        .arg("-l")
-        .arg(&log)
-        .args(["-w", "-t", "120"]);
-    pg_ctl.arg("-o").arg(format!(
-        "-p {port} -k {} -c listen_addresses=127.0.0.1",
-        root.display()
+    let launch = {
+        let (ctl, data, log, root) = (bin.join("pg_ctl"), data.clone(), log.clone(), root.clone());
+        move || {
+            let mut pg_ctl = command_as(user, &ctl);
+            pg_ctl
+                .arg("-D")
+                .arg(&data)
+                .arg("-l")
+                .arg(&log)
+                .args(["-w", "-t", "300"]);
+            pg_ctl.arg("-o").arg(format!(
+                "-p {port} -k {} -c listen_addresses=127.0.0.1",
+                root.display()
+            ));
+            pg_ctl.arg("start");
+            pg_ctl
+        }
+    };
+    let pg_ctl = launch();
+    m.relaunch = Some(super::Relaunch::Waits(
+        Box::new(launch),
+        vec![
+            data.join("postmaster.pid"),
+            root.join(format!(".s.PGSQL.{port}.lock")),
+        ],
     ));
-    pg_ctl.arg("start");
     if let Err(e) = run(pg_ctl, "pg_ctl start", &log) {
         m.stop_cmd.clear(); // nothing runs
         return Err(e);

@@ -546,10 +546,13 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
         }
         let acknowledged = log.read()?.len() as u64;
         let verdict = match &unopenable {
-            Some(e) => format!(
-                "{}: does not open after a kill, so all {lost} are lost ({e})",
-                if mode == Mode::Sync { "FAIL" } else { "lost" }
-            ),
+            Some(e) => {
+                eprintln!("plumb: {name} {}: {e}", mode.name());
+                format!(
+                    "{}: does not open after a kill, so all {lost} are lost",
+                    if mode == Mode::Sync { "FAIL" } else { "lost" }
+                )
+            }
             None => verdict(lost + wrong, mode),
         };
         eprintln!(

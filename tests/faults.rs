@@ -271,3 +271,147 @@ fn a_store_that_is_not_a_store_gets_one_clear_error_and_is_left_as_it_was() {
         assert_eq!(std::fs::read(&bad).unwrap(), text, "the file was changed");
     }
 }
+
+#[test]
+fn a_password_in_a_url_or_the_environment_reaches_nothing_plumb_writes() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let choice = plumb_sql::ServerChoice::parse("postgres", None, None).unwrap();
+    let srv = plumb_sql::Managed::start(
+        &choice,
+        &plumb_sql::StartOptions {
+            dir: Some(d.path().to_path_buf()),
+            keep: false,
+            port: None,
+            cache_mb: 64,
+            config: None,
+        },
+    )
+    .unwrap();
+    let ep = &srv.endpoint;
+    // The server trusts local users, so the password is sent nowhere; plumb must still
+    // keep it out of everything it writes.
+    let url = format!(
+        "postgres://{}:url-s3cret@localhost:{}/plumb?host={}",
+        ep.user,
+        ep.port,
+        ep.socket.as_ref().unwrap().display()
+    );
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(args)
+            .arg("--store")
+            .arg(&store)
+            .env("PGPASSWORD", "env-s3cret")
+            .env("MYSQL_PWD", "env-s3cret")
+            .output()
+            .unwrap()
+    };
+    let mut seen = Vec::new();
+    let o = run(&[
+        "sql",
+        "--url",
+        &url,
+        "--table-size",
+        "300",
+        "--steps",
+        "load,point-query",
+        "--duration",
+        "0.2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    seen.push(o);
+    let o = run(&[
+        "ib",
+        "--url",
+        &url,
+        "--rows",
+        "500",
+        "--inserts",
+        "100",
+        "--steps",
+        "l.i0,l.x,l.i1,qp100",
+        "--duration",
+        "0.5",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    seen.push(o);
+    // An error about the URL does not show it either.
+    let bad = url.replace("/plumb?", "/nosuchdb?");
+    seen.push(run(&["sql", "--url", &bad, "--steps", "point-query"]));
+    let dir = d.path().join("reports");
+    std::fs::create_dir(&dir).unwrap();
+    for fmt in ["text", "md", "html", "csv", "json"] {
+        let out = dir.join(format!("r.{fmt}"));
+        let o = run(&[
+            "report",
+            "1",
+            "2",
+            "--format",
+            fmt,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{fmt}: {}", stderr(&o));
+        seen.push(o);
+    }
+    seen.push(run(&["show", "2", "--json"]));
+    seen.push(run(&["runs", "--json"]));
+    let mut texts: Vec<(String, Vec<u8>)> = seen
+        .iter()
+        .flat_map(|o| [o.stdout.clone(), o.stderr.clone()])
+        .map(|b| ("output".to_string(), b))
+        .collect();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        texts.push((
+            e.path().display().to_string(),
+            std::fs::read(e.path()).unwrap(),
+        ));
+    }
+    for f in ["s.sqlite", "s.sqlite-wal"] {
+        texts.push((
+            f.into(),
+            std::fs::read(d.path().join(f)).unwrap_or_default(),
+        ));
+    }
+    for (what, bytes) in &texts {
+        for secret in [&b"url-s3cret"[..], &b"env-s3cret"[..]] {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret),
+                "{} reached {what}",
+                String::from_utf8_lossy(secret)
+            );
+        }
+    }
+}
+
+#[test]
+fn temp_directories_are_private_to_their_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args([
+            "kv",
+            "--engine",
+            "rocksdb",
+            "--num",
+            "1000",
+            "--benchmarks",
+            "fillseq",
+            "--keep",
+        ])
+        .arg("--store")
+        .arg(d.path().join("s.sqlite"))
+        .env("TMPDIR", d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kept: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let mode = kept[0].metadata().unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{:o}", mode);
+}

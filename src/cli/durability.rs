@@ -339,6 +339,7 @@ fn run_server(
     let choice = plumb_sql::ServerChoice::parse(server, engine, None)?;
     let storage = (choice.flavor != plumb_sql::Flavor::Postgres).then_some(choice.engine);
     let work = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .prefix("plumb-durability-server-")
         .tempdir_in(root)?;
     let mut m = plumb_sql::Managed::start(
@@ -518,6 +519,7 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
     for (name, mode) in plan {
         let work = tempfile::Builder::new()
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .prefix(&format!("plumb-durability-{name}-"))
             .tempdir_in(&root)
             .with_context(|| format!("--dir: making a directory in {}", root.display()))?;

@@ -175,6 +175,7 @@ pub fn perf_dir(profile: bool) -> anyhow::Result<Option<tempfile::TempDir>> {
     }
     Ok(Some(
         tempfile::Builder::new()
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .prefix("plumb-perf-")
             .tempdir_in("/var/tmp")?,
     ))

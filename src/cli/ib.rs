@@ -161,6 +161,7 @@ fn open_kv(a: &IbArgs, name: &str) -> anyhow::Result<Embedded> {
         );
     }
     let dir = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .prefix(&format!("plumb-ib-{name}-"))
         .tempdir_in(&root)
         .with_context(|| format!("--dir: making a directory in {}", root.display()))?;

@@ -122,3 +122,71 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => compare::report_cmd(a),
     }
 }
+
+/// Fuzzing by property: any command line, made of plumb's own words and flags and any
+/// values, parses or gives clap's error, never a panic.
+#[cfg(test)]
+mod fuzz {
+    use super::Cli;
+    use clap::Parser;
+    use proptest::prelude::*;
+
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "kv",
+                "sql",
+                "ib",
+                "run",
+                "plan",
+                "rerun",
+                "runs",
+                "show",
+                "host",
+                "probe",
+                "compare",
+                "report",
+                "durability",
+                "options",
+                "--engine",
+                "--server",
+                "--kv",
+                "--steps",
+                "--benchmarks",
+                "--num",
+                "--threads",
+                "--duration",
+                "--url",
+                "--dir",
+                "--db",
+                "--store",
+                "--json",
+                "--sync",
+                "--repeat",
+                "--seed",
+                "--tag",
+                "--format",
+                "-o",
+                "--resume",
+                "--kills",
+                "--modes",
+                "--rows",
+                "--clients",
+                "--",
+                "-",
+                "=",
+            ])
+            .prop_map(str::to_string),
+            any::<String>(),
+            "-{1,2}[a-z-]{0,12}(=[a-z0-9]{0,6})?",
+            "[0-9.e+-]{0,8}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_command_line_parses_or_is_refused(args in proptest::collection::vec(word(), 0..8)) {
+            let _ = Cli::try_parse_from(std::iter::once("plumb".to_string()).chain(args));
+        }
+    }
+}

@@ -835,3 +835,65 @@ mod tests {
         );
     }
 }
+
+/// Fuzzing by property: any text, and kernel-shaped lines with their fields mangled,
+/// give lines or an error naming the line, never a panic; well-formed lines read back.
+/// `PROPTEST_CASES=1000000 cargo test -p plumb-probes fuzz` runs a million of each.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Kernel-like text: fields of digits, names, escapes, parentheses and dashes.
+    fn procish() -> impl Strategy<Value = String> {
+        let field = prop_oneof![
+            "[0-9]{1,20}",
+            "-?[0-9]{1,25}",
+            "[a-z]{1,8}[0-9]{0,3}",
+            r"[\\/()\-a-z0-9 ]{0,12}",
+            Just("-".to_string()),
+            Just(r"\040".to_string()),
+        ];
+        proptest::collection::vec(
+            proptest::collection::vec(field, 0..24).prop_map(|f| f.join(" ")),
+            0..6,
+        )
+        .prop_map(|l| l.join("\n"))
+    }
+
+    proptest! {
+        #[test]
+        fn diskstats_never_panics(t in any::<String>(), k in procish()) {
+            for text in [&t, &k] {
+                if let Err(ProbeError::Parse { line, .. }) = parse_diskstats(text, Path::new("x")) {
+                    prop_assert!(line >= 1 && line <= text.lines().count());
+                }
+            }
+        }
+
+        #[test]
+        fn mountinfo_never_panics(t in any::<String>(), k in procish()) {
+            for text in [&t, &k] {
+                if let Ok(m) = parse_mountinfo(text, Path::new("x")) {
+                    prop_assert!(m.len() <= text.lines().count());
+                }
+            }
+        }
+
+        #[test]
+        fn well_formed_diskstats_lines_read_back(
+            major in 0u32..4096, minor in 0u32..1_000_000, name in "[a-z]{2,6}[0-9]{0,2}",
+            f in proptest::collection::vec(0u64..u64::MAX / 2, 17),
+        ) {
+            let fields: Vec<String> = f.iter().map(u64::to_string).collect();
+            let text = format!("{major} {minor} {name} {}\n", fields.join(" "));
+            let got = parse_diskstats(&text, Path::new("x")).unwrap();
+            prop_assert_eq!(got.len(), 1);
+            prop_assert_eq!((got[0].major, got[0].minor, &got[0].name), (major, minor, &name));
+            prop_assert_eq!(got[0].counters.reads, f[0]);
+            prop_assert_eq!(got[0].counters.sectors_read, f[2]);
+            prop_assert_eq!(got[0].counters.writes, f[4]);
+            prop_assert_eq!(got[0].counters.sectors_written, f[6]);
+        }
+    }
+}

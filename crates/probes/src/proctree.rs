@@ -245,3 +245,35 @@ mod tests {
         assert!(tree_snapshot_in(d.path(), 99).is_none());
     }
 }
+
+/// Fuzzing by property: /proc/PID/stat with any command name (spaces, parentheses,
+/// newlines) and any text never panics, and the fields after the name read back.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn stat_never_panics(t in any::<String>()) {
+            let _ = parse_stat(&t);
+            let _ = status_field(&t, "voluntary_ctxt_switches");
+            let _ = crate::process::parse_status_kb(&t, "VmRSS");
+        }
+
+        #[test]
+        fn stat_fields_read_back_whatever_the_command_name(
+            comm in r"[ -~\n]{0,32}", ppid in 0u32..4_000_000,
+            times in proptest::collection::vec(0u64..1 << 40, 4),
+        ) {
+            let mut f: Vec<String> = vec!["S".into(), ppid.to_string()];
+            f.extend((5..14).map(|i| i.to_string()));
+            f.extend(times.iter().map(u64::to_string));
+            f.extend((18..52).map(|i| i.to_string()));
+            let text = format!("1234 ({comm}) {}\n", f.join(" "));
+            let s = parse_stat(&text).unwrap();
+            prop_assert_eq!(s.ppid, ppid);
+            prop_assert_eq!([s.utime, s.stime, s.cutime, s.cstime], [times[0], times[1], times[2], times[3]]);
+        }
+    }
+}

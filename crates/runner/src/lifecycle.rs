@@ -290,6 +290,7 @@ impl Lifecycle<'_> {
                     ));
                 }
                 let t = tempfile::Builder::new()
+                    .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
                     .prefix(&format!("plumb-{}-", sanitize(&plan.suite)))
                     .tempdir_in(&root)
                     .map_err(|source| LifecycleError::Dir {

@@ -222,7 +222,12 @@ impl Store {
             path: path.clone(),
             source,
         };
-        let tx = self.conn.transaction().map_err(sq)?;
+        // IMMEDIATE: take the write lock first. A deferred transaction that reads and
+        // then writes fails at once (SQLITE_BUSY) when another plumb wrote in between.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sq)?;
         let summary = serde_json::to_string(&step.summary).expect("summary serialises");
         tx.execute(
             "INSERT INTO steps (run_id, seq, name, kind, status, error, started_at, ended_at,
@@ -365,7 +370,12 @@ impl Store {
             path: path.clone(),
             source,
         };
-        let tx = self.conn.transaction().map_err(sq)?;
+        // IMMEDIATE: take the write lock first. A deferred transaction that reads and
+        // then writes fails at once (SQLITE_BUSY) when another plumb wrote in between.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sq)?;
         for c in ceilings {
             tx.execute(
                 "INSERT INTO ceilings (run_id, host, name, value, unit, measured_at)

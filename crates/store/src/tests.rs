@@ -332,3 +332,53 @@ fn a_run_left_running_by_a_dead_process_is_marked_interrupted_at_the_next_open()
     assert_eq!(s.run(live).unwrap().run.status, RunStatus::Running);
     assert_eq!(s.run(elsewhere).unwrap().run.status, RunStatus::Running);
 }
+
+/// Fuzzing by property: a store whose rows hold anything (a summary, options or host
+/// that is not what plumb wrote, a kind or status it does not know) reads back or gives
+/// an error, never a panic; a file of random bytes is refused and left as it was.
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn junk() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            Just("{}".to_string()),
+            Just("null".to_string()),
+            r#"\{"[a-z_]{1,8}":(-?[0-9]{1,5}|"[a-z]*"|\[\]|null)\}"#,
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn rows_holding_anything_read_back_or_fail_cleanly(
+            summary in junk(), options in junk(), host in junk(), config in junk(),
+            kind in "[a-z.]{0,12}", status in "[a-z]{0,10}", seed in "[0-9a-z]{0,22}",
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut s = Store::open(&dir.path().join("s.sqlite")).unwrap();
+            let id = s.begin_run(&new_run("t")).unwrap();
+            s.add_step(id, &step(0), &[]).unwrap();
+            s.conn.execute(
+                "UPDATE runs SET options = ?1, host = ?2, seed = ?3, status = ?4 WHERE id = ?5",
+                params![options, host, seed, status, id],
+            ).unwrap();
+            s.conn.execute(
+                "UPDATE steps SET summary = ?1, config = ?2, kind = ?3 WHERE run_id = ?4",
+                params![summary, config, kind, id],
+            ).unwrap();
+            let _ = s.run(id);
+            let _ = s.runs(10);
+        }
+
+        #[test]
+        fn a_file_of_random_bytes_is_refused_and_left_alone(bytes in proptest::collection::vec(any::<u8>(), 1..4096)) {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("s.sqlite");
+            std::fs::write(&p, &bytes).unwrap();
+            if Store::open(&p).is_err() {
+                prop_assert_eq!(std::fs::read(&p).unwrap(), bytes);
+            }
+        }
+    }
+}

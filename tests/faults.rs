@@ -129,7 +129,11 @@ fn sigkill_anywhere_in_a_run_leaves_a_whole_store_and_no_temp_dir() {
         .map(|e| e.file_name())
         .collect();
     assert!(left.is_empty(), "left in the temp dir: {left:?}");
-    check_store(&store);
+    let steps = check_store(&store);
+    eprintln!(
+        "torture (runs): {} kills, {hit} while plumb ran, {killed} runs interrupted, {steps} steps stored whole, 0 runs left running, 0 temp dirs left",
+        kills()
+    );
 }
 
 const SUITE: &str = r#"
@@ -205,7 +209,15 @@ fn a_suite_killed_again_and_again_resumes_to_its_end_with_nothing_lost() {
     }
     assert_eq!(ok.len(), 4, "{ok:?}");
     assert!(ok.values().all(|&n| n == 1), "{ok:?}");
-    check_store(&store);
+    let steps = check_store(&store);
+    let interrupted = runs(&store)
+        .iter()
+        .filter(|r| r["status"] == "interrupted")
+        .count();
+    eprintln!(
+        "torture (suite): {} kills, {interrupted} runs interrupted, {steps} steps stored whole, all 4 planned runs finished once after --resume",
+        kills()
+    );
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
     assert!(left.is_empty(), "left in the temp dir: {left:?}");
 }

@@ -433,6 +433,45 @@ fn ctrl_c_and_sigterm_stop_the_step_and_the_server_and_keep_what_ran() {
 }
 
 #[test]
+fn a_server_left_running_by_a_killed_plumb_is_stopped_by_the_next_one() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let servers = d.path().join("servers");
+    let (mut child, pid, _) = start_long_run(&store, &servers);
+    child.kill().unwrap(); // SIGKILL: plumb cannot stop its server
+    child.wait().unwrap();
+    let _ = rest_of_stderr();
+    assert!(plumb_sql::running(pid), "the server runs on, orphaned");
+    let o = plumb(
+        &store,
+        &[
+            "sql",
+            "--table-size",
+            "200",
+            "--steps",
+            "load",
+            "--dir",
+            servers.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("left by a plumb that was killed"),
+        "{}",
+        stderr(&o)
+    );
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while plumb_sql::running(pid) && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!plumb_sql::running(pid), "the orphaned server was stopped");
+    assert_eq!(std::fs::read_dir(&servers).unwrap().count(), 0);
+    // The killed run is marked interrupted.
+    let runs = json_of(&plumb(&store, &["runs", "--json"]));
+    assert_eq!(runs[1]["status"], "interrupted");
+}
+
+#[test]
 fn repeats_run_on_fresh_servers_and_are_stored_as_one_group() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.sqlite");

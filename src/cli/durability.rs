@@ -338,8 +338,9 @@ fn run_server(
     };
     let choice = plumb_sql::ServerChoice::parse(server, engine, None)?;
     let storage = (choice.flavor != plumb_sql::Flavor::Postgres).then_some(choice.engine);
+    // Traversable: the server runs as its own user, with its files below this.
     let work = tempfile::Builder::new()
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .prefix("plumb-durability-server-")
         .tempdir_in(root)?;
     let mut m = plumb_sql::Managed::start(

@@ -96,6 +96,12 @@ pub fn release(dir: &Path) {
 /// Removes the `plumb-*` directories under `root` whose owner is gone, with their
 /// markers, and returns them. Only directories with a marker plumb wrote are touched.
 pub fn sweep(root: &Path) -> Vec<PathBuf> {
+    sweep_with(root, &|_| {})
+}
+
+/// [`sweep`], calling `before` on each directory before it is removed (a managed
+/// server's directory: its server, left running by a killed plumb, is stopped first).
+pub fn sweep_with(root: &Path, before: &dyn Fn(&Path)) -> Vec<PathBuf> {
     let Some(here) = Owner::current() else {
         return Vec::new();
     };
@@ -118,6 +124,9 @@ pub fn sweep(root: &Path) -> Vec<PathBuf> {
             continue;
         }
         let dir = root.join(dir_name);
+        if dir.is_dir() {
+            before(&dir);
+        }
         if dir.is_dir() && std::fs::remove_dir_all(&dir).is_err() {
             continue;
         }

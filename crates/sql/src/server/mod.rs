@@ -365,6 +365,7 @@ impl Managed {
                 unsafe { libc::kill(self.pid as i32, libc::SIGKILL) };
             }
         }
+        plumb_store::owner::release(&self.root);
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.root);
         }
@@ -418,6 +419,13 @@ pub(crate) fn make_root(
     std::fs::create_dir_all(&parent).map_err(|e| {
         SqlError::Input(format!("--dir {}: cannot create it: {e}", parent.display()))
     })?;
+    // Servers a killed plumb left running here are stopped and their files removed.
+    for gone in plumb_store::owner::sweep_with(&parent, &kill_orphan_server) {
+        eprintln!(
+            "plumb: removed {} and stopped its server, left by a plumb that was killed",
+            gone.display()
+        );
+    }
     let dir = tempfile::Builder::new()
         .prefix(&format!("plumb-{}-", flavor.name()))
         .tempdir_in(&parent)
@@ -428,12 +436,38 @@ pub(crate) fn make_root(
             ))
         })?
         .keep();
+    plumb_store::owner::claim(&dir);
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
     if let Some((uid, gid)) = owner {
         chown(&dir, uid, gid)?;
     }
     Ok(dir)
+}
+
+/// Stops, with SIGKILL, the server whose files are in `root` (its pid file names it),
+/// with every process of its tree: its data is about to be removed.
+fn kill_orphan_server(root: &Path) {
+    let pid = ["data/postmaster.pid", "mysqld.pid"].iter().find_map(|f| {
+        std::fs::read_to_string(root.join(f))
+            .ok()
+            .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<u32>().ok()))
+    });
+    let Some(pid) = pid.filter(|p| running(*p)) else {
+        return;
+    };
+    let mut pids = vec![pid];
+    if let Some(t) = plumb_probes::proctree::tree_snapshot(pid) {
+        pids.extend(t.procs.keys().copied().filter(|p| *p != pid));
+    }
+    for p in &pids {
+        // SAFETY: kill has no memory preconditions; these pids are the orphaned server's.
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while pids.iter().any(|p| running(*p)) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// `chown` a path, with an error that names it.

@@ -241,21 +241,11 @@ impl Managed {
     /// Kills the server and every process of its tree with SIGKILL, as a crash does,
     /// and waits until they are gone (a durability check then restarts it).
     pub fn crash(&mut self) {
-        let mut pids = vec![self.pid];
-        if let Some(t) = plumb_probes::proctree::tree_snapshot(self.pid) {
-            pids.extend(t.procs.keys().copied().filter(|p| *p != self.pid));
-        }
-        for p in &pids {
-            // SAFETY: kill has no memory preconditions; these are the server's pids.
-            unsafe { libc::kill(*p as i32, libc::SIGKILL) };
-        }
+        let pids = kill_tree(self.pid);
         if let Some(c) = &mut self.child {
             let _ = c.wait();
         }
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while pids.iter().any(|p| running(*p)) && std::time::Instant::now() < until {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        wait_gone(&pids, std::time::Duration::from_secs(30));
     }
 
     /// Starts a crashed server again on its data (it recovers from its log) and waits
@@ -453,18 +443,28 @@ fn kill_orphan_server(root: &Path) {
             .ok()
             .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<u32>().ok()))
     });
-    let Some(pid) = pid.filter(|p| running(*p)) else {
-        return;
-    };
+    if let Some(pid) = pid.filter(|p| running(*p)) {
+        wait_gone(&kill_tree(pid), std::time::Duration::from_secs(10));
+    }
+}
+
+/// Sends SIGKILL to `pid` and every process of its tree (a server's backends), as a
+/// crash would; returns the pids signalled.
+fn kill_tree(pid: u32) -> Vec<u32> {
     let mut pids = vec![pid];
     if let Some(t) = plumb_probes::proctree::tree_snapshot(pid) {
         pids.extend(t.procs.keys().copied().filter(|p| *p != pid));
     }
     for p in &pids {
-        // SAFETY: kill has no memory preconditions; these pids are the orphaned server's.
+        // SAFETY: kill has no memory preconditions; these pids are one server's.
         unsafe { libc::kill(*p as i32, libc::SIGKILL) };
     }
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    pids
+}
+
+/// Waits, up to `limit`, until none of `pids` runs.
+fn wait_gone(pids: &[u32], limit: std::time::Duration) {
+    let until = std::time::Instant::now() + limit;
     while pids.iter().any(|p| running(*p)) && std::time::Instant::now() < until {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

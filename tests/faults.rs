@@ -427,3 +427,36 @@ fn temp_directories_are_private_to_their_owner() {
     let mode = kept[0].metadata().unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700, "{:o}", mode);
 }
+
+#[test]
+fn a_database_url_as_the_store_is_refused_without_its_password_or_a_directory() {
+    let cwd = tempfile::tempdir().unwrap();
+    let url = "postgres://bench:pa55word@db1:5432/plumb";
+    for args in [
+        vec!["runs", "--store", url],
+        vec!["kv", "--engine", "memory", "--num", "10", "--store", url],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(&args)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains("postgres://bench:***@db1:5432/plumb"), "{e}");
+        assert!(!e.contains("pa55word"), "{e}");
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["runs"])
+        .env("PLUMB_STORE", url)
+        .current_dir(cwd.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!stderr(&o).contains("pa55word"));
+    assert_eq!(
+        std::fs::read_dir(cwd.path()).unwrap().count(),
+        0,
+        "nothing created"
+    );
+}

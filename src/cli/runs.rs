@@ -34,6 +34,7 @@ pub struct ShowArgs {
 
 fn open_existing(store: &StoreArg) -> anyhow::Result<Store> {
     let path = store.path();
+    Store::check_path(&path)?;
     if !path.exists() {
         anyhow::bail!(
             "store {}: no such file; run `plumb kv` first, or pass --store PATH",

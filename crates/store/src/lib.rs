@@ -37,6 +37,12 @@ pub enum StoreError {
         /// Newest version this build knows.
         known: i64,
     },
+    /// `--store` (or PLUMB_STORE) is a URL, not a file.
+    #[error("store {shown}: a database URL, not a file; plumb's store is a SQLite file for now (a PostgreSQL store is issue 17): give a file path")]
+    Url {
+        /// The URL with its password replaced.
+        shown: String,
+    },
     /// The parent directory could not be created.
     #[error("store {path}: cannot create its directory: {source}")]
     Dir {
@@ -95,8 +101,28 @@ impl Store {
         base.join("plumb").join("plumb.sqlite")
     }
 
+    /// Refuses a store path that is a URL (`postgres://user:pw@host/db`): taken as a
+    /// relative path it would create directories named after it, password included.
+    pub fn check_path(path: &Path) -> Result<(), StoreError> {
+        let text = path.to_string_lossy();
+        let Some(at) = text.find("://") else {
+            return Ok(());
+        };
+        let (scheme, rest) = (&text[..at], &text[at + 3..]);
+        let authority = rest.split('/').next().unwrap_or("");
+        let shown = match authority.rfind('@') {
+            Some(i) if authority[..i].contains(':') => {
+                let user = &authority[..authority.find(':').unwrap_or(0)];
+                format!("{scheme}://{user}:***{}", &rest[i..])
+            }
+            _ => text.to_string(),
+        };
+        Err(StoreError::Url { shown })
+    }
+
     /// Opens (creating if needed) and migrates the store at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Self::check_path(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
                 path: path.to_path_buf(),

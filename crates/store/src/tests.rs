@@ -382,3 +382,20 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn a_url_is_refused_as_a_store_without_its_password_and_without_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = dir.path().join("postgres://bench:s3cret@db1:5432/plumb");
+    // (joined under the temp dir, so a wrongly made directory would land there)
+    let e = Store::open(Path::new("postgres://bench:s3cret@db1:5432/plumb"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("postgres://bench:***@db1:5432/plumb"), "{e}");
+    assert!(!e.contains("s3cret"), "{e}");
+    assert!(!Path::new("postgres:").exists());
+    assert!(Store::open(&url).is_err());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    assert!(Store::check_path(Path::new("/var/tmp/plumb.sqlite")).is_ok());
+}

@@ -288,18 +288,7 @@ fn a_store_that_is_not_a_store_gets_one_clear_error_and_is_left_as_it_was() {
 fn a_password_in_a_url_or_the_environment_reaches_nothing_plumb_writes() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.sqlite");
-    let choice = plumb_sql::ServerChoice::parse("postgres", None, None).unwrap();
-    let srv = plumb_sql::Managed::start(
-        &choice,
-        &plumb_sql::StartOptions {
-            dir: Some(d.path().to_path_buf()),
-            keep: false,
-            port: None,
-            cache_mb: 64,
-            config: None,
-        },
-    )
-    .unwrap();
+    let srv = common::external_server(d.path(), "postgres", None);
     let ep = &srv.endpoint;
     // The server trusts local users, so the password is sent nowhere; plumb must still
     // keep it out of everything it writes.

@@ -7,20 +7,11 @@
 
 mod common;
 
-use common::{html_report, json_of, plumb, stderr};
+use common::{html_report, json_of, plumb, stderr, step};
 use serde_json::Value;
 
 const ROWS: u64 = 4000;
 const INSERTS: u64 = 1000;
-
-fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
-    run["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no step {name}"))
-}
 
 /// Runs the published sequence with short query steps and returns the run's JSON.
 fn sequence(target: &[&str], delete: bool, store: &std::path::Path, dir: &str) -> Value {

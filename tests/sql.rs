@@ -7,22 +7,12 @@
 
 mod common;
 
-use common::{html_report, json_of, plumb, stderr};
+use common::{external_server, html_report, json_of, plumb, stderr, step};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-/// A step of a run's JSON, by stored name.
-fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
-    run["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no step {name}"))
-}
 
 /// A server counter per query of a step.
 fn counter(run: &Value, name: &str, key: &str) -> f64 {
@@ -518,19 +508,7 @@ fn an_external_server_by_url_runs_and_keeps_its_password_out_of_the_store() {
     for (server, engine) in [("postgres", None), ("mariadb", Some("rocksdb"))] {
         let d = tempfile::tempdir().unwrap();
         let store = d.path().join("s.sqlite");
-        // Someone else's server: started here through the library, not by the run.
-        let choice = plumb_sql::ServerChoice::parse(server, engine, None).unwrap();
-        let srv = plumb_sql::Managed::start(
-            &choice,
-            &plumb_sql::StartOptions {
-                dir: Some(d.path().to_path_buf()),
-                keep: false,
-                port: None,
-                cache_mb: 64,
-                config: None,
-            },
-        )
-        .unwrap();
+        let srv = external_server(d.path(), server, engine);
         let ep = &srv.endpoint;
         let socket = ep.socket.as_ref().unwrap().display().to_string();
         let url = match ep.protocol {

@@ -48,3 +48,30 @@ pub fn html_report(store: &Path, selectors: &[&str]) -> String {
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::read_to_string(&file).expect("report written")
 }
+
+/// A step of a run's JSON, by stored name.
+pub fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
+    run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step {name}"))
+}
+
+/// Someone else's server for `--url` tests: started here through the library (in
+/// `dir`, 64 MiB of cache), not by the run under test.
+pub fn external_server(dir: &Path, server: &str, engine: Option<&str>) -> plumb_sql::Managed {
+    let choice = plumb_sql::ServerChoice::parse(server, engine, None).unwrap();
+    plumb_sql::Managed::start(
+        &choice,
+        &plumb_sql::StartOptions {
+            dir: Some(dir.to_path_buf()),
+            keep: false,
+            port: None,
+            cache_mb: 64,
+            config: None,
+        },
+    )
+    .unwrap()
+}

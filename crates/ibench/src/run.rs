@@ -602,28 +602,19 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     for (i, p) in per.iter().enumerate() {
         let (a, b) = (&marks[i], &marks[i + 1]);
         let s = (b.at - a.at).as_secs_f64();
-        let disk = b.disk.zip(a.disk).map(|(x, y)| x.delta(&y));
         let (n, h) = if queries {
             (p.queries, &p.q)
         } else {
             (p.ins_rows, &p.ins)
         };
-        intervals.push(Interval {
-            t: (b.at - first.at).as_secs_f64(),
-            secs: s,
-            ops: n,
-            ops_sec: if s > 0.0 { n as f64 / s } else { 0.0 },
-            p50_us: h.quantile_us(0.5),
-            p99_us: h.quantile_us(0.99),
-            pmax_us: h.max_us(),
-            cpu_us: Some(b.client.delta(&a.client).cpu_us() as f64),
-            rd: disk.map(|d| d.reads),
-            rkb: disk.map(|d| d.read_kb()),
-            wr: disk.map(|d| d.writes),
-            wkb: disk.map(|d| d.written_kb()),
-            stall_us: None,
-            rss_gb: None,
-        });
+        intervals.push(metrics::interval(
+            (b.at - first.at).as_secs_f64(),
+            s,
+            n,
+            h,
+            b.client.delta(&a.client).cpu_us(),
+            b.disk.zip(a.disk).map(|(x, y)| x.delta(&y)),
+        ));
         seconds.push(IbSecond {
             t: (b.at - first.at).as_secs_f64(),
             secs: s,
@@ -634,32 +625,23 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
             q_p99_us: p.q.quantile_us(0.99),
         });
     }
-    if intervals.len() > 1
-        && intervals
-            .last()
-            .is_some_and(|i| i.ops == 0 && i.secs < 0.05)
-    {
+    if metrics::empty_tail(&intervals) {
         intervals.pop();
         seconds.pop();
     }
     let target_ips = queries.then(|| f64::from(cfg.plan.rate) * clients as f64);
     let ips = rate(inserted);
     let rate_ok = target_ips.map(|t| ips >= 0.95 * t);
-    let ins_qos = {
-        let as_iv: Vec<Interval> = seconds
-            .iter()
-            .map(|s| Interval {
-                secs: s.secs,
-                ops_sec: if s.secs > 0.0 {
-                    s.ins as f64 / s.secs
-                } else {
-                    0.0
-                },
-                ..Interval::default()
-            })
-            .collect();
-        metrics::qos(&as_iv)
-    };
+    let ins_qos = metrics::qos_of(seconds.iter().map(|s| {
+        (
+            s.secs,
+            if s.secs > 0.0 {
+                s.ins as f64 / s.secs
+            } else {
+                0.0
+            },
+        )
+    }));
     let mut ib = IbSummary {
         clients: clients as u32,
         rows_per_commit: cfg.plan.rows_per_commit,

@@ -62,6 +62,44 @@ fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.min(sorted.len()) - 1]
 }
 
+/// One second of a step from its window: `t` and `secs` in seconds, `ops` and their
+/// histogram, the process's CPU over it and the device's counters; the engine-only
+/// figures (stall, RSS) are left for the caller.
+pub fn interval(
+    t: f64,
+    secs: f64,
+    ops: u64,
+    h: &crate::LatencyHistogram,
+    cpu_us: u64,
+    disk: Option<DiskCounters>,
+) -> Interval {
+    Interval {
+        t,
+        secs,
+        ops,
+        ops_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+        p50_us: h.quantile_us(0.5),
+        p99_us: h.quantile_us(0.99),
+        pmax_us: h.max_us(),
+        cpu_us: Some(cpu_us as f64),
+        rd: disk.map(|d| d.reads),
+        rkb: disk.map(|d| d.read_kb()),
+        wr: disk.map(|d| d.writes),
+        wkb: disk.map(|d| d.written_kb()),
+        stall_us: None,
+        rss_gb: None,
+    }
+}
+
+/// Whether the series ends in a closing sliver with nothing in it: an artefact of
+/// stopping, not a second, to be dropped.
+pub fn empty_tail(intervals: &[Interval]) -> bool {
+    intervals.len() > 1
+        && intervals
+            .last()
+            .is_some_and(|i| i.ops == 0 && i.secs < 0.05)
+}
+
 /// Throughput stability over the 1-second series; `None` with fewer than two intervals.
 ///
 /// Every interval but the last ended on a tick of the sampler's fixed 1 s schedule and
@@ -69,12 +107,17 @@ fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
 /// The last one ended with the step and counts only if it lasted a full second: a
 /// 0.3 s tail, when threads finish one by one, is not a sample of steady throughput.
 pub fn qos(intervals: &[Interval]) -> Option<Qos> {
-    let last = intervals.len().saturating_sub(1);
-    let mut v: Vec<f64> = intervals
-        .iter()
+    qos_of(intervals.iter().map(|i| (i.secs, i.ops_sec)))
+}
+
+/// [`qos`] over any per-second rate, as (interval length s, rate) pairs: the insert
+/// benchmark's inserted rows/s beside its queries.
+pub fn qos_of(series: impl ExactSizeIterator<Item = (f64, f64)>) -> Option<Qos> {
+    let last = series.len().saturating_sub(1);
+    let mut v: Vec<f64> = series
         .enumerate()
-        .filter(|(n, i)| *n < last || i.secs >= 0.999)
-        .map(|(_, i)| i.ops_sec)
+        .filter(|(n, (secs, _))| *n < last || *secs >= 0.999)
+        .map(|(_, (_, rate))| rate)
         .collect();
     if v.len() < 2 {
         return None;

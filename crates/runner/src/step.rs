@@ -334,32 +334,19 @@ fn summarise(
             _ => None,
         };
         intervals.push(Interval {
-            t: (b.at - first.at).as_secs_f64(),
-            secs: isecs,
-            ops: *ops,
-            ops_sec: if isecs > 0.0 {
-                *ops as f64 / isecs
-            } else {
-                0.0
-            },
-            p50_us: h.quantile_us(0.5),
-            p99_us: h.quantile_us(0.99),
-            pmax_us: h.max_us(),
-            cpu_us: Some(b.process.delta(&a.process).cpu_us() as f64),
-            rd: disk.map(|d| d.reads),
-            rkb: disk.map(|d| d.read_kb()),
-            wr: disk.map(|d| d.writes),
-            wkb: disk.map(|d| d.written_kb()),
             stall_us: sampler::delta(b.engine.stall_micros, a.engine.stall_micros),
             rss_gb: b.rss.map(|r| r as f64 / GB),
+            ..metrics::interval(
+                (b.at - first.at).as_secs_f64(),
+                isecs,
+                *ops,
+                h,
+                b.process.delta(&a.process).cpu_us(),
+                disk,
+            )
         });
     }
-    // A closing sliver with nothing in it is an artefact of stopping, not a second.
-    if intervals.len() > 1
-        && intervals
-            .last()
-            .is_some_and(|i| i.ops == 0 && i.secs < 0.05)
-    {
+    if metrics::empty_tail(&intervals) {
         intervals.pop();
     }
 

@@ -384,30 +384,17 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         .map(|(i, (n, h))| {
             let (a, b) = (&marks[i], &marks[i + 1]);
             let secs = (b.at - a.at).as_secs_f64();
-            let disk = b.disk.zip(a.disk).map(|(x, y)| x.delta(&y));
-            Interval {
-                t: (b.at - first.at).as_secs_f64(),
+            metrics::interval(
+                (b.at - first.at).as_secs_f64(),
                 secs,
-                ops: *n,
-                ops_sec: if secs > 0.0 { *n as f64 / secs } else { 0.0 },
-                p50_us: h.quantile_us(0.5),
-                p99_us: h.quantile_us(0.99),
-                pmax_us: h.max_us(),
-                cpu_us: Some(b.client.delta(&a.client).cpu_us() as f64),
-                rd: disk.map(|d| d.reads),
-                rkb: disk.map(|d| d.read_kb()),
-                wr: disk.map(|d| d.writes),
-                wkb: disk.map(|d| d.written_kb()),
-                stall_us: None,
-                rss_gb: None,
-            }
+                *n,
+                h,
+                b.client.delta(&a.client).cpu_us(),
+                b.disk.zip(a.disk).map(|(x, y)| x.delta(&y)),
+            )
         })
         .collect();
-    if intervals.len() > 1
-        && intervals
-            .last()
-            .is_some_and(|i| i.ops == 0 && i.secs < 0.05)
-    {
+    if metrics::empty_tail(&intervals) {
         intervals.pop();
     }
     let secs = (last.at - first.at).as_secs_f64();

@@ -87,6 +87,25 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// Puts the file in WAL mode. Switching needs the file to itself, and SQLite answers
+/// SQLITE_BUSY at once (without waiting out the busy timeout) while another plumb opens
+/// or migrates a new store: retry for as long as the busy timeout allows.
+fn wal_mode(conn: &Connection) -> rusqlite::Result<()> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < until =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 impl Store {
     /// Where runs go unless `--store` or `PLUMB_STORE` says otherwise:
     /// `$XDG_DATA_HOME/plumb/plumb.sqlite`, else `~/.local/share/plumb/plumb.sqlite`.
@@ -136,8 +155,7 @@ impl Store {
         let mut conn = Connection::open(path).map_err(sq)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(sq)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sq)?;
+        wal_mode(&conn).map_err(sq)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(sq)?;
         migrations::migrate(&mut conn, path)?;
         let store = Store {

@@ -3,7 +3,6 @@
 use super::{select, StoreArg};
 use anyhow::Context;
 use plumb_report::{compare, comparison_text, Reporter, TextReporter};
-use plumb_store::Store;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -56,16 +55,8 @@ pub struct ReportArgs {
     output: Option<PathBuf>,
 }
 
-fn open(store: &StoreArg) -> anyhow::Result<Store> {
-    let path = store.path();
-    if !path.exists() {
-        anyhow::bail!("store {}: no such file; pass --store PATH", path.display());
-    }
-    Ok(Store::open(&path)?)
-}
-
 pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    let store = open(&a.store)?;
+    let store = a.store.open_existing()?;
     let versions = select::versions(&store, &a.selectors)?;
     let c = compare(&versions);
     if a.json {
@@ -77,7 +68,7 @@ pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let store = open(&a.store)?;
+    let store = a.store.open_existing()?;
     let versions = select::versions(&store, &a.selectors)?;
     let runs: Vec<_> = versions
         .iter()

@@ -87,9 +87,10 @@ pub fn long_version() -> &'static str {
 /// Where the run store is, shared by every subcommand.
 #[derive(Debug, Clone, clap::Args)]
 pub struct StoreArg {
-    /// SQLite file holding runs [default: $PLUMB_STORE, else
-    /// $XDG_DATA_HOME/plumb/plumb.sqlite, else ~/.local/share/plumb/plumb.sqlite].
-    #[arg(long, value_name = "PATH")]
+    /// Where runs are kept: a SQLite file, or a PostgreSQL database shared by a team
+    /// and a fleet (postgres://USER[:PASSWORD]@HOST[:PORT]/DB) [default: $PLUMB_STORE,
+    /// else $XDG_DATA_HOME/plumb/plumb.sqlite, else ~/.local/share/plumb/plumb.sqlite].
+    #[arg(long, value_name = "PATH|URL")]
     pub store: Option<PathBuf>,
 }
 
@@ -99,6 +100,20 @@ impl StoreArg {
         self.store
             .clone()
             .unwrap_or_else(plumb_store::Store::default_path)
+    }
+
+    /// Opens a store that must already hold runs (for the commands that read them): a
+    /// missing file is an error rather than a new empty store.
+    pub fn open_existing(&self) -> anyhow::Result<plumb_store::Store> {
+        let path = self.path();
+        plumb_store::Store::check_path(&path)?;
+        if !path.to_string_lossy().contains("://") && !path.exists() {
+            anyhow::bail!(
+                "store {}: no such file; run `plumb kv` first, or pass --store PATH",
+                path.display()
+            );
+        }
+        Ok(plumb_store::Store::open(&path)?)
     }
 }
 

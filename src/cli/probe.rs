@@ -203,7 +203,7 @@ fn join(v: &[usize]) -> String {
 pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     let p = plans(&a)?;
     let mut store = Store::open(&a.store.path())?;
-    let store_path = store.path().to_path_buf();
+    let store_shown = store.shown().to_string();
     // The process-wide flag: the running step stops, the probe file is removed on the way
     // out. set_handler fails if a handler is already installed; that one stays.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
@@ -256,7 +256,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             } else {
                 ""
             },
-            store_path.display()
+            store_shown
         );
     }
     let mut all = ProbeReport::default();

@@ -5,7 +5,6 @@ use super::StoreArg;
 use anyhow::{bail, Context};
 use plumb_plan::RunPlan;
 use plumb_runner::{DirPolicy, Grouping};
-use plumb_store::Store;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -31,11 +30,7 @@ pub struct RerunArgs {
 }
 
 pub fn run(a: RerunArgs) -> anyhow::Result<ExitCode> {
-    let path = a.store.path();
-    if !path.exists() {
-        bail!("store {}: no such file; pass --store PATH", path.display());
-    }
-    let mut store = Store::open(&path)?;
+    let mut store = a.store.open_existing()?;
     let old = store.run(a.run)?.run;
     let Some(plan) = &old.plan else {
         bail!(

@@ -4,7 +4,6 @@ use super::output;
 use super::StoreArg;
 use anyhow::Context;
 use comfy_table::{presets, Table};
-use plumb_store::Store;
 use std::process::ExitCode;
 
 /// `plumb runs`.
@@ -32,20 +31,8 @@ pub struct ShowArgs {
     json: bool,
 }
 
-fn open_existing(store: &StoreArg) -> anyhow::Result<Store> {
-    let path = store.path();
-    Store::check_path(&path)?;
-    if !path.exists() {
-        anyhow::bail!(
-            "store {}: no such file; run `plumb kv` first, or pass --store PATH",
-            path.display()
-        );
-    }
-    Ok(Store::open(&path)?)
-}
-
 pub fn list(a: RunsArgs) -> anyhow::Result<ExitCode> {
-    let store = open_existing(&a.store)?;
+    let store = a.store.open_existing()?;
     let runs = store.runs(a.limit)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
@@ -71,7 +58,7 @@ pub fn list(a: RunsArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
-    let store = open_existing(&a.store)?;
+    let store = a.store.open_existing()?;
     let run = store
         .run(a.run)
         .with_context(|| format!("reading run {}", a.run))?;

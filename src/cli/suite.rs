@@ -202,7 +202,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
             bail!(
                 "--resume: the store {} holds no unfinished run of suite {} as written in {}; \
                  run it without --resume (a changed file is a new suite)",
-                store.path().display(),
+                store.shown(),
                 fresh.name,
                 a.suite.display()
             );

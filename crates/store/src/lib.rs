@@ -1,61 +1,79 @@
 //! The run store. Every run is written as it goes: the run row when it starts, each
 //! step (summary and 1-second intervals, in one transaction) when it ends, the run's
 //! end status last. A run killed midway keeps every finished step.
+//!
+//! A store is a SQLite file (one person, one host) or a PostgreSQL database given as
+//! `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (a team and a fleet writing at once);
+//! both hold the same schema, brought up by the same migrations.
 
+mod db;
 mod migrations;
 mod model;
 pub mod owner;
+pub mod queue;
 
+pub use db::DbError;
 pub use model::{
     Ceiling, CeilingRecord, HostSnapshot, Kind, NewRun, NewSuite, RunRecord, StepRecord, StoredRun,
     SuiteRecord,
 };
+pub use queue::{Claim, QueueItem, QueueStatus};
 
+use db::{Db, Row, Val};
 use plumb_core::{Interval, RunStatus, StepSummary};
-use rusqlite::{params, Connection, OptionalExtension};
-use std::path::{Path, PathBuf};
+use std::cell::RefCell;
+use std::path::Path;
 use thiserror::Error;
 
-/// A store that could not be opened, read or written; every variant names the file.
+/// A store that could not be opened, read or written; every variant names the store
+/// (its file, or its URL with the password hidden).
 #[derive(Debug, Error)]
 pub enum StoreError {
-    /// SQLite failed.
-    #[error("store {path}: {source}")]
-    Sqlite {
-        /// The store file.
-        path: PathBuf,
-        /// SQLite's error.
-        source: rusqlite::Error,
+    /// The database failed.
+    #[error("store {store}: {source}")]
+    Db {
+        /// The store, as shown.
+        store: String,
+        /// The database's error.
+        source: DbError,
     },
     /// The store's schema is newer than this plumb knows.
-    #[error("store {path}: schema version {found} is newer than this plumb understands ({known}); use a newer plumb or another --store")]
+    #[error("store {store}: schema version {found} is newer than this plumb understands ({known}); use a newer plumb or another --store")]
     TooNew {
-        /// The store file.
-        path: PathBuf,
-        /// Version in the file.
+        /// The store, as shown.
+        store: String,
+        /// Version in the store.
         found: i64,
         /// Newest version this build knows.
         known: i64,
     },
-    /// `--store` (or PLUMB_STORE) is a URL, not a file.
-    #[error("store {shown}: a database URL, not a file; plumb's store is a SQLite file for now (a PostgreSQL store is issue 17): give a file path")]
+    /// `--store` (or PLUMB_STORE) is a URL of a database plumb cannot keep runs in.
+    #[error("store {shown}: not a store plumb can use; give a file path (SQLite) or postgres://USER[:PASSWORD]@HOST[:PORT]/DB")]
     Url {
         /// The URL with its password replaced.
         shown: String,
     },
+    /// The PostgreSQL store could not be reached.
+    #[error("store {store}: cannot connect: {source}; is the server up, the database created (createdb) and the user allowed in?")]
+    Connect {
+        /// The store, as shown.
+        store: String,
+        /// The connection error.
+        source: DbError,
+    },
     /// The parent directory could not be created.
-    #[error("store {path}: cannot create its directory: {source}")]
+    #[error("store {store}: cannot create its directory: {source}")]
     Dir {
-        /// The store file.
-        path: PathBuf,
+        /// The store, as shown.
+        store: String,
         /// The OS error.
         source: std::io::Error,
     },
     /// A stored JSON column did not parse.
-    #[error("store {path}: run {run}: stored {what} is unreadable: {source}")]
+    #[error("store {store}: run {run}: stored {what} is unreadable: {source}")]
     Json {
-        /// The store file.
-        path: PathBuf,
+        /// The store, as shown.
+        store: String,
         /// Which run.
         run: i64,
         /// Which column.
@@ -64,18 +82,18 @@ pub enum StoreError {
         source: serde_json::Error,
     },
     /// No suite has that id.
-    #[error("store {path}: no suite {suite}; `plumb runs` shows each run's suite")]
+    #[error("store {store}: no suite {suite}; `plumb runs` shows each run's suite")]
     NoSuite {
-        /// The store file.
-        path: PathBuf,
+        /// The store, as shown.
+        store: String,
         /// The id asked for.
         suite: i64,
     },
     /// No run has that id.
-    #[error("store {path}: no run {run}; `plumb runs` lists the runs it holds")]
+    #[error("store {store}: no run {run}; `plumb runs` lists the runs it holds")]
     NoRun {
-        /// The store file.
-        path: PathBuf,
+        /// The store, as shown.
+        store: String,
         /// The id asked for.
         run: i64,
     },
@@ -83,14 +101,14 @@ pub enum StoreError {
 
 /// An open store.
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    db: RefCell<Db>,
+    shown: String,
 }
 
 /// Puts the file in WAL mode. Switching needs the file to itself, and SQLite answers
 /// SQLITE_BUSY at once (without waiting out the busy timeout) while another plumb opens
 /// or migrates a new store: retry for as long as the busy timeout allows.
-fn wal_mode(conn: &Connection) -> rusqlite::Result<()> {
+fn wal_mode(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
@@ -106,64 +124,171 @@ fn wal_mode(conn: &Connection) -> rusqlite::Result<()> {
     }
 }
 
+/// Where a store lives, as `--store` names it.
+enum Location {
+    File,
+    Postgres,
+}
+
+/// Reads `--store`: a PostgreSQL URL, another URL (refused), or a file path. The
+/// second value is how the store is shown: the URL with its password replaced.
+fn locate(path: &Path) -> Result<(Location, String), StoreError> {
+    let text = path.to_string_lossy();
+    let Some(at) = text.find("://") else {
+        return Ok((Location::File, path.display().to_string()));
+    };
+    let (scheme, rest) = (&text[..at], &text[at + 3..]);
+    let authority = rest.split('/').next().unwrap_or("");
+    let shown = match authority.rfind('@') {
+        Some(i) if authority[..i].contains(':') => {
+            let user = &authority[..authority.find(':').unwrap_or(0)];
+            format!("{scheme}://{user}:***{}", &rest[i..])
+        }
+        _ => text.to_string(),
+    };
+    // A URL inside a path (dir/postgres://…) is a path by mistake, never a file.
+    if matches!(scheme, "postgres" | "postgresql") {
+        return Ok((Location::Postgres, shown));
+    }
+    Err(StoreError::Url { shown })
+}
+
 impl Store {
     /// Where runs go unless `--store` or `PLUMB_STORE` says otherwise:
     /// `$XDG_DATA_HOME/plumb/plumb.sqlite`, else `~/.local/share/plumb/plumb.sqlite`.
-    pub fn default_path() -> PathBuf {
+    pub fn default_path() -> std::path::PathBuf {
         if let Some(p) = std::env::var_os("PLUMB_STORE") {
-            return PathBuf::from(p);
+            return std::path::PathBuf::from(p);
         }
         let base = std::env::var_os("XDG_DATA_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-            .unwrap_or_else(|| PathBuf::from("."));
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".local/share"))
+            })
+            .unwrap_or_else(|| std::path::PathBuf::from("."));
         base.join("plumb").join("plumb.sqlite")
     }
 
-    /// Refuses a store path that is a URL (`postgres://user:pw@host/db`): taken as a
-    /// relative path it would create directories named after it, password included.
+    /// Checks `--store` before anything runs: a file path or a PostgreSQL URL pass, any
+    /// other URL is refused with its password hidden (taken as a relative path it would
+    /// create directories named after it, password included).
     pub fn check_path(path: &Path) -> Result<(), StoreError> {
-        let text = path.to_string_lossy();
-        let Some(at) = text.find("://") else {
-            return Ok(());
-        };
-        let (scheme, rest) = (&text[..at], &text[at + 3..]);
-        let authority = rest.split('/').next().unwrap_or("");
-        let shown = match authority.rfind('@') {
-            Some(i) if authority[..i].contains(':') => {
-                let user = &authority[..authority.find(':').unwrap_or(0)];
-                format!("{scheme}://{user}:***{}", &rest[i..])
-            }
-            _ => text.to_string(),
-        };
-        Err(StoreError::Url { shown })
+        locate(path).map(|_| ())
     }
 
-    /// Opens (creating if needed) and migrates the store at `path`.
+    /// Opens (creating if needed) and migrates the store at `path`: a SQLite file, or
+    /// a PostgreSQL database when `path` is a `postgres://` URL.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        Self::check_path(path)?;
+        let (loc, shown) = locate(path)?;
+        let db = match loc {
+            Location::File => Self::open_file(path, &shown)?,
+            Location::Postgres => Self::open_postgres(&path.to_string_lossy(), &shown)?,
+        };
+        let store = Store {
+            db: RefCell::new(db),
+            shown,
+        };
+        migrations::migrate(&mut store.db.borrow_mut(), &store.shown)?;
+        store.interrupt_orphans()?;
+        Ok(store)
+    }
+
+    fn open_file(path: &Path, shown: &str) -> Result<Db, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
-                path: path.to_path_buf(),
+                store: shown.to_string(),
                 source,
             })?;
         }
-        let sq = |source| StoreError::Sqlite {
-            path: path.to_path_buf(),
-            source,
+        let sq = |e: rusqlite::Error| StoreError::Db {
+            store: shown.to_string(),
+            source: e.into(),
         };
-        let mut conn = Connection::open(path).map_err(sq)?;
+        let conn = rusqlite::Connection::open(path).map_err(sq)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(sq)?;
         wal_mode(&conn).map_err(sq)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(sq)?;
-        migrations::migrate(&mut conn, path)?;
-        let store = Store {
-            conn,
-            path: path.to_path_buf(),
+        Ok(Db::Sqlite(conn))
+    }
+
+    fn open_postgres(url: &str, shown: &str) -> Result<Db, StoreError> {
+        let bad = |e: postgres::Error| StoreError::Connect {
+            store: shown.to_string(),
+            source: e.into(),
         };
-        store.interrupt_orphans()?;
-        Ok(store)
+        let mut config: postgres::Config = url.parse().map_err(bad)?;
+        if config.get_application_name().is_none() {
+            config.application_name("plumb");
+        }
+        config.connect_timeout(std::time::Duration::from_secs(10));
+        let client = config.connect(postgres::NoTls).map_err(bad)?;
+        Ok(Db::Postgres(Box::new(client)))
+    }
+
+    /// The store as shown in messages: its file, or its URL with the password hidden.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Whether the store is a PostgreSQL database (shared by many hosts).
+    pub fn is_shared(&self) -> bool {
+        self.db.borrow().is_postgres()
+    }
+
+    /// The schema version of the store.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        migrations::version(&mut self.db.borrow_mut()).map_err(|e| self.err(e))
+    }
+
+    fn err(&self, source: DbError) -> StoreError {
+        StoreError::Db {
+            store: self.shown.clone(),
+            source,
+        }
+    }
+
+    /// Runs a statement; errors name the store.
+    fn exec(&self, sql: &str, args: &[Val]) -> Result<u64, StoreError> {
+        self.db
+            .borrow_mut()
+            .exec(sql, args)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Runs a query; errors name the store.
+    fn query(&self, sql: &str, args: &[Val]) -> Result<Vec<Row>, StoreError> {
+        self.db
+            .borrow_mut()
+            .query(sql, args)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Runs `f` in one write transaction.
+    fn write<T>(&self, f: impl FnOnce(&mut Db) -> Result<T, DbError>) -> Result<T, StoreError> {
+        self.db.borrow_mut().write(f).map_err(|e| self.err(e))
+    }
+
+    /// Rows mapped one by one; a column that is not what was stored is an error.
+    fn rows<T>(
+        &self,
+        sql: &str,
+        args: &[Val],
+        f: impl Fn(&Row) -> Result<T, DbError>,
+    ) -> Result<Vec<T>, StoreError> {
+        self.query(sql, args)?
+            .iter()
+            .map(|r| f(r).map_err(|e| self.err(e)))
+            .collect()
+    }
+
+    fn json_err(&self, run: i64, what: &'static str) -> impl Fn(serde_json::Error) -> StoreError + '_ {
+        move |source| StoreError::Json {
+            store: self.shown.clone(),
+            run,
+            what,
+            source,
+        }
     }
 
     /// Marks runs left `running` by a process of this host that is gone (killed with
@@ -173,85 +298,65 @@ impl Store {
         let Some(here) = owner::Owner::current() else {
             return Ok(Vec::new());
         };
-        let mut q = self
-            .conn
-            .prepare("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL")
-            .map_err(|e| self.err(e))?;
-        let gone: Vec<i64> = q
-            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-            .map_err(|e| self.err(e))?
-            .filter_map(Result::ok)
+        let gone: Vec<i64> = self
+            .rows(
+                "SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL",
+                &[],
+                |r| Ok((r.int(0)?, r.text(1)?)),
+            )?
+            .into_iter()
             .filter(|(_, o)| owner::Owner::decode(o).is_some_and(|o| o.gone(&here)))
             .map(|(id, _)| id)
             .collect();
         for id in &gone {
-            self.conn
-                .execute(
-                    "UPDATE runs SET status = 'interrupted', ended_at = COALESCE(
-                       (SELECT MAX(ended_at) FROM steps WHERE run_id = ?1), started_at)
-                     WHERE id = ?1 AND status = 'running'",
-                    [id],
-                )
-                .map_err(|e| self.err(e))?;
+            self.exec(
+                "UPDATE runs SET status = 'interrupted', ended_at = COALESCE(
+                   (SELECT MAX(ended_at) FROM steps WHERE run_id = ?1), started_at)
+                 WHERE id = ?1 AND status = 'running'",
+                &[Val::Int(*id)],
+            )?;
         }
         Ok(gone)
-    }
-
-    /// The file this store lives in.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The schema version in the file.
-    pub fn schema_version(&self) -> Result<i64, StoreError> {
-        self.conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(|e| self.err(e))
-    }
-
-    fn err(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
     }
 
     /// Records a run as started; returns its id.
     pub fn begin_run(&self, r: &NewRun) -> Result<i64, StoreError> {
         let options = serde_json::to_string(&r.options).expect("options serialise");
-        self.conn
-            .execute(
+        let args: Vec<Val> = vec![
+            r.tag.as_ref().into(),
+            (&r.command).into(),
+            (&r.workload).into(),
+            (&r.engine).into(),
+            (&r.engine_version).into(),
+            (&r.plumb_version).into(),
+            r.git_hash.as_ref().into(),
+            options.into(),
+            r.seed.to_string().into(),
+            (&r.started_at).into(),
+            r.data_dir.as_ref().into(),
+            r.device.as_ref().into(),
+            r.host
+                .as_ref()
+                .map(|h| serde_json::to_string(h).expect("host snapshot serialises"))
+                .into(),
+            r.group_id.into(),
+            r.repeat_index.into(),
+            r.suite_id.into(),
+            r.plan.as_ref().map(|p| p.to_string()).into(),
+            r.plan_hash.as_ref().into(),
+            owner::Owner::current().map(|o| o.encode()).into(),
+        ];
+        self.db
+            .borrow_mut()
+            .insert(
                 "INSERT INTO runs (status, tag, command, workload, engine, engine_version,
                    plumb_version, git_hash, options, seed, started_at, data_dir, device, host,
                    group_id, repeat_index, suite_id, plan, plan_hash, owner)
                  VALUES ('running', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
                    ?14, ?15, ?16, ?17, ?18, ?19)",
-                params![
-                    r.tag,
-                    r.command,
-                    r.workload,
-                    r.engine,
-                    r.engine_version,
-                    r.plumb_version,
-                    r.git_hash,
-                    options,
-                    r.seed.to_string(),
-                    r.started_at,
-                    r.data_dir,
-                    r.device,
-                    r.host
-                        .as_ref()
-                        .map(|h| serde_json::to_string(h).expect("host snapshot serialises")),
-                    r.group_id,
-                    r.repeat_index,
-                    r.suite_id,
-                    r.plan.as_ref().map(|p| p.to_string()),
-                    r.plan_hash,
-                    owner::Owner::current().map(|o| o.encode()),
-                ],
+                &args,
             )
-            .map_err(|e| self.err(e))?;
-        Ok(self.conn.last_insert_rowid())
+            .map_err(|e| self.err(e))
     }
 
     /// Stores one finished step with its intervals, atomically.
@@ -261,98 +366,75 @@ impl Store {
         step: &StepRecord,
         intervals: &[Interval],
     ) -> Result<i64, StoreError> {
-        let path = self.path.clone();
-        let sq = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
-        // IMMEDIATE: take the write lock first. A deferred transaction that reads and
-        // then writes fails at once (SQLITE_BUSY) when another plumb wrote in between.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sq)?;
         let summary = serde_json::to_string(&step.summary).expect("summary serialises");
-        tx.execute(
-            "INSERT INTO steps (run_id, seq, name, kind, status, error, started_at, ended_at,
-               config, ops, secs, ops_sec, summary)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            params![
-                run_id,
-                step.seq,
-                step.name,
-                step.kind.name(),
-                step.status.as_str(),
-                step.error,
-                step.started_at,
-                step.ended_at,
-                step.config.to_string(),
-                step.summary.ops as i64,
-                step.summary.secs,
-                step.summary.ops_sec,
-                summary,
-            ],
-        )
-        .map_err(sq)?;
-        let step_id = tx.last_insert_rowid();
-        {
-            let mut ins = tx
-                .prepare(
+        self.write(|db| {
+            let step_id = db.insert(
+                "INSERT INTO steps (run_id, seq, name, kind, status, error, started_at, ended_at,
+                   config, ops, secs, ops_sec, summary)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                &[
+                    run_id.into(),
+                    step.seq.into(),
+                    (&step.name).into(),
+                    step.kind.name().into(),
+                    step.status.as_str().into(),
+                    step.error.as_ref().into(),
+                    (&step.started_at).into(),
+                    (&step.ended_at).into(),
+                    step.config.to_string().into(),
+                    (step.summary.ops as i64).into(),
+                    step.summary.secs.into(),
+                    step.summary.ops_sec.into(),
+                    summary.into(),
+                ],
+            )?;
+            for (i, iv) in intervals.iter().enumerate() {
+                db.exec(
                     "INSERT INTO intervals (step_id, idx, t, secs, ops, ops_sec, p50_us, p99_us,
                        pmax_us, cpu_us, rd, rkb, wr, wkb, stall_us, rss_gb)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-                )
-                .map_err(sq)?;
-            for (i, iv) in intervals.iter().enumerate() {
-                ins.execute(params![
-                    step_id,
-                    i as i64,
-                    iv.t,
-                    iv.secs,
-                    iv.ops as i64,
-                    iv.ops_sec,
-                    iv.p50_us,
-                    iv.p99_us,
-                    iv.pmax_us,
-                    iv.cpu_us,
-                    iv.rd.map(|x| x as i64),
-                    iv.rkb,
-                    iv.wr.map(|x| x as i64),
-                    iv.wkb,
-                    iv.stall_us.map(|x| x as i64),
-                    iv.rss_gb,
-                ])
-                .map_err(sq)?;
+                    &[
+                        step_id.into(),
+                        (i as i64).into(),
+                        iv.t.into(),
+                        iv.secs.into(),
+                        (iv.ops as i64).into(),
+                        iv.ops_sec.into(),
+                        iv.p50_us.into(),
+                        iv.p99_us.into(),
+                        iv.pmax_us.into(),
+                        iv.cpu_us.into(),
+                        iv.rd.map(|x| x as i64).into(),
+                        iv.rkb.into(),
+                        iv.wr.map(|x| x as i64).into(),
+                        iv.wkb.into(),
+                        iv.stall_us.map(|x| x as i64).into(),
+                        iv.rss_gb.into(),
+                    ],
+                )?;
             }
-        }
-        tx.commit().map_err(sq)?;
-        Ok(step_id)
+            Ok(step_id)
+        })
     }
 
     /// Keeps a step's CPU profile (folded stacks, one `frames ns` line each).
     pub fn add_profile(&self, step_id: i64, folded: &str) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT OR REPLACE INTO profiles (step_id, folded) VALUES (?1, ?2)",
-                params![step_id, folded],
-            )
-            .map_err(|e| self.err(e))?;
+        self.exec(
+            "INSERT INTO profiles (step_id, folded) VALUES (?1, ?2)
+             ON CONFLICT (step_id) DO UPDATE SET folded = excluded.folded",
+            &[step_id.into(), folded.into()],
+        )?;
         Ok(())
     }
 
     /// The CPU profiles of a run's steps, by step name, in step order.
     pub fn profiles(&self, run_id: i64) -> Result<Vec<(String, String)>, StoreError> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT s.name, p.folded FROM profiles p JOIN steps s ON s.id = p.step_id
-                 WHERE s.run_id = ?1 ORDER BY s.seq",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        self.rows(
+            "SELECT s.name, p.folded FROM profiles p JOIN steps s ON s.id = p.step_id
+             WHERE s.run_id = ?1 ORDER BY s.seq",
+            &[run_id.into()],
+            |r| Ok((r.text(0)?, r.text(1)?)),
+        )
     }
 
     /// Marks a run ended.
@@ -362,12 +444,10 @@ impl Store {
         status: RunStatus,
         ended_at: &str,
     ) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "UPDATE runs SET status = ?1, ended_at = ?2 WHERE id = ?3",
-                params![status.as_str(), ended_at, run_id],
-            )
-            .map_err(|e| self.err(e))?;
+        self.exec(
+            "UPDATE runs SET status = ?1, ended_at = ?2 WHERE id = ?3",
+            &[status.as_str().into(), ended_at.into(), run_id.into()],
+        )?;
         Ok(())
     }
 
@@ -378,27 +458,20 @@ impl Store {
         group_id: i64,
         repeat_index: i64,
     ) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "UPDATE runs SET group_id = ?1, repeat_index = ?2 WHERE id = ?3",
-                params![group_id, repeat_index, run_id],
-            )
-            .map_err(|e| self.err(e))?;
+        self.exec(
+            "UPDATE runs SET group_id = ?1, repeat_index = ?2 WHERE id = ?3",
+            &[group_id.into(), repeat_index.into(), run_id.into()],
+        )?;
         Ok(())
     }
 
     /// Ids of the runs in a group, in repeat order.
     pub fn group(&self, group_id: i64) -> Result<Vec<i64>, StoreError> {
-        let mut q = self
-            .conn
-            .prepare("SELECT id FROM runs WHERE group_id = ?1 ORDER BY repeat_index, id")
-            .map_err(|e| self.err(e))?;
-        let ids = q
-            .query_map([group_id], |r| r.get(0))
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<i64>, _>>()
-            .map_err(|e| self.err(e))?;
-        Ok(ids)
+        self.rows(
+            "SELECT id FROM runs WHERE group_id = ?1 ORDER BY repeat_index, id",
+            &[group_id.into()],
+            |r| r.int(0),
+        )
     }
 
     /// Records the ceilings a probe run measured on `host`.
@@ -409,136 +482,97 @@ impl Store {
         measured_at: &str,
         ceilings: &[Ceiling],
     ) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        let sq = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
-        // IMMEDIATE: take the write lock first. A deferred transaction that reads and
-        // then writes fails at once (SQLITE_BUSY) when another plumb wrote in between.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sq)?;
-        for c in ceilings {
-            tx.execute(
-                "INSERT INTO ceilings (run_id, host, name, value, unit, measured_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![run_id, host, c.name, c.value, c.unit, measured_at],
-            )
-            .map_err(sq)?;
-        }
-        tx.commit().map_err(sq)?;
-        Ok(())
+        self.write(|db| {
+            for c in ceilings {
+                db.exec(
+                    "INSERT INTO ceilings (run_id, host, name, value, unit, measured_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    &[
+                        run_id.into(),
+                        host.into(),
+                        (&c.name).into(),
+                        c.value.into(),
+                        (&c.unit).into(),
+                        measured_at.into(),
+                    ],
+                )?;
+            }
+            Ok(())
+        })
     }
 
     /// The newest figure of every ceiling measured on `host`, by name.
     pub fn ceilings(&self, host: &str) -> Result<Vec<CeilingRecord>, StoreError> {
-        let mut q = self
-            .conn
-            .prepare(
-                "SELECT name, value, unit, host, run_id, measured_at FROM ceilings c
-                 WHERE host = ?1 AND id = (SELECT max(id) FROM ceilings d
-                                           WHERE d.host = c.host AND d.name = c.name)
-                 ORDER BY name",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = q
-            .query_map([host], |r| {
+        self.rows(
+            "SELECT name, value, unit, host, run_id, measured_at FROM ceilings c
+             WHERE host = ?1 AND id = (SELECT max(id) FROM ceilings d
+                                       WHERE d.host = c.host AND d.name = c.name)
+             ORDER BY name",
+            &[host.into()],
+            |r| {
                 Ok(CeilingRecord {
                     ceiling: Ceiling {
-                        name: r.get(0)?,
-                        value: r.get(1)?,
-                        unit: r.get(2)?,
+                        name: r.text(0)?,
+                        value: r.real(1)?,
+                        unit: r.text(2)?,
                     },
-                    host: r.get(3)?,
-                    run_id: r.get(4)?,
-                    measured_at: r.get(5)?,
+                    host: r.text(3)?,
+                    run_id: r.int(4)?,
+                    measured_at: r.text(5)?,
                 })
-            })
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        Ok(rows)
+            },
+        )
     }
 
     /// The newest runs first, at most `limit`.
     pub fn runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
-        let mut q = self
-            .conn
-            .prepare(&format!(
-                "{} ORDER BY r.id DESC LIMIT ?1",
-                model::RUN_SELECT
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = q
-            .query_map([limit as i64], model::run_from_row)
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        rows.into_iter().map(|r| r.finish(&self.path)).collect()
+        self.rows(
+            &format!("{} ORDER BY r.id DESC LIMIT ?1", model::RUN_SELECT),
+            &[(limit as i64).into()],
+            model::run_from_row,
+        )?
+        .into_iter()
+        .map(|r| r.finish(&self.shown))
+        .collect()
     }
 
     /// One run with its steps and their intervals.
     pub fn run(&self, id: i64) -> Result<StoredRun, StoreError> {
         let raw = self
-            .conn
-            .query_row(
+            .rows(
                 &format!("{} WHERE r.id = ?1", model::RUN_SELECT),
-                [id],
+                &[id.into()],
                 model::run_from_row,
-            )
-            .optional()
-            .map_err(|e| self.err(e))?
+            )?
+            .pop()
             .ok_or_else(|| StoreError::NoRun {
-                path: self.path.clone(),
+                store: self.shown.clone(),
                 run: id,
             })?;
-        let run = raw.finish(&self.path)?;
-        let mut q = self
-            .conn
-            .prepare(
-                "SELECT id, seq, name, kind, status, error, started_at, ended_at, config, summary
-                 FROM steps WHERE run_id = ?1 ORDER BY seq",
-            )
-            .map_err(|e| self.err(e))?;
-        let steps = q
-            .query_map([id], |r| {
+        let run = raw.finish(&self.shown)?;
+        let steps = self.rows(
+            "SELECT id, seq, name, kind, status, error, started_at, ended_at, config, summary
+             FROM steps WHERE run_id = ?1 ORDER BY seq",
+            &[id.into()],
+            |r| {
                 Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    model::parse_col::<plumb_workloads::Kind>(r, 3)?,
-                    model::parse_col::<plumb_core::StepStatus>(r, 4)?,
-                    r.get::<_, Option<String>>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, String>(8)?,
-                    r.get::<_, String>(9)?,
+                    r.int(0)?,
+                    r.int(1)?,
+                    r.text(2)?,
+                    r.parsed::<plumb_workloads::Kind>(3)?,
+                    r.parsed::<plumb_core::StepStatus>(4)?,
+                    r.opt_text(5)?,
+                    r.text(6)?,
+                    r.text(7)?,
+                    r.text(8)?,
+                    r.text(9)?,
                 ))
-            })
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        let json = |what, s: &str| -> Result<serde_json::Value, StoreError> {
-            serde_json::from_str(s).map_err(|source| StoreError::Json {
-                path: self.path.clone(),
-                run: id,
-                what,
-                source,
-            })
-        };
+            },
+        )?;
         let mut out = Vec::new();
         for (sid, seq, name, kind, status, error, started_at, ended_at, config, summary) in steps {
             let summary: StepSummary =
-                serde_json::from_value(json("summary", &summary)?).map_err(|source| {
-                    StoreError::Json {
-                        path: self.path.clone(),
-                        run: id,
-                        what: "summary",
-                        source,
-                    }
-                })?;
+                serde_json::from_str(&summary).map_err(self.json_err(id, "summary"))?;
             out.push((
                 StepRecord {
                     seq,
@@ -548,7 +582,7 @@ impl Store {
                     error,
                     started_at,
                     ended_at,
-                    config: json("config", &config)?,
+                    config: serde_json::from_str(&config).map_err(self.json_err(id, "config"))?,
                     summary,
                 },
                 self.intervals(sid)?,
@@ -559,20 +593,20 @@ impl Store {
 
     /// Records a suite as started; returns its id.
     pub fn begin_suite(&self, s: &NewSuite) -> Result<i64, StoreError> {
-        self.conn
-            .execute(
+        self.db
+            .borrow_mut()
+            .insert(
                 "INSERT INTO suites (name, file, definition_hash, plan, status, started_at)
                  VALUES (?1, ?2, ?3, ?4, 'running', ?5)",
-                params![
-                    s.name,
-                    s.file,
-                    s.definition_hash,
-                    s.plan.to_string(),
-                    s.started_at
+                &[
+                    (&s.name).into(),
+                    s.file.as_ref().into(),
+                    (&s.definition_hash).into(),
+                    s.plan.to_string().into(),
+                    (&s.started_at).into(),
                 ],
             )
-            .map_err(|e| self.err(e))?;
-        Ok(self.conn.last_insert_rowid())
+            .map_err(|e| self.err(e))
     }
 
     /// Marks a suite ended (or interrupted, to be resumed).
@@ -582,54 +616,39 @@ impl Store {
         status: RunStatus,
         ended_at: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "UPDATE suites SET status = ?1, ended_at = ?2 WHERE id = ?3",
-                params![status.as_str(), ended_at, id],
-            )
-            .map_err(|e| self.err(e))?;
+        self.exec(
+            "UPDATE suites SET status = ?1, ended_at = ?2 WHERE id = ?3",
+            &[status.as_str().into(), ended_at.into(), id.into()],
+        )?;
         Ok(())
     }
 
-    fn suites_where(
-        &self,
-        cond: &str,
-        arg: &dyn rusqlite::ToSql,
-    ) -> Result<Vec<SuiteRecord>, StoreError> {
-        let mut q = self
-            .conn
-            .prepare(&format!(
+    fn suites_where(&self, cond: &str, arg: Val) -> Result<Vec<SuiteRecord>, StoreError> {
+        let rows = self.rows(
+            &format!(
                 "SELECT id, name, file, definition_hash, plan, status, started_at, ended_at
                  FROM suites WHERE {cond} ORDER BY id DESC"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = q
-            .query_map([arg], |r| {
+            ),
+            &[arg],
+            |r| {
                 Ok((
                     SuiteRecord {
-                        id: r.get(0)?,
-                        name: r.get(1)?,
-                        file: r.get(2)?,
-                        definition_hash: r.get(3)?,
+                        id: r.int(0)?,
+                        name: r.text(1)?,
+                        file: r.opt_text(2)?,
+                        definition_hash: r.text(3)?,
                         plan: serde_json::Value::Null,
-                        status: model::parse_col(r, 5)?,
-                        started_at: r.get(6)?,
-                        ended_at: r.get(7)?,
+                        status: r.parsed(5)?,
+                        started_at: r.text(6)?,
+                        ended_at: r.opt_text(7)?,
                     },
-                    r.get::<_, String>(4)?,
+                    r.text(4)?,
                 ))
-            })
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
+            },
+        )?;
         rows.into_iter()
             .map(|(mut rec, plan)| {
-                rec.plan = serde_json::from_str(&plan).map_err(|source| StoreError::Json {
-                    path: self.path.clone(),
-                    run: rec.id,
-                    what: "suite plan",
-                    source,
-                })?;
+                rec.plan = serde_json::from_str(&plan).map_err(self.json_err(rec.id, "suite plan"))?;
                 Ok(rec)
             })
             .collect()
@@ -637,10 +656,10 @@ impl Store {
 
     /// One suite.
     pub fn suite(&self, id: i64) -> Result<SuiteRecord, StoreError> {
-        self.suites_where("id = ?1", &id)?
+        self.suites_where("id = ?1", id.into())?
             .pop()
             .ok_or_else(|| StoreError::NoSuite {
-                path: self.path.clone(),
+                store: self.shown.clone(),
                 suite: id,
             })
     }
@@ -651,71 +670,58 @@ impl Store {
         definition_hash: &str,
     ) -> Result<Option<SuiteRecord>, StoreError> {
         Ok(self
-            .suites_where("definition_hash = ?1", &definition_hash)?
+            .suites_where("definition_hash = ?1", definition_hash.into())?
             .into_iter()
             .find(|s| s.status != RunStatus::Ok))
     }
 
     /// The runs of a suite, in id order.
     pub fn suite_runs(&self, suite_id: i64) -> Result<Vec<RunRecord>, StoreError> {
-        let mut q = self
-            .conn
-            .prepare(&format!(
-                "{} WHERE r.suite_id = ?1 ORDER BY r.id",
-                model::RUN_SELECT
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = q
-            .query_map([suite_id], model::run_from_row)
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        rows.into_iter().map(|r| r.finish(&self.path)).collect()
+        self.rows(
+            &format!("{} WHERE r.suite_id = ?1 ORDER BY r.id", model::RUN_SELECT),
+            &[suite_id.into()],
+            model::run_from_row,
+        )?
+        .into_iter()
+        .map(|r| r.finish(&self.shown))
+        .collect()
     }
 
     /// Marks runs of a suite left `running` by a killed process as interrupted, so they
     /// are not taken for finished (or for running) by anyone reading the store.
     pub fn interrupt_stale_runs(&self, suite_id: i64, ended_at: &str) -> Result<usize, StoreError> {
-        self.conn
-            .execute(
-                "UPDATE runs SET status = 'interrupted', ended_at = ?1
-                 WHERE suite_id = ?2 AND status = 'running'",
-                params![ended_at, suite_id],
-            )
-            .map_err(|e| self.err(e))
+        Ok(self.exec(
+            "UPDATE runs SET status = 'interrupted', ended_at = ?1
+             WHERE suite_id = ?2 AND status = 'running'",
+            &[ended_at.into(), suite_id.into()],
+        )? as usize)
     }
 
     fn intervals(&self, step_id: i64) -> Result<Vec<Interval>, StoreError> {
-        let mut q = self
-            .conn
-            .prepare(
-                "SELECT t, secs, ops, ops_sec, p50_us, p99_us, pmax_us, cpu_us, rd, rkb, wr, wkb,
-                   stall_us, rss_gb FROM intervals WHERE step_id = ?1 ORDER BY idx",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = q
-            .query_map([step_id], |r| {
+        let u = |v: Option<i64>| v.map(|x| x as u64);
+        self.rows(
+            "SELECT t, secs, ops, ops_sec, p50_us, p99_us, pmax_us, cpu_us, rd, rkb, wr, wkb,
+               stall_us, rss_gb FROM intervals WHERE step_id = ?1 ORDER BY idx",
+            &[step_id.into()],
+            |r| {
                 Ok(Interval {
-                    t: r.get(0)?,
-                    secs: r.get(1)?,
-                    ops: r.get::<_, i64>(2)? as u64,
-                    ops_sec: r.get(3)?,
-                    p50_us: r.get(4)?,
-                    p99_us: r.get(5)?,
-                    pmax_us: r.get(6)?,
-                    cpu_us: r.get(7)?,
-                    rd: r.get::<_, Option<i64>>(8)?.map(|x| x as u64),
-                    rkb: r.get(9)?,
-                    wr: r.get::<_, Option<i64>>(10)?.map(|x| x as u64),
-                    wkb: r.get(11)?,
-                    stall_us: r.get::<_, Option<i64>>(12)?.map(|x| x as u64),
-                    rss_gb: r.get(13)?,
+                    t: r.real(0)?,
+                    secs: r.real(1)?,
+                    ops: r.int(2)? as u64,
+                    ops_sec: r.real(3)?,
+                    p50_us: r.opt_real(4)?,
+                    p99_us: r.opt_real(5)?,
+                    pmax_us: r.opt_real(6)?,
+                    cpu_us: r.opt_real(7)?,
+                    rd: u(r.opt_int(8)?),
+                    rkb: r.opt_real(9)?,
+                    wr: u(r.opt_int(10)?),
+                    wkb: r.opt_real(11)?,
+                    stall_us: u(r.opt_int(12)?),
+                    rss_gb: r.opt_real(13)?,
                 })
-            })
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        Ok(rows)
+            },
+        )
     }
 }
 

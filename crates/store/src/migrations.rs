@@ -1,9 +1,9 @@
-//! Versioned schema migrations, tracked in SQLite's `user_version`. Each entry moves
-//! the schema from version i to i + 1; they only ever append.
+//! Versioned schema migrations, tracked in SQLite's `user_version` or PostgreSQL's
+//! `plumb_schema` table. Each entry moves the schema from version i to i + 1; they only
+//! ever append, and are written once, in SQLite's words ([`pg_ddl`] translates).
 
+use crate::db::{pg_ddl, Db, DbError};
 use crate::StoreError;
-use rusqlite::Connection;
-use std::path::Path;
 
 /// Migration i takes the schema from version i to i + 1.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -95,41 +95,118 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 5: the process that runs a run (host, boot, pid, start time), so a run left
     // `running` by a killed process can be told from one still running.
     "ALTER TABLE runs ADD COLUMN owner TEXT;",
+    // 6: a fleet: a work queue of planned runs claimed by workers on many hosts; a
+    // barrier where the clients of one multi-client step meet; each client's HDR
+    // histograms (V2 compressed, base64) per interval and per step, merged exactly.
+    "CREATE TABLE queue_items (
+        id INTEGER PRIMARY KEY,
+        queue TEXT NOT NULL,
+        suite_id INTEGER REFERENCES suites(id),
+        seq INTEGER NOT NULL,
+        item TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        worker TEXT,
+        heartbeat REAL,
+        run_id INTEGER,
+        error TEXT,
+        enqueued_at TEXT NOT NULL,
+        finished_at TEXT
+     );
+     CREATE INDEX queue_items_claim ON queue_items(queue, status, id);
+     CREATE TABLE barriers (
+        name TEXT PRIMARY KEY,
+        parties INTEGER NOT NULL,
+        arrived INTEGER NOT NULL,
+        created REAL NOT NULL
+     );
+     CREATE TABLE histograms (
+        step_id INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        hdr TEXT NOT NULL,
+        PRIMARY KEY (step_id, idx)
+     );
+     ALTER TABLE runs ADD COLUMN clients TEXT;",
 ];
 
-/// Brings the schema up to date, one transaction per migration.
-pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    let sq = |source| StoreError::Sqlite {
-        path: path.to_path_buf(),
+/// The advisory lock key two plumbs migrating one PostgreSQL store at once take
+/// ("plumb" in ASCII), so one applies each migration and the other waits.
+const PG_LOCK: i64 = 0x706c756d62;
+
+/// The schema version of the store: SQLite's `user_version`, or the row of
+/// `plumb_schema` in PostgreSQL (0 before the first migration).
+pub(crate) fn version(db: &mut Db) -> Result<i64, DbError> {
+    if db.is_postgres() {
+        db.batch("CREATE TABLE IF NOT EXISTS plumb_schema (version BIGINT NOT NULL)")?;
+        Ok(match db.one("SELECT max(version) FROM plumb_schema", &[])? {
+            Some(r) => r.opt_int(0)?.unwrap_or(0),
+            None => 0,
+        })
+    } else {
+        db.one("PRAGMA user_version", &[])?
+            .map_or(Ok(0), |r| r.int(0))
+    }
+}
+
+fn set_version(db: &mut Db, v: i64) -> Result<(), DbError> {
+    if db.is_postgres() {
+        db.exec("DELETE FROM plumb_schema", &[])?;
+        db.exec("INSERT INTO plumb_schema (version) VALUES (?1)", &[v.into()])?;
+        Ok(())
+    } else {
+        db.batch(&format!("PRAGMA user_version = {v}"))
+    }
+}
+
+/// Brings the schema up to date, one transaction per migration. Two plumbs opening a
+/// new store at once apply each migration once: SQLite's IMMEDIATE transaction, and
+/// PostgreSQL's advisory lock, are taken before the version is read again.
+pub(crate) fn migrate(db: &mut Db, store: &str) -> Result<(), StoreError> {
+    let e = |source| StoreError::Db {
+        store: store.to_string(),
+        source,
+    };
+    let pg = db.is_postgres();
+    if pg {
+        db.exec("SELECT pg_advisory_lock(?1)", &[PG_LOCK.into()])
+            .map_err(e)?;
+    }
+    let out = apply(db, store);
+    if pg {
+        db.exec("SELECT pg_advisory_unlock(?1)", &[PG_LOCK.into()])
+            .map_err(e)?;
+    }
+    out
+}
+
+fn apply(db: &mut Db, store: &str) -> Result<(), StoreError> {
+    let e = |source| StoreError::Db {
+        store: store.to_string(),
         source,
     };
     let known = MIGRATIONS.len() as i64;
-    let found: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(sq)?;
+    let found = version(db).map_err(e)?;
     if found > known {
         return Err(StoreError::TooNew {
-            path: path.to_path_buf(),
+            store: store.to_string(),
             found,
             known,
         });
     }
+    let pg = db.is_postgres();
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        // IMMEDIATE takes the write lock before reading the version again: two plumbs
-        // opening a new store at once must not both apply a migration.
-        let tx = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sq)?;
-        let now: i64 = tx
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(sq)?;
-        if now > i as i64 {
-            continue;
-        }
-        tx.execute_batch(sql).map_err(sq)?;
-        tx.pragma_update(None, "user_version", (i + 1) as i64)
-            .map_err(sq)?;
-        tx.commit().map_err(sq)?;
+        db.write(|db| {
+            if version(db)? > i as i64 {
+                return Ok(());
+            }
+            if pg {
+                db.batch(&pg_ddl(sql))?;
+            } else {
+                db.batch(sql)?;
+            }
+            set_version(db, i as i64 + 1)
+        })
+        .map_err(e)?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ pub use plumb_host::HostSnapshot;
 pub use plumb_workloads::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
+use crate::db::{DbError, Row};
 
 /// A run as it starts: its provenance.
 #[derive(Debug, Clone, Default)]
@@ -147,54 +147,42 @@ pub(crate) struct RawRun {
     plan: Option<String>,
 }
 
-/// Reads a stored enum, refusing a value this plumb does not know.
-pub(crate) fn parse_col<T>(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<T>
-where
-    T: std::str::FromStr,
-    T::Err: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    let s: String = r.get(i)?;
-    s.parse().map_err(|e: T::Err| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
-    })
-}
-
-pub(crate) fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
+pub(crate) fn run_from_row(r: &Row) -> Result<RawRun, DbError> {
     Ok(RawRun {
         rec: RunRecord {
-            id: r.get(0)?,
-            status: parse_col(r, 1)?,
-            tag: r.get(2)?,
-            command: r.get(3)?,
-            workload: r.get(4)?,
-            engine: r.get(5)?,
-            engine_version: r.get(6)?,
-            plumb_version: r.get(7)?,
-            git_hash: r.get(8)?,
+            id: r.int(0)?,
+            status: r.parsed(1)?,
+            tag: r.opt_text(2)?,
+            command: r.text(3)?,
+            workload: r.text(4)?,
+            engine: r.text(5)?,
+            engine_version: r.text(6)?,
+            plumb_version: r.text(7)?,
+            git_hash: r.opt_text(8)?,
             options: BTreeMap::new(),
-            seed: r.get(10)?,
-            started_at: r.get(11)?,
-            ended_at: r.get(12)?,
-            data_dir: r.get(13)?,
-            device: r.get(14)?,
+            seed: r.text(10)?,
+            started_at: r.text(11)?,
+            ended_at: r.opt_text(12)?,
+            data_dir: r.opt_text(13)?,
+            device: r.opt_text(14)?,
             host: None,
-            group_id: r.get(16)?,
-            repeat_index: r.get(17)?,
-            suite_id: r.get(18)?,
+            group_id: r.opt_int(16)?,
+            repeat_index: r.opt_int(17)?,
+            suite_id: r.opt_int(18)?,
             plan: None,
-            plan_hash: r.get(20)?,
+            plan_hash: r.opt_text(20)?,
         },
-        options: r.get(9)?,
-        host: r.get(15)?,
-        plan: r.get(19)?,
+        options: r.text(9)?,
+        host: r.opt_text(15)?,
+        plan: r.opt_text(19)?,
     })
 }
 
 impl RawRun {
-    pub(crate) fn finish(self, path: &Path) -> Result<RunRecord, StoreError> {
+    pub(crate) fn finish(self, store: &str) -> Result<RunRecord, StoreError> {
         let id = self.rec.id;
         let bad = |what, source| StoreError::Json {
-            path: path.to_path_buf(),
+            store: store.to_string(),
             run: id,
             what,
             source,

@@ -1,6 +1,8 @@
 use super::*;
 use plumb_core::Qos;
 
+mod both;
+
 fn new_run(tag: &str) -> NewRun {
     NewRun {
         tag: Some(tag.into()),
@@ -43,10 +45,8 @@ fn step(seq: i64) -> StepRecord {
     }
 }
 
-#[test]
-fn round_trip_of_run_steps_and_intervals() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("sub/plumb.sqlite")).unwrap();
+fn round_trip_of_run_steps_and_intervals(open: &dyn Fn() -> Store) {
+    let mut s = open();
     let id = s.begin_run(&new_run("<b>t</b>")).unwrap();
     let ivs = vec![
         Interval {
@@ -80,16 +80,15 @@ fn round_trip_of_run_steps_and_intervals() {
     assert!(matches!(s.run(99), Err(StoreError::NoRun { run: 99, .. })));
 }
 
-#[test]
-fn a_step_without_its_run_is_refused_whole() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("p.sqlite")).unwrap();
+fn a_step_without_its_run_is_refused_whole(open: &dyn Fn() -> Store) {
+    let mut s = open();
     assert!(s.add_step(42, &step(0), &[Interval::default()]).is_err());
-    let n: i64 = s
-        .conn
-        .query_row("SELECT count(*) FROM intervals", [], |r| r.get(0))
+    let n = s.query("SELECT count(*) FROM intervals", &[]).unwrap()[0]
+        .int(0)
         .unwrap();
     assert_eq!(n, 0, "no half-written step");
+    // The failed transaction left the connection usable.
+    assert!(s.begin_run(&new_run("after")).is_ok());
 }
 
 #[test]
@@ -232,10 +231,8 @@ fn a_version_2_store_is_migrated_and_every_run_reads_back() {
     assert!(e.contains("nosuchkind"), "{e}");
 }
 
-#[test]
-fn suites_are_found_by_definition_until_they_finish() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(&dir.path().join("s.sqlite")).unwrap();
+fn suites_are_found_by_definition_until_they_finish(open: &dyn Fn() -> Store) {
+    let s = open();
     let new = NewSuite {
         name: "sweep".into(),
         file: Some("sweep.toml".into()),
@@ -267,10 +264,8 @@ fn suites_are_found_by_definition_until_they_finish() {
     assert_eq!(s.suite(id).unwrap().status, RunStatus::Ok);
 }
 
-#[test]
-fn ceilings_keep_the_newest_figure_per_host_and_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("c.sqlite")).unwrap();
+fn ceilings_keep_the_newest_figure_per_host_and_name(open: &dyn Fn() -> Store) {
+    let mut s = open();
     let id = s.begin_run(&new_run("probe")).unwrap();
     let c = |name: &str, value: f64| Ceiling {
         name: name.into(),
@@ -290,11 +285,10 @@ fn ceilings_keep_the_newest_figure_per_host_and_name() {
     assert_eq!(got[1].ceiling.value, 2.0);
 }
 
-#[test]
-fn a_run_left_running_by_a_dead_process_is_marked_interrupted_at_the_next_open() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("s.sqlite");
-    let mut s = Store::open(&p).unwrap();
+fn a_run_left_running_by_a_dead_process_is_marked_interrupted_at_the_next_open(
+    open: &dyn Fn() -> Store,
+) {
+    let mut s = open();
     let live = s.begin_run(&new_run("live")).unwrap();
     let dead = s.begin_run(&new_run("dead")).unwrap();
     s.add_step(dead, &step(0), &[]).unwrap();
@@ -306,20 +300,18 @@ fn a_run_left_running_by_a_dead_process_is_marked_interrupted_at_the_next_open()
     let later = (f[3].parse::<u64>().unwrap() + 1).to_string();
     f[3] = &later;
     let gone = f.join(" ");
-    s.conn
-        .execute(
-            "UPDATE runs SET owner = ?1 WHERE id = ?2",
-            params![gone, dead],
-        )
-        .unwrap();
-    s.conn
-        .execute(
-            "UPDATE runs SET owner = 'otherhost b 1 1' WHERE id = ?1",
-            [elsewhere],
-        )
-        .unwrap();
+    s.exec(
+        "UPDATE runs SET owner = ?1 WHERE id = ?2",
+        &[gone.into(), dead.into()],
+    )
+    .unwrap();
+    s.exec(
+        "UPDATE runs SET owner = 'otherhost b 1 1' WHERE id = ?1",
+        &[elsewhere.into()],
+    )
+    .unwrap();
     drop(s);
-    let s = Store::open(&p).unwrap();
+    let s = open();
     let r = s.run(dead).unwrap().run;
     assert_eq!(r.status, RunStatus::Interrupted);
     // It ended when its last stored step did.
@@ -359,13 +351,13 @@ mod fuzz {
             let mut s = Store::open(&dir.path().join("s.sqlite")).unwrap();
             let id = s.begin_run(&new_run("t")).unwrap();
             s.add_step(id, &step(0), &[]).unwrap();
-            s.conn.execute(
+            s.exec(
                 "UPDATE runs SET options = ?1, host = ?2, seed = ?3, status = ?4 WHERE id = ?5",
-                params![options, host, seed, status, id],
+                &[options.into(), host.into(), seed.into(), status.into(), id.into()],
             ).unwrap();
-            s.conn.execute(
+            s.exec(
                 "UPDATE steps SET summary = ?1, config = ?2, kind = ?3 WHERE run_id = ?4",
-                params![summary, config, kind, id],
+                &[summary.into(), config.into(), kind.into(), id.into()],
             ).unwrap();
             let _ = s.run(id);
             let _ = s.runs(10);
@@ -386,16 +378,30 @@ mod fuzz {
 #[test]
 fn a_url_is_refused_as_a_store_without_its_password_and_without_a_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let url = dir.path().join("postgres://bench:s3cret@db1:5432/plumb");
+    let url = dir.path().join("mysql://bench:s3cret@db1:3306/plumb");
     // (joined under the temp dir, so a wrongly made directory would land there)
-    let e = Store::open(Path::new("postgres://bench:s3cret@db1:5432/plumb"))
+    let e = Store::open(Path::new("mysql://bench:s3cret@db1:3306/plumb"))
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("postgres://bench:***@db1:5432/plumb"), "{e}");
+    assert!(e.contains("mysql://bench:***@db1:3306/plumb"), "{e}");
+    assert!(e.contains("postgres://"), "says what is taken: {e}");
     assert!(!e.contains("s3cret"), "{e}");
-    assert!(!Path::new("postgres:").exists());
+    assert!(!Path::new("mysql:").exists());
     assert!(Store::open(&url).is_err());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     assert!(Store::check_path(Path::new("/var/tmp/plumb.sqlite")).is_ok());
+    assert!(Store::check_path(Path::new("postgres://u:pw@h/db")).is_ok());
+}
+
+#[test]
+fn a_postgres_store_that_cannot_be_reached_is_one_error_without_its_password() {
+    // Port 1 on this host: refused at once.
+    let e = Store::open(Path::new("postgres://bench:s3cret@127.0.0.1:1/plumb"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.starts_with("store postgres://bench:***@127.0.0.1:1/plumb: cannot connect"), "{e}");
+    assert!(!e.contains("s3cret"), "{e}");
+    assert!(!Path::new("postgres:").exists());
 }

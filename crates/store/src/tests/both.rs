@@ -1,0 +1,186 @@
+//! The store's cases, each run on a SQLite file and on a PostgreSQL database (a real
+//! server, started here): what works on one must work on the other.
+
+use super::*;
+use crate::queue::QueueStatus;
+
+/// A case: given a way to open (and reopen) one fresh store, it asserts.
+type Case = fn(&dyn Fn() -> Store);
+
+const CASES: &[(&str, Case)] = &[
+    ("round_trip", super::round_trip_of_run_steps_and_intervals),
+    ("step_without_run", super::a_step_without_its_run_is_refused_whole),
+    ("suites", super::suites_are_found_by_definition_until_they_finish),
+    ("ceilings", super::ceilings_keep_the_newest_figure_per_host_and_name),
+    (
+        "orphans",
+        super::a_run_left_running_by_a_dead_process_is_marked_interrupted_at_the_next_open,
+    ),
+    ("profiles", profiles_are_replaced_not_doubled),
+    ("queue", queue_items_are_claimed_once_and_freed_when_the_lease_runs_out),
+    ("queue_threads", concurrent_workers_never_claim_one_item_twice),
+    ("reopen", reopening_keeps_runs_and_the_schema_version),
+];
+
+#[test]
+fn every_case_on_sqlite() {
+    for (name, case) in CASES {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(format!("sub/{name}.sqlite"));
+        case(&|| Store::open(&p).unwrap());
+    }
+}
+
+/// One PostgreSQL server for every case, each case in a database of its own.
+#[test]
+fn every_case_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = plumb_sql::Managed::start(
+        &plumb_sql::ServerChoice::parse("postgres", None, None).unwrap(),
+        &plumb_sql::StartOptions {
+            dir: Some(dir.path().to_path_buf()),
+            keep: false,
+            port: None,
+            cache_mb: 64,
+            config: None,
+        },
+    )
+    .expect("PostgreSQL starts (the test command installs it)");
+    let base = server.endpoint.redacted_url();
+    let db = &server.endpoint.database;
+    let mut admin = postgres::Client::connect(&base, postgres::NoTls).unwrap();
+    for (name, case) in CASES {
+        let case_db = format!("store_{name}");
+        admin
+            .batch_execute(&format!("CREATE DATABASE {case_db}"))
+            .unwrap();
+        let url = base.replacen(&format!("/{db}"), &format!("/{case_db}"), 1);
+        case(&|| Store::open(Path::new(&url)).unwrap());
+        let s = Store::open(Path::new(&url)).unwrap();
+        assert!(s.is_shared(), "{name}");
+        assert!(s.shown().starts_with("postgres://"), "{name}");
+    }
+    // A store from the future is refused, naming it.
+    let url = base.replacen(&format!("/{db}"), "/store_round_trip", 1);
+    Store::open(Path::new(&url))
+        .unwrap()
+        .exec("UPDATE plumb_schema SET version = 99", &[])
+        .unwrap();
+    let e = Store::open(Path::new(&url)).err().unwrap().to_string();
+    assert!(e.contains("store_round_trip") && e.contains("99"), "{e}");
+}
+
+fn reopening_keeps_runs_and_the_schema_version(open: &dyn Fn() -> Store) {
+    let s = open();
+    assert_eq!(
+        s.schema_version().unwrap(),
+        migrations::MIGRATIONS.len() as i64
+    );
+    let id = s.begin_run(&new_run("x")).unwrap();
+    drop(s);
+    let s = open();
+    assert_eq!(s.runs(5).unwrap()[0].id, id);
+    assert_eq!(
+        s.schema_version().unwrap(),
+        migrations::MIGRATIONS.len() as i64
+    );
+}
+
+fn profiles_are_replaced_not_doubled(open: &dyn Fn() -> Store) {
+    let mut s = open();
+    let run = s.begin_run(&new_run("p")).unwrap();
+    let step_id = s.add_step(run, &step(0), &[]).unwrap();
+    s.add_profile(step_id, "a;b 10").unwrap();
+    s.add_profile(step_id, "a;c 20").unwrap();
+    assert_eq!(
+        s.profiles(run).unwrap(),
+        vec![("readrandom".to_string(), "a;c 20".to_string())]
+    );
+}
+
+fn queue_items_are_claimed_once_and_freed_when_the_lease_runs_out(open: &dyn Fn() -> Store) {
+    let s = open();
+    let suite = s
+        .begin_suite(&NewSuite {
+            name: "q".into(),
+            file: None,
+            definition_hash: "h".into(),
+            plan: serde_json::json!({}),
+            started_at: "t".into(),
+        })
+        .unwrap();
+    let items: Vec<serde_json::Value> = (0..3).map(|i| serde_json::json!({ "n": i })).collect();
+    let ids = s.enqueue("fleet", Some(suite), &items, "t0").unwrap();
+    assert_eq!(ids.len(), 3);
+    assert!(s.claim("other", "w", 60.0).unwrap().is_none());
+    let a = s.claim("fleet", "a:1", 60.0).unwrap().unwrap();
+    let b = s.claim("fleet", "b:2", 60.0).unwrap().unwrap();
+    assert_eq!((a.id, b.id), (ids[0], ids[1]), "oldest first");
+    assert_eq!(a.item, serde_json::json!({"n": 0}));
+    assert!(s.heartbeat(&a).unwrap());
+    // `a` dies: with a lease of 0 s its item is free again, claimed as a second attempt.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let a2 = s.claim("fleet", "c:3", 0.0).unwrap().unwrap();
+    assert_eq!((a2.id, a2.attempt), (a.id, 2));
+    // The dead claim can neither heartbeat nor finish the item.
+    assert!(!s.heartbeat(&a).unwrap());
+    assert!(!s.finish_item(&a, QueueStatus::Done, Some(7), None, "t1").unwrap());
+    assert!(s.finish_item(&a2, QueueStatus::Done, Some(8), None, "t1").unwrap());
+    assert!(!s.finish_item(&a2, QueueStatus::Done, Some(9), None, "t1").unwrap(), "once");
+    assert!(s.finish_item(&b, QueueStatus::Failed, None, Some("boom"), "t2").unwrap());
+    assert_ne!(s.suite(suite).unwrap().status, RunStatus::Ok, "one item still queued");
+    let c = s.claim("fleet", "a:1", 60.0).unwrap().unwrap();
+    assert!(s.claim("fleet", "a:1", 60.0).unwrap().is_none(), "drained");
+    assert!(s.finish_item(&c, QueueStatus::Done, Some(10), None, "t3").unwrap());
+    let got = s.queue_items("fleet").unwrap();
+    let by: Vec<_> = got
+        .iter()
+        .map(|i| (i.status, i.attempts, i.run_id, i.error.as_deref()))
+        .collect();
+    assert_eq!(
+        by,
+        vec![
+            (QueueStatus::Done, 2, Some(8), None),
+            (QueueStatus::Failed, 1, None, Some("boom")),
+            (QueueStatus::Done, 1, Some(10), None),
+        ]
+    );
+    // The suite ended with its last item, failed because one item failed.
+    let suite = s.suite(suite).unwrap();
+    assert_eq!(suite.status, RunStatus::Failed);
+    assert_eq!(suite.ended_at.as_deref(), Some("t3"));
+}
+
+fn concurrent_workers_never_claim_one_item_twice(open: &dyn Fn() -> Store) {
+    let s = open();
+    let items: Vec<serde_json::Value> = (0..40).map(|i| serde_json::json!(i)).collect();
+    s.enqueue("race", None, &items, "t").unwrap();
+    let stores: Vec<Store> = (0..4).map(|_| open()).collect();
+    let claimed: Vec<Vec<i64>> = std::thread::scope(|sc| {
+        let hs: Vec<_> = stores
+            .into_iter()
+            .enumerate()
+            .map(|(w, st)| {
+                sc.spawn(move || {
+                    let mut mine = Vec::new();
+                    while let Some(c) = st.claim("race", &format!("w{w}"), 600.0).unwrap() {
+                        assert!(st.finish_item(&c, QueueStatus::Done, None, None, "t").unwrap());
+                        mine.push(c.id);
+                    }
+                    mine
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut all: Vec<i64> = claimed.concat();
+    all.sort_unstable();
+    let n = all.len();
+    all.dedup();
+    assert_eq!((n, all.len()), (40, 40), "each item claimed exactly once");
+    assert!(s
+        .queue_items("race")
+        .unwrap()
+        .iter()
+        .all(|i| i.status == QueueStatus::Done && i.attempts == 1));
+}

@@ -17,6 +17,7 @@ mod select;
 mod server;
 mod sql;
 mod suite;
+mod worker;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -40,6 +41,8 @@ enum Command {
     Ib(Box<ib::IbArgs>),
     /// Run a suite file: targets × workloads × sizes × threads × repeats, resumable.
     Run(suite::RunArgs),
+    /// Take runs from a queue (`plumb run SUITE --queue NAME`) and run them, one host of a fleet.
+    Worker(worker::WorkerArgs),
     /// Print a suite's matrix, estimated time and disk space, without running it.
     Plan(suite::PlanArgs),
     /// Run a stored run again from its stored plan, as a new run.
@@ -125,6 +128,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ib(a) => ib::run(*a),
         Command::Run(a) => suite::run_cmd(a),
         Command::Plan(a) => suite::plan_cmd(a),
+        Command::Worker(a) => worker::run(a),
         Command::Rerun(a) => rerun::run(a),
         Command::Options(a) => options::run(a),
         Command::Runs(a) => runs::list(a),

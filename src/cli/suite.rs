@@ -41,6 +41,10 @@ pub struct RunArgs {
     /// A label stored with every run.
     #[arg(long)]
     tag: Option<String>,
+    /// Do not run here: put every run of the plan into this queue in the store, for
+    /// `plumb worker --queue NAME` on each host of a fleet (docs/fleet.md).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["resume", "keep", "tag"])]
+    queue: Option<String>,
     #[command(flatten)]
     store: StoreArg,
 }
@@ -248,11 +252,16 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
             started_at: now(),
         })?;
         eprintln!(
-            "plumb: suite s{id} ({}): {} runs, {} variants",
+            "plumb: suite s{id} ({}): {} runs, {} variants{}",
             fresh.name,
             fresh.runs.len(),
-            fresh.variants()
+            fresh.variants(),
+            if a.queue.is_some() { ", queued" } else { "" }
         );
+        if let Some(q) = &a.queue {
+            super::worker::enqueue(&store, q, id, &fresh)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         (id, fresh, HashSet::new(), HashMap::new())
     };
     let grouping = if plan.runs.iter().any(|r| r.repeat > 0) {

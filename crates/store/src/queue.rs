@@ -210,6 +210,16 @@ impl Store {
         })
     }
 
+    /// Gives a claimed item back to the queue (its worker was stopped with Ctrl-C);
+    /// false when the claim was already lost.
+    pub fn release(&self, claim: &Claim) -> Result<bool, StoreError> {
+        Ok(self.exec(
+            "UPDATE queue_items SET status = 'queued', worker = NULL, heartbeat = NULL
+             WHERE id = ?1 AND attempts = ?2 AND status = 'running'",
+            &[claim.id.into(), claim.attempt.into()],
+        )? == 1)
+    }
+
     /// Every item of `queue`, in queue order.
     pub fn queue_items(&self, queue: &str) -> Result<Vec<QueueItem>, StoreError> {
         self.rows(

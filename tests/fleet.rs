@@ -1,0 +1,143 @@
+//! A fleet on one machine: a plan queued in a PostgreSQL store, three workers taking
+//! its runs, one killed with SIGKILL while it holds a run. Every run of the plan must
+//! end exactly once, the dead worker's run going to another after its lease.
+
+mod common;
+
+use common::{external_server, ok_json, plumb, stderr};
+use plumb_store::{QueueStatus, Store};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SUITE: &str = r#"
+name = "fleet"
+repeat = 3
+seed = 5
+
+[params]
+num = 2000
+duration = 1.5
+
+[[target]]
+name = "mem"
+engine = "memory"
+
+[[workload]]
+name = "reads"
+steps = ["fillseq", "readrandom"]
+
+[sweep]
+threads = [1, 2]
+"#;
+
+fn worker(url: &str, log: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["worker", "--queue", "q", "--lease", "2", "--store", url])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn three_workers_one_killed_and_every_queued_run_ends_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = external_server(dir.path(), "postgres", None);
+    let url = server.endpoint.redacted_url();
+    let store = Path::new(&url);
+    let suite = dir.path().join("fleet.toml");
+    std::fs::write(&suite, SUITE).unwrap();
+
+    let o = plumb(store, &["run", suite.to_str().unwrap(), "--queue", "q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("6 runs queued"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("plumb worker --queue q"), "{}", stderr(&o));
+    let s = Store::open(store).unwrap();
+    assert_eq!(s.queue_items("q").unwrap().len(), 6);
+
+    let logs: Vec<_> = (0..3).map(|i| dir.path().join(format!("w{i}.log"))).collect();
+    let mut workers: Vec<Child> = logs.iter().map(|l| worker(&url, l)).collect();
+    // Kill worker 0 once it has held a run for half a second.
+    let victim = format!(":{}", workers[0].id());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let held = loop {
+        let items = s.queue_items("q").unwrap();
+        if let Some(i) = items.iter().find(|i| {
+            i.status == QueueStatus::Running
+                && i.worker.as_deref().is_some_and(|w| w.ends_with(&victim))
+        }) {
+            break i.id;
+        }
+        assert!(Instant::now() < deadline, "worker 0 never took a run");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    workers[0].kill().unwrap();
+    workers[0].wait().unwrap();
+    for (i, w) in workers.iter_mut().enumerate().skip(1) {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            if let Some(st) = w.try_wait().unwrap() {
+                let log = std::fs::read_to_string(&logs[i]).unwrap();
+                assert!(st.success(), "worker {i}: {log}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "worker {i} never finished");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    let items = s.queue_items("q").unwrap();
+    assert!(
+        items.iter().all(|i| i.status == QueueStatus::Done),
+        "{items:#?}"
+    );
+    let killed = items.iter().find(|i| i.id == held).unwrap();
+    assert_eq!(killed.attempts, 2, "the dead worker's run went to another");
+    assert!(!killed.worker.as_deref().unwrap().ends_with(&victim));
+    let mut run_ids: Vec<i64> = items.iter().map(|i| i.run_id.unwrap()).collect();
+    run_ids.sort_unstable();
+    run_ids.dedup();
+    assert_eq!(run_ids.len(), 6, "one run per item");
+
+    // Seven runs are stored: the six that finished the items, all ok, and the one
+    // the killed worker left, marked interrupted (its process is gone).
+    let runs = ok_json(&plumb(store, &["runs", "--json", "--limit", "100"]));
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 7, "{runs:#?}");
+    for r in runs {
+        let id = r["id"].as_i64().unwrap();
+        let want = if run_ids.contains(&id) {
+            "ok"
+        } else {
+            "interrupted"
+        };
+        assert_eq!(r["status"], want, "run {id}");
+        assert!(
+            r["host"]["inventory"]["hostname"].is_string(),
+            "every run keeps its host's inventory"
+        );
+        assert!(r["host"]["checks"].is_array(), "and its hygiene checks");
+    }
+    // Repeats of a variant are grouped even when different workers ran them.
+    let suite_id = items[0].suite_id.unwrap();
+    let sr = s.suite(suite_id).unwrap();
+    assert_eq!(sr.status, plumb_core::RunStatus::Ok, "the suite ended with its last item");
+    let report = plumb(store, &["report", &format!("s{suite_id}"), "--format", "json"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+}
+
+#[test]
+fn a_worker_refuses_a_bad_lease_and_exits_on_an_empty_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let o = plumb(&store, &["worker", "--queue", "none", "--lease", "0"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--lease 0"), "{}", stderr(&o));
+    // A store that exists, with nothing queued: the worker says so and exits 0.
+    Store::open(&store).unwrap();
+    let o = plumb(&store, &["worker", "--queue", "none"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("0 runs"), "{}", stderr(&o));
+}

@@ -52,11 +52,17 @@ fn three_workers_one_killed_and_every_queued_run_ends_exactly_once() {
     let o = plumb(store, &["run", suite.to_str().unwrap(), "--queue", "q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("6 runs queued"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("plumb worker --queue q"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("plumb worker --queue q"),
+        "{}",
+        stderr(&o)
+    );
     let s = Store::open(store).unwrap();
     assert_eq!(s.queue_items("q").unwrap().len(), 6);
 
-    let logs: Vec<_> = (0..3).map(|i| dir.path().join(format!("w{i}.log"))).collect();
+    let logs: Vec<_> = (0..3)
+        .map(|i| dir.path().join(format!("w{i}.log")))
+        .collect();
     let mut workers: Vec<Child> = logs.iter().map(|l| worker(&url, l)).collect();
     // Kill worker 0 once it has held a run for half a second.
     let victim = format!(":{}", workers[0].id());
@@ -123,9 +129,64 @@ fn three_workers_one_killed_and_every_queued_run_ends_exactly_once() {
     // Repeats of a variant are grouped even when different workers ran them.
     let suite_id = items[0].suite_id.unwrap();
     let sr = s.suite(suite_id).unwrap();
-    assert_eq!(sr.status, plumb_core::RunStatus::Ok, "the suite ended with its last item");
-    let report = plumb(store, &["report", &format!("s{suite_id}"), "--format", "json"]);
+    assert_eq!(
+        sr.status,
+        plumb_core::RunStatus::Ok,
+        "the suite ended with its last item"
+    );
+    let report = plumb(
+        store,
+        &["report", &format!("s{suite_id}"), "--format", "json"],
+    );
     assert!(report.status.success(), "{}", stderr(&report));
+
+    // The suite split by a dimension: by threads, two versions of three repeats each;
+    // by host, one host here, which is said rather than compared with itself.
+    let c = ok_json(&plumb(
+        store,
+        &[
+            "compare",
+            &format!("s{suite_id}"),
+            "--by",
+            "opt.threads",
+            "--json",
+        ],
+    ));
+    let versions = c["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 2, "{c:#}");
+    assert!(
+        versions[0].as_str().unwrap().contains("opt.threads="),
+        "{c:#}"
+    );
+    assert_eq!(
+        c["run_ids"][0].as_array().map(|a| a.len()),
+        Some(3),
+        "{c:#}"
+    );
+    let host = runs[0]["host"]["inventory"]["hostname"].as_str().unwrap();
+    let o = plumb(store, &["compare", &format!("s{suite_id}"), "--by", "host"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains(&format!("host={host}")),
+        "{}",
+        stderr(&o)
+    );
+    // A suite narrowed to one host's runs.
+    let one = format!("s{suite_id},host={host},opt.threads=1");
+    let c = ok_json(&plumb(
+        store,
+        &[
+            "compare",
+            &one,
+            &format!("s{suite_id},opt.threads=2"),
+            "--json",
+        ],
+    ));
+    assert_eq!(
+        c["run_ids"][0].as_array().map(|a| a.len()),
+        Some(3),
+        "{c:#}"
+    );
 }
 
 #[test]

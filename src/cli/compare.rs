@@ -10,12 +10,19 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Selectors: a run id (12), a group of repeats (g12), or filters \
-such as tag=new, engine=rocksdb, version=11.8.1, opt.threads=2 (comma-joined, all must match)."
+such as tag=new, engine=rocksdb, version=11.8.1, host=db7, opt.threads=2 (comma-joined, all must \
+match), after a suite if you like (s3,host=db7).\n\
+Examples:\n  plumb compare g12 g20\n  \
+plumb compare s3 --by host        one suite run by a fleet, each host against the first"
 )]
 pub struct CompareArgs {
-    /// The base, then the versions compared to it.
-    #[arg(required = true, num_args = 2.., value_name = "SELECTOR")]
+    /// The base, then the versions compared to it (one is enough with --by).
+    #[arg(required = true, num_args = 1.., value_name = "SELECTOR")]
     selectors: Vec<String>,
+    /// Split the selected runs by this key (host, cpu, engine, version, tag, opt.NAME):
+    /// one version per value, the first seen the base.
+    #[arg(long, value_name = "KEY")]
+    by: Option<String>,
     #[command(flatten)]
     store: StoreArg,
     /// Print the comparison as JSON.
@@ -57,7 +64,14 @@ pub struct ReportArgs {
 
 pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let store = a.store.open_existing()?;
-    let versions = select::versions(&store, &a.selectors)?;
+    let mut versions = select::versions(&store, &a.selectors)?;
+    match &a.by {
+        Some(key) => versions = select::split_by(versions, key)?,
+        None if versions.len() < 2 => anyhow::bail!(
+            "compare: give a base and at least one other selector, or split one with --by host"
+        ),
+        None => {}
+    }
     let c = compare(&versions);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);

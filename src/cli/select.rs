@@ -1,6 +1,8 @@
 //! Run selectors shared by `compare` and `report`: a run id (`12`), a group of
 //! repeats (`g12`), the finished runs of a suite (`s3`), or a filter (`tag=new`, `engine=rocksdb`, `version=11.8.1`,
-//! `opt.threads=2`, several joined by commas, all of which must match).
+//! `opt.threads=2`, `host=db7`, `cpu=…`, several joined by commas, all of which must
+//! match). `host` makes the host a dimension of a fleet's runs: `plumb compare
+//! s3,host=a s3,host=b` sets one host's runs of a suite against another's.
 
 use anyhow::{bail, Context};
 use plumb_report::Version;
@@ -15,6 +17,8 @@ fn field<'a>(r: &'a RunRecord, key: &str) -> Option<&'a str> {
         "git" => r.git_hash.as_deref(),
         "status" => Some(r.status.as_str()),
         "workload" => Some(&r.workload),
+        "host" => r.host.as_ref()?.inventory.hostname.as_deref(),
+        "cpu" => r.host.as_ref()?.inventory.cpu.model.as_deref(),
         k => r
             .options
             .get(k.strip_prefix("opt.").unwrap_or(k))
@@ -50,12 +54,20 @@ pub fn run_ids(store: &Store, sel: &str) -> anyhow::Result<Vec<i64>> {
         }
         return Ok(ids);
     }
+    // A suite narrowed by filters: `s3,host=db7`.
+    let (within, rest) = match sel.split_once(',') {
+        Some((head, rest)) if head.starts_with('s') && head[1..].parse::<i64>().is_ok() => {
+            (Some(run_ids(store, head)?), rest)
+        }
+        _ => (None, sel),
+    };
     let mut filters = Vec::new();
-    for part in sel.split(',') {
+    for part in rest.split(',') {
         let Some((k, v)) = part.split_once('=') else {
             bail!(
                 "selector {sel:?}: use a run id (12), a group (g12), a suite (s3), or key=value filters \
-                 (tag, engine, version, plumb, git, status, workload, opt.NAME)"
+                 (tag, engine, version, plumb, git, status, workload, host, cpu, opt.NAME), \
+                 after a suite if you like (s3,host=db7)"
             );
         };
         filters.push((k.trim(), v.trim()));
@@ -65,6 +77,7 @@ pub fn run_ids(store: &Store, sel: &str) -> anyhow::Result<Vec<i64>> {
         .runs(usize::MAX >> 1)?
         .into_iter()
         .filter(|r| wants_status || r.status == plumb_core::RunStatus::Ok)
+        .filter(|r| within.as_ref().is_none_or(|w| w.contains(&r.id)))
         .filter(|r| filters.iter().all(|(k, v)| field(r, k) == Some(*v)))
         .map(|r| r.id)
         .collect();
@@ -90,4 +103,35 @@ pub fn versions(store: &Store, selectors: &[String]) -> anyhow::Result<Vec<Versi
             })
         })
         .collect()
+}
+
+/// Splits each version into one per value of `key` (`--by host`: the runs of one suite
+/// on each host of a fleet), labelled `SELECTOR key=value`, in order of first run.
+pub fn split_by(versions: Vec<Version>, key: &str) -> anyhow::Result<Vec<Version>> {
+    let mut out: Vec<Version> = Vec::new();
+    for v in versions {
+        let mut parts: Vec<(String, Version)> = Vec::new();
+        for r in v.runs {
+            let value = field(&r.run, key).unwrap_or("unknown").to_string();
+            match parts.iter_mut().find(|(k, _)| *k == value) {
+                Some((_, p)) => p.runs.push(r),
+                None => parts.push((
+                    value.clone(),
+                    Version {
+                        label: format!("{} {key}={value}", v.label),
+                        runs: vec![r],
+                    },
+                )),
+            }
+        }
+        out.extend(parts.into_iter().map(|(_, p)| p));
+    }
+    if out.len() < 2 {
+        bail!(
+            "--by {key}: every run selected has the same {key} ({}), so there is nothing to \
+             compare; select more runs, or another key (host, cpu, engine, version, tag, opt.NAME)",
+            out.first().map_or("none".into(), |v| v.label.clone())
+        );
+    }
+    Ok(out)
 }

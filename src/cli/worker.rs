@@ -234,7 +234,10 @@ pub fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
         if status == RunStatus::Interrupted || INTERRUPTED.load(Ordering::Relaxed) {
             // Ctrl-C: the item goes back for another worker (or this one, later).
             store.release(&claim)?;
-            eprintln!("plumb worker {me}: interrupted; item {} is queued again", claim.id);
+            eprintln!(
+                "plumb worker {me}: interrupted; item {} is queued again",
+                claim.id
+            );
             return Ok(execute::exit_code(RunStatus::Interrupted));
         }
         let q = if status == RunStatus::Ok {
@@ -255,6 +258,9 @@ pub fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
         worst = worst.worst(status);
         done += 1;
     }
-    eprintln!("plumb worker {me}: {done} runs, queue {:?} has no more for now", a.queue);
+    eprintln!(
+        "plumb worker {me}: {done} runs, queue {:?} has no more for now",
+        a.queue
+    );
     Ok(execute::exit_code(worst))
 }

@@ -282,7 +282,11 @@ impl Store {
             .collect()
     }
 
-    fn json_err(&self, run: i64, what: &'static str) -> impl Fn(serde_json::Error) -> StoreError + '_ {
+    fn json_err(
+        &self,
+        run: i64,
+        what: &'static str,
+    ) -> impl Fn(serde_json::Error) -> StoreError + '_ {
         move |source| StoreError::Json {
             store: self.shown.clone(),
             run,
@@ -648,7 +652,8 @@ impl Store {
         )?;
         rows.into_iter()
             .map(|(mut rec, plan)| {
-                rec.plan = serde_json::from_str(&plan).map_err(self.json_err(rec.id, "suite plan"))?;
+                rec.plan =
+                    serde_json::from_str(&plan).map_err(self.json_err(rec.id, "suite plan"))?;
                 Ok(rec)
             })
             .collect()

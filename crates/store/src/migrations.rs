@@ -138,10 +138,12 @@ const PG_LOCK: i64 = 0x706c756d62;
 pub(crate) fn version(db: &mut Db) -> Result<i64, DbError> {
     if db.is_postgres() {
         db.batch("CREATE TABLE IF NOT EXISTS plumb_schema (version BIGINT NOT NULL)")?;
-        Ok(match db.one("SELECT max(version) FROM plumb_schema", &[])? {
-            Some(r) => r.opt_int(0)?.unwrap_or(0),
-            None => 0,
-        })
+        Ok(
+            match db.one("SELECT max(version) FROM plumb_schema", &[])? {
+                Some(r) => r.opt_int(0)?.unwrap_or(0),
+                None => 0,
+            },
+        )
     } else {
         db.one("PRAGMA user_version", &[])?
             .map_or(Ok(0), |r| r.int(0))
@@ -151,7 +153,10 @@ pub(crate) fn version(db: &mut Db) -> Result<i64, DbError> {
 fn set_version(db: &mut Db, v: i64) -> Result<(), DbError> {
     if db.is_postgres() {
         db.exec("DELETE FROM plumb_schema", &[])?;
-        db.exec("INSERT INTO plumb_schema (version) VALUES (?1)", &[v.into()])?;
+        db.exec(
+            "INSERT INTO plumb_schema (version) VALUES (?1)",
+            &[v.into()],
+        )?;
         Ok(())
     } else {
         db.batch(&format!("PRAGMA user_version = {v}"))

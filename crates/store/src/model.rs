@@ -1,12 +1,12 @@
 //! Rows as the rest of plumb sees them, with the JSON shape `--json` prints.
 
+use crate::db::{DbError, Row};
 use crate::StoreError;
 use plumb_core::{Interval, RunStatus, StepStatus, StepSummary};
 pub use plumb_host::HostSnapshot;
 pub use plumb_workloads::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use crate::db::{DbError, Row};
 
 /// A run as it starts: its provenance.
 #[derive(Debug, Clone, Default)]

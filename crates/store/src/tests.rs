@@ -401,7 +401,10 @@ fn a_postgres_store_that_cannot_be_reached_is_one_error_without_its_password() {
         .err()
         .unwrap()
         .to_string();
-    assert!(e.starts_with("store postgres://bench:***@127.0.0.1:1/plumb: cannot connect"), "{e}");
+    assert!(
+        e.starts_with("store postgres://bench:***@127.0.0.1:1/plumb: cannot connect"),
+        "{e}"
+    );
     assert!(!e.contains("s3cret"), "{e}");
     assert!(!Path::new("postgres:").exists());
 }

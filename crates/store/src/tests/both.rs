@@ -9,16 +9,31 @@ type Case = fn(&dyn Fn() -> Store);
 
 const CASES: &[(&str, Case)] = &[
     ("round_trip", super::round_trip_of_run_steps_and_intervals),
-    ("step_without_run", super::a_step_without_its_run_is_refused_whole),
-    ("suites", super::suites_are_found_by_definition_until_they_finish),
-    ("ceilings", super::ceilings_keep_the_newest_figure_per_host_and_name),
+    (
+        "step_without_run",
+        super::a_step_without_its_run_is_refused_whole,
+    ),
+    (
+        "suites",
+        super::suites_are_found_by_definition_until_they_finish,
+    ),
+    (
+        "ceilings",
+        super::ceilings_keep_the_newest_figure_per_host_and_name,
+    ),
     (
         "orphans",
         super::a_run_left_running_by_a_dead_process_is_marked_interrupted_at_the_next_open,
     ),
     ("profiles", profiles_are_replaced_not_doubled),
-    ("queue", queue_items_are_claimed_once_and_freed_when_the_lease_runs_out),
-    ("queue_threads", concurrent_workers_never_claim_one_item_twice),
+    (
+        "queue",
+        queue_items_are_claimed_once_and_freed_when_the_lease_runs_out,
+    ),
+    (
+        "queue_threads",
+        concurrent_workers_never_claim_one_item_twice,
+    ),
     ("reopen", reopening_keeps_runs_and_the_schema_version),
 ];
 
@@ -124,14 +139,30 @@ fn queue_items_are_claimed_once_and_freed_when_the_lease_runs_out(open: &dyn Fn(
     assert_eq!((a2.id, a2.attempt), (a.id, 2));
     // The dead claim can neither heartbeat nor finish the item.
     assert!(!s.heartbeat(&a).unwrap());
-    assert!(!s.finish_item(&a, QueueStatus::Done, Some(7), None, "t1").unwrap());
-    assert!(s.finish_item(&a2, QueueStatus::Done, Some(8), None, "t1").unwrap());
-    assert!(!s.finish_item(&a2, QueueStatus::Done, Some(9), None, "t1").unwrap(), "once");
-    assert!(s.finish_item(&b, QueueStatus::Failed, None, Some("boom"), "t2").unwrap());
-    assert_ne!(s.suite(suite).unwrap().status, RunStatus::Ok, "one item still queued");
+    assert!(!s
+        .finish_item(&a, QueueStatus::Done, Some(7), None, "t1")
+        .unwrap());
+    assert!(s
+        .finish_item(&a2, QueueStatus::Done, Some(8), None, "t1")
+        .unwrap());
+    assert!(
+        !s.finish_item(&a2, QueueStatus::Done, Some(9), None, "t1")
+            .unwrap(),
+        "once"
+    );
+    assert!(s
+        .finish_item(&b, QueueStatus::Failed, None, Some("boom"), "t2")
+        .unwrap());
+    assert_ne!(
+        s.suite(suite).unwrap().status,
+        RunStatus::Ok,
+        "one item still queued"
+    );
     let c = s.claim("fleet", "a:1", 60.0).unwrap().unwrap();
     assert!(s.claim("fleet", "a:1", 60.0).unwrap().is_none(), "drained");
-    assert!(s.finish_item(&c, QueueStatus::Done, Some(10), None, "t3").unwrap());
+    assert!(s
+        .finish_item(&c, QueueStatus::Done, Some(10), None, "t3")
+        .unwrap());
     let got = s.queue_items("fleet").unwrap();
     let by: Vec<_> = got
         .iter()
@@ -164,7 +195,9 @@ fn concurrent_workers_never_claim_one_item_twice(open: &dyn Fn() -> Store) {
                 sc.spawn(move || {
                     let mut mine = Vec::new();
                     while let Some(c) = st.claim("race", &format!("w{w}"), 600.0).unwrap() {
-                        assert!(st.finish_item(&c, QueueStatus::Done, None, None, "t").unwrap());
+                        assert!(st
+                            .finish_item(&c, QueueStatus::Done, None, None, "t")
+                            .unwrap());
                         mine.push(c.id);
                     }
                     mine

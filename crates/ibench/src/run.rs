@@ -313,6 +313,7 @@ fn latency(h: &LatencyHistogram) -> OpLatency {
 fn failed(started: SystemTime, e: &IbError) -> IbStepResult {
     IbStepResult {
         outcome: StepOutcome {
+            histograms: None,
             status: StepStatus::Failed,
             error: Some(e.to_string()),
             verification_failed: matches!(e, IbError::Verify(_)),
@@ -372,6 +373,7 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     };
     IbStepResult {
         outcome: StepOutcome {
+            histograms: None,
             status,
             error,
             verification_failed,
@@ -706,6 +708,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     };
     IbStepResult {
         outcome: StepOutcome {
+            histograms: None,
             status,
             error: err_text,
             verification_failed,

@@ -2,7 +2,14 @@
 //! by the sampler. Nanosecond resolution so that even the null target's ~tens of ns
 //! per op is resolved; reported in µs.
 
+use base64::Engine;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+
+/// A stored histogram that does not read back.
+#[derive(Debug, thiserror::Error)]
+#[error("an HDR histogram (V2 compressed, base64) that does not decode: {0}")]
+pub struct HistogramDecodeError(String);
 
 /// Highest latency recorded exactly: one hour, in ns; longer ops saturate to it.
 const MAX_NS: u64 = 3_600_000_000_000;
@@ -71,6 +78,32 @@ impl LatencyHistogram {
         out
     }
 
+    /// The histogram in HdrHistogram's V2 compressed encoding (DEFLATE), as base64:
+    /// what every HdrHistogram implementation reads, and what a multi-client step
+    /// stores per client so its percentiles come from the merged counts.
+    pub fn to_v2_base64(&self) -> String {
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.h, &mut bytes)
+            .expect("serialising to memory does not fail");
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// Reads back [`Self::to_v2_base64`] (or any V2 histogram of ns values up to an
+    /// hour), ready to merge with this build's histograms.
+    pub fn from_v2_base64(text: &str) -> Result<Self, HistogramDecodeError> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|e| HistogramDecodeError(e.to_string()))?;
+        let other: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| HistogramDecodeError(format!("{e:?}")))?;
+        let mut h = LatencyHistogram::new();
+        h.h.add(&other)
+            .map_err(|e| HistogramDecodeError(format!("{e:?}")))?;
+        Ok(h)
+    }
+
     /// Empties it for reuse without reallocating.
     pub fn reset(&mut self) {
         self.h.reset();
@@ -105,6 +138,44 @@ mod tests {
         let p50 = a.quantile_us(0.5).unwrap();
         assert!((p50 - 5000.0).abs() < 5.0, "p50 {p50}");
         assert!((a.max_us().unwrap() - 10_000.0).abs() < 10.0);
+    }
+
+    /// The multi-client rule: percentiles of histograms merged after a round trip
+    /// through the stored encoding equal those of one histogram fed every sample, and
+    /// differ from the average of the clients' percentiles.
+    #[test]
+    fn stored_histograms_merge_to_the_histogram_of_all_samples() {
+        let mut whole = LatencyHistogram::new();
+        let mut clients: Vec<LatencyHistogram> = (0..3).map(|_| LatencyHistogram::new()).collect();
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        for i in 0..60_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Client 2 is slow: ten times the latency of the others.
+            let c = (i % 3) as usize;
+            let ns = (x % 2_000_000 + 1_000) * if c == 2 { 10 } else { 1 };
+            clients[c].record_ns(ns);
+            whole.record_ns(ns);
+        }
+        let stored: Vec<String> = clients.iter().map(LatencyHistogram::to_v2_base64).collect();
+        let mut merged = LatencyHistogram::new();
+        for s in &stored {
+            merged.merge(&LatencyHistogram::from_v2_base64(s).unwrap());
+        }
+        assert_eq!(merged.count(), whole.count());
+        for q in [0.0, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
+            assert_eq!(merged.quantile_us(q), whole.quantile_us(q), "q {q}");
+        }
+        assert_eq!(merged.max_us(), whole.max_us());
+        let averaged: f64 = clients
+            .iter()
+            .map(|c| c.quantile_us(0.99).unwrap())
+            .sum::<f64>()
+            / 3.0;
+        assert!((averaged - whole.quantile_us(0.99).unwrap()).abs() > 100.0);
+        assert!(LatencyHistogram::from_v2_base64("not base64!").is_err());
+        assert!(LatencyHistogram::from_v2_base64("AAAA").is_err());
     }
 
     #[test]

@@ -22,5 +22,7 @@ pub use lifecycle::{
 };
 pub use pacing::Pacer;
 pub use recording::Recording;
-pub use step::{run_step, run_workload, NoProgress, Progress, RunContext, StepOutcome};
+pub use step::{
+    run_step, run_workload, NoProgress, Progress, RunContext, StepHistograms, StepOutcome,
+};
 pub use workload::{Role, Worker, Workload};

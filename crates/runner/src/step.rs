@@ -75,6 +75,18 @@ pub struct StepOutcome {
     /// The CPU profile of the measured window (folded stacks, ns), when asked for; or
     /// why there is none.
     pub profile: Option<Result<String, String>>,
+    /// The latency histograms behind the percentiles, kept where a step may be one of
+    /// several clients' whose percentiles come from the merged counts.
+    pub histograms: Option<StepHistograms>,
+}
+
+/// A step's latency histograms: one per interval (as `intervals`) and the whole step's.
+#[derive(Debug, Clone, Default)]
+pub struct StepHistograms {
+    /// One per 1-second interval.
+    pub intervals: Vec<LatencyHistogram>,
+    /// The measured window's.
+    pub total: LatencyHistogram,
 }
 
 /// Runs one db_bench step and updates what is known about the key space.
@@ -441,6 +453,7 @@ fn summarise(
         }),
     };
     StepOutcome {
+        histograms: None,
         status,
         error,
         verification_failed: c.errors.is_empty() && c.verify.failed(),
@@ -501,6 +514,7 @@ fn run_maintenance(
         .data_dir()
         .and_then(|d| plumb_probes::dirsize::dir_bytes(d).ok());
     StepOutcome {
+        histograms: None,
         status: if result.is_ok() {
             StepStatus::Ok
         } else {

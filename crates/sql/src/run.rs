@@ -13,7 +13,7 @@ use plumb_core::{HwCounters, Interval, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree;
-use plumb_runner::{metrics, LatencyHistogram, Progress, StepOutcome};
+use plumb_runner::{metrics, LatencyHistogram, Progress, StepHistograms, StepOutcome};
 use plumb_workloads::{Distribution, SqlKind, SqlStepPlan};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -183,6 +183,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         cfg.threads.max(1)
     };
     let fail = |e: SqlError| StepOutcome {
+        histograms: None,
         status: StepStatus::Failed,
         error: Some(e.to_string()),
         verification_failed: false,
@@ -397,6 +398,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     if metrics::empty_tail(&intervals) {
         intervals.pop();
     }
+    let n_intervals = intervals.len();
     let secs = (last.at - first.at).as_secs_f64();
     let client = last.client.delta(&first.client);
     let server = last
@@ -500,6 +502,10 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         ..StepSummary::default()
     };
     StepOutcome {
+        histograms: Some(StepHistograms {
+            intervals: per.into_iter().map(|(_, h)| h).take(n_intervals).collect(),
+            total,
+        }),
         status,
         error: error.map(|e| e.to_string()),
         verification_failed,

@@ -6,6 +6,7 @@
 //! `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (a team and a fleet writing at once);
 //! both hold the same schema, brought up by the same migrations.
 
+pub mod clients;
 mod db;
 mod migrations;
 mod model;
@@ -88,6 +89,16 @@ pub enum StoreError {
         store: String,
         /// The id asked for.
         suite: i64,
+    },
+    /// The clients of a multi-client step could not meet.
+    #[error("store {store}: barrier {name}: {why}")]
+    Barrier {
+        /// The store, as shown.
+        store: String,
+        /// The barrier (client group and step).
+        name: String,
+        /// What went wrong.
+        why: String,
     },
     /// No run has that id.
     #[error("store {store}: no run {run}; `plumb runs` lists the runs it holds")]

@@ -35,6 +35,8 @@ const CASES: &[(&str, Case)] = &[
         concurrent_workers_never_claim_one_item_twice,
     ),
     ("reopen", reopening_keeps_runs_and_the_schema_version),
+    ("barrier", clients_meet_at_a_barrier_once),
+    ("histograms", client_runs_keep_their_histograms),
 ];
 
 #[test]
@@ -216,4 +218,84 @@ fn concurrent_workers_never_claim_one_item_twice(open: &dyn Fn() -> Store) {
         .unwrap()
         .iter()
         .all(|i| i.status == QueueStatus::Done && i.attempts == 1));
+}
+
+fn clients_meet_at_a_barrier_once(open: &dyn Fn() -> Store) {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+    let no = AtomicBool::new(false);
+    let stores: Vec<Store> = (0..3).map(|_| open()).collect();
+    let mut places: Vec<i64> = std::thread::scope(|sc| {
+        let hs: Vec<_> = stores
+            .into_iter()
+            .enumerate()
+            .map(|(i, st)| {
+                let no = &no;
+                sc.spawn(move || {
+                    // Arrive one after another: the first waits for the last.
+                    std::thread::sleep(Duration::from_millis(100 * i as u64));
+                    let t = std::time::Instant::now();
+                    let place = st.barrier("g/0", 3, Duration::from_secs(30), no).unwrap();
+                    (place, t.elapsed())
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| {
+                let (place, waited) = h.join().unwrap();
+                if place == 0 {
+                    assert!(waited >= Duration::from_millis(150), "{waited:?}");
+                }
+                place
+            })
+            .collect()
+    });
+    places.sort_unstable();
+    assert_eq!(places, vec![0, 1, 2]);
+    let s = open();
+    let e = s
+        .barrier("g/0", 3, Duration::from_secs(1), &no)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("already passed"), "{e}");
+    let e = s
+        .barrier("g/1", 2, Duration::from_millis(50), &no)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("1 of 2 clients arrived"), "{e}");
+    let e = s
+        .barrier("g/1", 4, Duration::from_millis(50), &no)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("with 2 clients, this one with 4"), "{e}");
+}
+
+fn client_runs_keep_their_histograms(open: &dyn Fn() -> Store) {
+    let mut s = open();
+    let a = s.begin_run(&new_run("a")).unwrap();
+    let b = s.begin_run(&new_run("b")).unwrap();
+    s.begin_run(&new_run("other")).unwrap();
+    s.set_client_group(a, "grp").unwrap();
+    s.set_client_group(b, "grp").unwrap();
+    let step_id = s.add_step(a, &step(0), &[]).unwrap();
+    s.add_histograms(
+        step_id,
+        &[
+            (crate::clients::WHOLE_STEP, "W".into()),
+            (0, "I0".into()),
+            (1, "I1".into()),
+        ],
+    )
+    .unwrap();
+    let ids: Vec<i64> = s.client_runs("grp").unwrap().iter().map(|r| r.id).collect();
+    assert_eq!(ids, vec![a, b]);
+    assert_eq!(
+        s.histograms(a).unwrap(),
+        vec![
+            ("readrandom".to_string(), -1, "W".to_string()),
+            ("readrandom".to_string(), 0, "I0".to_string()),
+            ("readrandom".to_string(), 1, "I1".to_string()),
+        ]
+    );
+    assert!(s.histograms(b).unwrap().is_empty());
 }

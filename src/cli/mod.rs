@@ -1,5 +1,6 @@
 //! The command line: one subcommand per job, each in its own module.
 
+mod clients;
 mod compare;
 mod durability;
 mod execute;
@@ -62,6 +63,8 @@ enum Command {
     /// The writer `plumb durability` starts and kills (not for direct use).
     #[command(hide = true, name = "durability-writer")]
     DurabilityWriter(durability::WriterArgs),
+    /// A multi-client run (plumb sql --client-group) as one: merged histograms' percentiles.
+    Clients(clients::ClientsArgs),
     /// Compare runs relative to a base, with noise and fairness warnings.
     Compare(compare::CompareArgs),
     /// Write runs (and their comparison) as text, Markdown, HTML, CSV or JSON.
@@ -129,6 +132,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(a) => suite::run_cmd(a),
         Command::Plan(a) => suite::plan_cmd(a),
         Command::Worker(a) => worker::run(a),
+        Command::Clients(a) => clients::run(a),
         Command::Rerun(a) => rerun::run(a),
         Command::Options(a) => options::run(a),
         Command::Runs(a) => runs::list(a),

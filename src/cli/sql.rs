@@ -81,6 +81,20 @@ pub struct SqlArgs {
     /// A label stored with the run.
     #[arg(long)]
     tag: Option<String>,
+    /// This process is one client of a multi-client run of this name: --clients
+    /// processes (on this host or others, same --url, same --store) start each step
+    /// together at a barrier in the store and keep their histograms, and `plumb
+    /// clients NAME` reports percentiles of the merged histograms. Give each run a new
+    /// name; load the tables beforehand (a plumb sql --url … --steps load).
+    #[arg(long, value_name = "NAME", requires = "clients")]
+    client_group: Option<String>,
+    /// How many client processes the --client-group has.
+    #[arg(long, value_name = "N", requires = "client_group",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    clients: Option<u32>,
+    /// Seconds a client waits at a step's barrier for the others.
+    #[arg(long, default_value_t = 600.0, value_name = "SECS")]
+    barrier_timeout: f64,
     #[command(flatten)]
     store: StoreArg,
     /// Print the run as JSON.
@@ -111,6 +125,30 @@ fn check(a: &SqlArgs) -> anyhow::Result<(Vec<sqlsteps::SqlStepPlan>, Distributio
     };
     if steps.is_empty() {
         bail!("--steps: no microbenchmarks given; e.g. --steps load,point-query");
+    }
+    if let Some(g) = &a.client_group {
+        if a.server.url.is_none() {
+            bail!(
+                "--client-group {g}: the clients of a group share one server; give it with \
+                 --url (start it once, not per client)"
+            );
+        }
+        if a.steps.is_none() || steps.iter().any(|s| s.kind == SqlKind::Load) {
+            bail!(
+                "--client-group {g}: every client would load the same tables; load them once \
+                 beforehand (plumb sql --url … --steps load) and give the clients --steps \
+                 without load, e.g. --steps point-query,read-only-10"
+            );
+        }
+        if a.repeat > 1 {
+            bail!("--client-group {g}: --repeat runs one client group per name; start a new group instead");
+        }
+        if !(a.barrier_timeout > 0.0 && a.barrier_timeout.is_finite()) {
+            bail!(
+                "--barrier-timeout {}: give a number of seconds > 0",
+                a.barrier_timeout
+            );
+        }
     }
     let dist: Distribution = a
         .distribution
@@ -209,6 +247,10 @@ fn measure(
         },
     )?;
     let run_id = rec.id();
+    let group_of = a.client_group.as_deref().zip(a.clients);
+    if let Some((g, _)) = group_of {
+        rec.store().set_client_group(run_id, g)?;
+    }
     if a.repeat > 1 {
         let g = *group.get_or_insert(run_id);
         rec.store().set_group(run_id, g, i64::from(rep))?;
@@ -252,6 +294,14 @@ fn measure(
             all_present: &mut all_present,
             profile: perf_dir.as_ref().map(|d| d.path()),
         };
+        if let Some((g, n)) = group_of {
+            let place = ctx_barrier(rec.store(), g, i, n, a.barrier_timeout)?;
+            eprintln!(
+                "plumb: client group {g}: step {}: all {n} clients here (arrived {})",
+                plan.name,
+                place + 1
+            );
+        }
         let mut out = run_sql_step(&mut ctx, &cfg);
         // A failed step may be the first sign of a dying server.
         if out.status == StepStatus::Failed {
@@ -285,6 +335,16 @@ fn measure(
             },
             &out.intervals,
         )?;
+        if let (Some(_), Some(h)) = (group_of, &out.histograms) {
+            let mut hists = vec![(plumb_store::clients::WHOLE_STEP, h.total.to_v2_base64())];
+            hists.extend(
+                h.intervals
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| (i as i64, h.to_v2_base64())),
+            );
+            rec.store().add_histograms(step_id, &hists)?;
+        }
         match &out.profile {
             Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
             Some(Err(why)) => eprintln!("plumb: no profile of step {}: {why}", plan.name),
@@ -308,4 +368,20 @@ fn measure(
         return Ok(ExitCode::from(1));
     }
     Ok(exit_code(status))
+}
+
+/// Waits for the other clients of the group before step `index`.
+fn ctx_barrier(
+    store: &Store,
+    group: &str,
+    index: usize,
+    n: u32,
+    timeout: f64,
+) -> anyhow::Result<i64> {
+    Ok(store.barrier(
+        &format!("{group}/{index}"),
+        i64::from(n),
+        Duration::from_secs_f64(timeout),
+        &INTERRUPTED,
+    )?)
 }

@@ -49,8 +49,23 @@ fn three_workers_one_killed_and_every_queued_run_ends_exactly_once() {
     let suite = dir.path().join("fleet.toml");
     std::fs::write(&suite, SUITE).unwrap();
 
-    let o = plumb(store, &["run", suite.to_str().unwrap(), "--queue", "q"]);
+    // A password in the store's URL never reaches output (the server trusts local
+    // users, so it is sent and ignored), nor does one for a database that is missing.
+    let with_pw = url.replacen("@", ":pw-s3cret@", 1);
+    let o = plumb(
+        Path::new(&with_pw),
+        &["run", suite.to_str().unwrap(), "--queue", "q"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
+    let missing = with_pw.replacen(&format!("/{}", server.endpoint.database), "/nosuchdb", 1);
+    let e = plumb(Path::new(&missing), &["runs"]);
+    assert!(!e.status.success());
+    for out in [&o, &e] {
+        let all = format!("{}{}", stderr(out), String::from_utf8_lossy(&out.stdout));
+        assert!(!all.contains("s3cret"), "{all}");
+        assert!(all.contains(":***@"), "{all}");
+    }
+    assert!(stderr(&e).contains("nosuchdb"), "{}", stderr(&e));
     assert!(stderr(&o).contains("6 runs queued"), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("plumb worker --queue q"),

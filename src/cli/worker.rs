@@ -58,8 +58,8 @@ pub fn enqueue(store: &Store, queue: &str, suite_id: i64, plan: &Plan) -> anyhow
     }
     eprintln!(
         "plumb: suite s{suite_id} ({}): {} runs queued on {queue:?}. On each host run\n  \
-         plumb worker --queue {queue} --store {}\n(the URL with its password, or the \
-         password in ~/.pgpass or PGPASSWORD)",
+         plumb worker --queue {queue} --store {}\n(with the password in PGPASSWORD, or in \
+         the URL)",
         plan.name,
         items.len(),
         store.shown()

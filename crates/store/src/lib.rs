@@ -229,6 +229,13 @@ impl Store {
             source: e.into(),
         };
         let mut config: postgres::Config = url.parse().map_err(bad)?;
+        // As libpq: a password not in the URL may come from PGPASSWORD, which keeps it
+        // out of the process list and shell history.
+        if config.get_password().is_none() {
+            if let Some(pw) = std::env::var_os("PGPASSWORD") {
+                config.password(pw.as_encoded_bytes());
+            }
+        }
         if config.get_application_name().is_none() {
             config.application_name("plumb");
         }

@@ -6,7 +6,7 @@
 //! by merging counts, never by averaging the clients' percentiles.
 
 use crate::db::Val;
-use crate::{model, RunRecord, Store, StoreError};
+use crate::{RunRecord, Store, StoreError};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -99,14 +99,7 @@ impl Store {
 
     /// The runs of a client group, in id order.
     pub fn client_runs(&self, group: &str) -> Result<Vec<RunRecord>, StoreError> {
-        self.rows(
-            &format!("{} WHERE r.clients = ?1 ORDER BY r.id", model::RUN_SELECT),
-            &[group.into()],
-            model::run_from_row,
-        )?
-        .into_iter()
-        .map(|r| r.finish(&self.shown))
-        .collect()
+        self.runs_where("r.clients = ?1", group.into())
     }
 
     /// Keeps a step's histograms (HdrHistogram V2 compressed, base64), by interval

@@ -700,9 +700,14 @@ impl Store {
 
     /// The runs of a suite, in id order.
     pub fn suite_runs(&self, suite_id: i64) -> Result<Vec<RunRecord>, StoreError> {
+        self.runs_where("r.suite_id = ?1", suite_id.into())
+    }
+
+    /// The runs matching `cond` (on `runs r`, with one parameter), in id order.
+    fn runs_where(&self, cond: &str, arg: Val) -> Result<Vec<RunRecord>, StoreError> {
         self.rows(
-            &format!("{} WHERE r.suite_id = ?1 ORDER BY r.id", model::RUN_SELECT),
-            &[suite_id.into()],
+            &format!("{} WHERE {cond} ORDER BY r.id", model::RUN_SELECT),
+            &[arg],
             model::run_from_row,
         )?
         .into_iter()

@@ -141,6 +141,17 @@ fn three_workers_one_killed_and_every_queued_run_ends_exactly_once() {
         );
         assert!(r["host"]["checks"].is_array(), "and its hygiene checks");
     }
+    // `show` reads a run and its steps from PostgreSQL, the run as `runs` listed it.
+    let shown = ok_json(&plumb(store, &["show", &run_ids[0].to_string(), "--json"]));
+    let listed = runs.iter().find(|r| r["id"] == run_ids[0]).unwrap();
+    assert_eq!(&shown["run"], listed);
+    let steps: Vec<_> = shown["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["fillseq", "readrandom"]);
     // Repeats of a variant are grouped even when different workers ran them.
     let suite_id = items[0].suite_id.unwrap();
     let sr = s.suite(suite_id).unwrap();

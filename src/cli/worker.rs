@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 /// One queued run: the planned run and what the suite says about running it.
@@ -106,9 +106,10 @@ fn worker_name() -> String {
     format!("{host}:{}", std::process::id())
 }
 
-/// Heartbeats a claim from its own connection until dropped.
+/// Heartbeats a claim from its own connection until dropped. Dropping wakes the thread
+/// at once (the channel closes), so a finished run does not wait out a sleep.
 struct Heart {
-    stop: Arc<AtomicBool>,
+    stop: Option<mpsc::Sender<()>>,
     lost: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -116,19 +117,11 @@ struct Heart {
 impl Heart {
     fn start(path: PathBuf, claim: Claim, every: Duration) -> anyhow::Result<Heart> {
         let store = Store::open(&path)?;
-        let stop = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = mpsc::channel::<()>();
         let lost = Arc::new(AtomicBool::new(false));
-        let (s, l) = (stop.clone(), lost.clone());
+        let l = lost.clone();
         let thread = std::thread::spawn(move || {
-            let tick = Duration::from_millis(100);
-            let mut waited = Duration::ZERO;
-            while !s.load(Ordering::Relaxed) {
-                std::thread::sleep(tick);
-                waited += tick;
-                if waited < every {
-                    continue;
-                }
-                waited = Duration::ZERO;
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
                 match store.heartbeat(&claim) {
                     Ok(true) => {}
                     Ok(false) => {
@@ -141,7 +134,7 @@ impl Heart {
             }
         });
         Ok(Heart {
-            stop,
+            stop: Some(stop),
             lost,
             thread: Some(thread),
         })
@@ -150,7 +143,7 @@ impl Heart {
 
 impl Drop for Heart {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        drop(self.stop.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

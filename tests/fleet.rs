@@ -154,6 +154,25 @@ fn three_workers_one_killed_and_every_queued_run_ends_exactly_once() {
     assert_eq!(steps, ["fillseq", "readrandom"]);
     // Repeats of a variant are grouped even when different workers ran them.
     let suite_id = items[0].suite_id.unwrap();
+    let mut groups: std::collections::BTreeMap<String, Vec<(i64, i64)>> = Default::default();
+    for r in s.suite_runs(suite_id).unwrap() {
+        if r.status == plumb_core::RunStatus::Ok {
+            groups
+                .entry(r.options["variant"].clone())
+                .or_default()
+                .push((r.group_id.unwrap(), r.repeat_index.unwrap()));
+        }
+    }
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    for (variant, mut runs) in groups {
+        runs.sort_unstable_by_key(|&(_, repeat)| repeat);
+        let group = runs[0].0;
+        assert_eq!(
+            runs,
+            [(group, 0), (group, 1), (group, 2)],
+            "variant {variant}: three repeats, one group"
+        );
+    }
     let sr = s.suite(suite_id).unwrap();
     assert_eq!(
         sr.status,

@@ -233,6 +233,10 @@ pub fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
             );
             return Ok(execute::exit_code(RunStatus::Interrupted));
         }
+        if let (true, Some(suite), Some(run)) = (item.grouped, claim.suite_id, run_id) {
+            // Another worker may have started this variant's group at the same moment.
+            store.join_repeats(suite, run)?;
+        }
         let q = if status == RunStatus::Ok {
             QueueStatus::Done
         } else {

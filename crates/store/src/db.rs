@@ -143,6 +143,10 @@ impl Row {
     }
 }
 
+/// The base of the advisory lock keys of `Db::lock_suite` ("sui" in ASCII in the high
+/// bits, the suite id added; the migration lock is far below).
+const SUITE_LOCK: i64 = 0x7375_6900_0000_0000;
+
 /// A connection to the store's database.
 pub(crate) enum Db {
     Sqlite(rusqlite::Connection),
@@ -341,6 +345,21 @@ impl Db {
                 Err(e)
             }
         }
+    }
+
+    /// Serializes this write transaction with the others of `suite` that read before they
+    /// write (the queue's "was that the last item?", joining repeat groups). SQLite's
+    /// IMMEDIATE transactions already are; on PostgreSQL, under READ COMMITTED, two
+    /// workers ending a suite's last two items at once would each see the other's item
+    /// still running, and neither would end the suite.
+    pub(crate) fn lock_suite(&mut self, suite: i64) -> Result<(), DbError> {
+        if self.is_postgres() {
+            self.exec(
+                "SELECT pg_advisory_xact_lock(?1)",
+                &[Val::Int(SUITE_LOCK + suite)],
+            )?;
+        }
+        Ok(())
     }
 
     /// The database's clock in seconds since the epoch: one clock for every host of a

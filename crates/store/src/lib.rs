@@ -23,6 +23,7 @@ pub use queue::{Claim, QueueItem, QueueStatus};
 use db::{Db, Row, Val};
 use plumb_core::{Interval, RunStatus, StepSummary};
 use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use thiserror::Error;
 
@@ -494,6 +495,47 @@ impl Store {
             &[group_id.into()],
             |r| r.int(0),
         )
+    }
+
+    /// Makes the repeats of `run_id`'s variant in its suite one group again (the group
+    /// of the earliest run). Workers on several hosts that run a variant's first repeats
+    /// at once each start a group of their own, and a fleet of identical hosts running
+    /// one variant would otherwise end as groups of one run, with no noise to show. Each
+    /// worker joins after storing its run, one suite at a time, so the last join sees
+    /// every group. Returns the variant's group, `None` when the run has none.
+    pub fn join_repeats(&self, suite_id: i64, run_id: i64) -> Result<Option<i64>, StoreError> {
+        self.write(|db| {
+            db.lock_suite(suite_id)?;
+            let rows = db.query(
+                "SELECT id, group_id, options FROM runs WHERE suite_id = ?1 AND group_id IS NOT NULL",
+                &[suite_id.into()],
+            )?;
+            let mut runs = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let id = r.int(0)?;
+                let options: BTreeMap<String, String> = serde_json::from_str(&r.text(2)?)
+                    .map_err(|e| DbError::Column(format!("run {id}: options: {e}")))?;
+                runs.push((id, r.int(1)?, options.get("variant").cloned()));
+            }
+            let Some((_, _, variant)) = runs.iter().find(|(id, _, _)| *id == run_id) else {
+                return Ok(None);
+            };
+            let groups: BTreeSet<i64> = runs
+                .iter()
+                .filter(|(_, _, v)| v == variant)
+                .map(|(_, g, _)| *g)
+                .collect();
+            let Some(&first) = groups.first() else {
+                return Ok(None);
+            };
+            for g in groups.iter().skip(1) {
+                db.exec(
+                    "UPDATE runs SET group_id = ?1 WHERE suite_id = ?2 AND group_id = ?3",
+                    &[first.into(), suite_id.into(), (*g).into()],
+                )?;
+            }
+            Ok(Some(first))
+        })
     }
 
     /// Records the ceilings a probe run measured on `host`.

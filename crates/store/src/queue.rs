@@ -189,6 +189,9 @@ impl Store {
         at: &str,
     ) -> Result<bool, StoreError> {
         self.write(|db| {
+            if let Some(suite) = claim.suite_id {
+                db.lock_suite(suite)?;
+            }
             let n = db.exec(
                 "UPDATE queue_items SET status = ?3, run_id = ?4, error = ?5, finished_at = ?6
                  WHERE id = ?1 AND attempts = ?2 AND status = 'running'",

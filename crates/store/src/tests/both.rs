@@ -37,6 +37,11 @@ const CASES: &[(&str, Case)] = &[
     ("reopen", reopening_keeps_runs_and_the_schema_version),
     ("barrier", clients_meet_at_a_barrier_once),
     ("histograms", client_runs_keep_their_histograms),
+    ("repeats", repeats_run_by_many_workers_end_in_one_group),
+    (
+        "last_items",
+        a_suite_ends_when_its_last_items_finish_at_once,
+    ),
 ];
 
 #[test]
@@ -298,4 +303,101 @@ fn client_runs_keep_their_histograms(open: &dyn Fn() -> Store) {
         ]
     );
     assert!(s.histograms(b).unwrap().is_empty());
+}
+
+/// Four workers each store a repeat of variant `a` as a group of its own, at once, then
+/// join: every repeat of `a` ends in the group of its earliest run; `b` is left alone.
+fn repeats_run_by_many_workers_end_in_one_group(open: &dyn Fn() -> Store) {
+    let s = open();
+    let suite = s
+        .begin_suite(&NewSuite {
+            name: "r".into(),
+            file: None,
+            definition_hash: "h".into(),
+            plan: serde_json::json!({}),
+            started_at: "t".into(),
+        })
+        .unwrap();
+    let run = |st: &Store, variant: &str, repeat: i64| {
+        let mut r = new_run(variant);
+        r.suite_id = Some(suite);
+        r.options = [("variant".to_string(), variant.to_string())].into();
+        let id = st.begin_run(&r).unwrap();
+        st.set_group(id, id, repeat).unwrap();
+        id
+    };
+    let b = run(&s, "b", 0);
+    let stores: Vec<Store> = (0..4).map(|_| open()).collect();
+    let ids: Vec<i64> = std::thread::scope(|sc| {
+        let hs: Vec<_> = stores
+            .into_iter()
+            .enumerate()
+            .map(|(w, st)| {
+                let run = &run;
+                sc.spawn(move || {
+                    let id = run(&st, "a", w as i64);
+                    let g = st.join_repeats(suite, id).unwrap();
+                    assert!(g.is_some_and(|g| g <= id), "{g:?} {id}");
+                    id
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let first = *ids.iter().min().unwrap();
+    let mut grouped = s.group(first).unwrap();
+    grouped.sort();
+    let mut want = ids.clone();
+    want.sort();
+    assert_eq!(grouped, want, "every repeat of a in one group");
+    assert_eq!(s.group(b).unwrap(), vec![b], "b keeps its own group");
+    assert_eq!(s.join_repeats(suite, b).unwrap(), Some(b));
+    assert_eq!(
+        s.join_repeats(suite + 1, b).unwrap(),
+        None,
+        "not that suite's run"
+    );
+}
+
+/// Two workers finish a suite's last two items at the same moment: the suite ends (each
+/// asks "was that the last?" and one of them must see the other's item done). Tried
+/// twenty times, as the moment is a race.
+fn a_suite_ends_when_its_last_items_finish_at_once(open: &dyn Fn() -> Store) {
+    let s = open();
+    for round in 0..20 {
+        let suite = s
+            .begin_suite(&NewSuite {
+                name: format!("last{round}"),
+                file: None,
+                definition_hash: format!("h{round}"),
+                plan: serde_json::json!({}),
+                started_at: "t".into(),
+            })
+            .unwrap();
+        let queue = format!("last{round}");
+        let items = [serde_json::json!(1), serde_json::json!(2)];
+        s.enqueue(&queue, Some(suite), &items, "t0").unwrap();
+        let stores: Vec<Store> = (0..2).map(|_| open()).collect();
+        let claims: Vec<_> = stores
+            .iter()
+            .map(|st| st.claim(&queue, "w", 600.0).unwrap().unwrap())
+            .collect();
+        let go = std::sync::Barrier::new(2);
+        std::thread::scope(|sc| {
+            for (st, c) in stores.into_iter().zip(claims) {
+                let go = &go;
+                sc.spawn(move || {
+                    go.wait();
+                    assert!(st
+                        .finish_item(&c, QueueStatus::Done, None, None, "t1")
+                        .unwrap());
+                });
+            }
+        });
+        assert_eq!(
+            s.suite(suite).unwrap().status,
+            RunStatus::Ok,
+            "round {round}"
+        );
+    }
 }

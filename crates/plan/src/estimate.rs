@@ -2,8 +2,9 @@
 //! Timed steps cost their duration; load and scan steps are estimated from assumed
 //! rates that `plumb plan` states, since nothing has been measured yet.
 
+use crate::family::Family;
 use crate::model::RunPlan;
-use plumb_workloads::StepKind;
+use plumb_workloads::{IbKind, SqlGroup, StepKind};
 use std::path::Path;
 
 /// Keys per second assumed for load steps (fills) per thread, for estimates only.
@@ -24,11 +25,65 @@ pub struct Estimate {
     pub bytes: u64,
 }
 
+/// Rows per second assumed for loading a server's tables, for estimates only.
+pub const ASSUMED_ROWS_SEC: f64 = 50_000.0;
+/// Seconds allowed for starting and stopping a managed server (initdb included).
+const SERVER_SECS: f64 = 5.0;
+/// On-disk bytes per row of sysbench's table (and of the insert benchmark's, with its
+/// three indexes), with room for the engine's overhead.
+const SQL_ROW_BYTES: f64 = 300.0;
+
 /// Estimates one run from its plan.
 pub fn estimate(r: &RunPlan) -> Estimate {
+    match &r.workload.family {
+        Family::Kv(steps) => estimate_kv(r, steps),
+        Family::Sql(w) => {
+            let p = &w.params;
+            let rows = p.table_size as f64 * f64::from(p.tables);
+            let secs: f64 = w
+                .steps
+                .iter()
+                .map(|s| match s.kind.group() {
+                    SqlGroup::Load => rows / ASSUMED_ROWS_SEC,
+                    _ => p.warmup_of(s) + p.duration_of(s),
+                })
+                .sum();
+            Estimate {
+                secs: SERVER_SECS + secs,
+                bytes: (rows * SQL_ROW_BYTES * SPACE_ALLOWANCE) as u64,
+            }
+        }
+        Family::Ib(w) => {
+            let p = &w.params;
+            let secs: f64 = w
+                .steps
+                .iter()
+                .map(|s| match s.kind {
+                    IbKind::Load | IbKind::Insert => p.rows_of(s) as f64 / ASSUMED_ROWS_SEC,
+                    IbKind::Index | IbKind::Debt => {
+                        MAINTENANCE_SECS + p.rows as f64 / ASSUMED_ROWS_SEC
+                    }
+                    _ => p.duration,
+                })
+                .sum();
+            let rows = (p.rows + p.inserts * 6 / 5) as f64;
+            let server = if r.target.server_spec().is_some() {
+                SERVER_SECS
+            } else {
+                1.0
+            };
+            Estimate {
+                secs: server + secs,
+                bytes: (rows * SQL_ROW_BYTES * SPACE_ALLOWANCE) as u64,
+            }
+        }
+    }
+}
+
+fn estimate_kv(r: &RunPlan, steps: &[plumb_workloads::steps::StepPlan]) -> Estimate {
     let p = &r.params;
     let mut secs = 1.0;
-    for s in &r.workload.steps {
+    for s in steps {
         let k = s.kind;
         let threads = p.step_threads(k).max(1) as f64;
         let quota = if k.is_fill() || k == StepKind::ReadSeq {
@@ -58,7 +113,11 @@ pub fn estimate(r: &RunPlan) -> Estimate {
             }
         };
     }
-    let bytes = if r.target.engine.capabilities().keeps_files {
+    let keeps_files = r
+        .target
+        .engine_spec()
+        .is_some_and(|e| e.capabilities().keeps_files);
+    let bytes = if keeps_files {
         (p.data_bytes() as f64 * SPACE_ALLOWANCE) as u64
     } else {
         0

@@ -4,11 +4,13 @@
 //! exactly. Nothing here runs anything.
 
 pub mod estimate;
+pub mod family;
 pub mod model;
 pub mod order;
 pub mod suite;
 
 pub use estimate::{estimate, free_bytes, Estimate};
+pub use family::{Family, IbParams, IbWork, ServerSpec, SqlParams, SqlWork, Subject};
 pub use model::{
     hash_of, refused, KvParams, ParamError, Plan, RunPlan, TargetPlan, WorkloadPlan,
     MAX_VALUE_SIZE, QUICK_SECS,

@@ -3,6 +3,7 @@
 //! a run by its hash.
 
 use plumb_core::value::VerifyMode;
+use crate::family::{Family, ServerSpec, Subject};
 use plumb_targets::EngineSpec;
 use plumb_workloads::steps::StepPlan;
 use plumb_workloads::{Distribution, StepKind};
@@ -175,22 +176,97 @@ impl KvParams {
     }
 }
 
-/// The target of a run: its name in the suite (unique there) and its engine.
+/// The target of a run: its name in the suite (unique there), what it is (an engine
+/// or a server), and the memory it may use.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetPlan {
-    /// The suite's name for it, e.g. `leveled` (the engine name for `plumb kv`).
+    /// The suite's name for it, e.g. `leveled` or `pg@16` (the engine name for `plumb kv`).
     pub name: String,
-    /// The engine and its options.
-    pub engine: EngineSpec,
+    /// The engine and its options, or the server.
+    #[serde(flatten)]
+    pub subject: Subject,
+    /// A memory limit, MiB, for what holds the data (the engine's process or the
+    /// server's processes), page cache included: enforced by a cgroup, so data larger
+    /// than it is read from the device (an honest IO-bound size for every engine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+    /// Drop the OS page cache before each measured step (root only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drop_caches: bool,
 }
 
-/// A named, ordered list of steps.
+impl TargetPlan {
+    /// An embedded engine target without a memory limit.
+    pub fn engine(name: impl Into<String>, engine: EngineSpec) -> TargetPlan {
+        TargetPlan {
+            name: name.into(),
+            subject: Subject::Engine(engine),
+            memory_mb: None,
+            drop_caches: false,
+        }
+    }
+
+    /// A server target without a memory limit.
+    pub fn server(name: impl Into<String>, server: ServerSpec) -> TargetPlan {
+        TargetPlan {
+            name: name.into(),
+            subject: Subject::Server(server),
+            memory_mb: None,
+            drop_caches: false,
+        }
+    }
+
+    /// The embedded engine, when it is one.
+    pub fn engine_spec(&self) -> Option<&EngineSpec> {
+        match &self.subject {
+            Subject::Engine(e) => Some(e),
+            Subject::Server(_) => None,
+        }
+    }
+
+    /// The server, when it is one.
+    pub fn server_spec(&self) -> Option<&ServerSpec> {
+        match &self.subject {
+            Subject::Server(s) => Some(s),
+            Subject::Engine(_) => None,
+        }
+    }
+
+    /// What it is, for tables: the engine's name or the server's label.
+    pub fn kind_label(&self) -> String {
+        match &self.subject {
+            Subject::Engine(e) => e.name().to_string(),
+            Subject::Server(s) => s.label(),
+        }
+    }
+}
+
+/// A named workload of one family.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadPlan {
     /// `x3`, `default`, a suite's name, or the `--benchmarks` list.
     pub name: String,
-    /// The steps in order.
-    pub steps: Vec<StepPlan>,
+    /// The family's steps and knobs.
+    #[serde(flatten)]
+    pub family: Family,
+}
+
+impl WorkloadPlan {
+    /// db_bench's steps, when the workload is key-value.
+    pub fn kv_steps(&self) -> Option<&[StepPlan]> {
+        match &self.family {
+            Family::Kv(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A key-value workload.
+    pub fn kv(name: impl Into<String>, steps: Vec<StepPlan>) -> WorkloadPlan {
+        WorkloadPlan {
+            name: name.into(),
+            family: Family::Kv(steps),
+        }
+    }
 }
 
 /// One run: a workload on a target at one size, thread count and repeat.
@@ -207,7 +283,9 @@ pub struct RunPlan {
     pub workload: WorkloadPlan,
     /// The suite's name for the size, when the suite sweeps sizes.
     pub size: Option<String>,
-    /// The knobs (num, threads, durations …), sweep values applied.
+    /// The key-value knobs (num, threads, durations …), sweep values applied; the
+    /// other families keep theirs in the workload.
+    #[serde(default)]
     pub params: KvParams,
     /// Every key generator derives its seed from this.
     pub seed: u64,
@@ -297,14 +375,11 @@ mod tests {
         RunPlan {
             suite: "s".into(),
             variant: "a".into(),
-            target: TargetPlan {
-                name: "null".into(),
-                engine: EngineSpec::Null,
-            },
-            workload: WorkloadPlan {
-                name: "w".into(),
-                steps: plumb_workloads::steps::parse_benchmarks("fillseq,readrandom").unwrap(),
-            },
+            target: TargetPlan::engine("null", EngineSpec::Null),
+            workload: WorkloadPlan::kv(
+                "w",
+                plumb_workloads::steps::parse_benchmarks("fillseq,readrandom").unwrap(),
+            ),
             size: None,
             params: KvParams::default(),
             seed: 7,
@@ -323,6 +398,59 @@ mod tests {
         let back: RunPlan = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
         assert_eq!(back, a);
         assert_eq!(back.hash(), a.hash());
+    }
+
+    #[test]
+    fn a_kv_plan_keeps_the_form_and_hash_it_was_stored_with() {
+        // The JSON form of a run plan as plumb stored it before servers and the other
+        // families joined the plan (target.engine, workload.steps): it must read, and
+        // hash, the same, so old runs rerun and old suites resume.
+        let a = run();
+        let v = serde_json::to_value(&a).unwrap();
+        assert_eq!(v["target"]["engine"]["engine"], "null", "{v}");
+        assert_eq!(v["workload"]["steps"][1]["name"], "readrandom", "{v}");
+        assert!(v["target"].get("memory_mb").is_none(), "{v}");
+        // The text of the old struct form, field for field.
+        let old = format!(
+            "{{\"suite\":\"s\",\"variant\":\"a\",\"target\":{{\"name\":\"null\",\"engine\":{}}},\
+             \"workload\":{{\"name\":\"w\",\"steps\":{}}},\"size\":null,\"params\":{},\
+             \"seed\":7,\"repeat\":0,\"use_existing_db\":false}}",
+            serde_json::to_string(&EngineSpec::Null).unwrap(),
+            serde_json::to_string(a.workload.kv_steps().unwrap()).unwrap(),
+            serde_json::to_string(&a.params).unwrap(),
+        );
+        assert_eq!(serde_json::to_string(&a).unwrap(), old);
+        let back: RunPlan = serde_json::from_str(&old).unwrap();
+        assert_eq!(back, a);
+    }
+
+    #[test]
+    fn server_plans_round_trip() {
+        let mut a = run();
+        a.target = TargetPlan::server(
+            "pg@16",
+            ServerSpec {
+                server: "postgres@16".into(),
+                engine: None,
+                basedir: None,
+                config: None,
+                cache_mb: 128,
+                url: None,
+            },
+        );
+        a.target.memory_mb = Some(256);
+        a.workload = WorkloadPlan {
+            name: "micro".into(),
+            family: Family::Sql(crate::family::SqlWork {
+                steps: plumb_workloads::sql::parse_steps("load,point-query").unwrap(),
+                params: crate::family::SqlParams::default(),
+            }),
+        };
+        let j = serde_json::to_string(&a).unwrap();
+        let back: RunPlan = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, a);
+        assert_eq!(back.hash(), a.hash());
+        assert_eq!(back.target.server_spec().unwrap().server, "postgres@16");
     }
 
     #[test]

@@ -2,6 +2,10 @@
 //! into a [`Plan`]. Every error names the file, line and column, the key, and the valid
 //! choices; nothing is run or written until the whole file is good.
 
+use crate::family::{
+    ib_steps_ok, Family, IbParams, IbWork, ServerSpec, SqlParams, SqlWork, Subject,
+    DEFAULT_CACHE_MB,
+};
 use crate::model::{hash_of, KvParams, Plan, RunPlan, TargetPlan, WorkloadPlan};
 use crate::order;
 use plumb_targets::{EngineSpec, ENGINE_NAMES};
@@ -50,6 +54,10 @@ struct SuiteFile {
     dir: Option<PathBuf>,
     #[serde(default)]
     params: KvParams,
+    #[serde(default)]
+    sql: SqlParams,
+    #[serde(default)]
+    ib: IbParams,
     #[serde(default, rename = "target")]
     targets: Vec<TargetDef>,
     #[serde(default, rename = "workload")]
@@ -63,6 +71,8 @@ struct SuiteFile {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SweepDef {
+    /// Measured threads (kv), client threads (sql), clients (ib).
+    #[serde(alias = "clients")]
     threads: Option<Spanned<Vec<usize>>>,
 }
 
@@ -72,7 +82,14 @@ struct WorkloadDef {
     name: Spanned<String>,
     steps: Option<Vec<Spanned<String>>>,
     sequence: Option<Spanned<String>>,
+    /// The sysbench microbenchmarks, in order.
+    sql: Option<Vec<Spanned<String>>>,
+    /// The insert benchmark's steps, in order.
+    ib: Option<Vec<Spanned<String>>>,
 }
+
+/// Sequences that name another family's default order.
+const FAMILY_SEQUENCES: &[&str] = &["sysbench", "ibench"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -81,15 +98,38 @@ struct SizeDef {
     num: Spanned<u64>,
 }
 
-/// `[[target]]`: a name, an engine, and that engine's own typed options.
+/// `[[target]]`: a name and either an engine with its own typed options, or a server
+/// (one per version of `versions`), with an optional memory limit.
 #[derive(Debug)]
 struct TargetDef {
     name: Spanned<String>,
-    /// The engine with its options, or the unknown engine name as written.
-    engine: Result<Spanned<EngineSpec>, Spanned<String>>,
+    /// The engine with its options, or the unknown engine name as written; `None` for
+    /// a server.
+    engine: Option<Result<Spanned<EngineSpec>, Spanned<String>>>,
+    server: Option<Spanned<String>>,
+    versions: Option<Spanned<Vec<String>>>,
+    storage: Option<String>,
+    url: Option<String>,
+    basedir: Option<PathBuf>,
+    config: Option<PathBuf>,
+    cache_mb: Option<u64>,
+    memory_mb: Option<Spanned<u64>>,
+    drop_caches: bool,
 }
 
-const TARGET_KEYS: &[&str] = &["name", "engine", "options"];
+const TARGET_KEYS: &[&str] = &[
+    "name",
+    "engine",
+    "options",
+    "server",
+    "versions",
+    "url",
+    "basedir",
+    "config",
+    "cache_mb",
+    "memory_mb",
+    "drop_caches",
+];
 
 impl<'de> Deserialize<'de> for TargetDef {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -113,12 +153,25 @@ impl<'de> DeserializeSeed<'de> for OptionsSeed<'_> {
 impl<'de> Visitor<'de> for TargetVisitor {
     type Value = TargetDef;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a target table with name, engine and optional options")
+        f.write_str("a target table with a name and an engine (with options) or a server")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<TargetDef, A::Error> {
         let mut name: Option<Spanned<String>> = None;
         let mut engine: Option<Spanned<String>> = None;
         let mut spec: Option<EngineSpec> = None;
+        let mut t = TargetDef {
+            name: Spanned::new(0..0, String::new()),
+            engine: None,
+            server: None,
+            versions: None,
+            storage: None,
+            url: None,
+            basedir: None,
+            config: None,
+            cache_mb: None,
+            memory_mb: None,
+            drop_caches: false,
+        };
         // Keys arrive in sorted order (engine < name < options), so the engine is
         // known before its options are read.
         while let Some(k) = m.next_key::<String>()? {
@@ -136,32 +189,70 @@ impl<'de> Visitor<'de> for TargetVisitor {
                     }
                     spec = Some(m.next_value_seed(OptionsSeed(e.get_ref()))?);
                 }
+                "server" => t.server = Some(m.next_value()?),
+                "versions" => t.versions = Some(m.next_value()?),
+                "url" => t.url = Some(m.next_value()?),
+                "basedir" => t.basedir = Some(m.next_value()?),
+                "config" => t.config = Some(m.next_value()?),
+                "cache_mb" => t.cache_mb = Some(m.next_value()?),
+                "memory_mb" => t.memory_mb = Some(m.next_value()?),
+                "drop_caches" => t.drop_caches = m.next_value()?,
                 other => return Err(de::Error::unknown_field(other, TARGET_KEYS)),
             }
         }
-        let name = name.ok_or_else(|| de::Error::missing_field("name"))?;
+        t.name = name.ok_or_else(|| de::Error::missing_field("name"))?;
+        if t.server.is_some() || t.url.is_some() {
+            // A server: `engine` is its storage engine (innodb, rocksdb).
+            if spec.is_some() {
+                return Err(de::Error::custom(
+                    "`options` are an embedded engine's; a server takes `config` (a template) \
+                     and `cache_mb`",
+                ));
+            }
+            t.storage = engine.map(Spanned::into_inner);
+            return Ok(t);
+        }
+        for (key, set) in [
+            ("versions", t.versions.is_some()),
+            ("basedir", t.basedir.is_some()),
+            ("config", t.config.is_some()),
+            ("cache_mb", t.cache_mb.is_some()),
+        ] {
+            if set {
+                return Err(de::Error::custom(format!(
+                    "`{key}` is for a server target; give `server = \"postgres\"` (or \
+                     mariadb, mysql) or drop `{key}`"
+                )));
+            }
+        }
         let engine = engine.ok_or_else(|| {
             de::Error::custom(format!(
-                "missing field `engine` (one of: {})",
+                "missing field `engine` (one of: {}) or `server` (postgres, mariadb, mysql)",
                 ENGINE_NAMES.join(", ")
             ))
         })?;
         if !ENGINE_NAMES.contains(&engine.get_ref().as_str()) {
-            return Ok(TargetDef {
-                name,
-                engine: Err(engine),
-            });
+            t.engine = Some(Err(engine));
+            return Ok(t);
         }
         let spec = match spec {
             Some(s) => s,
             None => EngineSpec::with_options(engine.get_ref(), None::<serde_json::Value>)
                 .map_err(de::Error::custom)?,
         };
-        Ok(TargetDef {
-            name,
-            engine: Ok(Spanned::new(engine.span(), spec)),
-        })
+        t.engine = Some(Ok(Spanned::new(engine.span(), spec)));
+        Ok(t)
     }
+}
+
+/// A target as the suite's definition hash sees it: an engine target without a memory
+/// limit in the form suites were hashed in before servers joined, so their unfinished
+/// attempts still resume.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum DefTarget<'a> {
+    Engine(&'a str, &'a EngineSpec),
+    Other(&'a TargetPlan),
 }
 
 /// What identifies a suite across attempts: everything in the file, not the clock.
@@ -172,8 +263,12 @@ struct Definition<'a> {
     seed: Option<u64>,
     dir: &'a Option<PathBuf>,
     params: &'a KvParams,
-    targets: Vec<(&'a str, &'a EngineSpec)>,
+    targets: Vec<DefTarget<'a>>,
     workloads: &'a [WorkloadPlan],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sql: Option<&'a SqlParams>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ib: Option<&'a IbParams>,
     sizes: &'a [(String, u64)],
     threads: &'a [usize],
     shuffle: Option<u64>,
@@ -232,7 +327,8 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             ),
         ));
     }
-    let mut targets = Vec::new();
+    let mut targets: Vec<TargetPlan> = Vec::new();
+    let mut target_spans: Vec<Range<usize>> = Vec::new();
     for (i, t) in f.targets.iter().enumerate() {
         let name = t.name.get_ref();
         if name.is_empty() {
@@ -245,7 +341,37 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                 format!("target name {name:?} is used twice (first on line {line}); names must be unique"),
             ));
         }
-        let engine = t.engine.as_ref().map_err(|e| {
+        if let Some(m) = &t.memory_mb {
+            if *m.get_ref() < 16 {
+                return Err(at(
+                    Some(m.span()),
+                    format!("target {name:?}: memory_mb must be at least 16 (MiB)"),
+                ));
+            }
+        }
+        let limited = |subject| TargetPlan {
+            name: name.clone(),
+            subject,
+            memory_mb: t.memory_mb.as_ref().map(|m| *m.get_ref()),
+            drop_caches: t.drop_caches,
+        };
+        let Some(engine) = &t.engine else {
+            for tp in server_targets(t).map_err(|(key, message)| {
+                at(
+                    locate(raw, &["target", &i.to_string(), key]).or(Some(t.name.span())),
+                    format!("target {name:?}: {key}: {message}"),
+                )
+            })? {
+                targets.push(TargetPlan {
+                    memory_mb: t.memory_mb.as_ref().map(|m| *m.get_ref()),
+                    drop_caches: t.drop_caches,
+                    ..tp
+                });
+                target_spans.push(t.name.span());
+            }
+            continue;
+        };
+        let engine = engine.as_ref().map_err(|e| {
             at(
                 Some(e.span()),
                 format!(
@@ -265,11 +391,30 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             .or(Some(engine.span()));
             return Err(at(span, format!("target {name:?}: {e}")));
         }
-        targets.push(TargetPlan {
-            name: name.clone(),
-            engine: engine.get_ref().clone(),
-        });
+        targets.push(limited(Subject::Engine(engine.get_ref().clone())));
+        target_spans.push(t.name.span());
     }
+    for (i, t) in targets.iter().enumerate() {
+        if let Some(j) = targets[..i].iter().position(|u| u.name == t.name) {
+            return Err(at(
+                Some(target_spans[i].clone()),
+                format!(
+                    "target name {:?} is made twice (by the targets at {:?} and {:?}); \
+                     names must be unique",
+                    t.name, targets[j].name, t.name
+                ),
+            ));
+        }
+    }
+    // A family's knobs that parsed but cannot be used: point at the key in its table.
+    let family_param = |table: &str, e: crate::ParamError| {
+        at(
+            locate(raw, &[table, e.key]),
+            format!("{table}.{}: {}", e.key, e.message),
+        )
+    };
+    f.sql.validate().map_err(|e| family_param("sql", e))?;
+    f.ib.validate().map_err(|e| family_param("ib", e))?;
 
     if f.workloads.is_empty() {
         return Err(at(
@@ -292,50 +437,10 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                 format!("workload name {name:?} is used twice (first on line {line})"),
             ));
         }
-        let steps: Vec<StepPlan> = match (&w.steps, &w.sequence) {
-            (Some(list), None) => {
-                if list.is_empty() {
-                    return Err(at(
-                        Some(w.name.span()),
-                        format!("workload {name:?}: `steps` is empty; name at least one step"),
-                    ));
-                }
-                let mut v = Vec::new();
-                for s in list {
-                    let kind: StepKind = s.get_ref().parse().map_err(|_| {
-                        at(
-                            Some(s.span()),
-                            format!(
-                                "workload {name:?}: unknown step {:?}; known steps: {}",
-                                s.get_ref(),
-                                steps::known_steps()
-                            ),
-                        )
-                    })?;
-                    v.push(StepPlan::of(kind));
-                }
-                v
-            }
-            (None, Some(seq)) => steps::workload(seq.get_ref()).map_err(|_| {
-                at(
-                    Some(seq.span()),
-                    format!(
-                        "workload {name:?}: unknown sequence {:?}; known sequences: {}",
-                        seq.get_ref(),
-                        steps::SEQUENCES.join(", ")
-                    ),
-                )
-            })?,
-            _ => {
-                return Err(at(
-                    Some(w.name.span()),
-                    format!("workload {name:?}: give exactly one of `steps` or `sequence`"),
-                ))
-            }
-        };
+        let family = workload_family(w, &f, &at)?;
         workloads.push(WorkloadPlan {
             name: name.clone(),
-            steps,
+            family,
         });
     }
 
@@ -348,11 +453,25 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                 format!("size name {name:?} is used twice"),
             ));
         }
+        let n = *s.num.get_ref();
         let p = KvParams {
-            num: *s.num.get_ref(),
+            num: n,
             ..f.params.clone()
         };
-        p.validate().map_err(|e| {
+        let sql = SqlParams {
+            table_size: n,
+            ..f.sql.clone()
+        };
+        let ib = IbParams {
+            rows: n,
+            ..f.ib.clone()
+        };
+        let checked = p
+            .validate()
+            .map(|_| ())
+            .and_then(|()| sql.validate().map(|_| ()))
+            .and_then(|()| ib.validate());
+        checked.map_err(|e| {
             at(
                 Some(s.num.span()),
                 format!("size {name:?}: {}: {}", e.key, e.message),
@@ -396,9 +515,20 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
         params: &f.params,
         targets: targets
             .iter()
-            .map(|t| (t.name.as_str(), &t.engine))
+            .map(|t| match (&t.subject, t.memory_mb, t.drop_caches) {
+                (Subject::Engine(e), None, false) => DefTarget::Engine(&t.name, e),
+                _ => DefTarget::Other(t),
+            })
             .collect(),
         workloads: &workloads,
+        sql: workloads
+            .iter()
+            .any(|w| matches!(w.family, Family::Sql(_)))
+            .then_some(&f.sql),
+        ib: workloads
+            .iter()
+            .any(|w| matches!(w.family, Family::Ib(_)))
+            .then_some(&f.ib),
         sizes: &sizes,
         threads: &threads,
         shuffle: o.shuffle,
@@ -410,9 +540,27 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
     } else {
         sizes.iter().map(Some).collect()
     };
-    for t in &targets {
-        for (w, def) in workloads.iter().zip(&f.workloads) {
-            if let Some(why) = crate::refused(&t.engine, &w.steps, &f.params) {
+    for (w, def) in workloads.iter().zip(&f.workloads) {
+        if !targets.iter().any(|t| w.family.runs_on(&t.subject)) {
+            return Err(at(
+                Some(def.name.span()),
+                format!(
+                    "workload {:?} ({}) runs on no target of the suite: {}",
+                    w.name,
+                    w.family.name(),
+                    match w.family {
+                        Family::Kv(_) => "db_bench steps need an embedded engine (engine = …)",
+                        Family::Sql(_) => "microbenchmarks need a server (server = \"postgres\" …)",
+                        Family::Ib(_) => "the insert benchmark needs an engine or a server",
+                    }
+                ),
+            ));
+        }
+        for t in &targets {
+            if !w.family.runs_on(&t.subject) {
+                continue;
+            }
+            if let Some(why) = refused_pair(t, w, &f.params) {
                 return Err(at(
                     Some(def.name.span()),
                     format!("target {:?} with workload {:?}: {why}", t.name, w.name),
@@ -422,7 +570,8 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
     }
     let mut cells = Vec::new();
     for t in &targets {
-        for w in &workloads {
+        let pairs = workloads.iter().filter(|w| w.family.runs_on(&t.subject));
+        for w in pairs {
             for s in &size_axis {
                 for &th in &threads {
                     let mut label = vec![t.name.clone()];
@@ -436,15 +585,28 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                         label.push(format!("t{th}"));
                     }
                     let mut params = f.params.clone();
-                    params.threads = th;
-                    if let Some((_, num)) = s {
-                        params.num = *num;
+                    let mut workload = w.clone();
+                    if let Family::Kv(_) = w.family {
+                        params.threads = th;
+                        if let Some((_, num)) = s {
+                            params.num = *num;
+                        }
+                    } else {
+                        // The other families keep their knobs in the workload; the
+                        // kv params stay at their defaults, so they say nothing.
+                        params = KvParams::default();
+                        if f.sweep.threads.is_some() {
+                            workload.family.set_concurrency(th);
+                        }
+                        if let Some((_, num)) = s {
+                            workload.family.set_size(*num);
+                        }
                     }
                     cells.push(RunPlan {
                         suite: name.clone(),
                         variant: label.join("/"),
                         target: t.clone(),
-                        workload: w.clone(),
+                        workload,
                         size: s.map(|(n, _)| n.clone()),
                         params,
                         seed,
@@ -463,6 +625,186 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
         shuffle_seed: o.shuffle,
         runs,
     })
+}
+
+/// The targets a `[[target]]` with `server` (or `url`) makes: one, or one per version
+/// of `versions`, named `NAME@VERSION`. Errors name the key.
+fn server_targets(t: &TargetDef) -> Result<Vec<TargetPlan>, (&'static str, String)> {
+    let base = ServerSpec {
+        server: t
+            .server
+            .as_ref()
+            .map(|s| s.get_ref().clone())
+            .unwrap_or_else(|| url_flavor(t.url.as_deref().unwrap_or("")).into()),
+        engine: t.storage.clone(),
+        basedir: t.basedir.clone(),
+        config: t.config.clone(),
+        cache_mb: t.cache_mb.unwrap_or(DEFAULT_CACHE_MB),
+        url: t.url.clone(),
+    };
+    let name = t.name.get_ref();
+    let specs: Vec<(String, ServerSpec)> = match &t.versions {
+        None => vec![(name.clone(), base)],
+        Some(vs) => {
+            if vs.get_ref().is_empty() {
+                return Err(("versions", "is empty; list at least one, e.g. [\"15\", \"16\"]".into()));
+            }
+            if base.server.contains('@') || base.url.is_some() || base.basedir.is_some() {
+                return Err((
+                    "versions",
+                    "a release series starts each version plumb has installed; give \
+                     `server` without @VERSION, and no url or basedir"
+                        .into(),
+                ));
+            }
+            let mut out = Vec::new();
+            for v in vs.get_ref() {
+                if v.is_empty() || v.contains(['@', '/', ' ']) {
+                    return Err(("versions", format!("{v:?} is not a version")));
+                }
+                if out.iter().any(|(n, _): &(String, ServerSpec)| n == &format!("{name}@{v}")) {
+                    return Err(("versions", format!("{v:?} is listed twice")));
+                }
+                out.push((
+                    format!("{name}@{v}"),
+                    ServerSpec {
+                        server: format!("{}@{v}", base.server),
+                        ..base.clone()
+                    },
+                ));
+            }
+            out
+        }
+    };
+    specs
+        .into_iter()
+        .map(|(n, spec)| {
+            spec.validate().map_err(|e| (e.key, e.message))?;
+            Ok(TargetPlan::server(n, spec))
+        })
+        .collect()
+}
+
+/// The server name a URL's scheme means.
+fn url_flavor(url: &str) -> &'static str {
+    if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+        "mariadb"
+    } else {
+        "postgres"
+    }
+}
+
+/// Why target `t` cannot run workload `w`, if it cannot (checked before anything runs).
+fn refused_pair(t: &TargetPlan, w: &WorkloadPlan, params: &KvParams) -> Option<String> {
+    match (&t.subject, &w.family) {
+        (Subject::Engine(e), Family::Kv(steps)) => crate::refused(e, steps, params),
+        (Subject::Engine(e), Family::Ib(_)) => {
+            let caps = e.capabilities();
+            (!caps.delete || !caps.stores_data).then(|| {
+                format!(
+                    "the insert benchmark needs an engine that stores data and deletes; {} \
+                     does not",
+                    e.name()
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The family and steps a `[[workload]]` names, with its family's knobs.
+fn workload_family(
+    w: &WorkloadDef,
+    f: &SuiteFile,
+    at: &dyn Fn(Option<Range<usize>>, String) -> SuiteError,
+) -> Result<Family, SuiteError> {
+    let name = w.name.get_ref();
+    let given = [w.steps.is_some(), w.sequence.is_some(), w.sql.is_some(), w.ib.is_some()];
+    if given.iter().filter(|g| **g).count() != 1 {
+        return Err(at(
+            Some(w.name.span()),
+            format!(
+                "workload {name:?}: give exactly one of `steps` (db_bench's), `sql` (the \
+                 sysbench microbenchmarks), `ib` (the insert benchmark) or `sequence`"
+            ),
+        ));
+    }
+    let nonempty = |list: &Vec<Spanned<String>>, key: &str| {
+        if list.is_empty() {
+            Err(at(
+                Some(w.name.span()),
+                format!("workload {name:?}: `{key}` is empty; name at least one step"),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let sql = |steps| {
+        Family::Sql(SqlWork {
+            steps,
+            params: f.sql.clone(),
+        })
+    };
+    let ib = |steps: Vec<plumb_workloads::IbStepPlan>, span| {
+        ib_steps_ok(&steps).map_err(|why| at(Some(span), format!("workload {name:?}: {why}")))?;
+        Ok(Family::Ib(IbWork {
+            steps,
+            params: f.ib.clone(),
+        }))
+    };
+    if let Some(list) = &w.steps {
+        nonempty(list, "steps")?;
+        let mut v = Vec::new();
+        for s in list {
+            let kind: StepKind = s.get_ref().parse().map_err(|_| {
+                at(
+                    Some(s.span()),
+                    format!(
+                        "workload {name:?}: unknown step {:?}; known steps: {}",
+                        s.get_ref(),
+                        steps::known_steps()
+                    ),
+                )
+            })?;
+            v.push(StepPlan::of(kind));
+        }
+        return Ok(Family::Kv(v));
+    }
+    if let Some(list) = &w.sql {
+        nonempty(list, "sql")?;
+        let mut v = Vec::new();
+        for s in list {
+            v.extend(plumb_workloads::sql::parse_steps(s.get_ref()).map_err(|e| {
+                at(Some(s.span()), format!("workload {name:?}: {e}"))
+            })?);
+        }
+        return Ok(sql(v));
+    }
+    if let Some(list) = &w.ib {
+        nonempty(list, "ib")?;
+        let mut v = Vec::new();
+        for s in list {
+            v.extend(plumb_workloads::ibench::parse_steps(s.get_ref()).map_err(|e| {
+                at(Some(s.span()), format!("workload {name:?}: {e}"))
+            })?);
+        }
+        return ib(v, w.name.span());
+    }
+    let seq = w.sequence.as_ref().expect("one of the four was given");
+    match seq.get_ref().as_str() {
+        "sysbench" => Ok(sql(plumb_workloads::sql::default_order())),
+        "ibench" => ib(plumb_workloads::ibench::default_order(), seq.span()),
+        other => steps::workload(other).map(Family::Kv).map_err(|_| {
+            at(
+                Some(seq.span()),
+                format!(
+                    "workload {name:?}: unknown sequence {other:?}; known sequences: {}, {}",
+                    steps::SEQUENCES.join(", "),
+                    FAMILY_SEQUENCES.join(", ")
+                ),
+            )
+        }),
+    }
 }
 
 /// toml's messages end with a newline and sometimes repeat themselves; keep one line.

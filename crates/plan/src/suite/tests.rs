@@ -1,4 +1,5 @@
 use super::*;
+use crate::family::Family;
 
 const GOOD: &str = r#"
 name = "sweep"
@@ -71,7 +72,7 @@ fn the_matrix_expands_and_repeats_interleave() {
     assert_eq!(p.runs[0].seed, 5);
     assert_eq!(p.runs[4].seed, 6);
     assert_eq!(p.runs[1].params.threads, 2);
-    match &p.runs[2].target.engine {
+    match p.runs[2].target.engine_spec().unwrap() {
         EngineSpec::Rocksdb(o) => assert_eq!(
             o.compaction_style,
             plumb_targets::rocks_options::CompactionStyle::Universal
@@ -248,4 +249,134 @@ mod fuzz {
             }
         }
     }
+}
+
+const SERVERS: &str = r#"
+name = "pg-series"
+seed = 3
+
+[sql]
+table_size = 1000
+duration = 2
+read_duration = 3
+
+[ib]
+rows = 5000
+inserts = 1000
+duration = 2
+
+[[target]]
+name = "pg"
+server = "postgres"
+versions = ["15", "16"]
+cache_mb = 64
+memory_mb = 256
+
+[[target]]
+name = "innodb"
+server = "mariadb"
+engine = "innodb"
+
+[[target]]
+name = "lmdb"
+engine = "lmdb"
+
+[[workload]]
+name = "micro"
+sql = ["load", "point-query", "update-index"]
+
+[[workload]]
+name = "ib"
+ib = ["l.i0", "l.x", "qp100"]
+
+[[size]]
+name = "small"
+num = 1000
+
+[[size]]
+name = "large"
+num = 4000
+
+[sweep]
+clients = [1, 2]
+"#;
+
+#[test]
+fn servers_and_every_family_expand_into_one_matrix() {
+    let p = plan(SERVERS).unwrap();
+    // pg@15, pg@16, innodb: micro and ib; lmdb: ib only. × 2 sizes × 2 clients.
+    assert_eq!(p.runs.len(), (3 * 2 + 1) * 2 * 2, "{:#?}", p.runs.iter().map(|r| &r.variant).collect::<Vec<_>>());
+    let names: Vec<&str> = p.runs.iter().map(|r| r.variant.as_str()).collect();
+    assert_eq!(names[0], "pg@15/micro/small/t1");
+    assert!(names.contains(&"pg@16/ib/large/t2"), "{names:?}");
+    assert!(names.contains(&"lmdb/ib/small/t1"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("lmdb/micro")), "{names:?}");
+    let r = p.runs.iter().find(|r| r.variant == "pg@16/micro/large/t2").unwrap();
+    let s = r.target.server_spec().unwrap();
+    assert_eq!((s.server.as_str(), s.cache_mb), ("postgres@16", 64));
+    assert_eq!(r.target.memory_mb, Some(256));
+    match &r.workload.family {
+        Family::Sql(w) => {
+            assert_eq!((w.params.table_size, w.params.threads), (4000, 2));
+            assert_eq!(w.params.duration_of(&w.steps[1]), 3.0);
+            assert_eq!(w.params.duration_of(&w.steps[2]), 2.0);
+        }
+        f => panic!("{f:?}"),
+    }
+    let r = p.runs.iter().find(|r| r.variant == "innodb/ib/small/t2").unwrap();
+    assert_eq!(r.target.server_spec().unwrap().engine.as_deref(), Some("innodb"));
+    match &r.workload.family {
+        Family::Ib(w) => assert_eq!((w.params.rows, w.params.clients, w.params.inserts), (1000, 2, 1000)),
+        f => panic!("{f:?}"),
+    }
+    // The same file plans the same runs (resume knows them by hash).
+    let again = plan(SERVERS).unwrap();
+    assert_eq!(again.definition_hash, p.definition_hash);
+    assert_eq!(again.runs[5].hash(), p.runs[5].hash());
+}
+
+#[test]
+fn server_mistakes_name_their_line_and_key() {
+    let base = "[[workload]]\nname = \"m\"\nsql = [\"point-query\"]\n";
+    let (line, _, m) = err(&format!("[[target]]\nname = \"x\"\nserver = \"oracle\"\n{base}"));
+    assert_eq!(line, 3, "{m}");
+    assert!(m.contains("server") && m.contains("postgres"), "{m}");
+    let (line, _, m) = err(&format!(
+        "[[target]]\nname = \"x\"\nserver = \"postgres\"\nengine = \"rocksdb\"\n{base}"
+    ));
+    assert_eq!(line, 4, "{m}");
+    assert!(m.contains("heap"), "{m}");
+    let (_, _, m) = err(&format!(
+        "[[target]]\nname = \"x\"\nserver = \"postgres\"\nurl = \"postgres://u:pw@h/db\"\n{base}"
+    ));
+    assert!(m.contains("password") && !m.contains("pw@"), "{m}");
+    let (line, _, m) = err(&format!(
+        "[[target]]\nname = \"x\"\nengine = \"lmdb\"\n{base}"
+    ));
+    assert_eq!(line, 5, "{m}");
+    assert!(m.contains("runs on no target") && m.contains("server"), "{m}");
+    let (line, _, m) = err(&format!(
+        "[sql]\nthreads = 0\n[[target]]\nname = \"x\"\nserver = \"postgres\"\n{base}"
+    ));
+    assert_eq!(line, 2, "{m}");
+    assert!(m.contains("sql.threads"), "{m}");
+    let (_, _, m) = err(
+        "[[target]]\nname = \"x\"\nserver = \"postgres\"\n[[workload]]\nname = \"i\"\nib = [\"qp100\"]\n",
+    );
+    assert!(m.contains("l.i0"), "{m}");
+    let (line, _, m) = err(
+        "[[target]]\nname = \"x\"\nengine = \"rocksdb\"\ncache_mb = 5\n[[workload]]\nname = \"w\"\nsteps = [\"fillseq\"]\n",
+    );
+    assert!(m.contains("cache_mb") && m.contains("server"), "{line}: {m}");
+}
+
+#[test]
+fn sequences_name_every_family() {
+    let p = plan(
+        "[[target]]\nname = \"pg\"\nserver = \"postgres\"\n[[workload]]\nname = \"all\"\nsequence = \"sysbench\"\n[[workload]]\nname = \"ib\"\nsequence = \"ibench\"\n",
+    )
+    .unwrap();
+    assert_eq!(p.runs.len(), 2);
+    assert_eq!(p.runs[0].workload.family.name(), "sql");
+    assert_eq!(p.runs[1].workload.family.step_names()[0], "l.i0");
 }

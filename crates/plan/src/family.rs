@@ -1,0 +1,544 @@
+//! What a run measures and what it does, for every family plumb runs: a subject (an
+//! embedded engine, or a database server plumb starts or reaches by URL) and a workload
+//! of one family (db_bench's key-value steps, the sysbench microbenchmarks, the insert
+//! benchmark). Each family's knobs are declared once, here, with their defaults and
+//! help: `plumb sql` and `plumb ib` flatten them into their flags, a suite reads them
+//! from its `[sql]` and `[ib]` tables, and the stored plan holds them.
+
+use crate::model::ParamError;
+use plumb_targets::EngineSpec;
+use plumb_workloads::ibench::IbStepPlan;
+use plumb_workloads::sql::SqlStepPlan;
+use plumb_workloads::steps::StepPlan;
+use plumb_workloads::{Distribution, IbKind, SqlGroup};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// What a run measures. Serialised as `"engine": {…}` or `"server": {…}` beside the
+/// target's name, so plans stored before servers joined the plan read as they were and
+/// keep their hashes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Subject {
+    /// An embedded engine opened in the run's own process.
+    #[serde(rename = "engine")]
+    Engine(EngineSpec),
+    /// A database server.
+    #[serde(rename = "server")]
+    Server(ServerSpec),
+}
+
+/// A database server: started by plumb from its real binaries (a fresh data directory
+/// per run), or someone's running server given by URL. Plain data: `plumb-sql` turns it
+/// into a running server; the plan only checks what it can without one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSpec {
+    /// `postgres[@MAJOR]`, `mariadb[@VERSION]` or `mysql` (with `basedir`); for a URL,
+    /// its protocol (`postgres` or `mariadb`).
+    pub server: String,
+    /// The storage engine of a MySQL-protocol server: `innodb` or `rocksdb` (MyRocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// An install to start instead of the system's (its bin/ holds postgres or mysqld).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basedir: Option<PathBuf>,
+    /// A config template of the user's instead of plumb's (same `{placeholders}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<PathBuf>,
+    /// Buffer pool / shared_buffers / block cache, MiB.
+    #[serde(default = "default_cache_mb")]
+    pub cache_mb: u64,
+    /// A running server instead, as `postgres://USER@HOST[:PORT]/DB` or `mysql://…`:
+    /// never with its password (that comes from the environment when the run starts:
+    /// PGPASSWORD, MYSQL_PWD, or PLUMB_URL_PASSWORD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// The default cache size of a managed server, MiB.
+pub const DEFAULT_CACHE_MB: u64 = 1024;
+
+fn default_cache_mb() -> u64 {
+    DEFAULT_CACHE_MB
+}
+
+/// The server names a plan accepts (checked again, with the install, when it starts).
+pub const SERVER_NAMES: &[&str] = &["postgres", "postgresql", "pg", "mariadb", "mysql"];
+
+impl ServerSpec {
+    /// The server's name without a version: `postgres`, `mariadb`, `mysql`.
+    pub fn flavor(&self) -> &str {
+        self.server.split('@').next().unwrap_or("")
+    }
+
+    /// Whether it speaks PostgreSQL's protocol.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.flavor(), "postgres" | "postgresql" | "pg")
+    }
+
+    /// A label for plans and progress lines: `postgres@16`, `mariadb/rocksdb`, a URL.
+    pub fn label(&self) -> String {
+        match (&self.url, &self.engine) {
+            (Some(u), _) => u.clone(),
+            (None, Some(e)) => format!("{}/{e}", self.server),
+            (None, None) => self.server.clone(),
+        }
+    }
+
+    /// Refuses what cannot be a server, naming the field.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let bad = |key, message: String| Err(ParamError { key, message });
+        let (name, version) = match self.server.split_once('@') {
+            Some((n, v)) => (n, Some(v)),
+            None => (self.server.as_str(), None),
+        };
+        if !SERVER_NAMES.contains(&name) {
+            return bad(
+                "server",
+                format!(
+                    "{:?} is not a server plumb starts; use postgres[@MAJOR], \
+                     mariadb[@VERSION] or mysql (with basedir)",
+                    self.server
+                ),
+            );
+        }
+        if version == Some("") {
+            return bad("server", "a version after @ is empty; write e.g. postgres@16".into());
+        }
+        match (self.is_postgres(), self.engine.as_deref()) {
+            (true, Some(e)) => {
+                return bad(
+                    "engine",
+                    format!("{e:?}: PostgreSQL has one storage engine (heap); drop `engine`"),
+                )
+            }
+            (false, Some(e)) if !matches!(e, "innodb" | "rocksdb" | "myrocks") => {
+                return bad(
+                    "engine",
+                    format!("{e:?} is unknown; use innodb or rocksdb (MyRocks)"),
+                )
+            }
+            _ => {}
+        }
+        if name == "mysql" && self.basedir.is_none() && self.url.is_none() {
+            return bad(
+                "basedir",
+                "mysql: no package ships MySQL here; give `basedir` (a MySQL install with \
+                 bin/mysqld), or use mariadb"
+                    .into(),
+            );
+        }
+        if self.cache_mb == 0 {
+            return bad("cache_mb", "must be at least 1 MiB".into());
+        }
+        if let Some(u) = &self.url {
+            let scheme_ok = ["postgres://", "postgresql://", "mysql://", "mariadb://"]
+                .iter()
+                .any(|s| u.starts_with(s));
+            if !scheme_ok {
+                return bad(
+                    "url",
+                    format!("{u:?}: give postgres://USER@HOST[:PORT]/DB or mysql://…"),
+                );
+            }
+            if url_has_password(u) {
+                return bad(
+                    "url",
+                    "a suite or stored plan never holds a password: drop it from the URL and \
+                     set PGPASSWORD, MYSQL_PWD or PLUMB_URL_PASSWORD when running"
+                        .into(),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a database URL carries a password (`user:secret@host`).
+pub fn url_has_password(u: &str) -> bool {
+    let rest = u.split_once("://").map(|(_, r)| r).unwrap_or(u);
+    let auth = rest.split('/').next().unwrap_or("");
+    auth.rsplit_once('@')
+        .is_some_and(|(user, _)| user.contains(':'))
+}
+
+/// What a run does: one family's steps and knobs. Serialised beside the workload's
+/// name as `"steps": […]` (db_bench's steps, as stored before the other families
+/// joined), `"sql": {…}` or `"ib": {…}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Family {
+    /// db_bench's key-value steps on an embedded engine (knobs: the run's `params`).
+    #[serde(rename = "steps")]
+    Kv(Vec<StepPlan>),
+    /// The sysbench microbenchmarks on a server.
+    #[serde(rename = "sql")]
+    Sql(SqlWork),
+    /// The insert benchmark on a server or an embedded engine.
+    #[serde(rename = "ib")]
+    Ib(IbWork),
+}
+
+impl Family {
+    /// The family's name, as suites and progress lines say it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Family::Kv(_) => "kv",
+            Family::Sql(_) => "sql",
+            Family::Ib(_) => "ib",
+        }
+    }
+
+    /// The steps' names, in order.
+    pub fn step_names(&self) -> Vec<&str> {
+        match self {
+            Family::Kv(s) => s.iter().map(|s| s.name.as_str()).collect(),
+            Family::Sql(w) => w.steps.iter().map(|s| s.name.as_str()).collect(),
+            Family::Ib(w) => w.steps.iter().map(|s| s.name.as_str()).collect(),
+        }
+    }
+
+    /// Whether it can run on `subject`: key-value steps on engines, microbenchmarks on
+    /// servers, the insert benchmark on both.
+    pub fn runs_on(&self, subject: &Subject) -> bool {
+        matches!(
+            (self, subject),
+            (Family::Kv(_), Subject::Engine(_))
+                | (Family::Sql(_), Subject::Server(_))
+                | (Family::Ib(_), _)
+        )
+    }
+
+    /// The threads (sql) or clients (ib) of a run, for sweeps; `None` for kv (its
+    /// threads are in the run's params).
+    pub fn set_concurrency(&mut self, n: usize) {
+        match self {
+            Family::Kv(_) => {}
+            Family::Sql(w) => w.params.threads = n,
+            Family::Ib(w) => w.params.clients = n as u32,
+        }
+    }
+
+    /// Sets the data size of a size sweep: rows per table (sql), rows loaded (ib).
+    pub fn set_size(&mut self, n: u64) {
+        match self {
+            Family::Kv(_) => {}
+            Family::Sql(w) => w.params.table_size = n,
+            Family::Ib(w) => w.params.rows = n,
+        }
+    }
+}
+
+/// The sysbench microbenchmarks of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SqlWork {
+    /// The microbenchmarks in order (`.pre`/`.post` names kept).
+    pub steps: Vec<SqlStepPlan>,
+    /// Their knobs.
+    pub params: SqlParams,
+}
+
+/// The insert benchmark's steps and knobs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IbWork {
+    /// l.i0, l.x, l.i1, l.i2, reduce-debt, qrN, qpN in order.
+    pub steps: Vec<IbStepPlan>,
+    /// Their knobs.
+    pub params: IbParams,
+}
+
+/// The sysbench microbenchmarks' knobs, with sysbench's names (underscore spellings
+/// accepted on the command line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct SqlParams {
+    /// Tables sbtest1..N.
+    #[arg(long, default_value_t = 1)]
+    pub tables: u32,
+    /// Rows per table.
+    #[arg(long, alias = "table_size", default_value_t = 100_000)]
+    pub table_size: u64,
+    /// Rows per range query (sysbench's --range_size).
+    #[arg(long, alias = "range_size", default_value_t = 100)]
+    pub range_size: u64,
+    /// Client threads, one connection each.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Seconds measured per step (the load runs to its end).
+    #[arg(long, default_value_t = 5.0)]
+    pub duration: f64,
+    /// Seconds run unmeasured before each step's window, on the same connections.
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// Seconds per read microbenchmark instead of --duration (seed 002: 330).
+    #[arg(long, value_name = "SECS")]
+    pub read_duration: Option<f64>,
+    /// Seconds per write microbenchmark instead of --duration (seed 002: 630).
+    #[arg(long, value_name = "SECS")]
+    pub write_duration: Option<f64>,
+    /// Keys: uniform or zipfian[:THETA] (update-zipf is always zipfian).
+    #[arg(long, default_value = "uniform")]
+    pub distribution: String,
+    /// Seconds of single steps, by microbenchmark name (a suite's
+    /// `[sql.step_duration]`); wins over the read/write durations.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub step_duration: BTreeMap<String, f64>,
+    /// Seconds of warm-up of single steps, by name (`[sql.step_warmup]`).
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub step_warmup: BTreeMap<String, f64>,
+}
+
+impl Default for SqlParams {
+    /// The defaults declared in the attributes above.
+    fn default() -> Self {
+        plumb_targets::options::defaults::<SqlParams>()
+    }
+}
+
+fn secs_ok(key: &'static str, v: f64, zero_ok: bool) -> Result<(), ParamError> {
+    let ok = v.is_finite() && if zero_ok { v >= 0.0 } else { v > 0.0 };
+    if ok {
+        Ok(())
+    } else {
+        Err(ParamError {
+            key,
+            message: format!(
+                "{v}: give a number of seconds {}",
+                if zero_ok { ">= 0" } else { "> 0" }
+            ),
+        })
+    }
+}
+
+impl SqlParams {
+    /// Refuses values that cannot run, naming the parameter.
+    pub fn validate(&self) -> Result<Distribution, ParamError> {
+        let bad = |key, message: String| Err(ParamError { key, message });
+        for (key, v) in [
+            ("tables", u64::from(self.tables)),
+            ("table_size", self.table_size),
+            ("range_size", self.range_size),
+            ("threads", self.threads as u64),
+        ] {
+            if v == 0 {
+                return bad(key, "must be at least 1".into());
+            }
+        }
+        if self.threads > 1024 {
+            return bad("threads", "must be at most 1024".into());
+        }
+        if self.table_size > i32::MAX as u64 / 2 {
+            return bad(
+                "table_size",
+                format!("ids are INTEGER; use at most {}", i32::MAX / 2),
+            );
+        }
+        secs_ok("duration", self.duration, false)?;
+        secs_ok("warmup", self.warmup, true)?;
+        if let Some(d) = self.read_duration {
+            secs_ok("read_duration", d, false)?;
+        }
+        if let Some(d) = self.write_duration {
+            secs_ok("write_duration", d, false)?;
+        }
+        for (name, &d) in &self.step_duration {
+            secs_ok("step_duration", d, false)?;
+            known_sql_step(name, "step_duration")?;
+        }
+        for (name, &d) in &self.step_warmup {
+            secs_ok("step_warmup", d, true)?;
+            known_sql_step(name, "step_warmup")?;
+        }
+        let d: Distribution = self.distribution.parse().map_err(|e| ParamError {
+            key: "distribution",
+            message: format!("{e}"),
+        })?;
+        if matches!(d, Distribution::HotSet { .. }) {
+            return bad("distribution", "use uniform or zipfian[:THETA]".into());
+        }
+        Ok(d)
+    }
+
+    /// The measured seconds of `step`: its own, else its class's, else `duration`.
+    pub fn duration_of(&self, step: &SqlStepPlan) -> f64 {
+        if let Some(d) = self.step_duration.get(&step.name) {
+            return *d;
+        }
+        if let Some(d) = self.step_duration.get(step.kind.name()) {
+            return *d;
+        }
+        let class = match step.kind.group() {
+            SqlGroup::Load => None,
+            SqlGroup::Write => self.write_duration,
+            _ => self.read_duration,
+        };
+        class.unwrap_or(self.duration)
+    }
+
+    /// The warm-up seconds of `step`.
+    pub fn warmup_of(&self, step: &SqlStepPlan) -> f64 {
+        self.step_warmup
+            .get(&step.name)
+            .or_else(|| self.step_warmup.get(step.kind.name()))
+            .copied()
+            .unwrap_or(self.warmup)
+    }
+}
+
+fn known_sql_step(name: &str, key: &'static str) -> Result<(), ParamError> {
+    plumb_workloads::sql::parse_steps(name)
+        .map(|_| ())
+        .map_err(|e| ParamError {
+            key,
+            message: format!("{name:?}: {e}"),
+        })
+}
+
+/// The insert benchmark's knobs, with the published scripts' meanings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct IbParams {
+    /// Rows loaded by l.i0.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows: u64,
+    /// Rows inserted by l.i1 (l.i2 inserts a fifth as many, 5 per commit).
+    #[arg(long, default_value_t = 200_000)]
+    pub inserts: u64,
+    /// Clients: each inserts, and in the query steps also queries, on its own
+    /// connections.
+    #[arg(long, default_value_t = 1)]
+    pub clients: u32,
+    /// Seconds each query step runs.
+    #[arg(long, default_value_t = 60.0)]
+    pub duration: f64,
+    /// Each insert commit deletes as many of the oldest rows, so the table keeps its
+    /// size (l.i1, l.i2 and the query steps).
+    #[arg(long)]
+    pub delete_per_insert: bool,
+    /// Primary keys per point query; LIMIT of a range query.
+    #[arg(long, default_value_t = 10)]
+    pub rows_per_query: u32,
+}
+
+impl Default for IbParams {
+    /// The defaults declared in the attributes above.
+    fn default() -> Self {
+        plumb_targets::options::defaults::<IbParams>()
+    }
+}
+
+impl IbParams {
+    /// Refuses values that cannot run, naming the parameter.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let bad = |key, message: String| Err(ParamError { key, message });
+        for (key, v) in [
+            ("rows", self.rows),
+            ("clients", u64::from(self.clients)),
+            ("rows_per_query", u64::from(self.rows_per_query)),
+        ] {
+            if v == 0 {
+                return bad(key, "must be at least 1".into());
+            }
+        }
+        if self.rows_per_query > 64 {
+            return bad("rows_per_query", "at most 64 keys per point query".into());
+        }
+        if self.rows > i32::MAX as u64 / 2 {
+            return bad("rows", format!("at most {} rows", i32::MAX / 2));
+        }
+        if self.inserts > i32::MAX as u64 / 4 {
+            return bad("inserts", format!("at most {} rows", i32::MAX / 4));
+        }
+        secs_ok("duration", self.duration, false)
+    }
+
+    /// Rows a step writes: the load's, l.i1's, l.i2's (a fifth), none for the others.
+    pub fn rows_of(&self, step: &IbStepPlan) -> u64 {
+        match (step.kind, step.name.as_str()) {
+            (IbKind::Load, _) => self.rows,
+            (IbKind::Insert, "l.i2") => (self.inserts / 5).max(1),
+            (IbKind::Insert, _) => self.inserts,
+            _ => 0,
+        }
+    }
+}
+
+/// Refuses an insert benchmark that does not start with the load (plumb counts the
+/// rows it made).
+pub fn ib_steps_ok(steps: &[IbStepPlan]) -> Result<(), String> {
+    match steps.first() {
+        None => Err("no steps given; e.g. l.i0,l.x,qr100".into()),
+        Some(s) if s.kind != IbKind::Load => Err(format!(
+            "{}: start with l.i0 (it creates and loads the table plumb counts rows of)",
+            s.name
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pg() -> ServerSpec {
+        ServerSpec {
+            server: "postgres@16".into(),
+            engine: None,
+            basedir: None,
+            config: None,
+            cache_mb: 256,
+            url: None,
+        }
+    }
+
+    #[test]
+    fn servers_are_checked_by_field() {
+        assert!(pg().validate().is_ok());
+        let e = ServerSpec {
+            server: "oracle".into(),
+            ..pg()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e.key, "server");
+        let e = ServerSpec {
+            engine: Some("rocksdb".into()),
+            ..pg()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e.key, "engine");
+        let e = ServerSpec {
+            url: Some("postgres://bench:secret@db1/sbtest".into()),
+            ..pg()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.key == "url" && !e.message.contains("secret"), "{e:?}");
+        assert!(ServerSpec {
+            url: Some("postgres://bench@db1:5432/sbtest".into()),
+            ..pg()
+        }
+        .validate()
+        .is_ok());
+    }
+
+    #[test]
+    fn durations_by_step_then_class_then_default() {
+        let mut p = SqlParams {
+            read_duration: Some(330.0),
+            write_duration: Some(630.0),
+            ..SqlParams::default()
+        };
+        p.step_duration.insert("scan".into(), 20.0);
+        let steps = plumb_workloads::sql::parse_steps("load,point-query,update-index,scan")
+            .unwrap();
+        let d: Vec<f64> = steps.iter().map(|s| p.duration_of(s)).collect();
+        assert_eq!(d, vec![5.0, 330.0, 630.0, 20.0]);
+        assert!(p.validate().is_ok());
+        p.step_duration.insert("no-such-step".into(), 1.0);
+        assert_eq!(p.validate().unwrap_err().key, "step_duration");
+    }
+}

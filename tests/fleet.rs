@@ -247,3 +247,93 @@ fn a_worker_refuses_a_bad_lease_and_exits_on_an_empty_queue() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("0 runs"), "{}", stderr(&o));
 }
+
+#[test]
+fn workers_run_a_suite_whose_target_is_a_server_they_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_server = external_server(dir.path(), "postgres", None);
+    let url = store_server.endpoint.redacted_url();
+    let store = Path::new(&url);
+    let data = dir.path().join("data");
+    let suite = dir.path().join("servers.toml");
+    std::fs::write(
+        &suite,
+        format!(
+            r#"
+name = "fleet-servers"
+seed = 8
+dir = "{}"
+
+[sql]
+table_size = 2000
+duration = 0.5
+warmup = 0
+
+[[target]]
+name = "innodb"
+server = "mariadb"
+engine = "innodb"
+cache_mb = 64
+
+[[target]]
+name = "pg"
+server = "postgres"
+cache_mb = 64
+
+[[workload]]
+name = "micro"
+sql = ["load", "point-query"]
+"#,
+            data.display()
+        ),
+    )
+    .unwrap();
+    let o = plumb(store, &["run", suite.to_str().unwrap(), "--queue", "srv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let logs: Vec<_> = (0..2)
+        .map(|i| dir.path().join(format!("s{i}.log")))
+        .collect();
+    let mut workers: Vec<Child> = logs
+        .iter()
+        .map(|l| {
+            Command::new(env!("CARGO_BIN_EXE_plumb"))
+                .args(["worker", "--queue", "srv", "--store", &url])
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(l).unwrap())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (i, w) in workers.iter_mut().enumerate() {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            if let Some(st) = w.try_wait().unwrap() {
+                let log = std::fs::read_to_string(&logs[i]).unwrap();
+                assert!(st.success(), "worker {i}: {log}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "worker {i} never finished");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    let s = Store::open(store).unwrap();
+    let items = s.queue_items("srv").unwrap();
+    assert_eq!(items.len(), 2);
+    assert!(
+        items.iter().all(|i| i.status == QueueStatus::Done),
+        "{items:#?}"
+    );
+    let mut engines = Vec::new();
+    for i in &items {
+        let run = ok_json(&plumb(
+            store,
+            &["show", &i.run_id.unwrap().to_string(), "--json"],
+        ));
+        assert_eq!(run["run"]["status"], "ok");
+        engines.push(run["run"]["engine"].as_str().unwrap().to_string());
+        let pq = common::step(&run, "point-query");
+        assert!(pq["summary"]["ops_sec"].as_f64().unwrap() > 0.0);
+    }
+    engines.sort();
+    assert_eq!(engines, ["innodb", "postgres"]);
+}

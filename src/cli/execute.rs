@@ -124,7 +124,11 @@ impl Observer for Printer {
                 at.index,
                 at.total,
                 at.plan.variant,
-                at.plan.target.engine.version(),
+                at.plan
+                    .target
+                    .engine_spec()
+                    .map(|e| e.version())
+                    .unwrap_or_else(|| at.plan.target.kind_label()),
                 at.plan.repeat,
                 at.plan.seed,
             );
@@ -192,6 +196,7 @@ pub fn run_batch(
     grouping: Grouping,
     printer: &mut Printer,
     profile: bool,
+    extras: crate::drive::Extras,
 ) -> anyhow::Result<BatchOutcome> {
     let perf_dir = perf_dir(profile)?;
     // Hardware counters first, so the engine's threads (started at open) inherit them.
@@ -205,6 +210,7 @@ pub fn run_batch(
         Some((id, d, g)) => (Some(id), d, g),
         None => (None, HashSet::new(), HashMap::new()),
     };
+    let mut driver = crate::drive::Driver { extras };
     let mut life = Lifecycle {
         store,
         hw: &hw,
@@ -216,6 +222,7 @@ pub fn run_batch(
         },
         provenance: provenance(tag),
         profile: perf_dir.as_ref().map(|d| d.path()),
+        driver: Some(&mut driver),
     };
     let out = life.run_batch(&Batch {
         runs,
@@ -257,27 +264,23 @@ impl Observer for BarObserver<'_> {
     }
 }
 
-/// What the store is told when a command that records its own steps (plumb sql,
-/// plumb ib) begins a run.
+/// What the store is told when a driver of a family (sql, ib) begins a run, beside
+/// the run row the lifecycle filled in.
 pub struct RunHeader {
-    /// `--tag`.
-    pub tag: Option<String>,
-    /// The steps, as the run is listed.
-    pub workload: String,
+    /// The run row: provenance, suite, plan and its hash.
+    pub run: plumb_store::NewRun,
     /// The engine label and its release.
     pub engine: String,
     /// The release.
     pub version: String,
     /// Every option and setting recorded with the run.
     pub options: std::collections::BTreeMap<String, String>,
-    /// The run's seed.
-    pub seed: u64,
     /// Where the data is, when plumb can see it.
     pub data_dir: Option<std::path::PathBuf>,
 }
 
-/// Begins such a run: provenance, a host snapshot of the data's filesystem, and the
-/// device under the data (returned, for the steps' IO counters).
+/// Begins such a run: a host snapshot of the data's filesystem, and the device under
+/// the data (returned, for the steps' IO counters).
 pub fn begin_run(
     store: &mut Store,
     h: RunHeader,
@@ -289,51 +292,19 @@ pub fn begin_run(
         .data_dir
         .as_deref()
         .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
-    let prov = provenance(h.tag);
     let host_dir = h.data_dir.clone().unwrap_or_else(std::env::temp_dir);
     let host = plumb_host::snapshot(&plumb_host::Options::for_dir(host_dir));
     let rec = plumb_runner::Recording::begin(
         store,
         &plumb_store::NewRun {
-            tag: prov.tag,
-            command: prov.command,
-            workload: h.workload,
             engine: h.engine,
             engine_version: h.version,
-            plumb_version: prov.plumb_version,
-            git_hash: prov.git_hash,
             options: h.options,
-            seed: h.seed,
-            started_at: plumb_runner::lifecycle::now(),
             data_dir: h.data_dir.as_ref().map(|d| d.display().to_string()),
             device: disk.as_ref().map(|d| d.name().to_string()),
             host: Some(host),
-            ..plumb_store::NewRun::default()
+            ..h.run
         },
     )?;
     Ok((rec, disk))
-}
-
-/// Prints a finished run of such a command, and says when it was interrupted.
-pub fn print_finished(
-    store: &Store,
-    run_id: i64,
-    status: RunStatus,
-    json: bool,
-) -> anyhow::Result<()> {
-    let stored = store.run(run_id)?;
-    output::print(&stored, json, store)?;
-    if status == RunStatus::Interrupted {
-        eprintln!("plumb: run {run_id} interrupted; finished steps are stored");
-    }
-    Ok(())
-}
-
-/// The progress display: a bar on a terminal (not with --json), nothing otherwise.
-pub fn progress<'a>(json: bool, bar: &'a Bar, none: &'a NoProgress) -> &'a dyn Progress {
-    if std::io::stderr().is_terminal() && !json {
-        bar
-    } else {
-        none
-    }
 }

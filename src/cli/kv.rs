@@ -51,8 +51,16 @@ pub struct KvArgs {
     #[arg(long)]
     seed: Option<u64>,
     /// Steps to run, comma-separated, in order.
-    #[arg(long, conflicts_with = "workload")]
+    #[arg(long, alias = "steps", conflicts_with = "workload")]
     benchmarks: Option<String>,
+    /// Limit this process (which holds the engine) to this much memory, page cache
+    /// included, with a cgroup: data larger than it is read from the device, an honest
+    /// IO-bound size for every engine (LMDB, SQLite and LevelDB included).
+    #[arg(long, value_name = "MIB")]
+    memory_mb: Option<u64>,
+    /// Drop the OS page cache before each measured step after the first (root only).
+    #[arg(long)]
+    drop_caches: bool,
     /// A named sequence: default, or x3 (RocksDB's benchmark_compare.sh order).
     #[arg(long)]
     workload: Option<String>,
@@ -136,6 +144,9 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
     if a.repeat == 0 || a.repeat > 1000 {
         bail!("--repeat: must be between 1 and 1000");
     }
+    if a.memory_mb.is_some_and(|m| m < 16) {
+        bail!("--memory-mb: give at least 16 MiB (the engine and plumb live in it)");
+    }
     if a.use_existing_db && a.db.is_none() {
         bail!("--use-existing-db: needs --db DIR naming the database to reuse");
     }
@@ -161,10 +172,11 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
         suite: "kv".into(),
         variant: engine.name().into(),
         target: TargetPlan {
-            name: engine.name().into(),
-            engine,
+            memory_mb: a.memory_mb,
+            drop_caches: a.drop_caches,
+            ..TargetPlan::engine(engine.name(), engine)
         },
-        workload: WorkloadPlan { name, steps },
+        workload: WorkloadPlan::kv(name, steps),
         size: None,
         params: a.params.clone(),
         seed,
@@ -226,7 +238,13 @@ fn dir_policy(a: &KvArgs, engine: &EngineSpec) -> anyhow::Result<DirPolicy> {
 
 pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     let runs = plan(&a)?;
-    let dirs = dir_policy(&a, &runs[0].target.engine)?;
+    let dirs = dir_policy(
+        &a,
+        runs[0]
+            .target
+            .engine_spec()
+            .expect("plumb kv plans an engine"),
+    )?;
     let grouping = if a.repeat > 1 {
         Grouping::PerVariant
     } else {
@@ -244,6 +262,7 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
         grouping,
         &mut printer,
         a.profile,
+        crate::drive::Extras::default(),
     )?;
     printer.finish()?;
     if let Some(g) = out.groups.values().next() {

@@ -3,7 +3,7 @@
 mod clients;
 mod compare;
 mod durability;
-mod execute;
+pub mod execute;
 mod host;
 mod ib;
 mod kv;
@@ -15,7 +15,7 @@ mod provenance;
 mod rerun;
 mod runs;
 mod select;
-mod server;
+mod server_args;
 mod sql;
 mod suite;
 mod worker;

@@ -53,7 +53,9 @@ pub fn run(a: RerunArgs) -> anyhow::Result<ExitCode> {
             old.data_dir.as_deref().unwrap_or("?")
         );
     }
-    plan.target.engine.check_built_in()?;
+    if let Some(e) = plan.target.engine_spec() {
+        e.check_built_in()?;
+    }
     let prov = execute::provenance(a.tag.clone());
     let mut diffs = Vec::new();
     if prov.plumb_version != old.plumb_version || prov.git_hash != old.git_hash {
@@ -65,7 +67,12 @@ pub fn run(a: RerunArgs) -> anyhow::Result<ExitCode> {
             old.git_hash.as_deref().unwrap_or("no git hash")
         ));
     }
-    let engine_now = plan.target.engine.version();
+    // A server's release is known once it runs (the new run records it).
+    let engine_now = plan
+        .target
+        .engine_spec()
+        .map(|e| e.version())
+        .unwrap_or_else(|| old.engine_version.clone());
     if engine_now != old.engine_version {
         diffs.push(format!(
             "{} {engine_now} now, {} then",
@@ -88,6 +95,7 @@ pub fn run(a: RerunArgs) -> anyhow::Result<ExitCode> {
         Grouping::None,
         &mut printer,
         false,
+        crate::drive::Extras::default(),
     )?;
     printer.finish()?;
     if let Some(id) = out.run_ids.first() {

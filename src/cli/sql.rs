@@ -3,23 +3,16 @@
 //! stored as a run like any other, so `plumb compare` sets releases and engines side
 //! by side.
 
-use super::execute::{self, clock_seed, exit_code, INTERRUPTED};
-use super::progress::Bar;
-use super::server::{self, Server, ServerArgs};
+use super::execute::{self, clock_seed, exit_code, Printer, Style};
+use super::server_args::ServerArgs;
 use super::StoreArg;
-use anyhow::{bail, Context};
-use plumb_core::StepStatus;
-use plumb_runner::lifecycle::rfc3339;
-use plumb_runner::NoProgress;
-use plumb_sql::{
-    run_sql_step, CounterReader, Protocol, ServerChoice, Shape, SqlContext, SqlStepConfig,
-};
-use plumb_store::{StepRecord, Store};
-use plumb_workloads::{sql as sqlsteps, Distribution, Kind, SqlKind};
-use std::collections::BTreeMap;
+use crate::drive::Extras;
+use anyhow::bail;
+use plumb_plan::{Family, KvParams, RunPlan, SqlParams, SqlWork, TargetPlan, WorkloadPlan};
+use plumb_runner::{DirPolicy, Grouping};
+use plumb_store::Store;
+use plumb_workloads::{sql as sqlsteps, SqlKind};
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 /// `plumb sql`.
 #[derive(Debug, clap::Args)]
@@ -41,34 +34,15 @@ Examples:
 pub struct SqlArgs {
     #[command(flatten)]
     server: ServerArgs,
-    /// Tables sbtest1..N.
-    #[arg(long, default_value_t = 1)]
-    tables: u32,
-    /// Rows per table.
-    #[arg(long, alias = "table_size", default_value_t = 100_000)]
-    table_size: u64,
-    /// Rows per range query (sysbench's --range_size).
-    #[arg(long, alias = "range_size", default_value_t = 100)]
-    range_size: u64,
-    /// Client threads, one connection each.
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
+    #[command(flatten)]
+    params: SqlParams,
     /// Run everything this many times, each on a fresh server with a fresh load (seeds
     /// seed, seed+1, …), stored as one group (g<first run id>) for `plumb compare`.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
-    /// Seconds measured per step (the load runs to its end).
-    #[arg(long, default_value_t = 5.0)]
-    duration: f64,
-    /// Seconds run unmeasured before each step's window, on the same connections.
-    #[arg(long, default_value_t = 1.0)]
-    warmup: f64,
     /// Microbenchmarks to run, in order [default: the seeds' order].
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, alias = "benchmarks", value_name = "LIST")]
     steps: Option<String>,
-    /// Keys: uniform or zipfian[:THETA] (update-zipf is always zipfian).
-    #[arg(long, default_value = "uniform")]
-    distribution: String,
     /// Random seed [default: from the clock, printed and stored].
     #[arg(long)]
     seed: Option<u64>,
@@ -78,6 +52,10 @@ pub struct SqlArgs {
     /// query against the base.
     #[arg(long)]
     profile: bool,
+    /// Limit the managed server's processes to this much memory, page cache included
+    /// (a cgroup), so a table larger than it is read from the device.
+    #[arg(long, value_name = "MIB")]
+    memory_mb: Option<u64>,
     /// A label stored with the run.
     #[arg(long)]
     tag: Option<String>,
@@ -102,23 +80,10 @@ pub struct SqlArgs {
     json: bool,
 }
 
-fn check(a: &SqlArgs) -> anyhow::Result<(Vec<sqlsteps::SqlStepPlan>, Distribution)> {
-    if a.tables == 0 || a.table_size == 0 || a.threads == 0 || a.range_size == 0 {
-        bail!("--tables, --table-size, --range-size and --threads must be at least 1");
-    }
-    if !(a.duration > 0.0 && a.duration.is_finite()) {
-        bail!("--duration {}: give a number of seconds > 0", a.duration);
-    }
-    if !(a.warmup >= 0.0 && a.warmup.is_finite()) {
-        bail!("--warmup {}: give a number of seconds >= 0", a.warmup);
-    }
-    if a.table_size > i32::MAX as u64 / 2 {
-        bail!(
-            "--table-size {}: ids are INTEGER; use at most {}",
-            a.table_size,
-            i32::MAX / 2
-        );
-    }
+fn check(a: &SqlArgs) -> anyhow::Result<Vec<sqlsteps::SqlStepPlan>> {
+    a.params
+        .validate()
+        .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
     let steps = match &a.steps {
         Some(s) => sqlsteps::parse_steps(s)?,
         None => sqlsteps::default_order(),
@@ -150,238 +115,69 @@ fn check(a: &SqlArgs) -> anyhow::Result<(Vec<sqlsteps::SqlStepPlan>, Distributio
             );
         }
     }
-    let dist: Distribution = a
-        .distribution
-        .parse()
-        .map_err(|e: plumb_workloads::WorkloadError| anyhow::anyhow!("{e}"))?;
-    if matches!(dist, Distribution::HotSet { .. }) {
-        bail!(
-            "--distribution {}: use uniform or zipfian[:THETA]",
-            a.distribution
-        );
+    if a.memory_mb.is_some() && a.server.url.is_some() {
+        bail!("--memory-mb limits a server plumb starts; a --url server is someone else's");
     }
-    Ok((steps, dist))
+    Ok(steps)
 }
 
-/// Runs `plumb sql`: each repeat on a fresh server (and a fresh load).
+/// Runs `plumb sql`: one planned run per repeat, each on a fresh server (and a fresh
+/// load), through the one runner.
 pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
-    let (steps, distribution) = check(&a)?;
+    let steps = check(&a)?;
+    let (spec, password) = a.server.spec();
+    spec.validate()
+        .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
     let seed = a.seed.unwrap_or_else(clock_seed);
-    let mut group = None;
-    let mut code = ExitCode::SUCCESS;
-    for rep in 0..a.repeat {
-        let (mut server, choice) = server::start(&a.server)?;
-        let result = measure(
-            &a,
-            &mut server,
-            choice.as_ref(),
-            &steps,
-            distribution,
-            seed.wrapping_add(u64::from(rep)),
-            (&mut group, rep),
-        );
-        let stopped = server.stop(a.server.keep);
-        code = result?;
-        stopped.context("the run is stored, but the server did not stop cleanly")?;
-        if code != ExitCode::SUCCESS || INTERRUPTED.load(Ordering::Relaxed) {
-            break;
-        }
-    }
-    Ok(code)
-}
-
-fn measure(
-    a: &SqlArgs,
-    server: &mut Server,
-    choice: Option<&ServerChoice>,
-    steps: &[sqlsteps::SqlStepPlan],
-    distribution: Distribution,
-    seed: u64,
-    (group, rep): (&mut Option<i64>, u32),
-) -> anyhow::Result<ExitCode> {
-    let ep = server.endpoint().clone();
-    let mut counters = CounterReader::connect(&ep)?;
-    let id = server::identify(&a.server, server, choice, &mut counters)?;
-    let (engine, version) = (id.engine, id.version);
-    let engine_clause = id
-        .storage
-        .map(|e| format!(" ENGINE = {}", e.sql_name()))
-        .unwrap_or_default();
-    if !steps.iter().any(|s| s.kind == SqlKind::Load) && counters.max_id(a.tables) == 0 {
-        bail!(
-            "no rows in sbtest1..{} at {}: add `load` to --steps (it creates and fills them)",
-            a.tables,
-            ep.redacted_url()
-        );
-    }
-    let (pid, data_dir) = server.local();
-    let mut options: BTreeMap<String, String> = BTreeMap::new();
-    for (k, v) in [
-        ("server", engine.clone()),
-        ("tables", a.tables.to_string()),
-        ("table_size", a.table_size.to_string()),
-        ("range_size", a.range_size.to_string()),
-        ("threads", a.threads.to_string()),
-        ("duration", a.duration.to_string()),
-        ("warmup", a.warmup.to_string()),
-        ("distribution", distribution.to_string()),
-        ("cache_mb", a.server.cache_mb.to_string()),
-    ] {
-        options.insert(k.to_string(), v);
-    }
-    server::record_settings(server, &mut counters, id.storage, &mut options);
+    let target = TargetPlan {
+        memory_mb: a.memory_mb,
+        ..TargetPlan::server(spec.label(), spec)
+    };
+    let workload = WorkloadPlan {
+        name: a.steps.clone().unwrap_or_else(|| "sql-default".into()),
+        family: Family::Sql(SqlWork {
+            steps,
+            params: a.params.clone(),
+        }),
+    };
+    let runs: Vec<RunPlan> = (0..a.repeat)
+        .map(|rep| RunPlan {
+            suite: "sql".into(),
+            variant: target.name.clone(),
+            target: target.clone(),
+            workload: workload.clone(),
+            size: None,
+            params: KvParams::default(),
+            seed: seed.wrapping_add(u64::from(rep)),
+            repeat: rep,
+            use_existing_db: false,
+        })
+        .collect();
     let mut store = Store::open(&a.store.path())?;
-    let (mut rec, disk) = execute::begin_run(
+    let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });
+    let out = execute::run_batch(
         &mut store,
-        execute::RunHeader {
-            tag: a.tag.clone(),
-            workload: match &a.steps {
-                Some(s) => s.clone(),
-                None => "sql-default".into(),
-            },
-            engine: engine.clone(),
-            version: version.clone(),
-            options,
-            seed,
-            data_dir: data_dir.clone(),
+        a.tag.clone(),
+        &runs,
+        None,
+        DirPolicy::Fresh {
+            root: a.server.dir.clone(),
+            keep: a.server.keep,
+        },
+        if a.repeat > 1 {
+            Grouping::PerVariant
+        } else {
+            Grouping::None
+        },
+        &mut printer,
+        a.profile,
+        Extras {
+            password,
+            port: a.server.port,
+            client_group: a.client_group.clone().zip(a.clients),
+            barrier_timeout: a.barrier_timeout,
         },
     )?;
-    let run_id = rec.id();
-    let group_of = a.client_group.as_deref().zip(a.clients);
-    if let Some((g, _)) = group_of {
-        rec.store().set_client_group(run_id, g)?;
-    }
-    if a.repeat > 1 {
-        let g = *group.get_or_insert(run_id);
-        rec.store().set_group(run_id, g, i64::from(rep))?;
-    }
-    eprintln!(
-        "plumb: run {run_id}: {engine} {version}, {} × {} rows, {} threads, seed {seed}",
-        a.tables, a.table_size, a.threads
-    );
-    let (bar, no) = (Bar::new(), NoProgress);
-    let progress = execute::progress(a.json, &bar, &no);
-    let shape = Shape {
-        tables: a.tables,
-        table_size: a.table_size,
-        range_size: a.range_size,
-        engine_clause,
-        postgres: ep.protocol == Protocol::Postgres,
-    };
-    let perf_dir = execute::perf_dir(a.profile)?;
-    // A database plumb did not just load may have lost rows to earlier deletes.
-    let mut all_present = false;
-    let mut server_died = None;
-    for (i, plan) in steps.iter().enumerate() {
-        let cfg = SqlStepConfig {
-            index: i,
-            plan: plan.clone(),
-            threads: a.threads,
-            duration: Duration::from_secs_f64(a.duration),
-            warmup: Duration::from_secs_f64(a.warmup),
-            seed,
-            shape: shape.clone(),
-            distribution,
-        };
-        let mut ctx = SqlContext {
-            endpoint: &ep,
-            server_pid: pid,
-            data_dir: data_dir.as_deref(),
-            disk: disk.as_ref(),
-            counters: &mut counters,
-            interrupt: &INTERRUPTED,
-            progress,
-            all_present: &mut all_present,
-            profile: perf_dir.as_ref().map(|d| d.path()),
-        };
-        if let Some((g, n)) = group_of {
-            let place = ctx_barrier(rec.store(), g, i, n, a.barrier_timeout)?;
-            eprintln!(
-                "plumb: client group {g}: step {}: all {n} clients here (arrived {})",
-                plan.name,
-                place + 1
-            );
-        }
-        let mut out = run_sql_step(&mut ctx, &cfg);
-        // A failed step may be the first sign of a dying server.
-        if out.status == StepStatus::Failed {
-            if let Some(e) = server.died(&plan.name) {
-                out.status = StepStatus::Failed;
-                out.error = Some(e.to_string());
-                server_died = Some(e);
-            }
-        }
-        let step_id = rec.step(
-            StepRecord {
-                seq: 0,
-                name: plan.name.clone(),
-                kind: Kind::Sql(plan.kind),
-                status: out.status,
-                error: out.error.clone(),
-                started_at: rfc3339(out.started),
-                ended_at: rfc3339(out.ended),
-                config: serde_json::json!({
-                    "microbenchmark": plan.kind.name(),
-                    "threads": a.threads,
-                    "duration_s": a.duration,
-                    "warmup_s": a.warmup,
-                    "tables": a.tables,
-                    "table_size": a.table_size,
-                    "range_size": a.range_size,
-                    "distribution": distribution.to_string(),
-                    "seed": seed.to_string(),
-                }),
-                summary: out.summary.clone(),
-            },
-            &out.intervals,
-        )?;
-        if let (Some(_), Some(h)) = (group_of, &out.histograms) {
-            let mut hists = vec![(plumb_store::clients::WHOLE_STEP, h.total.to_v2_base64())];
-            hists.extend(
-                h.intervals
-                    .iter()
-                    .enumerate()
-                    .map(|(i, h)| (i as i64, h.to_v2_base64())),
-            );
-            rec.store().add_histograms(step_id, &hists)?;
-        }
-        match &out.profile {
-            Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
-            Some(Err(why)) => eprintln!("plumb: no profile of step {}: {why}", plan.name),
-            None => {}
-        }
-        if let Some(e) = &out.error {
-            eprintln!("plumb: step {} failed: {e}", plan.name);
-        }
-        if out.status == StepStatus::Interrupted
-            || INTERRUPTED.load(Ordering::Relaxed)
-            || server_died.is_some()
-            || (out.status == StepStatus::Failed && !out.verification_failed)
-        {
-            break;
-        }
-    }
-    let status = rec.finish(INTERRUPTED.load(Ordering::Relaxed))?;
-    execute::print_finished(&store, run_id, status, a.json)?;
-    if let Some(e) = server_died {
-        eprintln!("plumb: error: run {run_id}: {e}\nplumb: finished steps are stored");
-        return Ok(ExitCode::from(1));
-    }
-    Ok(exit_code(status))
-}
-
-/// Waits for the other clients of the group before step `index`.
-fn ctx_barrier(
-    store: &Store,
-    group: &str,
-    index: usize,
-    n: u32,
-    timeout: f64,
-) -> anyhow::Result<i64> {
-    Ok(store.barrier(
-        &format!("{group}/{index}"),
-        i64::from(n),
-        Duration::from_secs_f64(timeout),
-        &INTERRUPTED,
-    )?)
+    printer.finish()?;
+    Ok(exit_code(out.status))
 }

@@ -71,10 +71,11 @@ fn load(path: &Path, shuffle: Option<u64>) -> anyhow::Result<Plan> {
         },
     )?;
     for r in &plan.runs {
-        r.target
-            .engine
-            .check_built_in()
-            .map_err(|e| anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name))?;
+        if let Some(e) = r.target.engine_spec() {
+            e.check_built_in().map_err(|e| {
+                anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name)
+            })?;
+        }
     }
     Ok(plan)
 }
@@ -129,7 +130,7 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
         "engine",
         "workload",
         "steps",
-        "num",
+        "size",
         "threads",
         "repeat",
         "seed",
@@ -143,16 +144,11 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
         t.add_row(vec![
             (i + 1).to_string(),
             r.variant.clone(),
-            r.target.engine.name().to_string(),
+            r.target.kind_label(),
             r.workload.name.clone(),
-            r.workload
-                .steps
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect::<Vec<_>>()
-                .join(","),
-            r.params.num.to_string(),
-            r.params.threads.to_string(),
+            r.workload.family.step_names().join(","),
+            r.size_and_concurrency().0.to_string(),
+            r.size_and_concurrency().1.to_string(),
             r.repeat.to_string(),
             r.seed.to_string(),
             execute::human_secs(e.secs),
@@ -282,6 +278,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         grouping,
         &mut printer,
         false,
+        crate::drive::Extras::default(),
     )?;
     printer.finish()?;
     let status = match out.status {

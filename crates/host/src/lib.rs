@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod busy;
+pub mod cgroup;
 pub mod checks;
 mod inventory;
 mod render;

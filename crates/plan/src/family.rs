@@ -104,7 +104,10 @@ impl ServerSpec {
             );
         }
         if version == Some("") {
-            return bad("server", "a version after @ is empty; write e.g. postgres@16".into());
+            return bad(
+                "server",
+                "a version after @ is empty; write e.g. postgres@16".into(),
+            );
         }
         match (self.is_postgres(), self.engine.as_deref()) {
             (true, Some(e)) => {
@@ -152,6 +155,26 @@ impl ServerSpec {
             }
         }
         Ok(())
+    }
+}
+
+/// A database URL without its password, and the password (still URL-encoded) if it
+/// had one: the plan keeps the first, only the running process the second.
+pub fn strip_password(u: &str) -> (String, Option<String>) {
+    let Some((scheme, rest)) = u.split_once("://") else {
+        return (u.to_string(), None);
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (auth, tail) = rest.split_at(end);
+    let Some((userinfo, host)) = auth.rsplit_once('@') else {
+        return (u.to_string(), None);
+    };
+    match userinfo.split_once(':') {
+        Some((user, pw)) => (
+            format!("{scheme}://{user}@{host}{tail}"),
+            Some(pw.to_string()),
+        ),
+        None => (u.to_string(), None),
     }
 }
 
@@ -526,6 +549,16 @@ mod tests {
     }
 
     #[test]
+    fn a_url_loses_its_password_for_the_plan() {
+        let (u, pw) = strip_password("postgres://bench:s%40cret@db1:5432/sbtest?host=/tmp");
+        assert_eq!(u, "postgres://bench@db1:5432/sbtest?host=/tmp");
+        assert_eq!(pw.as_deref(), Some("s%40cret"));
+        assert!(!url_has_password(&u));
+        let (u, pw) = strip_password("mysql://root@h/db");
+        assert_eq!((u.as_str(), pw), ("mysql://root@h/db", None));
+    }
+
+    #[test]
     fn durations_by_step_then_class_then_default() {
         let mut p = SqlParams {
             read_duration: Some(330.0),
@@ -533,8 +566,8 @@ mod tests {
             ..SqlParams::default()
         };
         p.step_duration.insert("scan".into(), 20.0);
-        let steps = plumb_workloads::sql::parse_steps("load,point-query,update-index,scan")
-            .unwrap();
+        let steps =
+            plumb_workloads::sql::parse_steps("load,point-query,update-index,scan").unwrap();
         let d: Vec<f64> = steps.iter().map(|s| p.duration_of(s)).collect();
         assert_eq!(d, vec![5.0, 330.0, 630.0, 20.0]);
         assert!(p.validate().is_ok());

@@ -10,7 +10,9 @@ pub mod order;
 pub mod suite;
 
 pub use estimate::{estimate, free_bytes, Estimate};
-pub use family::{Family, IbParams, IbWork, ServerSpec, SqlParams, SqlWork, Subject};
+pub use family::{
+    strip_password, Family, IbParams, IbWork, ServerSpec, SqlParams, SqlWork, Subject,
+};
 pub use model::{
     hash_of, refused, KvParams, ParamError, Plan, RunPlan, TargetPlan, WorkloadPlan,
     MAX_VALUE_SIZE, QUICK_SECS,

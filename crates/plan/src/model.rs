@@ -2,8 +2,8 @@
 //! stores its [`RunPlan`]; `plumb rerun` rebuilds the run from it and `--resume` knows
 //! a run by its hash.
 
-use plumb_core::value::VerifyMode;
 use crate::family::{Family, ServerSpec, Subject};
+use plumb_core::value::VerifyMode;
 use plumb_targets::EngineSpec;
 use plumb_workloads::steps::StepPlan;
 use plumb_workloads::{Distribution, StepKind};
@@ -297,6 +297,17 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
+    /// The run's data size and concurrency as its family counts them: keys and
+    /// threads (kv), rows per table and client threads (sql), rows loaded and
+    /// clients (ib). Sweeps and plan tables read them.
+    pub fn size_and_concurrency(&self) -> (u64, usize) {
+        match &self.workload.family {
+            Family::Kv(_) => (self.params.num, self.params.threads),
+            Family::Sql(w) => (w.params.table_size, w.params.threads),
+            Family::Ib(w) => (w.params.rows, w.params.clients as usize),
+        }
+    }
+
     /// A stable identity: equal plans have equal hashes, on any machine, so an
     /// interrupted suite knows which runs it already finished.
     pub fn hash(&self) -> String {

@@ -153,14 +153,28 @@ struct Cell<'a> {
     target: &'a str,
     workload: &'a str,
     size: Option<&'a str>,
+    /// A server family's (rows, client threads) from the plan: the same for every
+    /// step of the run. `None` for key-value runs, whose steps say their own.
+    family: Option<(u64, u64)>,
 }
 
 fn cell_of(r: &StoredRun) -> Option<Cell<'_>> {
     let p = r.run.plan.as_ref()?;
+    let w = &p["workload"];
+    let family = if let Some(sql) = w.get("sql") {
+        let q = &sql["params"];
+        Some((q["table_size"].as_u64()?, q["threads"].as_u64()?))
+    } else if let Some(ib) = w.get("ib") {
+        let q = &ib["params"];
+        Some((q["rows"].as_u64()?, q["clients"].as_u64()?))
+    } else {
+        None
+    };
     Some(Cell {
         target: p["target"]["name"].as_str()?,
-        workload: p["workload"]["name"].as_str()?,
+        workload: w["name"].as_str()?,
         size: p["size"].as_str(),
+        family,
     })
 }
 
@@ -177,8 +191,10 @@ pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
             if s.status != StepStatus::Ok || s.kind.is_maintenance() || s.summary.ops == 0 {
                 continue;
             }
-            let threads = s.config["threads"].as_u64();
-            let num = s.config["num"].as_u64();
+            let (threads, num) = match c.family {
+                Some((rows, clients)) => (Some(clients), Some(rows)),
+                None => (s.config["threads"].as_u64(), s.config["num"].as_u64()),
+            };
             let (Some(threads), Some(num)) = (threads, num) else {
                 continue;
             };

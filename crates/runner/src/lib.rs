@@ -17,8 +17,8 @@ pub mod workload;
 pub use config::{KeySpace, StepConfig};
 pub use histogram::LatencyHistogram;
 pub use lifecycle::{
-    Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, LifecycleError, Observer, Provenance,
-    RunAt,
+    Batch, BatchOutcome, DirPolicy, FamilyDriver, Grouping, Lifecycle, LifecycleError, Observer,
+    Provenance, RunAt, Slot,
 };
 pub use pacing::Pacer;
 pub use recording::Recording;

@@ -45,6 +45,23 @@ pub enum LifecycleError {
         /// The engine's words.
         source: plumb_core::TargetError,
     },
+    /// No memory limit could be set for a run that asked for one.
+    #[error("run {variant}: {source}")]
+    MemoryLimit {
+        /// The run's variant label.
+        variant: String,
+        /// Why.
+        source: plumb_host::cgroup::CgroupError,
+    },
+    /// A run of a family the runner hands to a [`FamilyDriver`] could not be made
+    /// (a server that would not start, a bad URL): the driver's words.
+    #[error("run {variant}: {message}")]
+    Family {
+        /// The run's variant label.
+        variant: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
     /// A plan's parameters cannot run (a plan read back from the store by `rerun`).
     #[error("run {variant}: {key}: {message}")]
     Params {
@@ -129,6 +146,42 @@ pub struct RunAt<'a> {
     pub secs_left: f64,
 }
 
+/// Runs the plans whose family the runner does not drive itself (the sysbench
+/// microbenchmarks and the insert benchmark, on servers or engines): their clients and
+/// servers live in crates the runner cannot depend on, so the binary supplies this.
+/// Everything around the run (order, skipping what is done, groups, estimates, Ctrl-C
+/// between runs) stays in the lifecycle.
+pub trait FamilyDriver {
+    /// Runs one planned run, storing it with `slot.run` (provenance, suite and plan
+    /// already filled in), and returns its id and status.
+    fn run(&mut self, plan: &RunPlan, slot: Slot<'_>) -> Result<(i64, RunStatus), LifecycleError>;
+}
+
+/// What a [`FamilyDriver`] gets for one run.
+pub struct Slot<'a> {
+    /// Where the run goes.
+    pub store: &'a mut Store,
+    /// The run row, with provenance, suite, plan and its hash filled in; the driver
+    /// adds what it measures (engine, release, options, host).
+    pub run: NewRun,
+    /// `Some(group to join, or None to start one named after this run)`.
+    pub group: Option<Option<i64>>,
+    /// Where data directories are made (`None`: the default of the family).
+    pub root: Option<PathBuf>,
+    /// Keep the data directory after the run.
+    pub keep: bool,
+    /// Set by Ctrl-C.
+    pub interrupt: &'a AtomicBool,
+    /// Step progress.
+    pub progress: &'a dyn Progress,
+    /// Run-level events: the driver calls `run_starting` and `run_finished`.
+    pub observer: &'a mut dyn Observer,
+    /// Profile every measured step (perf's data files go here).
+    pub profile: Option<&'a Path>,
+    /// Its place in the batch: (1-based index, total, estimated seconds left).
+    pub at: (usize, usize, f64),
+}
+
 /// Everything the lifecycle needs from outside.
 pub struct Lifecycle<'a> {
     /// Where runs go.
@@ -145,6 +198,8 @@ pub struct Lifecycle<'a> {
     pub provenance: Provenance,
     /// Profile every measured step (perf's data files go in this directory).
     pub profile: Option<&'a Path>,
+    /// Runs the families the runner does not drive itself.
+    pub driver: Option<&'a mut dyn FamilyDriver>,
 }
 
 /// A sequence of planned runs to carry out.
@@ -240,14 +295,12 @@ impl Lifecycle<'_> {
                 Grouping::None => None,
                 Grouping::PerVariant => Some(out.groups.get(&plan.variant).copied()),
             };
-            let (id, status) = self.run_one(
-                plan,
-                dir,
-                b.suite_id,
-                group,
-                &b.dirs,
-                (n + 1, todo.len(), left * scale),
-            )?;
+            let at = (n + 1, todo.len(), left * scale);
+            let (id, status) = if plan.workload.kv_steps().is_some() {
+                self.run_one(plan, dir, b.suite_id, group, &b.dirs, at)?
+            } else {
+                self.hand_over(plan, b, group, at)?
+            };
             if let Some(g) = group {
                 out.groups
                     .entry(plan.variant.clone())
@@ -264,6 +317,58 @@ impl Lifecycle<'_> {
         Ok(out)
     }
 
+    /// A run of a family the driver runs.
+    fn hand_over(
+        &mut self,
+        plan: &RunPlan,
+        b: &Batch<'_>,
+        group: Option<Option<i64>>,
+        at: (usize, usize, f64),
+    ) -> Result<(i64, RunStatus), LifecycleError> {
+        let Some(driver) = self.driver.as_deref_mut() else {
+            return Err(LifecycleError::Family {
+                variant: plan.variant.clone(),
+                message: format!(
+                    "this front end runs key-value plans only; run the {} workload with \
+                     plumb run",
+                    plan.workload.family.name()
+                ),
+            });
+        };
+        let (root, keep) = match &b.dirs {
+            DirPolicy::Fresh { root, keep } => (root.clone(), *keep),
+            DirPolicy::Given { dir, .. } => (Some(dir.clone()), true),
+        };
+        let run = NewRun {
+            tag: self.provenance.tag.clone(),
+            command: self.provenance.command.clone(),
+            workload: plan.workload.name.clone(),
+            plumb_version: self.provenance.plumb_version.clone(),
+            git_hash: self.provenance.git_hash.clone(),
+            seed: plan.seed,
+            started_at: now(),
+            suite_id: b.suite_id,
+            plan: serde_json::to_value(plan).ok(),
+            plan_hash: Some(plan.hash()),
+            ..NewRun::default()
+        };
+        driver.run(
+            plan,
+            Slot {
+                store: self.store,
+                run,
+                group,
+                root,
+                keep,
+                interrupt: self.interrupt,
+                progress: self.progress,
+                observer: self.observer,
+                profile: self.profile,
+                at,
+            },
+        )
+    }
+
     fn prepare_dir(
         &mut self,
         policy: &DirPolicy,
@@ -271,7 +376,11 @@ impl Lifecycle<'_> {
         index: usize,
         total: usize,
     ) -> Result<DataDir, LifecycleError> {
-        if !plan.target.engine.capabilities().keeps_files {
+        let keeps_files = plan
+            .target
+            .engine_spec()
+            .is_some_and(|e| e.capabilities().keeps_files);
+        if !keeps_files {
             return Ok(DataDir::None);
         }
         match policy {
@@ -332,16 +441,38 @@ impl Lifecycle<'_> {
             key: e.key,
             message: e.message,
         })?;
-        let target =
-            plan.target
-                .engine
-                .open(dir.path())
-                .map_err(|source| LifecycleError::Open {
+        let (Some(engine), Some(steps)) = (plan.target.engine_spec(), plan.workload.kv_steps())
+        else {
+            return Err(LifecycleError::Family {
+                variant: plan.variant.clone(),
+                message: "db_bench steps run on an embedded engine".into(),
+            });
+        };
+        // The limit holds this process from before the engine opens (its caches and
+        // page cache are charged from the first byte) until after it closes.
+        let limit = match plan.target.memory_mb {
+            Some(mb) => {
+                let l = plumb_host::cgroup::MemoryLimit::create(
+                    &format!("plumb-{}-{}", std::process::id(), index),
+                    mb << 20,
+                )
+                .and_then(|l| l.enter().map(|()| l))
+                .map_err(|source| LifecycleError::MemoryLimit {
                     variant: plan.variant.clone(),
-                    engine: plan.target.engine.name(),
-                    dir: dir.path().map(Path::to_path_buf),
                     source,
                 })?;
+                Some(l)
+            }
+            None => None,
+        };
+        let target = engine
+            .open(dir.path())
+            .map_err(|source| LifecycleError::Open {
+                variant: plan.variant.clone(),
+                engine: engine.name(),
+                dir: dir.path().map(Path::to_path_buf),
+                source,
+            })?;
         let disk = dir
             .path()
             .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
@@ -363,7 +494,7 @@ impl Lifecycle<'_> {
                 engine_version: target.version(),
                 plumb_version: self.provenance.plumb_version.clone(),
                 git_hash: self.provenance.git_hash.clone(),
-                options: recorded_options(plan, target.as_ref()),
+                options: recorded_options(plan, engine, steps, target.as_ref(), limit.as_ref()),
                 seed: plan.seed,
                 started_at: now(),
                 data_dir: dir.path().map(|d| d.display().to_string()),
@@ -402,7 +533,12 @@ impl Lifecycle<'_> {
         } else {
             KeySpace::empty()
         };
-        for (i, sp) in plan.workload.steps.iter().enumerate() {
+        for (i, sp) in steps.iter().enumerate() {
+            if plan.target.drop_caches && i > 0 && !sp.kind.is_maintenance() {
+                if let Err(e) = plumb_host::cgroup::drop_page_cache() {
+                    self.observer.note(&format!("page cache not dropped: {e}"));
+                }
+            }
             let cfg = StepConfig {
                 index: i,
                 plan: sp.clone(),
@@ -452,6 +588,7 @@ impl Lifecycle<'_> {
         }
         let status = rec.finish(self.interrupt.load(Ordering::Relaxed))?;
         drop(target);
+        drop(limit);
         if let DataDir::Temp(t) = &dir {
             // Removed (or kept) below: no longer a killed run's to sweep.
             plumb_store::owner::release(t.path());
@@ -470,7 +607,13 @@ impl Lifecycle<'_> {
 /// The flat option map stored with a run (selectors such as `opt.threads=2` and the
 /// fairness warnings read it): the workload's knobs, the engine's options under its
 /// name, and where the run sits in its suite.
-fn recorded_options(plan: &RunPlan, target: &dyn plumb_core::Target) -> BTreeMap<String, String> {
+fn recorded_options(
+    plan: &RunPlan,
+    engine: &plumb_targets::EngineSpec,
+    steps: &[plumb_workloads::steps::StepPlan],
+    target: &dyn plumb_core::Target,
+    limit: Option<&plumb_host::cgroup::MemoryLimit>,
+) -> BTreeMap<String, String> {
     let mut o: BTreeMap<String, String> = plumb_targets::options::as_strings(&plan.params)
         .into_iter()
         .collect();
@@ -481,15 +624,17 @@ fn recorded_options(plan: &RunPlan, target: &dyn plumb_core::Target) -> BTreeMap
         );
     }
     o.insert("engine".into(), target.name().to_string());
-    o.insert(
-        "durability".into(),
-        plan.target.engine.durability().name().to_string(),
-    );
+    o.insert("durability".into(), engine.durability().name().to_string());
+    if let Some(l) = limit {
+        o.insert("memory_limit_mb".into(), (l.bytes() >> 20).to_string());
+    }
+    if plan.target.drop_caches {
+        o.insert("drop_caches".into(), "true".into());
+    }
     o.insert("seed".into(), plan.seed.to_string());
     o.insert(
         "benchmarks".into(),
-        plan.workload
-            .steps
+        steps
             .iter()
             .map(|s| s.name.as_str())
             .collect::<Vec<_>>()

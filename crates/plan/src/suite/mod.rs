@@ -647,7 +647,10 @@ fn server_targets(t: &TargetDef) -> Result<Vec<TargetPlan>, (&'static str, Strin
         None => vec![(name.clone(), base)],
         Some(vs) => {
             if vs.get_ref().is_empty() {
-                return Err(("versions", "is empty; list at least one, e.g. [\"15\", \"16\"]".into()));
+                return Err((
+                    "versions",
+                    "is empty; list at least one, e.g. [\"15\", \"16\"]".into(),
+                ));
             }
             if base.server.contains('@') || base.url.is_some() || base.basedir.is_some() {
                 return Err((
@@ -662,7 +665,10 @@ fn server_targets(t: &TargetDef) -> Result<Vec<TargetPlan>, (&'static str, Strin
                 if v.is_empty() || v.contains(['@', '/', ' ']) {
                     return Err(("versions", format!("{v:?} is not a version")));
                 }
-                if out.iter().any(|(n, _): &(String, ServerSpec)| n == &format!("{name}@{v}")) {
+                if out
+                    .iter()
+                    .any(|(n, _): &(String, ServerSpec)| n == &format!("{name}@{v}"))
+                {
                     return Err(("versions", format!("{v:?} is listed twice")));
                 }
                 out.push((
@@ -719,7 +725,12 @@ fn workload_family(
     at: &dyn Fn(Option<Range<usize>>, String) -> SuiteError,
 ) -> Result<Family, SuiteError> {
     let name = w.name.get_ref();
-    let given = [w.steps.is_some(), w.sequence.is_some(), w.sql.is_some(), w.ib.is_some()];
+    let given = [
+        w.steps.is_some(),
+        w.sequence.is_some(),
+        w.sql.is_some(),
+        w.ib.is_some(),
+    ];
     if given.iter().filter(|g| **g).count() != 1 {
         return Err(at(
             Some(w.name.span()),
@@ -774,9 +785,10 @@ fn workload_family(
         nonempty(list, "sql")?;
         let mut v = Vec::new();
         for s in list {
-            v.extend(plumb_workloads::sql::parse_steps(s.get_ref()).map_err(|e| {
-                at(Some(s.span()), format!("workload {name:?}: {e}"))
-            })?);
+            v.extend(
+                plumb_workloads::sql::parse_steps(s.get_ref())
+                    .map_err(|e| at(Some(s.span()), format!("workload {name:?}: {e}")))?,
+            );
         }
         return Ok(sql(v));
     }
@@ -784,9 +796,10 @@ fn workload_family(
         nonempty(list, "ib")?;
         let mut v = Vec::new();
         for s in list {
-            v.extend(plumb_workloads::ibench::parse_steps(s.get_ref()).map_err(|e| {
-                at(Some(s.span()), format!("workload {name:?}: {e}"))
-            })?);
+            v.extend(
+                plumb_workloads::ibench::parse_steps(s.get_ref())
+                    .map_err(|e| at(Some(s.span()), format!("workload {name:?}: {e}")))?,
+            );
         }
         return ib(v, w.name.span());
     }

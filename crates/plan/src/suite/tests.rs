@@ -305,13 +305,25 @@ clients = [1, 2]
 fn servers_and_every_family_expand_into_one_matrix() {
     let p = plan(SERVERS).unwrap();
     // pg@15, pg@16, innodb: micro and ib; lmdb: ib only. × 2 sizes × 2 clients.
-    assert_eq!(p.runs.len(), (3 * 2 + 1) * 2 * 2, "{:#?}", p.runs.iter().map(|r| &r.variant).collect::<Vec<_>>());
+    assert_eq!(
+        p.runs.len(),
+        (3 * 2 + 1) * 2 * 2,
+        "{:#?}",
+        p.runs.iter().map(|r| &r.variant).collect::<Vec<_>>()
+    );
     let names: Vec<&str> = p.runs.iter().map(|r| r.variant.as_str()).collect();
     assert_eq!(names[0], "pg@15/micro/small/t1");
     assert!(names.contains(&"pg@16/ib/large/t2"), "{names:?}");
     assert!(names.contains(&"lmdb/ib/small/t1"), "{names:?}");
-    assert!(!names.iter().any(|n| n.starts_with("lmdb/micro")), "{names:?}");
-    let r = p.runs.iter().find(|r| r.variant == "pg@16/micro/large/t2").unwrap();
+    assert!(
+        !names.iter().any(|n| n.starts_with("lmdb/micro")),
+        "{names:?}"
+    );
+    let r = p
+        .runs
+        .iter()
+        .find(|r| r.variant == "pg@16/micro/large/t2")
+        .unwrap();
     let s = r.target.server_spec().unwrap();
     assert_eq!((s.server.as_str(), s.cache_mb), ("postgres@16", 64));
     assert_eq!(r.target.memory_mb, Some(256));
@@ -323,10 +335,20 @@ fn servers_and_every_family_expand_into_one_matrix() {
         }
         f => panic!("{f:?}"),
     }
-    let r = p.runs.iter().find(|r| r.variant == "innodb/ib/small/t2").unwrap();
-    assert_eq!(r.target.server_spec().unwrap().engine.as_deref(), Some("innodb"));
+    let r = p
+        .runs
+        .iter()
+        .find(|r| r.variant == "innodb/ib/small/t2")
+        .unwrap();
+    assert_eq!(
+        r.target.server_spec().unwrap().engine.as_deref(),
+        Some("innodb")
+    );
     match &r.workload.family {
-        Family::Ib(w) => assert_eq!((w.params.rows, w.params.clients, w.params.inserts), (1000, 2, 1000)),
+        Family::Ib(w) => assert_eq!(
+            (w.params.rows, w.params.clients, w.params.inserts),
+            (1000, 2, 1000)
+        ),
         f => panic!("{f:?}"),
     }
     // The same file plans the same runs (resume knows them by hash).
@@ -338,7 +360,9 @@ fn servers_and_every_family_expand_into_one_matrix() {
 #[test]
 fn server_mistakes_name_their_line_and_key() {
     let base = "[[workload]]\nname = \"m\"\nsql = [\"point-query\"]\n";
-    let (line, _, m) = err(&format!("[[target]]\nname = \"x\"\nserver = \"oracle\"\n{base}"));
+    let (line, _, m) = err(&format!(
+        "[[target]]\nname = \"x\"\nserver = \"oracle\"\n{base}"
+    ));
     assert_eq!(line, 3, "{m}");
     assert!(m.contains("server") && m.contains("postgres"), "{m}");
     let (line, _, m) = err(&format!(
@@ -354,7 +378,10 @@ fn server_mistakes_name_their_line_and_key() {
         "[[target]]\nname = \"x\"\nengine = \"lmdb\"\n{base}"
     ));
     assert_eq!(line, 5, "{m}");
-    assert!(m.contains("runs on no target") && m.contains("server"), "{m}");
+    assert!(
+        m.contains("runs on no target") && m.contains("server"),
+        "{m}"
+    );
     let (line, _, m) = err(&format!(
         "[sql]\nthreads = 0\n[[target]]\nname = \"x\"\nserver = \"postgres\"\n{base}"
     ));
@@ -367,7 +394,10 @@ fn server_mistakes_name_their_line_and_key() {
     let (line, _, m) = err(
         "[[target]]\nname = \"x\"\nengine = \"rocksdb\"\ncache_mb = 5\n[[workload]]\nname = \"w\"\nsteps = [\"fillseq\"]\n",
     );
-    assert!(m.contains("cache_mb") && m.contains("server"), "{line}: {m}");
+    assert!(
+        m.contains("cache_mb") && m.contains("server"),
+        "{line}: {m}"
+    );
 }
 
 #[test]
@@ -379,4 +409,20 @@ fn sequences_name_every_family() {
     assert_eq!(p.runs.len(), 2);
     assert_eq!(p.runs[0].workload.family.name(), "sql");
     assert_eq!(p.runs[1].workload.family.step_names()[0], "l.i0");
+}
+
+#[test]
+fn every_example_suite_plans() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let plan =
+                load(&p, PlanOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assert!(!plan.runs.is_empty(), "{}", p.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 8, "examples found: {n}");
 }

@@ -1,47 +1,10 @@
-//! The database server a command measures, shared by `plumb sql` and `plumb ib`: the
-//! flags that choose it, starting a managed one (or reading `--url`), and what it is
-//! called in the store.
+//! The database server a run measures, for the sysbench microbenchmarks and the
+//! insert benchmark alike: starting a managed one from a plan's [`ServerSpec`] (or
+//! reaching one by URL), what it is called in the store, and how it is set.
 
-use super::execute::INTERRUPTED;
+use plumb_plan::ServerSpec;
 use plumb_sql::{CounterReader, Endpoint, Managed, Protocol, ServerChoice, StartOptions};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-
-/// How a command chooses its server.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ServerArgs {
-    /// The server plumb starts: postgres[@MAJOR], mariadb[@VERSION], or mysql (with
-    /// --basedir) [default: postgres].
-    #[arg(long, value_name = "NAME[@VERSION]")]
-    pub server: Option<String>,
-    /// Storage engine of a MySQL-protocol server: innodb or rocksdb (MyRocks).
-    #[arg(long, value_name = "ENGINE")]
-    pub engine: Option<String>,
-    /// A running server instead: postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://…
-    /// (plumb creates and drops only its own tables; the password is never stored).
-    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "basedir", "keep", "dir", "port", "config"])]
-    pub url: Option<String>,
-    /// An install to start instead of the system's (its bin/ holds postgres or mysqld).
-    #[arg(long, value_name = "DIR")]
-    pub basedir: Option<PathBuf>,
-    /// Where the data directory is made: the managed server's (with `plumb ib --kv`,
-    /// the engine's) [default: /var/tmp].
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Keep the data directory after the run.
-    #[arg(long)]
-    pub keep: bool,
-    /// TCP port for the managed server [default: a free one].
-    #[arg(long)]
-    pub port: Option<u16>,
-    /// Buffer pool / shared_buffers / block cache, MiB.
-    #[arg(long, default_value_t = 1024, value_name = "MIB")]
-    pub cache_mb: u64,
-    /// A config template to use instead of plumb's (crates/sql/config/*): the same
-    /// {placeholders} are filled.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-}
 
 /// The server a run measures: started by plumb, or someone else's.
 pub enum Server {
@@ -104,26 +67,56 @@ pub fn version_label(v: &str) -> String {
         .to_string()
 }
 
-/// Starts the managed server `a` asks for, or reads `--url`.
-pub fn start(a: &ServerArgs) -> anyhow::Result<(Server, Option<ServerChoice>)> {
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
-    if let Some(url) = &a.url {
-        return Ok((Server::External(Endpoint::parse_url(url)?), None));
+/// Where and how a managed server is started, beside its spec.
+#[derive(Debug, Clone, Default)]
+pub struct Placement {
+    /// Where its directory is made [default: /var/tmp].
+    pub dir: Option<PathBuf>,
+    /// Keep its data directory after the run.
+    pub keep: bool,
+    /// Its TCP port [default: a free one].
+    pub port: Option<u16>,
+}
+
+/// The password of a URL server: the one given on the command line, else the
+/// environment's (PLUMB_URL_PASSWORD, then PGPASSWORD or MYSQL_PWD by protocol). Never
+/// part of a plan.
+fn url_password(ep: &Endpoint, given: Option<&str>) -> Option<String> {
+    if let Some(p) = given {
+        return Some(p.to_string());
     }
-    let c = ServerChoice::parse(
-        a.server.as_deref().unwrap_or("postgres"),
-        a.engine.as_deref(),
-        a.basedir.clone(),
-    )?;
+    let by_protocol = match ep.protocol {
+        Protocol::Postgres => "PGPASSWORD",
+        Protocol::MySql => "MYSQL_PWD",
+    };
+    ["PLUMB_URL_PASSWORD", by_protocol]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+}
+
+/// Starts the managed server `spec` asks for, or reaches its URL.
+pub fn start(
+    spec: &ServerSpec,
+    password: Option<&str>,
+    at: &Placement,
+) -> anyhow::Result<(Server, Option<ServerChoice>)> {
+    if let Some(url) = &spec.url {
+        let mut ep = Endpoint::parse_url(url)?;
+        if ep.password.is_none() {
+            ep.password = url_password(&ep, password);
+        }
+        return Ok((Server::External(ep), None));
+    }
+    let c = ServerChoice::parse(&spec.server, spec.engine.as_deref(), spec.basedir.clone())?;
     eprintln!("plumb: starting {} …", c.engine_label());
     let m = Managed::start(
         &c,
         &StartOptions {
-            dir: a.dir.clone(),
-            keep: a.keep,
-            port: a.port,
-            cache_mb: a.cache_mb,
-            config: a.config.clone(),
+            dir: at.dir.clone(),
+            keep: at.keep,
+            port: at.port,
+            cache_mb: spec.cache_mb,
+            config: spec.config.clone(),
         },
     )?;
     eprintln!(
@@ -132,7 +125,7 @@ pub fn start(a: &ServerArgs) -> anyhow::Result<(Server, Option<ServerChoice>)> {
         m.version,
         m.pid,
         m.root.display(),
-        if a.keep { " (kept after the run)" } else { "" }
+        if at.keep { " (kept after the run)" } else { "" }
     );
     Ok((Server::Managed(Box::new(m)), Some(c)))
 }
@@ -151,7 +144,7 @@ pub struct Identity {
 /// Names the server: from plumb's own choice when it started it, from the server's
 /// settings (and `--engine`) when it was given by URL.
 pub fn identify(
-    a: &ServerArgs,
+    spec: &ServerSpec,
     server: &Server,
     choice: Option<&ServerChoice>,
     counters: &mut CounterReader,
@@ -177,7 +170,7 @@ pub fn identify(
         Protocol::Postgres => "postgres",
         Protocol::MySql => "mariadb",
     };
-    let c = ServerChoice::parse(flavor, a.engine.as_deref(), None)?;
+    let c = ServerChoice::parse(flavor, spec.engine.as_deref(), None)?;
     let version = match ep.protocol {
         Protocol::Postgres => get("server_version"),
         Protocol::MySql => get("version"),

@@ -1,0 +1,79 @@
+//! The flags that choose a server, shared by `plumb sql` and `plumb ib`, turned into
+//! the plan's [`ServerSpec`] (the password of a `--url` stays out of it).
+
+use plumb_plan::ServerSpec;
+use std::path::PathBuf;
+
+/// How a command chooses its server.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServerArgs {
+    /// The server plumb starts: postgres[@MAJOR], mariadb[@VERSION], or mysql (with
+    /// --basedir) [default: postgres].
+    #[arg(long, value_name = "NAME[@VERSION]")]
+    pub server: Option<String>,
+    /// Storage engine of a MySQL-protocol server: innodb or rocksdb (MyRocks).
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// A running server instead: postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://…
+    /// (plumb creates and drops only its own tables; the password is never stored).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "basedir", "keep", "dir", "port", "config"])]
+    pub url: Option<String>,
+    /// An install to start instead of the system's (its bin/ holds postgres or mysqld).
+    #[arg(long, value_name = "DIR")]
+    pub basedir: Option<PathBuf>,
+    /// Where the data directory is made: the managed server's (with `plumb ib --kv`,
+    /// the engine's) [default: /var/tmp].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Keep the data directory after the run.
+    #[arg(long)]
+    pub keep: bool,
+    /// TCP port for the managed server [default: a free one].
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Buffer pool / shared_buffers / block cache, MiB.
+    #[arg(long, default_value_t = plumb_plan::family::DEFAULT_CACHE_MB, value_name = "MIB")]
+    pub cache_mb: u64,
+    /// A config template to use instead of plumb's (crates/sql/config/*): the same
+    /// {placeholders} are filled.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+impl ServerArgs {
+    /// The server as a plan holds it, and the password of `--url` (kept apart).
+    pub fn spec(&self) -> (ServerSpec, Option<String>) {
+        let (url, password) = match &self.url {
+            Some(u) => {
+                let (u, p) = plumb_plan::strip_password(u);
+                (Some(u), p)
+            }
+            None => (None, None),
+        };
+        let server = match (&self.server, &url) {
+            (Some(s), _) => s.clone(),
+            (None, Some(u)) if u.starts_with("mysql") || u.starts_with("mariadb") => {
+                "mariadb".into()
+            }
+            _ => "postgres".into(),
+        };
+        let password = password.map(|p| {
+            // The URL's password is percent-encoded; the client wants it plain.
+            plumb_sql::Endpoint::parse_url(self.url.as_deref().unwrap_or(""))
+                .ok()
+                .and_then(|e| e.password)
+                .unwrap_or(p)
+        });
+        (
+            ServerSpec {
+                server,
+                engine: self.engine.clone(),
+                basedir: self.basedir.clone(),
+                config: self.config.clone(),
+                cache_mb: self.cache_mb,
+                url,
+            },
+            password,
+        )
+    }
+}

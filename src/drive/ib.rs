@@ -1,0 +1,368 @@
+//! One planned run of the insert benchmark, on a server started for it (or reached by
+//! URL) or on an embedded engine opened in a fresh directory: each step run and stored
+//! as it ends, the row count checked after each, the server stopped or the directory
+//! removed.
+
+use super::server::{self, Placement, Server};
+use super::Extras;
+use crate::cli::execute;
+use anyhow::Context;
+use plumb_core::{RunStatus, StepStatus};
+use plumb_ibench::kv::KvTable;
+use plumb_ibench::sql::{SqlEngine, SqlTable};
+use plumb_ibench::{run_ib_step, IbContext, IbStepConfig, IbTally, IbTarget};
+use plumb_plan::{IbWork, RunPlan, ServerSpec, Subject};
+use plumb_runner::lifecycle::rfc3339;
+use plumb_runner::{RunAt, Slot};
+use plumb_sql::{CounterReader, Protocol, StorageEngine};
+use plumb_store::StepRecord;
+use plumb_targets::EngineSpec;
+use plumb_workloads::Kind;
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Runs `plan` on its target.
+pub fn run(
+    plan: &RunPlan,
+    work: &IbWork,
+    extras: &Extras,
+    slot: Slot<'_>,
+) -> anyhow::Result<(i64, RunStatus)> {
+    match &plan.target.subject {
+        Subject::Engine(spec) => run_embedded(plan, spec, work, slot),
+        Subject::Server(spec) => run_server(plan, spec, work, extras, slot),
+    }
+}
+
+fn run_embedded(
+    plan: &RunPlan,
+    spec: &EngineSpec,
+    work: &IbWork,
+    slot: Slot<'_>,
+) -> anyhow::Result<(i64, RunStatus)> {
+    spec.check_built_in()?;
+    let caps = spec.capabilities();
+    if !caps.delete || !caps.stores_data {
+        anyhow::bail!(
+            "{}: the insert benchmark needs an engine that stores data and deletes",
+            spec.name()
+        );
+    }
+    let root = slot
+        .root
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("/var/tmp"));
+    std::fs::create_dir_all(&root).with_context(|| format!("making {}", root.display()))?;
+    for gone in plumb_store::owner::sweep(&root) {
+        eprintln!(
+            "plumb: removed {}, left by a plumb that was killed",
+            gone.display()
+        );
+    }
+    let dir = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .prefix(&format!("plumb-ib-{}-", spec.name()))
+        .tempdir_in(&root)
+        .with_context(|| format!("making a directory in {}", root.display()))?;
+    plumb_store::owner::claim(dir.path());
+    // This process holds the engine: it goes into the limit before the engine opens.
+    let limit = super::memory_limit(plan, "engine")?;
+    if let Some(l) = &limit {
+        l.enter()?;
+    }
+    let target = spec
+        .open(caps.keeps_files.then(|| dir.path()))
+        .with_context(|| format!("opening {} in {}", spec.name(), dir.path().display()))?;
+    let mut options: BTreeMap<String, String> = target
+        .options()
+        .iter()
+        .map(|(k, v)| (format!("engine.{k}"), v.clone()))
+        .collect();
+    options.insert("durability".into(), spec.durability().name().into());
+    super::record_limit(limit.as_ref(), &mut options);
+    let table = KvTable::new(target);
+    let keep = slot.keep;
+    eprintln!(
+        "plumb: {} {} in {}{}",
+        spec.name(),
+        spec.version(),
+        dir.path().display(),
+        if keep { " (kept after the run)" } else { "" }
+    );
+    let out = measure(
+        plan,
+        work,
+        Measured {
+            target: &table,
+            engine: spec.name(),
+            version: &spec.version(),
+            options,
+            data_dir: Some(dir.path().to_path_buf()),
+        },
+        slot,
+        &mut None,
+    );
+    drop(table);
+    drop(limit);
+    plumb_store::owner::release(dir.path());
+    if keep {
+        eprintln!("plumb: kept {}", dir.keep().display());
+    }
+    out
+}
+
+fn run_server(
+    plan: &RunPlan,
+    spec: &ServerSpec,
+    work: &IbWork,
+    extras: &Extras,
+    slot: Slot<'_>,
+) -> anyhow::Result<(i64, RunStatus)> {
+    let place = Placement {
+        dir: slot.root.clone(),
+        keep: slot.keep,
+        port: extras.port,
+    };
+    let (mut server, choice) = server::start(spec, extras.password.as_deref(), &place)?;
+    let limit = match super::memory_limit(plan, "server") {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = server.stop(false);
+            return Err(e);
+        }
+    };
+    if let (Some(l), (Some(pid), _)) = (&limit, server.local()) {
+        if let Err(e) = super::limit_tree(l, pid) {
+            let _ = server.stop(false);
+            return Err(e.context("moving the server into its memory limit"));
+        }
+    }
+    let keep = slot.keep;
+    let result = measure_server(
+        plan,
+        spec,
+        work,
+        &mut server,
+        choice.as_ref(),
+        limit.as_ref(),
+        slot,
+    );
+    let stopped = server.stop(keep);
+    drop(limit);
+    let out = result?;
+    stopped.context("the run is stored, but the server did not stop cleanly")?;
+    Ok(out)
+}
+
+fn measure_server(
+    plan: &RunPlan,
+    spec: &ServerSpec,
+    work: &IbWork,
+    server: &mut Server,
+    choice: Option<&plumb_sql::ServerChoice>,
+    limit: Option<&plumb_host::cgroup::MemoryLimit>,
+    slot: Slot<'_>,
+) -> anyhow::Result<(i64, RunStatus)> {
+    let ep = server.endpoint().clone();
+    let mut counters = CounterReader::connect(&ep)?;
+    let id = server::identify(spec, server, choice, &mut counters)?;
+    let engine = match (ep.protocol, id.storage) {
+        (Protocol::Postgres, _) => SqlEngine::Postgres,
+        (_, Some(StorageEngine::RocksDb)) => SqlEngine::MyRocks,
+        _ => SqlEngine::InnoDb,
+    };
+    let (pid, data_dir) = server.local();
+    let mut options: BTreeMap<String, String> = BTreeMap::new();
+    options.insert("cache_mb".into(), spec.cache_mb.to_string());
+    super::record_limit(limit, &mut options);
+    server::record_settings(server, &mut counters, id.storage, &mut options);
+    drop(counters);
+    let table = SqlTable {
+        endpoint: ep,
+        engine,
+        pid,
+        data_dir: data_dir.clone(),
+    };
+    let mut died = None;
+    let out = measure(
+        plan,
+        work,
+        Measured {
+            target: &table,
+            engine: &id.engine,
+            version: &id.version,
+            options,
+            data_dir,
+        },
+        slot,
+        &mut Some((server, &mut died)),
+    )?;
+    if let Some(e) = died {
+        eprintln!("plumb: error: {e}\nplumb: finished steps are stored");
+        return Ok((out.0, out.1.worst(RunStatus::Failed)));
+    }
+    Ok(out)
+}
+
+/// A managed server to watch for death after a failed step, and where to say it died.
+type Watch<'a, 'b> = Option<(&'a mut Server, &'b mut Option<plumb_sql::SqlError>)>;
+
+/// What a run measures, and what the store calls it.
+struct Measured<'a> {
+    target: &'a dyn IbTarget,
+    engine: &'a str,
+    version: &'a str,
+    /// Options recorded with the run (the plan's knobs are added).
+    options: BTreeMap<String, String>,
+    data_dir: Option<std::path::PathBuf>,
+}
+
+fn measure(
+    plan: &RunPlan,
+    work: &IbWork,
+    m: Measured<'_>,
+    slot: Slot<'_>,
+    watch: &mut Watch<'_, '_>,
+) -> anyhow::Result<(i64, RunStatus)> {
+    let p = &work.params;
+    p.validate()
+        .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+    let Measured {
+        target,
+        engine,
+        version,
+        mut options,
+        data_dir,
+    } = m;
+    for (k, v) in [
+        ("rows", p.rows.to_string()),
+        ("inserts", p.inserts.to_string()),
+        ("clients", p.clients.to_string()),
+        ("duration", p.duration.to_string()),
+        ("delete_per_insert", p.delete_per_insert.to_string()),
+        ("rows_per_query", p.rows_per_query.to_string()),
+        ("target", plan.target.name.clone()),
+        ("variant", plan.variant.clone()),
+    ] {
+        options.insert(k.to_string(), v);
+    }
+    if let Some(s) = &plan.size {
+        options.insert("size".into(), s.clone());
+    }
+    let Slot {
+        store,
+        run,
+        group,
+        interrupt,
+        progress,
+        observer,
+        at,
+        ..
+    } = slot;
+    let (mut rec, disk) = execute::begin_run(
+        store,
+        execute::RunHeader {
+            engine: engine.to_string(),
+            version: version.to_string(),
+            options,
+            data_dir: data_dir.clone(),
+            run,
+        },
+    )?;
+    let run_id = rec.id();
+    if let Some(g) = group {
+        rec.store()
+            .set_group(run_id, g.unwrap_or(run_id), i64::from(plan.repeat))?;
+    }
+    observer.run_starting(RunAt {
+        index: at.0,
+        total: at.1,
+        plan,
+        run_id,
+        dir: data_dir.as_deref(),
+        secs_left: at.2,
+    });
+    eprintln!(
+        "plumb: run {run_id}: insert benchmark on {engine} {version}, {} rows, {} client{}, seed {}",
+        p.rows,
+        p.clients,
+        if p.clients == 1 { "" } else { "s" },
+        plan.seed
+    );
+    let mut tally = IbTally::default();
+    for (i, step) in work.steps.iter().enumerate() {
+        let rows = p.rows_of(step);
+        let cfg = IbStepConfig {
+            index: i,
+            plan: step.clone(),
+            clients: p.clients,
+            rows,
+            duration: Duration::from_secs_f64(p.duration),
+            delete_per_insert: p.delete_per_insert,
+            rows_per_query: p.rows_per_query,
+            seed: plan.seed,
+        };
+        let mut ctx = IbContext {
+            target,
+            disk: disk.as_ref(),
+            interrupt,
+            progress,
+            tally: &mut tally,
+        };
+        let result = run_ib_step(&mut ctx, &cfg);
+        let mut out = result.outcome;
+        let mut server_died = false;
+        if out.status == StepStatus::Failed && !out.verification_failed {
+            if let Some((server, died)) = watch.as_mut() {
+                if let Some(e) = server.died(&step.name) {
+                    out.error = Some(e.to_string());
+                    **died = Some(e);
+                    server_died = true;
+                }
+            }
+        }
+        let mut config = serde_json::json!({
+            "step": step.name,
+            "rows_per_commit": step.rows_per_commit,
+            "rate_per_client": step.rate,
+            "rows": rows,
+            "clients": p.clients,
+            "duration_s": p.duration,
+            "delete_per_insert": p.delete_per_insert,
+            "rows_per_query": p.rows_per_query,
+            "seed": plan.seed.to_string(),
+        });
+        if let Some(did) = &result.note {
+            config["did"] = serde_json::Value::String(did.clone());
+        }
+        rec.step(
+            StepRecord {
+                seq: 0,
+                name: step.name.clone(),
+                kind: Kind::Ib(step.kind),
+                status: out.status,
+                error: out.error.clone(),
+                started_at: rfc3339(out.started),
+                ended_at: rfc3339(out.ended),
+                config,
+                summary: out.summary.clone(),
+            },
+            &out.intervals,
+        )?;
+        if let Some(e) = &out.error {
+            eprintln!("plumb: step {} failed: {e}", step.name);
+        }
+        if out.status == StepStatus::Interrupted
+            || interrupt.load(Ordering::Relaxed)
+            || server_died
+            || (out.status == StepStatus::Failed && !out.verification_failed)
+        {
+            break;
+        }
+    }
+    let status = rec.finish(interrupt.load(Ordering::Relaxed))?;
+    let stored = store.run(run_id)?;
+    observer.run_finished(&stored, store);
+    Ok((run_id, status))
+}

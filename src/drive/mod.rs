@@ -1,0 +1,107 @@
+//! The runs of the families the runner hands over (the sysbench microbenchmarks and the
+//! insert benchmark, on servers and engines): one [`Driver`] that the lifecycle calls
+//! for each such planned run, whoever planned it (`plumb sql`, `plumb ib`, a suite,
+//! `plumb rerun`, a worker of a queue).
+
+pub mod ib;
+pub mod server;
+pub mod sql;
+
+use plumb_core::RunStatus;
+use plumb_plan::{Family, RunPlan, Subject};
+use plumb_runner::{FamilyDriver, LifecycleError, Slot};
+
+/// What a front end knows about its runs that no plan holds: a password, a fixed
+/// port, a client group of `plumb sql`.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// The password of a URL server (never stored).
+    pub password: Option<String>,
+    /// A managed server's TCP port.
+    pub port: Option<u16>,
+    /// `plumb sql --client-group NAME --clients N`: meet the group's other clients at a
+    /// barrier before each step and keep histograms.
+    pub client_group: Option<(String, u32)>,
+    /// Seconds a client waits at a barrier.
+    pub barrier_timeout: f64,
+}
+
+/// The [`FamilyDriver`] of this binary.
+pub struct Driver {
+    /// The front end's extras.
+    pub extras: Extras,
+}
+
+impl FamilyDriver for Driver {
+    fn run(&mut self, plan: &RunPlan, slot: Slot<'_>) -> Result<(i64, RunStatus), LifecycleError> {
+        let result = match (&plan.target.subject, &plan.workload.family) {
+            (Subject::Server(spec), Family::Sql(work)) => {
+                sql::run(plan, spec, work, &self.extras, slot)
+            }
+            (_, Family::Ib(work)) => ib::run(plan, work, &self.extras, slot),
+            (_, f) => Err(anyhow::anyhow!(
+                "the {} workload does not run on target {:?}",
+                f.name(),
+                plan.target.name
+            )),
+        };
+        result.map_err(|e| LifecycleError::Family {
+            variant: plan.variant.clone(),
+            message: format!("{e:#}"),
+        })
+    }
+}
+
+/// A memory limit for a run's target, when its plan asks for one; `name` makes the
+/// cgroup's name unique.
+pub fn memory_limit(
+    plan: &RunPlan,
+    name: &str,
+) -> anyhow::Result<Option<plumb_host::cgroup::MemoryLimit>> {
+    let Some(mb) = plan.target.memory_mb else {
+        return Ok(None);
+    };
+    Ok(Some(plumb_host::cgroup::MemoryLimit::create(
+        &format!("plumb-{}-{name}", std::process::id()),
+        mb << 20,
+    )?))
+}
+
+/// Moves a server's every process (the root and its descendants) into `limit`, so its
+/// memory and page cache count against it; later children are born in it.
+pub fn limit_tree(limit: &plumb_host::cgroup::MemoryLimit, root: u32) -> anyhow::Result<()> {
+    let mut pids = vec![root];
+    let mut i = 0;
+    while i < pids.len() {
+        let parent = pids[i];
+        for e in std::fs::read_dir("/proc")?.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let ppid = std::fs::read_to_string(e.path().join("stat"))
+                .ok()
+                .and_then(|s| {
+                    let after = s.rsplit_once(')')?.1.to_string();
+                    after.split_whitespace().nth(1)?.parse::<u32>().ok()
+                });
+            if ppid == Some(parent) && !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
+        i += 1;
+    }
+    for pid in pids {
+        limit.add(pid)?;
+    }
+    Ok(())
+}
+
+/// Records the limit with the run's options.
+pub fn record_limit(
+    limit: Option<&plumb_host::cgroup::MemoryLimit>,
+    options: &mut std::collections::BTreeMap<String, String>,
+) {
+    if let Some(l) = limit {
+        options.insert("memory_limit_mb".into(), (l.bytes() >> 20).to_string());
+    }
+}

@@ -1,0 +1,438 @@
+//! End-to-end tests of one plan for every family: suites whose targets are servers
+//! (a PostgreSQL release series, MariaDB's InnoDB) and whose workloads are the sysbench
+//! microbenchmarks and the insert benchmark, swept over clients and size, resumed after
+//! a SIGKILL with no server left behind, rerun from their stored plans; and a memory
+//! limit that makes an embedded engine IO-bound. The servers are Debian's PostgreSQL 15
+//! and MariaDB, and PostgreSQL 16 from scripts/get-postgres.sh (scripts/test.sh
+//! installs them all).
+
+mod common;
+
+use common::{ok_json, plumb, stderr, step};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn write(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn runs_json(store: &Path) -> Vec<Value> {
+    ok_json(&plumb(store, &["runs", "--json", "--limit", "1000"]))
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .cloned()
+        .collect()
+}
+
+fn show(store: &Path, id: &Value) -> Value {
+    ok_json(&plumb(store, &["show", &id.to_string(), "--json"]))
+}
+
+/// Processes whose command line mentions `needle` (a server left running).
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if e.file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_none()
+        {
+            continue;
+        }
+        if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
+            let c = String::from_utf8_lossy(&c).replace('\0', " ");
+            if c.contains(needle) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+fn series_suite(data: &Path) -> String {
+    format!(
+        r#"
+name = "pg-series"
+seed = 21
+dir = "{}"
+
+[sql]
+duration = 0.6
+warmup = 0.2
+
+[[target]]
+name = "pg"
+server = "postgres"
+versions = ["15", "16"]
+cache_mb = 64
+
+[[workload]]
+name = "micro"
+sql = ["load", "point-query", "read-only-10"]
+
+[[size]]
+name = "s2k"
+num = 2000
+
+[[size]]
+name = "s8k"
+num = 8000
+
+[sweep]
+clients = [1, 2]
+"#,
+        data.display()
+    )
+}
+
+#[test]
+fn a_release_series_suite_sweeps_clients_and_size_and_reports_both_per_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let data = dir.path().join("data");
+    let suite = write(dir.path(), "series.toml", &series_suite(&data));
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["plan", &suite])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("8 runs (8 variants × 1 repeats)"), "{text}");
+    assert!(
+        text.contains("pg@16/s8k/t2") && text.contains("postgres@16"),
+        "{text}"
+    );
+
+    let o = plumb(&store, &["run", &suite]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs = runs_json(&store);
+    assert_eq!(runs.len(), 8);
+    let mut releases = BTreeMap::new();
+    for r in &runs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["engine"], "postgres");
+        let target = r["options"]["target"].as_str().unwrap().to_string();
+        let major = r["engine_version"]
+            .as_str()
+            .unwrap()
+            .split('.')
+            .next()
+            .unwrap()
+            .to_string();
+        releases.insert(target, major);
+        // The stored plan is the suite's: a server, the microbenchmarks, the sweep values.
+        let p = &r["plan"];
+        assert_eq!(p["target"]["server"]["cache_mb"], 64, "{p}");
+        let threads = p["workload"]["sql"]["params"]["threads"].as_u64().unwrap();
+        let rows = p["workload"]["sql"]["params"]["table_size"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(r["options"]["threads"], threads.to_string());
+        assert_eq!(r["options"]["table_size"], rows.to_string());
+        let run = show(&store, &r["id"]);
+        let pq = step(&run, "point-query");
+        assert!(pq["summary"]["ops_sec"].as_f64().unwrap() > 0.0);
+        assert_eq!(pq["config"]["threads"], threads);
+    }
+    assert_eq!(releases["pg@15"], "15", "{releases:?}");
+    assert_eq!(releases["pg@16"], "16", "{releases:?}");
+    // No server outlives its run.
+    assert!(processes_with(data.to_str().unwrap()).is_empty());
+
+    let sel = format!("s{}", runs[0]["suite_id"]);
+    let md = plumb(&store, &["report", &sel, "--format", "md"]);
+    assert!(md.status.success(), "{}", stderr(&md));
+    let md = String::from_utf8_lossy(&md.stdout);
+    for release in ["pg@15", "pg@16"] {
+        assert!(
+            md.contains(&format!("### point-query vs threads: {release} · s8k")),
+            "{md}"
+        );
+        assert!(
+            md.contains(&format!("### read-only-10 vs size: {release} · t2")),
+            "{md}"
+        );
+    }
+    let page = common::html_report(&store, &[&sel]);
+    assert!(page.contains(r#"data-axis="threads""#) && page.contains(r#"data-axis="size""#));
+}
+
+#[test]
+fn an_insert_benchmark_suite_runs_on_two_servers_and_an_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let suite = write(
+        dir.path(),
+        "ib.toml",
+        &format!(
+            r#"
+seed = 5
+dir = "{}"
+
+[ib]
+rows = 3000
+inserts = 600
+duration = 1
+
+[[target]]
+name = "pg"
+server = "postgres"
+cache_mb = 64
+
+[[target]]
+name = "innodb"
+server = "mariadb"
+engine = "innodb"
+cache_mb = 64
+
+[[target]]
+name = "lmdb"
+engine = "lmdb"
+
+[[workload]]
+name = "ib"
+ib = ["l.i0", "l.x", "l.i1", "qp100"]
+"#,
+            dir.path().join("data").display()
+        ),
+    );
+    let o = plumb(&store, &["run", &suite]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs = runs_json(&store);
+    let engines: Vec<&str> = runs.iter().map(|r| r["engine"].as_str().unwrap()).collect();
+    assert_eq!(engines, ["postgres", "innodb", "lmdb"]);
+    for r in &runs {
+        assert_eq!(r["status"], "ok", "{r}");
+        let run = show(&store, &r["id"]);
+        let li1 = step(&run, "l.i1");
+        assert_eq!(li1["status"], "ok");
+        assert!(li1["summary"]["ops_sec"].as_f64().unwrap() > 0.0);
+        assert_eq!(step(&run, "qp100")["config"]["rate_per_client"], 100);
+        assert_eq!(r["plan"]["workload"]["ib"]["params"]["rows"], 3000);
+    }
+}
+
+#[test]
+fn a_server_suite_killed_midway_resumes_with_no_run_missing_none_twice_and_no_server_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let data = dir.path().join("data");
+    let suite = write(
+        dir.path(),
+        "kill.toml",
+        &format!(
+            r#"
+seed = 9
+repeat = 2
+dir = "{}"
+
+[sql]
+table_size = 2000
+duration = 1.5
+warmup = 0
+
+[[target]]
+name = "pg"
+server = "postgres"
+cache_mb = 64
+
+[[workload]]
+name = "micro"
+sql = ["load", "point-query", "update-index"]
+
+[sweep]
+clients = [1, 2]
+"#,
+            data.display()
+        ),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["run", &suite, "--store", store.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it while its second run's server is up.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let n = if store.exists() {
+            let o = plumb(&store, &["runs", "--json"]);
+            serde_json::from_slice::<Value>(&o.stdout)
+                .ok()
+                .and_then(|v| v.as_array().map(|a| a.len()))
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        if n >= 2 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the suite never reached its second run"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().unwrap(); // SIGKILL: the server runs on in its own session
+    child.wait().unwrap();
+    assert!(
+        !processes_with(data.to_str().unwrap()).is_empty(),
+        "the killed plumb's server is still running (the case resume must clean up)"
+    );
+
+    let o = plumb(&store, &["run", &suite, "--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resuming suite"), "{}", stderr(&o));
+    let after = runs_json(&store);
+    let mut ok: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &after {
+        match r["status"].as_str().unwrap() {
+            "ok" => {
+                *ok.entry(r["plan_hash"].as_str().unwrap().into())
+                    .or_default() += 1
+            }
+            "interrupted" => {}
+            s => panic!("run {} is {s}", r["id"]),
+        }
+    }
+    assert_eq!(ok.len(), 4, "no run missing: {after:?}");
+    assert!(ok.values().all(|&n| n == 1), "none run twice: {ok:?}");
+    assert_eq!(
+        after
+            .iter()
+            .filter(|r| r["status"] == "interrupted")
+            .count(),
+        1
+    );
+    let left = processes_with(data.to_str().unwrap());
+    assert!(left.is_empty(), "servers left running: {left:?}");
+}
+
+#[test]
+fn rerun_of_a_sql_run_and_of_an_ib_run_stores_the_plan_it_was_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let data = dir.path().join("data");
+    let d = data.to_str().unwrap();
+    let sql = ok_json(&plumb(
+        &store,
+        &[
+            "sql",
+            "--server",
+            "postgres",
+            "--cache-mb",
+            "64",
+            "--table-size",
+            "2000",
+            "--steps",
+            "load,point-query",
+            "--duration",
+            "0.5",
+            "--warmup",
+            "0",
+            "--threads",
+            "2",
+            "--dir",
+            d,
+            "--json",
+        ],
+    ));
+    let ib = ok_json(&plumb(
+        &store,
+        &[
+            "ib",
+            "--server",
+            "mariadb",
+            "--engine",
+            "rocksdb",
+            "--cache-mb",
+            "64",
+            "--rows",
+            "2000",
+            "--inserts",
+            "300",
+            "--duration",
+            "1",
+            "--steps",
+            "l.i0,l.x,l.i1,qr100",
+            "--dir",
+            d,
+            "--json",
+        ],
+    ));
+    for first in [&sql, &ib] {
+        let id = first["run"]["id"].to_string();
+        let o = plumb(&store, &["rerun", &id, "--json", "--dir", d]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let again = ok_json(&o);
+        assert_ne!(again["run"]["id"], first["run"]["id"]);
+        let runs = runs_json(&store);
+        let a = runs.iter().find(|r| r["id"] == first["run"]["id"]).unwrap();
+        let b = runs.iter().find(|r| r["id"] == again["run"]["id"]).unwrap();
+        assert!(a["plan"]["target"]["server"].is_object(), "{a}");
+        assert_eq!(a["plan"], b["plan"], "the rerun's plan is the original's");
+        assert_eq!(a["plan_hash"], b["plan_hash"]);
+        assert_eq!(b["status"], "ok");
+        assert_eq!(a["engine"], b["engine"]);
+    }
+    assert!(processes_with(d).is_empty());
+}
+
+#[test]
+fn a_memory_limit_makes_lmdb_read_from_the_device() {
+    // 300k × 1 KiB values (~310 MB) against a 64 MiB limit: most reads miss memory.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let store = dir.path().join("s.sqlite");
+    let run = |limit: Option<&str>| {
+        let mut args = vec![
+            "kv",
+            "--engine",
+            "lmdb",
+            "--num",
+            "300000",
+            "--value-size",
+            "1024",
+            "--benchmarks",
+            "fillseq,readrandom",
+            "--duration",
+            "2",
+            "--seed",
+            "3",
+            "--json",
+        ];
+        if let Some(l) = limit {
+            args.extend(["--memory-mb", l]);
+        }
+        let v = Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(&args)
+            .arg("--store")
+            .arg(&store)
+            .env("TMPDIR", dir.path())
+            .output()
+            .unwrap();
+        ok_json(&v)
+    };
+    let limited = run(Some("64"));
+    let free = run(None);
+    let rd = |r: &Value| step(r, "readrandom")["summary"]["rd_op"].as_f64().unwrap();
+    assert_eq!(limited["run"]["options"]["memory_limit_mb"], "64");
+    assert!(free["run"]["options"].get("memory_limit_mb").is_none());
+    assert!(
+        rd(&limited) >= 0.5,
+        "limited to 64 MiB, readrandom did {} device reads per op",
+        rd(&limited)
+    );
+    assert!(
+        rd(&free) < 0.1,
+        "unlimited (the data was just written, so cached), {} reads per op",
+        rd(&free)
+    );
+}

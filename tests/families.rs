@@ -152,11 +152,15 @@ fn a_release_series_suite_sweeps_clients_and_size_and_reports_both_per_release()
     let md = String::from_utf8_lossy(&md.stdout);
     for release in ["pg@15", "pg@16"] {
         assert!(
-            md.contains(&format!("### point-query vs threads: {release} · s8k")),
+            md.contains(&format!(
+                "### point-query vs threads: {release} · micro · s8k"
+            )),
             "{md}"
         );
         assert!(
-            md.contains(&format!("### read-only-10 vs size: {release} · t2")),
+            md.contains(&format!(
+                "### read-only-10 vs size (keys or rows): {release} · micro · t2"
+            )),
             "{md}"
         );
     }
@@ -435,4 +439,60 @@ fn a_memory_limit_makes_lmdb_read_from_the_device() {
         "unlimited (the data was just written, so cached), {} reads per op",
         rd(&free)
     );
+}
+
+#[test]
+fn a_suite_with_a_probe_measures_the_host_and_its_run_reruns() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let suite = write(
+        dir.path(),
+        "probe.toml",
+        r#"
+seed = 1
+
+[probe]
+quick = true
+secs = 0.3
+
+[[target]]
+name = "box"
+host = true
+
+[[target]]
+name = "mem"
+engine = "memory"
+
+[[workload]]
+name = "ceilings"
+probe = "cpu"
+
+[[workload]]
+name = "reads"
+steps = ["fillseq", "readrandom"]
+
+[params]
+num = 2000
+duration = 0.3
+"#,
+    );
+    let o = plumb(&store, &["run", &suite]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs = runs_json(&store);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(runs[0]["engine"], "probe");
+    assert_eq!(runs[0]["options"]["probe"], "cpu");
+    assert_eq!(runs[0]["plan"]["target"]["host"], serde_json::json!({}));
+    assert_eq!(runs[1]["engine"], "memory");
+    let probe = show(&store, &runs[0]["id"]);
+    let steps = probe["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    assert!(steps.iter().all(|s| s["status"] == "ok"), "{steps:?}");
+    // Its plan reruns as a new probe run.
+    let o = plumb(&store, &["rerun", &runs[0]["id"].to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again = runs_json(&store);
+    assert_eq!(again.len(), 3);
+    assert_eq!(again[2]["engine"], "probe");
+    assert_eq!(again[2]["plan"], runs[0]["plan"]);
 }

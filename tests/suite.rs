@@ -380,7 +380,7 @@ num = 40000
     let o = plumb(&store, &["report", "s1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("readrandom vs keys (num)"), "{text}");
+    assert!(text.contains("readrandom vs size (keys or rows)"), "{text}");
     assert!(text.contains("small") && text.contains("big"), "{text}");
 }
 

@@ -31,7 +31,7 @@ fn redact_url_arg(arg: &str) -> String {
     }
 }
 
-pub use plumb_runner::lifecycle::{now, rfc3339};
+pub use plumb_runner::lifecycle::now;
 
 #[cfg(test)]
 mod tests {

@@ -32,6 +32,7 @@ pub fn run(
     match &plan.target.subject {
         Subject::Engine(spec) => run_embedded(plan, spec, work, slot),
         Subject::Server(spec) => run_server(plan, spec, work, extras, slot),
+        Subject::Host(_) => anyhow::bail!("the insert benchmark runs on an engine or a server"),
     }
 }
 

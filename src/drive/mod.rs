@@ -4,6 +4,7 @@
 //! `plumb rerun`, a worker of a queue).
 
 pub mod ib;
+pub mod probe;
 pub mod server;
 pub mod sql;
 
@@ -39,6 +40,7 @@ impl FamilyDriver for Driver {
                 sql::run(plan, spec, work, &self.extras, slot)
             }
             (_, Family::Ib(work)) => ib::run(plan, work, &self.extras, slot),
+            (Subject::Host(h), Family::Probe(work)) => probe::run(plan, work, h.dir.clone(), slot),
             (_, f) => Err(anyhow::anyhow!(
                 "the {} workload does not run on target {:?}",
                 f.name(),

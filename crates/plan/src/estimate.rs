@@ -53,6 +53,20 @@ pub fn estimate(r: &RunPlan) -> Estimate {
                 bytes: (rows * SQL_ROW_BYTES * SPACE_ALLOWANCE) as u64,
             }
         }
+        Family::Probe(w) => {
+            let p = &w.params;
+            let step = p.secs.unwrap_or(if p.quick { 1.0 } else { 5.0 });
+            let one = |name: &str| match name {
+                "mem" => 10.0 + 4.0 * step,
+                "cpu" => 8.0 * step,
+                _ => 40.0 * step + if p.quick { 10.0 } else { 120.0 },
+            };
+            let secs = match w.which.as_str() {
+                "all" => one("mem") + one("cpu") + one("disk"),
+                w => one(w),
+            };
+            Estimate { secs, bytes: 0 }
+        }
         Family::Ib(w) => {
             let p = &w.params;
             let secs: f64 = w

@@ -26,6 +26,20 @@ pub enum Subject {
     /// A database server.
     #[serde(rename = "server")]
     Server(ServerSpec),
+    /// The host itself: what the probes measure (memory, CPU, the disk under the
+    /// suite's `dir`).
+    #[serde(rename = "host")]
+    Host(HostSpec),
+}
+
+/// The host as a target: the probes' subject. Its disk probe's file goes in `dir` (a
+/// directory plumb owns on the filesystem to measure), else in the run's data root.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    /// Where the disk probe makes its file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
 }
 
 /// A database server: started by plumb from its real binaries (a fresh data directory
@@ -200,6 +214,56 @@ pub enum Family {
     /// The insert benchmark on a server or an embedded engine.
     #[serde(rename = "ib")]
     Ib(IbWork),
+    /// The hardware probes on the host: `mem`, `cpu`, `disk` or `all`.
+    #[serde(rename = "probe")]
+    Probe(ProbeWork),
+}
+
+/// The probes a run measures and their knobs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeWork {
+    /// `mem`, `cpu`, `disk` or `all`.
+    pub which: String,
+    /// Their knobs.
+    pub params: ProbeParams,
+}
+
+/// The probes' names.
+pub const PROBE_NAMES: &[&str] = &["mem", "cpu", "disk", "all"];
+
+/// The hardware probes' knobs (`plumb probe`'s flags, a suite's `[probe]` table).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProbeParams {
+    /// Finish in about a minute: fewer passes, 1 s steps, a 256 MiB file, a reduced grid;
+    /// figures are indicative.
+    #[arg(long)]
+    pub quick: bool,
+    /// Disk probe file size, e.g. 8G [default: 2 × RAM; 256M with --quick].
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<String>,
+    /// Job counts of the random-IO grid [default: 1,2,4; 1 with --quick].
+    #[arg(long, value_name = "LIST")]
+    pub jobs: Option<String>,
+    /// Queue depths of the random-IO grid [default: 1,4,16,32; 1,32 with --quick].
+    #[arg(long, value_name = "LIST")]
+    pub depths: Option<String>,
+    /// Seconds per disk and CPU step [default: 5; 1 with --quick].
+    #[arg(long, value_name = "SECS")]
+    pub secs: Option<f64>,
+    /// Disk IO modes: direct, buffered or both.
+    #[arg(long, default_value = "both")]
+    pub io: String,
+    /// Disk patterns, comma-separated: seqwrite,seqread,randread,randwrite,commit [default: all].
+    #[arg(long, value_name = "LIST")]
+    pub tests: Option<String>,
+}
+
+impl Default for ProbeParams {
+    /// The defaults declared in the attributes above.
+    fn default() -> Self {
+        plumb_targets::options::defaults::<ProbeParams>()
+    }
 }
 
 impl Family {
@@ -209,6 +273,7 @@ impl Family {
             Family::Kv(_) => "kv",
             Family::Sql(_) => "sql",
             Family::Ib(_) => "ib",
+            Family::Probe(_) => "probe",
         }
     }
 
@@ -218,17 +283,19 @@ impl Family {
             Family::Kv(s) => s.iter().map(|s| s.name.as_str()).collect(),
             Family::Sql(w) => w.steps.iter().map(|s| s.name.as_str()).collect(),
             Family::Ib(w) => w.steps.iter().map(|s| s.name.as_str()).collect(),
+            Family::Probe(w) => vec![w.which.as_str()],
         }
     }
 
     /// Whether it can run on `subject`: key-value steps on engines, microbenchmarks on
-    /// servers, the insert benchmark on both.
+    /// servers, the insert benchmark on both, the probes on the host.
     pub fn runs_on(&self, subject: &Subject) -> bool {
         matches!(
             (self, subject),
             (Family::Kv(_), Subject::Engine(_))
                 | (Family::Sql(_), Subject::Server(_))
-                | (Family::Ib(_), _)
+                | (Family::Ib(_), Subject::Engine(_) | Subject::Server(_))
+                | (Family::Probe(_), Subject::Host(_))
         )
     }
 
@@ -236,7 +303,7 @@ impl Family {
     /// threads are in the run's params).
     pub fn set_concurrency(&mut self, n: usize) {
         match self {
-            Family::Kv(_) => {}
+            Family::Kv(_) | Family::Probe(_) => {}
             Family::Sql(w) => w.params.threads = n,
             Family::Ib(w) => w.params.clients = n as u32,
         }
@@ -245,7 +312,7 @@ impl Family {
     /// Sets the data size of a size sweep: rows per table (sql), rows loaded (ib).
     pub fn set_size(&mut self, n: u64) {
         match self {
-            Family::Kv(_) => {}
+            Family::Kv(_) | Family::Probe(_) => {}
             Family::Sql(w) => w.params.table_size = n,
             Family::Ib(w) => w.params.rows = n,
         }

@@ -11,7 +11,8 @@ pub mod suite;
 
 pub use estimate::{estimate, free_bytes, Estimate};
 pub use family::{
-    strip_password, Family, IbParams, IbWork, ServerSpec, SqlParams, SqlWork, Subject,
+    strip_password, Family, HostSpec, IbParams, IbWork, ProbeParams, ProbeWork, ServerSpec,
+    SqlParams, SqlWork, Subject,
 };
 pub use model::{
     hash_of, refused, KvParams, ParamError, Plan, RunPlan, TargetPlan, WorkloadPlan,

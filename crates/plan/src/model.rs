@@ -220,7 +220,7 @@ impl TargetPlan {
     pub fn engine_spec(&self) -> Option<&EngineSpec> {
         match &self.subject {
             Subject::Engine(e) => Some(e),
-            Subject::Server(_) => None,
+            _ => None,
         }
     }
 
@@ -228,15 +228,16 @@ impl TargetPlan {
     pub fn server_spec(&self) -> Option<&ServerSpec> {
         match &self.subject {
             Subject::Server(s) => Some(s),
-            Subject::Engine(_) => None,
+            _ => None,
         }
     }
 
-    /// What it is, for tables: the engine's name or the server's label.
+    /// What it is, for tables: the engine's name, the server's label, `host`.
     pub fn kind_label(&self) -> String {
         match &self.subject {
             Subject::Engine(e) => e.name().to_string(),
             Subject::Server(s) => s.label(),
+            Subject::Host(_) => "host".into(),
         }
     }
 }
@@ -305,6 +306,7 @@ impl RunPlan {
             Family::Kv(_) => (self.params.num, self.params.threads),
             Family::Sql(w) => (w.params.table_size, w.params.threads),
             Family::Ib(w) => (w.params.rows, w.params.clients as usize),
+            Family::Probe(_) => (0, 0),
         }
     }
 

@@ -399,15 +399,16 @@ fn sweep_section(o: &mut String, curves: &[crate::sweep::Curve]) {
             .collect();
         let _ = write!(
             o,
-            r#"<section class="sweep" data-step="{s}" data-axis="{a}"><h3>step <code>{s}</code>: ops/s vs {a}</h3><figure>"#,
+            r#"<section class="sweep" data-step="{s}" data-axis="{k}"><h3>step <code>{s}</code>: ops/s vs {a}</h3><figure>"#,
             s = esc(step),
+            k = axis.key(),
             a = esc(axis.label())
         );
         o.push_str(&svg::line_chart(
             &[
                 ("data-chart", "sweep"),
                 ("data-step", step),
-                ("data-axis", axis.label()),
+                ("data-axis", axis.key()),
             ],
             &format!("{step}: ops/s vs {}", axis.label()),
             &series,

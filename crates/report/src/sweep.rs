@@ -22,11 +22,19 @@ pub enum Axis {
 }
 
 impl Axis {
+    /// A short key for data attributes and selectors: `threads`, `size`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Axis::Threads => "threads",
+            Axis::Size => "size",
+        }
+    }
+
     /// The x-axis label.
     pub fn label(self) -> &'static str {
         match self {
             Axis::Threads => "threads",
-            Axis::Size => "keys (num)",
+            Axis::Size => "size (keys or rows)",
         }
     }
 }

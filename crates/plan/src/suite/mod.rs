@@ -3,8 +3,8 @@
 //! choices; nothing is run or written until the whole file is good.
 
 use crate::family::{
-    ib_steps_ok, Family, IbParams, IbWork, ServerSpec, SqlParams, SqlWork, Subject,
-    DEFAULT_CACHE_MB,
+    ib_steps_ok, Family, HostSpec, IbParams, IbWork, ProbeParams, ProbeWork, ServerSpec, SqlParams,
+    SqlWork, Subject, DEFAULT_CACHE_MB, PROBE_NAMES,
 };
 use crate::model::{hash_of, KvParams, Plan, RunPlan, TargetPlan, WorkloadPlan};
 use crate::order;
@@ -58,6 +58,8 @@ struct SuiteFile {
     sql: SqlParams,
     #[serde(default)]
     ib: IbParams,
+    #[serde(default)]
+    probe: ProbeParams,
     #[serde(default, rename = "target")]
     targets: Vec<TargetDef>,
     #[serde(default, rename = "workload")]
@@ -86,6 +88,8 @@ struct WorkloadDef {
     sql: Option<Vec<Spanned<String>>>,
     /// The insert benchmark's steps, in order.
     ib: Option<Vec<Spanned<String>>>,
+    /// The hardware probes: mem, cpu, disk or all.
+    probe: Option<Spanned<String>>,
 }
 
 /// Sequences that name another family's default order.
@@ -115,6 +119,8 @@ struct TargetDef {
     cache_mb: Option<u64>,
     memory_mb: Option<Spanned<u64>>,
     drop_caches: bool,
+    /// The host itself (the probes' target).
+    host: bool,
 }
 
 const TARGET_KEYS: &[&str] = &[
@@ -129,6 +135,7 @@ const TARGET_KEYS: &[&str] = &[
     "cache_mb",
     "memory_mb",
     "drop_caches",
+    "host",
 ];
 
 impl<'de> Deserialize<'de> for TargetDef {
@@ -171,6 +178,7 @@ impl<'de> Visitor<'de> for TargetVisitor {
             cache_mb: None,
             memory_mb: None,
             drop_caches: false,
+            host: false,
         };
         // Keys arrive in sorted order (engine < name < options), so the engine is
         // known before its options are read.
@@ -197,10 +205,20 @@ impl<'de> Visitor<'de> for TargetVisitor {
                 "cache_mb" => t.cache_mb = Some(m.next_value()?),
                 "memory_mb" => t.memory_mb = Some(m.next_value()?),
                 "drop_caches" => t.drop_caches = m.next_value()?,
+                "host" => t.host = m.next_value()?,
                 other => return Err(de::Error::unknown_field(other, TARGET_KEYS)),
             }
         }
         t.name = name.ok_or_else(|| de::Error::missing_field("name"))?;
+        if t.host {
+            if engine.is_some() || t.server.is_some() || t.url.is_some() || t.memory_mb.is_some() {
+                return Err(de::Error::custom(
+                    "`host = true` is the probes' target: give it no engine, server, url or \
+                     memory_mb",
+                ));
+            }
+            return Ok(t);
+        }
         if t.server.is_some() || t.url.is_some() {
             // A server: `engine` is its storage engine (innodb, rocksdb).
             if spec.is_some() {
@@ -269,6 +287,8 @@ struct Definition<'a> {
     sql: Option<&'a SqlParams>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ib: Option<&'a IbParams>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    probe: Option<&'a ProbeParams>,
     sizes: &'a [(String, u64)],
     threads: &'a [usize],
     shuffle: Option<u64>,
@@ -355,6 +375,11 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             memory_mb: t.memory_mb.as_ref().map(|m| *m.get_ref()),
             drop_caches: t.drop_caches,
         };
+        if t.host {
+            targets.push(limited(Subject::Host(HostSpec::default())));
+            target_spans.push(t.name.span());
+            continue;
+        }
         let Some(engine) = &t.engine else {
             for tp in server_targets(t).map_err(|(key, message)| {
                 at(
@@ -529,6 +554,10 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             .iter()
             .any(|w| matches!(w.family, Family::Ib(_)))
             .then_some(&f.ib),
+        probe: workloads
+            .iter()
+            .any(|w| matches!(w.family, Family::Probe(_)))
+            .then_some(&f.probe),
         sizes: &sizes,
         threads: &threads,
         shuffle: o.shuffle,
@@ -552,6 +581,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                         Family::Kv(_) => "db_bench steps need an embedded engine (engine = …)",
                         Family::Sql(_) => "microbenchmarks need a server (server = \"postgres\" …)",
                         Family::Ib(_) => "the insert benchmark needs an engine or a server",
+                        Family::Probe(_) => "the probes need the host (a target with host = true)",
                     }
                 ),
             ));
@@ -572,8 +602,13 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
     for t in &targets {
         let pairs = workloads.iter().filter(|w| w.family.runs_on(&t.subject));
         for w in pairs {
-            for s in &size_axis {
-                for &th in &threads {
+            // The probes measure the host: the data sizes and client counts of the
+            // suite's sweeps are not theirs, so they run once per repeat.
+            let probe = matches!(w.family, Family::Probe(_));
+            let sizes_here = if probe { &[None][..] } else { &size_axis[..] };
+            let threads_here = if probe { &threads[..1] } else { &threads[..] };
+            for s in sizes_here {
+                for &th in threads_here {
                     let mut label = vec![t.name.clone()];
                     if workloads.len() > 1 {
                         label.push(w.name.clone());
@@ -581,7 +616,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                     if let Some((n, _)) = s {
                         label.push(n.clone());
                     }
-                    if f.sweep.threads.is_some() {
+                    if f.sweep.threads.is_some() && !probe {
                         label.push(format!("t{th}"));
                     }
                     let mut params = f.params.clone();
@@ -730,13 +765,15 @@ fn workload_family(
         w.sequence.is_some(),
         w.sql.is_some(),
         w.ib.is_some(),
+        w.probe.is_some(),
     ];
     if given.iter().filter(|g| **g).count() != 1 {
         return Err(at(
             Some(w.name.span()),
             format!(
                 "workload {name:?}: give exactly one of `steps` (db_bench's), `sql` (the \
-                 sysbench microbenchmarks), `ib` (the insert benchmark) or `sequence`"
+                 sysbench microbenchmarks), `ib` (the insert benchmark), `probe` (mem, cpu, \
+                 disk or all) or `sequence`"
             ),
         ));
     }
@@ -803,7 +840,23 @@ fn workload_family(
         }
         return ib(v, w.name.span());
     }
-    let seq = w.sequence.as_ref().expect("one of the four was given");
+    if let Some(p) = &w.probe {
+        if !PROBE_NAMES.contains(&p.get_ref().as_str()) {
+            return Err(at(
+                Some(p.span()),
+                format!(
+                    "workload {name:?}: probe {:?} is unknown; use one of: {}",
+                    p.get_ref(),
+                    PROBE_NAMES.join(", ")
+                ),
+            ));
+        }
+        return Ok(Family::Probe(ProbeWork {
+            which: p.get_ref().clone(),
+            params: f.probe.clone(),
+        }));
+    }
+    let seq = w.sequence.as_ref().expect("one of the five was given");
     match seq.get_ref().as_str() {
         "sysbench" => Ok(sql(plumb_workloads::sql::default_order())),
         "ibench" => ib(plumb_workloads::ibench::default_order(), seq.span()),

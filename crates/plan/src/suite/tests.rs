@@ -426,3 +426,27 @@ fn every_example_suite_plans() {
     }
     assert!(n >= 8, "examples found: {n}");
 }
+
+#[test]
+fn the_probes_run_on_the_host_target_beside_servers() {
+    let p = plan(
+        "[probe]\nquick = true\n[sweep]\nclients = [1, 2]\n[[size]]\nname = \"a\"\nnum = 1000\n[[target]]\nname = \"box\"\nhost = true\n[[target]]\nname = \"pg\"\nserver = \"postgres\"\n[[workload]]\nname = \"ceilings\"\nprobe = \"mem\"\n[[workload]]\nname = \"m\"\nsql = [\"load\", \"point-query\"]\n",
+    )
+    .unwrap();
+    let v: Vec<&str> = p.runs.iter().map(|r| r.variant.as_str()).collect();
+    // The probe runs once, not once per size and client count.
+    assert_eq!(v, ["box/ceilings", "pg/m/a/t1", "pg/m/a/t2"]);
+    match &p.runs[0].workload.family {
+        Family::Probe(w) => assert!(w.which == "mem" && w.params.quick),
+        f => panic!("{f:?}"),
+    }
+    let (line, _, m) = err(
+        "[[target]]\nname = \"box\"\nhost = true\n[[workload]]\nname = \"c\"\nprobe = \"gpu\"\n",
+    );
+    assert_eq!(line, 6, "{m}");
+    assert!(m.contains("mem, cpu, disk, all"), "{m}");
+    let (_, _, m) = err(
+        "[[target]]\nname = \"x\"\nengine = \"memory\"\n[[workload]]\nname = \"c\"\nprobe = \"cpu\"\n",
+    );
+    assert!(m.contains("host = true"), "{m}");
+}

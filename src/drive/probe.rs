@@ -1,0 +1,318 @@
+//! One planned run of the hardware probes (memory, CPU, the disk under a directory):
+//! everything checked before a byte is written, each probe's steps stored as it ends,
+//! the headline figures kept as this host's ceilings. `plumb probe` and a suite's
+//! `probe` workload both run through here.
+
+use anyhow::Context;
+use plumb_core::RunStatus;
+use plumb_hwprobe::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
+use plumb_plan::{ProbeParams, ProbeWork, RunPlan};
+use plumb_runner::{Recording, RunAt, Slot};
+use plumb_store::{NewRun, StepRecord, Store};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What each probe will do, checked before the store is touched or a byte written.
+pub struct Plans {
+    mem: Option<mem::MemOptions>,
+    cpu: Option<cpu::CpuOptions>,
+    disk: Option<disk::DiskPlan>,
+}
+
+impl Plans {
+    /// The disk probe's directory, if it runs.
+    pub fn disk_dir(&self) -> Option<&Path> {
+        self.disk.as_ref().map(|d| d.opts.dir.as_path())
+    }
+}
+
+/// Checks `which` with its knobs; `dir` is where the disk probe's file goes.
+pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result<Plans> {
+    if !plumb_plan::family::PROBE_NAMES.contains(&which) {
+        anyhow::bail!(
+            "probe {which:?}: use one of {}",
+            plumb_plan::family::PROBE_NAMES.join(", ")
+        );
+    }
+    let hw = plumb_hwprobe::hw_threads();
+    let want = |w: &str| which == w || which == "all";
+    let mut cpu = want("cpu").then(|| cpu::CpuOptions::new(hw, p.quick));
+    if let (Some(c), Some(s)) = (cpu.as_mut(), p.secs) {
+        if !(s > 0.0 && s.is_finite()) {
+            anyhow::bail!("--secs {s}: must be a number of seconds > 0");
+        }
+        c.secs = s;
+    }
+    let disk = if want("disk") {
+        let Some(dir) = dir else {
+            anyhow::bail!(
+                "--dir: required for `plumb probe {which}`; give a directory you own on the \
+                 filesystem to measure"
+            );
+        };
+        let mut o = disk::DiskOptions::new(dir.to_path_buf(), p.quick);
+        o.size = p
+            .size
+            .as_deref()
+            .map(|s| plan::parse_size("--size", s))
+            .transpose()?;
+        o.grid = plan::Grid::from_options(p.jobs.as_deref(), p.depths.as_deref(), &o.grid.clone())?;
+        o.secs = p.secs;
+        o.modes = disk::parse_modes(&p.io)?;
+        if let Some(t) = &p.tests {
+            o.patterns = disk::parse_patterns(t)?;
+        }
+        Some(disk::prepare(o)?)
+    } else {
+        for (opt, set) in [
+            ("--size", p.size.is_some()),
+            ("--jobs", p.jobs.is_some()),
+            ("--depths", p.depths.is_some()),
+            ("--tests", p.tests.is_some()),
+        ] {
+            if set {
+                anyhow::bail!("{opt}: only applies to `plumb probe disk` and `all`");
+            }
+        }
+        None
+    };
+    Ok(Plans {
+        mem: want("mem").then(|| mem::MemOptions::new(hw, mem::llc_bytes(), p.quick)),
+        cpu,
+        disk,
+    })
+}
+
+fn options(which: &str, quick: bool, p: &Plans) -> BTreeMap<String, String> {
+    let mut o = BTreeMap::new();
+    o.insert("probe".into(), which.into());
+    o.insert("quick".into(), quick.to_string());
+    if let Some(m) = &p.mem {
+        o.insert("mem.elements".into(), m.elements.to_string());
+        o.insert("mem.passes".into(), m.passes.to_string());
+        o.insert("mem.threads".into(), join(&m.threads));
+    }
+    if let Some(c) = &p.cpu {
+        o.insert("cpu.secs".into(), c.secs.to_string());
+        o.insert("cpu.threads".into(), join(&c.threads));
+    }
+    if let Some(d) = &p.disk {
+        o.insert("disk.dir".into(), d.opts.dir.display().to_string());
+        o.insert("disk.size".into(), d.size.to_string());
+        o.insert("disk.size_why".into(), d.size_why.clone());
+        o.insert("disk.secs".into(), d.secs.to_string());
+        o.insert("disk.jobs".into(), join(&d.opts.grid.jobs));
+        o.insert("disk.depths".into(), join(&d.opts.grid.depths));
+        o.insert("disk.commit_threads".into(), join(&d.commit_threads));
+        let names = |v: Vec<&str>| v.join(",");
+        o.insert(
+            "disk.io".into(),
+            names(d.opts.modes.iter().map(|m| m.name()).collect()),
+        );
+        o.insert(
+            "disk.tests".into(),
+            names(d.opts.patterns.iter().map(|p| p.name()).collect()),
+        );
+    }
+    o
+}
+
+fn join(v: &[usize]) -> String {
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// What a probe run measured.
+pub struct Outcome {
+    /// The stored run.
+    pub run_id: i64,
+    /// How it ended.
+    pub status: RunStatus,
+    /// Its steps, ceilings and notes.
+    pub report: ProbeReport,
+    /// The host's name the ceilings are kept under.
+    pub hostname: String,
+    /// A disk probe that could not start (its file), after the other probes ran.
+    pub setup_error: Option<plumb_hwprobe::ProbeError>,
+}
+
+/// Runs the probes of `plans`, storing a run from `run` (provenance, suite and plan
+/// filled in by the caller), each probe's steps as it ends, and the ceilings.
+pub fn measure(
+    store: &mut Store,
+    run: NewRun,
+    which: &str,
+    quick: bool,
+    p: &Plans,
+    say: bool,
+) -> anyhow::Result<Outcome> {
+    let dir = p
+        .disk_dir()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(std::env::temp_dir);
+    let host = plumb_host::snapshot(&plumb_host::Options {
+        data_bytes: p.disk.as_ref().map(|d| d.size),
+        io_size_kb: p.disk.as_ref().map(|_| 1024),
+        ..plumb_host::Options::for_dir(dir)
+    });
+    let hostname = host
+        .inventory
+        .hostname
+        .clone()
+        .unwrap_or_else(|| "unknown".into());
+    let device = p.disk_dir().and_then(|d| {
+        plumb_probes::diskstats::DeviceStats::for_path(d)
+            .ok()
+            .map(|s| s.name().to_string())
+    });
+    let mut rec = Recording::begin(
+        store,
+        &NewRun {
+            workload: format!("probe {which}"),
+            engine: "probe".into(),
+            engine_version: env!("CARGO_PKG_VERSION").into(),
+            options: options(which, quick, p),
+            seed: 0,
+            data_dir: p.disk_dir().map(|d| d.display().to_string()),
+            device,
+            host: Some(host),
+            ..run
+        },
+    )?;
+    let run_id = rec.id();
+    if say {
+        eprintln!(
+            "plumb run {run_id}: probe {which}{} on {hostname}",
+            if quick {
+                " --quick (indicative figures)"
+            } else {
+                ""
+            },
+        );
+    }
+    let mut all = ProbeReport::default();
+    let keep = |rec: &mut Recording, r: ProbeReport, all: &mut ProbeReport| -> anyhow::Result<()> {
+        for s in &r.steps {
+            rec.step(
+                StepRecord {
+                    seq: 0, // given by the recording
+                    name: s.name.clone(),
+                    kind: s.kind.into(),
+                    status: s.status,
+                    error: s.error.clone(),
+                    started_at: plumb_runner::lifecycle::rfc3339(s.started),
+                    ended_at: plumb_runner::lifecycle::rfc3339(s.ended),
+                    config: s.config.clone(),
+                    summary: s.summary.clone(),
+                },
+                &s.intervals,
+            )?;
+        }
+        all.extend(r);
+        Ok(())
+    };
+    let mut setup_error = None;
+    if let Some(m) = &p.mem {
+        if say {
+            eprintln!("plumb: probe mem ({} thread counts)", m.threads.len());
+        }
+        keep(&mut rec, mem::run(m), &mut all)?;
+    }
+    if let Some(c) = p
+        .cpu
+        .as_ref()
+        .filter(|_| !INTERRUPTED.load(Ordering::Relaxed))
+    {
+        if say {
+            eprintln!(
+                "plumb: probe cpu ({} thread counts × {} s)",
+                c.threads.len(),
+                c.secs
+            );
+        }
+        keep(&mut rec, cpu::run(c), &mut all)?;
+    }
+    if let Some(d) = p
+        .disk
+        .as_ref()
+        .filter(|_| !INTERRUPTED.load(Ordering::Relaxed))
+    {
+        if say {
+            eprintln!("plumb: probe disk: {}", d.size_why);
+        }
+        match disk::run(d) {
+            Ok(r) => keep(&mut rec, r, &mut all)?,
+            Err(e) => setup_error = Some(e),
+        }
+    }
+    if !all.ceilings.is_empty() {
+        rec.store().add_ceilings(
+            run_id,
+            &hostname,
+            &plumb_runner::lifecycle::now(),
+            &all.ceilings,
+        )?;
+    }
+    if setup_error.is_some() {
+        rec.fail();
+    }
+    let status = rec.finish(INTERRUPTED.load(Ordering::Relaxed))?;
+    Ok(Outcome {
+        run_id,
+        status,
+        report: all,
+        hostname,
+        setup_error,
+    })
+}
+
+/// Runs a planned probe run inside the lifecycle (a suite, a rerun, a worker).
+pub fn run(
+    plan: &RunPlan,
+    work: &ProbeWork,
+    dir: Option<PathBuf>,
+    slot: Slot<'_>,
+) -> anyhow::Result<(i64, RunStatus)> {
+    let dir = dir.or_else(|| slot.root.clone());
+    let p = plans(&work.which, &work.params, dir.as_deref())?;
+    let Slot {
+        store,
+        run,
+        interrupt,
+        observer,
+        at,
+        ..
+    } = slot;
+    // The probes stop on their own flag: the lifecycle's Ctrl-C reaches it.
+    let done = AtomicBool::new(false);
+    let out = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if interrupt.load(Ordering::Relaxed) {
+                    INTERRUPTED.store(true, Ordering::Relaxed);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        });
+        let out = measure(store, run, &work.which, work.params.quick, &p, false);
+        done.store(true, Ordering::Relaxed);
+        out
+    })?;
+    observer.run_starting(RunAt {
+        index: at.0,
+        total: at.1,
+        plan,
+        run_id: out.run_id,
+        dir: p.disk_dir(),
+        secs_left: at.2,
+    });
+    let stored = store.run(out.run_id).context("reading the run back")?;
+    observer.run_finished(&stored, store);
+    if let Some(e) = out.setup_error {
+        return Err(anyhow::Error::new(e).context(format!("run {}: disk probe", out.run_id)));
+    }
+    Ok((out.run_id, out.status))
+}

@@ -62,8 +62,24 @@ pub fn markdown() -> String {
     }
     section(
         &mut o,
+        "The sysbench microbenchmarks",
+        "`plumb sql` flags, and the `[sql]` table of a suite (a `[sweep]` sets `threads`, \
+         a `[[size]]` sets `table_size`; `[sql.step_duration]` and `[sql.step_warmup]` set \
+         single steps by name).",
+        &reference::<plumb_plan::SqlParams>(),
+    );
+    section(
+        &mut o,
+        "The insert benchmark",
+        "`plumb ib` flags, and the `[ib]` table of a suite (a `[sweep]` sets `clients`, a \
+         `[[size]]` sets `rows`).",
+        &reference::<plumb_plan::IbParams>(),
+    );
+    section(
+        &mut o,
         "plumb probe",
-        "Flags of `plumb probe mem|cpu|disk|all`.",
+        "Flags of `plumb probe mem|cpu|disk|all`, and the `[probe]` table of a suite (its \
+         `probe = \"…\"` workloads run on a `host = true` target).",
         &reference::<super::probe::ProbeArgs>()
             .into_iter()
             .filter(|r| r.key != "store")

@@ -111,7 +111,7 @@ impl ServerSpec {
             return bad(
                 "server",
                 format!(
-                    "{:?} is not a server plumb starts; use postgres[@MAJOR], \
+                    "{:?}: unknown server; use postgres[@MAJOR], \
                      mariadb[@VERSION] or mysql (with basedir)",
                     self.server
                 ),

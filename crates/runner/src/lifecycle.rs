@@ -289,7 +289,6 @@ impl Lifecycle<'_> {
             } else {
                 1.0
             };
-            let dir = self.prepare_dir(&b.dirs, plan, *i, b.runs.len())?;
             let started = Instant::now();
             let group = match b.grouping {
                 Grouping::None => None,
@@ -297,6 +296,9 @@ impl Lifecycle<'_> {
             };
             let at = (n + 1, todo.len(), left * scale);
             let (id, status) = if plan.workload.kv_steps().is_some() {
+                // The other families make their own directories (a server's, an engine
+                // under the insert benchmark).
+                let dir = self.prepare_dir(&b.dirs, plan, *i, b.runs.len())?;
                 self.run_one(plan, dir, b.suite_id, group, &b.dirs, at)?
             } else {
                 self.hand_over(plan, b, group, at)?

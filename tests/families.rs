@@ -8,27 +8,17 @@
 
 mod common;
 
-use common::{ok_json, plumb, stderr, step};
+use common::{ok_json, plumb, runs_json, stderr, step};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn write(dir: &Path, name: &str, body: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, body).unwrap();
     p.to_str().unwrap().to_string()
-}
-
-fn runs_json(store: &Path) -> Vec<Value> {
-    ok_json(&plumb(store, &["runs", "--json", "--limit", "1000"]))
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .cloned()
-        .collect()
 }
 
 fn show(store: &Path, id: &Value) -> Value {
@@ -264,26 +254,7 @@ clients = [1, 2]
         .spawn()
         .unwrap();
     // Kill it while its second run's server is up.
-    let deadline = Instant::now() + Duration::from_secs(180);
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
-        let n = if store.exists() {
-            let o = plumb(&store, &["runs", "--json"]);
-            serde_json::from_slice::<Value>(&o.stdout)
-                .ok()
-                .and_then(|v| v.as_array().map(|a| a.len()))
-                .unwrap_or(0)
-        } else {
-            0
-        };
-        if n >= 2 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the suite never reached its second run"
-        );
-    }
+    common::wait_for_runs(&store, 2, 180);
     std::thread::sleep(Duration::from_millis(700));
     child.kill().unwrap(); // SIGKILL: the server runs on in its own session
     child.wait().unwrap();
@@ -296,17 +267,7 @@ clients = [1, 2]
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("resuming suite"), "{}", stderr(&o));
     let after = runs_json(&store);
-    let mut ok: BTreeMap<String, usize> = BTreeMap::new();
-    for r in &after {
-        match r["status"].as_str().unwrap() {
-            "ok" => {
-                *ok.entry(r["plan_hash"].as_str().unwrap().into())
-                    .or_default() += 1
-            }
-            "interrupted" => {}
-            s => panic!("run {} is {s}", r["id"]),
-        }
-    }
+    let ok = common::ok_per_plan(&after);
     assert_eq!(ok.len(), 4, "no run missing: {after:?}");
     assert!(ok.values().all(|&n| n == 1), "none run twice: {ok:?}");
     assert_eq!(

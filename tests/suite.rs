@@ -4,12 +4,11 @@
 
 mod common;
 
-use common::{ok_json, plumb, stderr};
+use common::{ok_json, plumb, runs_json, stderr};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 /// `plumb ARGS` without `--store` (for `plan`, which reads no store).
 fn plumb_bare(args: &[&str]) -> std::process::Output {
@@ -49,16 +48,6 @@ steps = ["fillseq", "readrandom"]
 [sweep]
 threads = [1, 2]
 "#;
-
-fn runs_json(store: &Path) -> Vec<Value> {
-    ok_json(&plumb(store, &["runs", "--json", "--limit", "1000"]))
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .cloned()
-        .collect()
-}
 
 #[test]
 fn a_suite_runs_its_matrix_interleaved_and_reports_its_sweep() {
@@ -154,26 +143,7 @@ fn a_suite_killed_midway_resumes_with_no_run_missing_and_none_run_twice() {
         .spawn()
         .unwrap();
     // Kill it once three runs exist: two finished and one in progress.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
-        let n = if store.exists() {
-            let o = plumb(&store, &["runs", "--json"]);
-            serde_json::from_slice::<Value>(&o.stdout)
-                .ok()
-                .and_then(|v| v.as_array().map(|a| a.len()))
-                .unwrap_or(0)
-        } else {
-            0
-        };
-        if n >= 3 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the suite never reached its third run"
-        );
-    }
+    common::wait_for_runs(&store, 3, 120);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let before = runs_json(&store);
@@ -197,17 +167,7 @@ fn a_suite_killed_midway_resumes_with_no_run_missing_and_none_run_twice() {
     assert!(stderr(&o).contains("resuming suite"), "{}", stderr(&o));
     let after = runs_json(&store);
     // Every planned run finished exactly once; the killed one is marked interrupted.
-    let mut ok: BTreeMap<String, usize> = BTreeMap::new();
-    for r in &after {
-        match r["status"].as_str().unwrap() {
-            "ok" => {
-                *ok.entry(r["plan_hash"].as_str().unwrap().into())
-                    .or_default() += 1
-            }
-            "interrupted" => {}
-            s => panic!("run {} is {s}", r["id"]),
-        }
-    }
+    let ok = common::ok_per_plan(&after);
     assert_eq!(ok.len(), 8, "no run missing");
     assert!(ok.values().all(|&n| n == 1), "none run twice: {ok:?}");
     assert_eq!(

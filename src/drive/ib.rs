@@ -3,7 +3,7 @@
 //! as it ends, the row count checked after each, the server stopped or the directory
 //! removed.
 
-use super::server::{self, Placement, Server};
+use super::server::{self, Server};
 use super::Extras;
 use crate::cli::execute;
 use anyhow::Context;
@@ -13,7 +13,7 @@ use plumb_ibench::sql::{SqlEngine, SqlTable};
 use plumb_ibench::{run_ib_step, IbContext, IbStepConfig, IbTally, IbTarget};
 use plumb_plan::{IbWork, RunPlan, ServerSpec, Subject};
 use plumb_runner::lifecycle::rfc3339;
-use plumb_runner::{RunAt, Slot};
+use plumb_runner::Slot;
 use plumb_sql::{CounterReader, Protocol, StorageEngine};
 use plumb_store::StepRecord;
 use plumb_targets::EngineSpec;
@@ -120,51 +120,24 @@ fn run_server(
     extras: &Extras,
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
-    let place = Placement {
-        dir: slot.root.clone(),
-        keep: slot.keep,
-        port: extras.port,
-    };
-    let (mut server, choice) = server::start(spec, extras.password.as_deref(), &place)?;
-    let limit = match super::memory_limit(plan, "server") {
-        Ok(l) => l,
-        Err(e) => {
-            let _ = server.stop(false);
-            return Err(e);
-        }
-    };
-    if let (Some(l), (Some(pid), _)) = (&limit, server.local()) {
-        if let Err(e) = super::limit_tree(l, pid) {
-            let _ = server.stop(false);
-            return Err(e.context("moving the server into its memory limit"));
-        }
-    }
-    let keep = slot.keep;
-    let result = measure_server(
-        plan,
-        spec,
-        work,
-        &mut server,
-        choice.as_ref(),
-        limit.as_ref(),
-        slot,
-    );
-    let stopped = server.stop(keep);
-    drop(limit);
-    let out = result?;
-    stopped.context("the run is stored, but the server did not stop cleanly")?;
-    Ok(out)
+    let at = (slot.root.clone(), slot.keep);
+    super::with_server(plan, spec, extras, at, |started| {
+        measure_server(plan, spec, work, started, slot)
+    })
 }
 
 fn measure_server(
     plan: &RunPlan,
     spec: &ServerSpec,
     work: &IbWork,
-    server: &mut Server,
-    choice: Option<&plumb_sql::ServerChoice>,
-    limit: Option<&plumb_host::cgroup::MemoryLimit>,
+    started: super::Started<'_>,
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
+    let super::Started {
+        server,
+        choice,
+        limit,
+    } = started;
     let ep = server.endpoint().clone();
     let mut counters = CounterReader::connect(&ep)?;
     let id = server::identify(spec, server, choice, &mut counters)?;
@@ -261,7 +234,7 @@ fn measure(
         at,
         ..
     } = slot;
-    let (mut rec, disk) = execute::begin_run(
+    let (mut rec, disk) = super::begin(
         store,
         execute::RunHeader {
             engine: engine.to_string(),
@@ -270,20 +243,12 @@ fn measure(
             data_dir: data_dir.clone(),
             run,
         },
+        plan,
+        group,
+        observer,
+        at,
     )?;
     let run_id = rec.id();
-    if let Some(g) = group {
-        rec.store()
-            .set_group(run_id, g.unwrap_or(run_id), i64::from(plan.repeat))?;
-    }
-    observer.run_starting(RunAt {
-        index: at.0,
-        total: at.1,
-        plan,
-        run_id,
-        dir: data_dir.as_deref(),
-        secs_left: at.2,
-    });
     eprintln!(
         "plumb: run {run_id}: insert benchmark on {engine} {version}, {} rows, {} client{}, seed {}",
         p.rows,

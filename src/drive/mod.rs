@@ -8,6 +8,7 @@ pub mod probe;
 pub mod server;
 pub mod sql;
 
+use anyhow::Context;
 use plumb_core::RunStatus;
 use plumb_plan::{Family, RunPlan, Subject};
 use plumb_runner::{FamilyDriver, LifecycleError, Slot};
@@ -96,6 +97,89 @@ pub fn limit_tree(limit: &plumb_host::cgroup::MemoryLimit, root: u32) -> anyhow:
         limit.add(pid)?;
     }
     Ok(())
+}
+
+/// A server started for one planned run: the server, plumb's choice of it (`None` for
+/// a URL) and the plan's memory limit holding its processes.
+pub struct Started<'a> {
+    /// The running server.
+    pub server: &'a mut server::Server,
+    /// What plumb started (`None` for a URL).
+    pub choice: Option<&'a plumb_sql::ServerChoice>,
+    /// The cgroup its processes are in, when the plan limits memory.
+    pub limit: Option<&'a plumb_host::cgroup::MemoryLimit>,
+}
+
+/// Starts the server `spec` names for `plan` (under `root`), moves it into the plan's
+/// memory limit, runs `f` on it, and stops it whatever happened (keeping its data
+/// directory with `keep`).
+pub fn with_server<T>(
+    plan: &RunPlan,
+    spec: &plumb_plan::ServerSpec,
+    extras: &Extras,
+    (root, keep): (Option<std::path::PathBuf>, bool),
+    f: impl FnOnce(Started<'_>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let place = server::Placement {
+        dir: root,
+        keep,
+        port: extras.port,
+    };
+    let (mut server, choice) = server::start(spec, extras.password.as_deref(), &place)?;
+    let limit = match memory_limit(plan, "server") {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = server.stop(false);
+            return Err(e);
+        }
+    };
+    if let (Some(l), (Some(pid), _)) = (&limit, server.local()) {
+        if let Err(e) = limit_tree(l, pid) {
+            let _ = server.stop(false);
+            return Err(e.context("moving the server into its memory limit"));
+        }
+    }
+    let result = f(Started {
+        server: &mut server,
+        choice: choice.as_ref(),
+        limit: limit.as_ref(),
+    });
+    let stopped = server.stop(keep);
+    drop(limit);
+    let out = result?;
+    stopped.context("the run is stored, but the server did not stop cleanly")?;
+    Ok(out)
+}
+
+/// Begins a planned run in the store (a host snapshot, the device under its data),
+/// joins its group of repeats, and tells the observer it starts.
+pub fn begin<'s>(
+    store: &'s mut plumb_store::Store,
+    header: crate::cli::execute::RunHeader,
+    plan: &RunPlan,
+    group: Option<Option<i64>>,
+    observer: &mut dyn plumb_runner::Observer,
+    at: (usize, usize, f64),
+) -> anyhow::Result<(
+    plumb_runner::Recording<'s>,
+    Option<plumb_probes::diskstats::DeviceStats>,
+)> {
+    let data_dir = header.data_dir.clone();
+    let (mut rec, disk) = crate::cli::execute::begin_run(store, header)?;
+    let run_id = rec.id();
+    if let Some(g) = group {
+        rec.store()
+            .set_group(run_id, g.unwrap_or(run_id), i64::from(plan.repeat))?;
+    }
+    observer.run_starting(plumb_runner::RunAt {
+        index: at.0,
+        total: at.1,
+        plan,
+        run_id,
+        dir: data_dir.as_deref(),
+        secs_left: at.2,
+    });
+    Ok((rec, disk))
 }
 
 /// Records the limit with the run's options.

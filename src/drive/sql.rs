@@ -2,17 +2,15 @@
 //! release and config (or the plan's URL), its identity and settings recorded, each
 //! step run and stored as it ends, the server stopped.
 
-use super::server::{self, Placement, Server};
+use super::server;
 use super::Extras;
 use crate::cli::execute;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use plumb_core::{RunStatus, StepStatus};
 use plumb_plan::{RunPlan, ServerSpec, SqlWork};
 use plumb_runner::lifecycle::rfc3339;
-use plumb_runner::{RunAt, Slot};
-use plumb_sql::{
-    run_sql_step, CounterReader, Protocol, ServerChoice, Shape, SqlContext, SqlStepConfig,
-};
+use plumb_runner::Slot;
+use plumb_sql::{run_sql_step, CounterReader, Protocol, Shape, SqlContext, SqlStepConfig};
 use plumb_store::{StepRecord, Store};
 use plumb_workloads::{Kind, SqlKind};
 use std::collections::BTreeMap;
@@ -27,54 +25,25 @@ pub fn run(
     extras: &Extras,
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
-    let place = Placement {
-        dir: slot.root.clone(),
-        keep: slot.keep,
-        port: extras.port,
-    };
-    let (mut server, choice) = server::start(spec, extras.password.as_deref(), &place)?;
-    let limit = match super::memory_limit(plan, "server") {
-        Ok(l) => l,
-        Err(e) => {
-            let _ = server.stop(false);
-            return Err(e);
-        }
-    };
-    if let (Some(l), (Some(pid), _)) = (&limit, server.local()) {
-        if let Err(e) = super::limit_tree(l, pid) {
-            let _ = server.stop(false);
-            return Err(e.context("moving the server into its memory limit"));
-        }
-    }
-    let keep = slot.keep;
-    let result = measure(
-        plan,
-        spec,
-        work,
-        extras,
-        &mut server,
-        choice.as_ref(),
-        limit.as_ref(),
-        slot,
-    );
-    let stopped = server.stop(keep);
-    drop(limit);
-    let out = result?;
-    stopped.context("the run is stored, but the server did not stop cleanly")?;
-    Ok(out)
+    let at = (slot.root.clone(), slot.keep);
+    super::with_server(plan, spec, extras, at, |started| {
+        measure(plan, spec, work, extras, started, slot)
+    })
 }
 
-#[allow(clippy::too_many_arguments)]
 fn measure(
     plan: &RunPlan,
     spec: &ServerSpec,
     work: &SqlWork,
     extras: &Extras,
-    server: &mut Server,
-    choice: Option<&ServerChoice>,
-    limit: Option<&plumb_host::cgroup::MemoryLimit>,
+    started: super::Started<'_>,
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
+    let super::Started {
+        server,
+        choice,
+        limit,
+    } = started;
     let p = &work.params;
     let distribution = p
         .validate()
@@ -128,7 +97,7 @@ fn measure(
         at,
         ..
     } = slot;
-    let (mut rec, disk) = execute::begin_run(
+    let (mut rec, disk) = super::begin(
         store,
         execute::RunHeader {
             engine: engine.clone(),
@@ -137,24 +106,16 @@ fn measure(
             data_dir: data_dir.clone(),
             run,
         },
+        plan,
+        group,
+        observer,
+        at,
     )?;
     let run_id = rec.id();
     let group_of = extras.client_group.as_ref();
     if let Some((g, _)) = group_of {
         rec.store().set_client_group(run_id, g)?;
     }
-    if let Some(g) = group {
-        rec.store()
-            .set_group(run_id, g.unwrap_or(run_id), i64::from(plan.repeat))?;
-    }
-    observer.run_starting(RunAt {
-        index: at.0,
-        total: at.1,
-        plan,
-        run_id,
-        dir: data_dir.as_deref(),
-        secs_left: at.2,
-    });
     eprintln!(
         "plumb: run {run_id}: {engine} {version}, {} × {} rows, {} threads, seed {}",
         p.tables, p.table_size, p.threads, plan.seed

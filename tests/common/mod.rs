@@ -75,3 +75,55 @@ pub fn external_server(dir: &Path, server: &str, engine: Option<&str>) -> plumb_
     )
     .unwrap()
 }
+
+/// Every run in the store, oldest first, as `plumb runs --json` lists them.
+pub fn runs_json(store: &Path) -> Vec<Value> {
+    ok_json(&plumb(store, &["runs", "--json", "--limit", "1000"]))
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .cloned()
+        .collect()
+}
+
+/// Waits until a suite under way has stored at least `n` runs (`secs` at most).
+pub fn wait_for_runs(store: &Path, n: usize, secs: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let have = if store.exists() {
+            let o = plumb(store, &["runs", "--json"]);
+            serde_json::from_slice::<Value>(&o.stdout)
+                .ok()
+                .and_then(|v| v.as_array().map(|a| a.len()))
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        if have >= n {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the suite never reached its run {n} (has {have})"
+        );
+    }
+}
+
+/// How many times each planned run (by plan hash) finished ok; any run that is neither
+/// ok nor interrupted fails the test.
+pub fn ok_per_plan(runs: &[Value]) -> std::collections::BTreeMap<String, usize> {
+    let mut ok = std::collections::BTreeMap::new();
+    for r in runs {
+        match r["status"].as_str().unwrap() {
+            "ok" => {
+                *ok.entry(r["plan_hash"].as_str().unwrap().into())
+                    .or_default() += 1
+            }
+            "interrupted" => {}
+            s => panic!("run {} is {s}", r["id"]),
+        }
+    }
+    ok
+}

@@ -179,6 +179,7 @@ duration = 1
 name = "pg"
 server = "postgres"
 cache_mb = 64
+memory_mb = 256
 
 [[target]]
 name = "innodb"
@@ -211,6 +212,9 @@ ib = ["l.i0", "l.x", "l.i1", "qp100"]
         assert_eq!(step(&run, "qp100")["config"]["rate_per_client"], 100);
         assert_eq!(r["plan"]["workload"]["ib"]["params"]["rows"], 3000);
     }
+    // The limited server ran in its cgroup, and says so; the others did not.
+    assert_eq!(runs[0]["options"]["memory_limit_mb"], "256");
+    assert!(runs[1]["options"].get("memory_limit_mb").is_none());
 }
 
 #[test]

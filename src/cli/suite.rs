@@ -172,11 +172,12 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
     );
     println!("{}", with_table(&t));
     println!(
-        "estimated time: {} (timed steps at their duration; loads at {:.0}k keys/s per thread \
-         and scans at {:.0}k entries/s, assumed until measured)",
+        "estimated time: {} (timed steps at their duration; loads at {:.0}k keys/s per thread, \
+         scans at {:.0}k entries/s, servers' loads at {:.0}k rows/s, assumed until measured)",
         execute::human_secs(total),
         plumb_plan::estimate::ASSUMED_LOAD_OPS_SEC / 1e3,
         plumb_plan::estimate::ASSUMED_SCAN_OPS_SEC / 1e3,
+        plumb_plan::estimate::ASSUMED_ROWS_SEC / 1e3,
     );
     println!(
         "disk: about {} at a time in {} (one run's data dir; each is removed after its run), {} free",

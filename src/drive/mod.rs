@@ -94,7 +94,12 @@ pub fn limit_tree(limit: &plumb_host::cgroup::MemoryLimit, root: u32) -> anyhow:
         i += 1;
     }
     for pid in pids {
-        limit.add(pid)?;
+        if let Err(e) = limit.add(pid) {
+            // A short-lived child (a server's startup process) may be gone already.
+            if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                return Err(e.into());
+            }
+        }
     }
     Ok(())
 }

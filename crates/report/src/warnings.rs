@@ -94,12 +94,22 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
         "ops",
         "warmup",
         "threads",
+        "tables",
+        "table_size",
+        "rows",
+        "clients",
     ]
     .iter()
     .filter_map(|k| differing_option(versions, k))
     .collect();
     if !sizes.is_empty() {
         w.push(format!("sizes or durations differ ({})", sizes.join("; ")));
+    }
+    if let Some(d) = differing_option(versions, "memory_limit_mb") {
+        w.push(format!(
+            "memory limits differ ({d}): a target held to less memory reads from the device \
+             what the other reads from memory (compare rd_op); compare at the same limit"
+        ));
     }
     // In the order the sides were given (base first), each engine and release once.
     let mut engines: Vec<String> = Vec::new();

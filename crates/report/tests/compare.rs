@@ -159,6 +159,15 @@ fn each_fairness_warning_fires_on_its_fixture() {
         .iter()
         .any(|w| w.starts_with("sizes or durations differ") && w.contains("num: 1000 vs 5000")));
 
+    // One side held to a memory limit (a cgroup) and the other not.
+    let mut v = base_and_new();
+    for r in &mut v[1].runs {
+        r.run.options.insert("memory_limit_mb".into(), "256".into());
+    }
+    assert!(warnings_of(&v)
+        .iter()
+        .any(|w| w.starts_with("memory limits differ") && w.contains("256 vs unset")));
+
     // Runs stored before --verify checked every value: they stand as `all`.
     let mut v = base_and_new();
     assert!(!warnings_of(&v).iter().any(|w| w.contains("verification")));

@@ -180,6 +180,7 @@ name = "pg"
 server = "postgres"
 cache_mb = 64
 memory_mb = 256
+drop_caches = true
 
 [[target]]
 name = "innodb"
@@ -214,6 +215,7 @@ ib = ["l.i0", "l.x", "l.i1", "qp100"]
     }
     // The limited server ran in its cgroup, and says so; the others did not.
     assert_eq!(runs[0]["options"]["memory_limit_mb"], "256");
+    assert_eq!(runs[0]["options"]["drop_caches"], "true");
     assert!(runs[1]["options"].get("memory_limit_mb").is_none());
 }
 

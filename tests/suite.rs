@@ -5,7 +5,6 @@
 mod common;
 
 use common::{ok_json, plumb, runs_json, stderr};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;

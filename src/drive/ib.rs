@@ -81,7 +81,7 @@ fn run_embedded(
         .map(|(k, v)| (format!("engine.{k}"), v.clone()))
         .collect();
     options.insert("durability".into(), spec.durability().name().into());
-    super::record_limit(limit.as_ref(), &mut options);
+    super::record_limit(plan, limit.as_ref(), &mut options);
     let table = KvTable::new(target);
     let keep = slot.keep;
     eprintln!(
@@ -149,7 +149,7 @@ fn measure_server(
     let (pid, data_dir) = server.local();
     let mut options: BTreeMap<String, String> = BTreeMap::new();
     options.insert("cache_mb".into(), spec.cache_mb.to_string());
-    super::record_limit(limit, &mut options);
+    super::record_limit(plan, limit, &mut options);
     server::record_settings(server, &mut counters, id.storage, &mut options);
     drop(counters);
     let table = SqlTable {
@@ -258,6 +258,9 @@ fn measure(
     );
     let mut tally = IbTally::default();
     for (i, step) in work.steps.iter().enumerate() {
+        if i > 0 {
+            super::maybe_drop_caches(plan);
+        }
         let rows = p.rows_of(step);
         let cfg = IbStepConfig {
             index: i,

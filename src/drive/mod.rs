@@ -187,12 +187,27 @@ pub fn begin<'s>(
     Ok((rec, disk))
 }
 
-/// Records the limit with the run's options.
+/// Drops the page cache before a measured step when the plan's target asks for it
+/// (`drop_caches`); a failure is said, and the step still runs.
+pub fn maybe_drop_caches(plan: &RunPlan) {
+    if plan.target.drop_caches {
+        if let Err(e) = plumb_host::cgroup::drop_page_cache() {
+            eprintln!("plumb: page cache not dropped: {e}");
+        }
+    }
+}
+
+/// Records the memory limit and the page-cache drops with the run's options, as the
+/// lifecycle does for engine runs (compare warns when they differ).
 pub fn record_limit(
+    plan: &RunPlan,
     limit: Option<&plumb_host::cgroup::MemoryLimit>,
     options: &mut std::collections::BTreeMap<String, String>,
 ) {
     if let Some(l) = limit {
         options.insert("memory_limit_mb".into(), (l.bytes() >> 20).to_string());
+    }
+    if plan.target.drop_caches {
+        options.insert("drop_caches".into(), "true".into());
     }
 }

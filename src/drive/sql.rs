@@ -84,7 +84,7 @@ fn measure(
     if let Some(s) = &plan.size {
         options.insert("size".into(), s.clone());
     }
-    super::record_limit(limit, &mut options);
+    super::record_limit(plan, limit, &mut options);
     server::record_settings(server, &mut counters, id.storage, &mut options);
     let Slot {
         store,
@@ -131,6 +131,9 @@ fn measure(
     let mut all_present = false;
     let mut server_died = None;
     for (i, step) in steps.iter().enumerate() {
+        if i > 0 && step.kind != SqlKind::Load {
+            super::maybe_drop_caches(plan);
+        }
         let (duration, warmup) = (p.duration_of(step), p.warmup_of(step));
         let cfg = SqlStepConfig {
             index: i,

@@ -118,7 +118,14 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         plan_hash: Some(plan.hash()),
         ..NewRun::default()
     };
-    let out = probe::measure(&mut store, run, which, a.params.quick, &p, !a.json)?;
+    let out = probe::measure(
+        &mut store,
+        run,
+        (which, a.params.quick),
+        &p,
+        !a.json,
+        &mut |_| {},
+    )?;
     let run_id = out.run_id;
     let stored = store.run(run_id).context("reading the run back")?;
     let all = &out.report;

@@ -141,13 +141,14 @@ pub struct Outcome {
 
 /// Runs the probes of `plans`, storing a run from `run` (provenance, suite and plan
 /// filled in by the caller), each probe's steps as it ends, and the ceilings.
+/// `started` is told the run's id once its row exists, before the first probe.
 pub fn measure(
     store: &mut Store,
     run: NewRun,
-    which: &str,
-    quick: bool,
+    (which, quick): (&str, bool),
     p: &Plans,
     say: bool,
+    started: &mut dyn FnMut(i64),
 ) -> anyhow::Result<Outcome> {
     let dir = p
         .disk_dir()
@@ -183,6 +184,7 @@ pub fn measure(
         },
     )?;
     let run_id = rec.id();
+    started(run_id);
     if say {
         eprintln!(
             "plumb run {run_id}: probe {which}{} on {hostname}",
@@ -297,18 +299,27 @@ pub fn run(
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
         });
-        let out = measure(store, run, &work.which, work.params.quick, &p, false);
+        let mut started = |run_id| {
+            observer.run_starting(RunAt {
+                index: at.0,
+                total: at.1,
+                plan,
+                run_id,
+                dir: p.disk_dir(),
+                secs_left: at.2,
+            })
+        };
+        let out = measure(
+            store,
+            run,
+            (&work.which, work.params.quick),
+            &p,
+            false,
+            &mut started,
+        );
         done.store(true, Ordering::Relaxed);
         out
     })?;
-    observer.run_starting(RunAt {
-        index: at.0,
-        total: at.1,
-        plan,
-        run_id: out.run_id,
-        dir: p.disk_dir(),
-        secs_left: at.2,
-    });
     let stored = store.run(out.run_id).context("reading the run back")?;
     observer.run_finished(&stored, store);
     if let Some(e) = out.setup_error {

@@ -3,7 +3,7 @@
 mod clients;
 mod compare;
 mod durability;
-pub mod execute;
+mod execute;
 mod host;
 mod ib;
 mod kv;

@@ -5,7 +5,6 @@
 
 use super::server::{self, Server};
 use super::Extras;
-use crate::cli::execute;
 use anyhow::Context;
 use plumb_core::{RunStatus, StepStatus};
 use plumb_ibench::kv::KvTable;
@@ -236,7 +235,7 @@ fn measure(
     } = slot;
     let (mut rec, disk) = super::begin(
         store,
-        execute::RunHeader {
+        super::RunHeader {
             engine: engine.to_string(),
             version: version.to_string(),
             options,

@@ -160,7 +160,7 @@ pub fn with_server<T>(
 /// joins its group of repeats, and tells the observer it starts.
 pub fn begin<'s>(
     store: &'s mut plumb_store::Store,
-    header: crate::cli::execute::RunHeader,
+    header: RunHeader,
     plan: &RunPlan,
     group: Option<Option<i64>>,
     observer: &mut dyn plumb_runner::Observer,
@@ -170,7 +170,7 @@ pub fn begin<'s>(
     Option<plumb_probes::diskstats::DeviceStats>,
 )> {
     let data_dir = header.data_dir.clone();
-    let (mut rec, disk) = crate::cli::execute::begin_run(store, header)?;
+    let (mut rec, disk) = begin_run(store, header)?;
     let run_id = rec.id();
     if let Some(g) = group {
         rec.store()
@@ -210,4 +210,49 @@ pub fn record_limit(
     if plan.target.drop_caches {
         options.insert("drop_caches".into(), "true".into());
     }
+}
+
+/// What the store is told when a driver of a family (sql, ib) begins a run, beside
+/// the run row the lifecycle filled in.
+pub struct RunHeader {
+    /// The run row: provenance, suite, plan and its hash.
+    pub run: plumb_store::NewRun,
+    /// The engine label and its release.
+    pub engine: String,
+    /// The release.
+    pub version: String,
+    /// Every option and setting recorded with the run.
+    pub options: std::collections::BTreeMap<String, String>,
+    /// Where the data is, when plumb can see it.
+    pub data_dir: Option<std::path::PathBuf>,
+}
+
+/// Begins such a run: a host snapshot of the data's filesystem, and the device under
+/// the data (returned, for the steps' IO counters).
+fn begin_run(
+    store: &mut plumb_store::Store,
+    h: RunHeader,
+) -> anyhow::Result<(
+    plumb_runner::Recording<'_>,
+    Option<plumb_probes::diskstats::DeviceStats>,
+)> {
+    let disk = h
+        .data_dir
+        .as_deref()
+        .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
+    let host_dir = h.data_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let host = plumb_host::snapshot(&plumb_host::Options::for_dir(host_dir));
+    let rec = plumb_runner::Recording::begin(
+        store,
+        &plumb_store::NewRun {
+            engine: h.engine,
+            engine_version: h.version,
+            options: h.options,
+            data_dir: h.data_dir.as_ref().map(|d| d.display().to_string()),
+            device: disk.as_ref().map(|d| d.name().to_string()),
+            host: Some(host),
+            ..h.run
+        },
+    )?;
+    Ok((rec, disk))
 }

@@ -4,7 +4,6 @@
 
 use super::server;
 use super::Extras;
-use crate::cli::execute;
 use anyhow::bail;
 use plumb_core::{RunStatus, StepStatus};
 use plumb_plan::{RunPlan, ServerSpec, SqlWork};
@@ -99,7 +98,7 @@ fn measure(
     } = slot;
     let (mut rec, disk) = super::begin(
         store,
-        execute::RunHeader {
+        super::RunHeader {
             engine: engine.clone(),
             version: version.clone(),
             options,

@@ -31,13 +31,29 @@ steps = ["fillseq", "readrandom"]
 threads = [1, 2]
 "#;
 
-fn worker(url: &str, log: &Path) -> Child {
+/// `plumb worker` on `queue` (extra flags in `more`), its stderr into `log`.
+fn worker(url: &str, queue: &str, more: &[&str], log: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(["worker", "--queue", "q", "--lease", "2", "--store", url])
+        .args(["worker", "--queue", queue, "--store", url])
+        .args(more)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .unwrap()
+}
+
+/// Waits (5 minutes at most) for worker `i` to exit, and asserts it succeeded.
+fn exits_ok(w: &mut Child, log: &Path, i: usize) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        if let Some(st) = w.try_wait().unwrap() {
+            let log = std::fs::read_to_string(log).unwrap();
+            assert!(st.success(), "worker {i}: {log}");
+            return;
+        }
+        assert!(Instant::now() < deadline, "worker {i} never finished");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 #[test]
@@ -78,7 +94,10 @@ fn three_workers_one_killed_and_every_queued_run_ends_exactly_once() {
     let logs: Vec<_> = (0..3)
         .map(|i| dir.path().join(format!("w{i}.log")))
         .collect();
-    let mut workers: Vec<Child> = logs.iter().map(|l| worker(&url, l)).collect();
+    let mut workers: Vec<Child> = logs
+        .iter()
+        .map(|l| worker(&url, "q", &["--lease", "2"], l))
+        .collect();
     // Kill worker 0 once it has held a run for half a second.
     let victim = format!(":{}", workers[0].id());
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -97,16 +116,7 @@ fn three_workers_one_killed_and_every_queued_run_ends_exactly_once() {
     workers[0].kill().unwrap();
     workers[0].wait().unwrap();
     for (i, w) in workers.iter_mut().enumerate().skip(1) {
-        let deadline = Instant::now() + Duration::from_secs(300);
-        loop {
-            if let Some(st) = w.try_wait().unwrap() {
-                let log = std::fs::read_to_string(&logs[i]).unwrap();
-                assert!(st.success(), "worker {i}: {log}");
-                break;
-            }
-            assert!(Instant::now() < deadline, "worker {i} never finished");
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        exits_ok(w, &logs[i], i);
     }
 
     let items = s.queue_items("q").unwrap();
@@ -293,28 +303,9 @@ sql = ["load", "point-query"]
     let logs: Vec<_> = (0..2)
         .map(|i| dir.path().join(format!("s{i}.log")))
         .collect();
-    let mut workers: Vec<Child> = logs
-        .iter()
-        .map(|l| {
-            Command::new(env!("CARGO_BIN_EXE_plumb"))
-                .args(["worker", "--queue", "srv", "--store", &url])
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(l).unwrap())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let mut workers: Vec<Child> = logs.iter().map(|l| worker(&url, "srv", &[], l)).collect();
     for (i, w) in workers.iter_mut().enumerate() {
-        let deadline = Instant::now() + Duration::from_secs(300);
-        loop {
-            if let Some(st) = w.try_wait().unwrap() {
-                let log = std::fs::read_to_string(&logs[i]).unwrap();
-                assert!(st.success(), "worker {i}: {log}");
-                break;
-            }
-            assert!(Instant::now() < deadline, "worker {i} never finished");
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        exits_ok(w, &logs[i], i);
     }
     let s = Store::open(store).unwrap();
     let items = s.queue_items("srv").unwrap();

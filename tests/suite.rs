@@ -161,21 +161,8 @@ fn a_suite_killed_midway_resumes_with_no_run_missing_and_none_run_twice() {
         1
     );
 
-    let o = plumb(&store, &["run", &suite, "--resume"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("resuming suite"), "{}", stderr(&o));
-    let after = runs_json(&store);
     // Every planned run finished exactly once; the killed one is marked interrupted.
-    let ok = common::ok_per_plan(&after);
-    assert_eq!(ok.len(), 8, "no run missing");
-    assert!(ok.values().all(|&n| n == 1), "none run twice: {ok:?}");
-    assert_eq!(
-        after
-            .iter()
-            .filter(|r| r["status"] == "interrupted")
-            .count(),
-        1
-    );
+    let after = common::resumed_once(&store, &suite, 8);
     // Runs finished before the kill were kept, not run again.
     for r in before.iter().filter(|r| r["status"] == "ok") {
         assert!(after

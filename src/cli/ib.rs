@@ -66,6 +66,7 @@ pub struct IbArgs {
 }
 
 fn check(a: &IbArgs) -> anyhow::Result<Vec<IbStepPlan>> {
+    super::check_memory_flag(a.memory_mb)?;
     a.params
         .validate()
         .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;

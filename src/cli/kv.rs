@@ -144,9 +144,7 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
     if a.repeat == 0 || a.repeat > 1000 {
         bail!("--repeat: must be between 1 and 1000");
     }
-    if a.memory_mb.is_some_and(|m| m < 16) {
-        bail!("--memory-mb: give at least 16 MiB (the engine and plumb live in it)");
-    }
+    super::check_memory_flag(a.memory_mb)?;
     if a.use_existing_db && a.db.is_none() {
         bail!("--use-existing-db: needs --db DIR naming the database to reuse");
     }

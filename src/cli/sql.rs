@@ -81,6 +81,7 @@ pub struct SqlArgs {
 }
 
 fn check(a: &SqlArgs) -> anyhow::Result<Vec<sqlsteps::SqlStepPlan>> {
+    super::check_memory_flag(a.memory_mb)?;
     a.params
         .validate()
         .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;

@@ -141,14 +141,15 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
     for (i, r) in plan.runs.iter().enumerate() {
         let e = estimate(r);
         total += e.secs;
+        let (size, concurrency) = r.size_and_concurrency();
         t.add_row(vec![
             (i + 1).to_string(),
             r.variant.clone(),
             r.target.kind_label(),
             r.workload.name.clone(),
             r.workload.family.step_names().join(","),
-            r.size_and_concurrency().0.to_string(),
-            r.size_and_concurrency().1.to_string(),
+            size.to_string(),
+            concurrency.to_string(),
             r.repeat.to_string(),
             r.seed.to_string(),
             execute::human_secs(e.secs),

@@ -215,13 +215,8 @@ fn measure(
         ("duration", p.duration.to_string()),
         ("delete_per_insert", p.delete_per_insert.to_string()),
         ("rows_per_query", p.rows_per_query.to_string()),
-        ("target", plan.target.name.clone()),
-        ("variant", plan.variant.clone()),
     ] {
         options.insert(k.to_string(), v);
-    }
-    if let Some(s) = &plan.size {
-        options.insert("size".into(), s.clone());
     }
     let Slot {
         store,

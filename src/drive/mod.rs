@@ -156,11 +156,24 @@ pub fn with_server<T>(
     Ok(out)
 }
 
-/// Begins a planned run in the store (a host snapshot, the device under its data),
-/// joins its group of repeats, and tells the observer it starts.
+/// Where a run sits in its suite, as its recorded options say it (selectors such as
+/// `s3,target=pg@16` and resume's groups read them), as the lifecycle records them
+/// for engine runs.
+pub fn place_options(plan: &RunPlan) -> std::collections::BTreeMap<String, String> {
+    let mut o = std::collections::BTreeMap::new();
+    o.insert("target".into(), plan.target.name.clone());
+    o.insert("variant".into(), plan.variant.clone());
+    if let Some(s) = &plan.size {
+        o.insert("size".into(), s.clone());
+    }
+    o
+}
+
+/// Begins a planned run in the store (a host snapshot, the device under its data, its
+/// place in the suite), joins its group of repeats, and tells the observer it starts.
 pub fn begin<'s>(
     store: &'s mut plumb_store::Store,
-    header: RunHeader,
+    mut header: RunHeader,
     plan: &RunPlan,
     group: Option<Option<i64>>,
     observer: &mut dyn plumb_runner::Observer,
@@ -169,6 +182,7 @@ pub fn begin<'s>(
     plumb_runner::Recording<'s>,
     Option<plumb_probes::diskstats::DeviceStats>,
 )> {
+    header.options.extend(place_options(plan));
     let data_dir = header.data_dir.clone();
     let (mut rec, disk) = begin_run(store, header)?;
     let run_id = rec.id();

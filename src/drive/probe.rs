@@ -175,7 +175,11 @@ pub fn measure(
             workload: format!("probe {which}"),
             engine: "probe".into(),
             engine_version: env!("CARGO_PKG_VERSION").into(),
-            options: options(which, quick, p),
+            options: {
+                let mut o = options(which, quick, p);
+                o.extend(run.options.clone());
+                o
+            },
             seed: 0,
             data_dir: p.disk_dir().map(|d| d.display().to_string()),
             device,
@@ -282,12 +286,14 @@ pub fn run(
     let p = plans(&work.which, &work.params, dir.as_deref())?;
     let Slot {
         store,
-        run,
+        mut run,
+        group,
         interrupt,
         observer,
         at,
         ..
     } = slot;
+    run.options = super::place_options(plan);
     // The probes stop on their own flag: the lifecycle's Ctrl-C reaches it.
     let done = AtomicBool::new(false);
     let out = std::thread::scope(|s| {
@@ -320,6 +326,9 @@ pub fn run(
         done.store(true, Ordering::Relaxed);
         out
     })?;
+    if let Some(g) = group {
+        store.set_group(out.run_id, g.unwrap_or(out.run_id), i64::from(plan.repeat))?;
+    }
     let stored = store.run(out.run_id).context("reading the run back")?;
     observer.run_finished(&stored, store);
     if let Some(e) = out.setup_error {

@@ -75,13 +75,8 @@ fn measure(
         ("warmup", p.warmup.to_string()),
         ("distribution", distribution.to_string()),
         ("cache_mb", spec.cache_mb.to_string()),
-        ("target", plan.target.name.clone()),
-        ("variant", plan.variant.clone()),
     ] {
         options.insert(k.to_string(), v);
-    }
-    if let Some(s) = &plan.size {
-        options.insert("size".into(), s.clone());
     }
     super::record_limit(plan, limit, &mut options);
     server::record_settings(server, &mut counters, id.storage, &mut options);

@@ -127,3 +127,19 @@ pub fn ok_per_plan(runs: &[Value]) -> std::collections::BTreeMap<String, usize> 
     }
     ok
 }
+
+/// Resumes a suite that was killed once and asserts what resume promises: it says it
+/// resumes, every one of the `planned` runs finished ok exactly once, and the killed
+/// run stays stored as interrupted. Returns the runs after it.
+pub fn resumed_once(store: &Path, suite: &str, planned: usize) -> Vec<Value> {
+    let o = plumb(store, &["run", suite, "--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resuming suite"), "{}", stderr(&o));
+    let after = runs_json(store);
+    let ok = ok_per_plan(&after);
+    assert_eq!(ok.len(), planned, "no run missing: {after:?}");
+    assert!(ok.values().all(|&n| n == 1), "none run twice: {ok:?}");
+    let interrupted = after.iter().filter(|r| r["status"] == "interrupted");
+    assert_eq!(interrupted.count(), 1);
+    after
+}

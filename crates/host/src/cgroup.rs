@@ -155,7 +155,7 @@ impl MemoryLimit {
         self.bytes
     }
 
-    /// The group's directory (recorded with the run).
+    /// The group's directory.
     pub fn path(&self) -> &Path {
         &self.dir
     }
@@ -176,19 +176,6 @@ impl MemoryLimit {
     /// are then its own).
     pub fn enter(&self) -> Result<(), CgroupError> {
         self.add(std::process::id())
-    }
-
-    /// Peak memory charged to the group, bytes, where the kernel keeps it.
-    pub fn peak_bytes(&self) -> Option<u64> {
-        let f = match self.version {
-            Version::V1 => "memory.max_usage_in_bytes",
-            Version::V2 => "memory.peak",
-        };
-        fs::read_to_string(self.dir.join(f))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
     }
 
     /// Processes still in the group.

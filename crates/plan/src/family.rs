@@ -299,8 +299,8 @@ impl Family {
         )
     }
 
-    /// The threads (sql) or clients (ib) of a run, for sweeps; `None` for kv (its
-    /// threads are in the run's params).
+    /// Sets the client threads (sql) or clients (ib) of a thread sweep; kv keeps its
+    /// threads in the run's params, and the probes are not swept.
     pub fn set_concurrency(&mut self, n: usize) {
         match self {
             Family::Kv(_) | Family::Probe(_) => {}
@@ -309,7 +309,8 @@ impl Family {
         }
     }
 
-    /// Sets the data size of a size sweep: rows per table (sql), rows loaded (ib).
+    /// Sets the data size of a size sweep: rows per table (sql), rows loaded (ib); kv
+    /// keeps its keys in the run's params, and the probes are not swept.
     pub fn set_size(&mut self, n: u64) {
         match self {
             Family::Kv(_) | Family::Probe(_) => {}

@@ -15,7 +15,7 @@ pub use family::{
     SqlParams, SqlWork, Subject,
 };
 pub use model::{
-    hash_of, refused, KvParams, ParamError, Plan, RunPlan, TargetPlan, WorkloadPlan,
-    MAX_VALUE_SIZE, QUICK_SECS,
+    check_memory_mb, hash_of, refused, KvParams, ParamError, Plan, RunPlan, TargetPlan,
+    WorkloadPlan, MAX_VALUE_SIZE, QUICK_SECS,
 };
 pub use suite::{load, parse, PlanOptions, SuiteError};

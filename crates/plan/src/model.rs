@@ -195,6 +195,21 @@ pub struct TargetPlan {
     pub drop_caches: bool,
 }
 
+/// The smallest memory limit, MiB: below it a server or an engine with plumb beside it
+/// cannot start, which says nothing about IO-bound sizes.
+pub const MIN_MEMORY_MB: u64 = 16;
+
+/// Refuses a memory limit too small to run in.
+pub fn check_memory_mb(mb: Option<u64>) -> Result<(), ParamError> {
+    match mb {
+        Some(m) if m < MIN_MEMORY_MB => Err(ParamError {
+            key: "memory_mb",
+            message: format!("{m}: give at least {MIN_MEMORY_MB} MiB"),
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl TargetPlan {
     /// An embedded engine target without a memory limit.
     pub fn engine(name: impl Into<String>, engine: EngineSpec) -> TargetPlan {

@@ -362,12 +362,12 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             ));
         }
         if let Some(m) = &t.memory_mb {
-            if *m.get_ref() < 16 {
-                return Err(at(
+            crate::check_memory_mb(Some(*m.get_ref())).map_err(|e| {
+                at(
                     Some(m.span()),
-                    format!("target {name:?}: memory_mb must be at least 16 (MiB)"),
-                ));
-            }
+                    format!("target {name:?}: {}: {}", e.key, e.message),
+                )
+            })?;
         }
         let limited = |subject| TargetPlan {
             name: name.clone(),

@@ -19,7 +19,14 @@ BUILD_ROOT=${BUILD_ROOT:-/var/tmp/plumb-rocksdb-releases}
 
 # The librocksdb-sys release that bundles each RocksDB release (crates.io).
 case "$want" in
+  6.28.2) crate=0.6.3+6.28.2 ;;
+  7.4.4) crate=0.8.3+7.4.4 ;;
+  7.9.2) crate=0.10.0+7.9.2 ;;
   8.1.1) crate=0.11.0+8.1.1 ;;
+  8.5.3) crate=0.12.0+8.5.3 ;;
+  8.6.7) crate=0.13.0+8.6.7 ;;
+  8.8.1) crate=0.14.0+8.8.1 ;;
+  8.9.1) crate=0.15.0+8.9.1 ;;
   8.10.0) crate=0.16.0+8.10.0 ;;
   9.9.3) crate=0.17.1+9.9.3 ;;
   10.4.2) crate=0.17.3+10.4.2 ;;
@@ -30,9 +37,10 @@ case "$want" in
 esac
 release=${crate#*+}
 minor=$(echo "${crate%%+*}" | cut -d. -f2)
-features='"static", "lz4", "zstd"'
-# librocksdb-sys 0.17 and newer generate bindings at build time only with this feature.
-[ "$minor" -ge 17 ] && features="$features, \"bindgen-runtime\""
+# Before 0.17 librocksdb-sys always links statically and has no `static` feature; 0.17
+# and newer need it, and generate bindings at build time only with `bindgen-runtime`.
+features='"lz4", "zstd"'
+[ "$minor" -ge 17 ] && features='"static", "lz4", "zstd", "bindgen-runtime"'
 
 bash scripts/setup.sh >&2
 # shellcheck source=scripts/rocksdb-env.sh

@@ -9,9 +9,11 @@ set -euo pipefail
 # their crates).
 # postgresql, mariadb-server, mariadb-plugin-rocksdb: the servers `plumb sql` starts
 # (PostgreSQL 15, MariaDB 10.11 with InnoDB and MyRocks; apt does not start them here);
-# sysbench: the peer of bench/compare-sysbench.sh; linux-perf: `plumb sql --profile`.
+# sysbench: the peer of bench/compare-sysbench.sh; linux-perf: `plumb sql --profile`;
+# sysstat: iostat, whose -x figures crates/probes/tests/iostat.rs checks plumb's against
+# (and bench/compare-iostat.sh sets beside a run's).
 PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev
-  postgresql mariadb-server mariadb-plugin-rocksdb sysbench linux-perf)
+  postgresql mariadb-server mariadb-plugin-rocksdb sysbench linux-perf sysstat)
 
 # shellcheck source=scripts/packages.sh
 . "$(dirname "$0")/packages.sh"

@@ -71,7 +71,31 @@ fn version_of(header: &Path, prefix: &str) -> String {
 }
 
 fn rocks_shims() {
-    let (include, version) = rocks_source();
+    let (include, mut version) = rocks_source();
+    // A build from a RocksDB source tree (scripts/build-rocksdb-release.sh tree:PATH)
+    // records the tree, its commit and whether it was modified.
+    for v in [
+        "PLUMB_ROCKSDB_TREE",
+        "PLUMB_ROCKSDB_TREE_COMMIT",
+        "PLUMB_ROCKSDB_TREE_MODIFIED",
+    ] {
+        println!("cargo:rerun-if-env-changed={v}");
+    }
+    let tree = std::env::var("PLUMB_ROCKSDB_TREE").unwrap_or_default();
+    if !tree.is_empty() {
+        let commit = std::env::var("PLUMB_ROCKSDB_TREE_COMMIT").unwrap_or_default();
+        let modified = std::env::var("PLUMB_ROCKSDB_TREE_MODIFIED").is_ok_and(|m| m == "yes");
+        version = format!(
+            "{version} (tree {tree} at {}{})",
+            if commit.is_empty() {
+                "no commit"
+            } else {
+                &commit
+            },
+            if modified { ", modified" } else { "" }
+        );
+    }
+    println!("cargo:rustc-env=PLUMB_ROCKSDB_TREE={tree}");
     println!("cargo:rustc-env=PLUMB_ROCKSDB_VERSION={version}");
     let mut b = cc::Build::new();
     b.cpp(true)

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 #[command(
     after_help = "Steps: fillseq fillrandom filluniquerandom overwrite readrandom \
 multireadrandom readseq fwdrange revrange readwhilewriting fwdrangewhilewriting revrangewhilewriting \
-deleterandom, and unmeasured flush waitforcompaction compact.\n\
+deleterandom, and unmeasured flush waitforcompaction compact compact0 compact1 flush_mt_l0.\n\
 Every option is described in docs/options.md.\n\
 Examples:\n  plumb kv                                   quick run, temp dir, default sequence\n  \
 plumb kv --num 5000000 --duration 60 --workload x3 --db /data/plumb\n  \

@@ -3,6 +3,7 @@
 mod clients;
 mod compare;
 mod durability;
+mod exec_plan;
 mod execute;
 mod host;
 mod ib;
@@ -63,6 +64,9 @@ enum Command {
     /// The writer `plumb durability` starts and kills (not for direct use).
     #[command(hide = true, name = "durability-writer")]
     DurabilityWriter(durability::WriterArgs),
+    /// One planned run handed over by a plumb of another engine release (not for direct use).
+    #[command(hide = true, name = "exec-plan")]
+    ExecPlan(exec_plan::ExecPlanArgs),
     /// A multi-client run (plumb sql --client-group) as one: merged histograms' percentiles.
     Clients(clients::ClientsArgs),
     /// Compare runs relative to a base, with noise and fairness warnings.
@@ -141,6 +145,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Probe(a) => probe::run(a),
         Command::Durability(a) => durability::run(a),
         Command::DurabilityWriter(a) => durability::writer(a),
+        Command::ExecPlan(a) => exec_plan::run(a),
         Command::Compare(a) => compare::compare_cmd(a),
         Command::Report(a) => compare::report_cmd(a),
     }

@@ -89,6 +89,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             subject: Subject::Host(HostSpec { dir: a.dir.clone() }),
             memory_mb: None,
             drop_caches: false,
+            release: None,
         },
         workload: WorkloadPlan {
             name: format!("probe {which}"),

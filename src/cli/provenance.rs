@@ -5,6 +5,14 @@
 /// password in a URL argument (`--url postgres://u:pw@h/db`) is replaced by `***`, as
 /// it never reaches the store.
 pub fn command_line() -> String {
+    // A plumb that hands a run to the plumb of another engine release passes the
+    // command the user typed (crate::drive::release).
+    if let Some(c) = std::env::var("PLUMB_RECORDED_COMMAND")
+        .ok()
+        .filter(|c| !c.is_empty())
+    {
+        return c;
+    }
     std::env::args()
         .map(|s| redact_url_arg(&s))
         .map(|s| {

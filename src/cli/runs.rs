@@ -29,6 +29,10 @@ pub struct ShowArgs {
     /// Print JSON (the same document `plumb kv --json` prints).
     #[arg(long)]
     json: bool,
+    /// Print each step's 1-second intervals instead: ops/s, latency, CPU, and the
+    /// device as `iostat -x 1` shows each second (r/s … r_await, rareq-sz … %util).
+    #[arg(long, conflicts_with = "json")]
+    intervals: bool,
 }
 
 pub fn list(a: RunsArgs) -> anyhow::Result<ExitCode> {
@@ -62,6 +66,10 @@ pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let run = store
         .run(a.run)
         .with_context(|| format!("reading run {}", a.run))?;
+    if a.intervals {
+        print!("{}", plumb_report::device::intervals_text(&run));
+        return Ok(ExitCode::SUCCESS);
+    }
     output::print(&run, a.json, &store)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -71,11 +71,19 @@ fn load(path: &Path, shuffle: Option<u64>) -> anyhow::Result<Plan> {
         },
     )?;
     for r in &plan.runs {
-        if let Some(e) = r.target.engine_spec() {
-            e.check_built_in().map_err(|e| {
-                anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name)
-            })?;
-        }
+        let Some(e) = r.target.engine_spec() else {
+            continue;
+        };
+        let checked = match &r.target.release {
+            // Another release runs in the plumb built against it: it must exist.
+            Some(rel) if !r.target.runs_in_this_build() => {
+                plumb_targets::builds::find(e.name(), rel).map(drop)
+            }
+            _ => e.check_built_in().map_err(|e| e.to_string()),
+        };
+        checked.map_err(|e| {
+            anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name)
+        })?;
     }
     Ok(plan)
 }

@@ -5,6 +5,7 @@
 
 pub mod ib;
 pub mod probe;
+pub mod release;
 pub mod server;
 pub mod sql;
 
@@ -37,6 +38,8 @@ pub struct Driver {
 impl FamilyDriver for Driver {
     fn run(&mut self, plan: &RunPlan, slot: Slot<'_>) -> Result<(i64, RunStatus), LifecycleError> {
         let result = match (&plan.target.subject, &plan.workload.family) {
+            // Another release of the engine: the plumb built against it runs the plan.
+            _ if !plan.target.runs_in_this_build() => release::run(plan, slot),
             (Subject::Server(spec), Family::Sql(work)) => {
                 sql::run(plan, spec, work, &self.extras, slot)
             }

@@ -5,13 +5,15 @@
 //! reports what happened; the runner times it.
 
 pub mod error;
+pub mod lsm;
 pub mod model;
 pub mod target;
 pub mod value;
 
 pub use error::TargetError;
+pub use lsm::{CacheLookups, LevelAccount, LsmAccount, Stalls};
 pub use model::{
-    HwCounters, IbSecond, IbSummary, Interval, OpLatency, Qos, RunStatus, ServerCosts, StepStatus,
-    StepSummary, Verification, WriterSummary, HARNESS_SAMPLE_EVERY, IB_BUCKETS_US,
+    DeviceIo, HwCounters, IbSecond, IbSummary, Interval, OpLatency, Qos, RunStatus, ServerCosts,
+    StepStatus, StepSummary, Verification, WriterSummary, HARNESS_SAMPLE_EVERY, IB_BUCKETS_US,
 };
 pub use target::{BatchOp, EngineStats, Maintenance, Session, Target, WriteBatch};

@@ -230,6 +230,13 @@ pub struct StepSummary {
     pub pmax_us: Option<f64>,
     /// User + system CPU of the process per op, µs.
     pub cpu_us_op: Option<f64>,
+    /// User-mode CPU of the process per op, µs: the `usr` part of `cpu_us_op`.
+    #[serde(default)]
+    pub usr_us_op: Option<f64>,
+    /// Kernel-mode CPU of the process per op, µs: the `sys` part of `cpu_us_op` (system
+    /// calls, page faults, IO submission; a slow clocksource shows up here).
+    #[serde(default)]
+    pub sys_us_op: Option<f64>,
     /// plumb's own time per op, µs: what the measured threads spend outside the engine
     /// call (key choice, value fill, clock reads, histogram, checks), timed on one op in
     /// [`HARNESS_SAMPLE_EVERY`]. The FFI crossing counts as the engine's.
@@ -244,6 +251,10 @@ pub struct StepSummary {
     pub wr_op: Option<f64>,
     /// Device KB written per op.
     pub wkb_op: Option<f64>,
+    /// The device over the measured window as `iostat -x` shows it (r/s, r_await,
+    /// %util …); `None` without a block device, or in runs stored before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceIo>,
     /// Device bytes written / user bytes written.
     pub w_amp: Option<f64>,
     /// The engine's own: (flush + compaction bytes written) / ingest bytes.
@@ -274,6 +285,11 @@ pub struct StepSummary {
     /// while the previous step's debt drains is not measuring itself alone.
     #[serde(default)]
     pub pending_compaction_gb_start: Option<f64>,
+    /// The LSM's own account of the step (stalls by cause, compaction per level, the
+    /// shape at the step's end, block cache by block type); `None` for engines that
+    /// keep none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lsm: Option<crate::LsmAccount>,
     /// What a step on a database server cost on the server's side; `None` for embedded
     /// engines and probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -450,8 +466,52 @@ pub struct Interval {
     pub wr: Option<u64>,
     /// Device KB written.
     pub wkb: Option<f64>,
+    /// The device in this interval as `iostat -x` shows it; `None` without a block
+    /// device, or in runs stored before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceIo>,
     /// Engine stall time in it, µs.
     pub stall_us: Option<u64>,
     /// Resident memory at its end, GB.
     pub rss_gb: Option<f64>,
+}
+
+/// The block device over a window as sysstat's `iostat -x` reports it, from the
+/// `/proc/diskstats` counters of the device holding the data (see
+/// `plumb_probes::diskstats::DiskCounters::device_io` for the formulas).
+///
+/// Each figure is iostat's column of the same name, computed from the same counter
+/// deltas with the same formula. One difference: iostat divides by the time between its
+/// two readings of `/proc/uptime` (centiseconds), plumb by its own monotonic-clock
+/// window (the step's measured window, or the interval), which is the time the counters
+/// were read over. The four rates are always there when the device was read; a figure
+/// whose denominator is zero (an await with no requests) or whose counter the kernel does
+/// not give (the times of the old 7-field partition lines) is `None`, never 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceIo {
+    /// `r/s`: read requests completed per second.
+    pub r_s: f64,
+    /// `rMB/s`: MiB read per second (512-byte sectors / 2048).
+    pub rmb_s: f64,
+    /// `r_await`: mean time of a read request, queue plus service, ms (ms spent
+    /// reading / reads completed).
+    pub r_await_ms: Option<f64>,
+    /// `rareq-sz`: mean size of a read request, KiB (sectors read / 2 / reads).
+    pub rareq_kb: Option<f64>,
+    /// `w/s`: write requests completed per second.
+    pub w_s: f64,
+    /// `wMB/s`: MiB written per second.
+    pub wmb_s: f64,
+    /// `w_await`: mean time of a write request, queue plus service, ms.
+    pub w_await_ms: Option<f64>,
+    /// `wareq-sz`: mean size of a write request, KiB.
+    pub wareq_kb: Option<f64>,
+    /// `aqu-sz`: mean number of requests queued or in service (weighted ms doing IO /
+    /// window ms).
+    pub aqu_sz: Option<f64>,
+    /// `%util`: percent of the window the device had at least one request in flight
+    /// (ms doing IO / window ms × 100); above 90% a single-queue disk is saturated, a
+    /// parallel one (NVMe, RAID, virtio) may not be.
+    pub util_pct: Option<f64>,
 }

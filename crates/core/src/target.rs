@@ -31,6 +31,12 @@ pub trait Target: Send + Sync {
     fn options(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+    /// The LSM's own account now (stalls by cause, compaction per level, the shape,
+    /// block cache by block type), read at a step's start and end, never per op;
+    /// `None` for engines that keep no such account.
+    fn lsm(&self) -> Option<crate::LsmAccount> {
+        None
+    }
 }
 
 /// One worker's connection to a target. Methods take caller-owned buffers so that an op
@@ -190,6 +196,10 @@ pub enum Maintenance {
     WaitForCompaction,
     /// Compact the whole key range.
     Compact,
+    /// Compact one level into the next level that holds data (db_bench's compact0 and
+    /// compact1: 0 is L0, 1 the first non-empty level below it). Engines without
+    /// levels have nothing to do.
+    CompactLevel(u8),
 }
 
 /// Cumulative engine-reported counters. `None` means the engine does not expose it,

@@ -222,6 +222,8 @@ pub fn run(o: &MemOptions) -> ProbeReport {
             p999_us: h.quantile_us(0.999),
             pmax_us: h.max_us(),
             cpu_us_op: Some(cpu.cpu_us() as f64 / times.len() as f64),
+            usr_us_op: Some(cpu.user_us as f64 / times.len() as f64),
+            sys_us_op: Some(cpu.system_us as f64 / times.len() as f64),
             ..StepSummary::default()
         };
         let avg = triad_gbs(n, total / times.len() as f64);
@@ -317,6 +319,8 @@ fn chase(elements: usize, loads: u64) -> ProbeStep {
             ops_sec: loads as f64 / secs.max(1e-9),
             p50_us: Some(ns / 1000.0),
             cpu_us_op: Some(cpu.cpu_us() as f64 / loads.max(1) as f64),
+            usr_us_op: Some(cpu.user_us as f64 / loads.max(1) as f64),
+            sys_us_op: Some(cpu.system_us as f64 / loads.max(1) as f64),
             ..StepSummary::default()
         },
         intervals: Vec::new(),

@@ -82,6 +82,7 @@ fn interval(t0: Instant, a: &Sample, b: &Sample) -> Interval {
         rkb: d.map(|d| d.read_kb()),
         wr: d.map(|d| d.writes),
         wkb: d.map(|d| d.written_kb()),
+        device: d.and_then(|d| d.device_io(secs)),
         ..Interval::default()
     }
 }
@@ -192,11 +193,14 @@ where
         p9999_us: hist.quantile_us(0.9999),
         pmax_us: hist.max_us(),
         cpu_us_op: per_op(cpu.cpu_us() as f64),
+        usr_us_op: per_op(cpu.user_us as f64),
+        sys_us_op: per_op(cpu.system_us as f64),
         csw_op: per_op(cpu.csw() as f64),
         rd_op: dd.and_then(|d| per_op(d.reads as f64)),
         rkb_op: dd.and_then(|d| per_op(d.read_kb())),
         wr_op: dd.and_then(|d| per_op(d.writes as f64)),
         wkb_op: dd.and_then(|d| per_op(d.written_kb())),
+        device: dd.and_then(|d| d.device_io(secs)),
         rss_gb: plumb_probes::process::self_peak_rss_bytes().map(|b| b as f64 / 1e9),
         ..StepSummary::default()
     };

@@ -367,6 +367,7 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     costs(ctx, &a, &b, rows, rows, &mut ib);
     let counted = count_check(ctx, &mut ib);
     let summary = summary_of(ctx, &a, &b, rows, ib);
+    let device = summary.device;
     let (status, error, verification_failed) = match counted {
         Ok(()) => (StepStatus::Ok, None, false),
         Err(e) => (StepStatus::Failed, Some(e.to_string()), true),
@@ -385,6 +386,7 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
                 secs,
                 ops: rows,
                 ops_sec: if secs > 0.0 { rows as f64 / secs } else { 0.0 },
+                device,
                 ..Interval::default()
             }],
             profile: None,
@@ -400,16 +402,20 @@ fn summary_of(ctx: &IbContext<'_>, a: &Mark, b: &Mark, ops: u64, ib: IbSummary) 
     let client = b.client.delta(&a.client);
     let disk = b.disk.zip(a.disk).map(|(y, x)| y.delta(&x));
     let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
+    let [cpu_us_op, usr_us_op, sys_us_op] = metrics::cpu_per_op(&client, ops);
     StepSummary {
         ops,
         secs,
         ops_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
-        cpu_us_op: metrics::per_op(Some(client.cpu_us() as f64), ops),
+        cpu_us_op,
+        usr_us_op,
+        sys_us_op,
         csw_op: metrics::per_op(Some(client.csw() as f64), ops),
         rd_op,
         rkb_op,
         wr_op,
         wkb_op,
+        device: metrics::device_io(disk.as_ref(), secs),
         db_gb: db_gb(ctx),
         rss_gb: ib.rss_gb,
         ib: Some(ib),

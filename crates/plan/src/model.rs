@@ -193,6 +193,11 @@ pub struct TargetPlan {
     /// Drop the OS page cache before each measured step (root only).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub drop_caches: bool,
+    /// The engine's build to run (`8.5.3`, or `tree:/path` for a RocksDB source tree):
+    /// a plumb built against it (scripts/build-rocksdb-release.sh) runs the run; `None`
+    /// is the build this binary links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<String>,
 }
 
 /// The smallest memory limit, MiB: below it a server or an engine with plumb beside it
@@ -218,6 +223,7 @@ impl TargetPlan {
             subject: Subject::Engine(engine),
             memory_mb: None,
             drop_caches: false,
+            release: None,
         }
     }
 
@@ -228,6 +234,7 @@ impl TargetPlan {
             subject: Subject::Server(server),
             memory_mb: None,
             drop_caches: false,
+            release: None,
         }
     }
 
@@ -236,6 +243,15 @@ impl TargetPlan {
         match &self.subject {
             Subject::Engine(e) => Some(e),
             _ => None,
+        }
+    }
+
+    /// Whether this binary runs the target's engine build: no `release`, or the release
+    /// (or source tree) it links. Another release runs in the plumb built against it.
+    pub fn runs_in_this_build(&self) -> bool {
+        match (&self.release, self.engine_spec()) {
+            (Some(r), Some(e)) => e.linked_release().as_deref() == Some(r.as_str()),
+            _ => true,
         }
     }
 

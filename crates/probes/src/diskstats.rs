@@ -19,29 +19,64 @@ use crate::ProbeError;
 /// whatever the device's logical block size.
 const SECTOR_BYTES: u64 = 512;
 
-/// The four `/proc/diskstats` counters plumb reports, cumulative since boot (or, after
+/// The `/proc/diskstats` counters plumb reports, cumulative since boot (or, after
 /// [`DiskCounters::delta`], over a window).
+///
+/// The field numbers below are those of the kernel's
+/// `Documentation/admin-guide/iostats.rst` (field 1 is the first after the device name;
+/// `/proc/diskstats` columns 4–14). The four times are what `iostat -x` needs for
+/// `r_await`, `w_await`, `aqu-sz` and `%util`; the old 7-field partition lines of
+/// pre-2.6.25 kernels have none, so they stay 0 with `times_known` false, and every
+/// figure made from them is unknown rather than 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DiskCounters {
-    /// Read requests completed.
+    /// Read requests completed (field 1).
     pub reads: u64,
-    /// 512-byte sectors read.
+    /// 512-byte sectors read (field 3).
     pub sectors_read: u64,
-    /// Write requests completed.
+    /// Write requests completed (field 5).
     pub writes: u64,
-    /// 512-byte sectors written.
+    /// 512-byte sectors written (field 7).
     pub sectors_written: u64,
+    /// Milliseconds spent by all reads, from queueing to completion (field 4).
+    pub read_ms: u64,
+    /// Milliseconds spent by all writes (field 8).
+    pub write_ms: u64,
+    /// Milliseconds the device had at least one request in flight, `io_ticks`
+    /// (field 10): `%util`'s numerator.
+    pub io_ms: u64,
+    /// Weighted milliseconds doing IO, `time_in_queue` (field 11): each request's time
+    /// in flight, summed, so its rate is the mean queue length (`aqu-sz`). It also
+    /// counts discards and flushes, as iostat's does.
+    pub queue_ms: u64,
+    /// Whether the four times above were read: false for the 7-field partition format,
+    /// and for a delta over which a time went backwards (the kernel prints them as 32-bit
+    /// milliseconds, which wrap after 49.7 days of summed time, or the device was
+    /// re-attached), whose times would be wrong.
+    pub times_known: bool,
 }
 
 impl DiskCounters {
     /// Counters accumulated since `earlier`; saturates at zero per field so a counter reset
-    /// (device re-attached) yields zeros rather than a wrapped huge number.
+    /// (device re-attached) yields zeros rather than a wrapped huge number. The times of
+    /// the delta are known only when both readings had them and none went backwards.
     pub fn delta(&self, earlier: &DiskCounters) -> DiskCounters {
+        let times_known = self.times_known
+            && earlier.times_known
+            && self.read_ms >= earlier.read_ms
+            && self.write_ms >= earlier.write_ms
+            && self.io_ms >= earlier.io_ms
+            && self.queue_ms >= earlier.queue_ms;
         DiskCounters {
             reads: self.reads.saturating_sub(earlier.reads),
             sectors_read: self.sectors_read.saturating_sub(earlier.sectors_read),
             writes: self.writes.saturating_sub(earlier.writes),
             sectors_written: self.sectors_written.saturating_sub(earlier.sectors_written),
+            read_ms: self.read_ms.saturating_sub(earlier.read_ms),
+            write_ms: self.write_ms.saturating_sub(earlier.write_ms),
+            io_ms: self.io_ms.saturating_sub(earlier.io_ms),
+            queue_ms: self.queue_ms.saturating_sub(earlier.queue_ms),
+            times_known,
         }
     }
 
@@ -58,6 +93,48 @@ impl DiskCounters {
     /// Bytes written, the numerator of device write amplification (`w_amp`).
     pub fn written_bytes(&self) -> u64 {
         self.sectors_written * SECTOR_BYTES
+    }
+
+    /// The device as `iostat -x` shows it, from this delta over a window of `secs`
+    /// seconds; `None` when the window is empty (`secs` not above 0).
+    ///
+    /// The formulas are sysstat's (iostat.c `write_ext_stat`, rd_stats.c
+    /// `compute_ext_disk_stats`), with the window in ms as `secs × 1000`:
+    ///
+    /// | figure | formula |
+    /// |---|---|
+    /// | r/s, w/s | reads / secs, writes / secs |
+    /// | rMB/s, wMB/s | sectors × 512 / 2^20 / secs |
+    /// | r_await, w_await | read_ms / reads, write_ms / writes (ms) |
+    /// | rareq-sz, wareq-sz | sectors × 512 / 1024 / requests (KiB) |
+    /// | aqu-sz | queue_ms / window ms |
+    /// | %util | io_ms / window ms × 100 |
+    ///
+    /// Where iostat prints 0.00 for an await or request size with no requests, this
+    /// gives `None`; the times' figures are `None` too when the counters had no times
+    /// ([`DiskCounters::times_known`]). iostat's window is the difference of two
+    /// readings of `/proc/uptime` in centiseconds (since boot for its first report);
+    /// plumb's is its own monotonic clock between the two readings of the counters.
+    pub fn device_io(&self, secs: f64) -> Option<plumb_core::DeviceIo> {
+        if !secs.is_finite() || secs <= 0.0 {
+            return None;
+        }
+        let window_ms = secs * 1000.0;
+        let mib = |sectors: u64| (sectors * SECTOR_BYTES) as f64 / (1024.0 * 1024.0);
+        let per_request = |x: f64, n: u64| (n > 0).then(|| x / n as f64);
+        let times = self.times_known;
+        Some(plumb_core::DeviceIo {
+            r_s: self.reads as f64 / secs,
+            rmb_s: mib(self.sectors_read) / secs,
+            r_await_ms: per_request(self.read_ms as f64, self.reads).filter(|_| times),
+            rareq_kb: per_request(self.read_kb(), self.reads),
+            w_s: self.writes as f64 / secs,
+            wmb_s: mib(self.sectors_written) / secs,
+            w_await_ms: per_request(self.write_ms as f64, self.writes).filter(|_| times),
+            wareq_kb: per_request(self.written_kb(), self.writes),
+            aqu_sz: times.then(|| self.queue_ms as f64 / window_ms),
+            util_pct: times.then(|| self.io_ms as f64 / window_ms * 100.0),
+        })
     }
 }
 
@@ -110,23 +187,33 @@ pub fn parse_diskstats(text: &str, file: &Path) -> Result<Vec<DiskStatLine>, Pro
         let major = u32::try_from(num(0)?).map_err(|_| err("major out of range".into()))?;
         let minor = u32::try_from(num(1)?).map_err(|_| err("minor out of range".into()))?;
         let counters = if n == 7 {
-            // Old partition format: reads, sectors read, writes, sectors written.
+            // Old partition format: reads, sectors read, writes, sectors written; no
+            // times (`times_known` stays false).
             DiskCounters {
                 reads: num(3)?,
                 sectors_read: num(4)?,
                 writes: num(5)?,
                 sectors_written: num(6)?,
+                ..DiskCounters::default()
             }
         } else {
             // Validate every numeric field so a corrupt line is reported, not half-used.
             for i in 3..n {
                 num(i)?;
             }
+            // Columns 4..: reads, merged, sectors, ms reading, writes, merged, sectors,
+            // ms writing, in flight, ms doing IO, weighted ms doing IO, then (4.18+)
+            // discards and (5.5+) flushes, which plumb does not use.
             DiskCounters {
                 reads: num(3)?,
                 sectors_read: num(5)?,
+                read_ms: num(6)?,
                 writes: num(7)?,
                 sectors_written: num(9)?,
+                write_ms: num(10)?,
+                io_ms: num(12)?,
+                queue_ms: num(13)?,
+                times_known: true,
             }
         };
         out.push(DiskStatLine {
@@ -570,7 +657,12 @@ mod tests {
                 reads: 29595,
                 sectors_read: 3190210,
                 writes: 7462,
-                sectors_written: 3483520
+                sectors_written: 3483520,
+                read_ms: 14289,
+                write_ms: 7954,
+                io_ms: 6216,
+                queue_ms: 22699,
+                times_known: true,
             }
         );
     }
@@ -585,7 +677,12 @@ mod tests {
                 reads: 10412,
                 sectors_read: 863354,
                 writes: 6205,
-                sectors_written: 1218248
+                sectors_written: 1218248,
+                read_ms: 95560,
+                write_ms: 388700,
+                io_ms: 82072,
+                queue_ms: 484264,
+                times_known: true,
             }
         );
         // 7-field partition line of pre-2.6.25 kernels.
@@ -596,8 +693,18 @@ mod tests {
                 reads: 1570,
                 sectors_read: 12560,
                 writes: 340,
-                sectors_written: 2720
+                sectors_written: 2720,
+                ..DiskCounters::default()
             }
+        );
+        assert!(!hda2.counters.times_known);
+        // No times: the figures made of them are unknown, never 0; the rest are there.
+        let io = hda2.counters.device_io(10.0).unwrap();
+        assert_eq!((io.r_s, io.w_s), (157.0, 34.0));
+        assert_eq!(io.rareq_kb, Some(4.0));
+        assert_eq!(
+            (io.r_await_ms, io.w_await_ms, io.aqu_sz, io.util_pct),
+            (None, None, None, None)
         );
     }
 
@@ -684,7 +791,9 @@ mod tests {
                 reads: 5,
                 sectors_read: 100,
                 writes: 8,
-                sectors_written: 80
+                sectors_written: 80,
+                times_known: true,
+                ..DiskCounters::default()
             }
         );
     }
@@ -696,12 +805,22 @@ mod tests {
             sectors_read: 2048,
             writes: 7,
             sectors_written: 4096,
+            read_ms: 50,
+            write_ms: 70,
+            io_ms: 90,
+            queue_ms: 200,
+            times_known: true,
         };
         let b = DiskCounters {
             reads: 4,
             sectors_read: 48,
             writes: 9,
             sectors_written: 96,
+            read_ms: 20,
+            write_ms: 10,
+            io_ms: 30,
+            queue_ms: 40,
+            times_known: true,
         };
         let d = a.delta(&b);
         assert_eq!(
@@ -710,13 +829,114 @@ mod tests {
                 reads: 6,
                 sectors_read: 2000,
                 writes: 0, // saturates instead of wrapping
-                sectors_written: 4000
+                sectors_written: 4000,
+                read_ms: 30,
+                write_ms: 60,
+                io_ms: 60,
+                queue_ms: 160,
+                times_known: true,
             }
         );
         assert_eq!(d.read_kb(), 1000.0);
         assert_eq!(d.written_kb(), 2000.0);
         assert_eq!(d.written_bytes(), 4000 * 512);
-        assert_eq!(a.delta(&a), DiskCounters::default());
+        assert_eq!(
+            a.delta(&a),
+            DiskCounters {
+                times_known: true,
+                ..DiskCounters::default()
+            }
+        );
+        // A time that went backwards (32-bit ms wrap, device re-attached) saturates
+        // like the rest, and the delta's times are unknown rather than a wrong 0.
+        let wrapped = DiskCounters { io_ms: 5, ..a };
+        let d = wrapped.delta(&b);
+        assert_eq!(d.io_ms, 0);
+        assert!(!d.times_known);
+        // Times are known only if both readings had them.
+        let old = DiskCounters {
+            times_known: false,
+            ..b
+        };
+        assert!(!a.delta(&old).times_known && !old.delta(&old).times_known);
+    }
+
+    /// iostat's figures from a hand-computed delta over 2 s: 400 reads of 4 KiB taking
+    /// 300 ms in all, 50 writes of 128 KiB taking 1 s, the device busy 1.5 s with 1.3 s
+    /// of request time summed.
+    #[test]
+    fn device_io_formulas() {
+        let d = DiskCounters {
+            reads: 400,
+            sectors_read: 400 * 8,
+            writes: 50,
+            sectors_written: 50 * 256,
+            read_ms: 300,
+            write_ms: 1000,
+            io_ms: 1500,
+            queue_ms: 1300,
+            times_known: true,
+        };
+        let io = d.device_io(2.0).unwrap();
+        assert_eq!(io.r_s, 200.0);
+        assert_eq!(io.rmb_s, 0.78125); // 1.5625 MiB / 2 s
+        assert_eq!(io.r_await_ms, Some(0.75));
+        assert_eq!(io.rareq_kb, Some(4.0));
+        assert_eq!(io.w_s, 25.0);
+        assert_eq!(io.wmb_s, 3.125); // 6.25 MiB / 2 s
+        assert_eq!(io.w_await_ms, Some(20.0));
+        assert_eq!(io.wareq_kb, Some(128.0));
+        assert_eq!(io.aqu_sz, Some(0.65));
+        assert_eq!(io.util_pct, Some(75.0));
+
+        // No writes: their await and size are unknown, not 0; rates are 0.
+        let reads_only = DiskCounters {
+            writes: 0,
+            sectors_written: 0,
+            write_ms: 0,
+            ..d
+        };
+        let io = reads_only.device_io(0.5).unwrap();
+        assert_eq!((io.w_s, io.wmb_s), (0.0, 0.0));
+        assert_eq!((io.w_await_ms, io.wareq_kb), (None, None));
+        assert_eq!(io.r_s, 800.0);
+        assert_eq!(io.util_pct, Some(300.0)); // 1.5 s busy in 0.5 s: iostat prints it too
+                                              // An idle device: %util and aqu-sz are a measured 0.
+        let idle = DiskCounters {
+            times_known: true,
+            ..DiskCounters::default()
+        }
+        .device_io(1.0)
+        .unwrap();
+        assert_eq!((idle.util_pct, idle.aqu_sz), (Some(0.0), Some(0.0)));
+        assert_eq!((idle.r_await_ms, idle.rareq_kb), (None, None));
+        // An empty or broken window has no figures.
+        for secs in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(d.device_io(secs), None, "{secs}");
+        }
+    }
+
+    /// The same formulas on the fixture's since-boot counters, checked against what
+    /// iostat's first report prints for them over a given uptime.
+    #[test]
+    fn device_io_of_fixture_lines() {
+        let lines = parse_diskstats(DISKSTATS, Path::new("diskstats")).unwrap();
+        let nvme = lines.iter().find(|l| l.name == "nvme0n1").unwrap();
+        // 1532774 reads in 312441 ms; 98144218 sectors; busy 1846420 ms; weighted
+        // 3566321 ms; over 10000 s of uptime.
+        let io = nvme.counters.device_io(10_000.0).unwrap();
+        assert!((io.r_s - 153.2774).abs() < 1e-9);
+        assert!((io.rmb_s - 98144218.0 * 512.0 / 1048576.0 / 10_000.0).abs() < 1e-9);
+        assert!((io.r_await_ms.unwrap() - 312441.0 / 1532774.0).abs() < 1e-12);
+        assert!((io.rareq_kb.unwrap() - 98144218.0 / 2.0 / 1532774.0).abs() < 1e-9);
+        assert!((io.w_await_ms.unwrap() - 3120775.0 / 2815539.0).abs() < 1e-12);
+        assert!((io.aqu_sz.unwrap() - 0.3566321).abs() < 1e-12);
+        assert!((io.util_pct.unwrap() - 18.4642).abs() < 1e-9);
+        // md devices keep no times: the kernel prints zeros, which are a measured 0.
+        let md0 = lines.iter().find(|l| l.name == "md0").unwrap();
+        let io = md0.counters.device_io(100.0).unwrap();
+        assert_eq!(io.r_await_ms, Some(0.0));
+        assert_eq!(io.util_pct, Some(0.0));
     }
 
     #[test]
@@ -894,6 +1114,11 @@ mod fuzz {
             prop_assert_eq!(got[0].counters.sectors_read, f[2]);
             prop_assert_eq!(got[0].counters.writes, f[4]);
             prop_assert_eq!(got[0].counters.sectors_written, f[6]);
+            prop_assert_eq!(got[0].counters.read_ms, f[3]);
+            prop_assert_eq!(got[0].counters.write_ms, f[7]);
+            prop_assert_eq!(got[0].counters.io_ms, f[9]);
+            prop_assert_eq!(got[0].counters.queue_ms, f[10]);
+            prop_assert!(got[0].counters.times_known);
         }
     }
 }

@@ -63,6 +63,55 @@ pub struct Comparison {
     /// SQL runs: the server's own counters per query, each a table like `costs`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_counters: Vec<Table>,
+    /// Options whose value differs between the versions (the engine's effective
+    /// options included, as RocksDB wrote them in its OPTIONS file): what changed
+    /// besides the thing compared, or because of it (a release's new default).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub options_differ: Vec<OptionDiff>,
+}
+
+/// One option that differs between versions.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OptionDiff {
+    /// The option's key as stored (`rocksdb.effective.db.compaction_readahead_size`).
+    pub key: String,
+    /// Its value in each version, base first: `None` where the version's runs lack
+    /// it, "(varies)" where its repeats disagree.
+    pub values: Vec<Option<String>>,
+}
+
+/// Keys that name a run's place rather than how it ran.
+const PLACE_KEYS: [&str; 3] = ["target", "variant", "size"];
+
+/// The options whose values differ between versions, in key order. Between different
+/// engines, options only some versions have (one engine's own) are left out: they
+/// differ by construction, and would bury the ones that matter.
+pub fn options_differ(versions: &[Version]) -> Vec<OptionDiff> {
+    let value = |v: &Version, k: &str| -> Option<String> {
+        let mut vals = v.runs.iter().map(|r| r.run.options.get(k));
+        let first = vals.next()??;
+        if vals.all(|x| x == Some(first)) {
+            Some(first.clone())
+        } else {
+            Some("(varies)".into())
+        }
+    };
+    let engines: std::collections::BTreeSet<Option<String>> =
+        versions.iter().map(|v| value(v, "engine")).collect();
+    let same_engine = engines.len() == 1;
+    let keys: std::collections::BTreeSet<&String> = versions
+        .iter()
+        .flat_map(|v| v.runs.iter().flat_map(|r| r.run.options.keys()))
+        .filter(|k| !PLACE_KEYS.contains(&k.as_str()))
+        .collect();
+    keys.into_iter()
+        .map(|k| OptionDiff {
+            key: k.clone(),
+            values: versions.iter().map(|v| value(v, k)).collect(),
+        })
+        .filter(|d| d.values.iter().any(|v| v != &d.values[0]))
+        .filter(|d| same_engine || d.values.iter().all(Option::is_some))
+        .collect()
 }
 
 /// Relative QPS of one version over one group of microbenchmarks, as the seeds'
@@ -187,6 +236,7 @@ pub fn compare(versions: &[Version]) -> Comparison {
         warnings: warnings::fairness(versions),
         groups,
         server_counters,
+        options_differ: options_differ(versions),
     }
 }
 

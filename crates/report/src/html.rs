@@ -733,7 +733,11 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
         }
         o.push_str("</tr>");
     }
-    o.push_str("</tbody></table></div></section>");
+    o.push_str("</tbody></table></div>");
+    let device: Vec<(String, &plumb_core::StepSummary)> =
+        found.iter().map(|(v, s, _)| (run_name(v), &s.summary)).collect();
+    o.push_str(&crate::device::html(&device));
+    o.push_str("</section>");
 }
 
 /// Host checks as `id → (verdict, reason, fix)`.

@@ -5,11 +5,13 @@
 pub mod attribution;
 pub mod compare;
 pub mod csv;
+pub mod device;
 pub mod flame;
 mod format;
 pub mod html;
 pub mod ibench;
 pub mod json;
+mod lsm;
 pub mod markdown;
 pub mod metrics;
 pub mod stats;

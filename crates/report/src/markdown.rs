@@ -101,5 +101,8 @@ pub fn run(r: &StoredRun) -> String {
             .collect();
         out.push_str(&row(&cells));
     }
+    if let Some(device) = crate::device::markdown(r) {
+        out.push_str(&device);
+    }
     out
 }

@@ -86,6 +86,8 @@ pub const METRICS: &[Metric] = &[
     m!("c_wgb", "c_wgb", "compaction GB written", "GB", Lower, Fmt::Fixed(3), true, |s| s.c_wgb),
     m!("stall_pct", "stall%", "stall %", "%", Lower, Fmt::Fixed(1), false, |s| s.stall_pct),
     m!("cpu_us_op", "cpu_us_op", "cpu µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| s.cpu_us_op),
+    m!("usr_us_op", "usr_us_op", "user cpu µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| s.usr_us_op),
+    m!("sys_us_op", "sys_us_op", "system cpu µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| s.sys_us_op),
     m!("plumb_us_op", "plumb_us_op", "plumb µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| s.harness_us_op),
     m!("plumb_pct", "plumb%", "plumb % of cpu", "%", Lower, Fmt::Fixed(1), false, |s| plumb_pct(s)),
     m!("csw_op", "csw_op", "csw/op", "/op", Lower, Fmt::Sig(3), false, |s| s.csw_op),
@@ -93,6 +95,18 @@ pub const METRICS: &[Metric] = &[
     m!("rkb_op", "rkb_op", "rKB/op", "KB/op", Lower, Fmt::Sig(3), false, |s| s.rkb_op),
     m!("wr_op", "wr_op", "writes/op", "/op", Lower, Fmt::Sig(3), false, |s| s.wr_op),
     m!("wkb_op", "wkb_op", "wKB/op", "KB/op", Lower, Fmt::Sig(3), false, |s| s.wkb_op),
+    // The device as `iostat -x` shows it over the step's window (DeviceIo): rates and
+    // sizes are context, waits are costs. Maintenance steps have them too.
+    m!("r_s", "r/s", "r/s", "/s", Neither, Fmt::Sig(3), true, |s| s.device.map(|d| d.r_s)),
+    m!("rmb_s", "rMB/s", "rMB/s", "MiB/s", Neither, Fmt::Fixed(2), true, |s| s.device.map(|d| d.rmb_s)),
+    m!("r_await", "r_await", "r_await ms", "ms", Lower, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.r_await_ms)),
+    m!("rareq_sz", "rareq-sz", "rareq-sz KiB", "KiB", Neither, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.rareq_kb)),
+    m!("w_s", "w/s", "w/s", "/s", Neither, Fmt::Sig(3), true, |s| s.device.map(|d| d.w_s)),
+    m!("wmb_s", "wMB/s", "wMB/s", "MiB/s", Neither, Fmt::Fixed(2), true, |s| s.device.map(|d| d.wmb_s)),
+    m!("w_await", "w_await", "w_await ms", "ms", Lower, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.w_await_ms)),
+    m!("wareq_sz", "wareq-sz", "wareq-sz KiB", "KiB", Neither, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.wareq_kb)),
+    m!("aqu_sz", "aqu-sz", "aqu-sz", "", Neither, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.aqu_sz)),
+    m!("util", "%util", "%util", "%", Neither, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.util_pct)),
     m!("w_amp_eng", "w_amp_eng", "w_amp (engine)", "×", Lower, Fmt::Fixed(2), false, |s| s.w_amp_engine),
     m!("db_gb", "db_gb", "db GB", "GB", Neither, Fmt::Fixed(3), true, |s| s.db_gb),
     m!("eng_gb", "eng_gb", "engine's used GB", "GB", Neither, Fmt::Fixed(3), true, |s| s.eng_used_gb),
@@ -152,8 +166,11 @@ pub const TEXT_MAIN: &[&str] = &[
     "db_gb",
 ];
 
-/// The terminal report's per-op and QoS table.
+/// The terminal report's per-op and QoS table; it starts with cpu_us_op's user and
+/// system parts.
 pub const TEXT_COST: &[&str] = &[
+    "usr_us_op",
+    "sys_us_op",
     "plumb_us_op",
     "csw_op",
     "rd_op",
@@ -188,6 +205,8 @@ pub const TEXT_SQL_MAIN: &[&str] = &[
 
 /// The per-query table of a server run.
 pub const TEXT_SQL_COST: &[&str] = &[
+    "usr_us_op",
+    "sys_us_op",
     "rows_q",
     "csw_op",
     "srv_csw_q",
@@ -208,6 +227,8 @@ pub const MARKDOWN_RUN: &[&str] = &[
     "p99.9_us",
     "pmax_us",
     "cpu_us_op",
+    "usr_us_op",
+    "sys_us_op",
     "plumb_pct",
     "rkb_op",
     "wkb_op",
@@ -226,6 +247,8 @@ pub const HTML_STEP: &[&str] = &[
     "p99.99_us",
     "pmax_us",
     "cpu_us_op",
+    "usr_us_op",
+    "sys_us_op",
     "plumb_pct",
     "rkb_op",
     "wkb_op",
@@ -234,9 +257,20 @@ pub const HTML_STEP: &[&str] = &[
     "qos_cv",
 ];
 
-/// The per-op costs `compare` sets against the base (counters per op before dividing).
+/// The device as `iostat -x` shows it, in iostat's column order: the terminal's and
+/// Markdown's device table, the HTML device table, and the columns of `plumb show
+/// --intervals` (each interval's own figures).
+pub const DEVICE: &[&str] = &[
+    "r_s", "rmb_s", "r_await", "rareq_sz", "w_s", "wmb_s", "w_await", "wareq_sz", "aqu_sz", "util",
+];
+
+/// The per-op costs `compare` sets against the base (counters per op before dividing),
+/// then the device's waits, request sizes, queue and utilisation over the window (its
+/// rates are the per-op figures times ops/s, already there).
 pub const COMPARE_COSTS: &[&str] = &[
     "cpu_us_op",
+    "usr_us_op",
+    "sys_us_op",
     "plumb_us_op",
     "csw_op",
     "rd_op",
@@ -253,6 +287,12 @@ pub const COMPARE_COSTS: &[&str] = &[
     "cache_misses_op",
     "srv_cpu_us_q",
     "srv_csw_q",
+    "r_await",
+    "rareq_sz",
+    "w_await",
+    "wareq_sz",
+    "aqu_sz",
+    "util",
 ];
 
 #[cfg(test)]
@@ -268,6 +308,7 @@ mod tests {
             TEXT_SQL_COST,
             MARKDOWN_RUN,
             HTML_STEP,
+            DEVICE,
             COMPARE_COSTS,
         ] {
             for id in view {
@@ -282,6 +323,41 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), METRICS.len(), "ids are unique");
+    }
+
+    #[test]
+    fn device_rows_read_the_device_and_say_n_a_without_it() {
+        let mut s = StepSummary::default();
+        for id in DEVICE {
+            assert_eq!(metric(id).show(&s), "n/a", "{id}");
+        }
+        s.device = Some(plumb_core::DeviceIo {
+            r_s: 1520.0,
+            rmb_s: 5.9375,
+            r_await_ms: Some(0.2341),
+            rareq_kb: Some(4.0),
+            util_pct: Some(31.25),
+            ..plumb_core::DeviceIo::default()
+        });
+        let shown: Vec<String> = DEVICE.iter().map(|id| metric(id).show(&s)).collect();
+        assert_eq!(
+            shown,
+            ["1520", "5.94", "0.23", "4.00", "0", "0.00", "n/a", "n/a", "n/a", "31.25"]
+        );
+        let heads: Vec<&str> = DEVICE.iter().map(|id| metric(id).short).collect();
+        assert_eq!(
+            heads,
+            [
+                "r/s", "rMB/s", "r_await", "rareq-sz", "w/s", "wMB/s", "w_await", "wareq-sz",
+                "aqu-sz", "%util"
+            ]
+        );
+        s.usr_us_op = Some(3.0);
+        s.sys_us_op = Some(1.25);
+        assert_eq!(
+            (metric("usr_us_op").show(&s), metric("sys_us_op").show(&s)),
+            ("3.00".into(), "1.25".into())
+        );
     }
 
     #[test]

@@ -57,6 +57,10 @@ impl Reporter for TextReporter {
 
         if crate::ibench::has_ib(stored) {
             out.push_str(&crate::ibench::text(stored));
+            if let Some(device) = crate::device::text(stored) {
+                out.push('\n');
+                out.push_str(&device);
+            }
             return out;
         }
         use crate::metrics::{metric, TEXT_COST, TEXT_MAIN, TEXT_SQL_COST, TEXT_SQL_MAIN};
@@ -132,6 +136,14 @@ impl Reporter for TextReporter {
         });
         out.push_str(&cost.to_string());
         out.push('\n');
+        if let Some(device) = crate::device::text(stored) {
+            out.push('\n');
+            out.push_str(&device);
+        }
+        if let Some(lsm) = crate::lsm::text(stored) {
+            out.push('\n');
+            out.push_str(&lsm);
+        }
         let hw = stored.steps.iter().find_map(|(s, _)| {
             s.summary
                 .hw
@@ -190,6 +202,24 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
     }
     out.push_str(&t.to_string());
     out.push('\n');
+    if !c.options_differ.is_empty() {
+        out.push_str("\noptions that differ\n");
+        let mut h: Vec<String> = vec!["option".into()];
+        h.extend(c.versions.iter().cloned());
+        let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+        let mut t = table_left(&hr);
+        for d in &c.options_differ {
+            let mut r = vec![d.key.clone()];
+            r.extend(
+                d.values
+                    .iter()
+                    .map(|v| v.clone().unwrap_or_else(|| "-".into())),
+            );
+            t.add_row(r);
+        }
+        out.push_str(&t.to_string());
+        out.push('\n');
+    }
     if c.versions.len() > 1 {
         let mut tables = vec![&c.ops_sec];
         tables.extend(c.costs.iter());

@@ -295,7 +295,9 @@ impl Lifecycle<'_> {
                 Grouping::PerVariant => Some(out.groups.get(&plan.variant).copied()),
             };
             let at = (n + 1, todo.len(), left * scale);
-            let (id, status) = if plan.workload.kv_steps().is_some() {
+            let (id, status) = if plan.workload.kv_steps().is_some()
+                && plan.target.runs_in_this_build()
+            {
                 // The other families make their own directories (a server's, an engine
                 // under the insert benchmark).
                 let dir = self.prepare_dir(&b.dirs, plan, *i, b.runs.len())?;
@@ -319,7 +321,7 @@ impl Lifecycle<'_> {
         Ok(out)
     }
 
-    /// A run of a family the driver runs.
+    /// A run of a family the driver runs, or of an engine release another plumb runs.
     fn hand_over(
         &mut self,
         plan: &RunPlan,

@@ -1,8 +1,9 @@
 //! The formulas of DESIGN.md's metric table, as pure functions of counter deltas, so
 //! each is tested on its own.
 
-use plumb_core::{EngineStats, Interval, Qos};
+use plumb_core::{DeviceIo, EngineStats, Interval, Qos};
 use plumb_probes::diskstats::DiskCounters;
+use plumb_probes::process::ProcessCounters;
 
 /// Bytes in the GB plumb reports (RocksDB's stats use 2^30 too).
 pub const GB: f64 = (1u64 << 30) as f64;
@@ -26,6 +27,22 @@ pub fn disk_per_op(d: Option<&DiskCounters>, ops: u64) -> [Option<f64>; 4] {
         ],
         None => [None; 4],
     }
+}
+
+/// The process's CPU per op, (user + system, user, system) µs: `cpu_us_op`, `usr_us_op`
+/// and `sys_us_op`.
+pub fn cpu_per_op(p: &ProcessCounters, ops: u64) -> [Option<f64>; 3] {
+    [
+        per_op(Some(p.cpu_us() as f64), ops),
+        per_op(Some(p.user_us as f64), ops),
+        per_op(Some(p.system_us as f64), ops),
+    ]
+}
+
+/// The device over a window of `secs` as `iostat -x` shows it, from the counters' delta
+/// over it ([`DiskCounters::device_io`] has the formulas); `None` without a device.
+pub fn device_io(d: Option<&DiskCounters>, secs: f64) -> Option<DeviceIo> {
+    d.and_then(|d| d.device_io(secs))
 }
 
 /// Device write amplification: device bytes written / user bytes written.
@@ -63,8 +80,9 @@ fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// One second of a step from its window: `t` and `secs` in seconds, `ops` and their
-/// histogram, the process's CPU over it and the device's counters; the engine-only
-/// figures (stall, RSS) are left for the caller.
+/// histogram, the process's CPU over it and the device's counters (their delta, also
+/// shown as `iostat -x` would over the interval); the engine-only figures (stall, RSS)
+/// are left for the caller.
 pub fn interval(
     t: f64,
     secs: f64,
@@ -86,6 +104,7 @@ pub fn interval(
         rkb: disk.map(|d| d.read_kb()),
         wr: disk.map(|d| d.writes),
         wkb: disk.map(|d| d.written_kb()),
+        device: device_io(disk.as_ref(), secs),
         stall_us: None,
         rss_gb: None,
     }
@@ -156,6 +175,11 @@ mod tests {
             sectors_read: 80, // 40 KB
             writes: 5,
             sectors_written: 2048, // 1 MiB
+            read_ms: 25,
+            write_ms: 40,
+            io_ms: 50,
+            queue_ms: 70,
+            times_known: true,
         };
         let [rd, rkb, wr, wkb] = disk_per_op(Some(&d), 10);
         assert_eq!(
@@ -167,6 +191,45 @@ mod tests {
         // 1 MiB on the device for 256 KiB of user writes is 4x.
         assert_eq!(device_w_amp(Some(&d), 256 * 1024), Some(4.0));
         assert_eq!(device_w_amp(Some(&d), 0), None);
+        // Over 0.5 s: 20 reads/s of 4 KiB, 2.5 ms each; 10 writes/s of 204.8 KiB, 8 ms
+        // each; busy 50 ms of 500 (10%), 70 ms of request time (0.14 queued).
+        let io = device_io(Some(&d), 0.5).unwrap();
+        assert_eq!((io.r_s, io.w_s), (20.0, 10.0));
+        assert_eq!(io.wmb_s, 2.0);
+        assert_eq!((io.r_await_ms, io.rareq_kb), (Some(2.5), Some(4.0)));
+        assert_eq!((io.w_await_ms, io.wareq_kb), (Some(8.0), Some(204.8)));
+        assert_eq!((io.util_pct, io.aqu_sz), (Some(10.0), Some(0.14)));
+        assert_eq!(device_io(None, 1.0), None);
+        assert_eq!(device_io(Some(&d), 0.0), None);
+    }
+
+    #[test]
+    fn cpu_split_per_op() {
+        let p = ProcessCounters {
+            user_us: 300,
+            system_us: 100,
+            ..ProcessCounters::default()
+        };
+        assert_eq!(cpu_per_op(&p, 100), [Some(4.0), Some(3.0), Some(1.0)]);
+        assert_eq!(cpu_per_op(&p, 0), [None; 3]);
+    }
+
+    #[test]
+    fn interval_carries_the_device() {
+        let h = crate::LatencyHistogram::new();
+        let d = DiskCounters {
+            reads: 100,
+            sectors_read: 800,
+            io_ms: 250,
+            times_known: true,
+            ..DiskCounters::default()
+        };
+        let i = interval(2.0, 0.5, 10, &h, 7, Some(d));
+        let io = i.device.unwrap();
+        assert_eq!((i.rd, io.r_s, io.util_pct), (Some(100), 200.0, Some(50.0)));
+        assert_eq!(io.r_await_ms, Some(0.0));
+        assert_eq!(io.w_await_ms, None);
+        assert_eq!(interval(2.0, 0.5, 10, &h, 7, None).device, None);
     }
 
     #[test]

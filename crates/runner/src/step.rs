@@ -180,6 +180,9 @@ pub fn run_workload(
 /// What the sampler gathered while the workers ran.
 struct Collected {
     marks: Vec<Snapshot>,
+    /// The LSM's account at the window's start and end (read beside the first and
+    /// closing snapshots, never per second).
+    lsm: [Option<plumb_core::LsmAccount>; 2],
     reports: Vec<Report>,
     verify: Verification,
     harness: HarnessTime,
@@ -202,6 +205,7 @@ fn sample(
 ) -> Collected {
     let mut c = Collected {
         marks: Vec::new(),
+        lsm: [None, None],
         reports: Vec::new(),
         verify: Verification::default(),
         harness: HarnessTime::default(),
@@ -246,6 +250,7 @@ fn sample(
         plumb_probes::profile::start(&[std::process::id()], dir, &format!("step{}", cfg.index))
     });
     c.marks.push(t0);
+    c.lsm[0] = ctx.target.lsm();
     let deadline = cfg.duration.map(|d| t0.at + d);
     let mut next_tick = t0.at + Duration::from_secs(1);
     loop {
@@ -289,6 +294,7 @@ fn sample(
         handle(m, &mut c, &mut writer_done);
     }
     c.marks.push(sampler.snapshot());
+    c.lsm[1] = ctx.target.lsm();
     c.profile = recording.map(|r| r.and_then(|r| r.stop()));
     c
 }
@@ -376,6 +382,7 @@ fn summarise(
     };
     let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
     let process = last.process.delta(&first.process);
+    let [cpu_us_op, usr_us_op, sys_us_op] = metrics::cpu_per_op(&process, ops);
     let status = if c.interrupted {
         StepStatus::Interrupted
     } else if !c.errors.is_empty() || c.verify.failed() {
@@ -417,13 +424,16 @@ fn summarise(
         p999_us: total.quantile_us(0.999),
         p9999_us: total.quantile_us(0.9999),
         pmax_us: total.max_us(),
-        cpu_us_op: metrics::per_op(Some(process.cpu_us() as f64), ops),
+        cpu_us_op,
+        usr_us_op,
+        sys_us_op,
         harness_us_op: metrics::per_op(Some(c.harness.ns as f64 / 1e3), c.harness.ops),
         csw_op: metrics::per_op(Some(process.csw() as f64), ops),
         rd_op,
         rkb_op,
         wr_op,
         wkb_op,
+        device: metrics::device_io(disk.as_ref(), secs),
         w_amp: metrics::device_w_amp(disk.as_ref(), user_written),
         w_amp_engine: metrics::engine_w_amp(&engine),
         c_wgb: engine.compact_write_bytes.map(|b| b as f64 / GB),
@@ -438,6 +448,7 @@ fn summarise(
         verify: c.verify,
         hw,
         pending_compaction_gb_start: first.engine.pending_compaction_bytes.map(|b| b as f64 / GB),
+        lsm: lsm_since(&c.lsm),
         server: None,
         ib: None,
         writer: (w_ops > 0).then(|| WriterSummary {
@@ -490,22 +501,41 @@ fn hw_per_op(ctx: &RunContext<'_>, first: &Snapshot, last: &Snapshot, ops: u64) 
     }
 }
 
+/// A step's LSM account from the engine's at its start and end.
+fn lsm_since(at: &[Option<plumb_core::LsmAccount>; 2]) -> Option<plumb_core::LsmAccount> {
+    match at {
+        [Some(start), Some(end)] => Some(end.since(start)),
+        _ => None,
+    }
+}
+
 fn run_maintenance(
     ctx: &RunContext<'_>,
     sampler: &Sampler<'_>,
     kind: StepKind,
     cfg: &StepConfig,
 ) -> StepOutcome {
-    let what = match kind {
-        StepKind::Flush => Maintenance::Flush,
-        StepKind::WaitForCompaction => Maintenance::WaitForCompaction,
-        _ => Maintenance::Compact,
+    let what: &[Maintenance] = match kind {
+        StepKind::Flush => &[Maintenance::Flush],
+        StepKind::WaitForCompaction => &[Maintenance::WaitForCompaction],
+        StepKind::Compact0 => &[Maintenance::CompactLevel(0)],
+        StepKind::Compact1 => &[Maintenance::CompactLevel(1)],
+        // benchmark.sh's flush_mt_l0: flush, wait, compact0, wait.
+        StepKind::FlushMtL0 => &[
+            Maintenance::Flush,
+            Maintenance::WaitForCompaction,
+            Maintenance::CompactLevel(0),
+            Maintenance::WaitForCompaction,
+        ],
+        _ => &[Maintenance::Compact],
     };
     ctx.progress.start(&cfg.plan.name, None, None);
     let started = SystemTime::now();
     let a = sampler.snapshot();
-    let result = ctx.target.maintenance(what);
+    let lsm_a = ctx.target.lsm();
+    let result = what.iter().try_for_each(|&m| ctx.target.maintenance(m));
     let b = sampler.snapshot();
+    let lsm = lsm_since(&[lsm_a, ctx.target.lsm()]);
     ctx.progress.finish();
     let engine = sampler::engine_delta(&b.engine, &a.engine);
     let secs = (b.at - a.at).as_secs_f64();
@@ -534,6 +564,9 @@ fn run_maintenance(
             db_gb: db_bytes.map(|b| b as f64 / GB),
             eng_used_gb: b.engine.used_bytes.map(|u| u as f64 / GB),
             rss_gb: b.rss.map(|r| r as f64 / GB),
+            // The device's rates mean something without ops: what compaction cost it.
+            device: metrics::device_io(b.disk.zip(a.disk).map(|(y, x)| y.delta(&x)).as_ref(), secs),
+            lsm,
             hw: HwCounters {
                 unsupported: Some("maintenance step: no ops".into()),
                 ..HwCounters::default()

@@ -115,6 +115,8 @@ pub enum StoreError {
 pub struct Store {
     db: RefCell<Db>,
     shown: String,
+    /// The path or URL it was opened with (a URL may hold a password: never shown).
+    location: std::path::PathBuf,
 }
 
 /// Puts the file in WAL mode. Switching needs the file to itself, and SQLite answers
@@ -199,6 +201,7 @@ impl Store {
         let store = Store {
             db: RefCell::new(db),
             shown,
+            location: path.to_path_buf(),
         };
         migrations::migrate(&mut store.db.borrow_mut(), &store.shown)?;
         store.interrupt_orphans()?;
@@ -248,6 +251,13 @@ impl Store {
     /// The store as shown in messages: its file, or its URL with the password hidden.
     pub fn shown(&self) -> &str {
         &self.shown
+    }
+
+    /// The path or URL the store was opened with, for handing the same store to another
+    /// plumb process (a plumb of another engine release). It may hold a password:
+    /// pass it through the environment, never print it (`shown` is for messages).
+    pub fn location(&self) -> &Path {
+        &self.location
     }
 
     /// Whether the store is a PostgreSQL database (shared by many hosts).
@@ -414,8 +424,9 @@ impl Store {
             for (i, iv) in intervals.iter().enumerate() {
                 db.exec(
                     "INSERT INTO intervals (step_id, idx, t, secs, ops, ops_sec, p50_us, p99_us,
-                       pmax_us, cpu_us, rd, rkb, wr, wkb, stall_us, rss_gb)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                       pmax_us, cpu_us, rd, rkb, wr, wkb, stall_us, rss_gb, device)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                       ?17)",
                     &[
                         step_id.into(),
                         (i as i64).into(),
@@ -433,6 +444,9 @@ impl Store {
                         iv.wkb.into(),
                         iv.stall_us.map(|x| x as i64).into(),
                         iv.rss_gb.into(),
+                        iv.device
+                            .map(|d| serde_json::to_string(&d).expect("device serialises"))
+                            .into(),
                     ],
                 )?;
             }
@@ -771,7 +785,7 @@ impl Store {
         let u = |v: Option<i64>| v.map(|x| x as u64);
         self.rows(
             "SELECT t, secs, ops, ops_sec, p50_us, p99_us, pmax_us, cpu_us, rd, rkb, wr, wkb,
-               stall_us, rss_gb FROM intervals WHERE step_id = ?1 ORDER BY idx",
+               stall_us, rss_gb, device FROM intervals WHERE step_id = ?1 ORDER BY idx",
             &[step_id.into()],
             |r| {
                 Ok(Interval {
@@ -789,6 +803,13 @@ impl Store {
                     wkb: r.opt_real(11)?,
                     stall_us: u(r.opt_int(12)?),
                     rss_gb: r.opt_real(13)?,
+                    device: r
+                        .opt_text(14)?
+                        .map(|j| serde_json::from_str(&j))
+                        .transpose()
+                        .map_err(|e| {
+                            DbError::Column(format!("an interval's device does not parse: {e}"))
+                        })?,
                 })
             },
         )

@@ -127,6 +127,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (step_id, idx)
      );
      ALTER TABLE runs ADD COLUMN clients TEXT;",
+    // 7: each interval's device as `iostat -x` shows it (r/s, r_await, %util …), one
+    // JSON object (plumb_core::DeviceIo) or NULL.
+    "ALTER TABLE intervals ADD COLUMN device TEXT;",
 ];
 
 /// The advisory lock key two plumbs migrating one PostgreSQL store at once take

@@ -1,5 +1,21 @@
 use super::*;
-use plumb_core::Qos;
+use plumb_core::{DeviceIo, Qos};
+
+/// A device as a 1-second interval of random 4 KiB reads shows it.
+fn device() -> DeviceIo {
+    DeviceIo {
+        r_s: 2000.0,
+        rmb_s: 7.8125,
+        r_await_ms: Some(0.25),
+        rareq_kb: Some(4.0),
+        w_s: 0.0,
+        wmb_s: 0.0,
+        w_await_ms: None,
+        wareq_kb: None,
+        aqu_sz: Some(0.5),
+        util_pct: Some(49.5),
+    }
+}
 
 mod both;
 
@@ -34,6 +50,9 @@ fn step(seq: i64) -> StepRecord {
             ops_sec: 12.0,
             p99_us: Some(7.5),
             rkb_op: None,
+            usr_us_op: Some(1.25),
+            sys_us_op: Some(0.5),
+            device: Some(device()),
             qos: Some(Qos {
                 min: 1.0,
                 cv: 0.5,
@@ -55,6 +74,7 @@ fn round_trip_of_run_steps_and_intervals(open: &dyn Fn() -> Store) {
             ops: 10,
             ops_sec: 10.0,
             rd: Some(3),
+            device: Some(device()),
             ..Interval::default()
         },
         Interval {
@@ -210,6 +230,10 @@ fn a_version_2_store_is_migrated_and_every_run_reads_back() {
         plumb_workloads::StepKind::FillSeq.into()
     );
     assert_eq!(old.steps[0].1.len(), 1);
+    assert_eq!(
+        old.steps[0].1[0].device, None,
+        "an old interval has no device"
+    );
     // An older, partial host snapshot reads back typed, its missing fields defaulted.
     let host = old.run.host.as_ref().expect("the stored snapshot");
     assert_eq!(host.inventory.hostname.as_deref(), Some("h"));
@@ -407,4 +431,34 @@ fn a_postgres_store_that_cannot_be_reached_is_one_error_without_its_password() {
     );
     assert!(!e.contains("s3cret"), "{e}");
     assert!(!Path::new("postgres:").exists());
+}
+
+/// A summary and an interval stored before the device and the CPU split existed read
+/// back with them unset; new ones with no device leave the keys out.
+#[test]
+fn summaries_and_intervals_without_device_or_cpu_split_still_parse() {
+    let old = r#"{"ops": 10, "secs": 1.0, "ops_sec": 10.0, "mb_sec": null, "p50_us": 1.0,
+        "p99_us": 2.0, "p999_us": null, "p9999_us": null, "pmax_us": 3.0, "cpu_us_op": 4.0,
+        "harness_us_op": null, "csw_op": null, "rd_op": 0.5, "rkb_op": 2.0, "wr_op": 0.0,
+        "wkb_op": 0.0, "w_amp": null, "w_amp_engine": null, "c_wgb": null, "stall_pct": null,
+        "db_gb": null, "space_amp": null, "rss_gb": null, "qos": null,
+        "verify": {"mismatches": 0, "missing": 0, "not_found": 0, "verified": 0},
+        "hw": {"instructions_op": null, "cycles_op": null, "ipc": null,
+               "cache_misses_op": null, "branch_misses_op": null, "unsupported": null},
+        "writer": null}"#;
+    let s: StepSummary = serde_json::from_str(old).unwrap();
+    assert_eq!(s.cpu_us_op, Some(4.0));
+    assert_eq!((s.usr_us_op, s.sys_us_op, s.device), (None, None, None));
+    let i: Interval = serde_json::from_str(
+        r#"{"t": 1.0, "secs": 1.0, "ops": 5, "ops_sec": 5.0, "p50_us": null, "p99_us": null,
+            "pmax_us": null, "cpu_us": 9.0, "rd": 1, "rkb": 4.0, "wr": 0, "wkb": 0.0,
+            "stall_us": null, "rss_gb": null}"#,
+    )
+    .unwrap();
+    assert_eq!((i.rd, i.device), (Some(1), None));
+    let json = serde_json::to_value(Interval::default()).unwrap();
+    assert!(json.get("device").is_none(), "{json}");
+    // A device object missing a figure (a later plumb may add some) still parses.
+    let d: DeviceIo = serde_json::from_str(r#"{"r_s": 1.0, "util_pct": 2.0}"#).unwrap();
+    assert_eq!((d.r_s, d.util_pct, d.r_await_ms), (1.0, Some(2.0), None));
 }

@@ -5,17 +5,24 @@
 // release; build.rs defines PLUMB_HAS_WAIT_FOR_COMPACT when the headers have
 // WaitForCompactOptions with `flush`.
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "rocksdb/convenience.h"
 #include "rocksdb/db.h"
+#include "rocksdb/metadata.h"
 #include "rocksdb/options.h"
 #include "rocksdb/statistics.h"
+#include "rocksdb/utilities/options_util.h"
 
 namespace {
 // The C API's handles (db/c.cc) hold the C++ object or pointer as their first member.
@@ -36,6 +43,29 @@ char* copy_message(const std::string& m) {
   char* out = static_cast<char*>(std::malloc(m.size() + 1));
   if (out != nullptr) std::memcpy(out, m.c_str(), m.size() + 1);
   return out;
+}
+
+// Runs `f`, turning a failed Status or a C++ exception into -1 with *err set.
+template <typename F>
+int guarded(char** err, F f) noexcept {
+  try {
+    rocksdb::Status st = f();
+    if (st.ok()) return 0;
+    *err = copy_message(st.ToString());
+  } catch (const std::exception& e) {
+    *err = copy_message(e.what());
+  } catch (...) {
+    *err = copy_message("unknown C++ exception");
+  }
+  return -1;
+}
+
+// RocksDB's own parser, strict: an unknown or misspelt option is an error naming it.
+rocksdb::ConfigOptions strict_config() {
+  rocksdb::ConfigOptions c;
+  c.ignore_unknown_options = false;
+  c.input_strings_escaped = true;
+  return c;
 }
 
 #ifndef PLUMB_HAS_WAIT_FOR_COMPACT
@@ -102,6 +132,127 @@ int plumb_rocks_tickers(void* c_db, plumb_rocks_tickers* out) noexcept {
   } catch (...) {
     return -1;
   }
+}
+
+// Applies an OPTIONS file (as RocksDB writes one in every database directory; its
+// DBOptions and the "default" column family's options replace the current ones) and
+// then an option string ("k=v;k=v", block-based table options as
+// "block_based_table_factory={block_size=16384}"), each parsed by this release's own
+// parser, onto the C API options. Either may be null. Statistics and create_if_missing
+// stay as plumb set them. Returns 0, or -1 with *err set.
+int plumb_rocks_apply_options(void* c_opts, const char* file, const char* text,
+                              char** err) noexcept {
+  return guarded(err, [&]() {
+    rocksdb::Options& o = static_cast<CApiOptions*>(c_opts)->rep;
+    const auto statistics = o.statistics;
+    rocksdb::ConfigOptions config = strict_config();
+    if (file != nullptr) {
+      rocksdb::DBOptions db;
+      std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+      rocksdb::Status st = rocksdb::LoadOptionsFromFile(config, file, &db, &cfs);
+      if (!st.ok()) return st;
+      const rocksdb::ColumnFamilyDescriptor* def = nullptr;
+      for (const auto& cf : cfs) {
+        if (cf.name == rocksdb::kDefaultColumnFamilyName) def = &cf;
+      }
+      if (def == nullptr) {
+        return rocksdb::Status::InvalidArgument(std::string(file) +
+                                                " has no [CFOptions \"default\"] section");
+      }
+      o = rocksdb::Options(db, def->options);
+    }
+    if (text != nullptr) {
+      rocksdb::Options out;
+      rocksdb::Status st = rocksdb::GetOptionsFromString(config, o, text, &out);
+      if (!st.ok()) return st;
+      o = out;
+    }
+    o.statistics = statistics;
+    o.create_if_missing = true;
+    return rocksdb::Status::OK();
+  });
+}
+
+// The LSM's own account, as "key=value" lines in a malloc'd string: the default column
+// family's "rocksdb.cfstats" map (compaction.L<n>.* and compaction.Sum.* per level,
+// and the write-stall counts by cause, whose key names changed in 8.5), each level's
+// live files and bytes from its metadata (meta.L<n>.files, meta.L<n>.bytes), and the
+// block cache tickers by block type (ticker.<name>). Returns 0, or -1 with *err set.
+int plumb_rocks_lsm(void* c_db, char** out, char** err) noexcept {
+  return guarded(err, [&]() {
+    rocksdb::DB* db = db_of(c_db);
+    std::ostringstream s;
+    std::map<std::string, std::string> cf;
+    if (db->GetMapProperty(rocksdb::DB::Properties::kCFStats, &cf)) {
+      for (const auto& [k, v] : cf) s << k << '=' << v << '\n';
+    }
+    rocksdb::ColumnFamilyMetaData meta;
+    db->GetColumnFamilyMetaData(&meta);
+    for (const auto& l : meta.levels) {
+      s << "meta.L" << l.level << ".files=" << l.files.size() << '\n';
+      s << "meta.L" << l.level << ".bytes=" << l.size << '\n';
+    }
+    if (auto st = statistics_of(c_db)) {
+      const std::pair<const char*, uint32_t> tickers[] = {
+          {"block.cache.data.hit", rocksdb::BLOCK_CACHE_DATA_HIT},
+          {"block.cache.data.miss", rocksdb::BLOCK_CACHE_DATA_MISS},
+          {"block.cache.index.hit", rocksdb::BLOCK_CACHE_INDEX_HIT},
+          {"block.cache.index.miss", rocksdb::BLOCK_CACHE_INDEX_MISS},
+          {"block.cache.filter.hit", rocksdb::BLOCK_CACHE_FILTER_HIT},
+          {"block.cache.filter.miss", rocksdb::BLOCK_CACHE_FILTER_MISS},
+          {"stall.micros", rocksdb::STALL_MICROS},
+      };
+      for (const auto& [name, t] : tickers) {
+        s << "ticker." << name << '=' << st->getTickerCount(t) << '\n';
+      }
+    }
+    *out = copy_message(s.str());
+    return rocksdb::Status::OK();
+  });
+}
+
+// db_bench's compact0/compact1: compacts every file of the first non-empty level at or
+// after `from_level` (L0, or the first level with data beyond L0) into the next level
+// that holds data, with the column family's target file size, until it succeeds (a
+// background compaction may have taken a file meanwhile). A level with no data below
+// it is left alone, as db_bench leaves it.
+// Returns 0, or -1 with *err set.
+int plumb_rocks_compact_level(void* c_db, int from_level, char** err) noexcept {
+  return guarded(err, [&]() {
+    rocksdb::DB* db = db_of(c_db);
+    for (int attempt = 0;; ++attempt) {
+      std::vector<rocksdb::LiveFileMetaData> files;
+      db->GetLiveFilesMetaData(&files);
+      int from = from_level;
+      if (from > 0) {
+        from = INT_MAX;
+        for (const auto& f : files) {
+          if (f.level > 0 && f.level < from) from = f.level;
+        }
+        if (from == INT_MAX) return rocksdb::Status::OK();
+      }
+      int next = INT_MAX;
+      std::vector<std::string> names;
+      for (const auto& f : files) {
+        if (f.level == from) {
+          names.push_back(f.name);
+        } else if (f.level > from && f.level < next) {
+          next = f.level;
+        }
+      }
+      // Nothing at that level, or no data below it: nothing to do (as db_bench).
+      if (names.empty() || next == INT_MAX) return rocksdb::Status::OK();
+      rocksdb::ColumnFamilyDescriptor desc;
+      db->DefaultColumnFamily()->GetDescriptor(&desc);
+      rocksdb::CompactionOptions co;
+      co.compression = rocksdb::kDisableCompressionOption;
+      co.output_file_size_limit = desc.options.target_file_size_base;
+      rocksdb::Status st = db->CompactFiles(co, names, next);
+      if (st.ok() || attempt >= 100) return st;
+      // A background compaction took one of the files: wait, and look again.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
 }
 
 // Flushes the memtables and waits until no flush or compaction is queued or running.

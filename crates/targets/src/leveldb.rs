@@ -369,8 +369,9 @@ impl Target for LeveldbTarget {
                 };
                 Ok(())
             }
-            // Background compaction cannot be waited for through the C API.
-            Maintenance::WaitForCompaction => Ok(()),
+            // Background compaction cannot be waited for, nor one level compacted,
+            // through the C API.
+            Maintenance::WaitForCompaction | Maintenance::CompactLevel(_) => Ok(()),
         }
     }
     fn stats(&self) -> EngineStats {

@@ -15,6 +15,7 @@ compile_error!(
 #[cfg(all(feature = "speedb", not(feature = "rocksdb")))]
 extern crate libspeedb_sys as librocksdb_sys;
 
+pub mod builds;
 pub mod engine;
 #[cfg(any(
     feature = "rocksdb",
@@ -35,6 +36,7 @@ pub mod null;
 pub mod options;
 #[cfg(any(feature = "rocksdb", feature = "speedb"))]
 pub mod rocks;
+pub mod rocks_account;
 pub mod rocks_options;
 #[cfg(any(feature = "rocksdb", feature = "speedb"))]
 mod rocks_reader;

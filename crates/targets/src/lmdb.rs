@@ -122,7 +122,9 @@ impl Target for LmdbTarget {
             // has to a flush.
             Maintenance::Flush => self.env.force_sync().map_err(eng),
             // A B+tree updated in place has no compaction to run or wait for.
-            Maintenance::WaitForCompaction | Maintenance::Compact => Ok(()),
+            Maintenance::WaitForCompaction
+            | Maintenance::Compact
+            | Maintenance::CompactLevel(_) => Ok(()),
         }
     }
     fn data_dir(&self) -> Option<&Path> {

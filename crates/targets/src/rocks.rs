@@ -6,6 +6,7 @@
 //! API does not: one source builds against RocksDB 8.x to 11.x and Speedb
 //! (scripts/build-rocksdb-release.sh, scripts/build-speedb.sh).
 
+use crate::engine::opt_err;
 use crate::rocks_options::{CacheType, CompactionStyle, Compression, RocksOptions};
 use crate::rocks_reader::{prefetch, RocksReader, Slot};
 use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
@@ -18,6 +19,10 @@ use std::ptr::{null_mut, NonNull};
 /// own version with the RocksDB release beneath it; a test checks the RocksDB one
 /// against the `+11.8.1` part of Cargo.lock's version).
 pub const ROCKSDB_VERSION: &str = env!("PLUMB_ROCKSDB_VERSION");
+
+/// The RocksDB source tree this binary was built from (scripts/build-rocksdb-release.sh
+/// tree:PATH), or "" for a release from the crate registry.
+pub const ROCKSDB_TREE: &str = env!("PLUMB_ROCKSDB_TREE");
 
 /// The engine this build links: RocksDB, or Speedb in its place.
 pub(crate) const ENGINE: &str = if cfg!(feature = "speedb") {
@@ -43,6 +48,18 @@ extern "C" {
     fn plumb_rocks_stats_level(db: *mut c_void) -> c_int;
     fn plumb_rocks_tickers(db: *mut c_void, out: *mut Tickers) -> c_int;
     fn plumb_rocks_wait_for_compact(db: *mut c_void, err: *mut *mut c_char) -> c_int;
+    fn plumb_rocks_apply_options(
+        opts: *mut c_void,
+        file: *const c_char,
+        text: *const c_char,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    fn plumb_rocks_lsm(db: *mut c_void, out: *mut *mut c_char, err: *mut *mut c_char) -> c_int;
+    fn plumb_rocks_compact_level(
+        db: *mut c_void,
+        from_level: c_int,
+        err: *mut *mut c_char,
+    ) -> c_int;
 }
 
 /// RocksDB's `StatsLevel::kExceptHistogramOrTimers`, which the shim sets.
@@ -50,7 +67,7 @@ extern "C" {
 const STATS_EXCEPT_HISTOGRAM_OR_TIMERS: c_int = 1;
 
 /// Options built through the C API, destroyed once.
-struct RawOptions(NonNull<librocksdb_sys::rocksdb_options_t>);
+pub(crate) struct RawOptions(NonNull<librocksdb_sys::rocksdb_options_t>);
 
 impl Drop for RawOptions {
     fn drop(&mut self) {
@@ -62,7 +79,7 @@ impl Drop for RawOptions {
 impl RocksOptions {
     /// The C API options for these settings: what the `rocksdb` crate's setters would
     /// give, set directly, with statistics at the level the shim sets.
-    fn to_raw(&self) -> Result<RawOptions, TargetError> {
+    pub(crate) fn to_raw(&self) -> Result<RawOptions, TargetError> {
         use librocksdb_sys as f;
         // SAFETY: plain constructors and setters on objects created here. The block-based
         // options are copied into the table factory and the cache handle's shared
@@ -123,8 +140,59 @@ impl RocksOptions {
             }
             f::rocksdb_options_set_block_based_table_factory(o, t);
             f::rocksdb_block_based_options_destroy(t);
+            self.apply_own_options(o)?;
             Ok(raw)
         }
+    }
+
+    /// The OPTIONS file, then the option string, through the release's own parser
+    /// (cpp/rocks_admin.cc). A failure names the option that carried it.
+    ///
+    /// # Safety
+    /// `o` must be live options created by `rocksdb_options_create`.
+    unsafe fn apply_own_options(
+        &self,
+        o: *mut librocksdb_sys::rocksdb_options_t,
+    ) -> Result<(), TargetError> {
+        let c = |what: &str, s: &str| {
+            std::ffi::CString::new(s).map_err(|_| opt_err(what, "contains a NUL byte"))
+        };
+        let file = match &self.options_file {
+            Some(f) => Some(c("options_file", &f.to_string_lossy())?),
+            None => None,
+        };
+        let text = match &self.rocksdb_options {
+            Some(s) => Some(c("rocksdb_options", s)?),
+            None => None,
+        };
+        for (what, file, text) in [
+            ("options_file", file.as_ref(), None),
+            ("rocksdb_options", None, text.as_ref()),
+        ] {
+            if file.is_none() && text.is_none() {
+                continue;
+            }
+            let mut err: *mut c_char = null_mut();
+            let ptr = |s: Option<&std::ffi::CString>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+            // SAFETY: live options (the caller's contract) and NUL-terminated strings
+            // alive for the call; the shim sets err with malloc on failure.
+            let rc = unsafe {
+                plumb_rocks_apply_options(o as *mut c_void, ptr(file), ptr(text), &mut err)
+            };
+            if rc != 0 {
+                // SAFETY: set by the shim with malloc.
+                let msg = unsafe { take_error(err) };
+                let msg = match msg {
+                    TargetError::Engine { message, .. } => message,
+                    other => other.to_string(),
+                };
+                return Err(opt_err(
+                    what,
+                    format!("RocksDB {ROCKSDB_VERSION} refused it: {msg}"),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -393,6 +461,9 @@ impl Target for RocksTarget {
                     std::ptr::null(),
                     0,
                 ),
+                Maintenance::CompactLevel(from) => {
+                    plumb_rocks_compact_level(self.raw(), c_int::from(from), &mut err);
+                }
             }
         }
         Self::check(err)
@@ -414,7 +485,26 @@ impl Target for RocksTarget {
         Some(&self.path)
     }
     fn options(&self) -> Vec<(String, String)> {
-        self.settings.describe()
+        let mut o = self.settings.describe();
+        // What RocksDB itself says is in force: the OPTIONS file it wrote on open.
+        o.extend(crate::rocks_account::effective_options(&self.path));
+        o
+    }
+    fn lsm(&self) -> Option<plumb_core::LsmAccount> {
+        let (mut out, mut err): (*mut c_char, *mut c_char) = (null_mut(), null_mut());
+        // SAFETY: a live database handle; the shim mallocs exactly one of out and err.
+        if unsafe { plumb_rocks_lsm(self.raw(), &mut out, &mut err) } != 0 {
+            // SAFETY: set by the shim with malloc.
+            drop(unsafe { take_error(err) });
+            return None;
+        }
+        // SAFETY: a NUL-terminated string the shim malloc'd, freed once here.
+        let text = unsafe {
+            let t = std::ffi::CStr::from_ptr(out).to_string_lossy().into_owned();
+            librocksdb_sys::rocksdb_free(out as *mut c_void);
+            t
+        };
+        Some(crate::rocks_account::parse_lsm(&text))
     }
 }
 

@@ -10,6 +10,7 @@ use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
 use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::path::PathBuf;
 
 /// Leveled or universal compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
@@ -105,6 +106,18 @@ pub struct RocksOptions {
     /// RocksDB: data block size in bytes.
     #[arg(long, alias = "block_size", default_value_t = 8192)]
     pub block_size: u64,
+    /// RocksDB: an OPTIONS file (RocksDB writes one, OPTIONS-NNNNNN, in every database
+    /// directory) whose DBOptions and default column family replace the options above;
+    /// parsed by the linked release itself.
+    #[arg(long, alias = "options_file", value_name = "PATH")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options_file: Option<PathBuf>,
+    /// RocksDB: any of its options as RocksDB's own string, applied last, e.g.
+    /// "compaction_readahead_size=2097152;block_based_table_factory={block_size=16384}"
+    /// (Speedb's own too, e.g. use_dynamic_delay=true). A misspelt name is an error.
+    #[arg(long, alias = "rocksdb_options", value_name = "K=V;K=V")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rocksdb_options: Option<String>,
 }
 
 impl Default for RocksOptions {
@@ -184,6 +197,27 @@ impl RocksOptions {
                 "cache_size",
                 "the hyper clock cache needs a capacity > 0; use cache_type lru for no cache",
             ));
+        }
+        if let Some(f) = &self.options_file {
+            if !f.is_file() {
+                return Err(opt_err(
+                    "options_file",
+                    format!(
+                        "{}: no such file; name an OPTIONS file, such as the OPTIONS-NNNNNN \
+                         RocksDB writes in every database directory",
+                        f.display()
+                    ),
+                ));
+            }
+        }
+        if self.rocksdb_options.as_deref().is_some_and(|s| s.contains('\0')) {
+            return Err(opt_err("rocksdb_options", "contains a NUL byte"));
+        }
+        // The linked release parses both now, so a misspelt name stops the run before
+        // anything is written.
+        #[cfg(any(feature = "rocksdb", feature = "speedb"))]
+        if self.options_file.is_some() || self.rocksdb_options.is_some() {
+            self.to_raw()?;
         }
         Ok(())
     }

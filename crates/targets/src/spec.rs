@@ -123,6 +123,39 @@ pub fn option_sections() -> Vec<OptionSection> {
 struct NoOptions {}
 
 impl EngineSpec {
+    /// The same spec without the options only the engine's own parser reads (RocksDB's
+    /// option string and OPTIONS file): what a plumb linking another release can
+    /// check; the release that runs it parses the rest when it opens.
+    pub fn without_engine_parsed_options(&self) -> EngineSpec {
+        let mut s = self.clone();
+        let rocks = match &mut s {
+            EngineSpec::Rocksdb(o) => Some(o),
+            EngineSpec::Speedb(o) => Some(&mut o.0),
+            _ => None,
+        };
+        if let Some(o) = rocks {
+            o.rocksdb_options = None;
+            o.options_file = None;
+        }
+        s
+    }
+
+    /// The release of this engine the binary links (`11.8.1`; Speedb's own version),
+    /// or `None` when it is not built in: which `release` of a plan runs here.
+    pub fn linked_release(&self) -> Option<String> {
+        #[cfg(feature = "rocksdb")]
+        if matches!(self, EngineSpec::Rocksdb(_)) && !crate::rocks::ROCKSDB_TREE.is_empty() {
+            return Some(format!("tree:{}", crate::rocks::ROCKSDB_TREE));
+        }
+        let v = self.version();
+        let first = v.split_whitespace().next()?;
+        first
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit())
+            .then(|| first.to_string())
+    }
+
     /// The engine's description of itself.
     fn kind(&self) -> &dyn EngineKind {
         match self {

@@ -142,7 +142,7 @@ impl Target for SqliteTarget {
             // tables; compact also truncates the WAL so reads stop consulting it.
             Maintenance::Flush => "PRAGMA wal_checkpoint(FULL)",
             Maintenance::Compact => "PRAGMA wal_checkpoint(TRUNCATE)",
-            Maintenance::WaitForCompaction => return Ok(()),
+            Maintenance::WaitForCompaction | Maintenance::CompactLevel(_) => return Ok(()),
         };
         let mut st = c.prepare(sql).map_err(eng)?;
         let mut rows = st.query([]).map_err(eng)?;

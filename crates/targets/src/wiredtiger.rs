@@ -173,7 +173,7 @@ impl Target for WiredtigerTarget {
             // A checkpoint writes the tree's dirty pages, as a flush writes a memtable.
             Maintenance::Flush => 0,
             Maintenance::Compact => 1,
-            Maintenance::WaitForCompaction => return Ok(()),
+            Maintenance::WaitForCompaction | Maintenance::CompactLevel(_) => return Ok(()),
         };
         // SAFETY: a live connection; the shim uses a session of its own.
         let rc = unsafe { plumb_wt_maintain(self.conn.as_ptr(), compact) };

@@ -171,6 +171,8 @@ fn conformance(spec: &EngineSpec, t: &dyn Target) {
         Maintenance::Flush,
         Maintenance::WaitForCompaction,
         Maintenance::Compact,
+        Maintenance::CompactLevel(0),
+        Maintenance::CompactLevel(1),
     ] {
         t.maintenance(m).unwrap();
     }

@@ -72,9 +72,17 @@ pub enum StepKind {
     WaitForCompaction,
     /// Maintenance: compact everything (unmeasured).
     Compact,
+    /// Maintenance: compact L0 into the next level with data (db_bench's compact0).
+    Compact0,
+    /// Maintenance: compact the first level below L0 into the next (db_bench's compact1).
+    Compact1,
+    /// Maintenance: flush the memtable, wait, compact L0, wait (benchmark.sh's
+    /// flush_mt_l0), so the next step measures the LSM with memtable and L0 empty.
+    #[serde(rename = "flush_mt_l0")]
+    FlushMtL0,
 }
 
-const ALL: [(StepKind, &str); 16] = [
+const ALL: [(StepKind, &str); 19] = [
     (StepKind::FillSeq, "fillseq"),
     (StepKind::FillRandom, "fillrandom"),
     (StepKind::FillUniqueRandom, "filluniquerandom"),
@@ -91,6 +99,9 @@ const ALL: [(StepKind, &str); 16] = [
     (StepKind::Flush, "flush"),
     (StepKind::WaitForCompaction, "waitforcompaction"),
     (StepKind::Compact, "compact"),
+    (StepKind::Compact0, "compact0"),
+    (StepKind::Compact1, "compact1"),
+    (StepKind::FlushMtL0, "flush_mt_l0"),
 ];
 
 impl StepKind {
@@ -122,7 +133,12 @@ impl StepKind {
     pub fn is_maintenance(self) -> bool {
         matches!(
             self,
-            StepKind::Flush | StepKind::WaitForCompaction | StepKind::Compact
+            StepKind::Flush
+                | StepKind::WaitForCompaction
+                | StepKind::Compact
+                | StepKind::Compact0
+                | StepKind::Compact1
+                | StepKind::FlushMtL0
         )
     }
     /// Readers beside one rate-limited writer.

@@ -123,6 +123,9 @@ struct TargetDef {
     host: bool,
 }
 
+/// Engines that can run from another build than the one linked (`versions`).
+const RELEASED_ENGINES: &[&str] = &["rocksdb", "speedb"];
+
 const TARGET_KEYS: &[&str] = &[
     "name",
     "engine",
@@ -230,8 +233,11 @@ impl<'de> Visitor<'de> for TargetVisitor {
             t.storage = engine.map(Spanned::into_inner);
             return Ok(t);
         }
+        let releases = engine
+            .as_ref()
+            .is_some_and(|e| RELEASED_ENGINES.contains(&e.get_ref().as_str()));
         for (key, set) in [
-            ("versions", t.versions.is_some()),
+            ("versions", t.versions.is_some() && !releases),
             ("basedir", t.basedir.is_some()),
             ("config", t.config.is_some()),
             ("cache_mb", t.cache_mb.is_some()),
@@ -374,6 +380,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             subject,
             memory_mb: t.memory_mb.as_ref().map(|m| *m.get_ref()),
             drop_caches: t.drop_caches,
+            release: None,
         };
         if t.host {
             targets.push(limited(Subject::Host(HostSpec::default())));
@@ -406,7 +413,13 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                 ),
             )
         })?;
-        if let Err(e) = engine.get_ref().validate() {
+        // Another build parses its own RocksDB options when it runs; this one checks
+        // the rest.
+        let checked = match &t.versions {
+            Some(_) => engine.get_ref().without_engine_parsed_options(),
+            None => engine.get_ref().clone(),
+        };
+        if let Err(e) = checked.validate() {
             let span = match &e {
                 plumb_targets::TargetError::Option { option, .. } => {
                     locate(raw, &["target", &i.to_string(), "options", option])
@@ -416,8 +429,26 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             .or(Some(engine.span()));
             return Err(at(span, format!("target {name:?}: {e}")));
         }
-        targets.push(limited(Subject::Engine(engine.get_ref().clone())));
-        target_spans.push(t.name.span());
+        let releases = match &t.versions {
+            None => vec![None],
+            Some(vs) => engine_releases(vs.get_ref()).map_err(|m| {
+                at(
+                    locate(raw, &["target", &i.to_string(), "versions"]).or(Some(vs.span())),
+                    format!("target {name:?}: versions: {m}"),
+                )
+            })?,
+        };
+        for r in releases {
+            targets.push(TargetPlan {
+                name: match &r {
+                    Some(r) => format!("{name}@{r}"),
+                    None => name.clone(),
+                },
+                release: r,
+                ..limited(Subject::Engine(engine.get_ref().clone()))
+            });
+            target_spans.push(t.name.span());
+        }
     }
     for (i, t) in targets.iter().enumerate() {
         if let Some(j) = targets[..i].iter().position(|u| u.name == t.name) {
@@ -540,10 +571,12 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
         params: &f.params,
         targets: targets
             .iter()
-            .map(|t| match (&t.subject, t.memory_mb, t.drop_caches) {
-                (Subject::Engine(e), None, false) => DefTarget::Engine(&t.name, e),
-                _ => DefTarget::Other(t),
-            })
+            .map(
+                |t| match (&t.subject, t.memory_mb, t.drop_caches, &t.release) {
+                    (Subject::Engine(e), None, false, None) => DefTarget::Engine(&t.name, e),
+                    _ => DefTarget::Other(t),
+                },
+            )
             .collect(),
         workloads: &workloads,
         sql: workloads
@@ -724,6 +757,31 @@ fn server_targets(t: &TargetDef) -> Result<Vec<TargetPlan>, (&'static str, Strin
             Ok(TargetPlan::server(n, spec))
         })
         .collect()
+}
+
+/// The builds of an engine a `versions` list names: releases (`8.5.3`) and RocksDB
+/// source trees (`tree:/path`), each once.
+fn engine_releases(vs: &[String]) -> Result<Vec<Option<String>>, String> {
+    if vs.is_empty() {
+        return Err("is empty; list at least one, e.g. [\"8.5.3\", \"8.6.7\"]".into());
+    }
+    let mut out: Vec<Option<String>> = Vec::new();
+    for v in vs {
+        let ok = match v.strip_prefix("tree:") {
+            Some(path) => path.starts_with('/'),
+            None => !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'),
+        };
+        if !ok {
+            return Err(format!(
+                "{v:?} is neither a release (8.5.3) nor a source tree (tree:/absolute/path)"
+            ));
+        }
+        if out.iter().any(|o| o.as_deref() == Some(v)) {
+            return Err(format!("{v:?} is listed twice"));
+        }
+        out.push(Some(v.clone()));
+    }
+    Ok(out)
 }
 
 /// The server name a URL's scheme means.

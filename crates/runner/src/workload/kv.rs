@@ -310,6 +310,11 @@ fn drive_kind(
                 Ok((1, bytes))
             })
         }
-        StepKind::Flush | StepKind::WaitForCompaction | StepKind::Compact => Ok(()),
+        StepKind::Flush
+        | StepKind::WaitForCompaction
+        | StepKind::Compact
+        | StepKind::Compact0
+        | StepKind::Compact1
+        | StepKind::FlushMtL0 => Ok(()),
     }
 }

@@ -1,0 +1,253 @@
+//! The LSM's own account of a step: why writers stalled, what compaction cost in time,
+//! CPU and bytes per level, the tree's shape, and how the block cache served each kind
+//! of block. The device and the process say what a step cost; this says which part of
+//! the engine spent it (seed 000 looks at the LSM's shape after each state, seed 001
+//! at compaction per release).
+//!
+//! An engine gives a cumulative [`LsmAccount`] at an instant; the runner keeps
+//! `end.since(&start)` for a step: counters become the step's deltas, the shape stays
+//! the one at the step's end.
+
+use serde::{Deserialize, Serialize};
+
+/// Write stalls by cause and kind, counted by the engine. A delay slows writers to the
+/// engine's delayed write rate; a stop blocks them. RocksDB counts the events by
+/// cause but keeps their time only in total ([`LsmAccount::stall_us`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stalls {
+    /// Delays because L0 reached level0_slowdown_writes_trigger files.
+    pub l0_delays: u64,
+    /// Stops because L0 reached level0_stop_writes_trigger files.
+    pub l0_stops: u64,
+    /// Delays because pending compaction bytes passed the soft limit.
+    pub pending_delays: u64,
+    /// Stops because pending compaction bytes passed the hard limit.
+    pub pending_stops: u64,
+    /// Delays because of too many immutable memtables waiting to flush.
+    pub memtable_delays: u64,
+    /// Stops because of too many memtables waiting to flush.
+    pub memtable_stops: u64,
+}
+
+impl Stalls {
+    fn since(&self, e: &Stalls) -> Stalls {
+        Stalls {
+            l0_delays: self.l0_delays.saturating_sub(e.l0_delays),
+            l0_stops: self.l0_stops.saturating_sub(e.l0_stops),
+            pending_delays: self.pending_delays.saturating_sub(e.pending_delays),
+            pending_stops: self.pending_stops.saturating_sub(e.pending_stops),
+            memtable_delays: self.memtable_delays.saturating_sub(e.memtable_delays),
+            memtable_stops: self.memtable_stops.saturating_sub(e.memtable_stops),
+        }
+    }
+    /// Every stall event, delays and stops of every cause.
+    pub fn total(&self) -> u64 {
+        self.l0_delays
+            + self.l0_stops
+            + self.pending_delays
+            + self.pending_stops
+            + self.memtable_delays
+            + self.memtable_stops
+    }
+}
+
+/// One level of the tree: its shape (a gauge) and what compaction into it cost
+/// (counters).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LevelAccount {
+    /// Level number (0 is L0).
+    pub level: u32,
+    /// Live files in the level.
+    pub files: u64,
+    /// Bytes of the level's live files.
+    pub bytes: u64,
+    /// The engine's compaction score (≥ 1 means it wants compacting); `None` when
+    /// the engine gives none for the level.
+    pub score: Option<f64>,
+    /// Bytes compaction read to write into this level.
+    pub read_bytes: u64,
+    /// Bytes compaction (and, for L0, flush) wrote into this level.
+    pub write_bytes: u64,
+    /// Wall seconds of the compactions that wrote into this level.
+    pub comp_secs: f64,
+}
+
+/// Block cache lookups by block type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheLookups {
+    /// Data block hits.
+    pub data_hit: u64,
+    /// Data block misses (each one a read from the file).
+    pub data_miss: u64,
+    /// Index block hits.
+    pub index_hit: u64,
+    /// Index block misses.
+    pub index_miss: u64,
+    /// Filter block hits.
+    pub filter_hit: u64,
+    /// Filter block misses.
+    pub filter_miss: u64,
+}
+
+impl CacheLookups {
+    fn since(&self, e: &CacheLookups) -> CacheLookups {
+        CacheLookups {
+            data_hit: self.data_hit.saturating_sub(e.data_hit),
+            data_miss: self.data_miss.saturating_sub(e.data_miss),
+            index_hit: self.index_hit.saturating_sub(e.index_hit),
+            index_miss: self.index_miss.saturating_sub(e.index_miss),
+            filter_hit: self.filter_hit.saturating_sub(e.filter_hit),
+            filter_miss: self.filter_miss.saturating_sub(e.filter_miss),
+        }
+    }
+    /// Misses of every block type.
+    pub fn misses(&self) -> u64 {
+        self.data_miss + self.index_miss + self.filter_miss
+    }
+    /// Hits of every block type.
+    pub fn hits(&self) -> u64 {
+        self.data_hit + self.index_hit + self.filter_hit
+    }
+}
+
+/// The LSM's own account: cumulative counters and the shape at one instant, or (from
+/// [`LsmAccount::since`]) a step's counters and its end shape.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LsmAccount {
+    /// Write stalls by cause.
+    pub stalls: Stalls,
+    /// Microseconds writers were stalled, every cause together.
+    pub stall_us: u64,
+    /// Wall seconds of compaction (the sum over compactions: two at once count twice).
+    pub comp_secs: f64,
+    /// CPU seconds of compaction threads.
+    pub comp_cpu_secs: f64,
+    /// Compactions run.
+    pub comp_count: u64,
+    /// Per level, L0 first; levels with no files and no compaction are left out.
+    pub levels: Vec<LevelAccount>,
+    /// Block cache lookups; `None` without a block cache or statistics.
+    pub cache: Option<CacheLookups>,
+}
+
+impl LsmAccount {
+    /// What happened since `earlier` (counters subtracted, saturating) with the shape
+    /// (files, bytes, score) as it is now.
+    pub fn since(&self, earlier: &LsmAccount) -> LsmAccount {
+        let levels = self
+            .levels
+            .iter()
+            .map(
+                |l| match earlier.levels.iter().find(|e| e.level == l.level) {
+                    Some(e) => LevelAccount {
+                        read_bytes: l.read_bytes.saturating_sub(e.read_bytes),
+                        write_bytes: l.write_bytes.saturating_sub(e.write_bytes),
+                        comp_secs: (l.comp_secs - e.comp_secs).max(0.0),
+                        ..*l
+                    },
+                    None => *l,
+                },
+            )
+            .collect();
+        LsmAccount {
+            stalls: self.stalls.since(&earlier.stalls),
+            stall_us: self.stall_us.saturating_sub(earlier.stall_us),
+            comp_secs: (self.comp_secs - earlier.comp_secs).max(0.0),
+            comp_cpu_secs: (self.comp_cpu_secs - earlier.comp_cpu_secs).max(0.0),
+            comp_count: self.comp_count.saturating_sub(earlier.comp_count),
+            levels,
+            cache: match (self.cache, earlier.cache) {
+                (Some(a), Some(b)) => Some(a.since(&b)),
+                (a, _) => a,
+            },
+        }
+    }
+
+    /// Bytes compaction read, every level.
+    pub fn comp_read_bytes(&self) -> u64 {
+        self.levels.iter().map(|l| l.read_bytes).sum()
+    }
+
+    /// Bytes written into every level (flush into L0 included).
+    pub fn write_bytes(&self) -> u64 {
+        self.levels.iter().map(|l| l.write_bytes).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(level: u32, files: u64, read: u64, write: u64, secs: f64) -> LevelAccount {
+        LevelAccount {
+            level,
+            files,
+            bytes: files << 20,
+            score: Some(0.5),
+            read_bytes: read,
+            write_bytes: write,
+            comp_secs: secs,
+        }
+    }
+
+    #[test]
+    fn a_step_keeps_its_counters_and_its_end_shape() {
+        let start = LsmAccount {
+            stalls: Stalls {
+                l0_delays: 3,
+                ..Stalls::default()
+            },
+            stall_us: 1000,
+            comp_secs: 2.0,
+            comp_cpu_secs: 1.5,
+            comp_count: 4,
+            levels: vec![level(0, 4, 0, 100, 0.5), level(1, 2, 50, 60, 1.5)],
+            cache: Some(CacheLookups {
+                data_hit: 10,
+                data_miss: 5,
+                ..CacheLookups::default()
+            }),
+        };
+        let end = LsmAccount {
+            stalls: Stalls {
+                l0_delays: 5,
+                pending_stops: 1,
+                ..Stalls::default()
+            },
+            stall_us: 4000,
+            comp_secs: 5.0,
+            comp_cpu_secs: 3.0,
+            comp_count: 7,
+            levels: vec![
+                level(0, 1, 0, 300, 0.5),
+                level(1, 5, 250, 460, 3.5),
+                level(2, 3, 10, 20, 0.25),
+            ],
+            cache: Some(CacheLookups {
+                data_hit: 30,
+                data_miss: 9,
+                filter_hit: 2,
+                ..CacheLookups::default()
+            }),
+        };
+        let d = end.since(&start);
+        assert_eq!(d.stalls.l0_delays, 2);
+        assert_eq!(d.stalls.pending_stops, 1);
+        assert_eq!(d.stalls.total(), 3);
+        assert_eq!(d.stall_us, 3000);
+        assert_eq!((d.comp_secs, d.comp_cpu_secs, d.comp_count), (3.0, 1.5, 3));
+        // The shape is the end's; bytes are the step's; a new level is all the step's.
+        assert_eq!(d.levels[0].files, 1);
+        assert_eq!(d.levels[0].write_bytes, 200);
+        assert_eq!(
+            (d.levels[1].read_bytes, d.levels[1].write_bytes),
+            (200, 400)
+        );
+        assert_eq!(d.levels[1].comp_secs, 2.0);
+        assert_eq!(d.levels[2].read_bytes, 10);
+        assert_eq!(d.comp_read_bytes(), 210);
+        assert_eq!(d.write_bytes(), 620);
+        let c = d.cache.unwrap();
+        assert_eq!((c.hits(), c.misses()), (22, 4));
+    }
+}

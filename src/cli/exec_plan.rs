@@ -1,0 +1,97 @@
+//! `plumb exec-plan`: one planned run handed over by another plumb (hidden). A suite
+//! that names `rocksdb@8.5.3` runs in the plumb that links 11.8.1; that plumb hands the
+//! run to the plumb built against 8.5.3 (crate::drive::release), which runs it here,
+//! into the same store and suite, and writes the run's id for the plumb that waits.
+
+use super::execute::{self, Printer, Style};
+use super::StoreArg;
+use anyhow::{bail, Context};
+use plumb_plan::RunPlan;
+use plumb_runner::{DirPolicy, Grouping};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// What the handing plumb passes besides the plan.
+#[derive(Debug, clap::Args)]
+pub struct ExecPlanArgs {
+    /// The run's plan (JSON, as stored with every run).
+    #[arg(long, value_name = "FILE")]
+    plan: PathBuf,
+    /// Where the run's id and status are written when it ends.
+    #[arg(long, value_name = "FILE")]
+    id_file: PathBuf,
+    /// The suite the run belongs to.
+    #[arg(long)]
+    suite_id: Option<i64>,
+    /// Record the run in repeat groups (`--group` joins one).
+    #[arg(long)]
+    grouped: bool,
+    /// The repeat group to join.
+    #[arg(long, requires = "grouped")]
+    group: Option<i64>,
+    /// Where the data directory is made.
+    #[arg(long, value_name = "DIR")]
+    dir_root: Option<PathBuf>,
+    /// Keep the data directory.
+    #[arg(long)]
+    keep: bool,
+    /// The tag recorded with the run.
+    #[arg(long)]
+    tag: Option<String>,
+    #[command(flatten)]
+    store: StoreArg,
+}
+
+/// Runs the plan, which must be for this build.
+pub fn run(a: ExecPlanArgs) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&a.plan)
+        .with_context(|| format!("reading the plan {}", a.plan.display()))?;
+    let plan: RunPlan = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a plan this plumb reads", a.plan.display()))?;
+    if !plan.target.runs_in_this_build() {
+        bail!(
+            "target {:?} asks for {} {}, and this plumb links {}: it cannot hand the run on",
+            plan.target.name,
+            plan.target.kind_label(),
+            plan.target.release.as_deref().unwrap_or("?"),
+            plan.target
+                .engine_spec()
+                .map(|e| e.version())
+                .unwrap_or_default()
+        );
+    }
+    let mut store = a.store.open_existing()?;
+    let grouping = if a.grouped {
+        Grouping::PerVariant
+    } else {
+        Grouping::None
+    };
+    let groups: HashMap<String, i64> = a
+        .group
+        .map(|g| (plan.variant.clone(), g))
+        .into_iter()
+        .collect();
+    let mut printer = Printer::new(Style::Line);
+    let out = execute::run_batch(
+        &mut store,
+        a.tag,
+        std::slice::from_ref(&plan),
+        a.suite_id.map(|id| (id, Default::default(), groups)),
+        DirPolicy::Fresh {
+            root: a.dir_root,
+            keep: a.keep,
+        },
+        grouping,
+        &mut printer,
+        false,
+        crate::drive::Extras::default(),
+    )?;
+    printer.finish()?;
+    let Some(id) = out.run_ids.first() else {
+        bail!("the run did not start");
+    };
+    std::fs::write(&a.id_file, format!("{id} {}\n", out.status.as_str()))
+        .with_context(|| format!("writing {}", a.id_file.display()))?;
+    Ok(execute::exit_code(out.status))
+}

@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
-# Builds plumb against another RocksDB release and prints the binary's path, so releases
-# can be run and compared like any two engines (the seeds compare 7.x, 8.x, 9.x …).
-# Cargo allows one librocksdb-sys in a build graph, so each release gets a copy of this
-# tree whose Cargo.toml pins that librocksdb-sys, built in its own directory. Each binary
-# records the release it bundles (read from the release's own version.h): `plumb
-# --version` lists it, and every run it stores carries it, so `plumb compare` labels
-# the runs by release. Not part of CI: each release compiles RocksDB (~20 minutes on 2
-# cores, once per release; later runs reuse the build dir).
+# Builds plumb against another RocksDB release, or against a RocksDB source tree, and
+# prints the binary's path, so releases and trees run beside each other in one suite
+# (`versions = ["8.5.3", "8.6.7", "tree:/src/rocksdb"]`) and compare like any two
+# engines. Cargo allows one librocksdb-sys in a build graph, so each build gets a copy
+# of this tree whose Cargo.toml pins that librocksdb-sys (for a source tree: a copy of
+# the crate whose rocksdb/ is the tree, its source list regenerated from the tree's
+# src.mk), built in its own directory, and linked into $BUILD_ROOT/bin as
+# plumb-rocksdb-RELEASE (plumb-rocksdb-tree-PATH), where plumb looks for it. Each binary
+# records what it links (read from the release's own version.h; for a tree also its
+# path, commit and whether it was modified): `plumb --version` lists it and every run
+# it stores carries it. Not part of CI: each build compiles RocksDB (~20 minutes on 2
+# cores, once per release or tree; later runs reuse the build dir).
 #
-#   bash scripts/build-rocksdb-release.sh 9.9.3      # a RocksDB release from the table
-#   bash scripts/build-rocksdb-release.sh 0.17.1+9.9.3   # or any librocksdb-sys version
+#   bash scripts/build-rocksdb-release.sh 8.5.3            # a RocksDB release from the table
+#   bash scripts/build-rocksdb-release.sh 0.17.1+9.9.3     # or any librocksdb-sys version
+#   bash scripts/build-rocksdb-release.sh tree:/src/rocksdb  # a source tree (git checkout,
+#                                                          # patched or not)
 #
-# Env: BUILD_ROOT [/var/tmp/plumb-rocksdb-releases] (one src-R/ and target-R/ per release).
+# Env: BUILD_ROOT [/var/tmp/plumb-rocksdb-releases] (src-R/ and target-R/ per build, and
+# bin/); TREE_CRATE [the workspace's librocksdb-sys] the crate whose build script and C
+# API bindings a source tree is built with (pick one near the tree's release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-want=${1:?usage: build-rocksdb-release.sh RELEASE (8.1.1, 8.10.0, 9.9.3, 10.4.2, 11.8.1) or a librocksdb-sys version such as 0.17.1+9.9.3}
+want=${1:?usage: build-rocksdb-release.sh RELEASE (6.28.2 7.4.4 7.9.2 8.1.1 8.5.3 8.6.7 8.8.1 8.9.1 8.10.0 9.9.3 10.4.2 11.8.1), a librocksdb-sys version such as 0.17.1+9.9.3, or tree:/path/to/rocksdb}
 BUILD_ROOT=${BUILD_ROOT:-/var/tmp/plumb-rocksdb-releases}
 
-# The librocksdb-sys release that bundles each RocksDB release (crates.io).
+tree=
 case "$want" in
+  tree:/*) tree=${want#tree:}
+    [ -f "$tree/include/rocksdb/version.h" ] && [ -f "$tree/src.mk" ] || {
+      echo "build-rocksdb-release: $tree is not a RocksDB source tree (no include/rocksdb/version.h and src.mk)" >&2
+      exit 2; }
+    crate=${TREE_CRATE:-$(awk '/^name = "librocksdb-sys"/ { getline; gsub(/"/, "", $3); print $3 }' Cargo.lock)} ;;
+  tree:*) echo "build-rocksdb-release: give the tree as an absolute path: tree:/path/to/rocksdb" >&2; exit 2 ;;
   6.28.2) crate=0.6.3+6.28.2 ;;
   7.4.4) crate=0.8.3+7.4.4 ;;
   7.9.2) crate=0.10.0+7.9.2 ;;
@@ -45,9 +59,14 @@ features='"lz4", "zstd"'
 bash scripts/setup.sh >&2
 # shellcheck source=scripts/rocksdb-env.sh
 . scripts/rocksdb-env.sh
-src=$BUILD_ROOT/src-$release
-target=$BUILD_ROOT/target-$release
-mkdir -p "$src" "$target"
+if [ -n "$tree" ]; then
+  name=tree-$(echo "$tree" | tr / _)
+else
+  name=$release
+fi
+src=$BUILD_ROOT/src-$name
+target=$BUILD_ROOT/target-$name
+mkdir -p "$src" "$target" "$BUILD_ROOT/bin"
 # A copy of the tree as it is now (committed or not), without build output.
 tar --exclude=./target --exclude=./.git -cf - . | tar -xf - -C "$src"
 line="librocksdb-sys = { version = \"=$crate\", default-features = false, features = [$features] }"
@@ -56,20 +75,49 @@ grep -qF "$line" "$src/Cargo.toml" || { echo "build-rocksdb-release: could not p
 
 cd "$src"
 cargo update -q -p librocksdb-sys --precise "$crate" >&2
-# Releases before 0.17 do not publish their source directory to dependents: name it
-# for crates/targets/build.rs, which compiles plumb's C++ shims against its headers.
-PLUMB_ROCKSDB_SRC=$(cargo metadata --format-version 1 | python3 -c '
+crate_dir() {
+  cargo metadata --format-version 1 | python3 -c '
 import json, os, sys
 m = json.load(sys.stdin)
-print(next(os.path.dirname(p["manifest_path"]) for p in m["packages"] if p["name"] == "librocksdb-sys"))')
+print(next(os.path.dirname(p["manifest_path"]) for p in m["packages"] if p["name"] == "librocksdb-sys"))'
+}
+if [ -n "$tree" ]; then
+  # The crate's build script and bindings, with the tree in place of its bundled RocksDB.
+  local_crate=$BUILD_ROOT/crate-$name
+  registry=$(crate_dir)
+  rm -rf "$local_crate"
+  cp -r "$registry" "$local_crate"
+  rm -rf "$local_crate/rocksdb" "$local_crate/rocksdb_lib_sources.txt"
+  mkdir "$local_crate/rocksdb"
+  (cd "$tree" && tar --exclude=./.git -cf - .) | tar -xf - -C "$local_crate/rocksdb"
+  make -s -C "$local_crate" rocksdb_lib_sources.txt
+  printf '\n[patch.crates-io]\nlibrocksdb-sys = { path = "%s" }\n' "$local_crate" >> Cargo.toml
+  cargo update -q -p librocksdb-sys >&2
+  PLUMB_ROCKSDB_TREE=$tree
+  PLUMB_ROCKSDB_TREE_COMMIT=$(git -C "$tree" rev-parse --short=12 HEAD 2>/dev/null || true)
+  PLUMB_ROCKSDB_TREE_MODIFIED=no
+  [ -n "$(git -C "$tree" status --porcelain --untracked-files=no 2>/dev/null)" ] && PLUMB_ROCKSDB_TREE_MODIFIED=yes
+  export PLUMB_ROCKSDB_TREE PLUMB_ROCKSDB_TREE_COMMIT PLUMB_ROCKSDB_TREE_MODIFIED
+  release=$(awk '/#define ROCKSDB_(MAJOR|MINOR|PATCH) / { v = v (v ? "." : "") $3 } END { print v }' "$tree/include/rocksdb/version.h")
+  want_version="rocksdb $release (tree $tree"
+else
+  unset PLUMB_ROCKSDB_TREE PLUMB_ROCKSDB_TREE_COMMIT PLUMB_ROCKSDB_TREE_MODIFIED
+  want_version="rocksdb $release"
+fi
+# Releases before 0.17 do not publish their source directory to dependents: name it
+# for crates/targets/build.rs, which compiles plumb's C++ shims against its headers.
+PLUMB_ROCKSDB_SRC=$(crate_dir)
 export PLUMB_ROCKSDB_SRC
-echo "build-rocksdb-release: RocksDB $release (librocksdb-sys $crate) in $src, building into $target" >&2
+echo "build-rocksdb-release: RocksDB $release (librocksdb-sys $crate${tree:+, tree $tree}) in $src, building into $target" >&2
 CARGO_TARGET_DIR=$target cargo build --release >&2
 bin=$target/release/plumb
-"$bin" --version | grep -q "rocksdb $release" || {
-  echo "build-rocksdb-release: $bin does not report RocksDB $release:" >&2
+"$bin" --version | grep -qF "$want_version" || {
+  echo "build-rocksdb-release: $bin does not report $want_version:" >&2
   "$bin" --version >&2
   exit 1
 }
 "$bin" --version >&2
+link=$BUILD_ROOT/bin/plumb-rocksdb-$name
+ln -sf "$bin" "$link"
+echo "build-rocksdb-release: linked as $link (plumb finds it there for a target's versions = [\"${tree:+tree:}${tree:-$release}\"])" >&2
 echo "$bin"

@@ -68,7 +68,7 @@ fn an_option_only_a_string_reaches_is_in_force_stored_and_compared() {
         assert!(text.contains(want), "OPTIONS lacks {want}");
     }
     // The stored run holds what was asked and what was in force.
-    assert_eq!(option(&run, &format!("{e}.rocksdb_options")), Some(opts));
+    assert_eq!(option(&run, &format!("{e}.option_string")), Some(opts));
     assert_eq!(
         option(&run, &format!("{e}.effective.db.compaction_readahead_size")),
         Some("3145728")

@@ -101,7 +101,14 @@ pub struct KvArgs {
 
 /// `--flag` for a parameter key (`key_size` → `--key-size`).
 pub fn flag(key: &str) -> String {
-    format!("--{}", key.replace('_', "-"))
+    // An engine's own option may be spelled otherwise on the command line
+    // (`option_string` is `--rocksdb-options`): the option reference knows.
+    plumb_targets::spec::option_sections()
+        .iter()
+        .flat_map(|s| s.rows.iter())
+        .find(|r| r.key == key)
+        .map(|r| r.flag.clone())
+        .unwrap_or_else(|| format!("--{}", key.replace('_', "-")))
 }
 
 /// The engine named by `--engine`, with its own flags and the engine-neutral ones.

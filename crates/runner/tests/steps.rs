@@ -72,7 +72,56 @@ fn null_target_duration_step_spans_several_intervals() {
     assert!(o.summary.qos.is_some());
     // No disk given: disk figures are unavailable, never zero.
     assert_eq!(o.summary.rkb_op, None);
+    assert_eq!(o.summary.device, None);
+    assert!(o.intervals.iter().all(|i| i.device.is_none()));
     assert_eq!(o.summary.hw.unsupported.as_deref(), Some("test"));
+    // cpu_us_op is its user and system parts.
+    let (cpu, usr, sys) = (
+        o.summary.cpu_us_op.unwrap(),
+        o.summary.usr_us_op.unwrap(),
+        o.summary.sys_us_op.unwrap(),
+    );
+    assert!((usr + sys - cpu).abs() <= 1e-9 * cpu.max(1.0), "{usr} + {sys} != {cpu}");
+}
+
+/// With the device holding a directory, the step and each of its seconds carry it as
+/// iostat shows it: rates always, %util and aqu-sz where the kernel keeps times.
+#[test]
+fn a_step_with_a_device_carries_it_for_the_window_and_each_second() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let disk = match plumb_probes::diskstats::DeviceStats::for_path(dir.path()) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("no block device under /var/tmp here ({e}); skipping");
+            return;
+        }
+    };
+    let times = disk.read().unwrap().times_known;
+    let t = NullTarget;
+    let mut c = cfg("readrandom", 0, 1000, 1);
+    c.duration = Some(Duration::from_millis(1500));
+    let stop = AtomicBool::new(false);
+    let ctx = RunContext {
+        target: &t,
+        disk: Some(&disk),
+        hw: Err("test".into()),
+        interrupt: &stop,
+        progress: &NoProgress,
+        profile: None,
+    };
+    let o = run_step(&ctx, &c, &mut KeySpace::empty());
+    assert_eq!(o.status, StepStatus::Ok);
+    let d = o.summary.device.expect("the step's device");
+    assert!(d.r_s >= 0.0 && d.w_s >= 0.0 && d.rmb_s >= 0.0);
+    assert_eq!(d.util_pct.is_some(), times);
+    assert_eq!(d.aqu_sz.is_some(), times);
+    // An await is there exactly when there were requests to average.
+    assert_eq!(d.r_await_ms.is_some(), times && d.r_s > 0.0);
+    assert!(o.intervals.len() >= 2);
+    for i in &o.intervals {
+        let id = i.device.expect("each second's device");
+        assert_eq!(id.r_s * i.secs, i.rd.unwrap() as f64, "r/s is the interval's reads");
+    }
 }
 
 #[test]

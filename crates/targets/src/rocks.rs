@@ -161,13 +161,13 @@ impl RocksOptions {
             Some(f) => Some(c("options_file", &f.to_string_lossy())?),
             None => None,
         };
-        let text = match &self.rocksdb_options {
-            Some(s) => Some(c("rocksdb_options", s)?),
+        let text = match &self.option_string {
+            Some(s) => Some(c("option_string", s)?),
             None => None,
         };
         for (what, file, text) in [
             ("options_file", file.as_ref(), None),
-            ("rocksdb_options", None, text.as_ref()),
+            ("option_string", None, text.as_ref()),
         ] {
             if file.is_none() && text.is_none() {
                 continue;

@@ -115,9 +115,14 @@ pub struct RocksOptions {
     /// RocksDB: any of its options as RocksDB's own string, applied last, e.g.
     /// "compaction_readahead_size=2097152;block_based_table_factory={block_size=16384}"
     /// (Speedb's own too, e.g. use_dynamic_delay=true). A misspelt name is an error.
-    #[arg(long, alias = "rocksdb_options", value_name = "K=V;K=V")]
+    #[arg(
+        long = "rocksdb-options",
+        alias = "rocksdb_options",
+        id = "rocksdb_option_string",
+        value_name = "K=V;K=V"
+    )]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rocksdb_options: Option<String>,
+    pub option_string: Option<String>,
 }
 
 impl Default for RocksOptions {
@@ -210,13 +215,13 @@ impl RocksOptions {
                 ));
             }
         }
-        if self.rocksdb_options.as_deref().is_some_and(|s| s.contains('\0')) {
-            return Err(opt_err("rocksdb_options", "contains a NUL byte"));
+        if self.option_string.as_deref().is_some_and(|s| s.contains('\0')) {
+            return Err(opt_err("option_string", "contains a NUL byte"));
         }
         // The linked release parses both now, so a misspelt name stops the run before
         // anything is written.
         #[cfg(any(feature = "rocksdb", feature = "speedb"))]
-        if self.options_file.is_some() || self.rocksdb_options.is_some() {
+        if self.options_file.is_some() || self.option_string.is_some() {
             self.to_raw()?;
         }
         Ok(())

@@ -134,7 +134,7 @@ impl EngineSpec {
             _ => None,
         };
         if let Some(o) = rocks {
-            o.rocksdb_options = None;
+            o.option_string = None;
             o.options_file = None;
         }
         s

@@ -85,6 +85,31 @@ fn quick_probe_all_stores_every_figure_and_removes_its_file() {
             assert!(!ivs.is_empty(), "{name}");
             let iv_ops: u64 = ivs.iter().map(|i| i["ops"].as_u64().unwrap()).sum();
             assert_eq!(iv_ops, sum["ops"].as_u64().unwrap(), "{name}");
+            // On a block device (not tmpfs), the device as iostat shows it: for the step
+            // and for each second; direct IO reaches it, so its requests are counted.
+            if has_direct {
+                let dev = &sum["device"];
+                assert!(dev["r_s"].as_f64().is_some(), "{name}: {sum}");
+                assert!(ivs.iter().all(|i| i["device"].is_object()), "{name}");
+                if name.starts_with("randread.direct") {
+                    assert!(dev["r_s"].as_f64().unwrap() > 0.0, "{name}: {dev}");
+                    assert!(dev["rareq_kb"].as_f64().unwrap() >= 4.0, "{name}: {dev}");
+                    assert!(dev["r_await_ms"].as_f64().is_some(), "{name}: {dev}");
+                }
+                if name.starts_with("seqwrite.direct") {
+                    assert!(dev["w_s"].as_f64().unwrap() > 0.0, "{name}: {dev}");
+                }
+            }
+            // cpu_us_op's user and system parts.
+            let (usr, sys) = (
+                sum["usr_us_op"].as_f64().unwrap(),
+                sum["sys_us_op"].as_f64().unwrap(),
+            );
+            let cpu = sum["cpu_us_op"].as_f64().unwrap();
+            assert!(
+                (usr + sys - cpu).abs() <= 1e-6 * cpu.max(1.0),
+                "{name}: {sum}"
+            );
         }
         if s["kind"] == "triad" {
             assert!(sum["mb_sec"].as_f64().unwrap() > 100.0, "{name}: {sum}");

@@ -144,6 +144,7 @@ impl Reporter for TextReporter {
             out.push('\n');
             out.push_str(&lsm);
         }
+        notes.extend(crate::warnings::skew_with_writer(stored));
         let hw = stored.steps.iter().find_map(|(s, _)| {
             s.summary
                 .hw

@@ -58,9 +58,34 @@ fn durability_of(r: &plumb_store::StoredRun) -> String {
     .to_string()
 }
 
+/// A skewed key distribution beside a background writer: the writer rewrites the hot
+/// keys, so the readers find them in the memtable and a *whilewriting step measures
+/// memtable reads, not the tree (seed 003). `None` when the run has no such step.
+pub fn skew_with_writer(r: &plumb_store::StoredRun) -> Option<String> {
+    let dist = r.run.options.get("distribution")?;
+    if dist == "uniform" {
+        return None;
+    }
+    let steps: Vec<&str> = r
+        .steps
+        .iter()
+        .map(|(s, _)| s.name.as_str())
+        .filter(|n| n.contains("whilewriting"))
+        .collect();
+    (!steps.is_empty()).then(|| {
+        format!(
+            "run {}: {} with distribution {dist}: the writer rewrites the hot keys, so the              readers find them in the memtable and measure memtable reads, not the tree;              run it with --distribution uniform, or compare it only with runs of the same skew",
+            r.run.id,
+            steps.join(", ")
+        )
+    })
+}
+
 /// Every fairness warning that applies.
 pub fn fairness(versions: &[Version]) -> Vec<String> {
-    let mut w = Vec::new();
+    let mut w: Vec<String> = all_runs(versions)
+        .filter_map(|(_, r)| skew_with_writer(r))
+        .collect();
     let durability: BTreeSet<String> = all_runs(versions)
         .map(|(label, r)| format!("{label}: {} {}", r.run.engine, durability_of(r)))
         .collect();

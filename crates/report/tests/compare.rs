@@ -143,6 +143,56 @@ fn a_fair_comparison_has_no_warnings() {
 }
 
 #[test]
+fn a_skewed_reader_beside_a_writer_is_warned_about() {
+    let skewed = |dist: &str, step: &'static str| {
+        let mut r = run(7, "skew", &[fig(step, 100.0, None)]);
+        r.run.options.insert("distribution".into(), dist.into());
+        vec![fixtures::version("skew", vec![r])]
+    };
+    let w = warnings_of(&skewed("hotset:1000", "readwhilewriting"));
+    assert!(
+        w.iter()
+            .any(|w| w.contains("readwhilewriting") && w.contains("memtable")),
+        "{w:?}"
+    );
+    // Uniform keys, or no writer beside the readers: nothing to say.
+    let memtable = |w: Vec<String>| w.iter().any(|w| w.contains("memtable"));
+    assert!(!memtable(warnings_of(&skewed(
+        "uniform",
+        "readwhilewriting"
+    ))));
+    assert!(!memtable(warnings_of(&skewed("zipfian", "readrandom"))));
+}
+
+#[test]
+fn options_that_differ_are_listed_and_places_are_not() {
+    let mut v = base_and_new();
+    for (i, r) in v.iter_mut().flat_map(|v| v.runs.iter_mut()).enumerate() {
+        r.run.options.insert("target".into(), format!("t{i}"));
+        r.run.options.insert(
+            "rocksdb.effective.db.compaction_readahead_size".into(),
+            if r.run.id < 3 { "0" } else { "2097152" }.into(),
+        );
+    }
+    let d = compare(&v).options_differ;
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].key, "rocksdb.effective.db.compaction_readahead_size");
+    assert_eq!(
+        d[0].values,
+        vec![Some("0".to_string()), Some("2097152".to_string())]
+    );
+    // Repeats that disagree say so.
+    v[1].runs[0].run.options.insert(
+        "rocksdb.effective.db.compaction_readahead_size".into(),
+        "1".into(),
+    );
+    assert_eq!(
+        compare(&v).options_differ[0].values[1].as_deref(),
+        Some("(varies)")
+    );
+}
+
+#[test]
 fn each_fairness_warning_fires_on_its_fixture() {
     let mut v = base_and_new();
     v[1].runs[0]

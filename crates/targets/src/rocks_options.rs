@@ -215,7 +215,11 @@ impl RocksOptions {
                 ));
             }
         }
-        if self.option_string.as_deref().is_some_and(|s| s.contains('\0')) {
+        if self
+            .option_string
+            .as_deref()
+            .is_some_and(|s| s.contains('\0'))
+        {
             return Err(opt_err("option_string", "contains a NUL byte"));
         }
         // The linked release parses both now, so a misspelt name stops the run before

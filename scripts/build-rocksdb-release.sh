@@ -16,12 +16,17 @@
 #   bash scripts/build-rocksdb-release.sh 0.17.1+9.9.3     # or any librocksdb-sys version
 #   bash scripts/build-rocksdb-release.sh tree:/src/rocksdb  # a source tree (git checkout,
 #                                                          # patched or not)
+#   bash scripts/build-rocksdb-release.sh 8.5.3 --test     # then run the engine conformance
+#                  # suite, the engines' unit tests, tests/engines.rs and tests/rocksdb_account.rs
+#                  # on that build (the same feature set as the build: no second RocksDB compile)
 #
 # Env: BUILD_ROOT [/var/tmp/plumb-rocksdb-releases] (src-R/ and target-R/ per build, and
 # bin/); TREE_CRATE [the workspace's librocksdb-sys] the crate whose build script and C
 # API bindings a source tree is built with (pick one near the tree's release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+test=${2:-}
+[ -z "$test" ] || [ "$test" = --test ] || { echo "build-rocksdb-release: unknown argument $test (only --test)" >&2; exit 2; }
 want=${1:?usage: build-rocksdb-release.sh RELEASE (6.28.2 7.4.4 7.9.2 8.1.1 8.5.3 8.6.7 8.8.1 8.9.1 8.10.0 9.9.3 10.4.2 11.8.1), a librocksdb-sys version such as 0.17.1+9.9.3, or tree:/path/to/rocksdb}
 BUILD_ROOT=${BUILD_ROOT:-/var/tmp/plumb-rocksdb-releases}
 
@@ -117,6 +122,13 @@ bin=$target/release/plumb
   exit 1
 }
 "$bin" --version >&2
+if [ -n "$test" ]; then
+  # --workspace keeps the feature set of the build (and of CI), so RocksDB is not
+  # compiled again for the tests.
+  CARGO_TARGET_DIR=$target cargo test --release --workspace --lib >&2
+  CARGO_TARGET_DIR=$target cargo test --release --workspace --test conformance --test engines \
+    --test rocksdb_account >&2
+fi
 link=$BUILD_ROOT/bin/plumb-rocksdb-$name
 ln -sf "$bin" "$link"
 echo "build-rocksdb-release: linked as $link (plumb finds it there for a target's versions = [\"${tree:+tree:}${tree:-$release}\"])" >&2

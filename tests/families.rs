@@ -394,6 +394,42 @@ fn a_memory_limit_makes_lmdb_read_from_the_device() {
         "unlimited (the data was just written, so cached), {} reads per op",
         rd(&free)
     );
+    // Those reads as iostat shows them, for the step and for each second: requests of a
+    // page or more, each with its wait, and the device busy.
+    let rr = step(&limited, "readrandom");
+    let dev = &rr["summary"]["device"];
+    assert!(dev["r_s"].as_f64().unwrap() > 0.0, "{dev}");
+    assert!(dev["rareq_kb"].as_f64().unwrap() >= 4.0, "{dev}");
+    assert!(dev["r_await_ms"].as_f64().unwrap() >= 0.0, "{dev}");
+    assert!(dev["util_pct"].as_f64().unwrap() > 0.0, "{dev}");
+    let ivs = rr["intervals"].as_array().unwrap();
+    assert!(
+        ivs.iter().all(|i| i["device"]["r_s"].as_f64().is_some()),
+        "{ivs:?}"
+    );
+    // `plumb show --intervals` prints them per second.
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args([
+            "show",
+            &limited["run"]["id"].to_string(),
+            "--intervals",
+            "--store",
+        ])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for col in [
+        "step readrandom",
+        "r/s",
+        "r_await",
+        "rareq-sz",
+        "aqu-sz",
+        "%util",
+    ] {
+        assert!(out.contains(col), "{col} missing:\n{out}");
+    }
 }
 
 #[test]

@@ -111,6 +111,29 @@ fn the_sequence_on_postgres_counts_what_the_server_counts() {
     let q = &step(&run, "qp100")["summary"]["ib"];
     assert!(q["cpu_us_op"].as_f64().unwrap() > 0.0);
     assert!(q["rss_gb"].as_f64().unwrap() > 0.0);
+    // plumb's own CPU per op in its user and system parts, and the device under the
+    // server's data as iostat shows it, for each step and each of its seconds.
+    for name in ["l.i0", "l.i1", "qp100"] {
+        let s = step(&run, name);
+        let sum = &s["summary"];
+        let (cpu, usr, sys) = (
+            sum["cpu_us_op"].as_f64().unwrap(),
+            sum["usr_us_op"].as_f64().unwrap(),
+            sum["sys_us_op"].as_f64().unwrap(),
+        );
+        assert!(
+            (usr + sys - cpu).abs() <= 1e-6 * cpu.max(1.0),
+            "{name}: {sum}"
+        );
+        if run["run"]["device"].is_string() {
+            assert!(sum["device"]["w_s"].as_f64().is_some(), "{name}: {sum}");
+            let ivs = s["intervals"].as_array().unwrap();
+            assert!(
+                ivs.iter().all(|i| i["device"]["util_pct"].is_number()),
+                "{name}: {ivs:?}"
+            );
+        }
+    }
     // The report: the summary table, buckets, and a per-second chart of each step.
     let text = plumb(&store, &["show", "1"]);
     let out = String::from_utf8_lossy(&text.stdout);

@@ -111,6 +111,30 @@ fn check_common(run: &Value) {
         if name != "load" {
             assert_eq!(srv["queries"], sum["ops"], "{name}: ops are queries");
         }
+        // The client's CPU per query is its user and system parts.
+        let (usr, sys) = (
+            sum["usr_us_op"].as_f64().unwrap(),
+            sum["sys_us_op"].as_f64().unwrap(),
+        );
+        let cpu = sum["cpu_us_op"].as_f64().unwrap();
+        assert!(
+            (usr + sys - cpu).abs() <= 1e-6 * cpu.max(1.0),
+            "{name}: {sum}"
+        );
+        // The device under the server's data as iostat shows it, for the step and each
+        // second, wherever the run has a device (not on tmpfs).
+        if run["run"]["device"].is_string() {
+            assert!(sum["device"]["r_s"].as_f64().is_some(), "{name}: {sum}");
+            assert!(
+                s["intervals"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|i| i["device"]["w_s"].as_f64().is_some()),
+                "{name}: {}",
+                s["intervals"]
+            );
+        }
     }
     // The release as compare labels it: 15.20, 10.11.19.
     let v = run["run"]["engine_version"].as_str().unwrap();

@@ -72,6 +72,7 @@ svg.swatch { display: inline-block; vertical-align: middle; margin-right: 6px; }
 .chart { max-width: 100%; height: auto; display: block; }
 figure { margin: 0; }
 figcaption { font-weight: 600; font-size: 14px; margin: 0 0 2px; }
+table.device caption { text-align: left; font-weight: 600; font-size: 14px; margin: 10px 0 2px; }
 .chart text { font-size: 12px; fill: #24292f; }
 .chart text.tick { fill: #57606a; }
 .chart text.label { fill: #424a53; }
@@ -734,8 +735,10 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
         o.push_str("</tr>");
     }
     o.push_str("</tbody></table></div>");
-    let device: Vec<(String, &plumb_core::StepSummary)> =
-        found.iter().map(|(v, s, _)| (run_name(v), &s.summary)).collect();
+    let device: Vec<(String, &plumb_core::StepSummary)> = found
+        .iter()
+        .map(|(v, s, _)| (run_name(v), &s.summary))
+        .collect();
     o.push_str(&crate::device::html(&device));
     o.push_str("</section>");
 }

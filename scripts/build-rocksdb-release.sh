@@ -27,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 test=${2:-}
 [ -z "$test" ] || [ "$test" = --test ] || { echo "build-rocksdb-release: unknown argument $test (only --test)" >&2; exit 2; }
-want=${1:?usage: build-rocksdb-release.sh RELEASE (6.28.2 7.4.4 7.9.2 8.1.1 8.5.3 8.6.7 8.8.1 8.9.1 8.10.0 9.9.3 10.4.2 11.8.1), a librocksdb-sys version such as 0.17.1+9.9.3, or tree:/path/to/rocksdb}
+want=${1:?usage: build-rocksdb-release.sh RELEASE (6.28.2 7.4.4 7.9.2 8.1.1 8.6.7 8.8.1 8.9.1 8.10.0 9.9.3 10.4.2 11.8.1), a librocksdb-sys version such as 0.17.1+9.9.3, or tree:/path/to/rocksdb}
 BUILD_ROOT=${BUILD_ROOT:-/var/tmp/plumb-rocksdb-releases}
 
 tree=
@@ -42,7 +42,8 @@ case "$want" in
   7.4.4) crate=0.8.3+7.4.4 ;;
   7.9.2) crate=0.10.0+7.9.2 ;;
   8.1.1) crate=0.11.0+8.1.1 ;;
-  8.5.3) crate=0.12.0+8.5.3 ;;
+  8.5.3) echo "build-rocksdb-release: no crate on the registry holds RocksDB 8.5.3: librocksdb-sys 0.12.0+8.5.3 bundles 8.6.7 (its version.h and HISTORY.md say so). Build 8.5.3 from a source tree (tree:/path at tag v8.5.3), or take 8.1.1, the newest release before 8.6 on the registry" >&2
+     exit 2 ;;
   8.6.7) crate=0.13.0+8.6.7 ;;
   8.8.1) crate=0.14.0+8.8.1 ;;
   8.9.1) crate=0.15.0+8.9.1 ;;

@@ -216,3 +216,57 @@ steps = ["fillseq"]
     );
     assert!(err.contains("minutes"), "{err}");
 }
+
+#[test]
+#[cfg(feature = "rocksdb")]
+fn the_linked_release_runs_here_and_another_is_handed_to_its_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let linked = plumb_targets::rocks::ROCKSDB_VERSION
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let suite = dir.path().join("series.toml");
+    let write = |versions: &str| {
+        std::fs::write(
+            &suite,
+            format!(
+                "name = \"series\"\n[params]\nnum = 2000\n[[target]]\nname = \"rocksdb\"\n\
+                 engine = \"rocksdb\"\nversions = [{versions}]\n[[workload]]\nname = \"w\"\n\
+                 steps = [\"fillseq\"]\n"
+            ),
+        )
+        .unwrap();
+    };
+    let run = |store: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(["run", suite.to_str().unwrap(), "--store"])
+            .arg(store)
+            .env("PLUMB_BUILDS", dir.path())
+            .output()
+            .unwrap()
+    };
+    // The release this plumb links runs in this process, under its versioned name.
+    write(&format!("\"{linked}\""));
+    let store = dir.path().join("a.sqlite");
+    let out = run(&store);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("runs in"), "{}", stderr(&out));
+    let runs = common::runs_json(&store);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["options"]["target"], format!("rocksdb@{linked}"));
+    assert_eq!(runs[0]["engine_version"].as_str(), Some(linked));
+
+    // Another release goes to the binary named for it: here a plumb that links the
+    // wrong release, which refuses to run it, and says so through the hand-over.
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_plumb"),
+        dir.path().join("plumb-rocksdb-9.9.9"),
+    )
+    .unwrap();
+    write("\"9.9.9\"");
+    let out = run(&dir.path().join("b.sqlite"));
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("rocksdb@9.9.9 runs in"), "{err}");
+    assert!(err.contains("cannot hand the run on"), "{err}");
+}

@@ -127,7 +127,19 @@ pub const METRICS: &[Metric] = &[
     m!("srv_cpu_us_q", "srv_us_q", "server cpu µs/query", "µs/query", Lower, Fmt::Sig(3), false, |s| s.server.as_ref().and_then(|v| v.cpu_us_query)),
     m!("srv_csw_q", "srv_csw_q", "server csw/query", "/query", Lower, Fmt::Sig(3), false, |s| s.server.as_ref().and_then(|v| v.csw_query)),
     m!("retries", "retries", "retried conflicts", "", Lower, Fmt::Fixed(0), false, |s| s.server.as_ref().map(|v| v.retries as f64)),
+    m!("comp_cpu_us_op", "comp_cpu_us_op", "compaction cpu µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| lsm_per_op(s, |l| l.comp_cpu_secs * 1e6)),
+    m!("comp_s", "comp_s", "compaction seconds", "s", Lower, Fmt::Fixed(2), true, |s| s.lsm.as_ref().map(|l| l.comp_secs)),
+    m!("comp_rkb_op", "comp_rkb_op", "compaction KB read/op", "KB/op", Lower, Fmt::Sig(3), false, |s| lsm_per_op(s, |l| l.comp_read_bytes() as f64 / 1024.0)),
+    m!("stalls", "stalls", "write stalls (delays + stops)", "", Lower, Fmt::Fixed(0), true, |s| s.lsm.as_ref().map(|l| l.stalls.total() as f64)),
+    m!("block_miss_op", "block_miss_op", "block cache misses/op", "/op", Lower, Fmt::Sig(3), false, |s| lsm_per_op(s, |l| l.cache.map_or(f64::NAN, |c| c.misses() as f64))),
 ];
+
+/// An LSM account figure divided by the step's ops; `None` without an account, ops or
+/// the figure (NaN).
+fn lsm_per_op(s: &StepSummary, f: impl Fn(&plumb_core::LsmAccount) -> f64) -> Option<f64> {
+    let v = f(s.lsm.as_ref()?);
+    (s.ops > 0 && v.is_finite()).then(|| v / s.ops as f64)
+}
 
 /// plumb's own share of the CPU an op cost: its time outside the engine call over the
 /// process's CPU per op (engine background threads included).
@@ -293,6 +305,10 @@ pub const COMPARE_COSTS: &[&str] = &[
     "wareq_sz",
     "aqu_sz",
     "util",
+    "comp_cpu_us_op",
+    "comp_rkb_op",
+    "block_miss_op",
+    "stalls",
 ];
 
 #[cfg(test)]
@@ -323,6 +339,28 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), METRICS.len(), "ids are unique");
+    }
+
+    #[test]
+    fn lsm_rows_are_per_op_and_n_a_without_an_account() {
+        let mut s = StepSummary {
+            ops: 1000,
+            ..StepSummary::default()
+        };
+        assert_eq!(metric("comp_cpu_us_op").show(&s), "n/a");
+        s.lsm = Some(plumb_core::LsmAccount {
+            comp_cpu_secs: 0.002,
+            levels: vec![plumb_core::LevelAccount {
+                read_bytes: 2048 * 1000,
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        assert_eq!((metric("comp_cpu_us_op").get)(&s), Some(2.0));
+        assert_eq!((metric("comp_rkb_op").get)(&s), Some(2.0));
+        // No block cache account: not zero misses.
+        assert_eq!((metric("block_miss_op").get)(&s), None);
+        assert_eq!((metric("stalls").get)(&s), Some(0.0));
     }
 
     #[test]

@@ -81,9 +81,8 @@ fn load(path: &Path, shuffle: Option<u64>) -> anyhow::Result<Plan> {
             }
             _ => e.check_built_in().map_err(|e| e.to_string()),
         };
-        checked.map_err(|e| {
-            anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name)
-        })?;
+        checked
+            .map_err(|e| anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name))?;
     }
     Ok(plan)
 }

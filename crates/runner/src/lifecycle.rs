@@ -295,16 +295,15 @@ impl Lifecycle<'_> {
                 Grouping::PerVariant => Some(out.groups.get(&plan.variant).copied()),
             };
             let at = (n + 1, todo.len(), left * scale);
-            let (id, status) = if plan.workload.kv_steps().is_some()
-                && plan.target.runs_in_this_build()
-            {
-                // The other families make their own directories (a server's, an engine
-                // under the insert benchmark).
-                let dir = self.prepare_dir(&b.dirs, plan, *i, b.runs.len())?;
-                self.run_one(plan, dir, b.suite_id, group, &b.dirs, at)?
-            } else {
-                self.hand_over(plan, b, group, at)?
-            };
+            let (id, status) =
+                if plan.workload.kv_steps().is_some() && plan.target.runs_in_this_build() {
+                    // The other families make their own directories (a server's, an engine
+                    // under the insert benchmark).
+                    let dir = self.prepare_dir(&b.dirs, plan, *i, b.runs.len())?;
+                    self.run_one(plan, dir, b.suite_id, group, &b.dirs, at)?
+                } else {
+                    self.hand_over(plan, b, group, at)?
+                };
             if let Some(g) = group {
                 out.groups
                     .entry(plan.variant.clone())

@@ -105,6 +105,12 @@ fn rocks_shims() {
         .file("cpp/rocks_reader.cc")
         .file("cpp/rocks_admin.cc")
         .warnings(true);
+    // The hyper clock cache reached the C API in RocksDB 8.x; 7.x has only LRU there.
+    println!("cargo:rustc-check-cfg=cfg(plumb_rocks_hyper_clock)");
+    let c_api = std::fs::read_to_string(include.join("rocksdb").join("c.h")).unwrap_or_default();
+    if c_api.contains("rocksdb_cache_create_hyper_clock") {
+        println!("cargo:rustc-cfg=plumb_rocks_hyper_clock");
+    }
     // WaitForCompact (with its flush option) arrived in RocksDB 8.x; older releases and
     // Speedb wait by polling instead (cpp/rocks_admin.cc).
     let options =

@@ -127,8 +127,20 @@ impl RocksOptions {
             } else {
                 let cache = match self.cache_type {
                     CacheType::Lru => f::rocksdb_cache_create_lru(self.cache_size as usize),
+                    #[cfg(plumb_rocks_hyper_clock)]
                     CacheType::HyperClock => {
                         f::rocksdb_cache_create_hyper_clock(self.cache_size as usize, 0)
+                    }
+                    #[cfg(not(plumb_rocks_hyper_clock))]
+                    CacheType::HyperClock => {
+                        f::rocksdb_block_based_options_destroy(t);
+                        return Err(opt_err(
+                            "cache_type",
+                            format!(
+                                "RocksDB {ROCKSDB_VERSION} has no hyper clock cache in its C \
+                                 API; use lru"
+                            ),
+                        ))
                     }
                 };
                 f::rocksdb_block_based_options_set_block_cache(t, cache);

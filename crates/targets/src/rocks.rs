@@ -774,11 +774,17 @@ mod tests {
             "block cache size not applied"
         );
         assert_eq!(t.stats_level(), STATS_EXCEPT_HISTOGRAM_OR_TIMERS);
-        // Set before open, so the LOG says so too (bench/compare-dbbench.sh reads it).
-        assert!(
-            log.contains("statistics stats level: 1"),
-            "stats level not in the LOG"
-        );
+        // Set before open, so the LOG says so too (bench/compare-dbbench.sh reads it),
+        // in the releases whose LOG prints the level (8.x does not).
+        let logged = log.lines().find(|l| l.contains("statistics stats level:"));
+        if let Some(line) = logged {
+            assert!(line.trim_end().ends_with(": 1"), "{line}");
+        } else {
+            assert!(
+                !ROCKSDB_VERSION.starts_with("11."),
+                "this release logs the stats level; the LOG lacks it"
+            );
+        }
     }
 
     #[test]

@@ -126,8 +126,8 @@ bin=$target/release/plumb
 if [ -n "$test" ]; then
   # --workspace keeps the feature set of the build (and of CI), so RocksDB is not
   # compiled again for the tests.
-  CARGO_TARGET_DIR=$target cargo test --release --workspace --lib >&2
-  CARGO_TARGET_DIR=$target cargo test --release --workspace --test conformance --test engines \
+  CARGO_TARGET_DIR=$target cargo test --release --no-fail-fast --workspace --lib >&2
+  CARGO_TARGET_DIR=$target cargo test --release --no-fail-fast --workspace --test conformance --test engines \
     --test rocksdb_account >&2
 fi
 link=$BUILD_ROOT/bin/plumb-rocksdb-$name

@@ -72,7 +72,7 @@ pub fn run(a: ExecPlanArgs) -> anyhow::Result<ExitCode> {
         .map(|g| (plan.variant.clone(), g))
         .into_iter()
         .collect();
-    let mut printer = Printer::new(Style::Line);
+    let mut printer = Printer::new(Style::StartOnly);
     let out = execute::run_batch(
         &mut store,
         a.tag,

@@ -55,6 +55,9 @@ pub enum Style {
     Json,
     /// One line per run (suites: the report comes from `plumb report s<ID>`).
     Line,
+    /// The run's start only: a run handed over by another plumb (`plumb exec-plan`),
+    /// whose report that plumb prints.
+    StartOnly,
 }
 
 /// Prints runs as they finish and tells the user where a long plan stands.
@@ -117,7 +120,7 @@ impl Observer for Printer {
         } else {
             String::new()
         };
-        if self.style == Style::Line || self.tty {
+        if matches!(self.style, Style::Line | Style::StartOnly) || self.tty {
             eprintln!(
                 "plumb run {}: [{}/{}] {} {} rep {} in {where_} (seed {}){left}",
                 at.run_id,
@@ -146,6 +149,7 @@ impl Observer for Printer {
                 println!("{}", plumb_report::one_line(r));
                 Ok(())
             }
+            Style::StartOnly => Ok(()),
         };
         if let Err(e) = printed {
             self.failed_print.get_or_insert(e);

@@ -140,7 +140,7 @@ impl RocksOptions {
                                 "RocksDB {ROCKSDB_VERSION} has no hyper clock cache in its C \
                                  API; use lru"
                             ),
-                        ))
+                        ));
                     }
                 };
                 f::rocksdb_block_based_options_set_block_cache(t, cache);

@@ -211,11 +211,14 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
         let mut t = table_left(&hr);
         for d in &c.options_differ {
             let mut r = vec![d.key.clone()];
-            r.extend(
-                d.values
-                    .iter()
-                    .map(|v| v.clone().unwrap_or_else(|| "-".into())),
-            );
+            // A nested option's whole value is in the JSON; a terminal gets its head.
+            r.extend(d.values.iter().map(|v| match v {
+                None => "-".into(),
+                Some(v) if v.chars().count() > 40 => {
+                    format!("{}…", v.chars().take(39).collect::<String>())
+                }
+                Some(v) => v.clone(),
+            }));
             t.add_row(r);
         }
         out.push_str(&t.to_string());

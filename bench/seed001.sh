@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Seed 001's RocksDB investigation (issue 12038: with O_DIRECT, compaction read in
 # small requests once compaction_readahead_size exceeded the disk's max_sectors_kb) at
-# this machine's scale: bench/seed001-readahead.toml on RocksDB 8.1.1, 8.6.7 and the
-# linked release, each with compaction_readahead_size at its default and at 2 MiB,
+# this machine's scale: bench/seed001-readahead.toml on RocksDB 8.1.1, 8.6.7, 8.8.1 and
+# the linked release, each with compaction_readahead_size at its default and 256 KiB,
 # then one table per release: ops/s per step, the device's r/s, rareq-sz (KiB per read
 # request) and r_await (ms) as iostat -x names them, and the compaction seconds and
 # bytes the LSM's own account gives. The disk's max_sectors_kb is lowered to
@@ -11,6 +11,7 @@
 #
 #   bash scripts/build-rocksdb-release.sh 8.1.1   # once each (~20 min), outside CI
 #   bash scripts/build-rocksdb-release.sh 8.6.7
+#   bash scripts/build-rocksdb-release.sh 8.8.1
 #   bash bench/seed001.sh
 #
 # Env: PLUMB [/var/tmp/plumb-target/release/plumb] the plumb that links the newest

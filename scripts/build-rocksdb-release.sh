@@ -126,9 +126,11 @@ bin=$target/release/plumb
 if [ -n "$test" ]; then
   # --workspace keeps the feature set of the build (and of CI), so RocksDB is not
   # compiled again for the tests.
-  CARGO_TARGET_DIR=$target cargo test --release --no-fail-fast --workspace --lib >&2
+  failed=0
+  CARGO_TARGET_DIR=$target cargo test --release --no-fail-fast --workspace --lib >&2 || failed=1
   CARGO_TARGET_DIR=$target cargo test --release --no-fail-fast --workspace --test conformance --test engines \
-    --test rocksdb_account >&2
+    --test rocksdb_account >&2 || failed=1
+  [ "$failed" = 0 ] || { echo "build-rocksdb-release: tests failed on RocksDB $release (above)" >&2; exit 1; }
 fi
 link=$BUILD_ROOT/bin/plumb-rocksdb-$name
 ln -sf "$bin" "$link"

@@ -11,7 +11,9 @@
 #   bash scripts/build-speedb.sh --test   # and runs the engine conformance suite, the
 #                                         # engine unit tests and tests/engines.rs on it
 #
-# Env: TARGET_DIR [/var/tmp/plumb-speedb-target] (cargo's build dir for this binary).
+# Env: TARGET_DIR [/var/tmp/plumb-speedb-target] (cargo's build dir for this binary);
+# BUILDS_DIR [/var/tmp/plumb-rocksdb-releases/bin] where it is linked as
+# plumb-speedb-VERSION for suites that name Speedb's release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGET_DIR=${TARGET_DIR:-/var/tmp/plumb-speedb-target}
@@ -36,4 +38,11 @@ if [ "${1:-}" = --test ]; then
   CARGO_TARGET_DIR=$TARGET_DIR cargo test --release -p plumb-targets --no-default-features --features "$features" >&2
   CARGO_TARGET_DIR=$TARGET_DIR cargo test --release --no-default-features --features "$features" --test engines >&2
 fi
+# Where a suite's `engine = "speedb"`, `versions = ["2.6.0"]` finds it
+# (plumb_targets::builds), beside the RocksDB releases.
+version=$("$bin" --version | sed -n 's/^engines: speedb \([0-9.]*\).*/\1/p')
+bins=${BUILDS_DIR:-/var/tmp/plumb-rocksdb-releases/bin}
+mkdir -p "$bins"
+ln -sf "$bin" "$bins/plumb-speedb-$version"
+echo "build-speedb: linked as $bins/plumb-speedb-$version" >&2
 echo "$bin"

@@ -97,6 +97,9 @@ if [ -n "$tree" ]; then
   mkdir "$local_crate/rocksdb"
   (cd "$tree" && tar --exclude=./.git -cf - .) | tar -xf - -C "$local_crate/rocksdb"
   make -s -C "$local_crate" rocksdb_lib_sources.txt
+  # The crate's build script adds Windows' port files on Windows only; its shipped
+  # list leaves them out, and so does this one.
+  sed -i '/^port\/win\//d' "$local_crate/rocksdb_lib_sources.txt"
   printf '\n[patch.crates-io]\nlibrocksdb-sys = { path = "%s" }\n' "$local_crate" >> Cargo.toml
   cargo update -q -p librocksdb-sys >&2
   PLUMB_ROCKSDB_TREE=$tree

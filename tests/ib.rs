@@ -116,15 +116,7 @@ fn the_sequence_on_postgres_counts_what_the_server_counts() {
     for name in ["l.i0", "l.i1", "qp100"] {
         let s = step(&run, name);
         let sum = &s["summary"];
-        let (cpu, usr, sys) = (
-            sum["cpu_us_op"].as_f64().unwrap(),
-            sum["usr_us_op"].as_f64().unwrap(),
-            sum["sys_us_op"].as_f64().unwrap(),
-        );
-        assert!(
-            (usr + sys - cpu).abs() <= 1e-6 * cpu.max(1.0),
-            "{name}: {sum}"
-        );
+        common::assert_cpu_split(name, sum);
         if run["run"]["device"].is_string() {
             assert!(sum["device"]["w_s"].as_f64().is_some(), "{name}: {sum}");
             let ivs = s["intervals"].as_array().unwrap();

@@ -101,15 +101,7 @@ fn quick_probe_all_stores_every_figure_and_removes_its_file() {
                 }
             }
             // cpu_us_op's user and system parts.
-            let (usr, sys) = (
-                sum["usr_us_op"].as_f64().unwrap(),
-                sum["sys_us_op"].as_f64().unwrap(),
-            );
-            let cpu = sum["cpu_us_op"].as_f64().unwrap();
-            assert!(
-                (usr + sys - cpu).abs() <= 1e-6 * cpu.max(1.0),
-                "{name}: {sum}"
-            );
+            common::assert_cpu_split(name, sum);
         }
         if s["kind"] == "triad" {
             assert!(sum["mb_sec"].as_f64().unwrap() > 100.0, "{name}: {sum}");

@@ -112,15 +112,7 @@ fn check_common(run: &Value) {
             assert_eq!(srv["queries"], sum["ops"], "{name}: ops are queries");
         }
         // The client's CPU per query is its user and system parts.
-        let (usr, sys) = (
-            sum["usr_us_op"].as_f64().unwrap(),
-            sum["sys_us_op"].as_f64().unwrap(),
-        );
-        let cpu = sum["cpu_us_op"].as_f64().unwrap();
-        assert!(
-            (usr + sys - cpu).abs() <= 1e-6 * cpu.max(1.0),
-            "{name}: {sum}"
-        );
+        common::assert_cpu_split(name, sum);
         // The device under the server's data as iostat shows it, for the step and each
         // second, wherever the run has a device (not on tmpfs).
         if run["run"]["device"].is_string() {

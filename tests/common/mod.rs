@@ -143,3 +143,17 @@ pub fn resumed_once(store: &Path, suite: &str, planned: usize) -> Vec<Value> {
     assert_eq!(interrupted.count(), 1);
     after
 }
+
+/// A step summary's CPU per op is its user and system parts (`usr_us_op` +
+/// `sys_us_op` = `cpu_us_op`).
+pub fn assert_cpu_split(name: &str, sum: &Value) {
+    let (cpu, usr, sys) = (
+        sum["cpu_us_op"].as_f64().unwrap(),
+        sum["usr_us_op"].as_f64().unwrap(),
+        sum["sys_us_op"].as_f64().unwrap(),
+    );
+    assert!(
+        (usr + sys - cpu).abs() <= 1e-6 * cpu.max(1.0),
+        "{name}: {sum}"
+    );
+}

@@ -156,21 +156,29 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
     };
     match &a.output {
         None => print!("{doc}"),
-        Some(path) => {
-            // Write beside the target and rename, so a failure leaves no half file.
-            let dir = path
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| {
-                format!("-o {}: cannot write in {}", path.display(), dir.display())
-            })?;
-            std::io::Write::write_all(&mut tmp, doc.as_bytes())
-                .with_context(|| format!("-o {}", path.display()))?;
-            tmp.persist(path)
-                .with_context(|| format!("-o {}", path.display()))?;
-            eprintln!("plumb: wrote {}", path.display());
-        }
+        Some(path) => write_whole(path, "-o", &doc)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `doc` to `path` beside it and renames, so a failure leaves no half file;
+/// `flag` names the option in errors.
+pub fn write_whole(path: &std::path::Path, flag: &str, doc: &str) -> anyhow::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| {
+        format!(
+            "{flag} {}: cannot write in {}",
+            path.display(),
+            dir.display()
+        )
+    })?;
+    std::io::Write::write_all(&mut tmp, doc.as_bytes())
+        .with_context(|| format!("{flag} {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("{flag} {}", path.display()))?;
+    eprintln!("plumb: wrote {}", path.display());
+    Ok(())
 }

@@ -5,6 +5,7 @@ mod compare;
 mod durability;
 mod exec_plan;
 mod execute;
+mod history;
 mod host;
 mod ib;
 mod kv;
@@ -73,6 +74,10 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Write runs (and their comparison) as text, Markdown, HTML, CSV or JSON.
     Report(compare::ReportArgs),
+    /// A series of versions: where each step changed, and which per-op costs moved with it.
+    History(history::HistoryArgs),
+    /// The CI gate: new runs against a base or their plan's history; non-zero on a regression.
+    Check(history::CheckArgs),
 }
 
 /// `plumb --version`: the version, then each engine built in with the release it runs,
@@ -148,6 +153,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ExecPlan(a) => exec_plan::run(a),
         Command::Compare(a) => compare::compare_cmd(a),
         Command::Report(a) => compare::report_cmd(a),
+        Command::History(a) => history::history_cmd(a),
+        Command::Check(a) => history::check_cmd(a),
     }
 }
 
@@ -179,6 +186,11 @@ mod fuzz {
                 "probe",
                 "compare",
                 "report",
+                "history",
+                "check",
+                "--base",
+                "--junit",
+                "--by",
                 "durability",
                 "options",
                 "--engine",

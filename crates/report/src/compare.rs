@@ -60,14 +60,39 @@ pub struct Comparison {
     /// without and with aggregation, writes), one row per group and version.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupSummary>,
-    /// SQL runs: the server's own counters per query, each a table like `costs`.
+    /// SQL runs: the server's own counters per query, each a table like `costs`, in
+    /// name order. Every counter that moved is here, whichever versions have it, so the
+    /// JSON and the HTML report lose nothing the terminal leaves out.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_counters: Vec<Table>,
+    /// Indices into `server_counters` of the ones the terminal and Markdown print, most
+    /// moved first: between engines most counters are one side's own and would bury
+    /// the few both can be read against (see [`rank_server_counters`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_counters_shown: Vec<usize>,
+    /// The counters left out of the terminal and Markdown because only some versions
+    /// have them (PostgreSQL's pg_stat_* beside MariaDB's status variables): without a
+    /// figure on both sides there is no ratio to read, only a list to scroll past.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_counters_left_out: Vec<LeftOutCounter>,
     /// Options whose value differs between the versions (the engine's effective
     /// options included, as RocksDB wrote them in its OPTIONS file): what changed
     /// besides the thing compared, or because of it (a release's new default).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub options_differ: Vec<OptionDiff>,
+}
+
+/// A server counter the terminal and Markdown leave out, and which versions lack it,
+/// so the one line that says so can name the sides and a reader of the JSON need not
+/// work it out from the cells.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LeftOutCounter {
+    /// Index into `Comparison::server_counters`, where its table is.
+    pub index: usize,
+    /// The counter's name as recorded (`blks_hit`, `perf.cycles`), without "/query".
+    pub counter: String,
+    /// Labels of the versions with no figure for it in any step, in version order.
+    pub missing_from: Vec<String>,
 }
 
 /// One option that differs between versions.
@@ -204,7 +229,7 @@ pub fn compare(versions: &[Version]) -> Comparison {
         .filter(|t| t.rows.iter().flatten().any(|c| c.median.is_some()))
         .collect();
     let groups = group_summaries(versions, &steps, &ops_sec);
-    let server_counters = counter_names(versions)
+    let server_counters: Vec<Table> = counter_names(versions)
         .into_iter()
         .map(|name| {
             let n = name.clone();
@@ -224,8 +249,11 @@ pub fn compare(versions: &[Version]) -> Comparison {
                 .any(|c| c.median.is_some_and(|m| m > 0.0))
         })
         .collect();
+    let labels: Vec<String> = versions.iter().map(|v| v.label.clone()).collect();
+    let (server_counters_shown, server_counters_left_out) =
+        rank_server_counters(&server_counters, &labels);
     Comparison {
-        versions: versions.iter().map(|v| v.label.clone()).collect(),
+        versions: labels,
         run_ids: versions
             .iter()
             .map(|v| v.runs.iter().map(|r| r.run.id).collect())
@@ -236,8 +264,127 @@ pub fn compare(versions: &[Version]) -> Comparison {
         warnings: warnings::fairness(versions),
         groups,
         server_counters,
+        server_counters_shown,
+        server_counters_left_out,
         options_differ: options_differ(versions),
     }
+}
+
+/// How far a counter moved per query: the largest |ln ratio| over its cells, so a
+/// halving and a doubling count alike. A drop to zero is infinitely far; `None` when no
+/// cell has a ratio.
+pub fn moved(t: &Table) -> Option<f64> {
+    t.rows
+        .iter()
+        .flatten()
+        .filter_map(|c| c.ratio)
+        .map(|r| r.ln().abs())
+        .max_by(f64::total_cmp)
+}
+
+/// Splits `tables` (server counters, in name order, one cell per label) into the
+/// indices worth printing, most moved first, and the ones only some versions have.
+/// A counter counts as had by a version when any step has a figure for it. Ties keep
+/// name order; counters with no ratio anywhere come after every one with a ratio,
+/// since there is nothing to rank them by.
+pub fn rank_server_counters(
+    tables: &[Table],
+    labels: &[String],
+) -> (Vec<usize>, Vec<LeftOutCounter>) {
+    let mut order: Vec<(usize, Option<f64>)> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i, moved(t)))
+        .collect();
+    // Stable: equal scores stay in name order.
+    order.sort_by(|a, b| match (a.1, b.1) {
+        (Some(x), Some(y)) => y.total_cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    let mut shown = Vec::new();
+    let mut left_out = Vec::new();
+    for (i, _) in order {
+        let t = &tables[i];
+        let missing_from: Vec<String> = labels
+            .iter()
+            .enumerate()
+            .filter(|(vi, _)| {
+                !t.rows
+                    .iter()
+                    .any(|r| r.get(*vi).is_some_and(|c| c.median.is_some()))
+            })
+            .map(|(_, l)| l.clone())
+            .collect();
+        if missing_from.is_empty() {
+            shown.push(i);
+        } else {
+            left_out.push(LeftOutCounter {
+                index: i,
+                counter: t
+                    .metric
+                    .strip_suffix("/query")
+                    .unwrap_or(&t.metric)
+                    .to_string(),
+                missing_from,
+            });
+        }
+    }
+    (shown, left_out)
+}
+
+/// Most counter names the left-out line prints: enough to recognise each side's
+/// family, few enough to keep it one line.
+const LEFT_OUT_NAMES: usize = 8;
+
+/// The one line the terminal and Markdown print for the counters they leave out: how
+/// many, why, which sides have them, a few names of each, and where the rest are.
+/// `None` when nothing was left out.
+pub fn left_out_line(c: &Comparison) -> Option<String> {
+    if c.server_counters_left_out.is_empty() {
+        return None;
+    }
+    // Group by which versions have the counter, in the order the groups first appear.
+    let mut groups: Vec<(Vec<&String>, Vec<&str>)> = Vec::new();
+    for l in &c.server_counters_left_out {
+        let have: Vec<&String> = c
+            .versions
+            .iter()
+            .filter(|v| !l.missing_from.contains(v))
+            .collect();
+        match groups.iter_mut().find(|(h, _)| *h == have) {
+            Some((_, names)) => names.push(&l.counter),
+            None => groups.push((have, vec![&l.counter])),
+        }
+    }
+    let per_group = (LEFT_OUT_NAMES / groups.len()).max(1);
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(have, names)| {
+            let who = match have.as_slice() {
+                [] => "no version has a figure for".to_string(),
+                [one] => format!("only {one} has"),
+                many => format!(
+                    "only {} have",
+                    many.iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            let mut list = names[..names.len().min(per_group)].join(", ");
+            if names.len() > per_group {
+                list.push_str(", …");
+            }
+            format!("{who} {}: {list}", names.len())
+        })
+        .collect();
+    let n = c.server_counters_left_out.len();
+    Some(format!(
+        "server counters: {n} left out that only some versions have, so no ratio to read (all are in --json and the HTML report); {}",
+        parts.join("; ")
+    ))
 }
 
 /// Every server counter name any run recorded, sorted.

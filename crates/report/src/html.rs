@@ -28,7 +28,7 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-const STYLE: &str = r#"
+pub(crate) const STYLE: &str = r#"
 :root { color-scheme: light; }
 * { box-sizing: border-box; }
 body { margin: 0; background: #fff; color: #1f2328;
@@ -267,6 +267,7 @@ fn render(
     crate::ibench::html_section(&mut o, runs);
     if let Some(c) = comparison {
         compare_section(&mut o, c);
+        server_counters_section(&mut o, c);
     }
     if !curves.is_empty() {
         sweep_section(&mut o, curves);
@@ -646,6 +647,107 @@ fn compare_section(o: &mut String, c: &Comparison) {
             r#"<p class="note">No ratio for: {} (missing on one side).</p>"#,
             esc(&none.join(", "))
         );
+    }
+}
+
+/// Every server counter, each version's figure per query with its ratio beneath:
+/// those every version has first, most moved first as the terminal prints them, then,
+/// folded and marked with the versions that lack them, the ones only some versions
+/// have. The terminal leaves those out; the page is where they can still be looked up.
+fn server_counters_section(o: &mut String, c: &Comparison) {
+    if c.server_counters.is_empty() || c.versions.len() < 2 {
+        return;
+    }
+    let _ = write!(
+        o,
+        r#"<h3 id="server-counters">Server counters per query</h3><p class="note">The server's own counters (deltas over each step divided by its queries), each version's median with its ratio to <b>{}</b> beneath; counters every version has, most moved first (the largest change of any test and version, either way).</p>"#,
+        esc(&c.versions[0])
+    );
+    let head = |o: &mut String| {
+        o.push_str(r#"<div class="scroll"><table class="counters"><thead><tr><th>counter</th><th>test</th>"#);
+        for v in &c.versions {
+            let _ = write!(o, r#"<th class="num">{}</th>"#, esc(v));
+        }
+        o.push_str("</tr></thead>");
+    };
+    let body = |o: &mut String, t: &Table, missing: &[String]| {
+        let name = t.metric.strip_suffix("/query").unwrap_or(&t.metric);
+        // Tests where no version has the counter would be rows of n/a.
+        let rows: Vec<(&String, &Vec<crate::compare::Cell>)> = c
+            .steps
+            .iter()
+            .zip(&t.rows)
+            .filter(|(_, r)| r.iter().any(|cl| cl.median.is_some()))
+            .collect();
+        let _ = write!(
+            o,
+            r#"<tbody data-counter="{}"{}>"#,
+            esc(name),
+            if missing.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    r#" class="left-out" data-missing="{}""#,
+                    esc(&missing.join(", "))
+                )
+            }
+        );
+        for (ri, (step, cells)) in rows.iter().enumerate() {
+            o.push_str("<tr>");
+            if ri == 0 {
+                let _ = write!(
+                    o,
+                    r#"<th rowspan="{}"><code>{}</code>{}</th>"#,
+                    rows.len(),
+                    esc(name),
+                    if missing.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            r#"<span class="ratio">not in {}</span>"#,
+                            esc(&missing.join(", "))
+                        )
+                    }
+                );
+            }
+            let _ = write!(o, "<td>{}</td>", esc(step));
+            for (vi, cl) in cells.iter().enumerate() {
+                let _ = write!(o, r#"<td class="num">{}"#, crate::format::sig(cl.median, 3));
+                if vi > 0 && cl.ratio.is_some() {
+                    let _ = write!(
+                        o,
+                        r#"<span class="ratio">× {}</span>"#,
+                        esc(&ratio_text(cl))
+                    );
+                }
+                o.push_str("</td>");
+            }
+            o.push_str("</tr>");
+        }
+        o.push_str("</tbody>");
+    };
+    if !c.server_counters_shown.is_empty() {
+        head(o);
+        for &i in &c.server_counters_shown {
+            if let Some(t) = c.server_counters.get(i) {
+                body(o, t, &[]);
+            }
+        }
+        o.push_str("</table></div>");
+    }
+    if !c.server_counters_left_out.is_empty() {
+        let _ = write!(
+            o,
+            r#"<details class="left-out"><summary>{} counters only some versions have (left out of the terminal and Markdown: no ratio to read)</summary>"#,
+            c.server_counters_left_out.len()
+        );
+        head(o);
+        for l in &c.server_counters_left_out {
+            if let Some(t) = c.server_counters.get(l.index) {
+                body(o, t, &l.missing_from);
+            }
+        }
+        o.push_str("</table></div></details>");
     }
 }
 

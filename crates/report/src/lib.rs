@@ -3,17 +3,22 @@
 //! expect them; later reporters (Markdown, HTML, CSV) implement the same trait.
 
 pub mod attribution;
+pub mod bloat;
+pub mod changepoint;
+pub mod check;
 pub mod compare;
 pub mod csv;
 pub mod device;
 pub mod flame;
 mod format;
+pub mod history;
 pub mod html;
 pub mod ibench;
 pub mod json;
 mod lsm;
 pub mod markdown;
 pub mod metrics;
+pub mod permtest;
 pub mod stats;
 mod svg;
 pub mod sweep;

@@ -26,6 +26,8 @@ fn header(cells: &[String]) -> String {
 }
 
 /// The comparison: warnings, absolute ops/s, then every figure relative to the base.
+/// Server counters come most moved first, and those only some versions have get one
+/// line: a post is read top down, and a table with one side empty says nothing.
 pub fn comparison(c: &Comparison) -> String {
     let mut out = String::new();
     if !c.warnings.is_empty() {
@@ -69,6 +71,28 @@ pub fn comparison(c: &Comparison) -> String {
         rel(&mut out, "ops_sec", &c.ops_sec);
         for t in &c.costs {
             rel(&mut out, &t.metric, t);
+        }
+        if let Some(line) = crate::compare::left_out_line(c) {
+            out.push_str(&format!("\n{}\n", cell(&line)));
+        }
+        for t in c
+            .server_counters_shown
+            .iter()
+            .filter_map(|&i| c.server_counters.get(i))
+        {
+            out.push_str(&format!(
+                "\n**server {}** relative to: {} (beside the base's figure per query; ~ = not significant)\n\n",
+                cell(&t.metric),
+                labels[0]
+            ));
+            let mut h = vec!["test".to_string(), format!("{} /query", labels[0])];
+            h.extend(labels[1..].iter().cloned());
+            out.push_str(&header(&h));
+            for (i, step) in c.steps.iter().enumerate() {
+                let mut r = vec![cell(step), crate::format::sig(t.rows[i][0].median, 3)];
+                r.extend(t.rows[i][1..].iter().map(ratio_text));
+                out.push_str(&row(&r));
+            }
         }
     }
     out

@@ -107,6 +107,9 @@ pub const METRICS: &[Metric] = &[
     m!("wareq_sz", "wareq-sz", "wareq-sz KiB", "KiB", Neither, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.wareq_kb)),
     m!("aqu_sz", "aqu-sz", "aqu-sz", "", Neither, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.aqu_sz)),
     m!("util", "%util", "%util", "%", Neither, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.util_pct)),
+    // The device's busy time per op: %util's share of the window over the ops in it, the
+    // device's side of an op's time (history sets it against the change in time per op).
+    m!("dev_us_op", "dev_us_op", "device busy µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| s.device.and_then(|d| d.util_pct).filter(|_| s.ops > 0).map(|u| u / 100.0 * s.secs * 1e6 / s.ops as f64)),
     m!("w_amp_eng", "w_amp_eng", "w_amp (engine)", "×", Lower, Fmt::Fixed(2), false, |s| s.w_amp_engine),
     m!("db_gb", "db_gb", "db GB", "GB", Neither, Fmt::Fixed(3), true, |s| s.db_gb),
     m!("eng_gb", "eng_gb", "engine's used GB", "GB", Neither, Fmt::Fixed(3), true, |s| s.eng_used_gb),

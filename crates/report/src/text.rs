@@ -180,6 +180,8 @@ fn flagged_checks(host: &plumb_store::HostSnapshot) -> Vec<String> {
 
 /// The comparison as terminal tables: warnings, absolute ops/s, then each figure
 /// relative to the base ("Relative to: base"), `~` marking insignificant differences.
+/// Server counters only some versions have get one line, not a table each: between
+/// engines they are most of the counters and none can be read against the other side.
 pub fn comparison_text(c: &crate::compare::Comparison) -> String {
     use crate::compare::ratio_text;
     let mut out = String::new();
@@ -263,7 +265,20 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
             out.push_str(&t.to_string());
             out.push('\n');
         }
-        for tb in &c.server_counters {
+        if !c.server_counters_shown.is_empty() {
+            out.push_str(&format!(
+                "\nserver counters every version has: {}, most moved per query first\n",
+                c.server_counters_shown.len()
+            ));
+        }
+        if let Some(line) = crate::compare::left_out_line(c) {
+            out.push_str(&format!("\n{line}\n"));
+        }
+        for tb in c
+            .server_counters_shown
+            .iter()
+            .filter_map(|&i| c.server_counters.get(i))
+        {
             out.push_str(&format!(
                 "\nserver {} relative to: {} (the seeds' method: a counter per query beside the relative QPS)\n",
                 tb.metric, c.versions[0]

@@ -403,3 +403,235 @@ fn report_json_has_every_key_the_schema_requires() {
     );
     assert_eq!(doc["schema"], schema["properties"]["schema"]["const"]);
 }
+
+/// A PostgreSQL-like base and a MariaDB-like other, two repeats each with the same
+/// figures: two counters both have (common1 ×1.1, common2 ×3 per query), two only
+/// the base has and one only the other has.
+fn counters_on_two_engines() -> Vec<plumb_report::Version> {
+    let a = |id| {
+        fixtures::with_counters(
+            run(id, "A", &[fig("x", 100.0, None)]),
+            "x",
+            &[
+                ("common1", 10.0),
+                ("common2", 2.0),
+                ("onlyA1", 5.0),
+                ("onlyA2", 7.0),
+            ],
+        )
+    };
+    let b = |id| {
+        fixtures::with_counters(
+            run(id, "B", &[fig("x", 100.0, None)]),
+            "x",
+            &[("common1", 11.0), ("common2", 6.0), ("onlyB", 4.0)],
+        )
+    };
+    vec![
+        version("A", vec![a(1), a(2)]),
+        version("B", vec![b(3), b(4)]),
+    ]
+}
+
+fn metrics_of(c: &plumb_report::Comparison, idx: &[usize]) -> Vec<String> {
+    idx.iter()
+        .map(|&i| c.server_counters[i].metric.clone())
+        .collect()
+}
+
+#[test]
+fn counters_both_sides_have_print_most_moved_first_and_the_rest_in_one_line() {
+    let vs = counters_on_two_engines();
+    let c = compare(&vs);
+    assert_eq!(
+        metrics_of(&c, &c.server_counters_shown),
+        vec!["common2/query", "common1/query"]
+    );
+    let left: Vec<(&str, Vec<&str>)> = c
+        .server_counters_left_out
+        .iter()
+        .map(|l| {
+            (
+                l.counter.as_str(),
+                l.missing_from.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        left,
+        vec![
+            ("onlyA1", vec!["B"]),
+            ("onlyA2", vec!["B"]),
+            ("onlyB", vec!["A"])
+        ]
+    );
+    for l in &c.server_counters_left_out {
+        assert_eq!(
+            c.server_counters[l.index].metric,
+            format!("{}/query", l.counter)
+        );
+    }
+
+    let text = plumb_report::comparison_text(&c);
+    let at = |s: &str| {
+        text.find(s)
+            .unwrap_or_else(|| panic!("no {s:?} in\n{text}"))
+    };
+    assert!(
+        at("server common2/query") < at("server common1/query"),
+        "{text}"
+    );
+    for name in ["onlyA1", "onlyA2", "onlyB"] {
+        assert!(
+            !text.contains(&format!("server {name}/query")),
+            "{name} has a table:\n{text}"
+        );
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("left out")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let line = lines[0];
+    assert!(line.starts_with("server counters: 3 left out"), "{line}");
+    assert!(
+        line.contains("only A has 2: onlyA1, onlyA2") && line.contains("only B has 1: onlyB"),
+        "{line}"
+    );
+    assert!(line.contains("--json") && line.contains("HTML"), "{line}");
+    assert!(!line.contains('…'), "nothing more to elide: {line}");
+
+    let md = markdown::comparison(&c);
+    let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("no {s:?} in\n{md}"));
+    assert!(at("**server common2/query**") < at("**server common1/query**"));
+    assert!(!md.contains("**server only"), "{md}");
+    assert_eq!(md.matches("left out").count(), 1, "{md}");
+    assert!(md.contains("only B has 1: onlyB"), "{md}");
+
+    // The JSON keeps all five, and says which it showed and why the rest were not.
+    let json = serde_json::to_value(&c).unwrap();
+    let names: Vec<&str> = json["server_counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "common1/query",
+            "common2/query",
+            "onlyA1/query",
+            "onlyA2/query",
+            "onlyB/query"
+        ]
+    );
+    assert_eq!(json["server_counters_shown"], serde_json::json!([1, 0]));
+    assert_eq!(
+        json["server_counters_left_out"][2],
+        serde_json::json!({"index": 4, "counter": "onlyB", "missing_from": ["A"]})
+    );
+
+    // The page keeps every counter, the left-out ones after and marked.
+    let runs: Vec<_> = vs.iter().flat_map(|v| v.runs.clone()).collect();
+    let html = plumb_report::html::report(&runs, Some(&c));
+    let at = |s: &str| {
+        html.find(s)
+            .unwrap_or_else(|| panic!("no {s:?} in the page"))
+    };
+    assert!(at(r#"data-counter="common2""#) < at(r#"data-counter="common1""#));
+    assert!(at(r#"data-counter="common1""#) < at(r#"data-counter="onlyA1""#));
+    for (name, missing) in [("onlyA1", "B"), ("onlyA2", "B"), ("onlyB", "A")] {
+        assert!(
+            html.contains(&format!(
+                r#"data-counter="{name}" class="left-out" data-missing="{missing}""#
+            )),
+            "{name} is not marked as left out"
+        );
+    }
+}
+
+#[test]
+fn the_left_out_line_names_a_few_of_each_side_then_elides() {
+    let many = |prefix: &str| -> Vec<(String, f64)> {
+        (0..20).map(|i| (format!("{prefix}{i:02}"), 1.0)).collect()
+    };
+    let side = |id, label: &str, own: &[(String, f64)]| {
+        let mut cs: Vec<(&str, f64)> = own.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        cs.push(("common", 1.0));
+        fixtures::with_counters(run(id, label, &[fig("x", 100.0, None)]), "x", &cs)
+    };
+    let (pg, my) = (many("blks_"), many("innodb_"));
+    let c = compare(&[
+        version("pg", vec![side(1, "pg", &pg)]),
+        version("myrocks", vec![side(2, "myrocks", &my)]),
+    ]);
+    assert_eq!(c.server_counters.len(), 41);
+    assert_eq!(
+        metrics_of(&c, &c.server_counters_shown),
+        vec!["common/query"]
+    );
+    let line = plumb_report::compare::left_out_line(&c).unwrap();
+    assert!(!line.contains('\n'));
+    assert!(line.starts_with("server counters: 40 left out"), "{line}");
+    assert!(
+        line.contains("only pg has 20: blks_00, blks_01, blks_02, blks_03, …"),
+        "{line}"
+    );
+    assert!(
+        line.contains("only myrocks has 20: innodb_00, innodb_01, innodb_02, innodb_03, …"),
+        "{line}"
+    );
+    assert!(
+        !line.contains("blks_04") && !line.contains("innodb_04"),
+        "{line}"
+    );
+    assert_eq!(line.matches('…').count(), 2, "{line}");
+}
+
+#[test]
+fn counters_rank_by_their_largest_move_either_way_and_unrankable_ones_go_last() {
+    let r = |id, label: &str, two: [&[(&str, f64)]; 2]| {
+        let r = run(id, label, &[fig("s1", 100.0, None), fig("s2", 100.0, None)]);
+        fixtures::with_counters(fixtures::with_counters(r, "s1", two[0]), "s2", two[1])
+    };
+    let base = r(
+        1,
+        "base",
+        [
+            &[
+                ("a_tripled", 1.0),
+                ("b_fifth", 10.0),
+                ("c_gone", 1.0),
+                ("d_new", 0.0),
+            ],
+            &[("a_tripled", 1.0), ("b_fifth", 10.0), ("e_same", 4.0)],
+        ],
+    );
+    let new = r(
+        2,
+        "new",
+        [
+            // b_fifth moves ×1.1 here but ÷5 in s2: its largest move counts.
+            &[
+                ("a_tripled", 3.0),
+                ("b_fifth", 11.0),
+                ("c_gone", 0.0),
+                ("d_new", 2.0),
+            ],
+            &[("a_tripled", 3.0), ("b_fifth", 2.0), ("e_same", 4.0)],
+        ],
+    );
+    let c = compare(&[version("base", vec![base]), version("new", vec![new])]);
+    assert!(c.server_counters_left_out.is_empty());
+    assert_eq!(
+        metrics_of(&c, &c.server_counters_shown),
+        vec![
+            // A drop to zero is the furthest move there is.
+            "c_gone/query",
+            // ÷5 is further than ×3.
+            "b_fifth/query",
+            "a_tripled/query",
+            "e_same/query",
+            // From zero has no ratio to rank by.
+            "d_new/query",
+        ]
+    );
+}

@@ -15,6 +15,84 @@ type Map = BTreeMap<Vec<u8>, Vec<u8>>;
 #[derive(Debug, Default)]
 pub struct MemoryTarget {
     map: RwLock<Map>,
+    /// The injected cost per op (see [`COST_ENV`]), 0 when none.
+    cost: Cost,
+}
+
+/// The environment variable that adds a fixed CPU cost to every memory-engine op, in
+/// nanoseconds: a regression of known size, so tests and bench/error-rates.sh can ask
+/// whether `plumb compare`, `history` and `check` find it. It is a build-like change
+/// (code that does more work), not an option: it shows in the engine's version
+/// (`0.1.0+cost=20ns`), as a different build would, and in no option.
+pub const COST_ENV: &str = "PLUMB_TEST_MEMORY_OP_NS";
+
+/// A fixed amount of CPU work per op: `iters` rounds of a dependent multiply-add chain,
+/// calibrated once per process so that it takes about `ns` nanoseconds. Work rather
+/// than a clock wait, so the cost is user CPU per op, as a code regression's would be.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cost {
+    ns: u64,
+    iters: u64,
+}
+
+impl Cost {
+    fn from_env() -> Result<Cost, TargetError> {
+        match std::env::var(COST_ENV) {
+            Ok(text) => Cost::parse(&text),
+            Err(_) => Ok(Cost::default()),
+        }
+    }
+
+    fn parse(text: &str) -> Result<Cost, TargetError> {
+        let ns: u64 = text.trim().parse().map_err(|_| TargetError::Option {
+            option: COST_ENV.into(),
+            message: format!(
+                "{text:?} is not a whole number of nanoseconds; unset it or give e.g. 20"
+            ),
+        })?;
+        let iters = (ns as f64 * iters_per_ns()).round() as u64;
+        Ok(Cost { ns, iters })
+    }
+
+    #[inline]
+    fn pay(self) {
+        if self.iters > 0 {
+            spin(self.iters);
+        }
+    }
+}
+
+#[inline(never)]
+fn spin(iters: u64) -> u64 {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for i in 0..iters {
+        x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
+    }
+    x
+}
+
+/// Rounds of [`spin`] per nanosecond on this CPU: the fastest of five timed batches
+/// (the least disturbed), measured once per process.
+fn iters_per_ns() -> f64 {
+    static RATE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *RATE.get_or_init(|| {
+        const BATCH: u64 = 1 << 21;
+        let best = (0..5)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                std::hint::black_box(spin(BATCH));
+                t.elapsed().as_nanos().max(1) as f64
+            })
+            .fold(f64::INFINITY, f64::min);
+        BATCH as f64 / best
+    })
+}
+
+fn version_with(cost: Cost) -> String {
+    match cost.ns {
+        0 => env!("CARGO_PKG_VERSION").to_string(),
+        ns => format!("{}+cost={ns}ns", env!("CARGO_PKG_VERSION")),
+    }
 }
 
 impl MemoryTarget {
@@ -85,15 +163,19 @@ impl EngineKind for MemoryKind {
         true
     }
     fn version(&self) -> String {
-        env!("CARGO_PKG_VERSION").to_string()
+        Cost::from_env().map_or_else(|_| version_with(Cost::default()), version_with)
     }
     fn open(&self, _dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
-        Ok(Box::new(MemoryTarget::new()))
+        Ok(Box::new(MemoryTarget {
+            map: RwLock::default(),
+            cost: Cost::from_env()?,
+        }))
     }
 }
 
 struct MemorySession<'a> {
     map: &'a RwLock<Map>,
+    cost: Cost,
 }
 
 impl Target for MemoryTarget {
@@ -101,10 +183,13 @@ impl Target for MemoryTarget {
         "memory"
     }
     fn version(&self) -> String {
-        env!("CARGO_PKG_VERSION").to_string()
+        version_with(self.cost)
     }
     fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
-        Ok(Box::new(MemorySession { map: &self.map }))
+        Ok(Box::new(MemorySession {
+            map: &self.map,
+            cost: self.cost,
+        }))
     }
     fn maintenance(&self, _what: Maintenance) -> Result<(), TargetError> {
         Ok(())
@@ -122,10 +207,12 @@ impl MemorySession<'_> {
 
 impl Session for MemorySession<'_> {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+        self.cost.pay();
         self.write().insert(key.to_vec(), value.to_vec());
         Ok(())
     }
     fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+        self.cost.pay();
         match self.read().get(key) {
             Some(v) => {
                 visit(v);
@@ -141,6 +228,7 @@ impl Session for MemorySession<'_> {
         reverse: bool,
         visit: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<usize, TargetError> {
+        self.cost.pay();
         let m = self.read();
         let mut n = 0;
         // Seek lands on one entry, then `nexts` more steps: nexts + 1 entries at most.
@@ -165,6 +253,7 @@ impl Session for MemorySession<'_> {
         Ok(n)
     }
     fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+        self.cost.pay();
         self.write().remove(key);
         Ok(())
     }
@@ -190,5 +279,26 @@ mod tests {
         s.delete(&[3]).unwrap();
         assert!(!s.get(&[3], &mut |_| {}).unwrap());
         assert!(t.corrupt(&[4]) && !t.corrupt(&[3]));
+    }
+
+    #[test]
+    fn injected_cost_is_calibrated_work_named_in_the_version() {
+        let c = Cost::parse("2000").unwrap();
+        assert_eq!(c.ns, 2000);
+        // Calibrated, not fixed: a 2 µs cost is many rounds, and twice the ns is
+        // twice the rounds (within rounding).
+        assert!(c.iters > 100, "{c:?}");
+        let d = Cost::parse(" 4000 ").unwrap();
+        assert!(
+            (d.iters as f64 / c.iters as f64 - 2.0).abs() < 0.01,
+            "{c:?} {d:?}"
+        );
+        assert_eq!(
+            version_with(c),
+            format!("{}+cost=2000ns", env!("CARGO_PKG_VERSION"))
+        );
+        assert_eq!(version_with(Cost::default()), env!("CARGO_PKG_VERSION"));
+        let e = Cost::parse("20ns").unwrap_err().to_string();
+        assert!(e.contains(COST_ENV) && e.contains("20ns"), "{e}");
     }
 }

@@ -1,0 +1,404 @@
+//! The CI gate behind `plumb check`: each step of the new runs against the base, judged
+//! pass, improved, regression or unstable, with a Markdown summary for a pull request
+//! and JUnit XML for CI systems.
+//!
+//! The judgement uses the interval `compare` prints (Welch's t on ln values, 95%):
+//! - **regression**: the interval excludes "no change" and the step is worse than the
+//!   threshold;
+//! - **unstable**: the step cannot be judged at this threshold: a side's repeats swing
+//!   (max − min over median) more than the unstable threshold, or the interval reaches
+//!   past the threshold in the worse direction without the change being significant,
+//!   or a side has fewer than two repeats (no interval). Said so, never a silent pass;
+//! - **improved**: significantly better by more than the threshold;
+//! - **pass**: otherwise (any change is within the threshold).
+
+use crate::compare::Version;
+use crate::metrics::{Better, Metric};
+use crate::stats;
+use serde::Serialize;
+
+/// What the user asked the gate to hold.
+#[derive(Clone)]
+pub struct CheckOptions {
+    /// Worse by more than this fraction fails (0.05: 5%).
+    pub threshold: f64,
+    /// Repeats swinging more than this fraction of their median make a step unstable.
+    pub unstable: f64,
+    /// The figures judged (ops_sec by default).
+    pub metrics: Vec<&'static Metric>,
+}
+
+/// A step's verdict.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Within the threshold.
+    Pass,
+    /// Significantly better beyond the threshold.
+    Improved,
+    /// Significantly worse beyond the threshold: the gate fails.
+    Regression,
+    /// Too noisy (or too few repeats) to judge at this threshold.
+    Unstable,
+}
+
+impl Verdict {
+    /// The word printed.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Improved => "improved",
+            Verdict::Regression => "REGRESSION",
+            Verdict::Unstable => "unstable",
+        }
+    }
+}
+
+/// One step and metric, judged.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Judged {
+    /// The step.
+    pub step: String,
+    /// The metric's id.
+    pub metric: String,
+    /// Base median.
+    pub base: Option<f64>,
+    /// New median.
+    pub new: Option<f64>,
+    /// new / base.
+    pub ratio: Option<f64>,
+    /// Its 95% interval.
+    pub ci: Option<(f64, f64)>,
+    /// Repeats on each side.
+    pub n: (usize, usize),
+    /// Each side's swing: (max − min) / median of its repeats.
+    pub swing: (Option<f64>, Option<f64>),
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why, in a sentence.
+    pub reason: String,
+}
+
+/// The gate's whole answer.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CheckReport {
+    /// What the base was (selector or "history of …").
+    pub base: String,
+    /// What was checked.
+    pub new: String,
+    /// Run ids on each side.
+    pub run_ids: (Vec<i64>, Vec<i64>),
+    /// The threshold, as a fraction.
+    pub threshold: f64,
+    /// The unstable threshold, as a fraction.
+    pub unstable: f64,
+    /// Every step and metric judged.
+    pub results: Vec<Judged>,
+}
+
+impl CheckReport {
+    /// Whether any step regressed.
+    pub fn regressed(&self) -> bool {
+        self.results
+            .iter()
+            .any(|j| j.verdict == Verdict::Regression)
+    }
+    /// Whether any step was too noisy to judge.
+    pub fn unstable(&self) -> bool {
+        self.results.iter().any(|j| j.verdict == Verdict::Unstable)
+    }
+}
+
+fn swing(v: &[f64]) -> Option<f64> {
+    let m = stats::median(v)?;
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (v.len() >= 2 && m > 0.0).then(|| (hi - lo) / m)
+}
+
+/// Judges one metric of one step from its base and new values.
+pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions) -> Judged {
+    let r = stats::ratio(base, new);
+    let (sb, sn) = (swing(base), swing(new));
+    // How much worse, as a fraction: a throughput's loss (1 − ratio), a cost's rise
+    // (ratio − 1); negative when better.
+    let loss = |x: f64| match m.better {
+        Better::Higher => 1.0 - x,
+        _ => x - 1.0,
+    };
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    let (verdict, reason) = match r {
+        None => (
+            Verdict::Unstable,
+            format!(
+                "no ratio: {} base and {} new values with a positive median",
+                base.len(),
+                new.len()
+            ),
+        ),
+        Some(r) => match r.ci {
+            None => (
+                Verdict::Unstable,
+                format!(
+                    "{} base and {} new repeats: an interval needs two on each side \
+                     (--repeat 3)",
+                    base.len(),
+                    new.len()
+                ),
+            ),
+            Some((lo, hi)) => {
+                let w = loss(r.value);
+                let (w_best, w_worst) = {
+                    let (a, b) = (loss(lo), loss(hi));
+                    (a.min(b), a.max(b))
+                };
+                let swung = [sb, sn].into_iter().flatten().fold(0.0_f64, f64::max);
+                if r.significant() && w > o.threshold {
+                    (
+                        Verdict::Regression,
+                        format!(
+                            "worse by {} (interval {}-{}), beyond the {} threshold",
+                            pct(w),
+                            pct(w_best),
+                            pct(w_worst),
+                            pct(o.threshold)
+                        ),
+                    )
+                } else if swung > o.unstable {
+                    (
+                        Verdict::Unstable,
+                        format!(
+                            "repeats swing {} (base) and {} (new), more than {}: add repeats \
+                             or quieten the host",
+                            sb.map_or("n/a".into(), pct),
+                            sn.map_or("n/a".into(), pct),
+                            pct(o.unstable)
+                        ),
+                    )
+                } else if w_worst > o.threshold && !r.significant() {
+                    (
+                        Verdict::Unstable,
+                        format!(
+                            "the interval reaches {} worse, past the {} threshold, and the \
+                             change is not significant: add repeats",
+                            pct(w_worst),
+                            pct(o.threshold)
+                        ),
+                    )
+                } else if r.significant() && -w > o.threshold {
+                    (Verdict::Improved, format!("better by {}", pct(-w)))
+                } else {
+                    (
+                        Verdict::Pass,
+                        format!(
+                            "within {}: {} {}",
+                            pct(o.threshold),
+                            if w > 0.0 { "worse by" } else { "better by" },
+                            pct(w.abs())
+                        ),
+                    )
+                }
+            }
+        },
+    };
+    Judged {
+        step: step.to_string(),
+        metric: m.id.to_string(),
+        base: stats::median(base),
+        new: stats::median(new),
+        ratio: r.map(|r| r.value),
+        ci: r.and_then(|r| r.ci),
+        n: (base.len(), new.len()),
+        swing: (sb, sn),
+        verdict,
+        reason,
+    }
+}
+
+/// Judges every measured step of `new` against `base`.
+pub fn check(base: &Version, new: &Version, o: &CheckOptions) -> CheckReport {
+    let steps = crate::compare::measured_steps(new.runs.iter());
+    let values = |v: &Version, step: &str, m: &Metric| -> Vec<f64> {
+        v.runs
+            .iter()
+            .filter_map(|r| {
+                r.steps
+                    .iter()
+                    .find(|(s, _)| s.name == step && s.status == plumb_core::StepStatus::Ok)
+                    .and_then(|(s, _)| (m.get)(&s.summary))
+            })
+            .filter(|x| x.is_finite())
+            .collect()
+    };
+    let results = steps
+        .iter()
+        .flat_map(|step| o.metrics.iter().map(move |m| (step, m)))
+        .map(|(step, m)| judge(step, m, &values(base, step, m), &values(new, step, m), o))
+        .collect();
+    CheckReport {
+        base: base.label.clone(),
+        new: new.label.clone(),
+        run_ids: (
+            base.runs.iter().map(|r| r.run.id).collect(),
+            new.runs.iter().map(|r| r.run.id).collect(),
+        ),
+        threshold: o.threshold,
+        unstable: o.unstable,
+        results,
+    }
+}
+
+/// The summary for a pull request: a verdict line, then one row per step.
+pub fn markdown(c: &CheckReport) -> String {
+    use crate::markdown::cell;
+    use std::fmt::Write as _;
+    let count = |v: Verdict| c.results.iter().filter(|j| j.verdict == v).count();
+    let head = if c.regressed() {
+        format!("❌ **{} regression(s)**", count(Verdict::Regression))
+    } else if c.unstable() {
+        format!(
+            "⚠️ **{} step(s) unstable**, none regressed",
+            count(Verdict::Unstable)
+        )
+    } else {
+        "✅ **no regression**".to_string()
+    };
+    let ids = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+    let mut o = format!(
+        "### plumb check: {head}\n\n{} (runs {}) against {} (runs {}); threshold {:.1}%, \
+         unstable above a {:.1}% swing.\n\n\
+         | step | metric | base | new | ratio (95% interval) | verdict | why |\n\
+         |---|---|---:|---:|---:|---|---|\n",
+        cell(&c.new),
+        ids(&c.run_ids.1),
+        cell(&c.base),
+        ids(&c.run_ids.0),
+        c.threshold * 100.0,
+        c.unstable * 100.0
+    );
+    for j in &c.results {
+        let ratio = match (j.ratio, j.ci) {
+            (Some(r), Some((lo, hi))) => format!("{r:.3} ({lo:.3}-{hi:.3})"),
+            (Some(r), None) => format!("{r:.3}"),
+            _ => "n/a".into(),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            cell(&j.step),
+            j.metric,
+            crate::sig(j.base, 4),
+            crate::sig(j.new, 4),
+            ratio,
+            j.verdict.word(),
+            cell(&j.reason)
+        );
+    }
+    o
+}
+
+/// JUnit XML: one test suite, one test case per step and metric; a regression is a
+/// failure, an unstable step a skipped case with its reason (visible in every CI's
+/// test view, neither green nor silently passed).
+pub fn junit(c: &CheckReport) -> String {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new(format!("plumb check {} against {}", c.new, c.base));
+    for j in &c.results {
+        let mut status = match j.verdict {
+            Verdict::Pass | Verdict::Improved => TestCaseStatus::success(),
+            Verdict::Regression => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                s.set_type("regression");
+                s
+            }
+            Verdict::Unstable => {
+                let mut s = TestCaseStatus::skipped();
+                s.set_type("unstable");
+                s
+            }
+        };
+        if j.verdict != Verdict::Pass && j.verdict != Verdict::Improved {
+            status.set_message(format!("{}: {}", j.verdict.word(), j.reason));
+        }
+        let mut case = TestCase::new(format!("{} {}", j.step, j.metric), status);
+        case.set_classname("plumb.check");
+        case.set_system_out(format!("{}: {}", j.verdict.word(), j.reason));
+        suite.add_test_case(case);
+    }
+    let mut report = Report::new("plumb check");
+    report.add_test_suite(suite);
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- could not write JUnit XML: {e} -->\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> CheckOptions {
+        CheckOptions {
+            threshold: 0.05,
+            unstable: 0.05,
+            metrics: vec![crate::metrics::metric("ops_sec")],
+        }
+    }
+
+    fn j(base: &[f64], new: &[f64]) -> Judged {
+        judge(
+            "readrandom",
+            crate::metrics::metric("ops_sec"),
+            base,
+            new,
+            &opts(),
+        )
+    }
+
+    #[test]
+    fn verdicts_follow_the_interval_and_the_swing() {
+        let base = [100.0, 101.0, 99.5, 100.5];
+        assert_eq!(j(&base, &[100.2, 99.8, 100.9, 99.6]).verdict, Verdict::Pass);
+        let slow = j(&base, &[90.0, 90.5, 89.6, 90.2]);
+        assert_eq!(slow.verdict, Verdict::Regression, "{slow:?}");
+        assert!(slow.reason.contains("worse by 10."), "{}", slow.reason);
+        assert_eq!(
+            j(&base, &[112.0, 111.0, 112.5, 111.5]).verdict,
+            Verdict::Improved
+        );
+        // 2% slower, significant, but within 5%: a pass that says so.
+        let small = j(&base, &[98.0, 98.2, 97.9, 98.1]);
+        assert_eq!(small.verdict, Verdict::Pass);
+        assert!(small.reason.contains("worse by 2."), "{}", small.reason);
+        // Repeats swinging 20%: unstable, whatever the medians say.
+        let noisy = j(&base, &[90.0, 110.0, 100.0]);
+        assert_eq!(noisy.verdict, Verdict::Unstable);
+        assert!(noisy.reason.contains("swing"), "{}", noisy.reason);
+        // One repeat: no interval, so no judgement.
+        assert_eq!(j(&base, &[80.0]).verdict, Verdict::Unstable);
+        // A cost: higher is worse.
+        let cost = judge(
+            "readrandom",
+            crate::metrics::metric("cpu_us_op"),
+            &[1.0, 1.01, 0.99],
+            &[1.2, 1.21, 1.19],
+            &opts(),
+        );
+        assert_eq!(cost.verdict, Verdict::Regression, "{cost:?}");
+    }
+
+    #[test]
+    fn a_regression_beyond_the_noise_is_one_even_when_repeats_swing() {
+        let o = CheckOptions {
+            unstable: 0.05,
+            ..opts()
+        };
+        let r = judge(
+            "s",
+            crate::metrics::metric("ops_sec"),
+            &[100.0, 108.0, 104.0],
+            &[50.0, 54.0, 52.0],
+            &o,
+        );
+        assert_eq!(r.verdict, Verdict::Regression, "{r:?}");
+    }
+}

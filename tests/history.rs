@@ -1,0 +1,354 @@
+//! `plumb history` and `plumb check` end to end on the memory engine, with a regression
+//! of known size injected by `PLUMB_TEST_MEMORY_OP_NS` (a fixed CPU cost per op, shown
+//! in the engine's version as a rebuilt engine's would be).
+//!
+//! The machine is shared: points are run round-robin (every point's first repeat,
+//! then every point's second), so drift during the test falls on all points alike, and
+//! the injected changes are many times the noise.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod common;
+use common::{json_of, stderr};
+
+/// One `plumb kv` run of the memory engine tagged `tag`, with `cost_ns` per op.
+fn kv(store: &Path, tag: &str, cost_ns: u64) -> Value {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_plumb"));
+    c.args([
+        "kv",
+        "--engine",
+        "memory",
+        "--benchmarks",
+        "fillseq,readrandom",
+        "--num",
+        "20000",
+        "--duration",
+        "0.6",
+        "--tag",
+        tag,
+        "--json",
+        "--store",
+    ])
+    .arg(store);
+    if cost_ns > 0 {
+        c.env("PLUMB_TEST_MEMORY_OP_NS", cost_ns.to_string());
+    } else {
+        c.env_remove("PLUMB_TEST_MEMORY_OP_NS");
+    }
+    let o = c.output().expect("run plumb");
+    assert!(o.status.success(), "{}", stderr(&o));
+    json_of(&o)
+}
+
+fn plumb(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .output()
+        .expect("run plumb")
+}
+
+/// readrandom's ops/s of a run printed by `kv --json`.
+fn readrandom_ops(run: &Value) -> f64 {
+    run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "readrandom")
+        .and_then(|s| s["summary"]["ops_sec"].as_f64())
+        .expect("readrandom ops_sec")
+}
+
+/// Runs `points` points of `repeats` runs each, round-robin; point i costs `cost(i)`.
+fn series(store: &Path, points: usize, repeats: usize, cost: impl Fn(usize) -> u64) {
+    for _ in 0..repeats {
+        for p in 0..points {
+            kv(store, &format!("p{p}"), cost(p));
+        }
+    }
+}
+
+fn history(store: &Path, points: usize) -> Value {
+    let mut args: Vec<String> = vec!["history".into()];
+    args.extend((0..points).map(|p| format!("tag=p{p}")));
+    args.extend(
+        [
+            "--format",
+            "json",
+            "--alpha",
+            "0.01",
+            "--permutations",
+            "999",
+        ]
+        .map(String::from),
+    );
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = plumb(store, &a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json_of(&o)
+}
+
+fn step<'a>(h: &'a Value, name: &str) -> &'a Value {
+    h["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == name)
+        .unwrap_or_else(|| panic!("no step {name} in {h}"))
+}
+
+#[test]
+fn history_finds_an_injected_step_change_where_it_is_and_names_the_cpu_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    // A cost of 1.5 µs per op from point 4 on: readrandom's ~1 µs op gets ~2.5× slower.
+    series(&store, 7, 2, |p| if p >= 4 { 1500 } else { 0 });
+    let h = history(&store, 7);
+    let rr = step(&h, "readrandom");
+    let changes = rr["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "one change point expected: {rr:#}");
+    let c = &changes[0];
+    assert_eq!(c["index"], 4, "{c:#}");
+    assert_eq!(c["regression"], true);
+    assert!(c["ratio"].as_f64().unwrap() < 0.8, "{c:#}");
+    assert_eq!(c["between"][0], "tag=p3");
+    assert_eq!(c["between"][1], "tag=p4");
+    // The cost was user CPU per op: it must be named first, and account for most of
+    // the change in time per op.
+    let first = &c["causes"][0];
+    assert_eq!(first["cost"], "usr_us_op", "{c:#}");
+    let share = first["share"].as_f64().unwrap();
+    assert!(share > 0.5 && share < 1.5, "usr_us_op share {share}: {c:#}");
+
+    let text = String::from_utf8(
+        plumb(
+            &store,
+            &[
+                "history", "tag=p0", "tag=p1", "tag=p2", "tag=p3", "tag=p4", "tag=p5", "tag=p6",
+            ],
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("change at [4]") && text.contains("usr_us_op"),
+        "{text}"
+    );
+    let md = String::from_utf8(
+        plumb(
+            &store,
+            &[
+                "history", "tag=p0", "tag=p1", "tag=p2", "tag=p3", "tag=p4", "tag=p5", "tag=p6",
+                "--format", "md",
+            ],
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert!(md.contains("| readrandom |") && md.contains("▲"), "{md}");
+    let html_path = dir.path().join("h.html");
+    let o = plumb(
+        &store,
+        &[
+            "history", "tag=p0", "tag=p1", "tag=p2", "tag=p3", "tag=p4", "tag=p5", "tag=p6",
+            "--format", "html", "-o",
+        ],
+    );
+    // -o needs its file: the command above lacks it and must say so, not write anywhere.
+    assert!(!o.status.success());
+    let o = plumb(
+        &store,
+        &[
+            "history",
+            "tag=p0",
+            "tag=p1",
+            "tag=p2",
+            "tag=p3",
+            "tag=p4",
+            "tag=p5",
+            "tag=p6",
+            "--format",
+            "html",
+            "-o",
+            html_path.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        html.contains("class=\"change\"") && html.contains("<svg"),
+        "no change marked in the trend chart"
+    );
+
+    // --by: the same series split by the engine's version (the injected cost names
+    // itself there), in run order: two points, too few for a series.
+    let o = plumb(&store, &["history", "engine=memory", "--by", "version"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("at least 3"), "{}", stderr(&o));
+}
+
+#[test]
+fn history_of_an_unchanged_series_reports_no_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    series(&store, 6, 2, |_| 0);
+    let h = history(&store, 6);
+    for name in ["fillseq", "readrandom"] {
+        let s = step(&h, name);
+        assert_eq!(s["changes"].as_array().unwrap().len(), 0, "{s:#}");
+        assert_eq!(s["values"].as_array().unwrap().len(), 6);
+    }
+}
+
+/// The exit code of `plumb check`, its stdout and the parsed JUnit file.
+fn check(store: &Path, args: &[&str], junit: &Path) -> (i32, String, junit_parser::TestSuites) {
+    let mut a = vec!["check"];
+    a.extend_from_slice(args);
+    a.extend(["--junit", junit.to_str().unwrap()]);
+    let o = plumb(store, &a);
+    let code = o.status.code().expect("exit code");
+    assert!(code != 2, "bad input: {}", stderr(&o));
+    let xml = std::fs::read(junit).expect("--junit wrote its file");
+    let suites = junit_parser::from_reader(std::io::Cursor::new(xml)).expect("valid JUnit XML");
+    (
+        code,
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        suites,
+    )
+}
+
+fn case<'a>(s: &'a junit_parser::TestSuites, name: &str) -> &'a junit_parser::TestCase {
+    s.suites[0]
+        .cases
+        .iter()
+        .find(|c| c.original_name == name && c.classname.as_deref() == Some("plumb.check"))
+        .unwrap_or_else(|| panic!("no test case {name:?}"))
+}
+
+#[test]
+fn check_passes_an_aa_pair_fails_a_slowdown_and_calls_swinging_repeats_unstable() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("c.sqlite");
+    let junit = dir.path().join("check.xml");
+    // A/A, B and the slowdown interleaved, three repeats each.
+    let mut base_ops = Vec::new();
+    for _ in 0..3 {
+        base_ops.push(readrandom_ops(&kv(&store, "a", 0)));
+        kv(&store, "b", 0);
+    }
+    // 10% slower: the op's time is 1e9 / ops_sec ns; add a tenth of it (rounded up).
+    base_ops.sort_by(f64::total_cmp);
+    let cost = (1e9 / base_ops[1] * 0.11).ceil() as u64;
+    for _ in 0..3 {
+        kv(&store, "slow", cost);
+    }
+
+    // A/A: the same build against itself passes (threshold 20%: this machine is shared).
+    // fillseq of 20000 keys lasts milliseconds, too short to judge, so the gate is held
+    // on readrandom alone (--step), as a CI job picks its steps.
+    let only = ["--step", "readrandom"];
+    let (code, md, x) = check(
+        &store,
+        &[
+            "tag=b",
+            "--base",
+            "tag=a",
+            "--threshold",
+            "20",
+            only[0],
+            only[1],
+        ],
+        &junit,
+    );
+    assert_eq!(code, 0, "{md}");
+    assert!(md.contains("no regression"), "{md}");
+    assert_eq!(x.suites[0].cases.len(), 1, "readrandom only");
+    assert!(case(&x, "readrandom ops_sec").status.is_success());
+
+    // A 10% slowdown fails the 5% gate: a regression, or at worst unstable; never a pass.
+    let (code, md, x) = check(
+        &store,
+        &[
+            "tag=slow",
+            "--base",
+            "tag=a",
+            "--threshold",
+            "5",
+            "--unstable",
+            "30",
+        ],
+        &junit,
+    );
+    assert_ne!(code, 0, "{md}");
+    let rr = case(&x, "readrandom ops_sec");
+    assert!(rr.status.is_failure() || rr.status.is_skipped(), "{md}");
+    if code == 1 {
+        assert!(rr.status.is_failure() && md.contains("REGRESSION"), "{md}");
+        assert_eq!(rr.status.failure_as_ref().failure_type, "regression");
+    }
+
+    // Repeats that swing: a group whose runs had very different costs.
+    kv(&store, "swing", 0);
+    kv(&store, "swing", 4000);
+    kv(&store, "swing", 0);
+    let (code, md, x) = check(
+        &store,
+        &[
+            "tag=swing",
+            "--base",
+            "tag=a",
+            "--threshold",
+            "5",
+            only[0],
+            only[1],
+        ],
+        &junit,
+    );
+    assert_eq!(code, 3, "{md}");
+    assert!(md.contains("unstable") && md.contains("swing"), "{md}");
+    let rr = case(&x, "readrandom ops_sec");
+    assert!(rr.status.is_skipped(), "unstable is reported, not passed");
+    assert!(rr.status.skipped_as_ref().message.contains("unstable"));
+    let (code, _, _) = check(
+        &store,
+        &[
+            "tag=swing",
+            "--base",
+            "tag=a",
+            "--allow-unstable",
+            only[0],
+            only[1],
+        ],
+        &junit,
+    );
+    assert_eq!(code, 0);
+
+    // Without --base: the plan's history (runs of the same plan made before).
+    let o = plumb(
+        &store,
+        &[
+            "check",
+            "--threshold",
+            "20",
+            "--unstable",
+            "60",
+            "--json",
+            only[0],
+            only[1],
+        ],
+    );
+    let j = json_of(&o);
+    assert!(j["base"].as_str().unwrap().starts_with("history"), "{j:#}");
+    assert!(!j["run_ids"][0].as_array().unwrap().is_empty());
+
+    // Bad input names the flag.
+    let o = plumb(&store, &["check", "--metric", "opps_sec"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--metric opps_sec"), "{}", stderr(&o));
+    let o = plumb(&store, &["check", "--step", "readrandmo"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--step readrandmo"), "{}", stderr(&o));
+}

@@ -321,9 +321,16 @@ for t in $TESTS; do
     # db_bench's fillseq gives every thread all --num keys; plumb splits them: compare
     # one thread only.
     if [ "$t" = fillseq ] && [ "$th" != 1 ]; then log "fillseq: 1 thread only"; continue; fi
+    # Alternated in ABBA order (plumb first on odd repeats, db_bench first on even
+    # ones), so a steady drift of the machine falls on both tools alike.
     for r in $(seq 1 "$REPEATS"); do
-      for m in $MODES; do one_run "plumb-$m" "$t" "$th" "$r"; done
-      one_run db_bench "$t" "$th" "$r"
+      if [ $((r % 2)) = 1 ]; then
+        for m in $MODES; do one_run "plumb-$m" "$t" "$th" "$r"; done
+        one_run db_bench "$t" "$th" "$r"
+      else
+        one_run db_bench "$t" "$th" "$r"
+        for m in $MODES; do one_run "plumb-$m" "$t" "$th" "$r"; done
+      fi
     done
   done
 done
@@ -344,18 +351,31 @@ NULL_JSON="$LOGDIR/null-readrandom.json"
   || { log "null run failed"; tail -n 20 "$NULL_JSON.err" >&2; }
 
 # ------------------------------------------------------------------ report --
-python3 - "$CSV" "$NULL_JSON" "$LOGDIR/header.md" "$TESTS" "$THREADS" "$(( $(date +%s) - START ))" "$MODES" > "$LOGDIR/report.md" <<'EOF'
-import csv, json, statistics, sys
-csv_path, null_path, header, tests, threads, elapsed, modes = sys.argv[1:8]
+python3 - "$CSV" "$NULL_JSON" "$LOGDIR/header.md" "$TESTS" "$THREADS" "$(( $(date +%s) - START ))" "$MODES" "$PLUMB" > "$LOGDIR/report.md" <<'EOF'
+import csv, json, statistics, subprocess, sys
+csv_path, null_path, header, tests, threads, elapsed, modes, plumb = sys.argv[1:9]
 modes = modes.split()
 rows = list(csv.DictReader(open(csv_path)))
 print(open(header).read(), end="")
 cols = ["test", "threads", "db_bench median ops/s"]
 for m in modes:
-    cols += [f"plumb --verify {m}", f"ratio ({m})", f"plumb% ({m})"]
+    cols += [f"plumb --verify {m}", f"ratio ({m}): 95% interval, p", f"plumb% ({m})"]
 cols += ["runs: db_bench; " + "; ".join(f"plumb {m}" for m in modes)]
 print("| " + " | ".join(cols) + " |")
 print("|---|---:|---:|" + "---:|---:|---:|" * len(modes) + "---|")
+def judged(base, other):
+    """plumb's own statistics (plumb ratio): ratio of medians, Welch's interval on ln
+    values, and the permutation test's p, exact for a few repeats."""
+    if not base or not other:
+        return "n/a"
+    out = subprocess.run([plumb, "ratio", "--base", ",".join(map(str, base)),
+                          "--other", ",".join(map(str, other)), "--json"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return "n/a"
+    j = json.loads(out.stdout)
+    ci = f" ({j['ci'][0]:.3f}-{j['ci'][1]:.3f})" if j["ci"] else ""
+    return f"{j['ratio']:.3f}{ci}, p {j['p']:.2f}"
 def col(tool, t, th, k):
     return [float(r[k]) for r in rows if r["tool"] == tool and r["test"] == t and r["threads"] == th and r[k]]
 med = lambda xs: statistics.median(xs) if xs else float("nan")
@@ -370,7 +390,7 @@ for t in tests.split():
         runs = [fmt(d)]
         for m in modes:
             p = col(f"plumb-{m}", t, th, "ops_sec")
-            cells += [f"{med(p):,.0f}", f"{med(p) / med(d):.3f}", f"{med(col(f'plumb-{m}', t, th, 'plumb_pct')):.1f}"]
+            cells += [f"{med(p):,.0f}", judged(d, p), f"{med(col(f'plumb-{m}', t, th, 'plumb_pct')):.1f}"]
             runs.append(fmt(p))
         print("| " + " | ".join(cells) + " | " + "; ".join(runs) + " |")
 print()

@@ -135,8 +135,15 @@ for s in $SERVERS; do
   fi
   for t in $TESTS; do
     for r in $(seq 1 "$ROUNDS"); do
-      printf '%s\t%s\tplumb\t%s\t%s\n' "$s" "$t" "$r" "$(plumb_round "$s" "$t")" >>"$RESULTS"
-      printf '%s\t%s\tsysbench\t%s\t%s\n' "$s" "$t" "$r" "$(sysbench_round "$t")" >>"$RESULTS"
+      # ABBA: plumb first on odd rounds, sysbench first on even ones, so a steady drift
+      # of the machine falls on both alike.
+      if [ $((r % 2)) = 1 ]; then
+        printf '%s\t%s\tplumb\t%s\t%s\n' "$s" "$t" "$r" "$(plumb_round "$s" "$t")" >>"$RESULTS"
+        printf '%s\t%s\tsysbench\t%s\t%s\n' "$s" "$t" "$r" "$(sysbench_round "$t")" >>"$RESULTS"
+      else
+        printf '%s\t%s\tsysbench\t%s\t%s\n' "$s" "$t" "$r" "$(sysbench_round "$t")" >>"$RESULTS"
+        printf '%s\t%s\tplumb\t%s\t%s\n' "$s" "$t" "$r" "$(plumb_round "$s" "$t")" >>"$RESULTS"
+      fi
       if [ "$s" = postgres ] && [ "$t" = point-query ]; then
         printf '%s\t%s\tpgbench-S\t%s\t%s\n' "$s" "$t" "$r" "$(pgbench_round)" >>"$RESULTS"
       fi
@@ -149,19 +156,28 @@ done
 echo
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) vCPUs;" \
   "$TABLE_SIZE rows, $THREADS threads, ${DURATION}s, $ROUNDS rounds alternated"
-python3 - "$RESULTS" <<'PY'
-import csv, statistics, sys
+python3 - "$RESULTS" "$PLUMB" <<'PY'
+import csv, json, statistics, subprocess, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+def judged(base, other):
+    """plumb ratio: ratio of medians, Welch's 95% interval on ln values, permutation p."""
+    r = subprocess.run([sys.argv[2], "ratio", "--base", ",".join(map(str, base)),
+                        "--other", ",".join(map(str, other)), "--json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "n/a"
+    j = json.loads(r.stdout)
+    ci = f" ({j['ci'][0]:.2f}-{j['ci'][1]:.2f})" if j["ci"] else ""
+    return f"{j['ratio']:.2f}{ci} p {j['p']:.2f}"
 by = {}
 for r in rows:
     by.setdefault((r["server"], r["test"], r["tool"]), []).append((float(r["qps"]), float(r["client_cpu_us_q"])))
-print(f'{"server":9} {"test":15} {"peer":10} {"plumb qps":>10} {"peer qps":>10} {"ratio":>6} {"plumb cpu/q":>11} {"peer cpu/q":>10}')
+print(f'{"server":9} {"test":15} {"peer":10} {"plumb qps":>10} {"peer qps":>10} {"ratio (95%) p":>24} {"plumb cpu/q":>11} {"peer cpu/q":>10}')
 for (s, t, tool), v in by.items():
     if tool == "plumb":
         continue
     p = by[(s, t, "plumb")]
     pq, pc = statistics.median(x[0] for x in p), statistics.median(x[1] for x in p)
     q, c = statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)
-    print(f"{s:9} {t:15} {tool:10} {pq:10.0f} {q:10.0f} {pq / q:6.2f} {pc:11.2f} {c:10.2f}")
+    print(f"{s:9} {t:15} {tool:10} {pq:10.0f} {q:10.0f} {judged([x[0] for x in v], [x[0] for x in p]):>24} {pc:11.2f} {c:10.2f}")
 PY
 echo "(medians; cpu/q = client CPU µs per query; results in $RESULTS)"

@@ -352,3 +352,115 @@ fn check_passes_an_aa_pair_fails_a_slowdown_and_calls_swinging_repeats_unstable(
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--step readrandmo"), "{}", stderr(&o));
 }
+
+#[test]
+fn ab_interleaves_two_sides_and_finds_a_slowdown_by_permutation() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("ab.sqlite");
+    let ab = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(["ab", "--rounds", "4", "--tag", "t", "--store"])
+            .arg(&store)
+            .args(extra)
+            .env_remove("PLUMB_TEST_MEMORY_OP_NS")
+            .output()
+            .expect("run plumb ab")
+    };
+    let kv = [
+        "--",
+        "kv",
+        "--engine",
+        "memory",
+        "--benchmarks",
+        "fillseq,readrandom",
+        "--num",
+        "20000",
+        "--duration",
+        "0.6",
+    ];
+    let mut args = vec!["--b-env", "PLUMB_TEST_MEMORY_OP_NS=2000", "--json"];
+    args.extend(kv);
+    let o = ab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json_of(&o);
+    // A B B A A B B A: the slices alternate so drift falls on both sides alike.
+    let ids = |s: &str| -> Vec<i64> {
+        j["runs"][s]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect()
+    };
+    let (a, b) = (ids("A"), ids("B"));
+    let first = a[0];
+    assert_eq!(a, [0, 3, 4, 7].map(|k| first + k), "{j:#}");
+    assert_eq!(b, [1, 2, 5, 6].map(|k| first + k), "{j:#}");
+    let rr = j["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "readrandom")
+        .unwrap();
+    assert_eq!(rr["significant"], true, "{rr:#}");
+    assert!(rr["ratio"].as_f64().unwrap() < 0.8, "{rr:#}");
+    // Every B slice below every A slice: 2 of C(8,4) = 70 splits.
+    assert!(
+        (rr["p"].as_f64().unwrap() - 2.0 / 70.0).abs() < 1e-9,
+        "{rr:#}"
+    );
+    assert_eq!(rr["a"].as_array().unwrap().len(), 4);
+    let fill = j["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "fillseq")
+        .unwrap();
+    assert_eq!(fill["writes"], true);
+    // The slices are ordinary runs: compare reads them by tag.
+    let o = plumb(&store, &["compare", "tag=t:A", "tag=t:B", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // plumb ab sets --tag, --json and --store for every slice itself.
+    let o = ab(&["--", "kv", "--engine", "memory", "--tag", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--tag after --"), "{}", stderr(&o));
+    // A side that fails stops the A/B with its reason.
+    let o = ab(&["--b-args", "--num 0", "--", "kv", "--engine", "memory"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("side B"), "{}", stderr(&o));
+}
+
+#[test]
+fn ratio_gives_plumbs_statistics_for_outside_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args([
+            "ratio",
+            "--base",
+            "100,101,99",
+            "--other",
+            "90,91,89",
+            "--json",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json_of(&o);
+    assert!((j["ratio"].as_f64().unwrap() - 0.9).abs() < 1e-9);
+    let ci = j["ci"].as_array().unwrap();
+    assert!(ci[0].as_f64().unwrap() < 0.9 && ci[1].as_f64().unwrap() < 1.0);
+    // Exact over C(6,3) = 20 splits: the observed and its mirror.
+    assert!((j["p"].as_f64().unwrap() - 0.1).abs() < 1e-9, "{j}");
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["ratio", "--base", "100,-1", "--other", "90"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("-1 is not a positive number"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 /// `plumb compare BASE OTHER…`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Selectors: a run id (12), a group of repeats (g12), or filters \
+    after_help = "Selectors: a run id (12), a range of ids (12-16), a group of repeats (g12), or filters \
 such as tag=new, engine=rocksdb, version=11.8.1, host=db7, opt.threads=2 (comma-joined, all must \
 match), after a suite if you like (s3,host=db7).\n\
 Examples:\n  plumb compare g12 g20\n  \

@@ -1,5 +1,6 @@
 //! The command line: one subcommand per job, each in its own module.
 
+mod ab;
 mod clients;
 mod compare;
 mod durability;
@@ -78,6 +79,10 @@ enum Command {
     History(history::HistoryArgs),
     /// The CI gate: new runs against a base or their plan's history; non-zero on a regression.
     Check(history::CheckArgs),
+    /// An interleaved A/B: two binaries or option sets, slice by slice, judged by a permutation test.
+    Ab(ab::AbArgs),
+    /// A ratio with its 95% interval and permutation p, for figures measured elsewhere.
+    Ratio(ab::RatioArgs),
 }
 
 /// `plumb --version`: the version, then each engine built in with the release it runs,
@@ -155,6 +160,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => compare::report_cmd(a),
         Command::History(a) => history::history_cmd(a),
         Command::Check(a) => history::check_cmd(a),
+        Command::Ab(a) => ab::run(a),
+        Command::Ratio(a) => ab::ratio(a),
     }
 }
 
@@ -188,6 +195,9 @@ mod fuzz {
                 "report",
                 "history",
                 "check",
+                "ab",
+                "--a-bin",
+                "--b-env",
                 "--base",
                 "--junit",
                 "--by",

@@ -1,5 +1,5 @@
-//! Run selectors shared by `compare` and `report`: a run id (`12`), a group of
-//! repeats (`g12`), the finished runs of a suite (`s3`), or a filter (`tag=new`, `engine=rocksdb`, `version=11.8.1`,
+//! Run selectors shared by `compare`, `report`, `history` and `check`: a run id (`12`),
+//! a range of them (`12-16`), a group of repeats (`g12`), the finished runs of a suite (`s3`), or a filter (`tag=new`, `engine=rocksdb`, `version=11.8.1`,
 //! `opt.threads=2`, `host=db7`, `cpu=…`, several joined by commas, all of which must
 //! match). `host` makes the host a dimension of a fleet's runs: `plumb compare
 //! s3,host=a s3,host=b` sets one host's runs of a suite against another's.
@@ -47,6 +47,26 @@ pub fn run_ids(store: &Store, sel: &str) -> anyhow::Result<Vec<i64>> {
         }
         return Ok(ids);
     }
+    // A range of run ids, `12-16` (a subset of repeats, a stretch of history).
+    if let Some((a, b)) = sel
+        .split_once('-')
+        .and_then(|(a, b)| Some((a.parse::<i64>().ok()?, b.parse::<i64>().ok()?)))
+    {
+        if a > b {
+            bail!("selector {sel:?}: a range runs from the lower id to the higher (e.g. 12-16)");
+        }
+        let ids: Vec<i64> = store
+            .runs(usize::MAX >> 1)?
+            .into_iter()
+            .filter(|r| r.id >= a && r.id <= b && r.status == plumb_core::RunStatus::Ok)
+            .map(|r| r.id)
+            .rev()
+            .collect();
+        if ids.is_empty() {
+            bail!("selector {sel:?}: no finished run with an id from {a} to {b}");
+        }
+        return Ok(ids);
+    }
     if let Some(g) = sel.strip_prefix('g').and_then(|g| g.parse::<i64>().ok()) {
         let ids = store.group(g)?;
         if ids.is_empty() {
@@ -65,7 +85,7 @@ pub fn run_ids(store: &Store, sel: &str) -> anyhow::Result<Vec<i64>> {
     for part in rest.split(',') {
         let Some((k, v)) = part.split_once('=') else {
             bail!(
-                "selector {sel:?}: use a run id (12), a group (g12), a suite (s3), or key=value filters \
+                "selector {sel:?}: use a run id (12), a range (12-16), a group (g12), a suite (s3), or key=value filters \
                  (tag, engine, version, plumb, git, status, workload, host, cpu, opt.NAME), \
                  after a suite if you like (s3,host=db7)"
             );

@@ -4,8 +4,8 @@
 //! its explanation rather than a number to chase.
 //!
 //! The explanation sets each per-op cost of the segment before a change point against
-//! the segment after it. Costs in time (user, system, compaction and server CPU and the
-//! device's busy time per op) are ranked by the share of the change in time per op they
+//! the segment after it. Costs in time (user, system, plumb's own, compaction and server
+//! CPU and the device's busy time per op) are ranked by the share of the change in time per op they
 //! account for: `Δcost / Δ(threads × 1e6 / ops_sec)`, the CPU-or-device time each op
 //! was given. Costs in counts (IOs, bytes, misses, counters per op or query) cannot be
 //! set against time; they follow, ranked by how far they moved (|ln ratio|). Only costs
@@ -58,6 +58,10 @@ pub struct Change {
     pub regression: bool,
     /// The costs that moved with it, the largest account first.
     pub causes: Vec<Cause>,
+    /// The hardware counters' reading of it (seed 002's: more instructions per op is
+    /// code bloat; more cache/TLB misses at equal instructions is memory-system bloat),
+    /// or why there is none ("unsupported: …" on a host without a PMU).
+    pub counters: String,
 }
 
 /// One step's series.
@@ -100,6 +104,7 @@ struct CostDef {
 const TIME_COSTS: &[&str] = &[
     "usr_us_op",
     "sys_us_op",
+    "plumb_us_op",
     "comp_cpu_us_op",
     "srv_cpu_us_q",
     "dev_us_op",
@@ -233,6 +238,65 @@ fn explain(
     causes
 }
 
+/// Per-op (per-query) hardware counter medians over the runs of `range`: the server's
+/// own events where it was counted (`perf_query`), else plumb's (`hw`).
+fn counter_medians(
+    versions: &[Version],
+    range: std::ops::Range<usize>,
+    step: &str,
+) -> std::collections::BTreeMap<String, f64> {
+    let mut all: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for r in versions[range].iter().flat_map(|v| v.runs.iter()) {
+        let Some(s) = step_of(r, step) else { continue };
+        let m = &s.summary;
+        match m.server.as_ref().filter(|srv| !srv.perf_query.is_empty()) {
+            Some(srv) => {
+                for (k, v) in &srv.perf_query {
+                    all.entry(k.clone()).or_default().push(*v);
+                }
+            }
+            None => {
+                for (k, v) in [
+                    ("instructions", m.hw.instructions_op),
+                    ("cycles", m.hw.cycles_op),
+                    ("cache-misses", m.hw.cache_misses_op),
+                ] {
+                    if let Some(v) = v {
+                        all.entry(k.into()).or_default().push(v);
+                    }
+                }
+            }
+        }
+    }
+    all.into_iter()
+        .filter_map(|(k, v)| Some((k, stats::median(&v)?)))
+        .collect()
+}
+
+/// The counters' reading of a change, with the host's reason when it has no counters.
+fn counters(
+    versions: &[Version],
+    step: &str,
+    before: std::ops::Range<usize>,
+    after: std::ops::Range<usize>,
+) -> String {
+    let reading = crate::bloat::read(
+        &counter_medians(versions, before, step),
+        &counter_medians(versions, after.clone(), step),
+    );
+    let why = versions[after]
+        .iter()
+        .flat_map(|v| v.runs.iter())
+        .filter_map(|r| step_of(r, step))
+        .find_map(|s| s.summary.hw.unsupported.clone());
+    match (&reading.verdict, why) {
+        (crate::bloat::Verdict::Unsupported(_), Some(why)) => {
+            format!("{} ({why})", reading.explanation)
+        }
+        _ => reading.explanation,
+    }
+}
+
 /// The order of causes: time costs by the share they account for (above everything
 /// that is a count), then counts by how far they moved.
 fn rank(c: &Cause) -> f64 {
@@ -273,6 +337,7 @@ pub fn history(versions: &[Version], opts: &changepoint::Options) -> History {
                             versions[cp.index].label.clone(),
                         ),
                         regression: cp.ratio < 1.0,
+                        counters: counters(versions, &step, before.clone(), after.clone()),
                         causes: explain(versions, &step, before, after, &defs),
                         point: cp,
                     }
@@ -368,6 +433,7 @@ pub fn text(h: &History) -> String {
             for cause in c.causes.iter().take(SHOWN_CAUSES) {
                 let _ = writeln!(o, "    {}", cause_text(cause));
             }
+            let _ = writeln!(o, "    counters: {}", c.counters);
             if c.causes.len() > SHOWN_CAUSES {
                 let _ = writeln!(
                     o,
@@ -413,6 +479,7 @@ pub fn markdown(h: &History) -> String {
             for cause in c.causes.iter().take(SHOWN_CAUSES) {
                 let _ = writeln!(o, "  - {}", cell(&cause_text(cause)));
             }
+            let _ = writeln!(o, "  - counters: {}", cell(&c.counters));
         }
     }
     if !any {
@@ -544,6 +611,7 @@ pub fn html(h: &History, runs: &[StoredRun], profiles: &crate::html::Profiles) -
                 );
             }
             body.push_str("</tbody></table>");
+            let _ = write!(body, "<p class=\"note\">Counters: {}</p>", esc(&c.counters));
             let before_id = h.points[..c.point.index]
                 .iter()
                 .rev()

@@ -2,6 +2,7 @@
 //! follows tools/benchmark.sh's columns so RocksDB users find their figures where they
 //! expect them; later reporters (Markdown, HTML, CSV) implement the same trait.
 
+pub mod ab;
 pub mod attribution;
 pub mod bloat;
 pub mod changepoint;

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# How often `plumb compare` (and `plumb check`) is wrong, measured on this machine:
+#   - false positives: the same build against itself (A/A), over ROUNDS-1 pairs;
+#   - detection: a slowdown of 2%, 5% and 10% injected into the memory engine
+#     (PLUMB_TEST_MEMORY_OP_NS: a fixed CPU cost per op) against the base of its round.
+# Each round runs the base and the three slowdowns, REPEATS runs each (plumb kv
+# --repeat), in an order rotated every round so drift falls on all alike; every
+# comparison is made at 1 (the default --repeat), 3 and REPEATS repeats by taking the
+# first runs of each group (selector `FIRST-LAST`). plumb kv's default durations and
+# size; readrandom is judged.
+#
+#   bash bench/error-rates.sh [PLUMB] [ROUNDS] [REPEATS]
+# Prints a Markdown table; the store is kept in $OUT (default /var/tmp/plumb-error-rates).
+#
+#   MODE=ab bash bench/error-rates.sh [PLUMB] [TRIALS] [SLICES]
+# The same question for interleaved A/B (plumb ab --rounds SLICES): per trial, one
+# plumb ab of the base against itself, or against the 5% or 10% slowdown; the verdict is
+# its permutation test over the slices (p <= 0.05).
+set -euo pipefail
+PLUMB=${1:-target/release/plumb}
+ROUNDS=${2:-21}
+REPEATS=${3:-5}
+OUT=${OUT:-/var/tmp/plumb-error-rates}
+mkdir -p "$OUT"
+STORE="$OUT/store.sqlite"
+rm -f "$STORE"
+export PLUMB ROUNDS REPEATS STORE
+if [ "${MODE:-}" = ab ]; then
+python3 - <<'EOF'
+import json, os, statistics, subprocess, sys
+plumb, store = os.environ["PLUMB"], os.environ["STORE"]
+trials, slices = int(os.environ["ROUNDS"]), int(os.environ["REPEATS"])
+STEP = "readrandom"
+kv = ["kv", "--engine", "memory", "--benchmarks", f"fillseq,{STEP}"]
+env = {k: v for k, v in os.environ.items() if k != "PLUMB_TEST_MEMORY_OP_NS"}
+
+def ab(cost_ns):
+    extra = ["--b-env", f"PLUMB_TEST_MEMORY_OP_NS={cost_ns}"] if cost_ns else []
+    out = subprocess.run([plumb, "ab", "--rounds", str(slices), "--json", "--store", store,
+                          *extra, "--", *kv], env=env, check=True, capture_output=True,
+                         text=True).stdout
+    s = next(s for s in json.loads(out)["steps"] if s["step"] == STEP)
+    return s["significant"], s["ratio"], s["a"], s["b"]
+
+# Calibrate as the blocked mode does: the base op's time from three runs.
+out = subprocess.run([plumb, *kv, "--repeat", "3", "--json", "--store", store], env=env,
+                     check=True, capture_output=True, text=True).stdout
+ops = [next(s["summary"]["ops_sec"] for s in r["steps"] if s["name"] == STEP) for r in json.loads(out)]
+t_ns = 1e9 / statistics.median(ops)
+levels = {"A/A (same build)": 0}
+for p in (0.05, 0.10):
+    levels[f"{int(p*100)}% slower"] = max(1, round(t_ns * p / (1 - p)))
+print(f"calibration: {STEP} {statistics.median(ops):.0f} ops/s, {t_ns:.0f} ns/op; injected ns: {levels}", file=sys.stderr)
+rows = {k: [] for k in levels}
+for t in range(trials):
+    for name, cost in levels.items():
+        rows[name].append(ab(cost))
+    print(f"trial {t+1}/{trials}: " + ", ".join(f"{k} {'sig' if v[-1][0] else 'ns'} {v[-1][1]:.3f}" for k, v in rows.items()), file=sys.stderr)
+print(f"\n| plumb ab, {slices} slices a side | injected | trials | significant (p <= 0.05) | median ratio |")
+print("|---|---:|---:|---:|---:|")
+for name, cost in levels.items():
+    r = rows[name]
+    sig = sum(x[0] for x in r)
+    print(f"| {name} | {cost} ns/op | {len(r)} | {sig}/{len(r)} ({100*sig/len(r):.0f}%) | {statistics.median(x[1] for x in r):.3f} |")
+EOF
+exit 0
+fi
+python3 - <<'EOF'
+import json, os, subprocess, statistics, sys
+
+plumb, store = os.environ["PLUMB"], os.environ["STORE"]
+rounds, repeats = int(os.environ["ROUNDS"]), int(os.environ["REPEATS"])
+STEP = "readrandom"
+
+def kv(tag, cost_ns, n):
+    env = dict(os.environ)
+    env.pop("PLUMB_TEST_MEMORY_OP_NS", None)
+    if cost_ns:
+        env["PLUMB_TEST_MEMORY_OP_NS"] = str(cost_ns)
+    out = subprocess.run(
+        [plumb, "kv", "--engine", "memory", "--benchmarks", f"fillseq,{STEP}",
+         "--repeat", str(n), "--tag", tag, "--json", "--store", store],
+        env=env, check=True, capture_output=True, text=True).stdout
+    runs = json.loads(out)
+    runs = runs if isinstance(runs, list) else [runs]
+    ids = [r["run"]["id"] for r in runs]
+    ops = [next(s["summary"]["ops_sec"] for s in r["steps"] if s["name"] == STEP) for r in runs]
+    return ids, ops
+
+# Calibrate: the base op's time, from three runs not counted.
+_, ops = kv("calibration", 0, 3)
+t_ns = 1e9 / statistics.median(ops)
+levels = {"base": 0}
+for p in (0.02, 0.05, 0.10):
+    levels[f"{int(p*100)}%"] = max(1, round(t_ns * p / (1 - p)))
+print(f"calibration: {STEP} {statistics.median(ops):.0f} ops/s, {t_ns:.0f} ns/op; "
+      f"injected ns: {levels}", file=sys.stderr)
+
+groups = []  # per round: {cond: (ids, ops)}
+names = list(levels)
+for r in range(rounds):
+    g = {}
+    order = names[r % len(names):] + names[:r % len(names)]
+    for cond in order:
+        g[cond] = kv(f"r{r}-{cond}", levels[cond], repeats)
+    groups.append(g)
+    print(f"round {r+1}/{rounds}: " + ", ".join(
+        f"{c} {statistics.median(g[c][1]):.0f}" for c in names), file=sys.stderr)
+
+def sel(ids, n):
+    return f"{ids[0]}-{ids[n-1]}" if n > 1 else str(ids[0])
+
+def compare(a, b):
+    out = subprocess.run([plumb, "compare", a, b, "--json", "--store", store],
+                         check=True, capture_output=True, text=True).stdout
+    c = json.loads(out)
+    i = c["steps"].index(STEP)
+    cell = c["ops_sec"]["rows"][i][1]
+    return cell["significant"], cell["ratio"]
+
+def check(a, b):
+    p = subprocess.run([plumb, "check", b, "--base", a, "--step", STEP, "--json",
+                        "--store", store], capture_output=True, text=True)
+    return json.loads(p.stdout)["results"][0]["verdict"]
+
+print("\n| comparison | repeats | trials | compare: significant | check (5%): regression / unstable / pass | median ratio |")
+print("|---|---:|---:|---:|---:|---:|")
+for n in sorted({1, min(3, repeats), repeats}):
+    for cond in names:
+        pairs = ([(groups[r]["base"], groups[r + 1]["base"]) for r in range(rounds - 1)]
+                 if cond == "base" else [(groups[r]["base"], groups[r][cond]) for r in range(rounds)])
+        sig, ratios, verdicts = 0, [], []
+        for a, b in pairs:
+            s, ratio = compare(sel(a[0], n), sel(b[0], n))
+            sig += bool(s)
+            ratios.append(ratio)
+            verdicts.append(check(sel(a[0], n), sel(b[0], n)))
+        label = "A/A (same build)" if cond == "base" else f"{cond} slower (+{levels[cond]} ns/op)"
+        v = lambda w: sum(x == w for x in verdicts)
+        print(f"| {label} | {n} | {len(pairs)} | {sig}/{len(pairs)} ({100*sig/len(pairs):.0f}%) | "
+              f"{v('regression')} / {v('unstable')} / {v('pass') + v('improved')} | "
+              f"{statistics.median(ratios):.3f} |")
+EOF

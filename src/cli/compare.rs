@@ -13,7 +13,14 @@ use std::process::ExitCode;
 such as tag=new, engine=rocksdb, version=11.8.1, host=db7, opt.threads=2 (comma-joined, all must \
 match), after a suite if you like (s3,host=db7).\n\
 Examples:\n  plumb compare g12 g20\n  \
-plumb compare s3 --by host        one suite run by a fleet, each host against the first"
+plumb compare s3 --by host        one suite run by a fleet, each host against the first\n\
+How often it is wrong (bench/README.md, measured on a shared 2-vCPU VM, AMD EPYC host, \
+memory engine, readrandom at the defaults): two groups run in separate blocks (--repeat 3, \
+then --repeat 3) were called significantly different 30% of the time when nothing \
+changed, because drift between blocks is not in the interval; interleaved slices \
+(plumb ab --rounds 5) were wrong 5% of the time and found 95% of 10% slowdowns but 15% \
+of 5% ones (about 30 slices a side find 5%). A warning says when the sides ran in \
+separate blocks."
 )]
 pub struct CompareArgs {
     /// The base, then the versions compared to it (one is enough with --by).

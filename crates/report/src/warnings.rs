@@ -81,6 +81,50 @@ pub fn skew_with_writer(r: &plumb_store::StoredRun) -> Option<String> {
     })
 }
 
+/// Sides whose runs were made in separate blocks of time rather than interleaved. The
+/// interval then holds only the noise within each block, not the machine's drift from
+/// one block to the next: on a shared VM an A/A pair of blocked groups of 3-5 repeats
+/// was called significant in 6 of 20 trials (bench/README.md, "compare's error
+/// rates").
+pub fn blocked(versions: &[Version]) -> Vec<String> {
+    let span = |v: &Version| -> Option<(String, String)> {
+        let start = v.runs.iter().map(|r| r.run.started_at.clone()).min()?;
+        let end = v
+            .runs
+            .iter()
+            .map(|r| {
+                r.run
+                    .ended_at
+                    .clone()
+                    .unwrap_or_else(|| r.run.started_at.clone())
+            })
+            .max()?;
+        Some((start, end))
+    };
+    let Some(base) = versions.first().and_then(span) else {
+        return Vec::new();
+    };
+    versions
+        .iter()
+        .skip(1)
+        .filter(|v| v.runs.len() >= 2 && versions[0].runs.len() >= 2)
+        .filter_map(|v| {
+            let (s, e) = span(v)?;
+            // RFC 3339 in one zone sorts as time.
+            (e < base.0 || s > base.1).then(|| {
+                format!(
+                    "{} and {} ran in separate blocks of time, not interleaved: the interval \
+                     holds the noise within each block but not the drift between them, so \
+                     it is too narrow (an A/A pair of such blocks was significant 30% of the \
+                     time on a shared VM); interleave the sides (plumb ab, or a suite's \
+                     rounds) before trusting a small difference",
+                    versions[0].label, v.label
+                )
+            })
+        })
+        .collect()
+}
+
 /// Every fairness warning that applies.
 pub fn fairness(versions: &[Version]) -> Vec<String> {
     let mut w: Vec<String> = all_runs(versions)
@@ -168,6 +212,7 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
             ));
         }
     }
+    w.extend(blocked(versions));
     // Repeats of one side that share a seed replay one key sequence: not independent
     // samples, and they warm any cache they share. Across sides the same seed is what
     // makes engines comparable (one key sequence for all), so that is not warned.

@@ -635,3 +635,32 @@ fn counters_rank_by_their_largest_move_either_way_and_unrankable_ones_go_last() 
         ]
     );
 }
+
+#[test]
+fn sides_run_in_separate_blocks_are_warned_and_interleaved_ones_are_not() {
+    let at = |id: i64, tag: &str, minute: u32| {
+        let mut r = run(id, tag, &[fig("readrandom", 100.0, None)]);
+        r.run.started_at = format!("2026-11-22T00:{minute:02}:00.000Z");
+        r.run.ended_at = Some(format!("2026-11-22T00:{minute:02}:30.000Z"));
+        r
+    };
+    let blocked = [
+        version("a", vec![at(1, "a", 1), at(2, "a", 2)]),
+        version("b", vec![at(3, "b", 3), at(4, "b", 4)]),
+    ];
+    let w = plumb_report::warnings::blocked(&blocked);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("separate blocks") && w[0].contains("plumb ab"),
+        "{w:?}"
+    );
+    assert!(compare(&blocked)
+        .warnings
+        .iter()
+        .any(|x| x.contains("separate blocks")));
+    let interleaved = [
+        version("a", vec![at(1, "a", 1), at(3, "a", 3)]),
+        version("b", vec![at(2, "b", 2), at(4, "b", 4)]),
+    ];
+    assert!(plumb_report::warnings::blocked(&interleaved).is_empty());
+}

@@ -18,7 +18,7 @@ fn series(points: usize, change_at: usize) -> Vec<plumb_report::Version> {
     (0..points)
         .map(|p| {
             let runs = (0..3)
-                .map(|k| {
+                .map(|_| {
                     id += 1;
                     let n = noise(id as usize);
                     let slow = p >= change_at;

@@ -13,6 +13,14 @@ use std::process::{Command, Output};
 mod common;
 use common::{json_of, stderr};
 
+/// The tests below judge throughput: run one at a time, so they are not each other's
+/// noise (the test harness runs a binary's tests in parallel on a 2-core machine).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// One `plumb kv` run of the memory engine tagged `tag`, with `cost_ns` per op.
 fn kv(store: &Path, tag: &str, cost_ns: u64) -> Value {
     let mut c = Command::new(env!("CARGO_BIN_EXE_plumb"));
@@ -102,6 +110,7 @@ fn step<'a>(h: &'a Value, name: &str) -> &'a Value {
 
 #[test]
 fn history_finds_an_injected_step_change_where_it_is_and_names_the_cpu_first() {
+    let _one_at_a_time = serial();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("h.sqlite");
     // A cost of 1.5 µs per op from point 4 on: readrandom's ~1 µs op gets ~2.5× slower.
@@ -192,6 +201,7 @@ fn history_finds_an_injected_step_change_where_it_is_and_names_the_cpu_first() {
 
 #[test]
 fn history_of_an_unchanged_series_reports_no_change() {
+    let _one_at_a_time = serial();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("h.sqlite");
     series(&store, 6, 2, |_| 0);
@@ -230,23 +240,26 @@ fn case<'a>(s: &'a junit_parser::TestSuites, name: &str) -> &'a junit_parser::Te
 
 #[test]
 fn check_passes_an_aa_pair_fails_a_slowdown_and_calls_swinging_repeats_unstable() {
+    let _one_at_a_time = serial();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("c.sqlite");
     let junit = dir.path().join("check.xml");
-    // A/A, B and the slowdown interleaved, three repeats each.
+    // A and B (the same build) interleaved, five repeats each: 0.6-s runs of a
+    // shared 2-core machine scatter by 5-15% from process to process.
     let mut base_ops = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..5 {
         base_ops.push(readrandom_ops(&kv(&store, "a", 0)));
         kv(&store, "b", 0);
     }
-    // 10% slower: the op's time is 1e9 / ops_sec ns; add a tenth of it (rounded up).
+    // 10% slower: the op's time is 1e9 / ops_sec ns; add a ninth of it (rounded up).
     base_ops.sort_by(f64::total_cmp);
-    let cost = (1e9 / base_ops[1] * 0.11).ceil() as u64;
+    let cost = (1e9 / base_ops[2] * 0.11).ceil() as u64;
     for _ in 0..3 {
         kv(&store, "slow", cost);
     }
 
-    // A/A: the same build against itself passes (threshold 20%: this machine is shared).
+    // A/A: the same build against itself passes. The thresholds are wide because this
+    // machine is shared: the gate must not fail (1) or hedge (3) on noise it can see.
     // fillseq of 20000 keys lasts milliseconds, too short to judge, so the gate is held
     // on readrandom alone (--step), as a CI job picks its steps.
     let only = ["--step", "readrandom"];
@@ -257,7 +270,9 @@ fn check_passes_an_aa_pair_fails_a_slowdown_and_calls_swinging_repeats_unstable(
             "--base",
             "tag=a",
             "--threshold",
-            "20",
+            "30",
+            "--unstable",
+            "80",
             only[0],
             only[1],
         ],
@@ -279,6 +294,8 @@ fn check_passes_an_aa_pair_fails_a_slowdown_and_calls_swinging_repeats_unstable(
             "5",
             "--unstable",
             "30",
+            only[0],
+            only[1],
         ],
         &junit,
     );
@@ -355,6 +372,7 @@ fn check_passes_an_aa_pair_fails_a_slowdown_and_calls_swinging_repeats_unstable(
 
 #[test]
 fn ab_interleaves_two_sides_and_finds_a_slowdown_by_permutation() {
+    let _one_at_a_time = serial();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("ab.sqlite");
     let ab = |extra: &[&str]| {

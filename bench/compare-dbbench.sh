@@ -375,7 +375,7 @@ def judged(base, other):
         return "n/a"
     j = json.loads(out.stdout)
     ci = f" ({j['ci'][0]:.3f}-{j['ci'][1]:.3f})" if j["ci"] else ""
-    return f"{j['ratio']:.3f}{ci}, p {j['p']:.2f}"
+    return f"{j['ratio']:.3f}{ci}, p {j['p']:.3f}"
 def col(tool, t, th, k):
     return [float(r[k]) for r in rows if r["tool"] == tool and r["test"] == t and r["threads"] == th and r[k]]
 med = lambda xs: statistics.median(xs) if xs else float("nan")

@@ -111,7 +111,7 @@ def judged(base, other):
         return "n/a"
     j = json.loads(r.stdout)
     ci = f" ({j['ci'][0]:.3f}-{j['ci'][1]:.3f})" if j["ci"] else ""
-    return f"{j['ratio']:.3f}{ci}, p {j['p']:.2f}"
+    return f"{j['ratio']:.3f}{ci}, p {j['p']:.3f}"
 # fio's CPU is its job thread's (getrusage); plumb's is the whole process (workers and
 # sampler). Device requests per IO come from the device's counters for both (/proc/diskstats
 # via fio's disk_util, plumb's rd_op + wr_op): more than 1 means the kernel split requests.

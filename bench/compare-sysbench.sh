@@ -167,7 +167,7 @@ def judged(base, other):
         return "n/a"
     j = json.loads(r.stdout)
     ci = f" ({j['ci'][0]:.2f}-{j['ci'][1]:.2f})" if j["ci"] else ""
-    return f"{j['ratio']:.2f}{ci} p {j['p']:.2f}"
+    return f"{j['ratio']:.2f}{ci} p {j['p']:.3f}"
 by = {}
 for r in rows:
     by.setdefault((r["server"], r["test"], r["tool"]), []).append((float(r["qps"]), float(r["client_cpu_us_q"])))

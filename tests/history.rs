@@ -8,10 +8,10 @@
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 mod common;
-use common::{json_of, stderr};
+use common::{json_of, plumb, stderr};
 
 /// The tests below judge throughput: run one at a time, so they are not each other's
 /// noise (the test harness runs a binary's tests in parallel on a 2-core machine).
@@ -48,15 +48,6 @@ fn kv(store: &Path, tag: &str, cost_ns: u64) -> Value {
     let o = c.output().expect("run plumb");
     assert!(o.status.success(), "{}", stderr(&o));
     json_of(&o)
-}
-
-fn plumb(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(args)
-        .arg("--store")
-        .arg(store)
-        .output()
-        .expect("run plumb")
 }
 
 /// readrandom's ops/s of a run printed by `kv --json`.

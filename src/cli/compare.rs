@@ -147,14 +147,7 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
             s
         }
         Format::Html => {
-            let mut profiles = plumb_report::html::Profiles::new();
-            for r in &runs {
-                let p = store
-                    .profiles(r.run.id)
-                    .with_context(|| format!("reading the profiles of run {}", r.run.id))?;
-                profiles.insert(r.run.id, p);
-            }
-            plumb_report::html::report_with_profiles(&runs, c.as_ref(), &profiles)
+            plumb_report::html::report_with_profiles(&runs, c.as_ref(), &profiles(&store, &runs)?)
         }
         Format::Csv => plumb_report::csv::runs(&runs),
         Format::Json => {
@@ -188,4 +181,19 @@ pub fn write_whole(path: &std::path::Path, flag: &str, doc: &str) -> anyhow::Res
         .with_context(|| format!("{flag} {}", path.display()))?;
     eprintln!("plumb: wrote {}", path.display());
     Ok(())
+}
+
+/// The stored CPU profiles of `runs`, for the HTML pages that draw flame graphs.
+pub fn profiles(
+    store: &plumb_store::Store,
+    runs: &[plumb_store::StoredRun],
+) -> anyhow::Result<plumb_report::html::Profiles> {
+    let mut profiles = plumb_report::html::Profiles::new();
+    for r in runs {
+        let p = store
+            .profiles(r.run.id)
+            .with_context(|| format!("reading the profiles of run {}", r.run.id))?;
+        profiles.insert(r.run.id, p);
+    }
+    Ok(profiles)
 }

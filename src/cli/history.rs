@@ -132,14 +132,7 @@ pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .flat_map(|v| v.runs.iter().cloned())
                 .collect();
-            let mut profiles = plumb_report::html::Profiles::new();
-            for r in &runs {
-                let p = store
-                    .profiles(r.run.id)
-                    .with_context(|| format!("reading the profiles of run {}", r.run.id))?;
-                profiles.insert(r.run.id, p);
-            }
-            plumb_report::history::html(&h, &runs, &profiles)
+            plumb_report::history::html(&h, &runs, &super::compare::profiles(&store, &runs)?)
         }
     };
     if matches!(a.format, Format::Csv) {

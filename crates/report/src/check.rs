@@ -218,22 +218,13 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
 /// Judges every measured step of `new` against `base`.
 pub fn check(base: &Version, new: &Version, o: &CheckOptions) -> CheckReport {
     let steps = crate::compare::measured_steps(new.runs.iter());
-    let values = |v: &Version, step: &str, m: &Metric| -> Vec<f64> {
-        v.runs
-            .iter()
-            .filter_map(|r| {
-                r.steps
-                    .iter()
-                    .find(|(s, _)| s.name == step && s.status == plumb_core::StepStatus::Ok)
-                    .and_then(|(s, _)| (m.get)(&s.summary))
-            })
-            .filter(|x| x.is_finite())
-            .collect()
-    };
     let results = steps
         .iter()
         .flat_map(|step| o.metrics.iter().map(move |m| (step, m)))
-        .map(|(step, m)| judge(step, m, &values(base, step, m), &values(new, step, m), o))
+        .map(|(step, m)| {
+            let get = |v: &Version| crate::compare::values(v, step, &m.get);
+            judge(step, m, &get(base), &get(new), o)
+        })
         .collect();
     CheckReport {
         base: base.label.clone(),

@@ -158,7 +158,11 @@ pub struct GroupSummary {
 }
 
 /// The values of `get` for `step` across a version's runs (ok steps only).
-fn values(v: &Version, step: &str, get: &dyn Fn(&StepSummary) -> Option<f64>) -> Vec<f64> {
+pub(crate) fn values(
+    v: &Version,
+    step: &str,
+    get: &dyn Fn(&StepSummary) -> Option<f64>,
+) -> Vec<f64> {
     v.runs
         .iter()
         .filter_map(|r| {

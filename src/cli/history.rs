@@ -19,7 +19,7 @@ use std::process::ExitCode;
 g12, s3, or filters such as tag=v1, version=8.6.7, git=abc123); or one selector split \
 with --by KEY, one point per value in the order the runs were made.\n\
 Examples:\n  plumb history version=8.1.1 version=8.6.7 version=8.8.1\n  \
-plumb history engine=rocksdb,opt.workload=x3 --by version\n  \
+plumb history engine=rocksdb,tag=nightly --by version\n  \
 plumb history s3 --by tag --format html -o history.html"
 )]
 pub struct HistoryArgs {

@@ -106,6 +106,9 @@ pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
             a.permutations
         );
     }
+    if matches!(a.format, Format::Csv) {
+        bail!("history: --format csv is not a history format; use text, md, html or json");
+    }
     let store = a.store.open_existing()?;
     let mut versions = select::versions(&store, &a.selectors)?;
     if let Some(key) = &a.by {
@@ -135,9 +138,6 @@ pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
             plumb_report::history::html(&h, &runs, &super::compare::profiles(&store, &runs)?)
         }
     };
-    if matches!(a.format, Format::Csv) {
-        bail!("history: --format csv is not a history format; use text, md, html or json");
-    }
     match &a.output {
         None => print!("{doc}"),
         Some(path) => write_whole(path, "-o", &doc)?,

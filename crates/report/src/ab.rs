@@ -37,8 +37,9 @@ pub struct AbStep {
     pub writes: bool,
 }
 
-/// A slice's throughput: the geometric mean of its full intervals' ops/s (a partial
-/// last interval weighs its share of a second), or the step's ops/s without intervals.
+/// A slice's throughput: the geometric mean of its intervals' ops/s, each weighted by
+/// its seconds (a partial last interval weighs its share of a second), or the step's
+/// ops/s when its intervals hold less than half its time.
 fn slice_ops(r: &StoredRun, step: &str) -> Option<f64> {
     let (s, ivs) = r
         .steps
@@ -49,7 +50,9 @@ fn slice_ops(r: &StoredRun, step: &str) -> Option<f64> {
         w += iv.secs;
         sum += iv.secs * iv.ops_sec.ln();
     }
-    if w > 0.0 {
+    // A step shorter than its intervals' grain (a fill of a few hundred ms) has too
+    // little of its time in intervals to summarise: its own ops/s stands for it.
+    if w > 0.0 && w >= 0.5 * s.summary.secs {
         Some((sum / w).exp())
     } else {
         (s.summary.ops_sec > 0.0).then_some(s.summary.ops_sec)

@@ -351,9 +351,11 @@ NULL_JSON="$LOGDIR/null-readrandom.json"
   || { log "null run failed"; tail -n 20 "$NULL_JSON.err" >&2; }
 
 # ------------------------------------------------------------------ report --
-python3 - "$CSV" "$NULL_JSON" "$LOGDIR/header.md" "$TESTS" "$THREADS" "$(( $(date +%s) - START ))" "$MODES" "$PLUMB" > "$LOGDIR/report.md" <<'EOF'
-import csv, json, statistics, subprocess, sys
+BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" python3 - "$CSV" "$NULL_JSON" "$LOGDIR/header.md" "$TESTS" "$THREADS" "$(( $(date +%s) - START ))" "$MODES" "$PLUMB" > "$LOGDIR/report.md" <<'EOF'
+import csv, json, os, statistics, sys
 csv_path, null_path, header, tests, threads, elapsed, modes, plumb = sys.argv[1:9]
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from plumb_ratio import judged
 modes = modes.split()
 rows = list(csv.DictReader(open(csv_path)))
 print(open(header).read(), end="")
@@ -363,19 +365,6 @@ for m in modes:
 cols += ["runs: db_bench; " + "; ".join(f"plumb {m}" for m in modes)]
 print("| " + " | ".join(cols) + " |")
 print("|---|---:|---:|" + "---:|---:|---:|" * len(modes) + "---|")
-def judged(base, other):
-    """plumb's own statistics (plumb ratio): ratio of medians, Welch's interval on ln
-    values, and the permutation test's p, exact for a few repeats."""
-    if not base or not other:
-        return "n/a"
-    out = subprocess.run([plumb, "ratio", "--base", ",".join(map(str, base)),
-                          "--other", ",".join(map(str, other)), "--json"],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        return "n/a"
-    j = json.loads(out.stdout)
-    ci = f" ({j['ci'][0]:.3f}-{j['ci'][1]:.3f})" if j["ci"] else ""
-    return f"{j['ratio']:.3f}{ci}, p {j['p']:.3f}"
 def col(tool, t, th, k):
     return [float(r[k]) for r in rows if r["tool"] == tool and r["test"] == t and r["threads"] == th and r[k]]
 med = lambda xs: statistics.median(xs) if xs else float("nan")
@@ -390,7 +379,7 @@ for t in tests.split():
         runs = [fmt(d)]
         for m in modes:
             p = col(f"plumb-{m}", t, th, "ops_sec")
-            cells += [f"{med(p):,.0f}", judged(d, p), f"{med(col(f'plumb-{m}', t, th, 'plumb_pct')):.1f}"]
+            cells += [f"{med(p):,.0f}", judged(plumb, d, p), f"{med(col(f'plumb-{m}', t, th, 'plumb_pct')):.1f}"]
             runs.append(fmt(p))
         print("| " + " | ".join(cells) + " | " + "; ".join(runs) + " |")
 print()

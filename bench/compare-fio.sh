@@ -98,20 +98,12 @@ fi
 
 CMD="SIZE=$SIZE SECS=$SECS ROUNDS=$ROUNDS flock /tmp/plumb-bench.lock bench/compare-fio.sh"
 [[ -f $OUT/plumb-mem.json ]] && SYSB=1
-python3 - "$OUT" "$ROUNDS" "$CMD" "${SYSB}" "$PLUMB" "${PATTERNS[@]}" <<'PY'
-import json, re, statistics, subprocess, sys, glob, os
+BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" python3 - "$OUT" "$ROUNDS" "$CMD" "${SYSB}" "$PLUMB" "${PATTERNS[@]}" <<'PY'
+import json, re, statistics, sys, glob, os
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from plumb_ratio import judged
 out, rounds, cmd, sysb, plumb_bin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 pats = [p.split('|') for p in sys.argv[6:]]
-def judged(base, other):
-    """plumb's own statistics (plumb ratio): ratio of medians with Welch's 95% interval
-    on ln values and the permutation test's p over the rounds."""
-    r = subprocess.run([plumb_bin, "ratio", "--base", ",".join(map(str, base)),
-                        "--other", ",".join(map(str, other)), "--json"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return "n/a"
-    j = json.loads(r.stdout)
-    ci = f" ({j['ci'][0]:.3f}-{j['ci'][1]:.3f})" if j["ci"] else ""
-    return f"{j['ratio']:.3f}{ci}, p {j['p']:.3f}"
 # fio's CPU is its job thread's (getrusage); plumb's is the whole process (workers and
 # sampler). Device requests per IO come from the device's counters for both (/proc/diskstats
 # via fio's disk_util, plumb's rd_op + wr_op): more than 1 means the kernel split requests.
@@ -151,7 +143,7 @@ for name, _, _, step, metric in pats:
     # Median of each round's ratio: the two runs of a round are back to back.
     pr = statistics.median(b[i] / a[i] for a, b in zip(F, P))
     fq, pq = statistics.median(x[4] for x in F), statistics.median(x[4] for x in P)
-    print(f"| {name} | {unit} | {f:,.0f} | {p:,.0f} | {judged([x[i] for x in F], [x[i] for x in P])} | {pr:.3f} | {fs} | {ps} | {fc:.2f} | {pc:.2f} | {fl:.0f} | {pl:.0f} | {fq:.2f} | {pq:.2f} |")
+    print(f"| {name} | {unit} | {f:,.0f} | {p:,.0f} | {judged(plumb_bin, [x[i] for x in F], [x[i] for x in P])} | {pr:.3f} | {fs} | {ps} | {fc:.2f} | {pc:.2f} | {fl:.0f} | {pl:.0f} | {fq:.2f} | {pq:.2f} |")
 if sysb:
     doc = json.load(open(f"{out}/plumb-mem.json"))
     print("\n| memory | sysbench write (MiB/s→GB/s) | plumb triad GB/s |\n|---|---:|---:|")

@@ -156,18 +156,11 @@ done
 echo
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) vCPUs;" \
   "$TABLE_SIZE rows, $THREADS threads, ${DURATION}s, $ROUNDS rounds alternated"
-python3 - "$RESULTS" "$PLUMB" <<'PY'
-import csv, json, statistics, subprocess, sys
+BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" python3 - "$RESULTS" "$PLUMB" <<'PY'
+import csv, os, statistics, sys
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from plumb_ratio import judged
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-def judged(base, other):
-    """plumb ratio: ratio of medians, Welch's 95% interval on ln values, permutation p."""
-    r = subprocess.run([sys.argv[2], "ratio", "--base", ",".join(map(str, base)),
-                        "--other", ",".join(map(str, other)), "--json"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return "n/a"
-    j = json.loads(r.stdout)
-    ci = f" ({j['ci'][0]:.2f}-{j['ci'][1]:.2f})" if j["ci"] else ""
-    return f"{j['ratio']:.2f}{ci} p {j['p']:.3f}"
 by = {}
 for r in rows:
     by.setdefault((r["server"], r["test"], r["tool"]), []).append((float(r["qps"]), float(r["client_cpu_us_q"])))
@@ -178,6 +171,6 @@ for (s, t, tool), v in by.items():
     p = by[(s, t, "plumb")]
     pq, pc = statistics.median(x[0] for x in p), statistics.median(x[1] for x in p)
     q, c = statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)
-    print(f"{s:9} {t:15} {tool:10} {pq:10.0f} {q:10.0f} {judged([x[0] for x in v], [x[0] for x in p]):>24} {pc:11.2f} {c:10.2f}")
+    print(f"{s:9} {t:15} {tool:10} {pq:10.0f} {q:10.0f} {judged(sys.argv[2], [x[0] for x in v], [x[0] for x in p], 2):>24} {pc:11.2f} {c:10.2f}")
 PY
 echo "(medians; cpu/q = client CPU µs per query; results in $RESULTS)"

@@ -21,25 +21,25 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The memory-engine run every test here makes: short, and long enough to judge.
+const KV: [&str; 9] = [
+    "kv",
+    "--engine",
+    "memory",
+    "--benchmarks",
+    "fillseq,readrandom",
+    "--num",
+    "20000",
+    "--duration",
+    "0.6",
+];
+
 /// One `plumb kv` run of the memory engine tagged `tag`, with `cost_ns` per op.
 fn kv(store: &Path, tag: &str, cost_ns: u64) -> Value {
     let mut c = Command::new(env!("CARGO_BIN_EXE_plumb"));
-    c.args([
-        "kv",
-        "--engine",
-        "memory",
-        "--benchmarks",
-        "fillseq,readrandom",
-        "--num",
-        "20000",
-        "--duration",
-        "0.6",
-        "--tag",
-        tag,
-        "--json",
-        "--store",
-    ])
-    .arg(store);
+    c.args(KV)
+        .args(["--tag", tag, "--json", "--store"])
+        .arg(store);
     if cost_ns > 0 {
         c.env("PLUMB_TEST_MEMORY_OP_NS", cost_ns.to_string());
     } else {
@@ -375,20 +375,8 @@ fn ab_interleaves_two_sides_and_finds_a_slowdown_by_permutation() {
             .output()
             .expect("run plumb ab")
     };
-    let kv = [
-        "--",
-        "kv",
-        "--engine",
-        "memory",
-        "--benchmarks",
-        "fillseq,readrandom",
-        "--num",
-        "20000",
-        "--duration",
-        "0.6",
-    ];
-    let mut args = vec!["--b-env", "PLUMB_TEST_MEMORY_OP_NS=2000", "--json"];
-    args.extend(kv);
+    let mut args = vec!["--b-env", "PLUMB_TEST_MEMORY_OP_NS=2000", "--json", "--"];
+    args.extend(KV);
     let o = ab(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json_of(&o);

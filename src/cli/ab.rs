@@ -125,12 +125,7 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
     if a.rounds < 2 {
         bail!("--rounds {}: at least 2 slices a side, or there is no noise to judge against (5 is the default)", a.rounds);
     }
-    if !(a.alpha > 0.0 && a.alpha < 1.0) {
-        bail!(
-            "--alpha {}: give a significance between 0 and 1, e.g. 0.05",
-            a.alpha
-        );
-    }
+    super::history::check_alpha(a.alpha)?;
     if !matches!(
         a.command.first().map(String::as_str),
         Some("kv" | "sql" | "ib")

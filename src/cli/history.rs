@@ -93,13 +93,16 @@ pub struct CheckArgs {
     store: StoreArg,
 }
 
-pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
-    if !(a.alpha > 0.0 && a.alpha < 1.0) {
-        bail!(
-            "--alpha {}: give a significance between 0 and 1, e.g. 0.05",
-            a.alpha
-        );
+/// Refuses a significance level that is not a probability strictly between 0 and 1.
+pub fn check_alpha(alpha: f64) -> anyhow::Result<()> {
+    if !(alpha > 0.0 && alpha < 1.0) {
+        bail!("--alpha {alpha}: give a significance between 0 and 1, e.g. 0.05");
     }
+    Ok(())
+}
+
+pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
+    check_alpha(a.alpha)?;
     if a.permutations < 19 {
         bail!(
             "--permutations {}: at least 19, or no p-value can reach 0.05",
@@ -300,7 +303,8 @@ pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
         bail!("check: {} has no measured step to judge", new.label);
     }
     if let Some(path) = &a.junit {
-        write_whole(path, "--junit", &check::junit(&report))?;
+        let xml = check::junit(&report).context("--junit: writing the JUnit XML")?;
+        write_whole(path, "--junit", &xml)?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -100,16 +100,6 @@ struct CostDef {
     get: Getter,
 }
 
-/// Costs in µs per op: their changes can be set against the change in time per op.
-const TIME_COSTS: &[&str] = &[
-    "usr_us_op",
-    "sys_us_op",
-    "plumb_us_op",
-    "comp_cpu_us_op",
-    "srv_cpu_us_q",
-    "dev_us_op",
-];
-
 /// Outcomes rather than costs (latency follows throughput), and the sum of parts that
 /// are shown themselves.
 const NOT_CAUSES: &[&str] = &["p50_us", "p99_us", "p99.9_us", "cpu_us_op", "util"];
@@ -123,7 +113,8 @@ fn cost_defs(versions: &[Version]) -> Vec<CostDef> {
         .filter(|m| m.better == Better::Lower || m.id == "rareq_sz" || m.id == "wareq_sz")
         .map(|m| CostDef {
             id: m.id.to_string(),
-            time: TIME_COSTS.contains(&m.id),
+            // Costs in µs per op or query can be set against the change in time per op.
+            time: m.unit.starts_with("µs/"),
             get: Box::new(m.get),
         })
         .collect();

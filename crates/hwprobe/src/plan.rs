@@ -171,10 +171,12 @@ pub fn round_down_mib(b: u64) -> u64 {
     b / MIB * MIB
 }
 
-/// Free space to leave untouched: 10% of the filesystem or 1 GiB, whichever is more, so a
-/// probe never fills a filesystem other processes (or the database) need.
+/// Free space to leave untouched, so a probe never fills a filesystem other processes (or
+/// the database) need: 10% of the filesystem, at least 1 GiB and at most 4 GiB. The cap
+/// matters on large or thin-provisioned filesystems (a 252 GiB VM disk with 26 GiB
+/// available), where 10% of the size would refuse even a small probe.
 pub fn reserve(fs_total: u64) -> u64 {
-    (fs_total / 10).max(GIB)
+    (fs_total / 10).clamp(GIB, 4 * GIB)
 }
 
 /// Refuses a size below the minimum or one that would leave less than [`reserve`] free.
@@ -191,7 +193,7 @@ pub fn check_size(dir: &Path, size: u64, fs_total: u64, fs_avail: u64) -> Result
         return Err(ProbeError::Refused {
             path: dir.to_path_buf(),
             reason: format!(
-                "a {} file would leave less than {} free (10% of the filesystem, at least 1 GiB); \
+                "a {} file would leave less than {} free (10% of the filesystem, 1 to 4 GiB); \
                  {} is available. Give a smaller --size or another --dir",
                 human(size),
                 human(keep),
@@ -345,12 +347,13 @@ mod tests {
     #[test]
     fn size_rules_keep_a_reserve() {
         let d = Path::new("/x");
-        // 100 GiB filesystem: keep 10 GiB.
-        assert_eq!(reserve(100 * GIB), 10 * GIB);
+        // 20 GiB filesystem: keep 2 GiB; small ones 1 GiB; large ones at most 4 GiB.
+        assert_eq!(reserve(20 * GIB), 2 * GIB);
         assert_eq!(reserve(2 * GIB), GIB);
-        assert!(check_size(d, 40 * GIB, 100 * GIB, 50 * GIB).is_ok());
-        assert!(check_size(d, 40 * GIB, 100 * GIB, 50 * GIB - 1).is_err());
-        let e = check_size(d, 41 * GIB, 100 * GIB, 50 * GIB)
+        assert_eq!(reserve(252 * GIB), 4 * GIB);
+        assert!(check_size(d, 40 * GIB, 100 * GIB, 44 * GIB).is_ok());
+        assert!(check_size(d, 40 * GIB, 100 * GIB, 44 * GIB - 1).is_err());
+        let e = check_size(d, 41 * GIB, 100 * GIB, 44 * GIB)
             .unwrap_err()
             .to_string();
         assert!(e.contains("--dir /x") && e.contains("--size"), "{e}");

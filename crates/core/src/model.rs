@@ -298,6 +298,39 @@ pub struct StepSummary {
     /// response-time buckets); `None` for other workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ib: Option<IbSummary>,
+    /// An open-loop step's offered rate, its service time beside the response time the
+    /// percentiles above give, and how far behind its schedule it fell; `None` for
+    /// closed-loop steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoop>,
+    /// Latency per kind of operation, by the name its users know (YCSB's `read`,
+    /// `update` …, TPC-C's `new-order` …), for workloads that mix kinds; the step's
+    /// percentiles are all of them together.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub by_op: std::collections::BTreeMap<String, OpLatency>,
+}
+
+/// What an open-loop step was offered and what it kept up with. The step's
+/// percentiles are response times, counted from each op's intended start, so an op
+/// queued behind a stall counts the stall; the service time here counts from when the
+/// op actually started, the engine's own time. Both are needed: response time is what a
+/// user waits, service time says whether the engine or the queue made them wait.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoop {
+    /// Ops per second offered, across threads.
+    pub target_ops_sec: f64,
+    /// `constant` or `poisson`.
+    pub arrivals: String,
+    /// Service time: from each op's actual start.
+    pub service: OpLatency,
+    /// The most any op started after it was due, ms: the queue's longest wait.
+    pub lag_max_ms: f64,
+    /// Ops that started later than 1 ms after they were due, percent of the measured ops.
+    pub late_pct: f64,
+    /// Ops due before the step ended that never started: the backlog left behind, never
+    /// counted in the step's ops or percentiles (a rate above capacity shows here and in
+    /// ops/s below the target).
+    pub backlog_ops: u64,
 }
 
 /// Upper bounds of the insert benchmark's response-time buckets, µs (≤256 µs, ≤1 ms,

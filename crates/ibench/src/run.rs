@@ -7,9 +7,7 @@
 use crate::error::IbError;
 use crate::row::{Row, RowGen};
 use crate::target::{IbConn, IbTarget, SecIndex};
-use plumb_core::{
-    IbSecond, IbSummary, Interval, OpLatency, Qos, StepStatus, StepSummary, IB_BUCKETS_US,
-};
+use plumb_core::{IbSecond, IbSummary, Interval, OpLatency, Qos, StepStatus, StepSummary};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree::{self, TreeSnapshot};
@@ -203,7 +201,7 @@ fn inserter(
         let began = match &mut pacer {
             // A commit due at or after the window's end is not the step's.
             Some(p) => match p.wait_next(&stop) {
-                Some(t) if t < start + cfg.duration => t,
+                Some(s) if s.from < start + cfg.duration => s.from,
                 _ => break,
             },
             None => {
@@ -295,19 +293,7 @@ fn querier(
 }
 
 fn latency(h: &LatencyHistogram) -> OpLatency {
-    OpLatency {
-        ops: h.count(),
-        p50_us: h.quantile_us(0.5),
-        p90_us: h.quantile_us(0.9),
-        p99_us: h.quantile_us(0.99),
-        p999_us: h.quantile_us(0.999),
-        max_us: h.max_us(),
-        buckets: if h.count() > 0 {
-            h.buckets_us(&IB_BUCKETS_US)
-        } else {
-            Vec::new()
-        },
-    }
+    h.op_latency()
 }
 
 fn failed(started: SystemTime, e: &IbError) -> IbStepResult {

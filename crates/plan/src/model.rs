@@ -6,7 +6,7 @@ use crate::family::{Family, ServerSpec, Subject};
 use plumb_core::value::VerifyMode;
 use plumb_targets::EngineSpec;
 use plumb_workloads::steps::StepPlan;
-use plumb_workloads::{Distribution, StepKind};
+use plumb_workloads::{Arrivals, Distribution, LatencyBound, Pace, StepKind};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -68,6 +68,62 @@ pub struct KvParams {
     /// nothing, db_bench's work (a key that must exist and is missing still fails).
     #[arg(long, default_value_t = VerifyMode::Sample, value_parser = verify_mode)]
     pub verify: VerifyMode,
+    /// Open loop: ops/s offered to each non-fill step in total across threads (as
+    /// sysbench's --rate and YCSB's -target), each op timed from its intended start, its
+    /// service time stored beside; without it steps run closed-loop.
+    #[arg(long, value_name = "OPS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// How open-loop arrivals are spaced: constant or poisson.
+    #[arg(long, default_value = "constant")]
+    #[serde(skip_serializing_if = "is_constant")]
+    pub arrivals: Arrivals,
+    /// Find the highest rate at which each non-fill step keeps this bound on response
+    /// time, e.g. p99:2ms: a closed-loop pass, then open-loop probes bisecting below it,
+    /// each stored as STEP@RATE/s (the curve of rate against latency).
+    #[arg(long, value_name = "pQ:BOUND")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_search: Option<String>,
+}
+
+fn is_constant(a: &Arrivals) -> bool {
+    *a == Arrivals::Constant
+}
+
+/// Checks open-loop knobs, shared by every family that has them: the rate offered
+/// (`None`: closed loop) and the bound of a rate search.
+pub fn pace_of(
+    rate: Option<f64>,
+    arrivals: Arrivals,
+    rate_search: Option<&str>,
+) -> Result<(Option<Pace>, Option<LatencyBound>), ParamError> {
+    let pace = match rate {
+        Some(r) if !(r > 0.0 && r.is_finite()) => {
+            return Err(ParamError {
+                key: "rate",
+                message: format!("{r}: give ops per second > 0"),
+            })
+        }
+        Some(r) => Some(Pace {
+            ops_per_sec: r,
+            arrivals,
+        }),
+        None => None,
+    };
+    let bound = match rate_search {
+        Some(b) => Some(b.parse::<LatencyBound>().map_err(|message| ParamError {
+            key: "rate_search",
+            message,
+        })?),
+        None => None,
+    };
+    if pace.is_some() && bound.is_some() {
+        return Err(ParamError {
+            key: "rate_search",
+            message: "a rate search chooses its own rates: drop --rate".into(),
+        });
+    }
+    Ok((pace, bound))
 }
 
 fn verify_mode(s: &str) -> Result<VerifyMode, String> {
@@ -130,6 +186,7 @@ impl KvParams {
         if !(self.write_rate_mb > 0.0 && self.write_rate_mb.is_finite()) {
             return bad("write_rate_mb", "must be > 0 MB/s".into());
         }
+        pace_of(self.rate, self.arrivals, self.rate_search.as_deref())?;
         if self.batch_size == 0 || self.batch_size > 4096 {
             return bad("batch_size", "must be between 1 and 4096".into());
         }
@@ -159,6 +216,13 @@ impl KvParams {
             }
             _ => None,
         }
+    }
+
+    /// The open-loop load of a step of `kind`: fills and maintenance run closed-loop
+    /// (their work is a quota, not an offered rate).
+    pub fn step_pace(&self, kind: StepKind) -> Option<Pace> {
+        let p = pace_of(self.rate, self.arrivals, None).ok()?.0?;
+        (!kind.is_fill() && !kind.is_maintenance()).then_some(p)
     }
 
     /// Threads of a step of `kind`.

@@ -39,6 +39,10 @@ pub struct StepConfig {
     /// What reads check.
     #[serde(default)]
     pub verify: VerifyMode,
+    /// Open loop: the rate the measured threads are offered (each takes an equal
+    /// share), each op timed from its intended start; `None` runs closed-loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace: Option<plumb_workloads::Pace>,
 }
 
 impl StepConfig {

@@ -61,6 +61,24 @@ impl LatencyHistogram {
         (!self.h.is_empty()).then(|| self.h.max() as f64 / 1000.0)
     }
 
+    /// The figures stored for one kind of op (or the open-loop service time): count,
+    /// percentiles and the insert benchmark's response-time buckets.
+    pub fn op_latency(&self) -> plumb_core::OpLatency {
+        plumb_core::OpLatency {
+            ops: self.count(),
+            p50_us: self.quantile_us(0.5),
+            p90_us: self.quantile_us(0.9),
+            p99_us: self.quantile_us(0.99),
+            p999_us: self.quantile_us(0.999),
+            max_us: self.max_us(),
+            buckets: if self.count() > 0 {
+                self.buckets_us(&plumb_core::IB_BUCKETS_US)
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
     /// Ops per bucket: those ≤ `bounds_us[0]`, then each next bound, then the rest
     /// (the insert benchmark's response-time buckets). Each recorded value counts
     /// once, by its histogram slot's lower edge: a value within the histogram's 0.1%

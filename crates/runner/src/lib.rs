@@ -10,6 +10,7 @@ pub mod pacing;
 pub mod payload;
 pub mod recording;
 mod sampler;
+pub mod search;
 pub mod step;
 mod worker;
 pub mod workload;
@@ -22,6 +23,7 @@ pub use lifecycle::{
 };
 pub use pacing::Pacer;
 pub use recording::Recording;
+pub use search::{search_rate, Probe, Search};
 pub use step::{
     run_step, run_workload, NoProgress, Progress, RunContext, StepHistograms, StepOutcome,
 };

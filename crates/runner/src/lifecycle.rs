@@ -6,7 +6,7 @@
 
 use crate::config::{KeySpace, StepConfig};
 use crate::recording::Recording;
-use crate::step::{run_step, Progress, RunContext};
+use crate::step::{run_step, Progress, RunContext, StepOutcome};
 use plumb_core::{RunStatus, StepStatus};
 use plumb_plan::RunPlan;
 use plumb_probes::perf::HwCounterGroup;
@@ -444,6 +444,11 @@ impl Lifecycle<'_> {
             key: e.key,
             message: e.message,
         })?;
+        let rate_search = plan
+            .params
+            .rate_search
+            .as_deref()
+            .and_then(|b| b.parse::<plumb_workloads::LatencyBound>().ok());
         let (Some(engine), Some(steps)) = (plan.target.engine_spec(), plan.workload.kv_steps())
         else {
             return Err(LifecycleError::Family {
@@ -558,29 +563,17 @@ impl Lifecycle<'_> {
                 write_rate_mb: plan.params.write_rate_mb,
                 distribution,
                 verify: plan.params.verify,
+                pace: plan.params.step_pace(sp.kind),
             };
             let out = run_step(&ctx, &cfg, &mut keys);
-            let step_id = rec.step(
-                StepRecord {
-                    seq: 0, // given by the recording
-                    name: sp.name.clone(),
-                    kind: sp.kind.into(),
-                    status: out.status,
-                    error: out.error.clone(),
-                    started_at: rfc3339(out.started),
-                    ended_at: rfc3339(out.ended),
-                    config: serde_json::to_value(&cfg).unwrap_or_default(),
-                    summary: out.summary.clone(),
-                },
-                &out.intervals,
-            )?;
-            match &out.profile {
-                Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
-                Some(Err(why)) => self
-                    .observer
-                    .note(&format!("no profile of step {}: {why}", sp.name)),
-                None => {}
-            }
+            store_step(&mut rec, self.observer, &cfg, &out, None)?;
+            let searched = !sp.kind.is_fill() && !sp.kind.is_maintenance();
+            let out = match rate_search {
+                Some(bound) if searched && out.status == StepStatus::Ok => {
+                    search(&ctx, &mut rec, self.observer, &cfg, &mut keys, &bound, &out)?
+                }
+                _ => out,
+            };
             let engine_broken = out.status == StepStatus::Failed && !out.verification_failed;
             if out.status == StepStatus::Interrupted
                 || engine_broken // later steps would measure a broken state
@@ -604,6 +597,178 @@ impl Lifecycle<'_> {
         let stored = self.store.run(run_id)?;
         self.observer.run_finished(&stored, self.store);
         Ok((run_id, status))
+    }
+}
+
+/// Stores one step's record, its intervals and its profile; `extra` is added to the
+/// stored config (a rate search's account).
+fn store_step(
+    rec: &mut Recording<'_>,
+    observer: &mut dyn Observer,
+    cfg: &StepConfig,
+    out: &StepOutcome,
+    extra: Option<(&str, serde_json::Value)>,
+) -> Result<i64, LifecycleError> {
+    let mut config = serde_json::to_value(cfg).unwrap_or_default();
+    if let (Some((k, v)), Some(m)) = (extra, config.as_object_mut()) {
+        m.insert(k.to_string(), v);
+    }
+    let step_id = rec.step(
+        StepRecord {
+            seq: 0, // given by the recording
+            name: cfg.plan.name.clone(),
+            kind: cfg.plan.kind.into(),
+            status: out.status,
+            error: out.error.clone(),
+            started_at: rfc3339(out.started),
+            ended_at: rfc3339(out.ended),
+            config,
+            summary: out.summary.clone(),
+        },
+        &out.intervals,
+    )?;
+    match &out.profile {
+        Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
+        Some(Err(why)) => observer.note(&format!("no profile of step {}: {why}", cfg.plan.name)),
+        None => {}
+    }
+    Ok(step_id)
+}
+
+/// The rate search of a step that ran closed-loop as `closed` (see [`crate::search`]):
+/// each probe stored as `STEP@RATE/s`, then `STEP@max`, the best probe's figures with
+/// the search's account in its config (failed when no rate kept the bound). Returns
+/// the last probe's outcome, which decides whether the run goes on.
+fn search(
+    ctx: &RunContext<'_>,
+    rec: &mut Recording<'_>,
+    observer: &mut dyn Observer,
+    cfg: &StepConfig,
+    keys: &mut KeySpace,
+    bound: &plumb_workloads::LatencyBound,
+    closed: &StepOutcome,
+) -> Result<StepOutcome, LifecycleError> {
+    let mut outcomes: Vec<StepOutcome> = Vec::new();
+    let mut failure: Option<LifecycleError> = None;
+    let name = &cfg.plan.name;
+    let found = crate::search::search_rate(bound, closed.summary.ops_sec, |rate| {
+        if failure.is_some() || ctx.interrupt.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut c = cfg.clone();
+        c.plan.name = format!("{name}@{rate:.0}/s");
+        c.pace = Some(plumb_workloads::Pace {
+            ops_per_sec: rate,
+            arrivals: plumb_workloads::Arrivals::Constant,
+        });
+        let out = run_step(ctx, &c, keys);
+        if let Err(e) = store_step(rec, observer, &c, &out, None) {
+            failure = Some(e);
+            return None;
+        }
+        let s = &out.summary;
+        let probe = crate::search::Probe {
+            rate,
+            achieved: s.ops_sec,
+            quantile_us: match &out.histograms {
+                Some(h) => h.total.quantile_us(bound.quantile),
+                None => quantile_of(s, bound.quantile),
+            },
+            backlog: s.open_loop.as_ref().map_or(0, |o| o.backlog_ops),
+            ops: s.ops,
+            clean: out.status == StepStatus::Ok,
+        };
+        observer.note(&format!(
+            "{name} at {rate:.0}/s: {:.0} ops/s, p{} {} µs, backlog {}: {}",
+            probe.achieved,
+            bound.quantile * 100.0,
+            probe.quantile_us.map_or("-".into(), |q| format!("{q:.0}")),
+            probe.backlog,
+            if probe.passes(bound) {
+                "kept"
+            } else {
+                "missed"
+            }
+        ));
+        outcomes.push(out);
+        Some(probe)
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let Some(last) = outcomes.last().cloned() else {
+        return Ok(closed.clone());
+    };
+    let account = serde_json::json!({
+        "bound": bound.to_string(),
+        "closed_loop_ops_sec": closed.summary.ops_sec,
+        "best_ops_sec": found.best,
+        "probes": found.probes.iter().map(|p| serde_json::json!({
+            "rate": p.rate, "achieved": p.achieved, "quantile_us": p.quantile_us,
+            "backlog": p.backlog, "kept": p.passes(bound),
+        })).collect::<Vec<_>>(),
+    });
+    let mut c = cfg.clone();
+    c.plan.name = format!("{name}@max");
+    let best = found.best.and_then(|b| {
+        let i = found.probes.iter().position(|p| p.rate == b)?;
+        outcomes.get(i).cloned()
+    });
+    let summary_out =
+        match best {
+            Some(o) => {
+                observer.note(&format!(
+                    "{name}: the highest rate keeping {bound} is {:.0} ops/s ({} probes)",
+                    found.best.unwrap_or(0.0),
+                    found.probes.len()
+                ));
+                o
+            }
+            None => {
+                StepOutcome {
+                    status: StepStatus::Failed,
+                    error: Some(format!(
+                "no rate probed kept {bound}: lowest probe {:.0}/s (closed loop {:.0} ops/s)",
+                found.probes.iter().map(|p| p.rate).fold(f64::INFINITY, f64::min),
+                closed.summary.ops_sec
+            )),
+                    verification_failed: true, // the engine works; it is too slow for the bound
+                    ..last.clone()
+                }
+            }
+        };
+    c.pace = summary_out
+        .summary
+        .open_loop
+        .as_ref()
+        .map(|o| plumb_workloads::Pace {
+            ops_per_sec: o.target_ops_sec,
+            arrivals: plumb_workloads::Arrivals::Constant,
+        });
+    store_step(
+        rec,
+        observer,
+        &c,
+        &StepOutcome {
+            profile: None,
+            ..summary_out
+        },
+        Some(("rate_search", account)),
+    )?;
+    Ok(last)
+}
+
+/// A stored summary's response-time quantile `q`, from the percentiles it keeps (the
+/// nearest kept one at or above `q`).
+fn quantile_of(s: &plumb_core::StepSummary, q: f64) -> Option<f64> {
+    if q <= 0.5 {
+        s.p50_us
+    } else if q <= 0.99 {
+        s.p99_us
+    } else if q <= 0.999 {
+        s.p999_us
+    } else {
+        s.p9999_us
     }
 }
 

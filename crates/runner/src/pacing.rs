@@ -1,58 +1,120 @@
-//! Open-loop pacing for rate-limited writers: each op has an intended start time and
-//! its latency counts from then, so a stalled engine cannot hide its stall by making
-//! the client send less (no coordinated omission).
+//! Open-loop pacing: each op has an intended start time and its response time counts
+//! from then, so a stalled engine cannot hide its stall by making the client send less
+//! (no coordinated omission). Arrivals are evenly spaced or a Poisson process.
 
+use plumb_workloads::Arrivals;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp1};
 use std::time::{Duration, Instant};
 
-/// Hands out intended start times at a fixed rate.
+/// When an op was due and when it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// Where its response time counts from: the intended start when the op was
+    /// already due (the engine made it wait), else its actual start (the pacer slept,
+    /// and any lateness of the wake-up is the harness's, not the engine's).
+    pub from: Instant,
+    /// When it actually started: its service time counts from here.
+    pub started: Instant,
+    /// How long after its intended start it started, ns (0 when on time).
+    pub lag_ns: u64,
+}
+
+/// Hands out intended start times at a rate, evenly or as a Poisson process.
 pub struct Pacer {
     start: Instant,
     interval_ns: f64,
-    issued: u64,
+    /// Ns from `start` to the next op's intended start.
+    next_ns: f64,
+    poisson: Option<SmallRng>,
 }
 
 impl Pacer {
-    /// `ops_per_sec` must be > 0. Call it on the thread that will wait: it narrows
-    /// that thread's timer slack from the default 50 µs to 1 µs, so sleeping to an
-    /// intended start does not itself add tens of µs to every op's latency.
+    /// Evenly spaced arrivals at `ops_per_sec` (> 0). Call it on the thread that will
+    /// wait: it narrows that thread's timer slack from the default 50 µs to 1 µs, so
+    /// sleeping to an intended start does not itself add tens of µs to every op.
     pub fn new(ops_per_sec: f64, start: Instant) -> Self {
+        Self::with_arrivals(ops_per_sec, start, Arrivals::Constant, 0)
+    }
+
+    /// Arrivals at `ops_per_sec` (> 0) spaced as `arrivals` says; a Poisson process
+    /// draws its gaps from a generator seeded with `seed`, so a run replays.
+    pub fn with_arrivals(ops_per_sec: f64, start: Instant, arrivals: Arrivals, seed: u64) -> Self {
         // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only this thread.
         unsafe {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
         }
-        Pacer {
+        let mut p = Pacer {
             start,
             interval_ns: 1e9 / ops_per_sec,
-            issued: 0,
+            next_ns: 0.0,
+            poisson: (arrivals == Arrivals::Poisson).then(|| SmallRng::seed_from_u64(seed)),
+        };
+        // A Poisson process's first arrival is one gap in, as every other.
+        if p.poisson.is_some() {
+            p.next_ns = p.gap();
+        }
+        p
+    }
+
+    fn gap(&mut self) -> f64 {
+        match &mut self.poisson {
+            Some(rng) => {
+                let e: f64 = Exp1.sample(rng);
+                e * self.interval_ns
+            }
+            None => self.interval_ns,
         }
     }
 
-    /// Waits for the next op's intended start and returns the instant its latency
-    /// counts from, or `None` if stopped. When the previous op ran past this op's
-    /// intended start, the engine caused the wait: latency counts from the intended
-    /// start (no coordinated omission). When the pacer was idle and had to sleep, any
-    /// lateness of the wake-up is the harness's, not the engine's: latency counts from
-    /// the actual start.
-    pub fn wait_next(&mut self, stop: &dyn Fn() -> bool) -> Option<Instant> {
-        let due = self.start + Duration::from_nanos((self.issued as f64 * self.interval_ns) as u64);
-        self.issued += 1;
+    fn due(&self) -> Instant {
+        self.start + Duration::from_nanos(self.next_ns as u64)
+    }
+
+    /// Waits for the next op's intended start; `None` if stopped first.
+    pub fn wait_next(&mut self, stop: &dyn Fn() -> bool) -> Option<Slot> {
+        let due = self.due();
+        self.next_ns += self.gap();
         if stop() {
             return None;
         }
-        if Instant::now() >= due {
-            return Some(due);
+        let now = Instant::now();
+        if now >= due {
+            let lag_ns = (now - due).as_nanos() as u64;
+            return Some(Slot {
+                from: due,
+                started: now,
+                lag_ns,
+            });
         }
         loop {
-            let now = Instant::now();
-            if now >= due {
-                return Some(now);
-            }
             // Sleep in short slices so a stop is noticed promptly.
-            std::thread::sleep((due - now).min(Duration::from_millis(50)));
+            std::thread::sleep((due - Instant::now().min(due)).min(Duration::from_millis(50)));
             if stop() {
                 return None;
             }
+            let now = Instant::now();
+            if now >= due {
+                return Some(Slot {
+                    from: now,
+                    started: now,
+                    lag_ns: 0,
+                });
+            }
         }
+    }
+
+    /// Ops due before `at` that were never handed out: the backlog a stopped step
+    /// leaves behind.
+    pub fn backlog_at(&mut self, at: Instant) -> u64 {
+        let end_ns = at.saturating_duration_since(self.start).as_nanos() as f64;
+        let mut n = 0;
+        while self.next_ns <= end_ns {
+            n += 1;
+            self.next_ns += self.gap();
+        }
+        n
     }
 }
 
@@ -65,17 +127,45 @@ mod tests {
         let t0 = Instant::now() - Duration::from_millis(10);
         let mut p = Pacer::new(1000.0, t0);
         // 10 ms behind: the first ops are due in the past, so they count from `due`.
-        assert_eq!(p.wait_next(&|| false).unwrap(), t0);
+        let s = p.wait_next(&|| false).unwrap();
+        assert_eq!(s.from, t0);
+        assert!(s.started >= t0 + Duration::from_millis(10) && s.lag_ns >= 10_000_000);
         assert_eq!(
-            p.wait_next(&|| false).unwrap(),
+            p.wait_next(&|| false).unwrap().from,
             t0 + Duration::from_millis(1)
         );
+        // Eight more were due by now and not handed out (10 ms at 1000/s, less the two).
+        let b = p.backlog_at(t0 + Duration::from_micros(9_500));
+        assert_eq!(b, 8);
         // Ahead of schedule: the pacer sleeps and the op counts from its real start,
         // which is never before its due time.
         let mut q = Pacer::new(1000.0, Instant::now() + Duration::from_millis(5));
         let due = Instant::now() + Duration::from_millis(5);
         let s = q.wait_next(&|| false).unwrap();
-        assert!(s + Duration::from_micros(100) >= due);
+        assert!(s.from + Duration::from_micros(100) >= due);
+        assert_eq!((s.from, s.lag_ns), (s.started, 0));
         assert!(q.wait_next(&|| true).is_none());
+    }
+
+    #[test]
+    fn poisson_gaps_have_the_rate_and_the_spread_of_an_exponential() {
+        let t0 = Instant::now();
+        let mut p = Pacer::with_arrivals(1000.0, t0, Arrivals::Poisson, 9);
+        let mut gaps = Vec::new();
+        let mut last = p.next_ns;
+        for _ in 0..20_000 {
+            p.next_ns += p.gap();
+            gaps.push(p.next_ns - last);
+            last = p.next_ns;
+        }
+        let n = gaps.len() as f64;
+        let mean = gaps.iter().sum::<f64>() / n;
+        let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n).sqrt();
+        // Exponential: mean 1 ms and standard deviation equal to the mean.
+        assert!((mean / 1e6 - 1.0).abs() < 0.03, "mean {mean}");
+        assert!((sd / mean - 1.0).abs() < 0.05, "sd/mean {}", sd / mean);
+        // Constant arrivals have no spread.
+        let mut c = Pacer::new(1000.0, t0);
+        assert_eq!(c.gap(), c.gap());
     }
 }

@@ -9,7 +9,8 @@ use crate::worker::{self, HarnessTime, Msg, Padded, Report, Role, Shared, Worker
 use crate::workload::kv::KvStep;
 use crate::workload::Workload;
 use plumb_core::{
-    HwCounters, Interval, Maintenance, StepStatus, StepSummary, Target, Verification, WriterSummary,
+    HwCounters, Interval, Maintenance, OpenLoop, StepStatus, StepSummary, Target, Verification,
+    WriterSummary,
 };
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::perf::HwCounterGroup;
@@ -186,6 +187,8 @@ struct Collected {
     reports: Vec<Report>,
     verify: Verification,
     harness: HarnessTime,
+    /// Open-loop ops the measured threads left due and never started.
+    backlog: u64,
     errors: Vec<String>,
     interrupted: bool,
     reader_done: usize,
@@ -209,6 +212,7 @@ fn sample(
         reports: Vec::new(),
         verify: Verification::default(),
         harness: HarnessTime::default(),
+        backlog: 0,
         errors: Vec::new(),
         interrupted: false,
         reader_done: 0,
@@ -221,11 +225,13 @@ fn sample(
             writer,
             verify,
             harness,
+            backlog,
             error,
         } => {
             c.verify.merge(&verify);
             if !writer {
                 c.harness.merge(&harness);
+                c.backlog += backlog;
             }
             c.errors.extend(error);
             if writer {
@@ -325,6 +331,8 @@ fn summarise(
         .map(|_| (0, 0, LatencyHistogram::new()))
         .collect();
     let mut total = LatencyHistogram::new();
+    let mut service: Option<LatencyHistogram> = None;
+    let (mut lag_max_ns, mut late) = (0u64, 0u64);
     let (mut w_ops, mut w_bytes, mut w_hist) = (0u64, 0u64, LatencyHistogram::new());
     for r in &c.reports {
         if r.epoch == 0 {
@@ -341,6 +349,11 @@ fn summarise(
         slot.1 += r.bytes;
         slot.2.merge(&r.hist);
         total.merge(&r.hist);
+        if let Some(h) = &r.service {
+            service.get_or_insert_with(LatencyHistogram::new).merge(h);
+        }
+        lag_max_ns = lag_max_ns.max(r.lag_max_ns);
+        late += r.late;
     }
 
     let mut intervals = Vec::with_capacity(epochs);
@@ -451,6 +464,15 @@ fn summarise(
         lsm: lsm_since(&c.lsm),
         server: None,
         ib: None,
+        open_loop: cfg.pace.map(|p| OpenLoop {
+            target_ops_sec: p.ops_per_sec,
+            arrivals: p.arrivals.to_string(),
+            service: service.as_ref().map(|h| h.op_latency()).unwrap_or_default(),
+            lag_max_ms: lag_max_ns as f64 / 1e6,
+            late_pct: metrics::per_op(Some(late as f64 * 100.0), ops).unwrap_or(0.0),
+            backlog_ops: c.backlog,
+        }),
+        by_op: Default::default(),
         writer: (w_ops > 0).then(|| WriterSummary {
             ops: w_ops,
             mb_sec: if secs > 0.0 {
@@ -464,7 +486,11 @@ fn summarise(
         }),
     };
     StepOutcome {
-        histograms: None,
+        // The whole window's, for a rate search's exact quantile.
+        histograms: Some(StepHistograms {
+            intervals: Vec::new(),
+            total,
+        }),
         status,
         error,
         verification_failed: c.errors.is_empty() && c.verify.failed(),

@@ -38,11 +38,13 @@ pub(crate) struct Shared {
 pub(crate) enum Msg {
     /// One worker's ops that completed during one epoch.
     Interval(Report),
-    /// The worker stopped; its verification counts, its harness time and error, if any.
+    /// The worker stopped; its verification counts, its harness time, the open-loop
+    /// ops it left due and never started, and its error, if any.
     Done {
         writer: bool,
         verify: Verification,
         harness: HarnessTime,
+        backlog: u64,
         error: Option<String>,
     },
 }
@@ -165,8 +167,18 @@ pub(crate) struct Report {
     pub(crate) epoch: u64,
     pub(crate) ops: u64,
     pub(crate) bytes: u64,
+    /// Response times (closed loop: each op from its start).
     pub(crate) hist: LatencyHistogram,
+    /// An open-loop step's service times, from each op's actual start.
+    pub(crate) service: Option<LatencyHistogram>,
+    /// The most an op of an open-loop step started after it was due, ns.
+    pub(crate) lag_max_ns: u64,
+    /// Ops that started more than [`LATE_NS`] after they were due.
+    pub(crate) late: u64,
 }
+
+/// An open-loop op that starts later than this after it was due counts as late.
+pub(crate) const LATE_NS: u64 = 1_000_000;
 
 /// Which part a worker plays in its step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,6 +208,7 @@ pub struct Worker<'a> {
     tx: &'a Sender<Msg>,
     released: bool,
     harness: HarnessTime,
+    backlog: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -238,9 +251,10 @@ impl<'a> Worker<'a> {
         self.env.all_present
     }
 
-    /// Runs `op` closed-loop (each op starts when the previous ended) until `quota`
-    /// measured ops, the step's end or an error. `op` returns (ops counted, user bytes);
-    /// zero ops means this thread has nothing left to do.
+    /// Runs `op` until `quota` measured ops, the step's end or an error: closed-loop
+    /// (each op starts when the previous ended), or open-loop when the step has a
+    /// [`StepConfig::pace`], this thread taking its share of the rate. `op` returns
+    /// (ops counted, user bytes); zero ops means this thread has nothing left to do.
     #[inline]
     pub fn drive<F>(&mut self, quota: u64, op: F) -> Result<(), TargetError>
     where
@@ -248,8 +262,23 @@ impl<'a> Worker<'a> {
     {
         self.release();
         let (t, writer) = (self.index(), self.role == Role::Writer);
-        let h = &mut self.harness;
-        drive(self.env, t, writer, quota, None, op, self.tx, h)
+        let cfg = self.env.cfg;
+        match cfg.pace.filter(|_| !writer) {
+            Some(p) => {
+                let start = *self.env.shared.writer_start.get_or_init(Instant::now);
+                let seed = plumb_workloads::distribution::worker_seed(cfg.seed, cfg.index, t);
+                let rate = p.ops_per_sec / cfg.threads.max(1) as f64;
+                let mut pacer = Pacer::with_arrivals(rate, start, p.arrivals, seed ^ 0x9ace);
+                let h = &mut self.harness;
+                let r = drive(self.env, t, writer, quota, Some(&mut pacer), op, self.tx, h);
+                self.backlog = pacer.backlog_at(Instant::now());
+                r
+            }
+            None => {
+                let h = &mut self.harness;
+                drive(self.env, t, writer, quota, None, op, self.tx, h)
+            }
+        }
     }
 
     /// Runs `op` open-loop at `ops_per_sec` (> 0) until the step ends: latency counts
@@ -299,6 +328,7 @@ pub(crate) fn run_worker(
         tx: &tx,
         released: false,
         harness: HarnessTime::default(),
+        backlog: 0,
     };
     let mut verify = Verification::default();
     clock_read_ns(); // measured once, before any step's window opens
@@ -313,6 +343,7 @@ pub(crate) fn run_worker(
         writer: role == Role::Writer,
         verify,
         harness: w.harness,
+        backlog: w.backlog,
         error: result.err().map(|e| e.to_string()),
     });
 }
@@ -339,20 +370,32 @@ where
     let mut calls = 0u64;
     let mut epoch = shared.epoch.load(Relaxed);
     let mut hist = LatencyHistogram::new();
+    // An open-loop step's measured threads keep service time beside response time.
+    let open = pacer.is_some() && !writer;
+    let mut service = open.then(LatencyHistogram::new);
+    let (mut lag_max_ns, mut late) = (0u64, 0u64);
     let (mut ops, mut bytes) = (0u64, 0u64);
     let mut done = 0u64;
     let stop = || shared.stop.load(Relaxed);
-    let flush = |epoch: u64, ops: u64, bytes: u64, hist: &mut LatencyHistogram| {
-        if ops > 0 {
-            let h = std::mem::take(hist);
-            let _ = tx.send(Msg::Interval(Report {
-                writer,
-                epoch,
-                ops,
-                bytes,
-                hist: h,
-            }));
+    let flush = |r: Report| {
+        if r.ops > 0 {
+            let _ = tx.send(Msg::Interval(r));
         }
+    };
+    let report = |epoch: u64,
+                  ops: u64,
+                  bytes: u64,
+                  hist: &mut LatencyHistogram,
+                  service: &mut Option<LatencyHistogram>,
+                  lag: (u64, u64)| Report {
+        writer,
+        epoch,
+        ops,
+        bytes,
+        hist: std::mem::take(hist),
+        service: service.as_mut().map(std::mem::take),
+        lag_max_ns: lag.0,
+        late: lag.1,
     };
     let mut last_end = Instant::now();
     let result = loop {
@@ -362,12 +405,16 @@ where
         // Closed loop: an op starts when the previous one ended (one clock read per op,
         // as db_bench's FinishedOps does; the few ns of key choice in between count as
         // the op's). Open loop: from the intended start.
-        let start = match pacer.as_deref_mut() {
+        let (start, started) = match pacer.as_deref_mut() {
             Some(p) => match p.wait_next(&stop) {
-                Some(due) => due,
+                Some(slot) => {
+                    lag_max_ns = lag_max_ns.max(slot.lag_ns);
+                    late += u64::from(slot.lag_ns > LATE_NS);
+                    (slot.from, slot.started)
+                }
                 None => break Ok(()),
             },
-            None => last_end,
+            None => (last_end, last_end),
         };
         // Not the first call of a thread: it pays for first touches.
         let sampling = calls % HARNESS_SAMPLE_EVERY == HARNESS_SAMPLE_EVERY / 2;
@@ -383,11 +430,15 @@ where
         last_end = end;
         let now_epoch = shared.epoch.load(Relaxed);
         if now_epoch != epoch {
-            flush(epoch, ops, bytes, &mut hist);
-            (ops, bytes) = (0, 0);
+            let lag = (lag_max_ns, late);
+            flush(report(epoch, ops, bytes, &mut hist, &mut service, lag));
+            (ops, bytes, lag_max_ns, late) = (0, 0, 0, 0);
             epoch = now_epoch;
         }
         hist.record_ns(ns);
+        if let Some(s) = service.as_mut() {
+            s.record_ns(end.saturating_duration_since(started).as_nanos() as u64);
+        }
         ops += n;
         bytes += b;
         if epoch > 0 {
@@ -401,6 +452,7 @@ where
             }
         }
     };
-    flush(epoch, ops, bytes, &mut hist);
+    let lag = (lag_max_ns, late);
+    flush(report(epoch, ops, bytes, &mut hist, &mut service, lag));
     result
 }

@@ -27,6 +27,7 @@ fn cfg(step: &str, index: usize, num: u64, threads: usize) -> StepConfig {
         write_rate_mb: 1.0,
         distribution: Distribution::Uniform,
         verify: VerifyMode::Sample,
+        pace: None,
     }
 }
 
@@ -358,4 +359,75 @@ fn readseq_visits_every_key_once_and_stops_at_the_end() {
     run(&t, &cfg("fillseq", 0, 1000, 1), &mut keys);
     let o = run(&t, &cfg("readseq", 1, 2000, 1), &mut keys);
     assert_eq!(o.summary.ops, 1000);
+}
+
+#[test]
+fn open_loop_response_time_counts_a_stall_for_every_op_behind_it_and_service_time_does_not() {
+    use plumb_workloads::{Arrivals, Pace};
+    // 2000 ops/s offered; a 300 ms stall 700 ms in holds one op, and the ~600 due
+    // behind it wait for it.
+    let run_with = |pace: Option<Pace>| {
+        let t = MemoryTarget::with_stall(Duration::from_millis(700), Duration::from_millis(300));
+        let mut c = cfg("readrandom", 0, 1000, 1);
+        c.duration = Some(Duration::from_millis(2000));
+        c.pace = pace;
+        run(&t, &c, &mut KeySpace::empty())
+    };
+    let o = run_with(Some(Pace {
+        ops_per_sec: 2000.0,
+        arrivals: Arrivals::Constant,
+    }));
+    assert_eq!(o.status, StepStatus::Ok, "{:?}", o.error);
+    let s = &o.summary;
+    let ol = s.open_loop.as_ref().expect("an open-loop step says so");
+    assert_eq!(
+        (ol.target_ops_sec, ol.arrivals.as_str()),
+        (2000.0, "constant")
+    );
+    // Every due op ran: the pacer catches up after the stall instead of sending less.
+    assert!(s.ops as f64 >= 0.95 * 2000.0 * 2.0, "{} ops", s.ops);
+    assert!(ol.backlog_ops < 20, "backlog {}", ol.backlog_ops);
+    // Response time: ~10% of the ops waited 100-300 ms, so p99 is most of the stall …
+    let p99 = s.p99_us.unwrap();
+    assert!(p99 >= 150_000.0, "response p99 {p99} µs");
+    assert!(ol.lag_max_ms >= 250.0, "lag {}", ol.lag_max_ms);
+    assert!(ol.late_pct >= 5.0, "late {}%", ol.late_pct);
+    // … service time: one op of ~4000 took the stall, the others their own few µs.
+    let svc = &ol.service;
+    assert_eq!(svc.ops, s.ops);
+    assert!(svc.max_us.unwrap() >= 290_000.0, "{svc:?}");
+    assert!(
+        svc.p99_us.unwrap() < 5_000.0,
+        "service p99 {:?}",
+        svc.p99_us
+    );
+    let above_64ms: u64 = svc.buckets[5..].iter().sum();
+    assert_eq!(above_64ms, 1, "{:?}", svc.buckets);
+    // Closed loop, the same stall hides: the client waits and sends nothing meanwhile.
+    let o = run_with(None);
+    assert!(o.summary.open_loop.is_none());
+    assert!(
+        o.summary.p99_us.unwrap() < 5_000.0,
+        "{:?}",
+        o.summary.p99_us
+    );
+    assert!(o.summary.pmax_us.unwrap() >= 290_000.0);
+}
+
+#[test]
+fn poisson_arrivals_keep_their_rate_across_threads() {
+    use plumb_workloads::{Arrivals, Pace};
+    let t = MemoryTarget::new();
+    let mut c = cfg("readrandom", 0, 1000, 2);
+    c.duration = Some(Duration::from_millis(1500));
+    c.pace = Some(Pace {
+        ops_per_sec: 4000.0,
+        arrivals: Arrivals::Poisson,
+    });
+    let o = run(&t, &c, &mut KeySpace::empty());
+    assert_eq!(o.status, StepStatus::Ok);
+    let rate = o.summary.ops_sec;
+    assert!((rate / 4000.0 - 1.0).abs() < 0.1, "{rate} ops/s");
+    assert_eq!(o.summary.open_loop.as_ref().unwrap().arrivals, "poisson");
+    assert_intervals_add_up(&o);
 }

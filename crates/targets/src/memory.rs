@@ -17,6 +17,30 @@ pub struct MemoryTarget {
     map: RwLock<Map>,
     /// The injected cost per op (see [`COST_ENV`]), 0 when none.
     cost: Cost,
+    /// One injected stall, for tests of what open-loop steps report.
+    stall: Option<Stall>,
+}
+
+/// One stall of known length: the first op to begin after `at` waits `len`, as an
+/// engine's write stall would hold one op and, open-loop, every op queued behind it.
+#[derive(Debug)]
+struct Stall {
+    at: std::time::Instant,
+    len: std::time::Duration,
+    taken: std::sync::atomic::AtomicBool,
+}
+
+impl Stall {
+    #[inline]
+    fn maybe(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !self.taken.load(Relaxed)
+            && std::time::Instant::now() >= self.at
+            && !self.taken.swap(true, Relaxed)
+        {
+            std::thread::sleep(self.len);
+        }
+    }
 }
 
 /// The environment variable that adds a fixed CPU cost to every memory-engine op, in
@@ -101,6 +125,20 @@ impl MemoryTarget {
         Self::default()
     }
 
+    /// An empty map whose first op to begin `after` from now stalls for `len`: a stall
+    /// of known size and place, so tests can show what response and service time make
+    /// of it.
+    pub fn with_stall(after: std::time::Duration, len: std::time::Duration) -> Self {
+        MemoryTarget {
+            stall: Some(Stall {
+                at: std::time::Instant::now() + after,
+                len,
+                taken: Default::default(),
+            }),
+            ..Self::default()
+        }
+    }
+
     /// Overwrites a stored value in place without a checksum, so tests can prove that
     /// reads detect corruption. Returns whether the key existed.
     pub fn corrupt(&self, key: &[u8]) -> bool {
@@ -169,6 +207,7 @@ impl EngineKind for MemoryKind {
         Ok(Box::new(MemoryTarget {
             map: RwLock::default(),
             cost: Cost::from_env()?,
+            stall: None,
         }))
     }
 }
@@ -176,6 +215,7 @@ impl EngineKind for MemoryKind {
 struct MemorySession<'a> {
     map: &'a RwLock<Map>,
     cost: Cost,
+    stall: Option<&'a Stall>,
 }
 
 impl Target for MemoryTarget {
@@ -189,6 +229,7 @@ impl Target for MemoryTarget {
         Ok(Box::new(MemorySession {
             map: &self.map,
             cost: self.cost,
+            stall: self.stall.as_ref(),
         }))
     }
     fn maintenance(&self, _what: Maintenance) -> Result<(), TargetError> {
@@ -197,6 +238,14 @@ impl Target for MemoryTarget {
 }
 
 impl MemorySession<'_> {
+    /// What every op pays before its work: the injected cost and stall, if any.
+    #[inline]
+    fn pay(&self) {
+        self.cost.pay();
+        if let Some(s) = self.stall {
+            s.maybe();
+        }
+    }
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Map> {
         self.map.read().unwrap_or_else(|e| e.into_inner())
     }
@@ -207,12 +256,12 @@ impl MemorySession<'_> {
 
 impl Session for MemorySession<'_> {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
-        self.cost.pay();
+        self.pay();
         self.write().insert(key.to_vec(), value.to_vec());
         Ok(())
     }
     fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
-        self.cost.pay();
+        self.pay();
         match self.read().get(key) {
             Some(v) => {
                 visit(v);
@@ -228,7 +277,7 @@ impl Session for MemorySession<'_> {
         reverse: bool,
         visit: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<usize, TargetError> {
-        self.cost.pay();
+        self.pay();
         let m = self.read();
         let mut n = 0;
         // Seek lands on one entry, then `nexts` more steps: nexts + 1 entries at most.
@@ -253,7 +302,7 @@ impl Session for MemorySession<'_> {
         Ok(n)
     }
     fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
-        self.cost.pay();
+        self.pay();
         self.write().remove(key);
         Ok(())
     }

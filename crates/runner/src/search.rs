@@ -1,0 +1,147 @@
+//! The highest rate at which a step keeps a latency bound. Throughput at saturation is
+//! not what a service can offer its users: the rate it can take while its p99 stays
+//! under a bound is. The procedure, the same for every family:
+//!
+//! 1. A closed-loop pass measures the step's capacity C (the caller runs it).
+//! 2. Open-loop probes, each a full step at one rate: the first at 0.9 C; while a probe
+//!    passes and no probe has failed, the next is 1.25× higher (at most twice), so a
+//!    capacity the closed loop underestimated is still found; then the bracket between
+//!    the highest passing and the lowest failing rate is bisected (geometrically, down
+//!    to a tenth of C before giving up) until it is within 2% or the probes run out.
+//! 3. A probe passes when the step ran cleanly, the bound's quantile of response time
+//!    (from each op's intended start) is within the bound, and the backlog it left
+//!    (ops due but never started) is under 1% of its ops: a rate above capacity fails
+//!    by its backlog even when the ops that did run were fast.
+
+use plumb_workloads::LatencyBound;
+
+/// One probe of a search: the rate offered and what it kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Probe {
+    /// Ops/s offered.
+    pub rate: f64,
+    /// Ops/s done.
+    pub achieved: f64,
+    /// The bound's quantile of response time, µs (`None`: no op finished).
+    pub quantile_us: Option<f64>,
+    /// Ops due and never started.
+    pub backlog: u64,
+    /// Ops done.
+    pub ops: u64,
+    /// The step itself ran cleanly (no error, not interrupted).
+    pub clean: bool,
+}
+
+impl Probe {
+    /// Whether this probe kept `bound` (see the module's rule 3).
+    pub fn passes(&self, bound: &LatencyBound) -> bool {
+        self.clean
+            && self.quantile_us.is_some_and(|q| q <= bound.max_us)
+            && (self.backlog as f64) <= 0.01 * self.ops as f64 + 1.0
+    }
+}
+
+/// What a search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Search {
+    /// The highest rate that passed, if any did.
+    pub best: Option<f64>,
+    /// Every probe in the order run: the curve of rate against latency.
+    pub probes: Vec<Probe>,
+}
+
+/// Probes at most this many rates.
+pub const MAX_PROBES: usize = 8;
+/// Stops when the bracket is this narrow, relative to its top.
+pub const TOLERANCE: f64 = 0.02;
+
+/// Runs the search of the module's procedure from a closed-loop `capacity` (ops/s),
+/// calling `run` for each probe; `run` returns `None` to stop early (an interrupt).
+pub fn search_rate(
+    bound: &LatencyBound,
+    capacity: f64,
+    mut run: impl FnMut(f64) -> Option<Probe>,
+) -> Search {
+    let mut probes = Vec::new();
+    let (mut lo, mut hi): (Option<f64>, Option<f64>) = (None, None);
+    let floor = capacity * 0.1;
+    let mut rate = capacity * 0.9;
+    let mut raises = 0;
+    while probes.len() < MAX_PROBES && rate > 0.0 && rate.is_finite() {
+        let Some(p) = run(rate) else { break };
+        probes.push(p);
+        if p.passes(bound) {
+            lo = Some(rate);
+        } else {
+            hi = Some(rate);
+        }
+        rate = match (lo, hi) {
+            (Some(l), None) if raises < 2 => {
+                raises += 1;
+                l * 1.25
+            }
+            (Some(_), None) => break,
+            (None, Some(h)) if h / 2.0 < floor => break,
+            (None, Some(h)) => h / 2.0,
+            (Some(l), Some(h)) if (h - l) <= TOLERANCE * h => break,
+            (Some(l), Some(h)) => (l * h).sqrt(),
+            (None, None) => break,
+        };
+    }
+    Search { best: lo, probes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step that keeps any bound up to `cap` ops/s and falls behind above it.
+    fn step(cap: f64) -> impl FnMut(f64) -> Option<Probe> {
+        move |rate| {
+            let ok = rate <= cap;
+            Some(Probe {
+                rate,
+                achieved: rate.min(cap),
+                quantile_us: Some(if ok { 100.0 } else { 50_000.0 }),
+                backlog: if ok {
+                    0
+                } else {
+                    ((rate - cap) * 2.0) as u64 + 10
+                },
+                ops: (rate.min(cap) * 2.0) as u64,
+                clean: true,
+            })
+        }
+    }
+
+    #[test]
+    fn finds_the_capacity_from_above_and_below_the_closed_loop_estimate() {
+        let bound: LatencyBound = "p99:2ms".parse().unwrap();
+        for (estimate, cap) in [(1000.0, 800.0), (1000.0, 1000.0), (1000.0, 1400.0)] {
+            let s = search_rate(&bound, estimate, step(cap));
+            let best = s.best.unwrap();
+            assert!(
+                best <= cap && best >= cap * 0.95,
+                "{estimate} {cap}: {best}"
+            );
+            assert!(s.probes.len() <= MAX_PROBES);
+        }
+        // Nothing passes: no rate found, and the search gives up near a tenth of C.
+        let s = search_rate(&bound, 1000.0, step(1.0));
+        assert_eq!(s.best, None);
+        assert!(s.probes.iter().all(|p| p.rate >= 50.0), "{:?}", s.probes);
+        // A probe with a backlog fails even if its ops were fast.
+        let p = Probe {
+            rate: 10.0,
+            achieved: 5.0,
+            quantile_us: Some(1.0),
+            backlog: 100,
+            ops: 50,
+            clean: true,
+        };
+        assert!(!p.passes(&bound));
+        // An interrupt stops it.
+        let s = search_rate(&bound, 1000.0, |_| None);
+        assert!(s.probes.is_empty() && s.best.is_none());
+    }
+}

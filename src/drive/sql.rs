@@ -47,6 +47,8 @@ fn measure(
     let distribution = p
         .validate()
         .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+    let (pace, bound) = plumb_plan::pace_of(p.rate, p.arrivals, p.rate_search.as_deref())
+        .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
     let ep = server.endpoint().clone();
     let mut counters = CounterReader::connect(&ep)?;
     let id = server::identify(spec, server, choice, &mut counters)?;
@@ -138,6 +140,7 @@ fn measure(
             seed: plan.seed,
             shape: shape.clone(),
             distribution,
+            pace,
         };
         let mut ctx = SqlContext {
             endpoint: &ep,
@@ -158,52 +161,90 @@ fn measure(
                 place + 1
             );
         }
-        let mut out = run_sql_step(&mut ctx, &cfg);
-        // A failed step may be the first sign of a dying server.
-        if out.status == StepStatus::Failed {
-            if let Some(e) = server.died(&step.name) {
-                out.error = Some(e.to_string());
-                server_died = Some(e);
+        let config = serde_json::json!({
+            "microbenchmark": step.kind.name(),
+            "threads": p.threads,
+            "duration_s": duration,
+            "warmup_s": warmup,
+            "tables": p.tables,
+            "table_size": p.table_size,
+            "range_size": p.range_size,
+            "distribution": distribution.to_string(),
+            "seed": plan.seed.to_string(),
+        });
+        let mut run_and_store = |ctx: &mut SqlContext<'_>,
+                                 cfg: &SqlStepConfig,
+                                 extra: Option<serde_json::Value>|
+         -> anyhow::Result<plumb_runner::StepOutcome> {
+            let mut out = run_sql_step(ctx, cfg);
+            // A failed step may be the first sign of a dying server.
+            if out.status == StepStatus::Failed {
+                if let Some(e) = server.died(&cfg.plan.name) {
+                    out.error = Some(e.to_string());
+                    server_died = Some(e);
+                }
             }
-        }
-        let step_id = rec.step(
-            StepRecord {
-                seq: 0,
-                name: step.name.clone(),
-                kind: Kind::Sql(step.kind),
-                status: out.status,
-                error: out.error.clone(),
-                started_at: rfc3339(out.started),
-                ended_at: rfc3339(out.ended),
-                config: serde_json::json!({
-                    "microbenchmark": step.kind.name(),
-                    "threads": p.threads,
-                    "duration_s": duration,
-                    "warmup_s": warmup,
-                    "tables": p.tables,
-                    "table_size": p.table_size,
-                    "range_size": p.range_size,
-                    "distribution": distribution.to_string(),
-                    "seed": plan.seed.to_string(),
-                }),
-                summary: out.summary.clone(),
-            },
-            &out.intervals,
-        )?;
-        if let (Some(_), Some(h)) = (group_of, &out.histograms) {
-            let mut hists = vec![(plumb_store::clients::WHOLE_STEP, h.total.to_v2_base64())];
-            hists.extend(
-                h.intervals
-                    .iter()
-                    .enumerate()
-                    .map(|(i, h)| (i as i64, h.to_v2_base64())),
-            );
-            rec.store().add_histograms(step_id, &hists)?;
-        }
-        match &out.profile {
-            Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
-            Some(Err(why)) => eprintln!("plumb: no profile of step {}: {why}", step.name),
-            None => {}
+            run_and_store_outcome(&mut rec, cfg, &out, &config, extra, group_of, step.kind)?;
+            Ok(out)
+        };
+        let mut out = run_and_store(&mut ctx, &cfg, None)?;
+        if let (Some(bound), true, StepStatus::Ok) =
+            (&bound, step.kind != SqlKind::Load, out.status)
+        {
+            use plumb_runner::search;
+            let capacity = search::served_per_sec(&out);
+            let mut failure = None;
+            let mut outcomes = Vec::new();
+            let found = search::search_rate(bound, capacity, |rate| {
+                if failure.is_some() || interrupt.load(Ordering::Relaxed) {
+                    return None;
+                }
+                let mut c = cfg.clone();
+                c.plan.name = format!("{}@{rate:.0}/s", step.name);
+                c.pace = Some(plumb_workloads::Pace {
+                    ops_per_sec: rate,
+                    arrivals: plumb_workloads::Arrivals::Constant,
+                });
+                match run_and_store(&mut ctx, &c, None) {
+                    Ok(o) => {
+                        let probe = search::probe_of(&o, rate, bound);
+                        eprintln!("plumb: {}", search::probe_line(&c.plan.name, &probe, bound));
+                        outcomes.push(o);
+                        Some(probe)
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        None
+                    }
+                }
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            if let Some(best) = search::best_outcome(&found, &outcomes, bound, capacity) {
+                eprintln!("plumb: {}", search::result_line(&step.name, &found, bound));
+                let mut c = cfg.clone();
+                c.plan.name = format!("{}@max", step.name);
+                c.pace = best
+                    .summary
+                    .open_loop
+                    .as_ref()
+                    .map(|o| plumb_workloads::Pace {
+                        ops_per_sec: o.target_ops_sec,
+                        arrivals: plumb_workloads::Arrivals::Constant,
+                    });
+                let account = search::account(&found, bound, capacity);
+                run_and_store_outcome(
+                    &mut rec,
+                    &c,
+                    &best,
+                    &config,
+                    Some(account),
+                    group_of,
+                    step.kind,
+                )?;
+                out = outcomes.pop().unwrap_or(best);
+            }
         }
         if let Some(e) = &out.error {
             eprintln!("plumb: step {} failed: {e}", step.name);
@@ -224,6 +265,58 @@ fn measure(
     let stored = store.run(run_id)?;
     observer.run_finished(&stored, store);
     Ok((run_id, status))
+}
+
+/// Stores one step as it ran: its record (the step's knobs in `config`, its open-loop
+/// rate and a rate search's account added), its histograms for a client group, its
+/// profile.
+fn run_and_store_outcome(
+    rec: &mut plumb_runner::Recording<'_>,
+    cfg: &SqlStepConfig,
+    out: &plumb_runner::StepOutcome,
+    config: &serde_json::Value,
+    search: Option<serde_json::Value>,
+    group_of: Option<&(String, u32)>,
+    kind: SqlKind,
+) -> anyhow::Result<()> {
+    let mut config = config.clone();
+    if let Some(p) = cfg.pace {
+        config["rate"] = p.ops_per_sec.into();
+        config["arrivals"] = p.arrivals.to_string().into();
+    }
+    if let Some(x) = search {
+        config["rate_search"] = x;
+    }
+    let step_id = rec.step(
+        StepRecord {
+            seq: 0,
+            name: cfg.plan.name.clone(),
+            kind: Kind::Sql(kind),
+            status: out.status,
+            error: out.error.clone(),
+            started_at: rfc3339(out.started),
+            ended_at: rfc3339(out.ended),
+            config,
+            summary: out.summary.clone(),
+        },
+        &out.intervals,
+    )?;
+    if let (Some(_), Some(h)) = (group_of, &out.histograms) {
+        let mut hists = vec![(plumb_store::clients::WHOLE_STEP, h.total.to_v2_base64())];
+        hists.extend(
+            h.intervals
+                .iter()
+                .enumerate()
+                .map(|(i, h)| (i as i64, h.to_v2_base64())),
+        );
+        rec.store().add_histograms(step_id, &hists)?;
+    }
+    match &out.profile {
+        Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
+        Some(Err(why)) => eprintln!("plumb: no profile of step {}: {why}", cfg.plan.name),
+        None => {}
+    }
+    Ok(())
 }
 
 /// Waits for the other clients of the group before step `index`.

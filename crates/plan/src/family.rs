@@ -10,7 +10,7 @@ use plumb_targets::EngineSpec;
 use plumb_workloads::ibench::IbStepPlan;
 use plumb_workloads::sql::SqlStepPlan;
 use plumb_workloads::steps::StepPlan;
-use plumb_workloads::{Distribution, IbKind, SqlGroup};
+use plumb_workloads::{Arrivals, Distribution, IbKind, SqlGroup};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -379,6 +379,22 @@ pub struct SqlParams {
     #[arg(skip)]
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub step_warmup: BTreeMap<String, f64>,
+    /// Open loop: transactions (events) per second offered to each step but the loads,
+    /// in total across the clients (sysbench's --rate), each timed from its intended
+    /// start with its service time stored beside; without it clients run closed-loop.
+    #[arg(long, value_name = "TPS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// How open-loop arrivals are spaced: constant or poisson.
+    #[arg(long, default_value = "constant")]
+    #[serde(skip_serializing_if = "crate::model::is_constant")]
+    pub arrivals: Arrivals,
+    /// Find the highest rate at which each step but the loads keeps this bound on
+    /// response time, e.g. p99:5ms (see `plumb kv --help`): probes stored as
+    /// STEP@RATE/s, the result as STEP@max.
+    #[arg(long, value_name = "pQ:BOUND")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_search: Option<String>,
 }
 
 impl Default for SqlParams {
@@ -442,6 +458,7 @@ impl SqlParams {
             secs_ok("step_warmup", d, true)?;
             known_sql_step(name, "step_warmup")?;
         }
+        crate::model::pace_of(self.rate, self.arrivals, self.rate_search.as_deref())?;
         let d: Distribution = self.distribution.parse().map_err(|e| ParamError {
             key: "distribution",
             message: format!("{e}"),

@@ -86,7 +86,8 @@ pub struct KvParams {
     pub rate_search: Option<String>,
 }
 
-fn is_constant(a: &Arrivals) -> bool {
+/// Whether arrivals are the default (left out of stored plans, which keep their hash).
+pub(crate) fn is_constant(a: &Arrivals) -> bool {
     *a == Arrivals::Constant
 }
 

@@ -91,6 +91,117 @@ pub fn search_rate(
     Search { best: lo, probes }
 }
 
+/// Arrivals per second a finished step served: events timed by its histogram (an op,
+/// a multiread batch, a transaction) over its window. A search's rates are in these
+/// units, for every family.
+pub fn served_per_sec(out: &crate::StepOutcome) -> f64 {
+    let s = &out.summary;
+    let n = out.histograms.as_ref().map_or(s.ops, |h| h.total.count());
+    if s.secs > 0.0 {
+        n as f64 / s.secs
+    } else {
+        0.0
+    }
+}
+
+/// What a probe that ran as `out` at `rate` kept: the bound's quantile exactly, from
+/// the step's histogram.
+pub fn probe_of(out: &crate::StepOutcome, rate: f64, bound: &LatencyBound) -> Probe {
+    let s = &out.summary;
+    let (ops, quantile_us) = match &out.histograms {
+        Some(h) => (h.total.count(), h.total.quantile_us(bound.quantile)),
+        None => (s.ops, s.p99_us),
+    };
+    Probe {
+        rate,
+        achieved: served_per_sec(out),
+        quantile_us,
+        backlog: s.open_loop.as_ref().map_or(0, |o| o.backlog_ops),
+        ops,
+        clean: out.status == plumb_core::StepStatus::Ok,
+    }
+}
+
+/// The line printed after each probe.
+pub fn probe_line(name: &str, p: &Probe, bound: &LatencyBound) -> String {
+    format!(
+        "{name}: {:.0}/s served, p{} {} µs, backlog {}: {}",
+        p.achieved,
+        bound.quantile * 100.0,
+        p.quantile_us.map_or("-".into(), |q| format!("{q:.0}")),
+        p.backlog,
+        if p.passes(bound) { "kept" } else { "missed" }
+    )
+}
+
+/// What is stored as `STEP@max` after a search whose probes ran as `outcomes` (in
+/// order): the best probe's figures, or, when no rate kept the bound, the last probe's
+/// marked failed (the engine works; it is too slow for the bound, so later steps
+/// still run). Its config carries [`account`].
+pub fn best_outcome(
+    found: &Search,
+    outcomes: &[crate::StepOutcome],
+    bound: &LatencyBound,
+    closed_per_sec: f64,
+) -> Option<crate::StepOutcome> {
+    let i = match found.best {
+        Some(b) => found.probes.iter().position(|p| p.rate == b)?,
+        None => {
+            let last = outcomes.last()?;
+            let lowest = found
+                .probes
+                .iter()
+                .map(|p| p.rate)
+                .fold(f64::INFINITY, f64::min);
+            return Some(crate::StepOutcome {
+                status: plumb_core::StepStatus::Failed,
+                error: Some(format!(
+                    "no rate probed kept {bound}: the lowest, {lowest:.0}/s, missed it \
+                     (closed loop {closed_per_sec:.0}/s)"
+                )),
+                verification_failed: true,
+                profile: None,
+                ..last.clone()
+            });
+        }
+    };
+    outcomes.get(i).map(|o| crate::StepOutcome {
+        profile: None,
+        ..o.clone()
+    })
+}
+
+/// The search's account, stored in `STEP@max`'s config: the bound, the closed-loop
+/// rate it started from, the rate found and every probe.
+pub fn account(found: &Search, bound: &LatencyBound, closed_per_sec: f64) -> serde_json::Value {
+    serde_json::json!({
+        "bound": bound.to_string(),
+        "closed_loop_per_sec": closed_per_sec,
+        "best_per_sec": found.best,
+        "probes": found.probes.iter().map(|p| serde_json::json!({
+            "rate": p.rate,
+            "served": p.achieved,
+            "quantile_us": p.quantile_us,
+            "backlog": p.backlog,
+            "kept": p.passes(bound),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The line printed when a search ends.
+pub fn result_line(name: &str, found: &Search, bound: &LatencyBound) -> String {
+    match found.best {
+        Some(b) => format!(
+            "{name}: the highest rate keeping {bound} is {b:.0}/s ({} probes)",
+            found.probes.len()
+        ),
+        None => format!(
+            "{name}: no rate kept {bound} ({} probes)",
+            found.probes.len()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

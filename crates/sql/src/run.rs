@@ -9,12 +9,12 @@ use crate::bench::{Outcome, Shape, ThreadPlan, ThreadState};
 use crate::client::Endpoint;
 use crate::counters::{per_query, CounterReader};
 use crate::error::SqlError;
-use plumb_core::{HwCounters, Interval, ServerCosts, StepStatus, StepSummary};
+use plumb_core::{HwCounters, Interval, OpenLoop, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree;
-use plumb_runner::{metrics, LatencyHistogram, Progress, StepHistograms, StepOutcome};
-use plumb_workloads::{Distribution, SqlKind, SqlStepPlan};
+use plumb_runner::{metrics, LatencyHistogram, Pacer, Progress, StepHistograms, StepOutcome};
+use plumb_workloads::{Distribution, Pace, SqlKind, SqlStepPlan};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Barrier};
@@ -39,6 +39,9 @@ pub struct SqlStepConfig {
     pub shape: Shape,
     /// Key distribution.
     pub distribution: Distribution,
+    /// Open loop: the rate offered across the clients, each transaction timed from
+    /// its intended start; `None` runs closed-loop.
+    pub pace: Option<Pace>,
 }
 
 /// What the step runs against.
@@ -76,10 +79,14 @@ struct Report {
     rows: u64,
     retries: u64,
     hist: LatencyHistogram,
+    /// Open loop: service times, from each transaction's actual start.
+    service: Option<LatencyHistogram>,
+    lag_max_ns: u64,
+    late: u64,
 }
 
 impl Report {
-    fn new(epoch: u64) -> Report {
+    fn new(epoch: u64, open: bool) -> Report {
         Report {
             epoch,
             ops: 0,
@@ -88,9 +95,15 @@ impl Report {
             rows: 0,
             retries: 0,
             hist: LatencyHistogram::new(),
+            service: open.then(LatencyHistogram::new),
+            lag_max_ns: 0,
+            late: 0,
         }
     }
 }
+
+/// An open-loop transaction that starts later than this after it was due is late.
+const LATE_NS: u64 = 1_000_000;
 
 enum Msg {
     Interval(Report),
@@ -98,6 +111,8 @@ enum Msg {
         /// Queries over the connection's whole life, warm-up included (what the server
         /// counters cover).
         all_queries: u64,
+        /// Open loop: transactions due and never started.
+        backlog: u64,
         error: Option<SqlError>,
     },
 }
@@ -124,18 +139,36 @@ fn mark(ctx: &SqlContext<'_>, with_server: bool) -> Mark {
     }
 }
 
+/// One client's loop: closed (each transaction when the last ended) or, with a
+/// `pacer`, open (each when due). Returns its queries, its backlog and its error.
 fn thread_loop(
     st: &mut ThreadState,
     epoch: &AtomicU64,
     stop: &AtomicBool,
     progress: &Padded,
     tx: &mpsc::Sender<Msg>,
-) -> (u64, Option<SqlError>) {
-    let mut r = Report::new(epoch.load(Relaxed));
+    mut pacer: Option<Pacer>,
+) -> (u64, u64, Option<SqlError>) {
+    let open = pacer.is_some();
+    let mut r = Report::new(epoch.load(Relaxed), open);
     let (mut all, mut done) = (0u64, 0u64);
     let mut error = None;
+    let stopped = || stop.load(Relaxed);
     while !stop.load(Relaxed) {
-        let start = Instant::now();
+        let (from, started) = match pacer.as_mut() {
+            Some(p) => match p.wait_next(&stopped) {
+                Some(slot) => {
+                    r.lag_max_ns = r.lag_max_ns.max(slot.lag_ns);
+                    r.late += u64::from(slot.lag_ns > LATE_NS);
+                    (slot.from, slot.started)
+                }
+                None => break,
+            },
+            None => {
+                let now = Instant::now();
+                (now, now)
+            }
+        };
         let out: Outcome = match st.event() {
             Ok(o) => o,
             Err(e) => {
@@ -143,11 +176,12 @@ fn thread_loop(
                 break;
             }
         };
-        let ns = start.elapsed().as_nanos() as u64;
+        let end = Instant::now();
+        let ns = end.saturating_duration_since(from).as_nanos() as u64;
         all += out.queries;
         let now = epoch.load(Relaxed);
         if now != r.epoch {
-            let old = std::mem::replace(&mut r, Report::new(now));
+            let old = std::mem::replace(&mut r, Report::new(now, open));
             if old.ops > 0 || old.queries > 0 {
                 let _ = tx.send(Msg::Interval(old));
             }
@@ -156,6 +190,9 @@ fn thread_loop(
             break;
         }
         r.hist.record_ns(ns);
+        if let Some(s) = r.service.as_mut() {
+            s.record_ns(end.saturating_duration_since(started).as_nanos() as u64);
+        }
         r.ops += out.ops;
         r.txns += 1;
         r.queries += out.queries;
@@ -169,7 +206,8 @@ fn thread_loop(
     if r.ops > 0 || r.queries > 0 {
         let _ = tx.send(Msg::Interval(r));
     }
-    (all, error)
+    let backlog = pacer.map_or(0, |mut p| p.backlog_at(Instant::now()));
+    (all, backlog, error)
 }
 
 /// Runs one step and returns what is stored.
@@ -228,6 +266,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 max_id,
                 all_present,
             };
+            let pace = cfg.pace.filter(|_| !load);
             let (tx, epoch, stop, barrier, end, prog, ep) = (
                 tx.clone(),
                 &epoch,
@@ -242,18 +281,24 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 .spawn_scoped(scope, move || {
                     let st = ThreadState::new(ep, &plan);
                     barrier.wait();
-                    let (kept, (all, error)) = match st {
+                    // Every client's schedule starts together, when they are released.
+                    let pacer = pace.map(|p| {
+                        let rate = p.ops_per_sec / threads as f64;
+                        Pacer::with_arrivals(rate, Instant::now(), p.arrivals, plan.seed ^ 0x9ace)
+                    });
+                    let (kept, (all, backlog, error)) = match st {
                         Ok(mut st) => {
-                            let r = thread_loop(&mut st, epoch, stop, prog, &tx);
+                            let r = thread_loop(&mut st, epoch, stop, prog, &tx, pacer);
                             (Some(st), r)
                         }
-                        Err(e) => (None, (0, Some(e))),
+                        Err(e) => (None, (0, 0, Some(e))),
                     };
                     if error.is_some() {
                         stop.store(true, Relaxed);
                     }
                     let _ = tx.send(Msg::Done {
                         all_queries: all,
+                        backlog,
                         error,
                     });
                     // The connection stays open until the closing mark is taken: a
@@ -267,11 +312,15 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         barrier.wait();
         let mut reports = Vec::new();
         let mut dones = Vec::new();
-        let handle =
-            |m: Msg, reports: &mut Vec<Report>, dones: &mut Vec<(u64, Option<SqlError>)>| match m {
-                Msg::Interval(r) => reports.push(r),
-                Msg::Done { all_queries, error } => dones.push((all_queries, error)),
-            };
+        type Done = (u64, u64, Option<SqlError>);
+        let handle = |m: Msg, reports: &mut Vec<Report>, dones: &mut Vec<Done>| match m {
+            Msg::Interval(r) => reports.push(r),
+            Msg::Done {
+                all_queries,
+                backlog,
+                error,
+            } => dones.push((all_queries, backlog, error)),
+        };
         let warm_end = Instant::now() + warmup;
         while Instant::now() < warm_end && !ctx.interrupt.load(Relaxed) && !stop.load(Relaxed) {
             if let Ok(m) = rx.recv_timeout(Duration::from_millis(100)) {
@@ -343,7 +392,8 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let ended = SystemTime::now();
     let interrupted = ctx.interrupt.load(Relaxed);
     let all_queries: u64 = dones.iter().map(|d| d.0).sum();
-    let error = dones.into_iter().find_map(|d| d.1);
+    let backlog: u64 = dones.iter().map(|d| d.1).sum();
+    let error = dones.into_iter().find_map(|d| d.2);
     // The server's counters once every client has gone.
     let after = ctx
         .counters
@@ -364,6 +414,8 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let mut per: Vec<(u64, LatencyHistogram)> =
         (0..epochs).map(|_| (0, LatencyHistogram::new())).collect();
     let mut total = LatencyHistogram::new();
+    let mut service: Option<LatencyHistogram> = None;
+    let (mut lag_max_ns, mut late) = (0u64, 0u64);
     let (mut ops, mut txns, mut queries, mut rows, mut retries) = (0u64, 0u64, 0u64, 0u64, 0u64);
     for r in &reports {
         if r.epoch == 0 {
@@ -378,6 +430,11 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         queries += r.queries;
         rows += r.rows;
         retries += r.retries;
+        if let Some(h) = &r.service {
+            service.get_or_insert_with(LatencyHistogram::new).merge(h);
+        }
+        lag_max_ns = lag_max_ns.max(r.lag_max_ns);
+        late += r.late;
     }
     let mut intervals: Vec<Interval> = per
         .iter()
@@ -432,6 +489,18 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         p999_us: total.quantile_us(0.999),
         p9999_us: total.quantile_us(0.9999),
         pmax_us: total.max_us(),
+        open_loop: cfg.pace.filter(|_| !load).map(|p| OpenLoop {
+            target_ops_sec: p.ops_per_sec,
+            arrivals: p.arrivals.to_string(),
+            service: service.as_ref().map(|h| h.op_latency()).unwrap_or_default(),
+            lag_max_ms: lag_max_ns as f64 / 1e6,
+            late_pct: if txns > 0 {
+                late as f64 * 100.0 / txns as f64
+            } else {
+                0.0
+            },
+            backlog_ops: backlog,
+        }),
         cpu_us_op: per_q(client.cpu_us() as f64),
         usr_us_op: per_q(client.user_us as f64),
         sys_us_op: per_q(client.system_us as f64),

@@ -648,10 +648,12 @@ fn search(
     bound: &plumb_workloads::LatencyBound,
     closed: &StepOutcome,
 ) -> Result<StepOutcome, LifecycleError> {
+    use crate::search;
     let mut outcomes: Vec<StepOutcome> = Vec::new();
     let mut failure: Option<LifecycleError> = None;
     let name = &cfg.plan.name;
-    let found = crate::search::search_rate(bound, closed.summary.ops_sec, |rate| {
+    let capacity = search::served_per_sec(closed);
+    let found = search::search_rate(bound, capacity, |rate| {
         if failure.is_some() || ctx.interrupt.load(Ordering::Relaxed) {
             return None;
         }
@@ -666,78 +668,21 @@ fn search(
             failure = Some(e);
             return None;
         }
-        let s = &out.summary;
-        let probe = crate::search::Probe {
-            rate,
-            achieved: s.ops_sec,
-            quantile_us: match &out.histograms {
-                Some(h) => h.total.quantile_us(bound.quantile),
-                None => quantile_of(s, bound.quantile),
-            },
-            backlog: s.open_loop.as_ref().map_or(0, |o| o.backlog_ops),
-            ops: s.ops,
-            clean: out.status == StepStatus::Ok,
-        };
-        observer.note(&format!(
-            "{name} at {rate:.0}/s: {:.0} ops/s, p{} {} µs, backlog {}: {}",
-            probe.achieved,
-            bound.quantile * 100.0,
-            probe.quantile_us.map_or("-".into(), |q| format!("{q:.0}")),
-            probe.backlog,
-            if probe.passes(bound) {
-                "kept"
-            } else {
-                "missed"
-            }
-        ));
+        let probe = search::probe_of(&out, rate, bound);
+        observer.note(&search::probe_line(&c.plan.name, &probe, bound));
         outcomes.push(out);
         Some(probe)
     });
     if let Some(e) = failure {
         return Err(e);
     }
-    let Some(last) = outcomes.last().cloned() else {
+    let Some(best) = search::best_outcome(&found, &outcomes, bound, capacity) else {
         return Ok(closed.clone());
     };
-    let account = serde_json::json!({
-        "bound": bound.to_string(),
-        "closed_loop_ops_sec": closed.summary.ops_sec,
-        "best_ops_sec": found.best,
-        "probes": found.probes.iter().map(|p| serde_json::json!({
-            "rate": p.rate, "achieved": p.achieved, "quantile_us": p.quantile_us,
-            "backlog": p.backlog, "kept": p.passes(bound),
-        })).collect::<Vec<_>>(),
-    });
+    observer.note(&search::result_line(name, &found, bound));
     let mut c = cfg.clone();
     c.plan.name = format!("{name}@max");
-    let best = found.best.and_then(|b| {
-        let i = found.probes.iter().position(|p| p.rate == b)?;
-        outcomes.get(i).cloned()
-    });
-    let summary_out =
-        match best {
-            Some(o) => {
-                observer.note(&format!(
-                    "{name}: the highest rate keeping {bound} is {:.0} ops/s ({} probes)",
-                    found.best.unwrap_or(0.0),
-                    found.probes.len()
-                ));
-                o
-            }
-            None => {
-                StepOutcome {
-                    status: StepStatus::Failed,
-                    error: Some(format!(
-                "no rate probed kept {bound}: lowest probe {:.0}/s (closed loop {:.0} ops/s)",
-                found.probes.iter().map(|p| p.rate).fold(f64::INFINITY, f64::min),
-                closed.summary.ops_sec
-            )),
-                    verification_failed: true, // the engine works; it is too slow for the bound
-                    ..last.clone()
-                }
-            }
-        };
-    c.pace = summary_out
+    c.pace = best
         .summary
         .open_loop
         .as_ref()
@@ -745,31 +690,9 @@ fn search(
             ops_per_sec: o.target_ops_sec,
             arrivals: plumb_workloads::Arrivals::Constant,
         });
-    store_step(
-        rec,
-        observer,
-        &c,
-        &StepOutcome {
-            profile: None,
-            ..summary_out
-        },
-        Some(("rate_search", account)),
-    )?;
-    Ok(last)
-}
-
-/// A stored summary's response-time quantile `q`, from the percentiles it keeps (the
-/// nearest kept one at or above `q`).
-fn quantile_of(s: &plumb_core::StepSummary, q: f64) -> Option<f64> {
-    if q <= 0.5 {
-        s.p50_us
-    } else if q <= 0.99 {
-        s.p99_us
-    } else if q <= 0.999 {
-        s.p999_us
-    } else {
-        s.p9999_us
-    }
+    let account = search::account(&found, bound, capacity);
+    store_step(rec, observer, &c, &best, Some(("rate_search", account)))?;
+    Ok(outcomes.pop().unwrap_or(best))
 }
 
 /// The flat option map stored with a run (selectors such as `opt.threads=2` and the

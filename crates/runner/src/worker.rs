@@ -447,8 +447,11 @@ where
                 shared.progress[t].0.store(done, Relaxed);
             }
             if sampling {
+                // From the op's actual start: an open-loop op's wait in the queue is
+                // neither the engine's nor plumb's work.
+                let worked = end.saturating_duration_since(started).as_nanos() as u64;
                 harness.ops += n;
-                harness.ns += clock.harness_ns(ns);
+                harness.ns += clock.harness_ns(worked);
             }
         }
     };

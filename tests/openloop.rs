@@ -1,0 +1,99 @@
+//! Open-loop steps end to end: the rate search on the memory engine with a known CPU
+//! cost per op (`PLUMB_TEST_MEMORY_OP_NS`) finds the rate that cost implies, stores
+//! every probe (the curve of rate against latency) and the result as `STEP@max`.
+
+mod common;
+
+use common::{json_of, stderr};
+use serde_json::Value;
+use std::process::Command;
+
+fn steps(run: &Value) -> Vec<&Value> {
+    run["steps"].as_array().unwrap().iter().collect()
+}
+
+#[test]
+fn the_rate_search_finds_the_rate_a_known_cost_per_op_implies_and_stores_its_curve() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    // 200 µs of CPU per op on one thread: at most 5000 ops/s.
+    let cost_ns = 200_000u64;
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["kv", "--engine", "memory", "--num", "2000"])
+        .args(["--benchmarks", "fillseq,readrandom", "--duration", "1"])
+        .args(["--rate-search", "p99:50ms", "--json", "--store"])
+        .arg(&store)
+        .env("PLUMB_TEST_MEMORY_OP_NS", cost_ns.to_string())
+        .output()
+        .expect("run plumb");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = json_of(&o);
+    let all = steps(&run);
+    let names: Vec<&str> = all.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    // The fill is not searched; readrandom ran closed-loop, then its probes, then @max.
+    assert_eq!(&names[..2], ["fillseq", "readrandom"], "{names:?}");
+    assert_eq!(names.last(), Some(&"readrandom@max"));
+    let probes: Vec<&&Value> = all
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().ends_with("/s"))
+        .collect();
+    assert!(probes.len() >= 3 && probes.len() <= 8, "{names:?}");
+    for p in &probes {
+        let ol = &p["summary"]["open_loop"];
+        assert!(ol["target_ops_sec"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(ol["service"]["p99_us"].as_f64().is_some(), "{p}");
+    }
+    let best = all.last().unwrap();
+    assert_eq!(best["status"], "ok", "{best}");
+    let account = &best["config"]["rate_search"];
+    assert_eq!(account["bound"], "p99:50ms");
+    assert_eq!(account["probes"].as_array().unwrap().len(), probes.len());
+    let found = account["best_per_sec"].as_f64().unwrap();
+    // On an idle core the cost implies 1e9 / cost_ns ops/s; on a shared machine the
+    // thread gets a share of a core, which the closed-loop pass measures (CPU per op ×
+    // ops/s): the rate implied is the cost's on that share.
+    let closed = &all[1]["summary"];
+    let share = (closed["cpu_us_op"].as_f64().unwrap() * closed["ops_sec"].as_f64().unwrap() / 1e6)
+        .min(1.0);
+    let implied = 1e9 / cost_ns as f64 * share;
+    assert!(
+        (found / implied - 1.0).abs() <= 0.10,
+        "found {found:.0}/s, the cost implies {implied:.0}/s (CPU share {share:.2}): {account}"
+    );
+    assert_eq!(
+        best["summary"]["open_loop"]["target_ops_sec"].as_f64(),
+        Some(found)
+    );
+    // A rate above what the cost allows left a backlog and was judged missed.
+    let missed: Vec<&Value> = account["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kept"] == false)
+        .collect();
+    assert!(!missed.is_empty(), "{account}");
+    assert!(missed.iter().all(|p| p["rate"].as_f64().unwrap() > found));
+}
+
+#[test]
+fn bad_open_loop_knobs_get_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    for (args, want) in [
+        (vec!["--rate", "0"], "rate"),
+        (vec!["--rate-search", "p99"], "p99:2ms"),
+        (
+            vec!["--rate", "100", "--rate-search", "p99:2ms"],
+            "drop --rate",
+        ),
+        (vec!["--arrivals", "bursty"], "constant or poisson"),
+    ] {
+        let mut a = vec!["kv", "--engine", "memory", "--benchmarks", "readrandom"];
+        a.extend(args.iter());
+        let o = common::plumb(&store, &a);
+        assert!(!o.status.success(), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(want), "{args:?}: {e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}

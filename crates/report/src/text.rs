@@ -136,6 +136,10 @@ impl Reporter for TextReporter {
         });
         out.push_str(&cost.to_string());
         out.push('\n');
+        if let Some(open) = open_loop_text(stored) {
+            out.push('\n');
+            out.push_str(&open);
+        }
         if let Some(device) = crate::device::text(stored) {
             out.push('\n');
             out.push_str(&device);
@@ -167,6 +171,41 @@ impl Reporter for TextReporter {
         );
         out
     }
+}
+
+/// The open-loop steps of a run: the rate offered and served, response time (from each
+/// op's intended start) beside service time (from its actual start), how late ops
+/// started and the backlog left; `None` when every step ran closed-loop.
+fn open_loop_text(stored: &StoredRun) -> Option<String> {
+    let mut t = table(&[
+        "target/s", "served/s", "resp_p99", "svc_p50", "svc_p99", "svc_max", "lag_ms", "late%",
+        "backlog", "test",
+    ]);
+    let mut any = false;
+    for (st, _) in &stored.steps {
+        let s = &st.summary;
+        let Some(o) = &s.open_loop else { continue };
+        any = true;
+        let served = s.server.as_ref().map_or(s.ops_sec, |x| x.tps);
+        t.add_row(vec![
+            sig(Some(o.target_ops_sec), 4),
+            sig(Some(served), 4),
+            sig(s.p99_us, 3),
+            sig(o.service.p50_us, 3),
+            sig(o.service.p99_us, 3),
+            sig(o.service.max_us, 3),
+            sig(Some(o.lag_max_ms), 3),
+            sig(Some(o.late_pct), 2),
+            o.backlog_ops.to_string(),
+            st.name.clone(),
+        ]);
+    }
+    any.then(|| {
+        format!(
+            "open loop: response time counts from each op's intended start, service time from \
+             its actual start; backlog = ops due but never started\n{t}\n"
+        )
+    })
 }
 
 /// `verdict id` for every host check that warned or failed, from a stored snapshot.

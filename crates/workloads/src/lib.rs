@@ -17,5 +17,5 @@ pub use keys::KeyFormat;
 pub use kind::{Kind, ProbeKind, UnknownKind};
 pub use pace::{Arrivals, LatencyBound, Pace};
 pub use permutation::Permutation;
-pub use sql::{SqlGroup, SqlKind, SqlStepPlan};
+pub use sql::{SqlGroup, SqlKind, SqlStepPlan, SqlTables};
 pub use steps::{StepKind, WorkloadError};

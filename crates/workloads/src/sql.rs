@@ -21,6 +21,9 @@ pub enum SqlGroup {
     RangeAgg,
     /// Writes (and read-write mixes).
     Write,
+    /// The workloads the rest of the field publishes: pgbench's scripts, TPROC-C and
+    /// YCSB's core workloads, each on its own tables.
+    Standard,
 }
 
 impl SqlGroup {
@@ -32,6 +35,7 @@ impl SqlGroup {
             SqlGroup::Range => "range queries without aggregation",
             SqlGroup::RangeAgg => "range queries with aggregation",
             SqlGroup::Write => "writes",
+            SqlGroup::Standard => "standard workloads",
         }
     }
 }
@@ -82,6 +86,19 @@ sql_kinds! {
     UpdateInlist = "update-inlist", Write, "UPDATE k = k + 1 over an IN-list of 100 primary keys.";
     Delete = "delete", Write, "DELETE one row by primary key (oltp_delete).";
     Insert = "insert", Write, "INSERT one new row (oltp_insert), keys past the loaded ones.";
+    PgbenchLoad = "pgbench-load", Load, "Create and fill pgbench's tables as `pgbench -i` does, --scale × 100000 accounts.";
+    TpcbLike = "tpcb-like", Standard, "pgbench's default script: update an account, read it, update its teller and branch, insert history.";
+    SimpleUpdate = "simple-update", Standard, "pgbench -N: tpcb-like without the teller and branch updates.";
+    SelectOnly = "select-only", Standard, "pgbench -S: one account's balance by key.";
+    TpccLoad = "tpcc-load", Load, "Create and fill the TPC-C tables, --warehouses of them, by the spec's population rules.";
+    TprocC = "tproc-c", Standard, "TPC-C's five transactions in the standard mix without keying or think time (HammerDB's TPROC-C), checked for consistency after.";
+    YcsbLoad = "ycsb-load", Load, "YCSB's load phase: --recordcount records into usertable, keys in YCSB's hashed order.";
+    YcsbA = "ycsb-a", Standard, "YCSB workload A: 50% reads, 50% updates, zipfian.";
+    YcsbB = "ycsb-b", Standard, "YCSB workload B: 95% reads, 5% updates, zipfian.";
+    YcsbC = "ycsb-c", Standard, "YCSB workload C: reads only, zipfian.";
+    YcsbD = "ycsb-d", Standard, "YCSB workload D: 95% reads of the latest records, 5% inserts.";
+    YcsbE = "ycsb-e", Standard, "YCSB workload E: 95% short scans, 5% inserts.";
+    YcsbF = "ycsb-f", Standard, "YCSB workload F: 50% reads, 50% read-modify-writes, zipfian.";
 }
 
 impl SqlKind {
@@ -110,7 +127,53 @@ impl SqlKind {
 
     /// Its statements change rows (the read steps after them see another database).
     pub fn writes(self) -> bool {
-        matches!(self.group(), SqlGroup::Write | SqlGroup::Load)
+        use SqlKind::*;
+        match self.group() {
+            SqlGroup::Write | SqlGroup::Load => true,
+            SqlGroup::Standard => !matches!(self, SelectOnly | YcsbC),
+            _ => false,
+        }
+    }
+
+    /// The tables it runs on, by the load step that makes them: steps of one family
+    /// need their own load (or tables made by the tool they come from).
+    pub fn tables(self) -> SqlTables {
+        use SqlKind::*;
+        match self {
+            PgbenchLoad | TpcbLike | SimpleUpdate | SelectOnly => SqlTables::Pgbench,
+            TpccLoad | TprocC => SqlTables::Tpcc,
+            YcsbLoad | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF => SqlTables::Ycsb,
+            _ => SqlTables::Sysbench,
+        }
+    }
+
+    /// The load step that makes this step's tables.
+    pub fn load_of(self) -> SqlKind {
+        match self.tables() {
+            SqlTables::Sysbench => SqlKind::Load,
+            SqlTables::Pgbench => SqlKind::PgbenchLoad,
+            SqlTables::Tpcc => SqlKind::TpccLoad,
+            SqlTables::Ycsb => SqlKind::YcsbLoad,
+        }
+    }
+
+    /// It creates and fills tables.
+    pub fn is_load(self) -> bool {
+        self.group() == SqlGroup::Load
+    }
+
+    /// The YCSB core workload letter of a `ycsb-X` step.
+    pub fn ycsb_letter(self) -> Option<char> {
+        use SqlKind::*;
+        Some(match self {
+            YcsbA => 'a',
+            YcsbB => 'b',
+            YcsbC => 'c',
+            YcsbD => 'd',
+            YcsbE => 'e',
+            YcsbF => 'f',
+            _ => return None,
+        })
     }
 }
 
@@ -118,6 +181,19 @@ impl fmt::Display for SqlKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// Whose tables a SQL step runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SqlTables {
+    /// sysbench's sbtest1..N.
+    Sysbench,
+    /// pgbench's pgbench_accounts, _branches, _tellers, _history.
+    Pgbench,
+    /// TPC-C's nine tables.
+    Tpcc,
+    /// YCSB's usertable.
+    Ycsb,
 }
 
 /// A name that is not a SQL microbenchmark; lists the known ones.

@@ -165,6 +165,14 @@ impl Zipfian {
     pub fn zeta2theta(&self) -> f64 {
         self.zeta2theta
     }
+    /// The item count it was built with (YCSB's `items`).
+    pub fn items(&self) -> i64 {
+        self.items
+    }
+    /// The most popular item (YCSB's `base`).
+    pub fn base(&self) -> i64 {
+        self.base
+    }
     /// The item count ζ covers now (YCSB's `countforzeta`).
     pub fn count_for_zeta(&self) -> i64 {
         self.count_for_zeta
@@ -307,6 +315,16 @@ impl Hotspot {
             cold,
             hot_opn_fraction,
         })
+    }
+
+    /// Keys in the hot set (YCSB's `hotInterval`).
+    pub fn hot_len(&self) -> i64 {
+        self.hot
+    }
+
+    /// Keys in the cold set (YCSB's `coldInterval`).
+    pub fn cold_len(&self) -> i64 {
+        self.cold
     }
 
     /// The next value.

@@ -412,6 +412,19 @@ impl CoreParams {
             .unwrap_or(self.recordcount.saturating_sub(self.insertstart))
     }
 
+    /// The key numbers `requestdistribution=zipfian` draws from, `min..=max`: YCSB sizes
+    /// the space for the keys the run's inserts will add (twice the expected number, its
+    /// "fudge factor"), so the hot keys stay put as the table grows; a key not inserted
+    /// yet is drawn again.
+    pub fn zipfian_key_space(&self) -> (i64, i64) {
+        let start = self.insertstart as i64;
+        let expected = (self.operationcount as f64 * self.insertproportion * 2.0) as i32;
+        (
+            start,
+            start + self.insert_count() as i64 + i64::from(expected),
+        )
+    }
+
     /// The rules between properties: what YCSB exits on or fails on later, and what
     /// plumb's generators need, checked once before a run starts.
     pub fn validate(&self) -> Result<(), YcsbError> {

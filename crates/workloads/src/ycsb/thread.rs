@@ -181,15 +181,8 @@ impl YcsbThread {
                 Keys::Uniform(UniformLong::new(start, start + count - 1))
             }
             RequestDistribution::Zipfian => {
-                // YCSB sizes the key space for the keys inserts will add (twice the
-                // expected number, its "fudge factor"), so hot keys stay hot as the
-                // table grows; keys not inserted yet are drawn again.
-                let expected = (p.operationcount as f64 * p.insertproportion * 2.0) as i32;
-                Keys::Zipfian(ScrambledZipfian::new(
-                    start,
-                    start + count + i64::from(expected),
-                    theta,
-                ))
+                let (min, max) = p.zipfian_key_space();
+                Keys::Zipfian(ScrambledZipfian::new(min, max, theta))
             }
             RequestDistribution::Latest => Keys::Latest(SkewedLatest::with_zetan(
                 shared.latest_items,

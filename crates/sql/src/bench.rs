@@ -142,6 +142,10 @@ pub struct Outcome {
     pub retried: bool,
     /// The thread has nothing left to do (the load finished its tables).
     pub done: bool,
+    /// Which kind of operation it was, for steps whose operations differ enough that
+    /// one latency histogram would hide them (a YCSB scan and read): an index into the
+    /// step's class names (YCSB: [`crate::ycsb::YCSB_CLASSES`]); 0 where a step has one.
+    pub class: u8,
 }
 
 /// Where a loading thread is.

@@ -2,7 +2,8 @@
 //! MariaDB from their real binaries with a config from `config/`, and stops it) or
 //! external (a URL); the sysbench microbenchmarks run against it through the real
 //! drivers, one connection per client thread, and every step is explained by what each
-//! query cost on the client and on the server.
+//! query cost on the client and on the server. YCSB's core workload runs on them too
+//! ([`ycsb`]), with the statements YCSB's JDBC binding sends.
 
 pub mod bench;
 pub mod client;
@@ -13,6 +14,7 @@ pub mod pgwire;
 pub mod run;
 pub mod server;
 mod wire;
+pub mod ycsb;
 
 pub use bench::Shape;
 pub use client::{Endpoint, Protocol};

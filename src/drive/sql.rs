@@ -58,7 +58,11 @@ fn measure(
         .map(|e| format!(" ENGINE = {}", e.sql_name()))
         .unwrap_or_default();
     let steps = &work.steps;
-    if !steps.iter().any(|s| s.kind == SqlKind::Load) && counters.max_id(p.tables) == 0 {
+    let sysbench = steps
+        .iter()
+        .any(|s| s.kind.tables() == plumb_workloads::SqlTables::Sysbench);
+    if sysbench && !steps.iter().any(|s| s.kind == SqlKind::Load) && counters.max_id(p.tables) == 0
+    {
         bail!(
             "no rows in sbtest1..{} at {}: add `load` to the steps (it creates and fills them)",
             p.tables,
@@ -122,12 +126,32 @@ fn measure(
         range_size: p.range_size,
         engine_clause,
         postgres: ep.protocol == Protocol::Postgres,
+        scale: p.scale,
+        warehouses: p.warehouses,
+        spec_timing: p.spec_timing,
+        ycsb_records: p.recordcount,
+        ycsb_props: p.ycsb.clone().into_iter().collect(),
     };
+    // pgbench's steps without pgbench-load run on tables made before (by `pgbench -i`
+    // or an earlier run): their scale is read from them, as pgbench reads it.
+    let mut shape = shape;
+    let pgbench_steps = steps
+        .iter()
+        .any(|s| s.kind.tables() == plumb_workloads::SqlTables::Pgbench);
+    if pgbench_steps && !steps.iter().any(|s| s.kind == SqlKind::PgbenchLoad) {
+        shape.scale = plumb_sql::pgbench::scale_of(ep.connect()?.as_mut()).map_err(|e| {
+            anyhow::anyhow!(
+                "{e}: pgbench's steps need its tables; add pgbench-load to the steps or run \
+                 `pgbench -i` first"
+            )
+        })?;
+    }
     // A database plumb did not just load may have lost rows to earlier deletes.
     let mut all_present = false;
+    let mut ycsb_next = None;
     let mut server_died = None;
     for (i, step) in steps.iter().enumerate() {
-        if i > 0 && step.kind != SqlKind::Load {
+        if i > 0 && !step.kind.is_load() {
             super::maybe_drop_caches(plan);
         }
         let (duration, warmup) = (p.duration_of(step), p.warmup_of(step));
@@ -152,6 +176,7 @@ fn measure(
             progress,
             all_present: &mut all_present,
             profile,
+            ycsb_next: &mut ycsb_next,
         };
         if let Some((g, n)) = group_of {
             let place = barrier(rec.store(), g, i, *n, extras.barrier_timeout, interrupt)?;
@@ -188,9 +213,7 @@ fn measure(
             Ok(out)
         };
         let mut out = run_and_store(&mut ctx, &cfg, None)?;
-        if let (Some(bound), true, StepStatus::Ok) =
-            (&bound, step.kind != SqlKind::Load, out.status)
-        {
+        if let (Some(bound), true, StepStatus::Ok) = (&bound, !step.kind.is_load(), out.status) {
             use plumb_runner::search;
             let capacity = search::served_per_sec(&out);
             let mut failure = None;

@@ -309,12 +309,19 @@ impl Family {
         }
     }
 
-    /// Sets the data size of a size sweep: rows per table (sql), rows loaded (ib); kv
+    /// Sets the data size of a size sweep: rows per table (sql; pgbench's scale, TPC-C's
+    /// warehouses or YCSB's recordcount for their steps), rows loaded (ib); kv
     /// keeps its keys in the run's params, and the probes are not swept.
     pub fn set_size(&mut self, n: u64) {
         match self {
             Family::Kv(_) | Family::Probe(_) => {}
-            Family::Sql(w) => w.params.table_size = n,
+            // The size knob of the tables the steps run on.
+            Family::Sql(w) => match w.steps.first().map(|s| s.kind.tables()) {
+                Some(plumb_workloads::SqlTables::Pgbench) => w.params.scale = n as u32,
+                Some(plumb_workloads::SqlTables::Tpcc) => w.params.warehouses = n as u32,
+                Some(plumb_workloads::SqlTables::Ycsb) => w.params.recordcount = n,
+                _ => w.params.table_size = n,
+            },
             Family::Ib(w) => w.params.rows = n,
         }
     }
@@ -395,6 +402,46 @@ pub struct SqlParams {
     #[arg(long, value_name = "pQ:BOUND")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_search: Option<String>,
+    /// pgbench's scale factor (pgbench-load): 100000 accounts per unit; the other
+    /// pgbench steps read it from the tables, as pgbench does.
+    #[arg(long, default_value_t = 1)]
+    #[serde(skip_serializing_if = "is_one")]
+    pub scale: u32,
+    /// TPC-C warehouses (tpcc-load, tproc-c): about 100 MB each.
+    #[arg(long, default_value_t = 1)]
+    #[serde(skip_serializing_if = "is_one")]
+    pub warehouses: u32,
+    /// TPC-C with the spec's keying and think times (clause 5.2.5); without it
+    /// tproc-c runs none, as HammerDB's TPROC-C does.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub spec_timing: bool,
+    /// YCSB's recordcount (ycsb-load and ycsb-a … ycsb-f; YCSB's workload files say 1000).
+    #[arg(long, default_value_t = 1000)]
+    #[serde(skip_serializing_if = "is_thousand")]
+    pub recordcount: u64,
+    /// A YCSB property over each workload's preset, NAME=VALUE, repeatable (YCSB's -p):
+    /// e.g. requestdistribution=uniform, fieldcount=1, maxscanlength=100.
+    #[arg(long = "ycsb", value_name = "NAME=VALUE", value_parser = ycsb_prop)]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ycsb: BTreeMap<String, String>,
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+
+fn is_thousand(v: &u64) -> bool {
+    *v == 1000
+}
+
+fn ycsb_prop(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!(
+            "{s:?}: write NAME=VALUE, e.g. requestdistribution=uniform"
+        )),
+    }
 }
 
 impl Default for SqlParams {
@@ -459,6 +506,21 @@ impl SqlParams {
             known_sql_step(name, "step_warmup")?;
         }
         crate::model::pace_of(self.rate, self.arrivals, self.rate_search.as_deref())?;
+        for (key, v) in [
+            ("scale", u64::from(self.scale)),
+            ("warehouses", u64::from(self.warehouses)),
+            ("recordcount", self.recordcount),
+        ] {
+            if v == 0 {
+                return bad(key, "must be at least 1".into());
+            }
+        }
+        let mut ycsb = plumb_workloads::ycsb::CoreParams::default();
+        ycsb.set_all(self.ycsb.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .map_err(|e| ParamError {
+                key: "ycsb",
+                message: e.to_string(),
+            })?;
         let d: Distribution = self.distribution.parse().map_err(|e| ParamError {
             key: "distribution",
             message: format!("{e}"),

@@ -136,6 +136,10 @@ impl Reporter for TextReporter {
         });
         out.push_str(&cost.to_string());
         out.push('\n');
+        if let Some(by_op) = by_op_text(stored) {
+            out.push('\n');
+            out.push_str(&by_op);
+        }
         if let Some(open) = open_loop_text(stored) {
             out.push('\n');
             out.push_str(&open);
@@ -171,6 +175,34 @@ impl Reporter for TextReporter {
         );
         out
     }
+}
+
+/// Latency per kind of operation of the steps that mix kinds (YCSB's read, update …;
+/// TPC-C's transactions, whose new-order per minute is NOPM); `None` when none does.
+fn by_op_text(stored: &StoredRun) -> Option<String> {
+    let mut t = table(&[
+        "ops", "per_sec", "per_min", "p50", "p99", "p99.9", "max", "op", "test",
+    ]);
+    let mut any = false;
+    for (st, _) in &stored.steps {
+        let s = &st.summary;
+        for (op, l) in &s.by_op {
+            any = true;
+            let per_sec = (s.secs > 0.0).then(|| l.ops as f64 / s.secs);
+            t.add_row(vec![
+                l.ops.to_string(),
+                sig(per_sec, 4),
+                sig(per_sec.map(|r| r * 60.0), 4),
+                sig(l.p50_us, 3),
+                sig(l.p99_us, 3),
+                sig(l.p999_us, 3),
+                sig(l.max_us, 3),
+                op.clone(),
+                st.name.clone(),
+            ]);
+        }
+    }
+    any.then(|| format!("by kind of operation (TPC-C: new-order per_min is NOPM)\n{t}\n"))
 }
 
 /// The open-loop steps of a run: the rate offered and served, response time (from each

@@ -23,6 +23,17 @@ pub struct Shape {
     pub engine_clause: String,
     /// The server speaks PostgreSQL (VACUUM ANALYZE after the load).
     pub postgres: bool,
+    /// pgbench's scale factor: 100000 accounts, 10 tellers and 1 branch per unit.
+    pub scale: u32,
+    /// TPC-C's warehouses.
+    pub warehouses: u32,
+    /// TPC-C with the spec's keying and think times (off: TPROC-C, none).
+    pub spec_timing: bool,
+    /// YCSB's recordcount.
+    pub ycsb_records: u64,
+    /// YCSB properties given by the user (`name=value`), applied over each workload's
+    /// preset.
+    pub ycsb_props: Vec<(String, String)>,
 }
 
 /// Values per IN-list in the points-*, hot-points and update-inlist steps.
@@ -112,6 +123,9 @@ pub fn statements(kind: SqlKind, t: u32) -> Vec<String> {
         )],
         Delete => vec![DELETE.into()],
         Insert => vec![INSERT.into()],
+        // Other families' steps: their statements live in their own modules.
+        PgbenchLoad | TpcbLike | SimpleUpdate | SelectOnly | TpccLoad | TprocC | YcsbLoad
+        | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF => vec![],
     };
     v.into_iter()
         .map(|s| s.replace("{t}", &t.to_string()))
@@ -142,6 +156,10 @@ pub struct Outcome {
     pub retried: bool,
     /// The thread has nothing left to do (the load finished its tables).
     pub done: bool,
+    /// Which kind of operation it was, for steps whose operations differ enough that
+    /// one latency histogram would hide them (a YCSB scan and read): an index into the
+    /// step's class names (YCSB: [`crate::ycsb::YCSB_CLASSES`]); 0 where a step has one.
+    pub class: u8,
 }
 
 /// Where a loading thread is.
@@ -280,6 +298,11 @@ impl ThreadState {
         use SqlKind::*;
         match self.kind {
             Load => self.load_step(),
+            PgbenchLoad | TpcbLike | SimpleUpdate | SelectOnly | TpccLoad | TprocC | YcsbLoad
+            | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF => Err(SqlError::Input(format!(
+                "{}: not a sysbench microbenchmark (crate::drivers picks its client)",
+                self.kind
+            ))),
             PointQuery => {
                 let t = self.table();
                 let id = self.id();

@@ -1,13 +1,15 @@
 //! Database servers as plumb targets. A server is managed (plumb starts PostgreSQL or
 //! MariaDB from their real binaries with a config from `config/`, and stops it) or
-//! external (a URL); the sysbench microbenchmarks and pgbench's built-in scripts
-//! ([`pgbench`]) run against it through the real wire protocols, one connection per
-//! client thread, and every step is explained by what each query cost on the client and
-//! on the server.
+//! external (a URL); the sysbench microbenchmarks, pgbench's built-in scripts
+//! ([`pgbench`]), TPROC-C and YCSB's core workloads ([`ycsb`], with the statements
+//! YCSB's JDBC binding sends) run against it through the real wire protocols, one
+//! connection per client thread ([`drivers`] picks each step's), and every step is
+//! explained by what each query cost on the client and on the server.
 
 pub mod bench;
 pub mod client;
 pub mod counters;
+pub mod drivers;
 pub mod error;
 pub mod mywire;
 pub mod pgbench;
@@ -15,6 +17,7 @@ pub mod pgwire;
 pub mod run;
 pub mod server;
 mod wire;
+pub mod ycsb;
 
 pub use bench::Shape;
 pub use client::{Endpoint, Protocol};

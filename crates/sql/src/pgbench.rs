@@ -564,7 +564,7 @@ impl PgbenchThread {
                         rows,
                         ops: 1,
                         retried: tries > 1,
-                        done: false,
+                        ..Outcome::default()
                     })
                 }
                 Err(e) if is_conflict(&e) && tries < MAX_TRIES => {

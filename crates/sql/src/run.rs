@@ -5,9 +5,10 @@
 //! they leave. Each thread keeps its own histogram and counters and hands them over
 //! once a second; nothing is shared per query but a relaxed progress counter.
 
-use crate::bench::{Outcome, Shape, ThreadPlan, ThreadState};
+use crate::bench::{Outcome, Shape, ThreadPlan};
 use crate::client::Endpoint;
 use crate::counters::{per_query, CounterReader};
+use crate::drivers::{self, Driver};
 use crate::error::SqlError;
 use plumb_core::{HwCounters, Interval, OpenLoop, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
@@ -65,6 +66,9 @@ pub struct SqlContext<'a> {
     /// Record a CPU profile of plumb and the server during each measured window, with
     /// perf's data file in this directory.
     pub profile: Option<&'a Path>,
+    /// The first YCSB key no step has inserted yet (`None`: the record count), carried
+    /// from step to step so inserts neither reuse nor skip keys.
+    pub ycsb_next: &'a mut Option<i64>,
 }
 
 #[repr(align(128))]
@@ -83,11 +87,14 @@ struct Report {
     service: Option<LatencyHistogram>,
     lag_max_ns: u64,
     late: u64,
+    /// Response times by kind of operation, for steps that mix kinds.
+    by_class: Vec<LatencyHistogram>,
 }
 
 impl Report {
-    fn new(epoch: u64, open: bool) -> Report {
+    fn new(epoch: u64, open: bool, classes: usize) -> Report {
         Report {
+            by_class: (0..classes).map(|_| LatencyHistogram::new()).collect(),
             epoch,
             ops: 0,
             txns: 0,
@@ -142,7 +149,8 @@ fn mark(ctx: &SqlContext<'_>, with_server: bool) -> Mark {
 /// One client's loop: closed (each transaction when the last ended) or, with a
 /// `pacer`, open (each when due). Returns its queries, its backlog and its error.
 fn thread_loop(
-    st: &mut ThreadState,
+    st: &mut dyn Driver,
+    classes: usize,
     epoch: &AtomicU64,
     stop: &AtomicBool,
     progress: &Padded,
@@ -150,7 +158,7 @@ fn thread_loop(
     mut pacer: Option<Pacer>,
 ) -> (u64, u64, Option<SqlError>) {
     let open = pacer.is_some();
-    let mut r = Report::new(epoch.load(Relaxed), open);
+    let mut r = Report::new(epoch.load(Relaxed), open, classes);
     let (mut all, mut done) = (0u64, 0u64);
     let mut error = None;
     let stopped = || stop.load(Relaxed);
@@ -181,7 +189,7 @@ fn thread_loop(
         all += out.queries;
         let now = epoch.load(Relaxed);
         if now != r.epoch {
-            let old = std::mem::replace(&mut r, Report::new(now, open));
+            let old = std::mem::replace(&mut r, Report::new(now, open, classes));
             if old.ops > 0 || old.queries > 0 {
                 let _ = tx.send(Msg::Interval(old));
             }
@@ -193,6 +201,9 @@ fn thread_loop(
         if let Some(s) = r.service.as_mut() {
             s.record_ns(end.saturating_duration_since(started).as_nanos() as u64);
         }
+        if let Some(h) = r.by_class.get_mut(usize::from(out.class)) {
+            h.record_ns(ns);
+        }
         r.ops += out.ops;
         r.txns += 1;
         r.queries += out.queries;
@@ -201,6 +212,10 @@ fn thread_loop(
         if r.epoch > 0 {
             done += out.ops;
             progress.0.store(done, Relaxed);
+        }
+        let pause = st.pause();
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
         }
     }
     if r.ops > 0 || r.queries > 0 {
@@ -214,12 +229,9 @@ fn thread_loop(
 pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcome {
     let started = SystemTime::now();
     let kind = cfg.plan.kind;
-    let load = kind == SqlKind::Load;
-    let threads = if load {
-        cfg.threads.min(cfg.shape.tables as usize).max(1)
-    } else {
-        cfg.threads.max(1)
-    };
+    let load = kind.is_load();
+    let threads = drivers::threads_of(kind, &cfg.shape, cfg.threads);
+    let classes = drivers::classes(kind);
     let fail = |e: SqlError| StepOutcome {
         histograms: None,
         status: StepStatus::Failed,
@@ -235,6 +247,10 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         ctx.counters.max_id(cfg.shape.tables)
     } else {
         0
+    };
+    let shared = match drivers::before(ctx.endpoint, kind, &cfg.shape, *ctx.ycsb_next) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
     };
     let before = match ctx.counters.read() {
         Ok(c) => c,
@@ -267,7 +283,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 all_present,
             };
             let pace = cfg.pace.filter(|_| !load);
-            let (tx, epoch, stop, barrier, end, prog, ep) = (
+            let (tx, epoch, stop, barrier, end, prog, ep, shared) = (
                 tx.clone(),
                 &epoch,
                 &stop,
@@ -275,11 +291,12 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 &end,
                 prog,
                 ctx.endpoint,
+                &shared,
             );
             std::thread::Builder::new()
                 .name(format!("plumb-sql{t}"))
                 .spawn_scoped(scope, move || {
-                    let st = ThreadState::new(ep, &plan);
+                    let st = drivers::connect(ep, &plan, shared);
                     barrier.wait();
                     // Every client's schedule starts together, when they are released.
                     let pacer = pace.map(|p| {
@@ -288,7 +305,8 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                     });
                     let (kept, (all, backlog, error)) = match st {
                         Ok(mut st) => {
-                            let r = thread_loop(&mut st, epoch, stop, prog, &tx, pacer);
+                            let n = classes.len();
+                            let r = thread_loop(st.as_mut(), n, epoch, stop, prog, &tx, pacer);
                             (Some(st), r)
                         }
                         Err(e) => (None, (0, 0, Some(e))),
@@ -393,12 +411,35 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let interrupted = ctx.interrupt.load(Relaxed);
     let all_queries: u64 = dones.iter().map(|d| d.0).sum();
     let backlog: u64 = dones.iter().map(|d| d.1).sum();
-    let error = dones.into_iter().find_map(|d| d.2);
+    let mut error = dones.into_iter().find_map(|d| d.2);
+    if let Some(next) = shared.ycsb_next_insert() {
+        *ctx.ycsb_next = Some(next);
+    }
+    // A load finishes its tables (keys, statistics) before the server's counters are
+    // read, as part of its work; a step's own check after them, so it costs nothing
+    // per query.
+    let finish = |error: &mut Option<SqlError>| {
+        if error.is_none() && !interrupted {
+            let done = ctx
+                .endpoint
+                .connect()
+                .and_then(|mut c| drivers::after(c.as_mut(), kind, &cfg.shape));
+            if let Err(e) = done {
+                *error = Some(e);
+            }
+        }
+    };
+    if load {
+        finish(&mut error);
+    }
     // The server's counters once every client has gone.
     let after = ctx
         .counters
         .wait_for_clients_to_leave()
         .and_then(|_| ctx.counters.settled());
+    if !load {
+        finish(&mut error);
+    }
     let db_bytes = ctx
         .data_dir
         .and_then(|d| plumb_probes::dirsize::dir_bytes(d).ok())
@@ -415,6 +456,8 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         (0..epochs).map(|_| (0, LatencyHistogram::new())).collect();
     let mut total = LatencyHistogram::new();
     let mut service: Option<LatencyHistogram> = None;
+    let mut by_class: Vec<LatencyHistogram> =
+        classes.iter().map(|_| LatencyHistogram::new()).collect();
     let (mut lag_max_ns, mut late) = (0u64, 0u64);
     let (mut ops, mut txns, mut queries, mut rows, mut retries) = (0u64, 0u64, 0u64, 0u64, 0u64);
     for r in &reports {
@@ -435,6 +478,9 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         }
         lag_max_ns = lag_max_ns.max(r.lag_max_ns);
         late += r.late;
+        for (all, h) in by_class.iter_mut().zip(&r.by_class) {
+            all.merge(h);
+        }
     }
     let mut intervals: Vec<Interval> = per
         .iter()
@@ -489,6 +535,12 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         p999_us: total.quantile_us(0.999),
         p9999_us: total.quantile_us(0.9999),
         pmax_us: total.max_us(),
+        by_op: classes
+            .iter()
+            .zip(&by_class)
+            .filter(|(_, h)| h.count() > 0)
+            .map(|(name, h)| (name.to_string(), h.op_latency()))
+            .collect(),
         open_loop: cfg.pace.filter(|_| !load).map(|p| OpenLoop {
             target_ops_sec: p.ops_per_sec,
             arrivals: p.arrivals.to_string(),

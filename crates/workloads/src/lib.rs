@@ -1,6 +1,7 @@
 //! What plumb's steps do, in the names users already know from db_bench: the step
 //! kinds, the sequences RocksDB's own scripts run, and the key generators that decide
-//! which key each op touches.
+//! which key each op touches; and YCSB's core workload ([`ycsb`]), so YCSB's A–F run
+//! with YCSB's own keys, mixes and distributions.
 
 pub mod distribution;
 pub mod ibench;
@@ -10,6 +11,7 @@ pub mod pace;
 pub mod permutation;
 pub mod sql;
 pub mod steps;
+pub mod ycsb;
 
 pub use distribution::{Distribution, KeyChooser};
 pub use ibench::{IbKind, IbStepPlan};

@@ -1,0 +1,218 @@
+//! Which client object runs a SQL step, by the tables it works on: sysbench's
+//! microbenchmarks ([`ThreadState`]), pgbench's scripts, TPROC-C and YCSB's core
+//! workloads. The step loop in [`crate::run`] drives any of them the same way (one
+//! event per call, timed by the loop); what differs per family is here: the client of
+//! each thread, what a load does before its threads start and after they end, what a
+//! step checks when it is over, and the names of the kinds of operation it times apart.
+//! A new family is one module and one arm in each function below.
+
+use crate::bench::{Outcome, Shape, ThreadPlan, ThreadState};
+use crate::client::{Endpoint, SqlClient};
+use crate::error::SqlError;
+use crate::pgbench::{self, PgbenchConfig, PgbenchLoader, PgbenchScript, PgbenchThread};
+use crate::ycsb::{self, YcsbPhase, YcsbSqlPlan, YcsbSqlThread};
+use plumb_workloads::ycsb::{CoreParams, YcsbShared};
+use plumb_workloads::{SqlKind, SqlTables};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One client thread of a step, whatever its family.
+pub trait Driver: Send {
+    /// Runs one event: a transaction, one statement, or a chunk of a load.
+    fn event(&mut self) -> Result<Outcome, SqlError>;
+    /// Time to wait after the event, outside its timing (TPC-C's keying and think
+    /// times when the spec's timing is asked for).
+    fn pause(&mut self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl Driver for ThreadState {
+    fn event(&mut self) -> Result<Outcome, SqlError> {
+        ThreadState::event(self)
+    }
+}
+
+impl Driver for PgbenchThread {
+    fn event(&mut self) -> Result<Outcome, SqlError> {
+        PgbenchThread::event(self)
+    }
+}
+
+impl Driver for PgbenchLoader {
+    fn event(&mut self) -> Result<Outcome, SqlError> {
+        PgbenchLoader::event(self)
+    }
+}
+
+impl Driver for YcsbSqlThread {
+    fn event(&mut self) -> Result<Outcome, SqlError> {
+        YcsbSqlThread::event(self)
+    }
+}
+
+/// State a step's threads share, made once before they start (YCSB's insert counter).
+#[derive(Clone, Default)]
+pub struct StepShared {
+    ycsb: Option<Arc<YcsbShared>>,
+}
+
+impl StepShared {
+    /// The next YCSB insert key after this step (its inserts acknowledged or not).
+    pub fn ycsb_next_insert(&self) -> Option<i64> {
+        self.ycsb.as_ref().map(|s| s.inserts().peek_next())
+    }
+}
+
+/// YCSB's parameters for `kind`: its workload file's preset (the load uses A's, whose
+/// load is every workload's), the shape's record count, then the user's properties.
+pub fn ycsb_params(kind: SqlKind, shape: &Shape) -> Result<CoreParams, SqlError> {
+    let bad = |e: plumb_workloads::ycsb::YcsbError| SqlError::Input(format!("ycsb: {e}"));
+    let mut p = CoreParams::preset(kind.ycsb_letter().unwrap_or('a')).map_err(bad)?;
+    let count = shape.ycsb_records.to_string();
+    p.set("recordcount", &count).map_err(bad)?;
+    p.set_all(
+        shape
+            .ycsb_props
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    )
+    .map_err(bad)?;
+    Ok(p)
+}
+
+fn pgbench_cfg(shape: &Shape) -> PgbenchConfig {
+    PgbenchConfig {
+        scale: shape.scale,
+        postgres: shape.postgres,
+        engine_clause: shape.engine_clause.clone(),
+    }
+}
+
+fn script(kind: SqlKind) -> PgbenchScript {
+    match kind {
+        SqlKind::SimpleUpdate => PgbenchScript::SimpleUpdate,
+        SqlKind::SelectOnly => PgbenchScript::SelectOnly,
+        _ => PgbenchScript::TpcbLike,
+    }
+}
+
+/// Client threads a step runs: a load runs at most one per unit it can split (a
+/// sysbench table, a TPC-C warehouse); the others as many as asked.
+pub fn threads_of(kind: SqlKind, shape: &Shape, asked: usize) -> usize {
+    let n = match (kind, kind.tables()) {
+        (SqlKind::Load, _) => asked.min(shape.tables as usize),
+        (SqlKind::TpccLoad, _) => asked.min(shape.warehouses as usize),
+        _ => asked,
+    };
+    n.max(1)
+}
+
+/// Before a step's threads start: what one connection does first (a load makes its
+/// tables; a YCSB run makes the insert counter its threads share, starting at `next`,
+/// the first key no earlier step inserted).
+pub fn before(
+    ep: &Endpoint,
+    kind: SqlKind,
+    shape: &Shape,
+    next_ycsb_insert: Option<i64>,
+) -> Result<StepShared, SqlError> {
+    let mut shared = StepShared::default();
+    match kind.tables() {
+        SqlTables::Sysbench => {}
+        SqlTables::Pgbench => {
+            if kind.is_load() {
+                let cfg = pgbench_cfg(shape);
+                cfg.check()?;
+                pgbench::create_tables(ep.connect()?.as_mut(), &cfg)?;
+            }
+        }
+        SqlTables::Tpcc => return Err(tpcc_missing()),
+        SqlTables::Ycsb => {
+            let p = ycsb_params(kind, shape)?;
+            if kind.is_load() {
+                ycsb::create_table(ep.connect()?.as_mut(), &shape.engine_clause, &p)?;
+            }
+            let first = next_ycsb_insert.unwrap_or(p.recordcount as i64);
+            let s = YcsbShared::with_first_insert(&p, first.max(p.recordcount as i64))
+                .map_err(|e| SqlError::Input(format!("ycsb: {e}")))?;
+            shared.ycsb = Some(Arc::new(s));
+        }
+    }
+    Ok(shared)
+}
+
+fn tpcc_missing() -> SqlError {
+    SqlError::Input("tproc-c: TPC-C is not in this build".into())
+}
+
+/// One thread's client for `plan`.
+pub fn connect(
+    ep: &Endpoint,
+    plan: &ThreadPlan,
+    shared: &StepShared,
+) -> Result<Box<dyn Driver>, SqlError> {
+    let kind = plan.kind;
+    Ok(match kind.tables() {
+        SqlTables::Sysbench => Box::new(ThreadState::new(ep, plan)?),
+        SqlTables::Pgbench => {
+            let p = pgbench::PgbenchThreadPlan {
+                cfg: pgbench_cfg(&plan.shape),
+                script: script(kind),
+                seed: plan.seed,
+                thread: plan.thread,
+                threads: plan.threads,
+            };
+            if kind.is_load() {
+                Box::new(PgbenchLoader::new(ep, &p)?)
+            } else {
+                Box::new(PgbenchThread::new(ep, &p)?)
+            }
+        }
+        SqlTables::Tpcc => return Err(tpcc_missing()),
+        SqlTables::Ycsb => {
+            let shared = shared
+                .ycsb
+                .clone()
+                .ok_or_else(|| SqlError::Input("ycsb: no shared state made".into()))?;
+            let p = YcsbSqlPlan {
+                shared,
+                phase: if kind.is_load() {
+                    YcsbPhase::Load
+                } else {
+                    YcsbPhase::Run
+                },
+                thread: plan.thread,
+                threads: plan.threads,
+                seed: plan.seed,
+                engine_clause: plan.shape.engine_clause.clone(),
+                postgres: plan.shape.postgres,
+                verify: plan.all_present,
+            };
+            Box::new(YcsbSqlThread::new(ep, &p)?)
+        }
+    })
+}
+
+/// After a step's threads have ended, on one connection: a load finishes its tables
+/// (keys, statistics); TPROC-C checks the spec's consistency conditions. An error
+/// fails the step.
+pub fn after(client: &mut dyn SqlClient, kind: SqlKind, shape: &Shape) -> Result<(), SqlError> {
+    match (kind.tables(), kind.is_load()) {
+        (SqlTables::Pgbench, true) => pgbench::after_load(client, &pgbench_cfg(shape)),
+        (SqlTables::Ycsb, true) => {
+            ycsb::finish_load(client, &ycsb_params(kind, shape)?, shape.postgres)
+        }
+        (SqlTables::Tpcc, _) => Err(tpcc_missing()),
+        _ => Ok(()),
+    }
+}
+
+/// The names of the kinds of operation a step times apart (its events' `class`
+/// indexes them); empty when it has one kind.
+pub fn classes(kind: SqlKind) -> &'static [&'static str] {
+    match kind.tables() {
+        SqlTables::Ycsb if !kind.is_load() => ycsb::YCSB_CLASSES,
+        _ => &[],
+    }
+}

@@ -142,6 +142,9 @@ pub struct Outcome {
     pub retried: bool,
     /// The thread has nothing left to do (the load finished its tables).
     pub done: bool,
+    /// Which kind of event it was, for workloads that mix kinds and report latency per
+    /// kind: TPC-C's transaction type ([`crate::tpcc::TPCC_CLASSES`]); 0 elsewhere.
+    pub class: u8,
 }
 
 /// Where a loading thread is.

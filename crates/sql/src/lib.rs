@@ -12,6 +12,7 @@ pub mod mywire;
 pub mod pgwire;
 pub mod run;
 pub mod server;
+pub mod tpcc;
 mod wire;
 
 pub use bench::Shape;

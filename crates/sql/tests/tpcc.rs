@@ -107,9 +107,10 @@ fn fetch_returns_values(ep: &Endpoint) {
     assert!(v.is_empty() && v.rows() == 0);
     // query() still counts the same rows without keeping them.
     assert_eq!(c.query(sel, &[Param::Int(2)]).unwrap(), 2);
-    // An error leaves the connection usable.
+    // An error while executing (a scalar subquery of three rows) leaves the
+    // connection usable.
     let bad = c
-        .prepare("SELECT 1 / (i - 1) FROM fetch_probe WHERE i = ?")
+        .prepare("SELECT (SELECT i FROM fetch_probe WHERE i >= ?)")
         .unwrap();
     assert!(c.fetch(bad, &[Param::Int(1)], &mut v).is_err());
     assert_eq!(c.fetch(sel, &[Param::Int(3)], &mut v).unwrap(), 1);
@@ -246,14 +247,20 @@ fn all_pass(results: &[CheckResult], when: &str) {
 /// Two client threads run `TXNS` transactions each; returns their stats, the classes
 /// their outcomes named, and the time taken.
 fn run(ep: &Endpoint, cfg: &TpccConfig) -> (Vec<TpccStats>, [u64; 5], Duration) {
+    run_on(ep, cfg, &[1, 1])
+}
+
+/// As [`run`], one thread per entry of `homes`, each checked to be bound to it.
+fn run_on(ep: &Endpoint, cfg: &TpccConfig, homes: &[i32]) -> (Vec<TpccStats>, [u64; 5], Duration) {
     let t0 = Instant::now();
     let per: Vec<(TpccStats, [u64; 5])> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..2)
+        let hs: Vec<_> = (0..homes.len())
             .map(|t| {
-                let p = plan(cfg, t, 2);
+                let p = plan(cfg, t, homes.len());
+                let home = homes[t];
                 s.spawn(move || {
                     let mut th = TpccThread::new(ep, &p).unwrap();
-                    assert_eq!(th.warehouse(), 1);
+                    assert_eq!(th.warehouse(), home);
                     let mut classes = [0u64; 5];
                     for _ in 0..TXNS {
                         assert_eq!(th.pause(), Duration::ZERO);
@@ -278,6 +285,75 @@ fn run(ep: &Endpoint, cfg: &TpccConfig) -> (Vec<TpccStats>, [u64; 5], Duration) 
         classes,
         t0.elapsed(),
     )
+}
+
+/// A connection holding the warehouse's and its districts' rows makes New-Order and
+/// Payment wait past a short lock timeout: the transaction rolls back, runs again, and
+/// commits once the holder lets go, counted as retried.
+fn conflicts_are_rolled_back_and_retried(ep: &Endpoint, cfg: &TpccConfig) {
+    let mut admin = ep.connect().unwrap();
+    let postgres = ep.protocol == Protocol::Postgres;
+    // New connections get the short timeout.
+    if postgres {
+        admin
+            .batch(&format!(
+                "ALTER DATABASE {} SET lock_timeout = '100ms'",
+                ep.database
+            ))
+            .unwrap();
+    } else {
+        admin
+            .batch("SET GLOBAL innodb_lock_wait_timeout = 1")
+            .unwrap();
+    }
+    let mut th = TpccThread::new(ep, &plan(cfg, 0, 1)).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let holder = {
+        let ep = ep.clone();
+        std::thread::spawn(move || {
+            let mut c = ep.connect().unwrap();
+            c.batch("BEGIN").unwrap();
+            c.rows("SELECT w_id FROM warehouse WHERE w_id = 1 FOR UPDATE")
+                .unwrap();
+            c.rows("SELECT d_id FROM district WHERE d_w_id = 1 FOR UPDATE")
+                .unwrap();
+            tx.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(2500));
+            c.batch("ROLLBACK").unwrap();
+        })
+    };
+    rx.recv().unwrap();
+    let mut retried = None;
+    for _ in 0..50 {
+        let o = th.event().unwrap();
+        if o.retried {
+            retried = Some(o);
+            break;
+        }
+    }
+    holder.join().unwrap();
+    let o = retried.expect("no transaction waited on the held rows");
+    assert!(o.class <= 1, "{o:?}");
+    let s = th.stats();
+    assert!(s.retries[o.class as usize] >= 1, "{s:?}");
+    assert!(s.committed[o.class as usize] + s.rolled_back >= 1, "{s:?}");
+    eprintln!(
+        "{:?}: a held lock cost retries {:?}",
+        ep.protocol, s.retries
+    );
+    drop(th);
+    if postgres {
+        admin
+            .batch(&format!(
+                "ALTER DATABASE {} RESET lock_timeout",
+                ep.database
+            ))
+            .unwrap();
+    } else {
+        admin
+            .batch("SET GLOBAL innodb_lock_wait_timeout = 50")
+            .unwrap();
+    }
 }
 
 fn scenario(server: &str, engine: Option<&str>) {
@@ -328,10 +404,10 @@ fn scenario(server: &str, engine: Option<&str>) {
     let mut committed = [0u64; 5];
     let (mut rolled_back, mut retries) = (0, 0);
     for s in &stats {
-        for k in 0..5 {
-            committed[k] += s.committed[k];
-            retries += s.retries[k];
+        for (sum, n) in committed.iter_mut().zip(s.committed) {
+            *sum += n;
         }
+        retries += s.retries.iter().sum::<u64>();
         rolled_back += s.rolled_back;
     }
     // The deck deals exactly 45/43/4/4/4 of every 100 per thread.
@@ -363,6 +439,9 @@ fn scenario(server: &str, engine: Option<&str>) {
     );
     assert_eq!(stats.iter().map(|s| s.skipped_deliveries).sum::<u64>(), 0);
     all_pass(&check(admin.as_mut(), &cfg).unwrap(), "after the run");
+
+    conflicts_are_rolled_back_and_retried(&ep, &cfg);
+    all_pass(&check(admin.as_mut(), &cfg).unwrap(), "after the retries");
 
     // Spec timing: a keying time before the first transaction, then think + keying.
     let mut timed_cfg = cfg.clone();
@@ -427,4 +506,80 @@ fn tpcc_on_postgres() {
 #[test]
 fn tpcc_on_innodb() {
     scenario("mariadb", Some("innodb"));
+}
+
+/// Two warehouses on InnoDB: the 15% remote Payments and 1% remote order lines reach the
+/// other warehouse, and every condition still holds.
+#[test]
+fn tpcc_remote_warehouses_on_innodb() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = start("mariadb", Some("innodb"), dir.path());
+    let ep = m.endpoint.clone();
+    let cfg = TpccConfig {
+        warehouses: 2,
+        engine_clause: " ENGINE = InnoDB".into(),
+        postgres: false,
+        spec_timing: false,
+    };
+    let mut admin = ep.connect().unwrap();
+    tpcc::create_schema(admin.as_mut(), &cfg).unwrap();
+    let t0 = Instant::now();
+    load(&ep, &cfg, 2);
+    tpcc::after_load(admin.as_mut(), &cfg).unwrap();
+    eprintln!(
+        "innodb: 2 warehouses loaded in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    for (t, n) in [
+        ("warehouse", 2),
+        ("stock", 200_000),
+        ("customer", 60_000),
+        ("new_order", 18_000),
+    ] {
+        assert_eq!(number(&ep, &format!("SELECT COUNT(*) FROM {t}")), n, "{t}");
+    }
+    all_pass(
+        &check(admin.as_mut(), &cfg).unwrap(),
+        "after loading 2 warehouses",
+    );
+    let homes: Vec<i32> = (0..2)
+        .map(|t| TpccThread::new(&ep, &plan(&cfg, t, 2)).unwrap().warehouse())
+        .collect();
+    assert_eq!(homes, [1, 2]);
+    let (stats, classes, took) = run_on(&ep, &cfg, &[1, 2]);
+    eprintln!(
+        "innodb, 2 warehouses: {} transactions in {:.1} s, {classes:?}, {stats:?}",
+        2 * TXNS,
+        took.as_secs_f64()
+    );
+    // About 15% of 258 Payments pay a customer of the other warehouse.
+    let remote_payments = number(&ep, "SELECT COUNT(*) FROM history WHERE h_c_w_id <> h_w_id");
+    assert!((15..=70).contains(&remote_payments), "{remote_payments}");
+    // About 1% of ~2700 order lines come from the other warehouse.
+    let remote_lines = number(
+        &ep,
+        "SELECT COUNT(*) FROM order_line WHERE ol_supply_w_id <> ol_w_id",
+    );
+    assert!((5..=70).contains(&remote_lines), "{remote_lines}");
+    assert_eq!(
+        number(&ep, "SELECT SUM(s_remote_cnt) FROM stock"),
+        remote_lines
+    );
+    assert_eq!(
+        number(
+            &ep,
+            "SELECT COUNT(*) FROM orders WHERE o_all_local = 0 AND o_id > 3000"
+        ),
+        number(
+            &ep,
+            "SELECT COUNT(DISTINCT ol_w_id, ol_d_id, ol_o_id) FROM order_line \
+             WHERE ol_supply_w_id <> ol_w_id"
+        )
+    );
+    all_pass(
+        &check(admin.as_mut(), &cfg).unwrap(),
+        "after remote transactions",
+    );
+    drop(admin);
+    m.stop().unwrap();
 }

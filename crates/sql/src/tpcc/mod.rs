@@ -21,8 +21,10 @@ pub use load::TpccLoader;
 pub use schema::{after_load, create_schema, TABLES};
 pub use txn::{TpccStats, TpccThread};
 
-/// The transaction types, as [`crate::bench::Outcome::class`] numbers them: the runner
-/// keeps latency per type, and NOPM counts class 0.
+/// The transaction types, as [`crate::bench::Outcome::class`] numbers them, so a runner
+/// can keep latency per type. NOPM counts class-0 outcomes: committed New-Orders and
+/// the 1% rolled back on purpose, which the spec counts as executed New-Orders
+/// ([`TpccThread::event`] says more; [`TpccStats::rolled_back`] tells them apart).
 pub const TPCC_CLASSES: [&str; 5] = [
     "new-order",
     "payment",

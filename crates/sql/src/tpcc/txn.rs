@@ -674,7 +674,11 @@ impl TpccThread {
                 amount % 100
             );
             cd.push_str(cn.v.get(0, 0).unwrap_or(""));
-            cd.truncate(C_DATA_MAX);
+            let mut keep = C_DATA_MAX.min(cd.len());
+            while !cd.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            cd.truncate(keep);
             cn.exec(
                 st.p_cub,
                 &[

@@ -157,8 +157,9 @@ pub struct Outcome {
     /// The thread has nothing left to do (the load finished its tables).
     pub done: bool,
     /// Which kind of operation it was, for steps whose operations differ enough that
-    /// one latency histogram would hide them (a YCSB scan and read): an index into the
-    /// step's class names (YCSB: [`crate::ycsb::YCSB_CLASSES`]); 0 where a step has one.
+    /// one latency histogram would hide them: an index into the step's class names
+    /// (YCSB's [`crate::ycsb::YCSB_CLASSES`], TPC-C's [`crate::tpcc::TPCC_CLASSES`]);
+    /// 0 where a step has one kind.
     pub class: u8,
 }
 

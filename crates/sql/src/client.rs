@@ -155,6 +155,202 @@ pub enum Param<'a> {
     Int(i32),
     /// A CHAR column.
     Str(&'a str),
+    /// A DECIMAL(_, 2) amount in hundredths (TPC-C's money), sent as exact decimal
+    /// text (`-12.34`): a float would make `w_ytd + ?` inexact, and the consistency
+    /// checks compare such sums to the cent.
+    Cents(i64),
+}
+
+/// Writes `cents` as decimal text with two places (`-0.05`, `300000.00`), without
+/// allocating: both wire clients send [`Param::Cents`] this way.
+pub(crate) fn put_cents(cents: i64, out: &mut impl Extend<u8>) {
+    let mut tmp = [0u8; 24];
+    let mut i = tmp.len();
+    let mut n = cents.unsigned_abs();
+    for k in 0.. {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if k == 1 {
+            i -= 1;
+            tmp[i] = b'.';
+        }
+        if k >= 2 && n == 0 {
+            break;
+        }
+    }
+    if cents < 0 {
+        i -= 1;
+        tmp[i] = b'-';
+    }
+    out.extend(tmp[i..].iter().copied());
+}
+
+/// The values of the rows a prepared query read ([`SqlClient::fetch`]), each as text
+/// (NULL as `None`), kept in one buffer that the caller owns and passes to every fetch:
+/// a transaction that needs a few values back (TPC-C's next order id, prices,
+/// balances) then allocates nothing per row, where [`TextRows`] allocates a string per
+/// value and a vector per row.
+#[derive(Debug, Default, Clone)]
+pub struct Values {
+    /// Every value's text, one after another.
+    text: Vec<u8>,
+    /// Each value's span in `text`, row by row; [`NULL`] for NULL.
+    cells: Vec<(u32, u32)>,
+    cols: usize,
+}
+
+/// The span of a NULL value.
+const NULL: (u32, u32) = (u32::MAX, u32::MAX);
+
+impl Values {
+    /// An empty buffer; it grows to the largest result it is given and stays that size.
+    pub fn new() -> Values {
+        Values::default()
+    }
+
+    /// Rows read.
+    pub fn rows(&self) -> usize {
+        self.cells.len().checked_div(self.cols).unwrap_or(0)
+    }
+
+    /// Whether no row was read.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// Values per row (0 when no row was read).
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The value at `row`, `col` as bytes: `None` for NULL or outside the result.
+    pub fn bytes(&self, row: usize, col: usize) -> Option<&[u8]> {
+        if col >= self.cols {
+            return None;
+        }
+        let (a, b) = *self.cells.get(row * self.cols + col)?;
+        if (a, b) == NULL {
+            return None;
+        }
+        self.text.get(a as usize..b as usize)
+    }
+
+    /// The value at `row`, `col` as text: `None` for NULL, outside the result, or not
+    /// UTF-8.
+    pub fn get(&self, row: usize, col: usize) -> Option<&str> {
+        self.bytes(row, col)
+            .and_then(|b| std::str::from_utf8(b).ok())
+    }
+
+    /// The value at `row`, `col` as an integer; NULL or anything else is an error
+    /// naming the cell, since a transaction that reads a key cannot go on without it.
+    pub fn int(&self, row: usize, col: usize) -> Result<i64, SqlError> {
+        let b = self.need(row, col)?;
+        std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| self.bad(row, col, "an integer"))
+    }
+
+    /// The exact decimal at `row`, `col` in units of 10^-`scale` (`"12.3"` with scale 2
+    /// is 1230): money and rates read back without a float's rounding. More non-zero
+    /// places than `scale`, NULL or anything but a plain decimal is an error.
+    pub fn fixed(&self, row: usize, col: usize, scale: u32) -> Result<i64, SqlError> {
+        let b = self.need(row, col)?;
+        parse_fixed(b, scale).ok_or_else(|| self.bad(row, col, "a decimal"))
+    }
+
+    fn need(&self, row: usize, col: usize) -> Result<&[u8], SqlError> {
+        self.bytes(row, col).ok_or_else(|| {
+            SqlError::Verify(format!(
+                "value {col} of row {row} is NULL or missing ({} rows of {} values read)",
+                self.rows(),
+                self.cols
+            ))
+        })
+    }
+
+    fn bad(&self, row: usize, col: usize, what: &str) -> SqlError {
+        SqlError::Verify(format!(
+            "value {col} of row {row} ({:?}) is not {what}",
+            String::from_utf8_lossy(self.bytes(row, col).unwrap_or(b""))
+        ))
+    }
+
+    /// Empties the buffer for a result of `cols` values per row, keeping its memory.
+    pub(crate) fn start(&mut self, cols: usize) {
+        self.text.clear();
+        self.cells.clear();
+        self.cols = cols;
+    }
+
+    /// Sets the width once the first row shows it (PostgreSQL's rows carry their
+    /// count; a result without rows keeps 0).
+    pub(crate) fn set_cols(&mut self, cols: usize) {
+        if self.cells.is_empty() {
+            self.cols = cols;
+        }
+    }
+
+    /// Appends one value (`None` for NULL).
+    pub(crate) fn push(&mut self, v: Option<&[u8]>) {
+        match v {
+            None => self.cells.push(NULL),
+            Some(b) => {
+                let a = self.text.len() as u32;
+                self.text.extend_from_slice(b);
+                self.cells.push((a, self.text.len() as u32));
+            }
+        }
+    }
+
+    /// Appends one value written by `f` into the text buffer (the MySQL client writes
+    /// binary numbers and dates as text this way, without a temporary string).
+    pub(crate) fn push_with(&mut self, f: impl FnOnce(&mut Vec<u8>)) {
+        let a = self.text.len() as u32;
+        f(&mut self.text);
+        self.cells.push((a, self.text.len() as u32));
+    }
+}
+
+/// `b` (`-12.5`, `0.0500`, `7`) in units of 10^-`scale`.
+fn parse_fixed(b: &[u8], scale: u32) -> Option<i64> {
+    let (neg, digits) = match b.first()? {
+        b'-' => (true, &b[1..]),
+        b'+' => (false, &b[1..]),
+        _ => (false, b),
+    };
+    let (int, frac) = match digits.iter().position(|&c| c == b'.') {
+        Some(p) => (&digits[..p], &digits[p + 1..]),
+        None => (digits, &digits[..0]),
+    };
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in int {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(i64::from(c - b'0'))?;
+    }
+    for (i, &c) in frac.iter().enumerate() {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        if i as u32 >= scale {
+            if c != b'0' {
+                return None;
+            }
+            continue;
+        }
+        v = v.checked_mul(10)?.checked_add(i64::from(c - b'0'))?;
+    }
+    for _ in frac.len() as u32..scale {
+        v = v.checked_mul(10)?;
+    }
+    Some(if neg { -v } else { v })
 }
 
 /// Rows as text: each row its (column, value) pairs, NULL as `None`.
@@ -170,6 +366,15 @@ pub trait SqlClient: Send {
     fn prepare(&mut self, sql: &str) -> Result<Stmt, SqlError>;
     /// Runs a prepared query and returns how many rows came back.
     fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError>;
+    /// Runs a prepared query, keeps the values of the rows it read in `out` (emptied
+    /// first, its memory reused) and returns how many rows came back: for transactions
+    /// that go on with what they read, where [`SqlClient::query`] only counts.
+    fn fetch(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        out: &mut Values,
+    ) -> Result<u64, SqlError>;
     /// Runs a prepared statement that changes rows and returns how many it changed.
     fn execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError>;
     /// Runs statements as text, without parameters or results (DDL, BEGIN, COMMIT).
@@ -205,6 +410,66 @@ mod tests {
             pg_placeholders("SELECT c FROM t WHERE id BETWEEN ? AND ?"),
             "SELECT c FROM t WHERE id BETWEEN $1 AND $2"
         );
+    }
+
+    #[test]
+    fn cents_are_written_as_exact_decimals() {
+        for (v, want) in [
+            (0, "0.00"),
+            (5, "0.05"),
+            (-5, "-0.05"),
+            (1234, "12.34"),
+            (-1000, "-10.00"),
+            (30_000_000, "300000.00"),
+            (i64::MIN, "-92233720368547758.08"),
+        ] {
+            let mut b = Vec::new();
+            put_cents(v, &mut b);
+            assert_eq!(std::str::from_utf8(&b).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn decimals_parse_to_fixed_point_and_junk_is_refused() {
+        for (s, scale, want) in [
+            ("12.34", 2, Some(1234)),
+            ("12.3", 2, Some(1230)),
+            ("-10.00", 2, Some(-1000)),
+            ("0.0500", 4, Some(500)),
+            ("7", 2, Some(700)),
+            ("+.5", 1, Some(5)),
+            ("1.230", 2, Some(123)),
+            ("1.235", 2, None),
+            ("1e5", 2, None),
+            ("", 2, None),
+            ("-", 2, None),
+            ("99999999999999999999", 0, None),
+        ] {
+            assert_eq!(parse_fixed(s.as_bytes(), scale), want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn values_keep_rows_nulls_and_their_memory() {
+        let mut v = Values::new();
+        v.start(2);
+        v.push(Some(b"42"));
+        v.push(None);
+        v.push_with(|t| t.extend_from_slice(b"-3.50"));
+        v.push(Some(b"abc"));
+        assert_eq!((v.rows(), v.cols()), (2, 2));
+        assert_eq!(v.int(0, 0).unwrap(), 42);
+        assert_eq!(v.get(0, 1), None);
+        assert!(v.int(0, 1).is_err());
+        assert_eq!(v.fixed(1, 0, 2).unwrap(), -350);
+        assert_eq!(v.get(1, 1), Some("abc"));
+        assert!(v.int(1, 1).is_err());
+        assert_eq!(v.get(2, 0), None);
+        assert_eq!(v.get(0, 2), None);
+        let cap = v.text.capacity();
+        v.start(1);
+        assert!(v.is_empty() && v.rows() == 0);
+        assert_eq!(v.text.capacity(), cap);
     }
 
     #[test]

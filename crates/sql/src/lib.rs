@@ -16,6 +16,7 @@ pub mod pgbench;
 pub mod pgwire;
 pub mod run;
 pub mod server;
+pub mod tpcc;
 mod wire;
 pub mod ycsb;
 

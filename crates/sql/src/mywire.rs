@@ -8,7 +8,7 @@
 //! spent 1.3-1.7× sysbench's client CPU per query and sent 0.75-0.86× its QPS on the
 //! same server (bench/compare-sysbench.sh).
 
-use crate::client::{Endpoint, Param, SqlClient, Stmt, TextRows};
+use crate::client::{put_cents, Endpoint, Param, SqlClient, Stmt, TextRows, Values};
 use crate::error::SqlError;
 use crate::wire::{io_err, Wire};
 
@@ -26,8 +26,31 @@ const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 const COM_QUIT: u8 = 0x01;
+const TYPE_TINY: u8 = 1;
+const TYPE_SHORT: u8 = 2;
 const TYPE_LONG: u8 = 3;
+const TYPE_FLOAT: u8 = 4;
+const TYPE_DOUBLE: u8 = 5;
+const TYPE_NULL: u8 = 6;
+const TYPE_TIMESTAMP: u8 = 7;
+const TYPE_LONGLONG: u8 = 8;
+const TYPE_INT24: u8 = 9;
+const TYPE_DATE: u8 = 10;
+const TYPE_TIME: u8 = 11;
+const TYPE_DATETIME: u8 = 12;
+const TYPE_YEAR: u8 = 13;
+const TYPE_NEWDECIMAL: u8 = 0xf6;
 const TYPE_VAR_STRING: u8 = 0xfd;
+const UNSIGNED_FLAG: u16 = 0x20;
+
+/// Where a reply's rows go: counted only (the measured queries), kept as strings from
+/// the text protocol ([`SqlClient::rows`]), or decoded from the binary protocol into
+/// the caller's buffer ([`SqlClient::fetch`]).
+enum Sink<'a> {
+    Count,
+    Text(&'a mut TextRows),
+    Values(&'a mut Values),
+}
 
 /// A prepared statement on the server.
 struct Prepared {
@@ -42,6 +65,8 @@ pub struct MyWire {
     seq: u8,
     stmts: Vec<Prepared>,
     context: String,
+    /// The current result's column types and flags, for decoding binary rows; reused.
+    col_types: Vec<(u8, u16)>,
 }
 
 fn bad(context: &str, what: &str) -> SqlError {
@@ -159,6 +184,7 @@ impl MyWire {
             seq: 0,
             stmts: Vec::new(),
             context: context.clone(),
+            col_types: Vec::new(),
         };
         let hs = c.packet()?.to_vec();
         if hs.first() == Some(&0xff) {
@@ -317,7 +343,7 @@ impl MyWire {
 
     /// Reads a command's reply: OK, ERR, or result sets (every one, while the server
     /// says more follow), counting rows and keeping text rows when asked.
-    fn reply(&mut self, mut text: Option<&mut TextRows>) -> Result<Reply, SqlError> {
+    fn reply(&mut self, mut sink: Sink<'_>) -> Result<Reply, SqlError> {
         let mut r = Reply::default();
         loop {
             let (a, b) = self.span()?;
@@ -336,16 +362,25 @@ impl MyWire {
                     let cols =
                         lenenc(p, &mut at).ok_or_else(|| bad(&self.context, "column count"))?;
                     let mut names = Vec::new();
+                    self.col_types.clear();
+                    if let Sink::Values(out) = &mut sink {
+                        out.start(cols as usize);
+                    }
                     for _ in 0..cols {
-                        let d = self.packet()?;
-                        if text.is_some() {
-                            // catalog, schema, table, org_table, name …
-                            let mut at = 0;
-                            for _ in 0..4 {
-                                let _ = lenenc_str(d, &mut at);
+                        let (a, b) = self.span()?;
+                        let d = &self.wire.buf[a..b];
+                        match sink {
+                            Sink::Count => {}
+                            Sink::Text(_) => {
+                                // catalog, schema, table, org_table, name …
+                                let mut at = 0;
+                                for _ in 0..4 {
+                                    let _ = lenenc_str(d, &mut at);
+                                }
+                                let name = lenenc_str(d, &mut at).flatten().unwrap_or(b"");
+                                names.push(String::from_utf8_lossy(name).into_owned());
                             }
-                            let name = lenenc_str(d, &mut at).flatten().unwrap_or(b"");
-                            names.push(String::from_utf8_lossy(name).into_owned());
+                            Sink::Values(_) => self.col_types.push(column_type(d)),
                         }
                     }
                     self.span()?; // EOF after the column definitions
@@ -359,7 +394,11 @@ impl MyWire {
                             return Err(error_of(&row[1..], &self.context));
                         }
                         r.rows += 1;
-                        if let Some(out) = text.as_deref_mut() {
+                        if let Sink::Values(out) = &mut sink {
+                            binary_row(row, &self.col_types, out)
+                                .ok_or_else(|| bad(&self.context, "a binary row"))?;
+                        }
+                        if let Sink::Text(out) = &mut sink {
                             let mut at = 0;
                             let vals: Vec<(String, Option<String>)> = names
                                 .iter()
@@ -382,7 +421,12 @@ impl MyWire {
         }
     }
 
-    fn exec(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<Reply, SqlError> {
+    fn exec(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        sink: Sink<'_>,
+    ) -> Result<Reply, SqlError> {
         let st = &self.stmts[stmt.0];
         if usize::from(st.params) != params.len() {
             return Err(bad(&self.context, "parameter count"));
@@ -400,6 +444,7 @@ impl MyWire {
                 let t = match p {
                     Param::Int(_) => TYPE_LONG,
                     Param::Str(_) => TYPE_VAR_STRING,
+                    Param::Cents(_) => TYPE_NEWDECIMAL,
                 };
                 self.out.extend_from_slice(&[t, 0]);
             }
@@ -410,12 +455,150 @@ impl MyWire {
                         put_lenenc(&mut self.out, s.len() as u64);
                         self.out.extend_from_slice(s.as_bytes());
                     }
+                    Param::Cents(c) => {
+                        let mut t = [0u8; 24];
+                        let mut w = Fill(&mut t, 0);
+                        put_cents(*c, &mut w);
+                        let n = w.1;
+                        put_lenenc(&mut self.out, n as u64);
+                        self.out.extend_from_slice(&t[..n]);
+                    }
                 }
             }
         }
         self.send()?;
-        self.reply(None)
+        self.reply(sink)
     }
+}
+
+/// A fixed buffer and how much of it is written: [`put_cents`] writes into it without
+/// allocating.
+struct Fill<'b>(&'b mut [u8], usize);
+
+impl Extend<u8> for Fill<'_> {
+    fn extend<I: IntoIterator<Item = u8>>(&mut self, it: I) {
+        for b in it {
+            if let Some(slot) = self.0.get_mut(self.1) {
+                *slot = b;
+                self.1 += 1;
+            }
+        }
+    }
+}
+
+/// A column definition's type and flags: after catalog, schema, table, org_table,
+/// name and org_name come the fixed fields' length, charset (2), length (4), type (1)
+/// and flags (2).
+fn column_type(d: &[u8]) -> (u8, u16) {
+    let mut at = 0;
+    for _ in 0..6 {
+        let _ = lenenc_str(d, &mut at);
+    }
+    let _ = lenenc(d, &mut at);
+    let t = d.get(at + 6).copied().unwrap_or(TYPE_VAR_STRING);
+    let flags = d
+        .get(at + 7..at + 9)
+        .map(|f| u16::from_le_bytes([f[0], f[1]]))
+        .unwrap_or(0);
+    (t, flags)
+}
+
+/// Decodes one binary-protocol row (0x00, the NULL bitmap offset by 2, then each
+/// non-NULL value as its type lays it out) into `out`, numbers and dates written as
+/// the text protocol would show them. None when the row is shorter than its types say.
+fn binary_row(row: &[u8], types: &[(u8, u16)], out: &mut Values) -> Option<()> {
+    use std::io::Write;
+    let bitmap = row.get(1..1 + (types.len() + 9) / 8)?;
+    let mut at = 1 + bitmap.len();
+    let fixed = |at: &mut usize, n: usize| -> Option<&[u8]> {
+        let b = row.get(*at..*at + n)?;
+        *at += n;
+        Some(b)
+    };
+    for (i, &(t, flags)) in types.iter().enumerate() {
+        let bit = i + 2;
+        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 || t == TYPE_NULL {
+            out.push(None);
+            continue;
+        }
+        let unsigned = flags & UNSIGNED_FLAG != 0;
+        match t {
+            TYPE_TINY | TYPE_SHORT | TYPE_YEAR | TYPE_LONG | TYPE_INT24 | TYPE_LONGLONG => {
+                let n = match t {
+                    TYPE_TINY => 1,
+                    TYPE_SHORT | TYPE_YEAR => 2,
+                    TYPE_LONG | TYPE_INT24 => 4,
+                    _ => 8,
+                };
+                let b = fixed(&mut at, n)?;
+                let mut v = [0u8; 8];
+                v[..n].copy_from_slice(b);
+                let raw = u64::from_le_bytes(v);
+                let shift = 64 - 8 * n as u32;
+                // Sign-extends from the value's width unless the column is unsigned.
+                let signed = ((raw << shift) as i64) >> shift;
+                out.push_with(|w| {
+                    let _ = if unsigned {
+                        write!(w, "{raw}")
+                    } else {
+                        write!(w, "{signed}")
+                    };
+                });
+            }
+            TYPE_FLOAT => {
+                let b = fixed(&mut at, 4)?;
+                let v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                out.push_with(|w| {
+                    let _ = write!(w, "{v}");
+                });
+            }
+            TYPE_DOUBLE => {
+                let b = fixed(&mut at, 8)?;
+                let v = f64::from_le_bytes(b.try_into().ok()?);
+                out.push_with(|w| {
+                    let _ = write!(w, "{v}");
+                });
+            }
+            TYPE_DATE | TYPE_DATETIME | TYPE_TIMESTAMP => {
+                let n = usize::from(*fixed(&mut at, 1)?.first()?);
+                let b = fixed(&mut at, n)?;
+                let g = |i: usize| u32::from(b.get(i).copied().unwrap_or(0));
+                let year = b
+                    .get(..2)
+                    .map(|y| u16::from_le_bytes([y[0], y[1]]))
+                    .unwrap_or(0);
+                let micros = b
+                    .get(7..11)
+                    .map(|u| u32::from_le_bytes([u[0], u[1], u[2], u[3]]));
+                out.push_with(|w| {
+                    let _ = write!(w, "{year:04}-{:02}-{:02}", g(2), g(3));
+                    if t != TYPE_DATE {
+                        let _ = write!(w, " {:02}:{:02}:{:02}", g(4), g(5), g(6));
+                        if let Some(us) = micros.filter(|us| *us > 0) {
+                            let _ = write!(w, ".{us:06}");
+                        }
+                    }
+                });
+            }
+            TYPE_TIME => {
+                let n = usize::from(*fixed(&mut at, 1)?.first()?);
+                let b = fixed(&mut at, n)?;
+                let neg = b.first() == Some(&1);
+                let days = b
+                    .get(1..5)
+                    .map(|d| u32::from_le_bytes([d[0], d[1], d[2], d[3]]))
+                    .unwrap_or(0);
+                let g = |i: usize| u32::from(b.get(i).copied().unwrap_or(0));
+                out.push_with(|w| {
+                    let sign = if neg { "-" } else { "" };
+                    let _ = write!(w, "{sign}{:02}:{:02}:{:02}", days * 24 + g(5), g(6), g(7));
+                });
+            }
+            // DECIMAL, strings, blobs, enums, sets, JSON, BIT: a length-encoded string.
+            _ => out.push(Some(lenenc_str(row, &mut at)?.unwrap_or(b""))),
+        }
+    }
+    Some(())
 }
 
 /// The auth response for `plugin`: mysql_native_password's SHA1(pw) XOR
@@ -489,18 +672,28 @@ impl SqlClient for MyWire {
     }
 
     fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
-        Ok(self.exec(stmt, params)?.rows)
+        Ok(self.exec(stmt, params, Sink::Count)?.rows)
+    }
+
+    fn fetch(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        out: &mut Values,
+    ) -> Result<u64, SqlError> {
+        out.start(0);
+        Ok(self.exec(stmt, params, Sink::Values(out))?.rows)
     }
 
     fn execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
-        Ok(self.exec(stmt, params)?.affected)
+        Ok(self.exec(stmt, params, Sink::Count)?.affected)
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), SqlError> {
         self.command(COM_QUERY);
         self.out.extend_from_slice(sql.as_bytes());
         self.send()?;
-        self.reply(None).map(|_| ()).map_err(|e| match e {
+        self.reply(Sink::Count).map(|_| ()).map_err(|e| match e {
             SqlError::Query { message, code, .. } => SqlError::Query {
                 context: sql.chars().take(200).collect(),
                 message,
@@ -515,7 +708,7 @@ impl SqlClient for MyWire {
         self.out.extend_from_slice(sql.as_bytes());
         self.send()?;
         let mut out = Vec::new();
-        self.reply(Some(&mut out))?;
+        self.reply(Sink::Text(&mut out))?;
         Ok(out)
     }
 }
@@ -580,6 +773,44 @@ mod tests {
             .unwrap()
             .is_empty());
         assert!(scramble("dialog", nonce, "pw", "x").is_err());
+    }
+
+    #[test]
+    fn binary_rows_decode_to_the_text_the_text_protocol_shows() {
+        let types = [
+            (TYPE_LONG, 0),
+            (TYPE_LONGLONG, UNSIGNED_FLAG),
+            (TYPE_NEWDECIMAL, 0),
+            (TYPE_VAR_STRING, 0),
+            (TYPE_DATETIME, 0),
+            (TYPE_TINY, 0),
+            (TYPE_DOUBLE, 0),
+            (TYPE_LONG, 0),
+        ];
+        let mut row = vec![0u8];
+        // NULL bitmap (offset 2): column 7 is NULL -> bit 9.
+        row.extend_from_slice(&[0, 0b10]);
+        row.extend_from_slice(&(-42i32).to_le_bytes());
+        row.extend_from_slice(&u64::MAX.to_le_bytes());
+        row.extend_from_slice(b"\x06-10.50");
+        row.extend_from_slice(b"\x03abc");
+        row.extend_from_slice(&[7, 0xe9, 0x07, 3, 9, 14, 5, 6]);
+        row.push(0xff);
+        row.extend_from_slice(&2.5f64.to_le_bytes());
+        let mut v = Values::new();
+        v.start(types.len());
+        binary_row(&row, &types, &mut v).unwrap();
+        assert_eq!(v.rows(), 1);
+        assert_eq!(v.int(0, 0).unwrap(), -42);
+        assert_eq!(v.get(0, 1), Some("18446744073709551615"));
+        assert_eq!(v.fixed(0, 2, 2).unwrap(), -1050);
+        assert_eq!(v.get(0, 3), Some("abc"));
+        assert_eq!(v.get(0, 4), Some("2025-03-09 14:05:06"));
+        assert_eq!(v.int(0, 5).unwrap(), -1);
+        assert_eq!(v.get(0, 6), Some("2.5"));
+        assert_eq!(v.get(0, 7), None);
+        // A row cut short is refused, not read past its end.
+        assert!(binary_row(&row[..row.len() - 3], &types, &mut v).is_none());
     }
 
     #[test]

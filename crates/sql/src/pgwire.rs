@@ -8,7 +8,9 @@
 //! not the server, set the rate. One write, one poll and one read per query here
 //! ([`crate::wire`]).
 
-use crate::client::{pg_placeholders, Endpoint, Param, SqlClient, Stmt, TextRows};
+use crate::client::{
+    pg_placeholders, put_cents, Endpoint, Param, SqlClient, Stmt, TextRows, Values,
+};
 use crate::error::SqlError;
 use crate::wire::{io_err, Wire};
 use bytes::BytesMut;
@@ -22,6 +24,14 @@ pub struct PgWire {
     out: BytesMut,
     stmts: Vec<String>,
     context: String,
+}
+
+/// Where a reply's rows go: counted only (the measured queries), kept as strings
+/// ([`SqlClient::rows`]), or kept as values in the caller's buffer ([`SqlClient::fetch`]).
+enum Sink<'a> {
+    Count,
+    Text(&'a mut TextRows),
+    Values(&'a mut Values),
 }
 
 /// What a reply to one request held.
@@ -214,7 +224,7 @@ impl PgWire {
 
     /// Reads one reply up to ReadyForQuery, counting rows; an error is kept until the
     /// server is ready again, so the connection stays usable.
-    fn reply(&mut self, mut text: Option<&mut TextRows>) -> Result<Reply, SqlError> {
+    fn reply(&mut self, mut sink: Sink<'_>) -> Result<Reply, SqlError> {
         let mut r = Reply::default();
         let mut names: Vec<String> = Vec::new();
         loop {
@@ -222,8 +232,10 @@ impl PgWire {
             match tag {
                 b'D' => {
                     r.rows += 1;
-                    if let Some(out) = text.as_deref_mut() {
-                        out.push(data_row(&self.wire.buf[a..b], &names));
+                    match &mut sink {
+                        Sink::Count => {}
+                        Sink::Text(out) => out.push(data_row(&self.wire.buf[a..b], &names)),
+                        Sink::Values(out) => data_values(&self.wire.buf[a..b], out),
                     }
                 }
                 b'C' => {
@@ -235,7 +247,7 @@ impl PgWire {
                         .and_then(|s| s.parse().ok())
                         .unwrap_or(0);
                 }
-                b'T' if text.is_some() => names = row_names(&self.wire.buf[a..b]),
+                b'T' if matches!(sink, Sink::Text(_)) => names = row_names(&self.wire.buf[a..b]),
                 b'E' => r.error = Some(error_of(&self.wire.buf[a..b], &self.context)),
                 b'Z' => return Ok(r),
                 _ => {} // ParseComplete, BindComplete, NoData, notices, parameter changes
@@ -243,7 +255,12 @@ impl PgWire {
         }
     }
 
-    fn bind_execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<Reply, SqlError> {
+    fn bind_execute(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        sink: Sink<'_>,
+    ) -> Result<Reply, SqlError> {
         let name = &self.stmts[stmt.0];
         let bound = frontend::bind(
             "",
@@ -254,6 +271,7 @@ impl PgWire {
                 match p {
                     Param::Int(i) => put_int(*i, out),
                     Param::Str(s) => out.extend_from_slice(s.as_bytes()),
+                    Param::Cents(c) => put_cents(*c, out),
                 }
                 Ok(IsNull::No)
             },
@@ -267,17 +285,17 @@ impl PgWire {
         let _ = frontend::execute("", 0, &mut self.out);
         frontend::sync(&mut self.out);
         self.send()?;
-        let r = self.reply(None)?;
+        let r = self.reply(sink)?;
         match r.error {
             Some(e) => Err(e),
             None => Ok(r),
         }
     }
 
-    fn simple(&mut self, sql: &str, text: Option<&mut TextRows>) -> Result<(), SqlError> {
+    fn simple(&mut self, sql: &str, sink: Sink<'_>) -> Result<(), SqlError> {
         frontend::query(sql, &mut self.out).map_err(|e| io_err(sql, e))?;
         self.send()?;
-        match self.reply(text)?.error {
+        match self.reply(sink)?.error {
             Some(SqlError::Query { message, code, .. }) => Err(SqlError::Query {
                 context: sql.to_string(),
                 message,
@@ -306,6 +324,32 @@ fn row_names(body: &[u8]) -> Vec<String> {
         rest = rest.get(z + 1 + 18..).unwrap_or(&[]);
     }
     names
+}
+
+/// A DataRow's values (text format) into `out`, copied once into its buffer.
+fn data_values(body: &[u8], out: &mut Values) {
+    let n = body
+        .get(..2)
+        .map(|b| i16::from_be_bytes([b[0], b[1]]))
+        .unwrap_or(0)
+        .max(0) as usize;
+    out.set_cols(n);
+    let mut rest = &body[2.min(body.len())..];
+    for _ in 0..n {
+        let Some(l) = rest.get(..4) else {
+            out.push(None);
+            continue;
+        };
+        let len = i32::from_be_bytes([l[0], l[1], l[2], l[3]]);
+        rest = &rest[4..];
+        if len < 0 {
+            out.push(None);
+        } else {
+            let len = (len as usize).min(rest.len());
+            out.push(Some(&rest[..len]));
+            rest = &rest[len..];
+        }
+    }
 }
 
 fn data_row(body: &[u8], names: &[String]) -> Vec<(String, Option<String>)> {
@@ -344,7 +388,7 @@ impl SqlClient for PgWire {
         .map_err(|e| io_err(sql, e))?;
         frontend::sync(&mut self.out);
         self.send()?;
-        if let Some(SqlError::Query { message, code, .. }) = self.reply(None)?.error {
+        if let Some(SqlError::Query { message, code, .. }) = self.reply(Sink::Count)?.error {
             return Err(SqlError::Query {
                 context: format!("preparing {sql}"),
                 message,
@@ -356,20 +400,30 @@ impl SqlClient for PgWire {
     }
 
     fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
-        Ok(self.bind_execute(stmt, params)?.rows)
+        Ok(self.bind_execute(stmt, params, Sink::Count)?.rows)
+    }
+
+    fn fetch(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        out: &mut Values,
+    ) -> Result<u64, SqlError> {
+        out.start(0);
+        Ok(self.bind_execute(stmt, params, Sink::Values(out))?.rows)
     }
 
     fn execute(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
-        Ok(self.bind_execute(stmt, params)?.affected)
+        Ok(self.bind_execute(stmt, params, Sink::Count)?.affected)
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), SqlError> {
-        self.simple(sql, None)
+        self.simple(sql, Sink::Count)
     }
 
     fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError> {
         let mut out = Vec::new();
-        self.simple(sql, Some(&mut out))?;
+        self.simple(sql, Sink::Text(&mut out))?;
         Ok(out)
     }
 }
@@ -392,6 +446,22 @@ mod tests {
             put_int(v, &mut b);
             assert_eq!(std::str::from_utf8(&b).unwrap(), v.to_string());
         }
+    }
+
+    #[test]
+    fn data_rows_become_values_with_nulls() {
+        // Two values: "42" and NULL.
+        let mut body = vec![0, 2];
+        body.extend_from_slice(&2i32.to_be_bytes());
+        body.extend_from_slice(b"42");
+        body.extend_from_slice(&(-1i32).to_be_bytes());
+        let mut v = Values::new();
+        v.start(0);
+        data_values(&body, &mut v);
+        data_values(&body, &mut v);
+        assert_eq!((v.rows(), v.cols()), (2, 2));
+        assert_eq!(v.int(1, 0).unwrap(), 42);
+        assert_eq!(v.get(1, 1), None);
     }
 
     #[test]

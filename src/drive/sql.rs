@@ -130,7 +130,9 @@ fn measure(
         warehouses: p.warehouses,
         spec_timing: p.spec_timing,
         ycsb_records: p.recordcount,
-        ycsb_props: p.ycsb.clone().into_iter().collect(),
+        ycsb_props: p
+            .ycsb_props()
+            .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?,
     };
     // pgbench's steps without pgbench-load run on tables made before (by `pgbench -i`
     // or an earlier run): their scale is read from them, as pgbench reads it.

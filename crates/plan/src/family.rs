@@ -421,10 +421,11 @@ pub struct SqlParams {
     #[serde(skip_serializing_if = "is_thousand")]
     pub recordcount: u64,
     /// A YCSB property over each workload's preset, NAME=VALUE, repeatable (YCSB's -p):
-    /// e.g. requestdistribution=uniform, fieldcount=1, maxscanlength=100.
-    #[arg(long = "ycsb", value_name = "NAME=VALUE", value_parser = ycsb_prop)]
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub ycsb: BTreeMap<String, String>,
+    /// e.g. requestdistribution=uniform, fieldcount=1, maxscanlength=100 (a suite:
+    /// `ycsb = ["requestdistribution=uniform"]`).
+    #[arg(long = "ycsb", value_name = "NAME=VALUE")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ycsb: Vec<String>,
 }
 
 fn is_one(v: &u32) -> bool {
@@ -435,12 +436,21 @@ fn is_thousand(v: &u64) -> bool {
     *v == 1000
 }
 
-fn ycsb_prop(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(format!(
-            "{s:?}: write NAME=VALUE, e.g. requestdistribution=uniform"
-        )),
+impl SqlParams {
+    /// The YCSB properties as (name, value) pairs; a malformed one names itself.
+    pub fn ycsb_props(&self) -> Result<Vec<(String, String)>, ParamError> {
+        self.ycsb
+            .iter()
+            .map(|s| match s.split_once('=') {
+                Some((k, v)) if !k.trim().is_empty() => {
+                    Ok((k.trim().to_string(), v.trim().to_string()))
+                }
+                _ => Err(ParamError {
+                    key: "ycsb",
+                    message: format!("{s:?}: write NAME=VALUE, e.g. requestdistribution=uniform"),
+                }),
+            })
+            .collect()
     }
 }
 
@@ -516,7 +526,8 @@ impl SqlParams {
             }
         }
         let mut ycsb = plumb_workloads::ycsb::CoreParams::default();
-        ycsb.set_all(self.ycsb.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        let props = self.ycsb_props()?;
+        ycsb.set_all(props.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .map_err(|e| ParamError {
                 key: "ycsb",
                 message: e.to_string(),

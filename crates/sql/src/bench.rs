@@ -209,6 +209,8 @@ pub struct ThreadPlan {
     pub distribution: Distribution,
     /// This thread's seed.
     pub seed: u64,
+    /// The run's seed, for what every thread must agree on (TPC-C's NURand constants).
+    pub run_seed: u64,
     /// This thread and the step's thread count.
     pub thread: usize,
     /// Threads in the step.

@@ -10,6 +10,7 @@ use crate::bench::{Outcome, Shape, ThreadPlan, ThreadState};
 use crate::client::{Endpoint, SqlClient};
 use crate::error::SqlError;
 use crate::pgbench::{self, PgbenchConfig, PgbenchLoader, PgbenchScript, PgbenchThread};
+use crate::tpcc::{self, TpccConfig, TpccLoader, TpccThread, TpccThreadPlan};
 use crate::ycsb::{self, YcsbPhase, YcsbSqlPlan, YcsbSqlThread};
 use plumb_workloads::ycsb::{CoreParams, YcsbShared};
 use plumb_workloads::{SqlKind, SqlTables};
@@ -42,6 +43,21 @@ impl Driver for PgbenchThread {
 impl Driver for PgbenchLoader {
     fn event(&mut self) -> Result<Outcome, SqlError> {
         PgbenchLoader::event(self)
+    }
+}
+
+impl Driver for TpccLoader {
+    fn event(&mut self) -> Result<Outcome, SqlError> {
+        TpccLoader::event(self)
+    }
+}
+
+impl Driver for TpccThread {
+    fn event(&mut self) -> Result<Outcome, SqlError> {
+        TpccThread::event(self)
+    }
+    fn pause(&mut self) -> Duration {
+        TpccThread::pause(self)
     }
 }
 
@@ -89,6 +105,15 @@ fn pgbench_cfg(shape: &Shape) -> PgbenchConfig {
     }
 }
 
+fn tpcc_cfg(shape: &Shape) -> TpccConfig {
+    TpccConfig {
+        warehouses: shape.warehouses,
+        engine_clause: shape.engine_clause.clone(),
+        postgres: shape.postgres,
+        spec_timing: shape.spec_timing,
+    }
+}
+
 fn script(kind: SqlKind) -> PgbenchScript {
     match kind {
         SqlKind::SimpleUpdate => PgbenchScript::SimpleUpdate,
@@ -127,7 +152,11 @@ pub fn before(
                 pgbench::create_tables(ep.connect()?.as_mut(), &cfg)?;
             }
         }
-        SqlTables::Tpcc => return Err(tpcc_missing()),
+        SqlTables::Tpcc => {
+            if kind.is_load() {
+                tpcc::create_schema(ep.connect()?.as_mut(), &tpcc_cfg(shape))?;
+            }
+        }
         SqlTables::Ycsb => {
             let p = ycsb_params(kind, shape)?;
             if kind.is_load() {
@@ -140,10 +169,6 @@ pub fn before(
         }
     }
     Ok(shared)
-}
-
-fn tpcc_missing() -> SqlError {
-    SqlError::Input("tproc-c: TPC-C is not in this build".into())
 }
 
 /// One thread's client for `plan`.
@@ -169,7 +194,22 @@ pub fn connect(
                 Box::new(PgbenchThread::new(ep, &p)?)
             }
         }
-        SqlTables::Tpcc => return Err(tpcc_missing()),
+        SqlTables::Tpcc => {
+            // The run's seed, not the thread's: TPC-C's NURand constants of the load and
+            // the run come from it (clause 2.1.6.1), and each thread draws its own
+            // stream from it and its index.
+            let p = TpccThreadPlan {
+                cfg: tpcc_cfg(&plan.shape),
+                thread: plan.thread,
+                threads: plan.threads,
+                seed: plan.run_seed,
+            };
+            if kind.is_load() {
+                Box::new(TpccLoader::new(ep, &p)?)
+            } else {
+                Box::new(TpccThread::new(ep, &p)?)
+            }
+        }
         SqlTables::Ycsb => {
             let shared = shared
                 .ycsb
@@ -203,7 +243,24 @@ pub fn after(client: &mut dyn SqlClient, kind: SqlKind, shape: &Shape) -> Result
         (SqlTables::Ycsb, true) => {
             ycsb::finish_load(client, &ycsb_params(kind, shape)?, shape.postgres)
         }
-        (SqlTables::Tpcc, _) => Err(tpcc_missing()),
+        (SqlTables::Tpcc, true) => tpcc::after_load(client, &tpcc_cfg(shape)),
+        // The spec's consistency conditions after every run (clause 3.3.2): one that
+        // does not hold fails the step, naming where.
+        (SqlTables::Tpcc, false) => {
+            let failed: Vec<String> = tpcc::check(client, &tpcc_cfg(shape))?
+                .into_iter()
+                .filter(|c| !c.passed)
+                .map(|c| c.to_string())
+                .collect();
+            if failed.is_empty() {
+                Ok(())
+            } else {
+                Err(SqlError::Verify(format!(
+                    "TPC-C consistency: {}",
+                    failed.join("; ")
+                )))
+            }
+        }
         _ => Ok(()),
     }
 }
@@ -213,6 +270,7 @@ pub fn after(client: &mut dyn SqlClient, kind: SqlKind, shape: &Shape) -> Result
 pub fn classes(kind: SqlKind) -> &'static [&'static str] {
     match kind.tables() {
         SqlTables::Ycsb if !kind.is_load() => ycsb::YCSB_CLASSES,
+        SqlTables::Tpcc if !kind.is_load() => &tpcc::TPCC_CLASSES,
         _ => &[],
     }
 }

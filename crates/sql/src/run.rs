@@ -277,6 +277,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 shape: cfg.shape.clone(),
                 distribution: cfg.distribution,
                 seed: plumb_workloads::distribution::worker_seed(cfg.seed, cfg.index, t),
+                run_seed: cfg.seed,
                 thread: t,
                 threads,
                 max_id,

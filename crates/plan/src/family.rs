@@ -439,18 +439,7 @@ fn is_thousand(v: &u64) -> bool {
 impl SqlParams {
     /// The YCSB properties as (name, value) pairs; a malformed one names itself.
     pub fn ycsb_props(&self) -> Result<Vec<(String, String)>, ParamError> {
-        self.ycsb
-            .iter()
-            .map(|s| match s.split_once('=') {
-                Some((k, v)) if !k.trim().is_empty() => {
-                    Ok((k.trim().to_string(), v.trim().to_string()))
-                }
-                _ => Err(ParamError {
-                    key: "ycsb",
-                    message: format!("{s:?}: write NAME=VALUE, e.g. requestdistribution=uniform"),
-                }),
-            })
-            .collect()
+        crate::model::ycsb_props(&self.ycsb)
     }
 }
 
@@ -525,13 +514,7 @@ impl SqlParams {
                 return bad(key, "must be at least 1".into());
             }
         }
-        let mut ycsb = plumb_workloads::ycsb::CoreParams::default();
-        let props = self.ycsb_props()?;
-        ycsb.set_all(props.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .map_err(|e| ParamError {
-                key: "ycsb",
-                message: e.to_string(),
-            })?;
+        crate::model::ycsb_props_ok(&self.ycsb)?;
         let d: Distribution = self.distribution.parse().map_err(|e| ParamError {
             key: "distribution",
             message: format!("{e}"),

@@ -84,11 +84,43 @@ pub struct KvParams {
     #[arg(long, value_name = "pQ:BOUND")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_search: Option<String>,
+    /// A YCSB property over each ycsb-* step's preset, NAME=VALUE, repeatable (YCSB's
+    /// -p); --num is the recordcount. E.g. requestdistribution=uniform, fieldcount=1.
+    #[arg(long = "ycsb", value_name = "NAME=VALUE")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ycsb: Vec<String>,
 }
 
 /// Whether arrivals are the default (left out of stored plans, which keep their hash).
 pub(crate) fn is_constant(a: &Arrivals) -> bool {
     *a == Arrivals::Constant
+}
+
+/// `NAME=VALUE` YCSB properties as pairs (`--ycsb`, shared by the kv and sql
+/// families); a malformed one names itself.
+pub fn ycsb_props(list: &[String]) -> Result<Vec<(String, String)>, ParamError> {
+    list.iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(ParamError {
+                key: "ycsb",
+                message: format!("{s:?}: write NAME=VALUE, e.g. requestdistribution=uniform"),
+            }),
+        })
+        .collect()
+}
+
+/// Checks YCSB properties against YCSB's own rules (names, values), over the defaults.
+pub fn ycsb_props_ok(list: &[String]) -> Result<(), ParamError> {
+    let props = ycsb_props(list)?;
+    plumb_workloads::ycsb::CoreParams::default()
+        .set_all(props.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .map_err(|e| ParamError {
+            key: "ycsb",
+            message: e.to_string(),
+        })
 }
 
 /// Checks open-loop knobs, shared by every family that has them: the rate offered
@@ -188,6 +220,7 @@ impl KvParams {
             return bad("write_rate_mb", "must be > 0 MB/s".into());
         }
         pace_of(self.rate, self.arrivals, self.rate_search.as_deref())?;
+        ycsb_props_ok(&self.ycsb)?;
         if self.batch_size == 0 || self.batch_size > 4096 {
             return bad("batch_size", "must be between 1 and 4096".into());
         }
@@ -224,6 +257,11 @@ impl KvParams {
     pub fn step_pace(&self, kind: StepKind) -> Option<Pace> {
         let p = pace_of(self.rate, self.arrivals, None).ok()?.0?;
         (!kind.is_fill() && !kind.is_maintenance()).then_some(p)
+    }
+
+    /// The YCSB properties as (name, value) pairs.
+    pub fn ycsb_props(&self) -> Result<Vec<(String, String)>, ParamError> {
+        ycsb_props(&self.ycsb)
     }
 
     /// Threads of a step of `kind`.

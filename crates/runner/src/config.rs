@@ -43,6 +43,9 @@ pub struct StepConfig {
     /// share), each op timed from its intended start; `None` runs closed-loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pace: Option<plumb_workloads::Pace>,
+    /// YCSB properties over each YCSB phase's preset (`--ycsb NAME=VALUE`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ycsb: Vec<(String, String)>,
 }
 
 impl StepConfig {
@@ -78,6 +81,11 @@ pub struct KeySpace {
     pub all_present: bool,
     /// Expected number of live keys, for space amplification.
     pub expected_live: f64,
+    /// YCSB's records (its own keys): `ycsb-load` finished, so a read that misses one
+    /// is an error.
+    pub ycsb_loaded: bool,
+    /// The first YCSB key no phase has inserted yet (`None`: right after the load's).
+    pub ycsb_next: Option<i64>,
 }
 
 impl KeySpace {
@@ -86,6 +94,8 @@ impl KeySpace {
         KeySpace {
             all_present: false,
             expected_live: 0.0,
+            ycsb_loaded: false,
+            ycsb_next: None,
         }
     }
 
@@ -94,6 +104,8 @@ impl KeySpace {
         KeySpace {
             all_present: false,
             expected_live: num as f64,
+            ycsb_loaded: false,
+            ycsb_next: None,
         }
     }
 

@@ -564,6 +564,7 @@ impl Lifecycle<'_> {
                 distribution,
                 verify: plan.params.verify,
                 pace: plan.params.step_pace(sp.kind),
+                ycsb: plan.params.ycsb_props().unwrap_or_default(),
             };
             let out = run_step(&ctx, &cfg, &mut keys);
             store_step(&mut rec, self.observer, &cfg, &out, None)?;

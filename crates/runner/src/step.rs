@@ -7,6 +7,7 @@ use crate::metrics::{self, GB};
 use crate::sampler::{self, Sampler, Snapshot};
 use crate::worker::{self, HarnessTime, Msg, Padded, Report, Role, Shared, WorkerEnv};
 use crate::workload::kv::KvStep;
+use crate::workload::ycsb::YcsbStep;
 use crate::workload::Workload;
 use plumb_core::{
     HwCounters, Interval, Maintenance, OpenLoop, StepStatus, StepSummary, Target, Verification,
@@ -96,7 +97,36 @@ pub fn run_step(ctx: &RunContext<'_>, cfg: &StepConfig, keys: &mut KeySpace) -> 
     if kind.is_maintenance() {
         return run_maintenance(ctx, &sampler_of(ctx), kind, cfg);
     }
+    if kind.is_ycsb() {
+        return match YcsbStep::new(cfg, keys) {
+            Ok(step) => {
+                let out = run_workload(ctx, cfg, keys, &step);
+                keys.ycsb_next = Some(step.next_insert());
+                if kind == StepKind::YcsbLoad {
+                    keys.ycsb_loaded = out.status == StepStatus::Ok;
+                }
+                out
+            }
+            Err(e) => refused(e),
+        };
+    }
     run_workload(ctx, cfg, keys, &KvStep::new(cfg))
+}
+
+/// A step that could not start (its knobs were refused), stored as failed.
+fn refused(e: plumb_core::TargetError) -> StepOutcome {
+    let now = SystemTime::now();
+    StepOutcome {
+        status: StepStatus::Failed,
+        error: Some(e.to_string()),
+        verification_failed: false,
+        started: now,
+        ended: now,
+        summary: StepSummary::default(),
+        intervals: Vec::new(),
+        profile: None,
+        histograms: None,
+    }
 }
 
 /// What the sampler reads for a step of this run.
@@ -127,6 +157,7 @@ pub fn run_workload(
         writer_start: std::sync::OnceLock::new(),
     };
     let writer = workload.has_writer();
+    let classes = workload.classes();
     let warmup = if workload.warms_up() {
         cfg.warmup
     } else {
@@ -142,6 +173,7 @@ pub fn run_workload(
         perm: &perm,
         all_present: keys.all_present,
         barrier: &barrier,
+        classes: classes.len(),
     };
     let (tx, rx) = mpsc::channel::<Msg>();
     let total_ops = cfg.total_ops();
@@ -175,7 +207,7 @@ pub fn run_workload(
     });
     let ended = SystemTime::now();
     ctx.progress.finish();
-    summarise(ctx, cfg, keys, collected, started, ended)
+    summarise(ctx, cfg, keys, collected, &classes, started, ended)
 }
 
 /// What the sampler gathered while the workers ran.
@@ -318,6 +350,7 @@ fn summarise(
     cfg: &StepConfig,
     keys: &mut KeySpace,
     c: Collected,
+    classes: &[&'static str],
     started: SystemTime,
     ended: SystemTime,
 ) -> StepOutcome {
@@ -332,6 +365,8 @@ fn summarise(
         .collect();
     let mut total = LatencyHistogram::new();
     let mut service: Option<LatencyHistogram> = None;
+    let mut by_class: Vec<LatencyHistogram> =
+        classes.iter().map(|_| LatencyHistogram::new()).collect();
     let (mut lag_max_ns, mut late) = (0u64, 0u64);
     let (mut w_ops, mut w_bytes, mut w_hist) = (0u64, 0u64, LatencyHistogram::new());
     for r in &c.reports {
@@ -354,6 +389,9 @@ fn summarise(
         }
         lag_max_ns = lag_max_ns.max(r.lag_max_ns);
         late += r.late;
+        for (all, h) in by_class.iter_mut().zip(&r.by_class) {
+            all.merge(h);
+        }
     }
 
     let mut intervals = Vec::with_capacity(epochs);
@@ -472,7 +510,12 @@ fn summarise(
             late_pct: metrics::per_op(Some(late as f64 * 100.0), ops).unwrap_or(0.0),
             backlog_ops: c.backlog,
         }),
-        by_op: Default::default(),
+        by_op: classes
+            .iter()
+            .zip(&by_class)
+            .filter(|(_, h)| h.count() > 0)
+            .map(|(name, h)| (name.to_string(), h.op_latency()))
+            .collect(),
         writer: (w_ops > 0).then(|| WriterSummary {
             ops: w_ops,
             mb_sec: if secs > 0.0 {

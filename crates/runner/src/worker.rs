@@ -78,6 +78,8 @@ pub struct OpClock {
     regions: Cell<u64>,
     /// What one clock read costs, ns.
     read_ns: u64,
+    /// The kind of operation this op was, for workloads that time kinds apart.
+    class: Cell<u8>,
 }
 
 /// The cost of one `Instant::now()` on this machine, measured once per process: every
@@ -108,6 +110,7 @@ impl Default for OpClock {
             inner_ns: Cell::new(0),
             regions: Cell::new(0),
             read_ns: clock_read_ns(),
+            class: Cell::new(0),
         }
     }
 }
@@ -140,6 +143,13 @@ impl OpClock {
             .set(self.inner_ns.get() + t.elapsed().as_nanos() as u64);
         self.regions.set(self.regions.get() + 1);
         r
+    }
+
+    /// Says which kind of operation this op is (an index into the workload's
+    /// [`Workload::classes`]), so its latency is also kept with its kind's.
+    #[inline(always)]
+    pub fn set_class(&self, class: u8) {
+        self.class.set(class);
     }
 
     fn start(&self, sampling: bool) {
@@ -175,6 +185,8 @@ pub(crate) struct Report {
     pub(crate) lag_max_ns: u64,
     /// Ops that started more than [`LATE_NS`] after they were due.
     pub(crate) late: u64,
+    /// Response times by kind of operation (empty unless the workload has kinds).
+    pub(crate) by_class: Vec<LatencyHistogram>,
 }
 
 /// An open-loop op that starts later than this after it was due counts as late.
@@ -198,6 +210,8 @@ pub(crate) struct WorkerEnv<'a> {
     pub(crate) perm: &'a Permutation,
     pub(crate) all_present: bool,
     pub(crate) barrier: &'a Barrier,
+    /// How many kinds of operation the workload times apart.
+    pub(crate) classes: usize,
 }
 
 /// A worker thread's handle on the runner, given to [`Workload::run`]: what the step
@@ -373,6 +387,13 @@ where
     // An open-loop step's measured threads keep service time beside response time.
     let open = pacer.is_some() && !writer;
     let mut service = open.then(LatencyHistogram::new);
+    let classes = if writer { 0 } else { env.classes };
+    let new_classes = || {
+        (0..classes)
+            .map(|_| LatencyHistogram::new())
+            .collect::<Vec<_>>()
+    };
+    let mut by_class = new_classes();
     let (mut lag_max_ns, mut late) = (0u64, 0u64);
     let (mut ops, mut bytes) = (0u64, 0u64);
     let mut done = 0u64;
@@ -387,6 +408,7 @@ where
                   bytes: u64,
                   hist: &mut LatencyHistogram,
                   service: &mut Option<LatencyHistogram>,
+                  by_class: &mut Vec<LatencyHistogram>,
                   lag: (u64, u64)| Report {
         writer,
         epoch,
@@ -396,6 +418,7 @@ where
         service: service.as_mut().map(std::mem::take),
         lag_max_ns: lag.0,
         late: lag.1,
+        by_class: std::mem::replace(by_class, new_classes()),
     };
     let mut last_end = Instant::now();
     let result = loop {
@@ -431,13 +454,24 @@ where
         let now_epoch = shared.epoch.load(Relaxed);
         if now_epoch != epoch {
             let lag = (lag_max_ns, late);
-            flush(report(epoch, ops, bytes, &mut hist, &mut service, lag));
+            flush(report(
+                epoch,
+                ops,
+                bytes,
+                &mut hist,
+                &mut service,
+                &mut by_class,
+                lag,
+            ));
             (ops, bytes, lag_max_ns, late) = (0, 0, 0, 0);
             epoch = now_epoch;
         }
         hist.record_ns(ns);
         if let Some(s) = service.as_mut() {
             s.record_ns(end.saturating_duration_since(started).as_nanos() as u64);
+        }
+        if let Some(h) = by_class.get_mut(usize::from(clock.class.get())) {
+            h.record_ns(ns);
         }
         ops += n;
         bytes += b;
@@ -456,6 +490,14 @@ where
         }
     };
     let lag = (lag_max_ns, late);
-    flush(report(epoch, ops, bytes, &mut hist, &mut service, lag));
+    flush(report(
+        epoch,
+        ops,
+        bytes,
+        &mut hist,
+        &mut service,
+        &mut by_class,
+        lag,
+    ));
     result
 }

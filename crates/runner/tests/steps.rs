@@ -28,6 +28,7 @@ fn cfg(step: &str, index: usize, num: u64, threads: usize) -> StepConfig {
         distribution: Distribution::Uniform,
         verify: VerifyMode::Sample,
         pace: None,
+        ycsb: Vec::new(),
     }
 }
 
@@ -430,4 +431,51 @@ fn poisson_arrivals_keep_their_rate_across_threads() {
     assert!((rate / 4000.0 - 1.0).abs() < 0.1, "{rate} ops/s");
     assert_eq!(o.summary.open_loop.as_ref().unwrap().arrivals, "poisson");
     assert_intervals_add_up(&o);
+}
+
+#[test]
+fn ycsb_phases_load_ycsbs_keys_and_time_each_kind_of_operation() {
+    use plumb_workloads::ycsb::build_key_name;
+    let t = MemoryTarget::new();
+    let mut keys = KeySpace::empty();
+    let load = run(&t, &cfg("ycsb-load", 0, 1000, 2), &mut keys);
+    assert_eq!(load.status, StepStatus::Ok, "{:?}", load.error);
+    assert_eq!(load.summary.ops, 1000);
+    assert!(keys.ycsb_loaded && keys.ycsb_next == Some(1000));
+    // The records are exactly YCSB's keys for 0..1000 in hashed order.
+    let stored = |t: &MemoryTarget| {
+        let mut s = t.session().unwrap();
+        let mut got = std::collections::BTreeSet::new();
+        s.scan(b"", 1_000_000, false, &mut |k, _| {
+            got.insert(String::from_utf8(k.to_vec()).unwrap());
+        })
+        .unwrap();
+        got
+    };
+    let want: std::collections::BTreeSet<String> =
+        (0..1000).map(|k| build_key_name(k, 1, false)).collect();
+    assert_eq!(stored(&t), want);
+
+    let mut a = cfg("ycsb-a", 1, 1000, 2);
+    a.duration = Some(Duration::from_millis(600));
+    let o = run(&t, &a, &mut keys);
+    assert_eq!(o.status, StepStatus::Ok, "{:?}", o.error);
+    let by = &o.summary.by_op;
+    let (r, u) = (by["read"].ops as f64, by["update"].ops as f64);
+    assert_eq!((r + u) as u64, o.summary.ops);
+    assert!((r / (r + u) - 0.5).abs() < 0.05, "read share {}", r / (r + u));
+    assert_eq!(o.summary.verify.missing, 0);
+
+    let mut e = cfg("ycsb-e", 2, 1000, 1);
+    e.duration = Some(Duration::from_millis(600));
+    let o = run(&t, &e, &mut keys);
+    assert_eq!(o.status, StepStatus::Ok, "{:?}", o.error);
+    let by = &o.summary.by_op;
+    let (scans, inserts) = (by["scan"].ops, by["insert"].ops);
+    assert!(inserts > 0 && scans > 10 * inserts, "{scans} scans, {inserts} inserts");
+    // Inserts went past the loaded records, and the next phase starts after them.
+    let next = keys.ycsb_next.unwrap();
+    assert_eq!(next, 1000 + inserts as i64);
+    assert_eq!(stored(&t).len() as i64, next);
+    assert_eq!(o.summary.verify.missing, 0);
 }

@@ -81,12 +81,16 @@ impl StepShared {
 }
 
 /// YCSB's parameters for `kind`: its workload file's preset (the load uses A's, whose
-/// load is every workload's), the shape's record count, then the user's properties.
+/// load is every workload's), the shape's record count, no operation count (a run phase
+/// lasts the step's duration, as YCSB's maxexecutiontime; the workload files' 1000 ops
+/// would end it in a fraction of a second), then the user's properties, which may set
+/// one.
 pub fn ycsb_params(kind: SqlKind, shape: &Shape) -> Result<CoreParams, SqlError> {
     let bad = |e: plumb_workloads::ycsb::YcsbError| SqlError::Input(format!("ycsb: {e}"));
     let mut p = CoreParams::preset(kind.ycsb_letter().unwrap_or('a')).map_err(bad)?;
     let count = shape.ycsb_records.to_string();
     p.set("recordcount", &count).map_err(bad)?;
+    p.set("operationcount", "0").map_err(bad)?;
     p.set_all(
         shape
             .ycsb_props

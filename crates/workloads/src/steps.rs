@@ -80,9 +80,31 @@ pub enum StepKind {
     /// flush_mt_l0), so the next step measures the LSM with memtable and L0 empty.
     #[serde(rename = "flush_mt_l0")]
     FlushMtL0,
+    /// YCSB's load phase: --num records, keys `user` + FNV hash of 0..num as YCSB
+    /// orders them, each record YCSB's fields serialized as its RocksDB binding does.
+    #[serde(rename = "ycsb-load")]
+    YcsbLoad,
+    /// YCSB workload A: 50% reads, 50% updates, zipfian.
+    #[serde(rename = "ycsb-a")]
+    YcsbA,
+    /// YCSB workload B: 95% reads, 5% updates, zipfian.
+    #[serde(rename = "ycsb-b")]
+    YcsbB,
+    /// YCSB workload C: reads only, zipfian.
+    #[serde(rename = "ycsb-c")]
+    YcsbC,
+    /// YCSB workload D: 95% reads of the latest records, 5% inserts.
+    #[serde(rename = "ycsb-d")]
+    YcsbD,
+    /// YCSB workload E: 95% short scans, 5% inserts.
+    #[serde(rename = "ycsb-e")]
+    YcsbE,
+    /// YCSB workload F: 50% reads, 50% read-modify-writes, zipfian.
+    #[serde(rename = "ycsb-f")]
+    YcsbF,
 }
 
-const ALL: [(StepKind, &str); 19] = [
+const ALL: [(StepKind, &str); 26] = [
     (StepKind::FillSeq, "fillseq"),
     (StepKind::FillRandom, "fillrandom"),
     (StepKind::FillUniqueRandom, "filluniquerandom"),
@@ -102,6 +124,13 @@ const ALL: [(StepKind, &str); 19] = [
     (StepKind::Compact0, "compact0"),
     (StepKind::Compact1, "compact1"),
     (StepKind::FlushMtL0, "flush_mt_l0"),
+    (StepKind::YcsbLoad, "ycsb-load"),
+    (StepKind::YcsbA, "ycsb-a"),
+    (StepKind::YcsbB, "ycsb-b"),
+    (StepKind::YcsbC, "ycsb-c"),
+    (StepKind::YcsbD, "ycsb-d"),
+    (StepKind::YcsbE, "ycsb-e"),
+    (StepKind::YcsbF, "ycsb-f"),
 ];
 
 impl StepKind {
@@ -116,8 +145,30 @@ impl StepKind {
     pub fn is_fill(self) -> bool {
         matches!(
             self,
-            StepKind::FillSeq | StepKind::FillRandom | StepKind::FillUniqueRandom
+            StepKind::FillSeq
+                | StepKind::FillRandom
+                | StepKind::FillUniqueRandom
+                | StepKind::YcsbLoad
         )
+    }
+
+    /// One of YCSB's phases (`ycsb-load`, `ycsb-a` … `ycsb-f`): its own keys and
+    /// records, YCSB's generators.
+    pub fn is_ycsb(self) -> bool {
+        self == StepKind::YcsbLoad || self.ycsb_letter().is_some()
+    }
+
+    /// The core workload letter of a YCSB run phase.
+    pub fn ycsb_letter(self) -> Option<char> {
+        Some(match self {
+            StepKind::YcsbA => 'a',
+            StepKind::YcsbB => 'b',
+            StepKind::YcsbC => 'c',
+            StepKind::YcsbD => 'd',
+            StepKind::YcsbE => 'e',
+            StepKind::YcsbF => 'f',
+            _ => return None,
+        })
     }
     /// Always covers its whole key space, whatever --duration says, as db_bench does
     /// (its DoWrite applies --duration only to random writes, and readseq ignores it):
@@ -126,7 +177,7 @@ impl StepKind {
     pub fn full_pass(self) -> bool {
         matches!(
             self,
-            StepKind::FillSeq | StepKind::FillUniqueRandom | StepKind::ReadSeq
+            StepKind::FillSeq | StepKind::FillUniqueRandom | StepKind::ReadSeq | StepKind::YcsbLoad
         )
     }
     /// Unmeasured maintenance.

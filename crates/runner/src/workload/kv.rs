@@ -316,5 +316,16 @@ fn drive_kind(
         | StepKind::Compact0
         | StepKind::Compact1
         | StepKind::FlushMtL0 => Ok(()),
+        // YCSB's phases are their own workload (super::ycsb).
+        StepKind::YcsbLoad
+        | StepKind::YcsbA
+        | StepKind::YcsbB
+        | StepKind::YcsbC
+        | StepKind::YcsbD
+        | StepKind::YcsbE
+        | StepKind::YcsbF => Err(TargetError::Option {
+            option: "--benchmarks".into(),
+            message: format!("{kind} is a YCSB phase, run by the YCSB workload"),
+        }),
     }
 }

@@ -6,6 +6,7 @@
 //! the worker loop, the sampler and the store do not change.
 
 pub mod kv;
+pub mod ycsb;
 
 pub use crate::worker::{OpClock, Role, Worker};
 use plumb_core::{TargetError, Verification};
@@ -20,6 +21,12 @@ pub trait Workload: Sync {
     /// A rate-limited writer runs beside the measured threads (`Role::Writer`).
     fn has_writer(&self) -> bool {
         false
+    }
+
+    /// The names of the kinds of operation it times apart (YCSB's read, update …), as
+    /// [`OpClock::set_class`] indexes them; empty when it has one kind.
+    fn classes(&self) -> Vec<&'static str> {
+        Vec::new()
     }
 
     /// The step measures after the configured warm-up (fills start measuring at once:

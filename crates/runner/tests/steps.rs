@@ -463,7 +463,11 @@ fn ycsb_phases_load_ycsbs_keys_and_time_each_kind_of_operation() {
     let by = &o.summary.by_op;
     let (r, u) = (by["read"].ops as f64, by["update"].ops as f64);
     assert_eq!((r + u) as u64, o.summary.ops);
-    assert!((r / (r + u) - 0.5).abs() < 0.05, "read share {}", r / (r + u));
+    assert!(
+        (r / (r + u) - 0.5).abs() < 0.05,
+        "read share {}",
+        r / (r + u)
+    );
     assert_eq!(o.summary.verify.missing, 0);
 
     let mut e = cfg("ycsb-e", 2, 1000, 1);
@@ -472,7 +476,10 @@ fn ycsb_phases_load_ycsbs_keys_and_time_each_kind_of_operation() {
     assert_eq!(o.status, StepStatus::Ok, "{:?}", o.error);
     let by = &o.summary.by_op;
     let (scans, inserts) = (by["scan"].ops, by["insert"].ops);
-    assert!(inserts > 0 && scans > 10 * inserts, "{scans} scans, {inserts} inserts");
+    assert!(
+        inserts > 0 && scans > 10 * inserts,
+        "{scans} scans, {inserts} inserts"
+    );
     // Inserts went past the loaded records, and the next phase starts after them.
     let next = keys.ycsb_next.unwrap();
     assert_eq!(next, 1000 + inserts as i64);

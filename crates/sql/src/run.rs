@@ -225,6 +225,40 @@ fn thread_loop(
     (all, backlog, error)
 }
 
+/// Opens the measured window: the first mark, a profile and the server's perf counters
+/// if asked for, then epoch 1.
+fn open_window(
+    ctx: &SqlContext<'_>,
+    cfg: &SqlStepConfig,
+    epoch: &AtomicU64,
+) -> (
+    Mark,
+    Option<Result<plumb_probes::profile::Recording, String>>,
+    Option<Result<plumb_probes::perfstat::Counting, String>>,
+) {
+    let t0 = mark(ctx, true);
+    // The client (plumb) and every server process alive now: the step's backends
+    // connected before the window opened.
+    let recording = ctx.profile.map(|dir| {
+        let mut pids = vec![std::process::id()];
+        if let Some(s) = &t0.server {
+            pids.extend(s.procs.keys().copied());
+        }
+        plumb_probes::profile::start(&pids, dir, &format!("step{}", cfg.index))
+    });
+    // The server's own perf counters over the window.
+    let counting = t0.server.as_ref().map(|s| {
+        let pids: Vec<u32> = s.procs.keys().copied().collect();
+        plumb_probes::perfstat::start(
+            &pids,
+            &std::env::temp_dir(),
+            &format!("plumb-{}-step{}", std::process::id(), cfg.index),
+        )
+    });
+    epoch.store(1, Relaxed);
+    (t0, recording, counting)
+}
+
 /// Runs one step and returns what is stored.
 pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcome {
     let started = SystemTime::now();
@@ -259,7 +293,10 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let epoch = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let progress: Vec<Padded> = (0..threads).map(|_| Padded::default()).collect();
+    // Every client connected (`barrier`), then every client starts (`go`): without a
+    // warm-up the window opens between the two, so no event falls outside it.
     let barrier = Barrier::new(threads + 1);
+    let go = Barrier::new(threads + 1);
     let end = Barrier::new(threads + 1);
     let (tx, rx) = mpsc::channel::<Msg>();
     let warmup = if load { Duration::ZERO } else { cfg.warmup };
@@ -284,11 +321,12 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 all_present,
             };
             let pace = cfg.pace.filter(|_| !load);
-            let (tx, epoch, stop, barrier, end, prog, ep, shared) = (
+            let (tx, epoch, stop, barrier, go, end, prog, ep, shared) = (
                 tx.clone(),
                 &epoch,
                 &stop,
                 &barrier,
+                &go,
                 &end,
                 prog,
                 ctx.endpoint,
@@ -299,6 +337,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 .spawn_scoped(scope, move || {
                     let st = drivers::connect(ep, &plan, shared);
                     barrier.wait();
+                    go.wait();
                     // Every client's schedule starts together, when they are released.
                     let pacer = pace.map(|p| {
                         let rate = p.ops_per_sec / threads as f64;
@@ -340,32 +379,15 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 error,
             } => dones.push((all_queries, backlog, error)),
         };
+        let opened = warmup.is_zero().then(|| open_window(ctx, cfg, &epoch));
+        go.wait();
         let warm_end = Instant::now() + warmup;
         while Instant::now() < warm_end && !ctx.interrupt.load(Relaxed) && !stop.load(Relaxed) {
             if let Ok(m) = rx.recv_timeout(Duration::from_millis(100)) {
                 handle(m, &mut reports, &mut dones);
             }
         }
-        let t0 = mark(ctx, true);
-        // The client (plumb) and every server process alive now: the step's backends
-        // connected before the window opened.
-        let recording = ctx.profile.map(|dir| {
-            let mut pids = vec![std::process::id()];
-            if let Some(s) = &t0.server {
-                pids.extend(s.procs.keys().copied());
-            }
-            plumb_probes::profile::start(&pids, dir, &format!("step{}", cfg.index))
-        });
-        // The server's own perf counters over the window.
-        let counting = t0.server.as_ref().map(|s| {
-            let pids: Vec<u32> = s.procs.keys().copied().collect();
-            plumb_probes::perfstat::start(
-                &pids,
-                &std::env::temp_dir(),
-                &format!("plumb-{}-step{}", std::process::id(), cfg.index),
-            )
-        });
-        epoch.store(1, Relaxed);
+        let (t0, recording, counting) = opened.unwrap_or_else(|| open_window(ctx, cfg, &epoch));
         let mut marks = vec![t0.clone()];
         let deadline = (!load).then(|| t0.at + cfg.duration);
         let mut next_tick = t0.at + Duration::from_secs(1);

@@ -73,7 +73,7 @@ impl Kind {
         match self {
             Kind::Kv(k) => k.name(),
             Kind::Probe(p) => p.name(),
-            Kind::Sql(q) => q.name(),
+            Kind::Sql(q) => q.stored_kind(),
             Kind::Ib(i) => i.name(),
         }
     }
@@ -119,7 +119,7 @@ impl FromStr for Kind {
         if let Ok(k) = s.parse::<StepKind>() {
             return Ok(Kind::Kv(k));
         }
-        if let Ok(q) = s.parse::<SqlKind>() {
+        if let Some(q) = SqlKind::all().find(|q| q.stored_kind() == s) {
             return Ok(Kind::Sql(q));
         }
         if let Some(i) = IbKind::from_name(s) {

@@ -265,6 +265,7 @@ fn measure(
             delete_per_insert: p.delete_per_insert,
             rows_per_query: p.rows_per_query,
             seed: plan.seed,
+            query_pace: p.query_pace(),
         };
         let mut ctx = IbContext {
             target,

@@ -7,7 +7,9 @@
 use crate::error::IbError;
 use crate::row::{Row, RowGen};
 use crate::target::{IbConn, IbTarget, SecIndex};
-use plumb_core::{IbSecond, IbSummary, Interval, OpLatency, Qos, StepStatus, StepSummary};
+use plumb_core::{
+    IbSecond, IbSummary, Interval, OpLatency, OpenLoop, Qos, StepStatus, StepSummary,
+};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree::{self, TreeSnapshot};
@@ -36,6 +38,10 @@ pub struct IbStepConfig {
     pub rows_per_query: u32,
     /// The run's seed.
     pub seed: u64,
+    /// Open loop for the query clients of the query steps: the rate offered across
+    /// them, each query timed from its intended start; `None`: as fast as they can,
+    /// the insert benchmark's own way.
+    pub query_pace: Option<plumb_workloads::Pace>,
 }
 
 /// What plumb knows of the table between steps.
@@ -95,6 +101,11 @@ struct Report {
     q_rows: u64,
     ins: LatencyHistogram,
     q: LatencyHistogram,
+    /// Open-loop queries: service times (from each query's actual start), the most a
+    /// query started after it was due and how many started more than 1 ms late.
+    q_service: LatencyHistogram,
+    lag_max_ns: u64,
+    late: u64,
 }
 
 impl Report {
@@ -107,6 +118,9 @@ impl Report {
             q_rows: 0,
             ins: LatencyHistogram::new(),
             q: LatencyHistogram::new(),
+            q_service: LatencyHistogram::new(),
+            lag_max_ns: 0,
+            late: 0,
         }
     }
     fn busy(&self) -> bool {
@@ -115,8 +129,10 @@ impl Report {
 }
 
 enum Msg {
-    Interval(Report),
-    Done(Option<IbError>),
+    /// Boxed: a second's report is several histograms, sent once a second.
+    Interval(Box<Report>),
+    /// A client ended: its error, and (open-loop queriers) the queries it left due.
+    Done(Option<IbError>, u64),
 }
 
 /// Shared by the threads of one step: relaxed counters touched once per commit.
@@ -168,7 +184,7 @@ fn roll(r: &mut Report, epoch: &AtomicU64, tx: &mpsc::Sender<Msg>) {
     if now != r.epoch {
         let old = std::mem::replace(r, Report::new(now));
         if old.busy() {
-            let _ = tx.send(Msg::Interval(old));
+            let _ = tx.send(Msg::Interval(Box::new(old)));
         }
     }
 }
@@ -245,7 +261,7 @@ fn inserter(
         }
     }
     if r.busy() {
-        let _ = tx.send(Msg::Interval(r));
+        let _ = tx.send(Msg::Interval(Box::new(r)));
     }
     Ok(())
 }
@@ -254,8 +270,9 @@ fn querier(
     conn: &mut dyn IbConn,
     sh: &Shared<'_>,
     client: usize,
+    start: Instant,
     tx: &mpsc::Sender<Msg>,
-) -> Result<(), IbError> {
+) -> Result<u64, IbError> {
     let cfg = sh.cfg;
     let mut gen = RowGen::new(plumb_workloads::distribution::worker_seed(
         cfg.seed ^ 0x9e1e_c7ed,
@@ -266,8 +283,31 @@ fn querier(
     let per = cfg.rows_per_query.max(1);
     let mut ids = vec![0u64; per as usize];
     let mut r = Report::new(sh.epoch.load(Relaxed));
-    while !sh.stop.load(Relaxed) {
-        let began = Instant::now();
+    let mut pacer = cfg.query_pace.map(|p| {
+        let seed = plumb_workloads::distribution::worker_seed(cfg.seed ^ 0x9ace, cfg.index, client);
+        Pacer::with_arrivals(
+            p.ops_per_sec / f64::from(cfg.clients.max(1)),
+            start,
+            p.arrivals,
+            seed,
+        )
+    });
+    let stop = || sh.stop.load(Relaxed);
+    while !stop() {
+        let (began, started) = match &mut pacer {
+            Some(p) => match p.wait_next(&stop) {
+                Some(slot) => {
+                    r.lag_max_ns = r.lag_max_ns.max(slot.lag_ns);
+                    r.late += u64::from(slot.lag_ns > 1_000_000);
+                    (slot.from, slot.started)
+                }
+                None => break,
+            },
+            None => {
+                let now = Instant::now();
+                (now, now)
+            }
+        };
         let found = if point {
             let lo = sh.oldest.load(Relaxed);
             let hi = sh.next_id.load(Relaxed).max(lo + 1);
@@ -280,16 +320,20 @@ fn querier(
             let from = gen.below(ix.first_column_values()) as i32;
             conn.range(ix, from, per)?
         };
-        let ns = began.elapsed().as_nanos() as u64;
+        let end = Instant::now();
         roll(&mut r, &sh.epoch, tx);
-        r.q.record_ns(ns);
+        r.q.record_ns(end.saturating_duration_since(began).as_nanos() as u64);
+        if pacer.is_some() {
+            r.q_service
+                .record_ns(end.saturating_duration_since(started).as_nanos() as u64);
+        }
         r.queries += 1;
         r.q_rows += found;
     }
     if r.busy() {
-        let _ = tx.send(Msg::Interval(r));
+        let _ = tx.send(Msg::Interval(Box::new(r)));
     }
-    Ok(())
+    Ok(pacer.map_or(0, |mut p| p.backlog_at(Instant::now())))
 }
 
 fn latency(h: &LatencyHistogram) -> OpLatency {
@@ -496,15 +540,19 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
                     let result = conn.and_then(|mut c| {
                         let start = *start_at.get().unwrap_or(&Instant::now());
                         if is_querier {
-                            querier(&mut *c, sh, client, &tx)
+                            querier(&mut *c, sh, client, start, &tx)
                         } else {
-                            inserter(&mut *c, sh, client, start, &tx)
+                            inserter(&mut *c, sh, client, start, &tx).map(|()| 0)
                         }
                     });
                     if result.is_err() {
                         sh.stop.store(true, Relaxed);
                     }
-                    let _ = tx.send(Msg::Done(result.err()));
+                    let (error, backlog) = match result {
+                        Ok(b) => (None, b),
+                        Err(e) => (Some(e), 0),
+                    };
+                    let _ = tx.send(Msg::Done(error, backlog));
                     end.wait();
                 })
                 .expect("spawn client thread");
@@ -542,9 +590,9 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
                 wait = wait.min(d.saturating_duration_since(now));
             }
             match rx.recv_timeout(wait.min(Duration::from_millis(50))) {
-                Ok(Msg::Interval(r)) => reports.push(r),
+                Ok(Msg::Interval(r)) => reports.push(*r),
                 // An unlimited step ends when its inserters have used the budget.
-                Ok(Msg::Done(e)) => errors.push(e),
+                Ok(Msg::Done(e, b)) => errors.push((e, b)),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
@@ -553,20 +601,23 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         end.wait();
         while let Ok(m) = rx.recv() {
             match m {
-                Msg::Interval(r) => reports.push(r),
-                Msg::Done(e) => errors.push(e),
+                Msg::Interval(r) => reports.push(*r),
+                Msg::Done(e, b) => errors.push((e, b)),
             }
         }
         (marks, reports, errors)
     });
     ctx.progress.finish();
     let interrupted = ctx.interrupt.load(Relaxed);
-    let error = errors.into_iter().flatten().next();
+    let backlog: u64 = errors.iter().map(|(_, b)| b).sum();
+    let error = errors.into_iter().find_map(|(e, _)| e);
 
     // Totals and seconds.
     let epochs = marks.len() - 1;
     let mut per: Vec<Report> = (1..=epochs as u64).map(Report::new).collect();
     let (mut ins_h, mut q_h) = (LatencyHistogram::new(), LatencyHistogram::new());
+    let mut q_service = LatencyHistogram::new();
+    let (mut lag_max_ns, mut late) = (0u64, 0u64);
     let (mut inserted, mut deleted, mut nq, mut q_rows) = (0u64, 0u64, 0u64, 0u64);
     for r in &reports {
         let slot = &mut per[(r.epoch.max(1) as usize - 1).min(epochs.saturating_sub(1))];
@@ -577,6 +628,9 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         slot.q.merge(&r.q);
         ins_h.merge(&r.ins);
         q_h.merge(&r.q);
+        q_service.merge(&r.q_service);
+        lag_max_ns = lag_max_ns.max(r.lag_max_ns);
+        late += r.late;
         inserted += r.ins_rows;
         deleted += r.del_rows;
         nq += r.queries;
@@ -704,6 +758,18 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         p9999_us: main_h.quantile_us(0.9999),
         pmax_us: main_h.max_us(),
         qos,
+        open_loop: cfg.query_pace.filter(|_| queries).map(|p| OpenLoop {
+            target_ops_sec: p.ops_per_sec,
+            arrivals: p.arrivals.to_string(),
+            service: q_service.op_latency(),
+            lag_max_ms: lag_max_ns as f64 / 1e6,
+            late_pct: if nq > 0 {
+                late as f64 * 100.0 / nq as f64
+            } else {
+                0.0
+            },
+            backlog_ops: backlog,
+        }),
         ..summary_of(ctx, first, last, main_ops, ib)
     };
     IbStepResult {

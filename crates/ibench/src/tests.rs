@@ -111,6 +111,7 @@ fn cfg(step: &str, rows: u64, secs: f64, delete: bool) -> IbStepConfig {
         delete_per_insert: delete,
         rows_per_query: 10,
         seed: 42,
+        query_pace: None,
     }
 }
 
@@ -253,4 +254,32 @@ fn the_key_space_layout_keeps_every_index_in_step_with_the_rows() {
     let again = step(&t, &mut tally, &cfg("l.i0", 10, 0.0, false)).outcome;
     assert_eq!(again.status, StepStatus::Failed);
     assert!(again.error.unwrap().contains("empty engine"));
+}
+
+#[test]
+fn open_loop_queries_keep_their_rate_and_report_service_time_beside_response_time() {
+    let f = Fixture::new(Duration::from_millis(1));
+    let mut tally = IbTally::default();
+    step(&f, &mut tally, &cfg("l.i0", 1000, 0.0, false));
+    let mut c = cfg("qp100", 0, 2.0, false);
+    c.query_pace = Some(plumb_workloads::Pace {
+        ops_per_sec: 400.0,
+        arrivals: plumb_workloads::Arrivals::Poisson,
+    });
+    let r = step(&f, &mut tally, &c).outcome;
+    assert_eq!(r.status, StepStatus::Ok, "{:?}", r.error);
+    let ib = r.summary.ib.as_ref().unwrap();
+    // 400 queries/s offered for 2 s, not as many as the client could send.
+    assert!((680..=880).contains(&ib.queries), "{} queries", ib.queries);
+    let ol = r.summary.open_loop.as_ref().expect("open-loop figures");
+    assert_eq!(
+        (ol.target_ops_sec, ol.arrivals.as_str()),
+        (400.0, "poisson")
+    );
+    assert_eq!(ol.service.ops, ib.queries);
+    // Response time counts from the intended start: never below the service time.
+    assert!(r.summary.p99_us.unwrap() >= ol.service.p99_us.unwrap() * 0.99);
+    // Closed loop (the insert benchmark's own way) reports none.
+    let r = step(&f, &mut tally, &cfg("qp100", 0, 1.0, false)).outcome;
+    assert!(r.summary.open_loop.is_none());
 }

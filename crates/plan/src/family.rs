@@ -584,6 +584,17 @@ pub struct IbParams {
     /// Primary keys per point query; LIMIT of a range query.
     #[arg(long, default_value_t = 10)]
     pub rows_per_query: u32,
+    /// Open loop for the query steps' query clients: queries per second offered in
+    /// total, each timed from its intended start with its service time beside (the
+    /// insert benchmark's own queriers run as fast as they can; the inserts are always
+    /// paced).
+    #[arg(long, value_name = "QPS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_rate: Option<f64>,
+    /// How open-loop query arrivals are spaced: constant or poisson.
+    #[arg(long, default_value = "constant")]
+    #[serde(skip_serializing_if = "crate::model::is_constant")]
+    pub arrivals: Arrivals,
 }
 
 impl Default for IbParams {
@@ -615,7 +626,18 @@ impl IbParams {
         if self.inserts > i32::MAX as u64 / 4 {
             return bad("inserts", format!("at most {} rows", i32::MAX / 4));
         }
+        crate::model::pace_of(self.query_rate, self.arrivals, None).map_err(|e| ParamError {
+            key: "query_rate",
+            ..e
+        })?;
         secs_ok("duration", self.duration, false)
+    }
+
+    /// The open-loop load of the query steps' query clients.
+    pub fn query_pace(&self) -> Option<plumb_workloads::Pace> {
+        crate::model::pace_of(self.query_rate, self.arrivals, None)
+            .ok()
+            .and_then(|(p, _)| p)
     }
 
     /// Rows a step writes: the load's, l.i1's, l.i2's (a fifth), none for the others.

@@ -225,17 +225,17 @@ fn thread_loop(
     (all, backlog, error)
 }
 
-/// Opens the measured window: the first mark, a profile and the server's perf counters
-/// if asked for, then epoch 1.
-fn open_window(
-    ctx: &SqlContext<'_>,
-    cfg: &SqlStepConfig,
-    epoch: &AtomicU64,
-) -> (
+/// An opened window: its first mark, and the profile and the server's perf counters
+/// being recorded over it (when asked for and possible).
+type Window = (
     Mark,
     Option<Result<plumb_probes::profile::Recording, String>>,
     Option<Result<plumb_probes::perfstat::Counting, String>>,
-) {
+);
+
+/// Opens the measured window: the first mark, a profile and the server's perf counters
+/// if asked for, then epoch 1.
+fn open_window(ctx: &SqlContext<'_>, cfg: &SqlStepConfig, epoch: &AtomicU64) -> Window {
     let t0 = mark(ctx, true);
     // The client (plumb) and every server process alive now: the step's backends
     // connected before the window opened.

@@ -130,6 +130,13 @@ pub const METRICS: &[Metric] = &[
     m!("srv_cpu_us_q", "srv_us_q", "server cpu µs/query", "µs/query", Lower, Fmt::Sig(3), false, |s| s.server.as_ref().and_then(|v| v.cpu_us_query)),
     m!("srv_csw_q", "srv_csw_q", "server csw/query", "/query", Lower, Fmt::Sig(3), false, |s| s.server.as_ref().and_then(|v| v.csw_query)),
     m!("retries", "retries", "retried conflicts", "", Lower, Fmt::Fixed(0), false, |s| s.server.as_ref().map(|v| v.retries as f64)),
+    // Open-loop steps: service time beside the response time of p50/p99 above, and what
+    // the queue did. TPC-C's NOPM from its new-order count.
+    m!("svc_p50_us", "svc_p50", "service p50 µs", "µs", Lower, Fmt::Sig(3), false, |s| s.open_loop.as_ref().and_then(|o| o.service.p50_us)),
+    m!("svc_p99_us", "svc_p99", "service p99 µs", "µs", Lower, Fmt::Sig(3), false, |s| s.open_loop.as_ref().and_then(|o| o.service.p99_us)),
+    m!("lag_max_ms", "lag_ms", "longest wait to start, ms", "ms", Lower, Fmt::Sig(3), false, |s| s.open_loop.as_ref().map(|o| o.lag_max_ms)),
+    m!("backlog", "backlog", "ops due, never started", "", Lower, Fmt::Fixed(0), false, |s| s.open_loop.as_ref().map(|o| o.backlog_ops as f64)),
+    m!("nopm", "nopm", "new orders/min (TPC-C)", "/min", Higher, Fmt::Fixed(0), false, |s| s.by_op.get("new-order").filter(|_| s.secs > 0.0).map(|l| l.ops as f64 * 60.0 / s.secs)),
     m!("comp_cpu_us_op", "comp_cpu_us_op", "compaction cpu µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| lsm_per_op(s, |l| l.comp_cpu_secs * 1e6)),
     m!("comp_s", "comp_s", "compaction seconds", "s", Lower, Fmt::Fixed(2), true, |s| s.lsm.as_ref().map(|l| l.comp_secs)),
     m!("comp_rkb_op", "comp_rkb_op", "compaction KB read/op", "KB/op", Lower, Fmt::Sig(3), false, |s| lsm_per_op(s, |l| l.comp_read_bytes() as f64 / 1024.0)),
@@ -302,6 +309,8 @@ pub const COMPARE_COSTS: &[&str] = &[
     "cache_misses_op",
     "srv_cpu_us_q",
     "srv_csw_q",
+    "svc_p50_us",
+    "svc_p99_us",
     "r_await",
     "rareq_sz",
     "w_await",

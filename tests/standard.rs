@@ -219,3 +219,95 @@ fn pgbench_scripts_run_on_postgres_at_pgbench_scale() {
         );
     }
 }
+
+/// The runs of a store on `engine`, each as `plumb show ID --json` gives it.
+fn runs_on(store: &std::path::Path, engine: &str) -> Vec<Value> {
+    common::runs_json(store)
+        .iter()
+        .filter(|r| r["engine"] == engine)
+        .map(|r| common::ok_json(&plumb(store, &["show", &r["id"].to_string(), "--json"])))
+        .collect()
+}
+
+#[test]
+fn a_suite_sweeps_pgbenchs_scale_and_runs_ycsb_open_loop_beside_it() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let suite = d.path().join("std.toml");
+    std::fs::write(
+        &suite,
+        format!(
+            r#"
+seed = 3
+dir = "{}"
+
+[params]
+num = 2000
+duration = 1
+rate = 1500
+arrivals = "poisson"
+
+[sql]
+duration = 1
+warmup = 0
+rate = 400
+
+[[target]]
+name = "pg"
+server = "postgres"
+cache_mb = 64
+
+[[target]]
+name = "lmdb"
+engine = "lmdb"
+
+[[workload]]
+name = "pgbench"
+sql = ["pgbench-load", "select-only"]
+
+[[workload]]
+name = "ycsb"
+steps = ["ycsb-load", "ycsb-b"]
+
+[[size]]
+name = "s1"
+num = 1
+
+[[size]]
+name = "s2"
+num = 2
+"#,
+            d.path().join("data").display()
+        ),
+    )
+    .unwrap();
+    let o = plumb(&store, &["run", suite.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pg = runs_on(&store, "postgres");
+    assert_eq!(pg.len(), 2, "one pgbench run per size");
+    // The size sweep sets pgbench's scale: 100000 accounts + 10 tellers + 1 branch each.
+    let mut loaded: Vec<u64> = pg
+        .iter()
+        .map(|r| step(r, "pgbench-load")["summary"]["ops"].as_u64().unwrap())
+        .collect();
+    loaded.sort();
+    assert_eq!(loaded, [100_011, 200_022]);
+    for r in &pg {
+        let s = &step(r, "select-only")["summary"];
+        assert_eq!(s["open_loop"]["target_ops_sec"], 400.0, "{s}");
+        let tps = s["server"]["tps"].as_f64().unwrap();
+        assert!(
+            (tps / 400.0 - 1.0).abs() < 0.15,
+            "select-only at {tps} tps, 400 offered"
+        );
+    }
+    let y = runs_on(&store, "lmdb");
+    assert!(!y.is_empty());
+    for r in &y {
+        let b = &step(r, "ycsb-b")["summary"];
+        assert_eq!(b["open_loop"]["arrivals"], "poisson", "{b}");
+        assert!(b["by_op"]["read"]["ops"].as_u64().unwrap() > 0);
+        // The load is a quota, not an offered rate.
+        assert!(step(r, "ycsb-load")["summary"]["open_loop"].is_null());
+    }
+}

@@ -7,13 +7,11 @@
 use crate::error::IbError;
 use crate::row::{Row, RowGen};
 use crate::target::{IbConn, IbTarget, SecIndex};
-use plumb_core::{
-    IbSecond, IbSummary, Interval, OpLatency, OpenLoop, Qos, StepStatus, StepSummary,
-};
+use plumb_core::{IbSecond, IbSummary, Interval, OpLatency, Qos, StepStatus, StepSummary};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree::{self, TreeSnapshot};
-use plumb_runner::{metrics, LatencyHistogram, Pacer, Progress, StepOutcome};
+use plumb_runner::{metrics, Arrival, LatencyHistogram, OpenTally, Pacer, Progress, StepOutcome};
 use plumb_workloads::{IbKind, IbStepPlan};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Barrier};
@@ -101,11 +99,8 @@ struct Report {
     q_rows: u64,
     ins: LatencyHistogram,
     q: LatencyHistogram,
-    /// Open-loop queries: service times (from each query's actual start), the most a
-    /// query started after it was due and how many started more than 1 ms late.
-    q_service: LatencyHistogram,
-    lag_max_ns: u64,
-    late: u64,
+    /// Open-loop queries: service times and lateness.
+    q_open: OpenTally,
 }
 
 impl Report {
@@ -118,9 +113,7 @@ impl Report {
             q_rows: 0,
             ins: LatencyHistogram::new(),
             q: LatencyHistogram::new(),
-            q_service: LatencyHistogram::new(),
-            lag_max_ns: 0,
-            late: 0,
+            q_open: OpenTally::default(),
         }
     }
     fn busy(&self) -> bool {
@@ -294,19 +287,12 @@ fn querier(
     });
     let stop = || sh.stop.load(Relaxed);
     while !stop() {
-        let (began, started) = match &mut pacer {
+        let due = match &mut pacer {
             Some(p) => match p.wait_next(&stop) {
-                Some(slot) => {
-                    r.lag_max_ns = r.lag_max_ns.max(slot.lag_ns);
-                    r.late += u64::from(slot.lag_ns > 1_000_000);
-                    (slot.from, slot.started)
-                }
+                Some(a) => a,
                 None => break,
             },
-            None => {
-                let now = Instant::now();
-                (now, now)
-            }
+            None => Arrival::at(Instant::now()),
         };
         let found = if point {
             let lo = sh.oldest.load(Relaxed);
@@ -322,10 +308,9 @@ fn querier(
         };
         let end = Instant::now();
         roll(&mut r, &sh.epoch, tx);
-        r.q.record_ns(end.saturating_duration_since(began).as_nanos() as u64);
+        r.q.record_ns(end.saturating_duration_since(due.from).as_nanos() as u64);
         if pacer.is_some() {
-            r.q_service
-                .record_ns(end.saturating_duration_since(started).as_nanos() as u64);
+            r.q_open.record(&due, end);
         }
         r.queries += 1;
         r.q_rows += found;
@@ -616,8 +601,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     let epochs = marks.len() - 1;
     let mut per: Vec<Report> = (1..=epochs as u64).map(Report::new).collect();
     let (mut ins_h, mut q_h) = (LatencyHistogram::new(), LatencyHistogram::new());
-    let mut q_service = LatencyHistogram::new();
-    let (mut lag_max_ns, mut late) = (0u64, 0u64);
+    let mut q_open = OpenTally::default();
     let (mut inserted, mut deleted, mut nq, mut q_rows) = (0u64, 0u64, 0u64, 0u64);
     for r in &reports {
         let slot = &mut per[(r.epoch.max(1) as usize - 1).min(epochs.saturating_sub(1))];
@@ -628,9 +612,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         slot.q.merge(&r.q);
         ins_h.merge(&r.ins);
         q_h.merge(&r.q);
-        q_service.merge(&r.q_service);
-        lag_max_ns = lag_max_ns.max(r.lag_max_ns);
-        late += r.late;
+        q_open.merge(&r.q_open);
         inserted += r.ins_rows;
         deleted += r.del_rows;
         nq += r.queries;
@@ -758,18 +740,10 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         p9999_us: main_h.quantile_us(0.9999),
         pmax_us: main_h.max_us(),
         qos,
-        open_loop: cfg.query_pace.filter(|_| queries).map(|p| OpenLoop {
-            target_ops_sec: p.ops_per_sec,
-            arrivals: p.arrivals.to_string(),
-            service: q_service.op_latency(),
-            lag_max_ms: lag_max_ns as f64 / 1e6,
-            late_pct: if nq > 0 {
-                late as f64 * 100.0 / nq as f64
-            } else {
-                0.0
-            },
-            backlog_ops: backlog,
-        }),
+        open_loop: cfg
+            .query_pace
+            .filter(|_| queries)
+            .map(|p| q_open.summary(&p, backlog)),
         ..summary_of(ctx, first, last, main_ops, ib)
     };
     IbStepResult {

@@ -1,7 +1,7 @@
 //! The formulas of DESIGN.md's metric table, as pure functions of counter deltas, so
 //! each is tested on its own.
 
-use plumb_core::{DeviceIo, EngineStats, Interval, Qos};
+use plumb_core::{DeviceIo, EngineStats, Interval, OpLatency, Qos};
 use plumb_probes::diskstats::DiskCounters;
 use plumb_probes::process::ProcessCounters;
 
@@ -273,4 +273,18 @@ mod tests {
         let q = qos(&[iv(100.0, 1.0), iv(80.0, 1.0)]).unwrap();
         assert_eq!((q.intervals, q.min), (2, 80.0));
     }
+}
+
+/// Latency per kind of operation, by name, for the kinds that ran: what is stored for a
+/// step that times kinds apart (`classes[i]` names `hists[i]`).
+pub fn by_op(
+    classes: &[&str],
+    hists: &[crate::LatencyHistogram],
+) -> std::collections::BTreeMap<String, OpLatency> {
+    classes
+        .iter()
+        .zip(hists)
+        .filter(|(_, h)| h.count() > 0)
+        .map(|(name, h)| (name.to_string(), h.op_latency()))
+        .collect()
 }

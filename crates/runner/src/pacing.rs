@@ -2,7 +2,9 @@
 //! from then, so a stalled engine cannot hide its stall by making the client send less
 //! (no coordinated omission). Arrivals are evenly spaced or a Poisson process.
 
-use plumb_workloads::Arrivals;
+use crate::histogram::LatencyHistogram;
+use plumb_core::OpenLoop;
+use plumb_workloads::{Arrivals, Pace};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp1};
@@ -10,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// When an op was due and when it started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slot {
+pub struct Arrival {
     /// Where its response time counts from: the intended start when the op was
     /// already due (the engine made it wait), else its actual start (the pacer slept,
     /// and any lateness of the wake-up is the harness's, not the engine's).
@@ -19,6 +21,70 @@ pub struct Slot {
     pub started: Instant,
     /// How long after its intended start it started, ns (0 when on time).
     pub lag_ns: u64,
+}
+
+impl Arrival {
+    /// A closed-loop op's: due when it started.
+    #[inline]
+    pub fn at(t: Instant) -> Arrival {
+        Arrival {
+            from: t,
+            started: t,
+            lag_ns: 0,
+        }
+    }
+}
+
+/// An open-loop op that starts later than this after it was due counts as late.
+pub const LATE_NS: u64 = 1_000_000;
+
+/// What open-loop ops add up to beside their response times: service times (from each
+/// op's actual start), the longest wait to start and how many started late. Every
+/// family's loop keeps one per thread and interval; the sampler merges them.
+#[derive(Debug, Clone, Default)]
+pub struct OpenTally {
+    /// Service times.
+    pub service: LatencyHistogram,
+    /// The longest an op started after it was due, ns.
+    pub lag_max_ns: u64,
+    /// Ops that started more than [`LATE_NS`] after they were due.
+    pub late: u64,
+}
+
+impl OpenTally {
+    /// Counts one op of `slot` that ended at `end`.
+    #[inline]
+    pub fn record(&mut self, slot: &Arrival, end: Instant) {
+        self.service
+            .record_ns(end.saturating_duration_since(slot.started).as_nanos() as u64);
+        self.lag_max_ns = self.lag_max_ns.max(slot.lag_ns);
+        self.late += u64::from(slot.lag_ns > LATE_NS);
+    }
+
+    /// Adds another thread's or interval's.
+    pub fn merge(&mut self, o: &OpenTally) {
+        self.service.merge(&o.service);
+        self.lag_max_ns = self.lag_max_ns.max(o.lag_max_ns);
+        self.late += o.late;
+    }
+
+    /// What is stored for a step that was offered `pace` and left `backlog` ops due
+    /// and never started.
+    pub fn summary(&self, pace: &Pace, backlog: u64) -> OpenLoop {
+        let n = self.service.count();
+        OpenLoop {
+            target_ops_sec: pace.ops_per_sec,
+            arrivals: pace.arrivals.to_string(),
+            service: self.service.op_latency(),
+            lag_max_ms: self.lag_max_ns as f64 / 1e6,
+            late_pct: if n > 0 {
+                self.late as f64 * 100.0 / n as f64
+            } else {
+                0.0
+            },
+            backlog_ops: backlog,
+        }
+    }
 }
 
 /// Hands out intended start times at a rate, evenly or as a Poisson process.
@@ -73,7 +139,7 @@ impl Pacer {
     }
 
     /// Waits for the next op's intended start; `None` if stopped first.
-    pub fn wait_next(&mut self, stop: &dyn Fn() -> bool) -> Option<Slot> {
+    pub fn wait_next(&mut self, stop: &dyn Fn() -> bool) -> Option<Arrival> {
         let due = self.due();
         self.next_ns += self.gap();
         if stop() {
@@ -82,7 +148,7 @@ impl Pacer {
         let now = Instant::now();
         if now >= due {
             let lag_ns = (now - due).as_nanos() as u64;
-            return Some(Slot {
+            return Some(Arrival {
                 from: due,
                 started: now,
                 lag_ns,
@@ -96,7 +162,7 @@ impl Pacer {
             }
             let now = Instant::now();
             if now >= due {
-                return Some(Slot {
+                return Some(Arrival {
                     from: now,
                     started: now,
                     lag_ns: 0,

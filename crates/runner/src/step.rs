@@ -4,14 +4,14 @@
 use crate::config::{KeySpace, StepConfig};
 use crate::histogram::LatencyHistogram;
 use crate::metrics::{self, GB};
+use crate::pacing::OpenTally;
 use crate::sampler::{self, Sampler, Snapshot};
 use crate::worker::{self, HarnessTime, Msg, Padded, Report, Role, Shared, WorkerEnv};
 use crate::workload::kv::KvStep;
 use crate::workload::ycsb::YcsbStep;
 use crate::workload::Workload;
 use plumb_core::{
-    HwCounters, Interval, Maintenance, OpenLoop, StepStatus, StepSummary, Target, Verification,
-    WriterSummary,
+    HwCounters, Interval, Maintenance, StepStatus, StepSummary, Target, Verification, WriterSummary,
 };
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::perf::HwCounterGroup;
@@ -364,10 +364,9 @@ fn summarise(
         .map(|_| (0, 0, LatencyHistogram::new()))
         .collect();
     let mut total = LatencyHistogram::new();
-    let mut service: Option<LatencyHistogram> = None;
+    let mut open = OpenTally::default();
     let mut by_class: Vec<LatencyHistogram> =
         classes.iter().map(|_| LatencyHistogram::new()).collect();
-    let (mut lag_max_ns, mut late) = (0u64, 0u64);
     let (mut w_ops, mut w_bytes, mut w_hist) = (0u64, 0u64, LatencyHistogram::new());
     for r in &c.reports {
         if r.epoch == 0 {
@@ -384,11 +383,9 @@ fn summarise(
         slot.1 += r.bytes;
         slot.2.merge(&r.hist);
         total.merge(&r.hist);
-        if let Some(h) = &r.service {
-            service.get_or_insert_with(LatencyHistogram::new).merge(h);
+        if let Some(o) = &r.open {
+            open.merge(o);
         }
-        lag_max_ns = lag_max_ns.max(r.lag_max_ns);
-        late += r.late;
         for (all, h) in by_class.iter_mut().zip(&r.by_class) {
             all.merge(h);
         }
@@ -502,20 +499,8 @@ fn summarise(
         lsm: lsm_since(&c.lsm),
         server: None,
         ib: None,
-        open_loop: cfg.pace.map(|p| OpenLoop {
-            target_ops_sec: p.ops_per_sec,
-            arrivals: p.arrivals.to_string(),
-            service: service.as_ref().map(|h| h.op_latency()).unwrap_or_default(),
-            lag_max_ms: lag_max_ns as f64 / 1e6,
-            late_pct: metrics::per_op(Some(late as f64 * 100.0), ops).unwrap_or(0.0),
-            backlog_ops: c.backlog,
-        }),
-        by_op: classes
-            .iter()
-            .zip(&by_class)
-            .filter(|(_, h)| h.count() > 0)
-            .map(|(name, h)| (name.to_string(), h.op_latency()))
-            .collect(),
+        open_loop: cfg.pace.map(|p| open.summary(&p, c.backlog)),
+        by_op: metrics::by_op(classes, &by_class),
         writer: (w_ops > 0).then(|| WriterSummary {
             ops: w_ops,
             mb_sec: if secs > 0.0 {

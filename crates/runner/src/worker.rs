@@ -7,7 +7,7 @@
 
 use crate::config::StepConfig;
 use crate::histogram::LatencyHistogram;
-use crate::pacing::Pacer;
+use crate::pacing::{Arrival, OpenTally, Pacer};
 use crate::workload::Workload;
 use plumb_core::{Target, TargetError, Verification, HARNESS_SAMPLE_EVERY};
 use plumb_workloads::Permutation;
@@ -171,7 +171,7 @@ impl OpClock {
     }
 }
 
-/// One worker's contribution to one interval.
+/// One worker's contribution to one interval, gathered as its ops finish.
 pub(crate) struct Report {
     pub(crate) writer: bool,
     pub(crate) epoch: u64,
@@ -179,18 +179,25 @@ pub(crate) struct Report {
     pub(crate) bytes: u64,
     /// Response times (closed loop: each op from its start).
     pub(crate) hist: LatencyHistogram,
-    /// An open-loop step's service times, from each op's actual start.
-    pub(crate) service: Option<LatencyHistogram>,
-    /// The most an op of an open-loop step started after it was due, ns.
-    pub(crate) lag_max_ns: u64,
-    /// Ops that started more than [`LATE_NS`] after they were due.
-    pub(crate) late: u64,
+    /// An open-loop step's service times and lateness.
+    pub(crate) open: Option<OpenTally>,
     /// Response times by kind of operation (empty unless the workload has kinds).
     pub(crate) by_class: Vec<LatencyHistogram>,
 }
 
-/// An open-loop op that starts later than this after it was due counts as late.
-pub(crate) const LATE_NS: u64 = 1_000_000;
+impl Report {
+    fn new(writer: bool, epoch: u64, open: bool, classes: usize) -> Report {
+        Report {
+            writer,
+            epoch,
+            ops: 0,
+            bytes: 0,
+            hist: LatencyHistogram::new(),
+            open: open.then(OpenTally::default),
+            by_class: (0..classes).map(|_| LatencyHistogram::new()).collect(),
+        }
+    }
+}
 
 /// Which part a worker plays in its step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -382,43 +389,17 @@ where
     let shared = env.shared;
     let clock = OpClock::default();
     let mut calls = 0u64;
-    let mut epoch = shared.epoch.load(Relaxed);
-    let mut hist = LatencyHistogram::new();
+    let epoch = shared.epoch.load(Relaxed);
     // An open-loop step's measured threads keep service time beside response time.
     let open = pacer.is_some() && !writer;
-    let mut service = open.then(LatencyHistogram::new);
     let classes = if writer { 0 } else { env.classes };
-    let new_classes = || {
-        (0..classes)
-            .map(|_| LatencyHistogram::new())
-            .collect::<Vec<_>>()
-    };
-    let mut by_class = new_classes();
-    let (mut lag_max_ns, mut late) = (0u64, 0u64);
-    let (mut ops, mut bytes) = (0u64, 0u64);
+    let mut r = Report::new(writer, epoch, open, classes);
     let mut done = 0u64;
     let stop = || shared.stop.load(Relaxed);
     let flush = |r: Report| {
         if r.ops > 0 {
             let _ = tx.send(Msg::Interval(r));
         }
-    };
-    let report = |epoch: u64,
-                  ops: u64,
-                  bytes: u64,
-                  hist: &mut LatencyHistogram,
-                  service: &mut Option<LatencyHistogram>,
-                  by_class: &mut Vec<LatencyHistogram>,
-                  lag: (u64, u64)| Report {
-        writer,
-        epoch,
-        ops,
-        bytes,
-        hist: std::mem::take(hist),
-        service: service.as_mut().map(std::mem::take),
-        lag_max_ns: lag.0,
-        late: lag.1,
-        by_class: std::mem::replace(by_class, new_classes()),
     };
     let mut last_end = Instant::now();
     let result = loop {
@@ -428,16 +409,12 @@ where
         // Closed loop: an op starts when the previous one ended (one clock read per op,
         // as db_bench's FinishedOps does; the few ns of key choice in between count as
         // the op's). Open loop: from the intended start.
-        let (start, started) = match pacer.as_deref_mut() {
+        let slot = match pacer.as_deref_mut() {
             Some(p) => match p.wait_next(&stop) {
-                Some(slot) => {
-                    lag_max_ns = lag_max_ns.max(slot.lag_ns);
-                    late += u64::from(slot.lag_ns > LATE_NS);
-                    (slot.from, slot.started)
-                }
+                Some(slot) => slot,
                 None => break Ok(()),
             },
-            None => (last_end, last_end),
+            None => Arrival::at(last_end),
         };
         // Not the first call of a thread: it pays for first touches.
         let sampling = calls % HARNESS_SAMPLE_EVERY == HARNESS_SAMPLE_EVERY / 2;
@@ -449,33 +426,23 @@ where
             Err(e) => break Err(e),
         };
         let end = Instant::now();
-        let ns = end.saturating_duration_since(start).as_nanos() as u64;
+        let ns = end.saturating_duration_since(slot.from).as_nanos() as u64;
         last_end = end;
         let now_epoch = shared.epoch.load(Relaxed);
-        if now_epoch != epoch {
-            let lag = (lag_max_ns, late);
-            flush(report(
-                epoch,
-                ops,
-                bytes,
-                &mut hist,
-                &mut service,
-                &mut by_class,
-                lag,
-            ));
-            (ops, bytes, lag_max_ns, late) = (0, 0, 0, 0);
-            epoch = now_epoch;
+        if now_epoch != r.epoch {
+            let next = Report::new(writer, now_epoch, open, classes);
+            flush(std::mem::replace(&mut r, next));
         }
-        hist.record_ns(ns);
-        if let Some(s) = service.as_mut() {
-            s.record_ns(end.saturating_duration_since(started).as_nanos() as u64);
+        r.hist.record_ns(ns);
+        if let Some(o) = r.open.as_mut() {
+            o.record(&slot, end);
         }
-        if let Some(h) = by_class.get_mut(usize::from(clock.class.get())) {
+        if let Some(h) = r.by_class.get_mut(usize::from(clock.class.get())) {
             h.record_ns(ns);
         }
-        ops += n;
-        bytes += b;
-        if epoch > 0 {
+        r.ops += n;
+        r.bytes += b;
+        if r.epoch > 0 {
             done += n;
             if !writer {
                 shared.progress[t].0.store(done, Relaxed);
@@ -483,21 +450,12 @@ where
             if sampling {
                 // From the op's actual start: an open-loop op's wait in the queue is
                 // neither the engine's nor plumb's work.
-                let worked = end.saturating_duration_since(started).as_nanos() as u64;
+                let worked = end.saturating_duration_since(slot.started).as_nanos() as u64;
                 harness.ops += n;
                 harness.ns += clock.harness_ns(worked);
             }
         }
     };
-    let lag = (lag_max_ns, late);
-    flush(report(
-        epoch,
-        ops,
-        bytes,
-        &mut hist,
-        &mut service,
-        &mut by_class,
-        lag,
-    ));
+    flush(r);
     result
 }

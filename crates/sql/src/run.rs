@@ -10,11 +10,13 @@ use crate::client::Endpoint;
 use crate::counters::{per_query, CounterReader};
 use crate::drivers::{self, Driver};
 use crate::error::SqlError;
-use plumb_core::{HwCounters, Interval, OpenLoop, ServerCosts, StepStatus, StepSummary};
+use plumb_core::{HwCounters, Interval, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree;
-use plumb_runner::{metrics, LatencyHistogram, Pacer, Progress, StepHistograms, StepOutcome};
+use plumb_runner::{
+    metrics, Arrival, LatencyHistogram, OpenTally, Pacer, Progress, StepHistograms, StepOutcome,
+};
 use plumb_workloads::{Distribution, Pace, SqlKind, SqlStepPlan};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -83,10 +85,8 @@ struct Report {
     rows: u64,
     retries: u64,
     hist: LatencyHistogram,
-    /// Open loop: service times, from each transaction's actual start.
-    service: Option<LatencyHistogram>,
-    lag_max_ns: u64,
-    late: u64,
+    /// Open loop: service times and lateness.
+    open: Option<OpenTally>,
     /// Response times by kind of operation, for steps that mix kinds.
     by_class: Vec<LatencyHistogram>,
 }
@@ -102,15 +102,10 @@ impl Report {
             rows: 0,
             retries: 0,
             hist: LatencyHistogram::new(),
-            service: open.then(LatencyHistogram::new),
-            lag_max_ns: 0,
-            late: 0,
+            open: open.then(OpenTally::default),
         }
     }
 }
-
-/// An open-loop transaction that starts later than this after it was due is late.
-const LATE_NS: u64 = 1_000_000;
 
 enum Msg {
     Interval(Report),
@@ -163,19 +158,12 @@ fn thread_loop(
     let mut error = None;
     let stopped = || stop.load(Relaxed);
     while !stop.load(Relaxed) {
-        let (from, started) = match pacer.as_mut() {
+        let due = match pacer.as_mut() {
             Some(p) => match p.wait_next(&stopped) {
-                Some(slot) => {
-                    r.lag_max_ns = r.lag_max_ns.max(slot.lag_ns);
-                    r.late += u64::from(slot.lag_ns > LATE_NS);
-                    (slot.from, slot.started)
-                }
+                Some(a) => a,
                 None => break,
             },
-            None => {
-                let now = Instant::now();
-                (now, now)
-            }
+            None => Arrival::at(Instant::now()),
         };
         let out: Outcome = match st.event() {
             Ok(o) => o,
@@ -185,7 +173,7 @@ fn thread_loop(
             }
         };
         let end = Instant::now();
-        let ns = end.saturating_duration_since(from).as_nanos() as u64;
+        let ns = end.saturating_duration_since(due.from).as_nanos() as u64;
         all += out.queries;
         let now = epoch.load(Relaxed);
         if now != r.epoch {
@@ -198,8 +186,8 @@ fn thread_loop(
             break;
         }
         r.hist.record_ns(ns);
-        if let Some(s) = r.service.as_mut() {
-            s.record_ns(end.saturating_duration_since(started).as_nanos() as u64);
+        if let Some(o) = r.open.as_mut() {
+            o.record(&due, end);
         }
         if let Some(h) = r.by_class.get_mut(usize::from(out.class)) {
             h.record_ns(ns);
@@ -478,10 +466,9 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let mut per: Vec<(u64, LatencyHistogram)> =
         (0..epochs).map(|_| (0, LatencyHistogram::new())).collect();
     let mut total = LatencyHistogram::new();
-    let mut service: Option<LatencyHistogram> = None;
+    let mut open = OpenTally::default();
     let mut by_class: Vec<LatencyHistogram> =
         classes.iter().map(|_| LatencyHistogram::new()).collect();
-    let (mut lag_max_ns, mut late) = (0u64, 0u64);
     let (mut ops, mut txns, mut queries, mut rows, mut retries) = (0u64, 0u64, 0u64, 0u64, 0u64);
     for r in &reports {
         if r.epoch == 0 {
@@ -496,11 +483,9 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         queries += r.queries;
         rows += r.rows;
         retries += r.retries;
-        if let Some(h) = &r.service {
-            service.get_or_insert_with(LatencyHistogram::new).merge(h);
+        if let Some(o) = &r.open {
+            open.merge(o);
         }
-        lag_max_ns = lag_max_ns.max(r.lag_max_ns);
-        late += r.late;
         for (all, h) in by_class.iter_mut().zip(&r.by_class) {
             all.merge(h);
         }
@@ -558,24 +543,11 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         p999_us: total.quantile_us(0.999),
         p9999_us: total.quantile_us(0.9999),
         pmax_us: total.max_us(),
-        by_op: classes
-            .iter()
-            .zip(&by_class)
-            .filter(|(_, h)| h.count() > 0)
-            .map(|(name, h)| (name.to_string(), h.op_latency()))
-            .collect(),
-        open_loop: cfg.pace.filter(|_| !load).map(|p| OpenLoop {
-            target_ops_sec: p.ops_per_sec,
-            arrivals: p.arrivals.to_string(),
-            service: service.as_ref().map(|h| h.op_latency()).unwrap_or_default(),
-            lag_max_ms: lag_max_ns as f64 / 1e6,
-            late_pct: if txns > 0 {
-                late as f64 * 100.0 / txns as f64
-            } else {
-                0.0
-            },
-            backlog_ops: backlog,
-        }),
+        by_op: metrics::by_op(classes, &by_class),
+        open_loop: cfg
+            .pace
+            .filter(|_| !load)
+            .map(|p| open.summary(&p, backlog)),
         cpu_us_op: per_q(client.cpu_us() as f64),
         usr_us_op: per_q(client.user_us as f64),
         sys_us_op: per_q(client.system_us as f64),

@@ -4,12 +4,14 @@
 //! a second database of the same server), and each script has pgbench's effect on the
 //! tables, checked by the server's own sums, also on tables that pgbench itself made.
 
+mod common;
+
 use plumb_sql::client::{Endpoint, SqlClient, TextRows};
 use plumb_sql::pgbench::{
     after_load, create_tables, scale_of, PgbenchConfig, PgbenchLoader, PgbenchScript,
     PgbenchThread, PgbenchThreadPlan,
 };
-use plumb_sql::{Managed, ServerChoice, SqlError, StartOptions};
+use plumb_sql::{Managed, SqlError};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -29,17 +31,7 @@ fn start(name: &str, engine: Option<&str>) -> Server {
         .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let m = Managed::start(
-        &ServerChoice::parse(name, engine, None).unwrap(),
-        &StartOptions {
-            dir: Some(dir.path().to_path_buf()),
-            keep: false,
-            port: None,
-            cache_mb: 128,
-            config: None,
-        },
-    )
-    .unwrap_or_else(|e| panic!("starting {name}: {e}"));
+    let m = common::start(name, engine, dir.path());
     Server { m, _dir: dir }
 }
 

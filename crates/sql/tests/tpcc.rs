@@ -5,31 +5,19 @@
 //! must hold after the load and after the run, and must catch one corrupted row.
 //! Needs the servers (scripts/setup.sh installs them); without them it fails.
 
+mod common;
+use common::start;
+
 use plumb_sql::client::{Param, Protocol, Values};
 use plumb_sql::tpcc::{
     self, check, CheckResult, TpccConfig, TpccLoader, TpccStats, TpccThread, TpccThreadPlan,
     SYLLABLES, TPCC_CLASSES,
 };
-use plumb_sql::{Endpoint, Managed, ServerChoice, StartOptions};
+use plumb_sql::Endpoint;
 use std::time::{Duration, Instant};
 
 /// Transactions per client thread.
 const TXNS: usize = 300;
-
-fn start(server: &str, engine: Option<&str>, dir: &std::path::Path) -> Managed {
-    let choice = ServerChoice::parse(server, engine, None).unwrap();
-    Managed::start(
-        &choice,
-        &StartOptions {
-            dir: Some(dir.to_path_buf()),
-            keep: false,
-            port: None,
-            cache_mb: 128,
-            config: None,
-        },
-    )
-    .unwrap_or_else(|e| panic!("starting {server}: {e}"))
-}
 
 /// One number from a one-value query.
 fn number(ep: &Endpoint, sql: &str) -> i64 {

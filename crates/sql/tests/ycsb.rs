@@ -2,29 +2,18 @@
 //! YCSB's keys, workload A sends its read/update mix and E its scans, whose row counts
 //! are checked against the keys known to exist.
 
+mod common;
+use common::start;
+
 use plumb_sql::bench::Outcome;
 use plumb_sql::client::SqlClient;
 use plumb_sql::ycsb::{
     create_table, finish_load, YcsbLastOp, YcsbPhase, YcsbSqlPlan, YcsbSqlThread,
 };
-use plumb_sql::{Endpoint, Managed, ServerChoice, StartOptions};
+use plumb_sql::Endpoint;
 use plumb_workloads::ycsb::{build_key_name, CoreParams, YcsbOp, YcsbShared};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-
-fn start(server: &str, engine: Option<&str>, dir: &std::path::Path) -> Managed {
-    Managed::start(
-        &ServerChoice::parse(server, engine, None).unwrap(),
-        &StartOptions {
-            dir: Some(dir.to_path_buf()),
-            keep: false,
-            port: None,
-            cache_mb: 128,
-            config: None,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{server} starts: {e}"))
-}
 
 struct Server<'a> {
     ep: &'a Endpoint,

@@ -79,7 +79,6 @@ struct Buffers {
     field: String,
     record: Vec<u8>,
     old: Vec<u8>,
-    found: bool,
 }
 
 /// Appends field `i` named as YCSB names it (`field0` …) with `value`, in the RocksDB
@@ -158,7 +157,6 @@ impl Workload for YcsbStep {
             field: String::with_capacity(p.fieldlength as usize),
             record: Vec::with_capacity(fields * (p.fieldlength as usize + 16)),
             old: Vec::with_capacity(fields * (p.fieldlength as usize + 16)),
-            found: false,
         };
         let stores = w.target().stores_data();
         let must_exist = stores && self.must_exist;
@@ -190,11 +188,9 @@ impl Workload for YcsbStep {
                     th.key_name(&mut b.key, k);
                     let want_old = op != YcsbOp::Read;
                     b.old.clear();
-                    b.found = false;
-                    let (old, found) = (&mut b.old, &mut b.found);
+                    let old = &mut b.old;
                     let hit = c.engine(|| {
                         s.get(b.key.as_bytes(), &mut |val| {
-                            *found = true;
                             if want_old {
                                 old.extend_from_slice(val);
                             }

@@ -155,6 +155,20 @@ pub fn qos_of(series: impl ExactSizeIterator<Item = (f64, f64)>) -> Option<Qos> 
     })
 }
 
+/// Latency per kind of operation, by name, for the kinds that ran: what is stored for a
+/// step that times kinds apart (`classes[i]` names `hists[i]`).
+pub fn by_op(
+    classes: &[&str],
+    hists: &[crate::LatencyHistogram],
+) -> std::collections::BTreeMap<String, OpLatency> {
+    classes
+        .iter()
+        .zip(hists)
+        .filter(|(_, h)| h.count() > 0)
+        .map(|(name, h)| (name.to_string(), h.op_latency()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,18 +287,4 @@ mod tests {
         let q = qos(&[iv(100.0, 1.0), iv(80.0, 1.0)]).unwrap();
         assert_eq!((q.intervals, q.min), (2, 80.0));
     }
-}
-
-/// Latency per kind of operation, by name, for the kinds that ran: what is stored for a
-/// step that times kinds apart (`classes[i]` names `hists[i]`).
-pub fn by_op(
-    classes: &[&str],
-    hists: &[crate::LatencyHistogram],
-) -> std::collections::BTreeMap<String, OpLatency> {
-    classes
-        .iter()
-        .zip(hists)
-        .filter(|(_, h)| h.count() > 0)
-        .map(|(name, h)| (name.to_string(), h.op_latency()))
-        .collect()
 }

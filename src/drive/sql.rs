@@ -150,7 +150,7 @@ fn measure(
     }
     // A database plumb did not just load may have lost rows to earlier deletes.
     let mut all_present = false;
-    let mut ycsb_next = None;
+    let mut ycsb = plumb_sql::run::YcsbState::default();
     let mut server_died = None;
     for (i, step) in steps.iter().enumerate() {
         if i > 0 && !step.kind.is_load() {
@@ -178,7 +178,7 @@ fn measure(
             progress,
             all_present: &mut all_present,
             profile,
-            ycsb_next: &mut ycsb_next,
+            ycsb: &mut ycsb,
         };
         if let Some((g, n)) = group_of {
             let place = barrier(rec.store(), g, i, *n, extras.barrier_timeout, interrupt)?;

@@ -47,6 +47,16 @@ pub struct SqlStepConfig {
     pub pace: Option<Pace>,
 }
 
+/// What YCSB's steps of a run carry from one to the next.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct YcsbState {
+    /// The first key no step has inserted yet (`None`: the record count), so inserts
+    /// neither reuse nor skip keys.
+    pub next: Option<i64>,
+    /// `ycsb-load` ran to its end in this run: a read that misses a record is an error.
+    pub loaded: bool,
+}
+
 /// What the step runs against.
 pub struct SqlContext<'a> {
     /// Where clients connect.
@@ -68,9 +78,8 @@ pub struct SqlContext<'a> {
     /// Record a CPU profile of plumb and the server during each measured window, with
     /// perf's data file in this directory.
     pub profile: Option<&'a Path>,
-    /// The first YCSB key no step has inserted yet (`None`: the record count), carried
-    /// from step to step so inserts neither reuse nor skip keys.
-    pub ycsb_next: &'a mut Option<i64>,
+    /// What YCSB's steps carry from one to the next.
+    pub ycsb: &'a mut YcsbState,
 }
 
 #[repr(align(128))]
@@ -270,7 +279,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     } else {
         0
     };
-    let shared = match drivers::before(ctx.endpoint, kind, &cfg.shape, *ctx.ycsb_next) {
+    let shared = match drivers::before(ctx.endpoint, kind, &cfg.shape, ctx.ycsb.next) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -293,7 +302,11 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         load.then_some(cfg.shape.table_size * u64::from(cfg.shape.tables)),
         (!load).then_some(cfg.duration),
     );
-    let all_present = *ctx.all_present;
+    // Whether every record the step's reads may ask for was loaded in this run.
+    let all_present = match kind.tables() {
+        plumb_workloads::SqlTables::Ycsb => ctx.ycsb.loaded,
+        _ => *ctx.all_present,
+    };
 
     let (marks, reports, dones, profile, perf) = std::thread::scope(|scope| {
         for (t, prog) in progress.iter().enumerate() {
@@ -424,7 +437,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let backlog: u64 = dones.iter().map(|d| d.1).sum();
     let mut error = dones.into_iter().find_map(|d| d.2);
     if let Some(next) = shared.ycsb_next_insert() {
-        *ctx.ycsb_next = Some(next);
+        ctx.ycsb.next = Some(next);
     }
     // A load finishes its tables (keys, statistics) before the server's counters are
     // read, as part of its work; a step's own check after them, so it costs nothing
@@ -457,6 +470,9 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         .or_else(|| ctx.counters.db_bytes());
     if kind == SqlKind::Delete || kind == SqlKind::Load {
         *ctx.all_present = load && error.is_none() && !interrupted;
+    }
+    if kind == SqlKind::YcsbLoad {
+        ctx.ycsb.loaded = error.is_none() && !interrupted;
     }
 
     // Intervals and totals.

@@ -8,12 +8,20 @@ use common::{json_of, stderr};
 use serde_json::Value;
 use std::process::Command;
 
+/// The tests here measure rates: one at a time, so one's load is not the other's noise.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn steps(run: &Value) -> Vec<&Value> {
     run["steps"].as_array().unwrap().iter().collect()
 }
 
 #[test]
 fn the_rate_search_finds_the_rate_a_known_cost_per_op_implies_and_stores_its_curve() {
+    let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.sqlite");
     // 200 µs of CPU per op on one thread: at most 5000 ops/s.
@@ -95,5 +103,44 @@ fn bad_open_loop_knobs_get_one_clear_error() {
         let e = stderr(&o);
         assert!(e.contains(want), "{args:?}: {e}");
         assert!(!e.contains("panicked"), "{e}");
+    }
+}
+
+#[test]
+fn the_insert_benchmarks_query_steps_search_their_query_rate_too() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["ib", "--kv", "lmdb", "--rows", "5000", "--inserts", "200"])
+        .args(["--duration", "1", "--steps", "l.i0,qp100"])
+        .args(["--rate-search", "p99:50ms", "--json", "--store"])
+        .arg(&store)
+        .output()
+        .expect("run plumb");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = json_of(&o);
+    let all = steps(&run);
+    let best = all.last().unwrap();
+    assert_eq!(best["name"], "qp100@max", "{best}");
+    let account = &best["config"]["rate_search"];
+    let found = account["best_per_sec"].as_f64().expect("a rate kept 50 ms");
+    // The probes are open-loop queries beside the paced inserts; every rate that missed
+    // the bound is above the one found (the search only narrows its bracket).
+    let probes: Vec<&&Value> = all
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().ends_with("/s"))
+        .collect();
+    assert!(!probes.is_empty());
+    for p in &probes {
+        assert!(p["summary"]["open_loop"]["target_ops_sec"]
+            .as_f64()
+            .is_some());
+        assert!(p["summary"]["ib"]["inserts"].as_u64().unwrap() > 0, "{p}");
+    }
+    for p in account["probes"].as_array().unwrap() {
+        if p["kept"] == false {
+            assert!(p["rate"].as_f64().unwrap() > found, "{account}");
+        }
     }
 }

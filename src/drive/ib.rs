@@ -16,6 +16,7 @@ use plumb_runner::Slot;
 use plumb_sql::{CounterReader, Protocol, StorageEngine};
 use plumb_store::StepRecord;
 use plumb_targets::EngineSpec;
+use plumb_workloads::IbKind;
 use plumb_workloads::Kind;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -250,6 +251,12 @@ fn measure(
         if p.clients == 1 { "" } else { "s" },
         plan.seed
     );
+    let bound = p
+        .rate_search
+        .as_deref()
+        .map(str::parse::<plumb_workloads::LatencyBound>)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("rate_search: {e}"))?;
     let mut tally = IbTally::default();
     for (i, step) in work.steps.iter().enumerate() {
         if i > 0 {
@@ -274,46 +281,110 @@ fn measure(
             progress,
             tally: &mut tally,
         };
-        let result = run_ib_step(&mut ctx, &cfg);
-        let mut out = result.outcome;
-        let mut server_died = false;
-        if out.status == StepStatus::Failed && !out.verification_failed {
-            if let Some((server, died)) = watch.as_mut() {
-                if let Some(e) = server.died(&step.name) {
-                    out.error = Some(e.to_string());
-                    **died = Some(e);
-                    server_died = true;
-                }
-            }
-        }
         let mut config = serde_json::json!({
             "step": step.name,
             "rows_per_commit": step.rows_per_commit,
             "rate_per_client": step.rate,
-            "rows": rows,
             "clients": p.clients,
             "duration_s": p.duration,
             "delete_per_insert": p.delete_per_insert,
             "rows_per_query": p.rows_per_query,
             "seed": plan.seed.to_string(),
         });
-        if let Some(did) = &result.note {
-            config["did"] = serde_json::Value::String(did.clone());
+        config["rows"] = rows.into();
+        let mut server_died = false;
+        let mut run_and_store = |ctx: &mut IbContext<'_>,
+                                 cfg: &IbStepConfig,
+                                 search: Option<serde_json::Value>|
+         -> anyhow::Result<plumb_runner::StepOutcome> {
+            let result = run_ib_step(ctx, cfg);
+            let mut out = result.outcome;
+            if out.status == StepStatus::Failed && !out.verification_failed {
+                if let Some((server, died)) = watch.as_mut() {
+                    if let Some(e) = server.died(&cfg.plan.name) {
+                        out.error = Some(e.to_string());
+                        **died = Some(e);
+                        server_died = true;
+                    }
+                }
+            }
+            let mut config = config.clone();
+            if let Some(did) = &result.note {
+                config["did"] = serde_json::Value::String(did.clone());
+            }
+            if let Some(q) = cfg.query_pace {
+                config["query_rate"] = q.ops_per_sec.into();
+                config["arrivals"] = q.arrivals.to_string().into();
+            }
+            if let Some(x) = search {
+                config["rate_search"] = x;
+            }
+            rec.step(
+                StepRecord {
+                    seq: 0,
+                    name: cfg.plan.name.clone(),
+                    kind: Kind::Ib(cfg.plan.kind),
+                    status: out.status,
+                    error: out.error.clone(),
+                    started_at: rfc3339(out.started),
+                    ended_at: rfc3339(out.ended),
+                    config,
+                    summary: out.summary.clone(),
+                },
+                &out.intervals,
+            )?;
+            Ok(out)
+        };
+        let mut out = run_and_store(&mut ctx, &cfg, None)?;
+        let queries = matches!(step.kind, IbKind::RangeQueries | IbKind::PointQueries);
+        if let (Some(bound), true, StepStatus::Ok) = (&bound, queries, out.status) {
+            use plumb_runner::search;
+            let capacity = search::served_per_sec(&out);
+            let mut failure = None;
+            let mut outcomes = Vec::new();
+            let found = search::search_rate(bound, capacity, |rate| {
+                if failure.is_some() || interrupt.load(Ordering::Relaxed) {
+                    return None;
+                }
+                let mut c = cfg.clone();
+                c.plan.name = format!("{}@{rate:.0}/s", step.name);
+                c.query_pace = Some(plumb_workloads::Pace {
+                    ops_per_sec: rate,
+                    arrivals: plumb_workloads::Arrivals::Constant,
+                });
+                match run_and_store(&mut ctx, &c, None) {
+                    Ok(o) => {
+                        let probe = search::probe_of(&o, rate, bound);
+                        eprintln!("plumb: {}", search::probe_line(&c.plan.name, &probe, bound));
+                        outcomes.push(o);
+                        Some(probe)
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        None
+                    }
+                }
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            if let Some(best) = search::best_outcome(&found, &outcomes, bound, capacity) {
+                eprintln!("plumb: {}", search::result_line(&step.name, &found, bound));
+                let account = search::account(&found, bound, capacity);
+                let mut c = cfg.clone();
+                c.plan.name = format!("{}@max", step.name);
+                c.query_pace = best
+                    .summary
+                    .open_loop
+                    .as_ref()
+                    .map(|o| plumb_workloads::Pace {
+                        ops_per_sec: o.target_ops_sec,
+                        arrivals: plumb_workloads::Arrivals::Constant,
+                    });
+                store_as(&mut rec, &c, &best, &config, account)?;
+                out = outcomes.pop().unwrap_or(best);
+            }
         }
-        rec.step(
-            StepRecord {
-                seq: 0,
-                name: step.name.clone(),
-                kind: Kind::Ib(step.kind),
-                status: out.status,
-                error: out.error.clone(),
-                started_at: rfc3339(out.started),
-                ended_at: rfc3339(out.ended),
-                config,
-                summary: out.summary.clone(),
-            },
-            &out.intervals,
-        )?;
         if let Some(e) = &out.error {
             eprintln!("plumb: step {} failed: {e}", step.name);
         }
@@ -329,4 +400,35 @@ fn measure(
     let stored = store.run(run_id)?;
     observer.run_finished(&stored, store);
     Ok((run_id, status))
+}
+
+/// Stores a rate search's result as its own step, `STEP@max`: the best probe's
+/// figures, the search's account in its config.
+fn store_as(
+    rec: &mut plumb_runner::Recording<'_>,
+    cfg: &IbStepConfig,
+    out: &plumb_runner::StepOutcome,
+    config: &serde_json::Value,
+    account: serde_json::Value,
+) -> anyhow::Result<()> {
+    let mut config = config.clone();
+    config["rate_search"] = account;
+    if let Some(q) = cfg.query_pace {
+        config["query_rate"] = q.ops_per_sec.into();
+    }
+    rec.step(
+        StepRecord {
+            seq: 0,
+            name: cfg.plan.name.clone(),
+            kind: Kind::Ib(cfg.plan.kind),
+            status: out.status,
+            error: out.error.clone(),
+            started_at: rfc3339(out.started),
+            ended_at: rfc3339(out.ended),
+            config,
+            summary: out.summary.clone(),
+        },
+        &out.intervals,
+    )?;
+    Ok(())
 }

@@ -11,7 +11,9 @@ use plumb_core::{IbSecond, IbSummary, Interval, OpLatency, Qos, StepStatus, Step
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree::{self, TreeSnapshot};
-use plumb_runner::{metrics, Arrival, LatencyHistogram, OpenTally, Pacer, Progress, StepOutcome};
+use plumb_runner::{
+    metrics, Arrival, LatencyHistogram, OpenTally, Pacer, Progress, StepHistograms, StepOutcome,
+};
 use plumb_workloads::{IbKind, IbStepPlan};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Barrier};
@@ -748,7 +750,11 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     };
     IbStepResult {
         outcome: StepOutcome {
-            histograms: None,
+            // The main op's, for a rate search's exact quantile.
+            histograms: Some(StepHistograms {
+                intervals: Vec::new(),
+                total: main_h.clone(),
+            }),
             status,
             error: err_text,
             verification_failed,

@@ -595,6 +595,12 @@ pub struct IbParams {
     #[arg(long, default_value = "constant")]
     #[serde(skip_serializing_if = "crate::model::is_constant")]
     pub arrivals: Arrivals,
+    /// Find the highest query rate at which each query step keeps this bound on
+    /// queries' response time, e.g. p99:10ms (see `plumb kv --help`), the inserts paced
+    /// as the step says: probes stored as STEP@RATE/s, the result as STEP@max.
+    #[arg(long, value_name = "pQ:BOUND")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_search: Option<String>,
 }
 
 impl Default for IbParams {
@@ -626,10 +632,11 @@ impl IbParams {
         if self.inserts > i32::MAX as u64 / 4 {
             return bad("inserts", format!("at most {} rows", i32::MAX / 4));
         }
-        crate::model::pace_of(self.query_rate, self.arrivals, None).map_err(|e| ParamError {
-            key: "query_rate",
-            ..e
-        })?;
+        crate::model::pace_of(self.query_rate, self.arrivals, self.rate_search.as_deref())
+            .map_err(|e| ParamError {
+                key: if e.key == "rate" { "query_rate" } else { e.key },
+                ..e
+            })?;
         secs_ok("duration", self.duration, false)
     }
 

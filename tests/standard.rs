@@ -158,6 +158,17 @@ fn tproc_c(server: &str, engine: Option<&str>) {
     let all: f64 = by.values().map(|l| l["ops"].as_f64().unwrap()).sum();
     assert!((n("new-order") / all - 0.45).abs() < 0.08, "{by:?}");
     assert!((n("payment") / all - 0.43).abs() < 0.08, "{by:?}");
+    // NOPM is new-orders per minute of the window.
+    let nopm = n("new-order") * 60.0 / t["summary"]["secs"].as_f64().unwrap();
+    let id = run["run"]["id"].to_string();
+    let text = common::ok_json(&plumb(&store, &["show", &id, "--json"]));
+    assert_eq!(
+        step(&text, "tproc-c")["summary"]["by_op"],
+        t["summary"]["by_op"]
+    );
+    let page = common::html_report(&store, &[&id]);
+    assert!(page.contains(r#"data-table="by-op""#) && page.contains("new-order"));
+    assert!(nopm > 0.0);
 }
 
 #[test]
@@ -301,6 +312,11 @@ num = 2
             "select-only at {tps} tps, 400 offered"
         );
     }
+    let page = common::html_report(&store, &[&common::runs_json(&store)[0]["id"].to_string()]);
+    assert!(
+        page.contains(r#"data-table="open-loop""#),
+        "no open-loop table"
+    );
     let y = runs_on(&store, "lmdb");
     assert!(!y.is_empty());
     for r in &y {

@@ -6,7 +6,7 @@
 //! Every string from a run (tags, commands, options, host reasons) goes through [`esc`].
 
 use crate::compare::{ratio_text, Comparison, Table};
-use crate::format::fixed;
+use crate::format::{fixed, sig};
 use crate::svg::{self, BarRow, Look, Series};
 use plumb_store::StoredRun;
 use std::collections::{BTreeMap, BTreeSet};
@@ -837,12 +837,82 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
         o.push_str("</tr>");
     }
     o.push_str("</tbody></table></div>");
+    open_loop_table(o, &found);
+    by_op_table(o, &found);
     let device: Vec<(String, &plumb_core::StepSummary)> = found
         .iter()
         .map(|(v, s, _)| (run_name(v), &s.summary))
         .collect();
     o.push_str(&crate::device::html(&device));
     o.push_str("</section>");
+}
+
+/// A step's runs as the step section finds them.
+type Found<'a> = [(
+    &'a RunView<'a>,
+    &'a plumb_store::StepRecord,
+    &'a [plumb_core::Interval],
+)];
+
+/// The open-loop figures of a step's runs that ran open-loop: the rate offered and
+/// served, response p99 beside service p50/p99, the longest wait, late ops, backlog.
+fn open_loop_table(o: &mut String, found: &Found<'_>) {
+    let rows: Vec<_> = found
+        .iter()
+        .filter_map(|(v, s, _)| s.summary.open_loop.as_ref().map(|l| (v, &s.summary, l)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    o.push_str(
+        r#"<div class="scroll"><table class="summary" data-table="open-loop"><caption>open loop: response time from each op's intended start, service time from its actual start</caption><thead><tr><th>run</th><th class="num">offered/s</th><th class="num">served/s</th><th class="num">response p99 µs</th><th class="num">service p50 µs</th><th class="num">service p99 µs</th><th class="num">longest wait ms</th><th class="num">late %</th><th class="num">backlog</th></tr></thead><tbody>"#,
+    );
+    for (v, s, l) in rows {
+        let served = s.server.as_ref().map_or(s.ops_sec, |x| x.tps);
+        let _ = write!(o, "<tr><td>{}</td>", run_name(v));
+        for cell in [
+            sig(Some(l.target_ops_sec), 4),
+            sig(Some(served), 4),
+            sig(s.p99_us, 3),
+            sig(l.service.p50_us, 3),
+            sig(l.service.p99_us, 3),
+            sig(Some(l.lag_max_ms), 3),
+            sig(Some(l.late_pct), 2),
+            l.backlog_ops.to_string(),
+        ] {
+            let _ = write!(o, r#"<td class="num">{}</td>"#, esc(&cell));
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</tbody></table></div>");
+}
+
+/// Latency per kind of operation of a step's runs that mix kinds (YCSB's, TPC-C's).
+fn by_op_table(o: &mut String, found: &Found<'_>) {
+    if found.iter().all(|(_, s, _)| s.summary.by_op.is_empty()) {
+        return;
+    }
+    o.push_str(
+        r#"<div class="scroll"><table class="summary" data-table="by-op"><caption>by kind of operation (TPC-C: new-order per minute is NOPM)</caption><thead><tr><th>run</th><th>op</th><th class="num">ops</th><th class="num">per minute</th><th class="num">p50 µs</th><th class="num">p99 µs</th><th class="num">p99.9 µs</th><th class="num">max µs</th></tr></thead><tbody>"#,
+    );
+    for (v, s, _) in found {
+        let secs = s.summary.secs;
+        for (op, l) in &s.summary.by_op {
+            let _ = write!(o, "<tr><td>{}</td><td>{}</td>", run_name(v), esc(op));
+            for cell in [
+                l.ops.to_string(),
+                sig((secs > 0.0).then(|| l.ops as f64 * 60.0 / secs), 4),
+                sig(l.p50_us, 3),
+                sig(l.p99_us, 3),
+                sig(l.p999_us, 3),
+                sig(l.max_us, 3),
+            ] {
+                let _ = write!(o, r#"<td class="num">{}</td>"#, esc(&cell));
+            }
+            o.push_str("</tr>");
+        }
+    }
+    o.push_str("</tbody></table></div>");
 }
 
 /// Host checks as `id → (verdict, reason, fix)`.

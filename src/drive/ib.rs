@@ -106,10 +106,15 @@ fn run_embedded(
     );
     drop(table);
     drop(limit);
-    plumb_store::owner::release(dir.path());
+    // The directory goes (or is kept) before its owner marker, so a kill between the
+    // two never leaves an unmarked directory.
+    let path = dir.path().to_path_buf();
     if keep {
         eprintln!("plumb: kept {}", dir.keep().display());
+    } else {
+        let _ = dir.close();
     }
+    plumb_store::owner::release(&path);
     out
 }
 

@@ -586,14 +586,19 @@ impl Lifecycle<'_> {
         let status = rec.finish(self.interrupt.load(Ordering::Relaxed))?;
         drop(target);
         drop(limit);
-        if let DataDir::Temp(t) = &dir {
-            // Removed (or kept) below: no longer a killed run's to sweep.
-            plumb_store::owner::release(t.path());
-        }
-        if let (DataDir::Temp(t), DirPolicy::Fresh { keep: true, .. }) = (dir, policy) {
-            let kept = t.keep();
-            self.observer
-                .note(&format!("kept data dir {}", kept.display()));
+        if let DataDir::Temp(t) = dir {
+            // The directory goes (or is kept) before its owner marker: a kill between
+            // the two leaves a marker the next sweep clears, never an unmarked directory
+            // no sweep would touch.
+            let path = t.path().to_path_buf();
+            if matches!(policy, DirPolicy::Fresh { keep: true, .. }) {
+                let kept = t.keep();
+                self.observer
+                    .note(&format!("kept data dir {}", kept.display()));
+            } else {
+                let _ = t.close();
+            }
+            plumb_store::owner::release(&path);
         }
         let stored = self.store.run(run_id)?;
         self.observer.run_finished(&stored, self.store);

@@ -128,8 +128,8 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     let config_text = match filled {
         Ok(c) => c,
         Err(e) => {
-            plumb_store::owner::release(&root);
             let _ = std::fs::remove_dir_all(&root);
+            plumb_store::owner::release(&root);
             return Err(e);
         }
     };

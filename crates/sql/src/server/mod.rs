@@ -355,10 +355,12 @@ impl Managed {
                 unsafe { libc::kill(self.pid as i32, libc::SIGKILL) };
             }
         }
-        plumb_store::owner::release(&self.root);
+        // The directory before its owner marker: a kill between the two leaves a marker
+        // the next sweep clears, never an unmarked directory.
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.root);
         }
+        plumb_store::owner::release(&self.root);
         result
     }
 }

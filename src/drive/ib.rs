@@ -11,10 +11,8 @@ use plumb_ibench::kv::KvTable;
 use plumb_ibench::sql::{SqlEngine, SqlTable};
 use plumb_ibench::{run_ib_step, IbContext, IbStepConfig, IbTally, IbTarget};
 use plumb_plan::{IbWork, RunPlan, ServerSpec, Subject};
-use plumb_runner::lifecycle::rfc3339;
 use plumb_runner::Slot;
 use plumb_sql::{CounterReader, Protocol, StorageEngine};
-use plumb_store::StepRecord;
 use plumb_targets::EngineSpec;
 use plumb_workloads::IbKind;
 use plumb_workloads::Kind;
@@ -299,8 +297,7 @@ fn measure(
         config["rows"] = rows.into();
         let mut server_died = false;
         let mut run_and_store = |ctx: &mut IbContext<'_>,
-                                 cfg: &IbStepConfig,
-                                 search: Option<serde_json::Value>|
+                                 cfg: &IbStepConfig|
          -> anyhow::Result<plumb_runner::StepOutcome> {
             let result = run_ib_step(ctx, cfg);
             let mut out = result.outcome;
@@ -313,81 +310,32 @@ fn measure(
                     }
                 }
             }
-            let mut config = config.clone();
-            if let Some(did) = &result.note {
-                config["did"] = serde_json::Value::String(did.clone());
-            }
-            if let Some(q) = cfg.query_pace {
-                config["query_rate"] = q.ops_per_sec.into();
-                config["arrivals"] = q.arrivals.to_string().into();
-            }
-            if let Some(x) = search {
-                config["rate_search"] = x;
-            }
-            rec.step(
-                StepRecord {
-                    seq: 0,
-                    name: cfg.plan.name.clone(),
-                    kind: Kind::Ib(cfg.plan.kind),
-                    status: out.status,
-                    error: out.error.clone(),
-                    started_at: rfc3339(out.started),
-                    ended_at: rfc3339(out.ended),
-                    config,
-                    summary: out.summary.clone(),
-                },
-                &out.intervals,
-            )?;
+            store_step(&mut rec, cfg, &out, &config, result.note.as_deref(), None)?;
             Ok(out)
         };
-        let mut out = run_and_store(&mut ctx, &cfg, None)?;
+        let mut out = run_and_store(&mut ctx, &cfg)?;
         let queries = matches!(step.kind, IbKind::RangeQueries | IbKind::PointQueries);
         if let (Some(bound), true, StepStatus::Ok) = (&bound, queries, out.status) {
-            use plumb_runner::search;
-            let capacity = search::served_per_sec(&out);
-            let mut failure = None;
-            let mut outcomes = Vec::new();
-            let found = search::search_rate(bound, capacity, |rate| {
-                if failure.is_some() || interrupt.load(Ordering::Relaxed) {
-                    return None;
+            use plumb_runner::search::{self, Ask};
+            let stopped = || interrupt.load(Ordering::Relaxed);
+            let found = search::run(&step.name, bound, &out, &stopped, |ask| match ask {
+                Ask::Note(line) => {
+                    eprintln!("plumb: {line}");
+                    Ok(None)
                 }
-                let mut c = cfg.clone();
-                c.plan.name = format!("{}@{rate:.0}/s", step.name);
-                c.query_pace = Some(plumb_workloads::Pace {
-                    ops_per_sec: rate,
-                    arrivals: plumb_workloads::Arrivals::Constant,
-                });
-                match run_and_store(&mut ctx, &c, None) {
-                    Ok(o) => {
-                        let probe = search::probe_of(&o, rate, bound);
-                        eprintln!("plumb: {}", search::probe_line(&c.plan.name, &probe, bound));
-                        outcomes.push(o);
-                        Some(probe)
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        None
-                    }
+                Ask::Probe(name, pace) => {
+                    let mut c = cfg.clone();
+                    c.plan.name = name.to_string();
+                    c.query_pace = Some(pace);
+                    run_and_store(&mut ctx, &c).map(Some)
                 }
-            });
-            if let Some(e) = failure {
-                return Err(e);
-            }
-            if let Some(best) = search::best_outcome(&found, &outcomes, bound, capacity) {
-                eprintln!("plumb: {}", search::result_line(&step.name, &found, bound));
-                let account = search::account(&found, bound, capacity);
+            })?;
+            if let Some(found) = found {
                 let mut c = cfg.clone();
                 c.plan.name = format!("{}@max", step.name);
-                c.query_pace = best
-                    .summary
-                    .open_loop
-                    .as_ref()
-                    .map(|o| plumb_workloads::Pace {
-                        ops_per_sec: o.target_ops_sec,
-                        arrivals: plumb_workloads::Arrivals::Constant,
-                    });
-                store_as(&mut rec, &c, &best, &config, account)?;
-                out = outcomes.pop().unwrap_or(best);
+                c.query_pace = found.max_pace;
+                store_step(&mut rec, &c, &found.max, &config, None, Some(found.account))?;
+                out = found.last;
             }
         }
         if let Some(e) = &out.error {
@@ -407,33 +355,27 @@ fn measure(
     Ok((run_id, status))
 }
 
-/// Stores a rate search's result as its own step, `STEP@max`: the best probe's
-/// figures, the search's account in its config.
-fn store_as(
+/// Stores one step as it ran: its record (the step's knobs in `config`, with what an
+/// unmeasured step did, its open-loop query rate and a rate search's account added).
+fn store_step(
     rec: &mut plumb_runner::Recording<'_>,
     cfg: &IbStepConfig,
     out: &plumb_runner::StepOutcome,
     config: &serde_json::Value,
-    account: serde_json::Value,
+    did: Option<&str>,
+    search: Option<serde_json::Value>,
 ) -> anyhow::Result<()> {
     let mut config = config.clone();
-    config["rate_search"] = account;
+    if let Some(did) = did {
+        config["did"] = did.into();
+    }
     if let Some(q) = cfg.query_pace {
         config["query_rate"] = q.ops_per_sec.into();
+        config["arrivals"] = q.arrivals.to_string().into();
     }
-    rec.step(
-        StepRecord {
-            seq: 0,
-            name: cfg.plan.name.clone(),
-            kind: Kind::Ib(cfg.plan.kind),
-            status: out.status,
-            error: out.error.clone(),
-            started_at: rfc3339(out.started),
-            ended_at: rfc3339(out.ended),
-            config,
-            summary: out.summary.clone(),
-        },
-        &out.intervals,
-    )?;
+    if let Some(x) = search {
+        config["rate_search"] = x;
+    }
+    rec.outcome(&cfg.plan.name, Kind::Ib(cfg.plan.kind), out, config)?;
     Ok(())
 }

@@ -7,10 +7,9 @@ use super::Extras;
 use anyhow::bail;
 use plumb_core::{RunStatus, StepStatus};
 use plumb_plan::{RunPlan, ServerSpec, SqlWork};
-use plumb_runner::lifecycle::rfc3339;
 use plumb_runner::Slot;
 use plumb_sql::{run_sql_step, CounterReader, Protocol, Shape, SqlContext, SqlStepConfig};
-use plumb_store::{StepRecord, Store};
+use plumb_store::Store;
 use plumb_workloads::{Kind, SqlKind};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -200,8 +199,7 @@ fn measure(
             "seed": plan.seed.to_string(),
         });
         let mut run_and_store = |ctx: &mut SqlContext<'_>,
-                                 cfg: &SqlStepConfig,
-                                 extra: Option<serde_json::Value>|
+                                 cfg: &SqlStepConfig|
          -> anyhow::Result<plumb_runner::StepOutcome> {
             let mut out = run_sql_step(ctx, cfg);
             // A failed step may be the first sign of a dying server.
@@ -211,64 +209,34 @@ fn measure(
                     server_died = Some(e);
                 }
             }
-            run_and_store_outcome(&mut rec, cfg, &out, &config, extra, group_of, step.kind)?;
+            store_step(&mut rec, cfg, &out, &config, None, group_of, step.kind)?;
             Ok(out)
         };
-        let mut out = run_and_store(&mut ctx, &cfg, None)?;
+        let mut out = run_and_store(&mut ctx, &cfg)?;
         if let (Some(bound), true, StepStatus::Ok) = (&bound, !step.kind.is_load(), out.status) {
-            use plumb_runner::search;
-            let capacity = search::served_per_sec(&out);
-            let mut failure = None;
-            let mut outcomes = Vec::new();
-            let found = search::search_rate(bound, capacity, |rate| {
-                if failure.is_some() || interrupt.load(Ordering::Relaxed) {
-                    return None;
+            use plumb_runner::search::{self, Ask};
+            let stopped = || interrupt.load(Ordering::Relaxed);
+            let found = search::run(&step.name, bound, &out, &stopped, |ask| match ask {
+                Ask::Note(line) => {
+                    eprintln!("plumb: {line}");
+                    Ok(None)
                 }
-                let mut c = cfg.clone();
-                c.plan.name = format!("{}@{rate:.0}/s", step.name);
-                c.pace = Some(plumb_workloads::Pace {
-                    ops_per_sec: rate,
-                    arrivals: plumb_workloads::Arrivals::Constant,
-                });
-                match run_and_store(&mut ctx, &c, None) {
-                    Ok(o) => {
-                        let probe = search::probe_of(&o, rate, bound);
-                        eprintln!("plumb: {}", search::probe_line(&c.plan.name, &probe, bound));
-                        outcomes.push(o);
-                        Some(probe)
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        None
-                    }
+                Ask::Probe(name, pace) => {
+                    let mut c = cfg.clone();
+                    c.plan.name = name.to_string();
+                    c.pace = Some(pace);
+                    run_and_store(&mut ctx, &c).map(Some)
                 }
-            });
-            if let Some(e) = failure {
-                return Err(e);
-            }
-            if let Some(best) = search::best_outcome(&found, &outcomes, bound, capacity) {
-                eprintln!("plumb: {}", search::result_line(&step.name, &found, bound));
+            })?;
+            if let Some(found) = found {
                 let mut c = cfg.clone();
                 c.plan.name = format!("{}@max", step.name);
-                c.pace = best
-                    .summary
-                    .open_loop
-                    .as_ref()
-                    .map(|o| plumb_workloads::Pace {
-                        ops_per_sec: o.target_ops_sec,
-                        arrivals: plumb_workloads::Arrivals::Constant,
-                    });
-                let account = search::account(&found, bound, capacity);
-                run_and_store_outcome(
-                    &mut rec,
-                    &c,
-                    &best,
-                    &config,
-                    Some(account),
-                    group_of,
-                    step.kind,
+                c.pace = found.max_pace;
+                let account = Some(found.account);
+                store_step(
+                    &mut rec, &c, &found.max, &config, account, group_of, step.kind,
                 )?;
-                out = outcomes.pop().unwrap_or(best);
+                out = found.last;
             }
         }
         if let Some(e) = &out.error {
@@ -295,7 +263,7 @@ fn measure(
 /// Stores one step as it ran: its record (the step's knobs in `config`, its open-loop
 /// rate and a rate search's account added), its histograms for a client group, its
 /// profile.
-fn run_and_store_outcome(
+fn store_step(
     rec: &mut plumb_runner::Recording<'_>,
     cfg: &SqlStepConfig,
     out: &plumb_runner::StepOutcome,
@@ -312,20 +280,7 @@ fn run_and_store_outcome(
     if let Some(x) = search {
         config["rate_search"] = x;
     }
-    let step_id = rec.step(
-        StepRecord {
-            seq: 0,
-            name: cfg.plan.name.clone(),
-            kind: Kind::Sql(kind),
-            status: out.status,
-            error: out.error.clone(),
-            started_at: rfc3339(out.started),
-            ended_at: rfc3339(out.ended),
-            config,
-            summary: out.summary.clone(),
-        },
-        &out.intervals,
-    )?;
+    let step_id = rec.outcome(&cfg.plan.name, Kind::Sql(kind), out, config)?;
     if let (Some(_), Some(h)) = (group_of, &out.histograms) {
         let mut hists = vec![(plumb_store::clients::WHOLE_STEP, h.total.to_v2_base64())];
         hists.extend(

@@ -10,7 +10,7 @@ use crate::step::{run_step, Progress, RunContext, StepOutcome};
 use plumb_core::{RunStatus, StepStatus};
 use plumb_plan::RunPlan;
 use plumb_probes::perf::HwCounterGroup;
-use plumb_store::{NewRun, StepRecord, Store, StoreError, StoredRun};
+use plumb_store::{NewRun, Store, StoreError, StoredRun};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -619,20 +619,7 @@ fn store_step(
     if let (Some((k, v)), Some(m)) = (extra, config.as_object_mut()) {
         m.insert(k.to_string(), v);
     }
-    let step_id = rec.step(
-        StepRecord {
-            seq: 0, // given by the recording
-            name: cfg.plan.name.clone(),
-            kind: cfg.plan.kind.into(),
-            status: out.status,
-            error: out.error.clone(),
-            started_at: rfc3339(out.started),
-            ended_at: rfc3339(out.ended),
-            config,
-            summary: out.summary.clone(),
-        },
-        &out.intervals,
-    )?;
+    let step_id = rec.outcome(&cfg.plan.name, cfg.plan.kind.into(), out, config)?;
     match &out.profile {
         Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
         Some(Err(why)) => observer.note(&format!("no profile of step {}: {why}", cfg.plan.name)),
@@ -654,51 +641,37 @@ fn search(
     bound: &plumb_workloads::LatencyBound,
     closed: &StepOutcome,
 ) -> Result<StepOutcome, LifecycleError> {
-    use crate::search;
-    let mut outcomes: Vec<StepOutcome> = Vec::new();
-    let mut failure: Option<LifecycleError> = None;
-    let name = &cfg.plan.name;
-    let capacity = search::served_per_sec(closed);
-    let found = search::search_rate(bound, capacity, |rate| {
-        if failure.is_some() || ctx.interrupt.load(Ordering::Relaxed) {
-            return None;
-        }
-        let mut c = cfg.clone();
-        c.plan.name = format!("{name}@{rate:.0}/s");
-        c.pace = Some(plumb_workloads::Pace {
-            ops_per_sec: rate,
-            arrivals: plumb_workloads::Arrivals::Constant,
-        });
-        let out = run_step(ctx, &c, keys);
-        if let Err(e) = store_step(rec, observer, &c, &out, None) {
-            failure = Some(e);
-            return None;
-        }
-        let probe = search::probe_of(&out, rate, bound);
-        observer.note(&search::probe_line(&c.plan.name, &probe, bound));
-        outcomes.push(out);
-        Some(probe)
-    });
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    let Some(best) = search::best_outcome(&found, &outcomes, bound, capacity) else {
+    use crate::search::{self, Ask};
+    let stopped = || ctx.interrupt.load(Ordering::Relaxed);
+    let found =
+        search::run::<LifecycleError>(&cfg.plan.name, bound, closed, &stopped, |ask| match ask {
+            Ask::Note(line) => {
+                observer.note(line);
+                Ok(None)
+            }
+            Ask::Probe(name, pace) => {
+                let mut c = cfg.clone();
+                c.plan.name = name.to_string();
+                c.pace = Some(pace);
+                let out = run_step(ctx, &c, keys);
+                store_step(rec, observer, &c, &out, None)?;
+                Ok(Some(out))
+            }
+        })?;
+    let Some(found) = found else {
         return Ok(closed.clone());
     };
-    observer.note(&search::result_line(name, &found, bound));
     let mut c = cfg.clone();
-    c.plan.name = format!("{name}@max");
-    c.pace = best
-        .summary
-        .open_loop
-        .as_ref()
-        .map(|o| plumb_workloads::Pace {
-            ops_per_sec: o.target_ops_sec,
-            arrivals: plumb_workloads::Arrivals::Constant,
-        });
-    let account = search::account(&found, bound, capacity);
-    store_step(rec, observer, &c, &best, Some(("rate_search", account)))?;
-    Ok(outcomes.pop().unwrap_or(best))
+    c.plan.name = format!("{}@max", cfg.plan.name);
+    c.pace = found.max_pace;
+    store_step(
+        rec,
+        observer,
+        &c,
+        &found.max,
+        Some(("rate_search", found.account)),
+    )?;
+    Ok(found.last)
 }
 
 /// The flat option map stored with a run (selectors such as `opt.threads=2` and the

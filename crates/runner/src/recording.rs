@@ -53,6 +53,32 @@ impl<'s> Recording<'s> {
         Ok(id)
     }
 
+    /// Stores a step as it ran (its record made from `out`, its intervals) under
+    /// `name` and `kind` with its knobs in `config`; returns the step's id. Every
+    /// family stores its measured steps through here.
+    pub fn outcome(
+        &mut self,
+        name: &str,
+        kind: plumb_store::Kind,
+        out: &crate::StepOutcome,
+        config: serde_json::Value,
+    ) -> Result<i64, StoreError> {
+        self.step(
+            StepRecord {
+                seq: 0, // given by `step`
+                name: name.to_string(),
+                kind,
+                status: out.status,
+                error: out.error.clone(),
+                started_at: crate::lifecycle::rfc3339(out.started),
+                ended_at: crate::lifecycle::rfc3339(out.ended),
+                config,
+                summary: out.summary.clone(),
+            },
+            &out.intervals,
+        )
+    }
+
     /// Something outside a step failed (a probe that could not set up): the run fails.
     pub fn fail(&mut self) {
         self.fold(StepStatus::Failed);

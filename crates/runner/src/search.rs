@@ -13,7 +13,7 @@
 //!    (ops due but never started) is under 1% of its ops: a rate above capacity fails
 //!    by its backlog even when the ops that did run were fast.
 
-use plumb_workloads::LatencyBound;
+use plumb_workloads::{Arrivals, LatencyBound, Pace};
 
 /// One probe of a search: the rate offered and what it kept.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,7 +94,7 @@ pub fn search_rate(
 /// Arrivals per second a finished step served: events timed by its histogram (an op,
 /// a multiread batch, a transaction) over its window. A search's rates are in these
 /// units, for every family.
-pub fn served_per_sec(out: &crate::StepOutcome) -> f64 {
+fn served_per_sec(out: &crate::StepOutcome) -> f64 {
     let s = &out.summary;
     let n = out.histograms.as_ref().map_or(s.ops, |h| h.total.count());
     if s.secs > 0.0 {
@@ -106,7 +106,7 @@ pub fn served_per_sec(out: &crate::StepOutcome) -> f64 {
 
 /// What a probe that ran as `out` at `rate` kept: the bound's quantile exactly, from
 /// the step's histogram.
-pub fn probe_of(out: &crate::StepOutcome, rate: f64, bound: &LatencyBound) -> Probe {
+fn probe_of(out: &crate::StepOutcome, rate: f64, bound: &LatencyBound) -> Probe {
     let s = &out.summary;
     let (ops, quantile_us) = match &out.histograms {
         Some(h) => (h.total.count(), h.total.quantile_us(bound.quantile)),
@@ -123,7 +123,7 @@ pub fn probe_of(out: &crate::StepOutcome, rate: f64, bound: &LatencyBound) -> Pr
 }
 
 /// The line printed after each probe.
-pub fn probe_line(name: &str, p: &Probe, bound: &LatencyBound) -> String {
+fn probe_line(name: &str, p: &Probe, bound: &LatencyBound) -> String {
     format!(
         "{name}: {:.0}/s served, p{} {} µs, backlog {}: {}",
         p.achieved,
@@ -138,7 +138,7 @@ pub fn probe_line(name: &str, p: &Probe, bound: &LatencyBound) -> String {
 /// order): the best probe's figures, or, when no rate kept the bound, the last probe's
 /// marked failed (the engine works; it is too slow for the bound, so later steps
 /// still run). Its config carries [`account`].
-pub fn best_outcome(
+fn best_outcome(
     found: &Search,
     outcomes: &[crate::StepOutcome],
     bound: &LatencyBound,
@@ -173,7 +173,7 @@ pub fn best_outcome(
 
 /// The search's account, stored in `STEP@max`'s config: the bound, the closed-loop
 /// rate it started from, the rate found and every probe.
-pub fn account(found: &Search, bound: &LatencyBound, closed_per_sec: f64) -> serde_json::Value {
+fn account(found: &Search, bound: &LatencyBound, closed_per_sec: f64) -> serde_json::Value {
     serde_json::json!({
         "bound": bound.to_string(),
         "closed_loop_per_sec": closed_per_sec,
@@ -189,7 +189,7 @@ pub fn account(found: &Search, bound: &LatencyBound, closed_per_sec: f64) -> ser
 }
 
 /// The line printed when a search ends.
-pub fn result_line(name: &str, found: &Search, bound: &LatencyBound) -> String {
+fn result_line(name: &str, found: &Search, bound: &LatencyBound) -> String {
     match found.best {
         Some(b) => format!(
             "{name}: the highest rate keeping {bound} is {b:.0}/s ({} probes)",
@@ -200,6 +200,87 @@ pub fn result_line(name: &str, found: &Search, bound: &LatencyBound) -> String {
             found.probes.len()
         ),
     }
+}
+
+/// What a search asks of the family whose step it searches.
+pub enum Ask<'a> {
+    /// Run one probe at this pace and store it under this name (`STEP@RATE/s`).
+    Probe(&'a str, Pace),
+    /// Print this line (a probe's verdict, the result).
+    Note(&'a str),
+}
+
+/// What a finished search leaves to store and to go on with.
+pub struct Searched {
+    /// What to store as `STEP@max`: the best probe's figures, or the last probe's
+    /// marked failed when no rate kept the bound.
+    pub max: crate::StepOutcome,
+    /// The pace `STEP@max` ran at.
+    pub max_pace: Option<Pace>,
+    /// The search's account, for `STEP@max`'s config under `rate_search`.
+    pub account: serde_json::Value,
+    /// The last probe's outcome: it decides whether the run goes on.
+    pub last: crate::StepOutcome,
+}
+
+/// The whole search of step `name`, which ran closed-loop as `closed`: the module's
+/// procedure, each probe run and stored by `ask(Ask::Probe)`, its verdict told through
+/// `ask(Ask::Note)`. Stops early when `stopped()` says so or a probe fails to store;
+/// `Ok(None)` when no probe ran. Every family's search is this one: only running and
+/// storing a probe is the family's.
+pub fn run<E>(
+    name: &str,
+    bound: &LatencyBound,
+    closed: &crate::StepOutcome,
+    stopped: &dyn Fn() -> bool,
+    mut ask: impl FnMut(Ask<'_>) -> Result<Option<crate::StepOutcome>, E>,
+) -> Result<Option<Searched>, E> {
+    let capacity = served_per_sec(closed);
+    let mut failure = None;
+    let mut outcomes = Vec::new();
+    let found = search_rate(bound, capacity, |rate| {
+        if failure.is_some() || stopped() {
+            return None;
+        }
+        let probe_name = format!("{name}@{rate:.0}/s");
+        let pace = Pace {
+            ops_per_sec: rate,
+            arrivals: Arrivals::Constant,
+        };
+        let out = match ask(Ask::Probe(&probe_name, pace)) {
+            Ok(Some(out)) => out,
+            Ok(None) => return None,
+            Err(e) => {
+                failure = Some(e);
+                return None;
+            }
+        };
+        let p = probe_of(&out, rate, bound);
+        if let Err(e) = ask(Ask::Note(&probe_line(&probe_name, &p, bound))) {
+            failure = Some(e);
+        }
+        outcomes.push(out);
+        Some(p)
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let Some(max) = best_outcome(&found, &outcomes, bound, capacity) else {
+        return Ok(None);
+    };
+    ask(Ask::Note(&result_line(name, &found, bound)))?;
+    let max_pace = max.summary.open_loop.as_ref().map(|o| Pace {
+        ops_per_sec: o.target_ops_sec,
+        arrivals: Arrivals::Constant,
+    });
+    let account = account(&found, bound, capacity);
+    let last = outcomes.pop().unwrap_or_else(|| max.clone());
+    Ok(Some(Searched {
+        max,
+        max_pace,
+        account,
+        last,
+    }))
 }
 
 #[cfg(test)]

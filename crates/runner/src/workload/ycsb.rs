@@ -73,26 +73,20 @@ impl YcsbStep {
     }
 }
 
-/// One thread's buffers, reused by every op.
+/// One thread's buffers, reused by every op, and the field names, made once.
 struct Buffers {
     key: String,
     field: String,
     record: Vec<u8>,
     old: Vec<u8>,
+    /// `field0` … as YCSB names them.
+    names: Vec<String>,
 }
 
-/// Appends field `i` named as YCSB names it (`field0` …) with `value`, in the RocksDB
-/// binding's layout.
-fn push_field(out: &mut Vec<u8>, i: usize, value: &[u8]) {
-    let mut name = [0u8; 24];
-    let n = {
-        use std::io::Write;
-        let mut c = std::io::Cursor::new(&mut name[..]);
-        let _ = write!(c, "field{i}");
-        c.position() as usize
-    };
-    out.extend_from_slice(&(n as u32).to_be_bytes());
-    out.extend_from_slice(&name[..n]);
+/// Appends a field named `name` with `value`, in the RocksDB binding's layout.
+fn push_field(out: &mut Vec<u8>, name: &str, value: &[u8]) {
+    out.extend_from_slice(&(name.len() as u32).to_be_bytes());
+    out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(&(value.len() as u32).to_be_bytes());
     out.extend_from_slice(value);
 }
@@ -121,7 +115,7 @@ impl Buffers {
         self.record.clear();
         for i in 0..fields {
             th.fill_value(&mut self.field);
-            push_field(&mut self.record, i, self.field.as_bytes());
+            push_field(&mut self.record, &self.names[i], self.field.as_bytes());
         }
     }
 
@@ -135,10 +129,10 @@ impl Buffers {
             };
             if replace {
                 th.fill_value(&mut self.field);
-                push_field(&mut self.record, i, self.field.as_bytes());
+                push_field(&mut self.record, &self.names[i], self.field.as_bytes());
             } else {
                 let v = field_of(&self.old, i).unwrap_or(&[]);
-                push_field(&mut self.record, i, v);
+                push_field(&mut self.record, &self.names[i], v);
             }
         }
     }
@@ -157,6 +151,7 @@ impl Workload for YcsbStep {
             field: String::with_capacity(p.fieldlength as usize),
             record: Vec::with_capacity(fields * (p.fieldlength as usize + 16)),
             old: Vec::with_capacity(fields * (p.fieldlength as usize + 16)),
+            names: (0..fields).map(|i| format!("field{i}")).collect(),
         };
         let stores = w.target().stores_data();
         let must_exist = stores && self.must_exist;
@@ -263,9 +258,9 @@ mod tests {
     #[test]
     fn records_keep_their_fields_and_op_names_follow_ycsbs_order() {
         let mut r = Vec::new();
-        push_field(&mut r, 0, b"abc");
-        push_field(&mut r, 1, b"");
-        push_field(&mut r, 12, b"xyz");
+        push_field(&mut r, "field0", b"abc");
+        push_field(&mut r, "field1", b"");
+        push_field(&mut r, "field12", b"xyz");
         assert_eq!(&r[..4], &6u32.to_be_bytes());
         assert_eq!(field_of(&r, 0), Some(&b"abc"[..]));
         assert_eq!(field_of(&r, 1), Some(&b""[..]));

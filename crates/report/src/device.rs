@@ -230,14 +230,15 @@ mod tests {
         let t = text(&r).unwrap();
         assert!(t.starts_with("device nvme0n1 as iostat -x shows it"), "{t}");
         for col in [
-            "r/s", "rMB/s", "r_await", "rareq-sz", "w/s", "wMB/s", "w_await", "wareq-sz", "aqu-sz",
-            "%util",
+            "r/s", "rMB/s", "r_await", "rareq-sz", "w/s", "wMB/s", "w_await", "wareq-sz", "f/s",
+            "aqu-sz", "%util",
         ] {
             assert!(t.contains(col), "{col} missing:\n{t}");
         }
         let row = t.lines().find(|l| l.contains("readrandom")).unwrap();
         let cells: Vec<&str> = row.split_whitespace().collect();
-        // r/s, rMB/s, r_await, rareq-sz, w/s, wMB/s, w_await, wareq-sz, aqu-sz, %util.
+        // r/s, rMB/s, r_await, rareq-sz, w/s, wMB/s, w_await, wareq-sz, f/s, aqu-sz,
+        // %util.
         assert_eq!(
             cells,
             [
@@ -247,6 +248,7 @@ mod tests {
                 "4.00",
                 "0",
                 "0.00",
+                "n/a",
                 "n/a",
                 "n/a",
                 "0.50",
@@ -291,8 +293,8 @@ mod tests {
         assert_eq!(rows[0][6], "1000"); // r/s
         assert_eq!(rows[0][8], "0.12"); // r_await
         assert_eq!(rows[0][9], "4.00"); // rareq-sz
-        assert_eq!(rows[0][15], "40.00"); // %util
-        assert_eq!((rows[1][5], rows[1][15]), ("n/a", "80.00"));
+        assert_eq!(rows[0][16], "40.00"); // %util
+        assert_eq!((rows[1][5], rows[1][16]), ("n/a", "80.00"));
         // Without a device the columns say n/a, never 0.
         let t = intervals_text(&run(None));
         let row = t.lines().find(|l| l.trim_start().starts_with('1')).unwrap();

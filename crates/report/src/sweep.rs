@@ -61,6 +61,11 @@ pub struct Point {
     pub rkb_op: Option<f64>,
     /// Median p99 latency, µs.
     pub p99_us: Option<f64>,
+    /// Median device cache flushes per op ([`crate::metrics::flush_op`]).
+    pub flush_op: Option<f64>,
+    /// Median transactions per second on a server (a commit each), `None` for an
+    /// embedded engine, whose ops are its commits.
+    pub tps: Option<f64>,
     /// How many runs the medians come from.
     pub runs: usize,
 }
@@ -259,6 +264,8 @@ pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
                         rd_op: med(&|s| s.rd_op),
                         rkb_op: med(&|s| s.rkb_op),
                         p99_us: med(&|s| s.p99_us),
+                        flush_op: med(&crate::metrics::flush_op),
+                        tps: med(&|s| s.server.as_ref().map(|v| v.tps)),
                         runs: ss.len(),
                     }
                 })
@@ -365,6 +372,8 @@ mod tests {
                     rd_op: rd,
                     rkb_op: None,
                     p99_us: None,
+                    flush_op: None,
+                    tps: None,
                     runs: 1,
                 })
                 .collect(),

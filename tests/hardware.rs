@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{plumb, runs_json, step, stderr};
+use common::{plumb, runs_json, stderr, step};
 use serde_json::Value;
 
 /// The block device's write cache mode under `dir` (`write back` or `write through`):
@@ -136,7 +136,10 @@ threads = [1, 4]
         }
         seen += 1;
     }
-    assert_eq!(seen, 4, "rocksdb and postgres at 1 and 4 committers: {runs:?}");
+    assert_eq!(
+        seen, 4,
+        "rocksdb and postgres at 1 and 4 committers: {runs:?}"
+    );
     let sel = format!("s{}", runs[0]["suite_id"]);
     let o = plumb(&store, &["report", &sel]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -158,4 +161,97 @@ threads = [1, 4]
     assert!(part.contains("commits/flush"), "{part}");
     let md = plumb(&store, &["report", &sel, "--format", "md"]);
     assert!(String::from_utf8_lossy(&md.stdout).contains("## Durable commits vs committers"));
+}
+
+#[test]
+fn the_cached_select_ceiling_is_measured_on_postgres_and_read_in_a_later_run() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let dir = d.path().join("data");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.to_str().unwrap();
+    let o = plumb(
+        &store,
+        &[
+            "sql",
+            "--steps",
+            "cached-select",
+            "--duration",
+            "1",
+            "--warmup",
+            "0",
+            "--dir",
+            dir,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("cached-SELECT ceiling of postgres"), "{err}");
+    let runs = runs_json(&store);
+    let run = common::ok_json(&plumb(
+        &store,
+        &["show", &runs[0]["id"].to_string(), "--json"],
+    ));
+    // One step per client count: 1, 2, 4 … up to twice the hardware threads.
+    let hw = std::thread::available_parallelism().unwrap().get();
+    let mut want = vec![];
+    let mut c = 1;
+    while c < 2 * hw {
+        want.push(c);
+        c *= 2;
+    }
+    want.push(2 * hw);
+    let steps: Vec<&str> = run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    let names: Vec<String> = want.iter().map(|c| format!("cached-select.c{c}")).collect();
+    assert_eq!(steps, names);
+    for (n, c) in names.iter().zip(&want) {
+        let s = step(&run, n);
+        assert_eq!(s["status"], "ok", "{s}");
+        assert_eq!(s["config"]["threads"], *c as u64, "{s}");
+        // Each SELECT found its row: one row per query, none missing.
+        assert_eq!(s["summary"]["server"]["rows_query"], 1.0, "{s}");
+    }
+    // A later run on the same host is read against it.
+    let o = plumb(
+        &store,
+        &[
+            "sql",
+            "--steps",
+            "load,point-query",
+            "--table-size",
+            "1000",
+            "--threads",
+            "2",
+            "--duration",
+            "1",
+            "--warmup",
+            "0",
+            "--dir",
+            dir,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("against the cached-SELECT ceiling of postgres"),
+        "{out}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("point-query:"))
+        .unwrap_or_else(|| panic!("no attribution line for point-query:\n{out}"));
+    assert!(
+        line.contains("of the cached-SELECT ceiling at 2 client(s)")
+            && line.contains("× a trivial SELECT's"),
+        "{line}"
+    );
+    assert!(
+        !out.lines().any(|l| l.trim_start().starts_with("load:")),
+        "a load is not read against a query ceiling:\n{out}"
+    );
 }

@@ -144,7 +144,10 @@ pub fn text(curves: &[Curve], ceiling: Option<(f64, i64)>) -> String {
     if cs.is_empty() {
         return String::new();
     }
-    let mut o = format!("durable commits vs committers\n{}\n\n", ceiling_line(ceiling));
+    let mut o = format!(
+        "durable commits vs committers\n{}\n\n",
+        ceiling_line(ceiling)
+    );
     for c in cs {
         let (head, rows) = rows(c, ceiling);
         let mut t = crate::table_left(&head);
@@ -232,8 +235,14 @@ mod tests {
         assert_eq!(rows[1][4], "4.00");
         assert_eq!(rows[1][5], "3.20×");
         let v = verdict(&c, ceiling);
-        assert!(v.starts_with("group commit: at 8 committers 4.0 commits share"), "{v}");
-        assert!(v.contains("4.00× one committer's, 3.20× the fsync ceiling"), "{v}");
+        assert!(
+            v.starts_with("group commit: at 8 committers 4.0 commits share"),
+            "{v}"
+        );
+        assert!(
+            v.contains("4.00× one committer's, 3.20× the fsync ceiling"),
+            "{v}"
+        );
         let t = text(std::slice::from_ref(&c), ceiling);
         assert!(t.contains("probe run 7"), "{t}");
     }

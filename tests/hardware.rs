@@ -70,7 +70,7 @@ quick = true
 tests = "commit"
 
 [params]
-num = 100000000
+num = 1000000
 duration = 1
 warmup = 0
 

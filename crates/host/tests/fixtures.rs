@@ -2,7 +2,7 @@
 //! hpet, a VM with a virtio disk, and a filesystem on dm on a partitioned md RAID on
 //! partitions. Trees are written into a temp dir so each file's role is visible here.
 
-use plumb_host::{render_text, snapshot, Options, Verdict};
+use plumb_host::{render_text, snapshot, CannedTools, Options, Runner, Verdict};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -79,6 +79,7 @@ fn opts(root: &Path, dir: &str) -> Options {
         data_bytes: None,
         io_size_kb: None,
         busy_sample: Duration::ZERO,
+        runner: Runner::canned(CannedTools::none()),
     }
 }
 

@@ -174,27 +174,31 @@ pub fn tsc_marked_unstable(lines: &[String]) -> bool {
     })
 }
 
-/// Summarises the messages' I/O, filesystem and PCIe errors.
+/// Summarises a read of the log: its I/O, filesystem and PCIe errors, or why unread.
 pub(crate) fn summarise(read: &Result<Messages, String>) -> KernelLog {
     match read {
         Err(why) => KernelLog {
             unavailable: Some(why.clone()),
             ..Default::default()
         },
-        Ok(m) => {
-            let errors: Vec<&String> = m.lines.iter().filter(|l| is_io_error(l)).collect();
-            KernelLog {
-                source: Some(m.source.to_string()),
-                unavailable: None,
-                records: Some(m.lines.len() as u64),
-                io_errors: Some(errors.len() as u64),
-                io_error_lines: errors
-                    .iter()
-                    .take(KEPT_ERROR_LINES)
-                    .map(|l| cut(l, ERROR_LINE_CHARS))
-                    .collect(),
-            }
-        }
+        Ok(m) => summarise_messages(m.source, &m.lines),
+    }
+}
+
+/// Counts the messages that report I/O, filesystem or PCIe errors and keeps the first
+/// [`KEPT_ERROR_LINES`], each cut to [`ERROR_LINE_CHARS`].
+pub fn summarise_messages(source: &str, lines: &[String]) -> KernelLog {
+    let errors: Vec<&String> = lines.iter().filter(|l| is_io_error(l)).collect();
+    KernelLog {
+        source: Some(source.to_string()),
+        unavailable: None,
+        records: Some(lines.len() as u64),
+        io_errors: Some(errors.len() as u64),
+        io_error_lines: errors
+            .iter()
+            .take(KEPT_ERROR_LINES)
+            .map(|l| cut(l, ERROR_LINE_CHARS))
+            .collect(),
     }
 }
 

@@ -286,15 +286,13 @@ fn read_ata_attributes(table: &[Value], sector: u64, h: &mut DiskHealth) {
                     uncorrectable = Some(uncorrectable.unwrap_or(0) + r);
                 }
             }
-            194 => {
-                if h.temperature_c.is_none() {
-                    // raw.string is e.g. "32 (Min/Max 24/38)"; raw.value packs min/max too.
-                    h.temperature_c = a
-                        .pointer("/raw/string")
-                        .and_then(Value::as_str)
-                        .and_then(|s| s.split_whitespace().next())
-                        .and_then(|s| s.parse().ok());
-                }
+            // raw.string is e.g. "32 (Min/Max 24/38)"; raw.value packs min/max too.
+            194 if h.temperature_c.is_none() => {
+                h.temperature_c = a
+                    .pointer("/raw/string")
+                    .and_then(Value::as_str)
+                    .and_then(|s| s.split_whitespace().next())
+                    .and_then(|s| s.parse().ok());
             }
             197 => h.pending_sectors = raw,
             241 => {

@@ -50,7 +50,13 @@ pub(crate) fn read(st: &Storage, runner: &Runner, statvfs_bsize: Option<u64>) ->
         }
         "ext2" | "ext3" | "ext4" => {
             let from_opts = ext4_mount_stripe(&st.super_options);
-            match st.source.as_deref().filter(|s| s.starts_with("/dev/")) {
+            // The resolved device, not the mount source, which can be `/dev/root`.
+            let dev = st
+                .devices
+                .first()
+                .map(|d| format!("/dev/{}", d.name))
+                .or_else(|| st.source.clone().filter(|s| s.starts_with("/dev/")));
+            match dev.as_deref() {
                 Some(dev) => Some(
                     runner
                         .run("dumpe2fs", &["-h", dev])

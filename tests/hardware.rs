@@ -161,6 +161,17 @@ threads = [1, 4]
     assert!(part.contains("commits/flush"), "{part}");
     let md = plumb(&store, &["report", &sel, "--format", "md"]);
     assert!(String::from_utf8_lossy(&md.stdout).contains("## Durable commits vs committers"));
+    // The HTML page draws each commit curve beside the fsync ceiling's level line.
+    let page = common::html_report(&store, &[&sel]);
+    assert_eq!(
+        page.matches(r#"data-chart="commits""#).count(),
+        2,
+        "one chart per curve"
+    );
+    assert!(
+        page.contains("fsync ceiling (1 committer"),
+        "no ceiling line in the chart"
+    );
 }
 
 #[test]

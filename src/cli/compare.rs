@@ -142,7 +142,7 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
             }
             s
         }
-        Format::Html if is_suite => plumb_report::html::suite_report(&runs, &curves),
+        Format::Html if is_suite => plumb_report::html::suite_report(&runs, &curves, fsync),
         Format::Text => {
             let mut s: String = runs.iter().map(|r| TextReporter.render(r) + "\n").collect();
             if let Some(c) = &c {

@@ -48,12 +48,13 @@ fn flush_per_commit(p: &Point) -> Option<f64> {
     (c > 0.0).then(|| f / c)
 }
 
-/// The curves that are durable commits against committers: swept over threads, with
-/// at least [`DURABLE_FLUSH_OP`] device flushes per commit at the fewest committers.
+/// The curves that are durable commits against committers: swept over threads, not a
+/// load, with at least [`DURABLE_FLUSH_OP`] device flushes per commit at the fewest
+/// committers.
 pub fn commit_curves(curves: &[Curve]) -> Vec<&Curve> {
     curves
         .iter()
-        .filter(|c| c.axis == Axis::Threads)
+        .filter(|c| c.axis == Axis::Threads && !c.load)
         .filter(|c| {
             c.points
                 .first()
@@ -213,6 +214,7 @@ mod tests {
             axis,
             series: "rocksdb-sync".into(),
             points,
+            load: false,
         }
     }
 
@@ -284,7 +286,17 @@ mod tests {
                 point(2000, 1000.0, Some(1.0), None),
             ],
         );
-        assert!(commit_curves(&[nosync, unknown, size]).is_empty());
+        let load = Curve {
+            load: true,
+            ..curve(
+                Axis::Threads,
+                vec![
+                    point(1, 20000.0, Some(0.01), Some(100.0)),
+                    point(2, 20000.0, Some(0.01), Some(100.0)),
+                ],
+            )
+        };
+        assert!(commit_curves(&[nosync, unknown, size, load]).is_empty());
         assert_eq!(text(&[], None), "");
         assert_eq!(markdown(&[], None), "");
     }

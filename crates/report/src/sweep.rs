@@ -96,6 +96,9 @@ pub struct Curve {
     pub series: String,
     /// Points in x order.
     pub points: Vec<Point>,
+    /// The step creates and fills tables (a server's load): its ops are rows, and its
+    /// transactions are batches of them, never single commits.
+    pub load: bool,
 }
 
 impl Curve {
@@ -198,11 +201,15 @@ pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
     type Key = (Axis, String, String);
     let mut acc: BTreeMap<Key, BTreeMap<u64, (String, Vec<&plumb_core::StepSummary>)>> =
         BTreeMap::new();
+    let mut loads = std::collections::BTreeSet::new();
     for r in runs {
         let Some(c) = cell_of(r) else { continue };
         for (s, _) in &r.steps {
             if s.status != StepStatus::Ok || s.kind.is_maintenance() || s.summary.ops == 0 {
                 continue;
+            }
+            if matches!(s.kind, plumb_workloads::Kind::Sql(k) if k.is_load()) {
+                loads.insert(s.name.clone());
             }
             let (threads, num) = match c.family {
                 Some((rows, clients)) => (Some(clients), Some(rows)),
@@ -246,6 +253,7 @@ pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
     acc.into_iter()
         .filter(|(_, xs)| xs.len() >= 2)
         .map(|((axis, step, series), xs)| Curve {
+            load: loads.contains(&step),
             step,
             axis,
             series,
@@ -377,6 +385,7 @@ mod tests {
                     runs: 1,
                 })
                 .collect(),
+            load: false,
         }
     }
 

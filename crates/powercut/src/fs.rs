@@ -1,0 +1,888 @@
+//! The FUSE side: a passthrough over the backing directory in which metadata changes go
+//! to the backing directory at once and file data waits in an [`Overlay`] per file
+//! until an fsync.
+//!
+//! Inode numbers are the backing files' own (the root is 1), so hard links share one
+//! overlay; each inode remembers the backing paths it was reached by, kept current
+//! through renames and unlinks (every change goes through this filesystem while it is
+//! mounted).
+
+use crate::overlay::Overlay;
+use fuser::{
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner,
+    OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty,
+    ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
+};
+use std::collections::HashMap;
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirEntryExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long the kernel may keep names and attributes: everything changes through this
+/// filesystem, so the kernel's copy stays right.
+const TTL: Duration = Duration::from_secs(1);
+
+/// A file with a backing descriptor and (maybe) pending data.
+#[derive(Debug)]
+struct OpenFile {
+    file: File,
+    overlay: Overlay,
+    /// Open handles on it.
+    handles: u32,
+    /// Its last name is gone: the data goes with the last handle.
+    unlinked: bool,
+}
+
+/// An open handle: the inode and whether each write must be synced (O_SYNC, O_DSYNC).
+#[derive(Debug)]
+struct Handle {
+    ino: u64,
+    sync: bool,
+}
+
+/// Everything the filesystem and its owner share.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    /// Backing paths (relative to the backing directory) by inode.
+    paths: HashMap<u64, Vec<PathBuf>>,
+    files: HashMap<u64, OpenFile>,
+    handles: HashMap<u64, Handle>,
+    dirs: HashMap<u64, Vec<(u64, FileType, OsString)>>,
+    next_fh: u64,
+    /// The power is off: every request fails, nothing reaches the backing directory.
+    cut: bool,
+    /// fsync and fdatasync calls that wrote to the backing directory.
+    pub(crate) syncs: u64,
+}
+
+impl State {
+    /// Bytes and files with data no fsync has reached.
+    pub(crate) fn pending(&self) -> (u64, u64) {
+        let dirty = self.files.values().filter(|f| !f.overlay.is_clean());
+        dirty.fold((0, 0), |(files, bytes), f| {
+            (files + 1, bytes + f.overlay.pending_bytes())
+        })
+    }
+
+    /// The cut: forgets every pending page and size; from now on every request fails.
+    pub(crate) fn cut(&mut self) -> (u64, u64) {
+        let pending = self.pending();
+        self.cut = true;
+        self.files.clear();
+        self.handles.clear();
+        self.dirs.clear();
+        pending
+    }
+
+    /// Writes every pending page and size to the backing files and flushes them, as
+    /// `sync(1)` would.
+    pub(crate) fn sync_all(&mut self) -> io::Result<()> {
+        for f in self.files.values_mut() {
+            if !f.overlay.is_clean() {
+                f.overlay.sync(&f.file, false)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The filesystem the FUSE session serves.
+pub(crate) struct PowerFs {
+    backing: PathBuf,
+    state: Arc<Mutex<State>>,
+}
+
+fn errno(e: io::Error) -> Errno {
+    Errno::from(e)
+}
+
+fn cstr(p: &Path) -> Result<CString, Errno> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| Errno::EINVAL)
+}
+
+fn time(secs: i64, nsecs: i64) -> SystemTime {
+    if secs < 0 {
+        return UNIX_EPOCH;
+    }
+    UNIX_EPOCH + Duration::new(secs as u64, nsecs.clamp(0, 999_999_999) as u32)
+}
+
+fn kind(mode: u32) -> FileType {
+    match mode & libc::S_IFMT {
+        libc::S_IFDIR => FileType::Directory,
+        libc::S_IFLNK => FileType::Symlink,
+        libc::S_IFIFO => FileType::NamedPipe,
+        libc::S_IFSOCK => FileType::Socket,
+        libc::S_IFCHR => FileType::CharDevice,
+        libc::S_IFBLK => FileType::BlockDevice,
+        _ => FileType::RegularFile,
+    }
+}
+
+fn attr(ino: u64, m: &Metadata, size: Option<u64>) -> FileAttr {
+    FileAttr {
+        ino: INodeNo(ino),
+        size: size.unwrap_or(m.size()),
+        blocks: m.blocks(),
+        atime: time(m.atime(), m.atime_nsec()),
+        mtime: time(m.mtime(), m.mtime_nsec()),
+        ctime: time(m.ctime(), m.ctime_nsec()),
+        crtime: UNIX_EPOCH,
+        kind: kind(m.mode()),
+        perm: (m.mode() & 0o7777) as u16,
+        nlink: m.nlink() as u32,
+        uid: m.uid(),
+        gid: m.gid(),
+        rdev: m.rdev() as u32,
+        blksize: 4096,
+        flags: 0,
+    }
+}
+
+/// Gives a new node to the user who asked for it (the daemon runs as root).
+fn own(path: &Path, req: &Request) -> Result<(), Errno> {
+    std::os::unix::fs::lchown(path, Some(req.uid()), Some(req.gid())).map_err(errno)
+}
+
+/// Sets exact permission bits (the daemon's own umask must not apply).
+fn chmod(path: &Path, mode: u32) -> Result<(), Errno> {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o7777)).map_err(errno)
+}
+
+/// Replaces a path's prefix `from` with `to`, if it has it.
+fn moved(p: &Path, from: &Path, to: &Path) -> Option<PathBuf> {
+    p.strip_prefix(from).ok().map(|rest| {
+        if rest.as_os_str().is_empty() {
+            to.to_path_buf()
+        } else {
+            to.join(rest)
+        }
+    })
+}
+
+impl PowerFs {
+    pub(crate) fn new(backing: PathBuf, state: Arc<Mutex<State>>) -> PowerFs {
+        PowerFs { backing, state }
+    }
+
+    /// The state, or EIO once the power is cut.
+    fn lock(&self) -> Result<MutexGuard<'_, State>, Errno> {
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if st.cut {
+            return Err(Errno::EIO);
+        }
+        Ok(st)
+    }
+
+    fn full(&self, rel: &Path) -> PathBuf {
+        if rel.as_os_str().is_empty() {
+            self.backing.clone()
+        } else {
+            self.backing.join(rel)
+        }
+    }
+
+    fn rel(st: &State, ino: u64) -> Result<PathBuf, Errno> {
+        if ino == INodeNo::ROOT.0 {
+            return Ok(PathBuf::new());
+        }
+        st.paths
+            .get(&ino)
+            .and_then(|v| v.first())
+            .cloned()
+            .ok_or(Errno::ENOENT)
+    }
+
+    fn child(st: &State, parent: INodeNo, name: &OsStr) -> Result<PathBuf, Errno> {
+        if name.as_bytes().contains(&b'/') || name == ".." || name == "." {
+            return Err(Errno::EINVAL);
+        }
+        Ok(Self::rel(st, parent.0)?.join(name))
+    }
+
+    /// The inode of the backing node at `rel`, remembered under that path.
+    fn remember(st: &mut State, rel: &Path, m: &Metadata) -> u64 {
+        if rel.as_os_str().is_empty() {
+            return INodeNo::ROOT.0;
+        }
+        let ino = m.ino();
+        let v = st.paths.entry(ino).or_default();
+        if !v.iter().any(|p| p == rel) {
+            v.push(rel.to_path_buf());
+        }
+        ino
+    }
+
+    fn entry_at(&self, st: &mut State, rel: &Path) -> Result<FileAttr, Errno> {
+        let m = std::fs::symlink_metadata(self.full(rel)).map_err(errno)?;
+        let ino = Self::remember(st, rel, &m);
+        let size = st.files.get(&ino).map(|f| f.overlay.size());
+        Ok(attr(ino, &m, size))
+    }
+
+    fn attr_of(&self, st: &State, ino: u64) -> Result<FileAttr, Errno> {
+        if let Some(f) = st.files.get(&ino) {
+            let m = f.file.metadata().map_err(errno)?;
+            return Ok(attr(ino, &m, Some(f.overlay.size())));
+        }
+        let m = std::fs::symlink_metadata(self.full(&Self::rel(st, ino)?)).map_err(errno)?;
+        Ok(attr(ino, &m, None))
+    }
+
+    /// The inode's open file, opened on its backing path if it has none yet.
+    fn file<'a>(&self, st: &'a mut State, ino: u64) -> Result<&'a mut OpenFile, Errno> {
+        if !st.files.contains_key(&ino) {
+            let path = self.full(&Self::rel(st, ino)?);
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path)
+                .map_err(errno)?;
+            let len = file.metadata().map_err(errno)?.len();
+            st.files.insert(
+                ino,
+                OpenFile {
+                    file,
+                    overlay: Overlay::new(len),
+                    handles: 0,
+                    unlinked: false,
+                },
+            );
+        }
+        st.files.get_mut(&ino).ok_or(Errno::EBADF)
+    }
+
+    fn new_handle(st: &mut State, ino: u64, flags: i32) -> u64 {
+        st.next_fh += 1;
+        let fh = st.next_fh;
+        let sync = flags & (libc::O_SYNC | libc::O_DSYNC) != 0;
+        st.handles.insert(fh, Handle { ino, sync });
+        if let Some(f) = st.files.get_mut(&ino) {
+            f.handles += 1;
+        }
+        fh
+    }
+
+    /// A name of `ino` is gone; with its last link (`last`) its pending data goes too,
+    /// now or with its last handle.
+    fn forget_path(st: &mut State, ino: u64, rel: &Path, last: bool) {
+        if let Some(v) = st.paths.get_mut(&ino) {
+            v.retain(|p| p != rel);
+            if v.is_empty() {
+                st.paths.remove(&ino);
+            }
+        }
+        if last {
+            match st.files.get_mut(&ino) {
+                Some(f) if f.handles > 0 => f.unlinked = true,
+                Some(_) => {
+                    st.files.remove(&ino);
+                }
+                None => {}
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn do_setattr(
+        &self,
+        ino: u64,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
+    ) -> Result<FileAttr, Errno> {
+        let mut st = self.lock()?;
+        if let Some(s) = size {
+            self.file(&mut st, ino)?.overlay.set_size(s);
+        }
+        // On the open descriptor where there is one (an unlinked file has no path).
+        let fd = st.files.get(&ino).map(|f| f.file.as_raw_fd());
+        let path = match fd {
+            Some(_) => PathBuf::new(),
+            None => self.full(&Self::rel(&st, ino)?),
+        };
+        let c = cstr(&path)?;
+        let check = |r: libc::c_int| {
+            if r == 0 {
+                Ok(())
+            } else {
+                Err(errno(io::Error::last_os_error()))
+            }
+        };
+        if let Some(m) = mode {
+            let m = (m & 0o7777) as libc::mode_t;
+            // SAFETY: a descriptor this filesystem holds, or a valid C string.
+            check(unsafe {
+                match fd {
+                    Some(fd) => libc::fchmod(fd, m),
+                    None => libc::chmod(c.as_ptr(), m),
+                }
+            })?;
+        }
+        if uid.is_some() || gid.is_some() {
+            let (u, g) = (uid.unwrap_or(u32::MAX), gid.unwrap_or(u32::MAX));
+            // SAFETY: as above; -1 leaves an id as it is.
+            check(unsafe {
+                match fd {
+                    Some(fd) => libc::fchown(fd, u, g),
+                    None => libc::lchown(c.as_ptr(), u, g),
+                }
+            })?;
+        }
+        if atime.is_some() || mtime.is_some() {
+            let ts = |t: Option<TimeOrNow>| match t {
+                None => libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: libc::UTIME_OMIT,
+                },
+                Some(TimeOrNow::Now) => libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: libc::UTIME_NOW,
+                },
+                Some(TimeOrNow::SpecificTime(t)) => {
+                    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+                    libc::timespec {
+                        tv_sec: d.as_secs() as libc::time_t,
+                        tv_nsec: i64::from(d.subsec_nanos()),
+                    }
+                }
+            };
+            let times = [ts(atime), ts(mtime)];
+            // SAFETY: as above, with two timespecs as utimensat(2) wants.
+            check(unsafe {
+                match fd {
+                    Some(fd) => libc::futimens(fd, times.as_ptr()),
+                    None => libc::utimensat(
+                        libc::AT_FDCWD,
+                        c.as_ptr(),
+                        times.as_ptr(),
+                        libc::AT_SYMLINK_NOFOLLOW,
+                    ),
+                }
+            })?;
+        }
+        self.attr_of(&st, ino)
+    }
+
+    fn do_mknod(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        rdev: u32,
+    ) -> Result<FileAttr, Errno> {
+        let mut st = self.lock()?;
+        let rel = Self::child(&st, parent, name)?;
+        let path = self.full(&rel);
+        let c = cstr(&path)?;
+        // SAFETY: a valid C string; mknod(2) takes plain integers otherwise.
+        if unsafe { libc::mknod(c.as_ptr(), mode & !umask, libc::dev_t::from(rdev)) } != 0 {
+            return Err(errno(io::Error::last_os_error()));
+        }
+        chmod(&path, mode & !umask)?;
+        own(&path, req)?;
+        self.entry_at(&mut st, &rel)
+    }
+
+    fn do_rename(
+        &self,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
+    ) -> Result<(), Errno> {
+        let mut st = self.lock()?;
+        let from = Self::child(&st, parent, name)?;
+        let to = Self::child(&st, newparent, newname)?;
+        let (src, dst) = (self.full(&from), self.full(&to));
+        let replaced = std::fs::symlink_metadata(&dst).ok();
+        let (a, b) = (cstr(&src)?, cstr(&dst)?);
+        // SAFETY: two valid C strings; renameat2(2) with the flags the kernel passed.
+        let r = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                flags.bits(),
+            )
+        };
+        if r != 0 {
+            return Err(errno(io::Error::last_os_error()));
+        }
+        let exchange = flags.contains(RenameFlags::RENAME_EXCHANGE);
+        if let (Some(m), false) = (&replaced, exchange) {
+            let last = m.is_file() && m.nlink() <= 1;
+            Self::forget_path(&mut st, m.ino(), &to, last);
+        }
+        for v in st.paths.values_mut() {
+            for p in v.iter_mut() {
+                if let Some(n) = moved(p, &from, &to) {
+                    *p = n;
+                } else if exchange {
+                    if let Some(n) = moved(p, &to, &from) {
+                        *p = n;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Replies with a result or its error.
+macro_rules! answer {
+    ($reply:expr, $r:expr, |$v:ident| $ok:expr) => {
+        match $r {
+            Ok($v) => $ok,
+            Err(e) => $reply.error(e),
+        }
+    };
+}
+
+impl Filesystem for PowerFs {
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let r = self.lock().and_then(|mut st| {
+            let rel = Self::child(&st, parent, name)?;
+            self.entry_at(&mut st, &rel)
+        });
+        answer!(reply, r, |a| reply.entry(&TTL, &a, Generation(0)));
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        let r = self.lock().and_then(|st| self.attr_of(&st, ino.0));
+        answer!(reply, r, |a| reply.attr(&TTL, &a));
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let r = self.do_setattr(ino.0, mode, uid, gid, size, atime, mtime);
+        answer!(reply, r, |a| reply.attr(&TTL, &a));
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        let r = self
+            .lock()
+            .and_then(|st| std::fs::read_link(self.full(&Self::rel(&st, ino.0)?)).map_err(errno));
+        answer!(reply, r, |t| reply.data(t.as_os_str().as_bytes()));
+    }
+
+    fn mknod(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        rdev: u32,
+        reply: ReplyEntry,
+    ) {
+        let r = self.do_mknod(req, parent, name, mode, umask, rdev);
+        answer!(reply, r, |a| reply.entry(&TTL, &a, Generation(0)));
+    }
+
+    fn mkdir(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        reply: ReplyEntry,
+    ) {
+        let r = self.lock().and_then(|mut st| {
+            let rel = Self::child(&st, parent, name)?;
+            let path = self.full(&rel);
+            std::fs::create_dir(&path).map_err(errno)?;
+            chmod(&path, mode & !umask)?;
+            own(&path, req)?;
+            self.entry_at(&mut st, &rel)
+        });
+        answer!(reply, r, |a| reply.entry(&TTL, &a, Generation(0)));
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let r = self.lock().and_then(|mut st| {
+            let rel = Self::child(&st, parent, name)?;
+            let path = self.full(&rel);
+            let m = std::fs::symlink_metadata(&path).map_err(errno)?;
+            std::fs::remove_file(&path).map_err(errno)?;
+            Self::forget_path(&mut st, m.ino(), &rel, m.nlink() <= 1);
+            Ok(())
+        });
+        answer!(reply, r, |_v| reply.ok());
+    }
+
+    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let r = self.lock().and_then(|mut st| {
+            let rel = Self::child(&st, parent, name)?;
+            let path = self.full(&rel);
+            let m = std::fs::symlink_metadata(&path).map_err(errno)?;
+            std::fs::remove_dir(&path).map_err(errno)?;
+            Self::forget_path(&mut st, m.ino(), &rel, false);
+            Ok(())
+        });
+        answer!(reply, r, |_v| reply.ok());
+    }
+
+    fn symlink(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        link_name: &OsStr,
+        target: &Path,
+        reply: ReplyEntry,
+    ) {
+        let r = self.lock().and_then(|mut st| {
+            let rel = Self::child(&st, parent, link_name)?;
+            let path = self.full(&rel);
+            std::os::unix::fs::symlink(target, &path).map_err(errno)?;
+            own(&path, req)?;
+            self.entry_at(&mut st, &rel)
+        });
+        answer!(reply, r, |a| reply.entry(&TTL, &a, Generation(0)));
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        let r = self.do_rename(parent, name, newparent, newname, flags);
+        answer!(reply, r, |_v| reply.ok());
+    }
+
+    fn link(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        newparent: INodeNo,
+        newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
+        let r = self.lock().and_then(|mut st| {
+            let from = Self::rel(&st, ino.0)?;
+            let to = Self::child(&st, newparent, newname)?;
+            std::fs::hard_link(self.full(&from), self.full(&to)).map_err(errno)?;
+            let mut a = self.entry_at(&mut st, &to)?;
+            a.ino = ino;
+            Ok(a)
+        });
+        answer!(reply, r, |a| reply.entry(&TTL, &a, Generation(0)));
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let r = self.lock().and_then(|mut st| {
+            self.file(&mut st, ino.0)?;
+            Ok(Self::new_handle(&mut st, ino.0, flags.0))
+        });
+        // Not direct_io: shared writable mmap (LMDB's lock file) needs the page cache.
+        answer!(reply, r, |fh| reply
+            .opened(FileHandle(fh), FopenFlags::empty()));
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        let r = self.lock().and_then(|mut st| {
+            let f = self.file(&mut st, ino.0)?;
+            f.overlay.read(&f.file, offset, size).map_err(errno)
+        });
+        answer!(reply, r, |d| reply.data(&d));
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        let r = self.lock().and_then(|mut st| {
+            let sync = flags.0 & (libc::O_SYNC | libc::O_DSYNC) != 0
+                || st.handles.get(&fh.0).is_some_and(|h| h.sync);
+            let f = self.file(&mut st, ino.0)?;
+            f.overlay.write(&f.file, offset, data).map_err(errno)?;
+            if sync {
+                f.overlay.sync(&f.file, true).map_err(errno)?;
+                st.syncs += 1;
+            }
+            Ok(data.len() as u32)
+        });
+        answer!(reply, r, |n| reply.written(n));
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        // close(2) flushes nothing to stable storage.
+        reply.ok();
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        if let Ok(mut st) = self.lock() {
+            if let Some(h) = st.handles.remove(&fh.0) {
+                let gone = st.files.get_mut(&h.ino).is_some_and(|f| {
+                    f.handles = f.handles.saturating_sub(1);
+                    // Pending data outlives close(2); a clean file needs no descriptor.
+                    f.handles == 0 && (f.unlinked || f.overlay.is_clean())
+                });
+                if gone {
+                    st.files.remove(&h.ino);
+                }
+            }
+        }
+        reply.ok();
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        let r = self.lock().and_then(|mut st| {
+            if let Some(f) = st.files.get_mut(&ino.0) {
+                f.overlay.sync(&f.file, datasync).map_err(errno)?;
+                st.syncs += 1;
+            }
+            Ok(())
+        });
+        answer!(reply, r, |_v| reply.ok());
+    }
+
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        let r = self.lock().and_then(|mut st| {
+            let rel = Self::rel(&st, ino.0)?;
+            let mut list = vec![
+                (ino.0, FileType::Directory, OsString::from(".")),
+                (ino.0, FileType::Directory, OsString::from("..")),
+            ];
+            for e in std::fs::read_dir(self.full(&rel)).map_err(errno)? {
+                let e = e.map_err(errno)?;
+                let t = e.file_type().map_err(errno)?;
+                let k = FileType::from_std(t).unwrap_or(FileType::RegularFile);
+                list.push((e.ino(), k, e.file_name()));
+            }
+            st.next_fh += 1;
+            let fh = st.next_fh;
+            st.dirs.insert(fh, list);
+            Ok(fh)
+        });
+        answer!(reply, r, |fh| reply
+            .opened(FileHandle(fh), FopenFlags::empty()));
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let st = match self.lock() {
+            Ok(st) => st,
+            Err(e) => return reply.error(e),
+        };
+        let Some(list) = st.dirs.get(&fh.0) else {
+            return reply.error(Errno::EBADF);
+        };
+        for (i, (ino, k, name)) in list.iter().enumerate().skip(offset as usize) {
+            if reply.add(INodeNo(*ino), i as u64 + 1, *k, name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn releasedir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        if let Ok(mut st) = self.lock() {
+            st.dirs.remove(&fh.0);
+        }
+        reply.ok();
+    }
+
+    fn fsyncdir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        // Metadata reached the backing directory when it changed.
+        answer!(reply, self.lock().map(|_| ()), |_v| reply.ok());
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        let r = cstr(&self.backing).and_then(|c| {
+            // SAFETY: statvfs fills the zeroed struct it is given.
+            let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+            // SAFETY: a valid C string and a valid out pointer.
+            if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+                return Err(errno(io::Error::last_os_error()));
+            }
+            Ok(s)
+        });
+        answer!(reply, r, |s| reply.statfs(
+            s.f_blocks,
+            s.f_bfree,
+            s.f_bavail,
+            s.f_files,
+            s.f_ffree,
+            s.f_bsize as u32,
+            s.f_namemax as u32,
+            s.f_frsize as u32,
+        ));
+    }
+
+    fn create(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        reply: ReplyCreate,
+    ) {
+        let r = self.lock().and_then(|mut st| {
+            let rel = Self::child(&st, parent, name)?;
+            let path = self.full(&rel);
+            let existed = path.symlink_metadata().is_ok();
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .create_new(flags & libc::O_EXCL != 0)
+                .custom_flags(libc::O_NOFOLLOW)
+                .mode(mode & !umask & 0o7777)
+                .open(&path)
+                .map_err(errno)?;
+            if !existed {
+                chmod(&path, mode & !umask)?;
+                own(&path, req)?;
+            }
+            drop(file);
+            let a = self.entry_at(&mut st, &rel)?;
+            let f = self.file(&mut st, a.ino.0)?;
+            if flags & libc::O_TRUNC != 0 {
+                f.overlay.set_size(0);
+            }
+            let fh = Self::new_handle(&mut st, a.ino.0, flags);
+            let a = self.attr_of(&st, a.ino.0)?;
+            Ok((a, fh))
+        });
+        answer!(reply, r, |v| reply.created(
+            &TTL,
+            &v.0,
+            Generation(0),
+            FileHandle(v.1),
+            FopenFlags::empty()
+        ));
+    }
+
+    fn fallocate(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        let r = self.lock().and_then(|mut st| {
+            let f = self.file(&mut st, ino.0)?;
+            let end = offset.saturating_add(length);
+            let keep_size = mode & libc::FALLOC_FL_KEEP_SIZE != 0;
+            match mode & !libc::FALLOC_FL_KEEP_SIZE {
+                0 => {}
+                libc::FALLOC_FL_PUNCH_HOLE if keep_size => {
+                    f.overlay.zero(&f.file, offset, length).map_err(errno)?
+                }
+                libc::FALLOC_FL_ZERO_RANGE => {
+                    f.overlay.zero(&f.file, offset, length).map_err(errno)?
+                }
+                _ => return Err(Errno::EOPNOTSUPP),
+            }
+            // Space is not reserved: only the size, pending like any other.
+            if !keep_size && end > f.overlay.size() {
+                f.overlay.set_size(end);
+            }
+            Ok(())
+        });
+        answer!(reply, r, |_v| reply.ok());
+    }
+}

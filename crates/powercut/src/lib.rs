@@ -1,0 +1,268 @@
+//! A simulated power cut for durability checks.
+//!
+//! Killing a process (SIGKILL) cannot show what a power cut loses: the OS keeps what the
+//! process wrote and writes it out later, fsync or not. [`PowerCut`] mounts a small FUSE
+//! filesystem (the idea of Jepsen's LazyFS) over a backing directory: a process works
+//! in the mount as on any filesystem, but the file data it writes waits in this
+//! process's memory until it fsyncs the file; [`PowerCut::cut`] then forgets everything
+//! not synced and unmounts, so the backing directory holds what a machine that lost
+//! power would find on its disk.
+//!
+//! The model, and its limits:
+//! - file data (write, truncate and other size changes, fallocate) is kept per inode as
+//!   4 KiB pages plus a pending size, visible to reads through the mount; `fsync` and
+//!   `fdatasync` of a file (and each write on an `O_SYNC`/`O_DSYNC` descriptor) write its
+//!   pages and size to the backing file and fsync that;
+//! - metadata (create, mkdir, unlink, rename, link, symlink, chmod, chown, times) reaches
+//!   the backing directory at once, as on a journaled filesystem that orders metadata: a
+//!   renamed file whose data was never synced is there after the cut, empty or short;
+//!   directory fsync has nothing left to do;
+//! - pages are never torn: a page is either all synced or not at all;
+//! - `O_DIRECT` is treated as buffered: its writes wait like any other;
+//! - the kernel's FUSE writeback cache stays off, so every write(2) reaches the filesystem
+//!   at once; shared writable mmap works (no direct_io), its pages reach the filesystem
+//!   when the kernel writes them back or on msync, and are lost at the cut otherwise;
+//! - a clean unmount (dropping a [`PowerCut`]) is a cut too: nothing is synced on the
+//!   way out.
+//!
+//! Mounting needs root: the mount is made with mount(2) on /dev/fuse, no libfuse and no
+//! fusermount. The session runs on a thread of this process, so this process must stay
+//! alive while others use the mount (a durability check's writer, a database server).
+
+#![warn(missing_docs)]
+
+mod fs;
+pub mod overlay;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Why mounting, syncing or cutting failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PowerCutError {
+    /// The FUSE mount could not be made.
+    #[error(
+        "mounting the power-cut filesystem on {mountpoint} (backing {backing}): {source}; \
+         it needs root and /dev/fuse (modprobe fuse)"
+    )]
+    Mount {
+        /// Where the mount was to be.
+        mountpoint: PathBuf,
+        /// The directory it was to pass through to.
+        backing: PathBuf,
+        /// What the kernel or fuser said.
+        source: std::io::Error,
+    },
+    /// A directory given was not usable.
+    #[error("{path}: {source}")]
+    Path {
+        /// The directory.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// Writing pending data to the backing directory failed.
+    #[error("syncing pending data to {backing}: {source}")]
+    Sync {
+        /// The backing directory.
+        backing: PathBuf,
+        /// What the backing filesystem said.
+        source: std::io::Error,
+    },
+    /// The mount could not be removed.
+    #[error("unmounting {mountpoint}: {source}")]
+    Unmount {
+        /// The mount point.
+        mountpoint: PathBuf,
+        /// What the kernel said.
+        source: std::io::Error,
+    },
+}
+
+/// What a cut dropped: the measure of what unsynced data there was at the moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CutReport {
+    /// Files with unsynced data or size.
+    pub files: u64,
+    /// Unsynced bytes, in whole pages.
+    pub bytes: u64,
+    /// fsync calls the filesystem served while mounted (fdatasync and O_SYNC writes
+    /// included).
+    pub syncs: u64,
+}
+
+/// A mounted power-cut filesystem. Dropping it cuts the power (unsynced data is lost)
+/// and unmounts, also on an error path, so no stale mount is left behind.
+pub struct PowerCut {
+    session: Option<fuser::BackgroundSession>,
+    state: Arc<Mutex<fs::State>>,
+    mountpoint: PathBuf,
+    backing: PathBuf,
+}
+
+impl std::fmt::Debug for PowerCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PowerCut")
+            .field("mountpoint", &self.mountpoint)
+            .field("backing", &self.backing)
+            .finish()
+    }
+}
+
+impl PowerCut {
+    /// Mounts the filesystem on `mountpoint` (an existing, empty directory), passing
+    /// through to `backing` (an existing directory; what is in it stays and is seen
+    /// through the mount). Any user may use the mount, with the permissions the
+    /// backing files have (a server that runs as its own user works in it).
+    pub fn mount(backing: &Path, mountpoint: &Path) -> Result<PowerCut, PowerCutError> {
+        let canon = |p: &Path| {
+            p.canonicalize().map_err(|source| PowerCutError::Path {
+                path: p.to_path_buf(),
+                source,
+            })
+        };
+        let (backing, mountpoint) = (canon(backing)?, canon(mountpoint)?);
+        if backing.starts_with(&mountpoint) {
+            return Err(PowerCutError::Path {
+                path: backing,
+                source: std::io::Error::other("the backing directory is inside the mount point"),
+            });
+        }
+        let state = Arc::new(Mutex::new(fs::State::default()));
+        let config = {
+            let mut c = fuser::Config::default();
+            c.mount_options = vec![
+                fuser::MountOption::FSName("plumb-powercut".into()),
+                fuser::MountOption::Subtype("powercut".into()),
+                fuser::MountOption::DefaultPermissions,
+            ];
+            c.acl = fuser::SessionACL::All;
+            c
+        };
+        let session = fuser::spawn_mount(
+            fs::PowerFs::new(backing.clone(), state.clone()),
+            &mountpoint,
+            &config,
+        )
+        .map_err(|source| PowerCutError::Mount {
+            mountpoint: mountpoint.clone(),
+            backing: backing.clone(),
+            source,
+        })?;
+        Ok(PowerCut {
+            session: Some(session),
+            state,
+            mountpoint,
+            backing,
+        })
+    }
+
+    /// Where the filesystem is mounted: the directory to give the engine or server.
+    pub fn mountpoint(&self) -> &Path {
+        &self.mountpoint
+    }
+
+    /// The backing directory: after [`cut`](Self::cut), what survived the power cut.
+    pub fn backing(&self) -> &Path {
+        &self.backing
+    }
+
+    /// Unsynced data now: (files, bytes in whole pages).
+    pub fn pending(&self) -> (u64, u64) {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pending()
+    }
+
+    /// Writes every file's pending data to the backing directory and flushes it, as
+    /// `sync(1)` would: a setup step (a server's initdb run without fsync) made durable
+    /// before the part under test begins.
+    pub fn sync_all(&self) -> Result<(), PowerCutError> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.sync_all().map_err(|source| PowerCutError::Sync {
+            backing: self.backing.clone(),
+            source,
+        })
+    }
+
+    /// Cuts the power: every page and size no fsync reached is forgotten, every later
+    /// request through the mount fails with EIO, and the mount goes. The backing
+    /// directory then holds exactly what was synced (and all metadata).
+    pub fn cut(mut self) -> Result<CutReport, PowerCutError> {
+        self.cut_and_unmount()
+    }
+
+    fn cut_and_unmount(&mut self) -> Result<CutReport, PowerCutError> {
+        let (files, bytes, syncs) = {
+            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let (files, bytes) = st.cut();
+            (files, bytes, st.syncs)
+        };
+        let report = CutReport {
+            files,
+            bytes,
+            syncs,
+        };
+        let Some(session) = self.session.take() else {
+            return Ok(report);
+        };
+        match unmount(&self.mountpoint) {
+            // Gone: the session's thread sees the device close and ends.
+            Ok(true) => {
+                session.join().map_err(|source| PowerCutError::Unmount {
+                    mountpoint: self.mountpoint.clone(),
+                    source,
+                })?;
+                Ok(report)
+            }
+            // Detached while something still holds it: the thread ends when the
+            // aborted connection is released; it is not waited for.
+            Ok(false) => {
+                drop(session);
+                Ok(report)
+            }
+            Err(source) => {
+                drop(session);
+                Err(PowerCutError::Unmount {
+                    mountpoint: self.mountpoint.clone(),
+                    source,
+                })
+            }
+        }
+    }
+}
+
+impl Drop for PowerCut {
+    fn drop(&mut self) {
+        let _ = self.cut_and_unmount();
+    }
+}
+
+/// Unmounts a FUSE mount this process serves. Returns true when it went at once; when
+/// something still has files open in it (a process not yet reaped), the connection is
+/// aborted (every request fails) and the mount detached, and false is returned.
+fn unmount(mountpoint: &Path) -> std::io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let c = std::ffi::CString::new(mountpoint.as_os_str().as_bytes())?;
+    let dev = std::fs::metadata(mountpoint).map(|m| m.dev()).ok();
+    // SAFETY: a valid C string.
+    if unsafe { libc::umount2(c.as_ptr(), 0) } == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::EBUSY) {
+        return Err(e);
+    }
+    if let Some(dev) = dev {
+        // fusectl: the connection's directory is named by the mount's device number.
+        let abort = format!("/sys/fs/fuse/connections/{dev}/abort");
+        let _ = std::fs::write(abort, "1");
+    }
+    // SAFETY: a valid C string.
+    if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } == 0 {
+        return Ok(false);
+    }
+    Err(std::io::Error::last_os_error())
+}

@@ -1,0 +1,218 @@
+//! The power-cut filesystem mounted for real (as root, on /dev/fuse): what was fsynced
+//! is in the backing directory after the cut, what was not is gone, and reads through
+//! the mount saw everything before it.
+
+use plumb_powercut::PowerCut;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::Command;
+
+fn mounted(p: &Path) -> bool {
+    let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let info = fs::read_to_string("/proc/self/mountinfo").unwrap();
+    info.lines()
+        .any(|l| l.split(' ').nth(4) == Some(p.to_str().unwrap()))
+}
+
+struct Dirs {
+    _root: tempfile::TempDir,
+    backing: std::path::PathBuf,
+    mnt: std::path::PathBuf,
+}
+
+fn dirs() -> Dirs {
+    let root = tempfile::tempdir().unwrap();
+    let (backing, mnt) = (root.path().join("backing"), root.path().join("mnt"));
+    fs::create_dir(&backing).unwrap();
+    fs::create_dir(&mnt).unwrap();
+    Dirs {
+        _root: root,
+        backing,
+        mnt,
+    }
+}
+
+#[test]
+fn the_cut_keeps_what_was_synced_and_drops_the_rest() {
+    let d = dirs();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    assert!(mounted(&d.mnt));
+    let m = pc.mountpoint().to_path_buf();
+
+    let mut a = File::create(m.join("a")).unwrap();
+    a.write_all(b"synced part of a").unwrap();
+    a.sync_all().unwrap();
+    let mut b = File::create(m.join("b")).unwrap();
+    b.write_all(&vec![b'b'; 10_000]).unwrap();
+    a.write_all(b", appended and never synced").unwrap();
+    drop((a, b));
+    fs::create_dir(m.join("dir")).unwrap();
+    File::create(m.join("c")).unwrap();
+    fs::rename(m.join("c"), m.join("dir/c")).unwrap();
+    // A file truncated and rewritten, never synced: its synced bytes come back.
+    fs::write(m.join("t"), b"old synced content").unwrap();
+    File::open(m.join("t")).unwrap().sync_all().unwrap();
+    fs::write(m.join("t"), b"new").unwrap();
+
+    // Through the mount everything is there.
+    assert_eq!(
+        fs::read(m.join("a")).unwrap(),
+        b"synced part of a, appended and never synced"
+    );
+    assert_eq!(fs::read(m.join("b")).unwrap(), vec![b'b'; 10_000]);
+    assert_eq!(fs::metadata(m.join("b")).unwrap().len(), 10_000);
+    assert!(m.join("dir/c").exists() && !m.join("c").exists());
+    assert_eq!(fs::read(m.join("t")).unwrap(), b"new");
+    // The backing directory has the synced data only, and the metadata already.
+    assert_eq!(fs::read(d.backing.join("a")).unwrap(), b"synced part of a");
+    assert_eq!(fs::metadata(d.backing.join("b")).unwrap().len(), 0);
+    assert_eq!(pc.pending().0, 3, "a, b and t have unsynced data");
+
+    let report = pc.cut().unwrap();
+    assert!(!mounted(&d.mnt), "the mount is gone");
+    assert_eq!(report.files, 3);
+    assert!(report.bytes >= 10_000, "{report:?}");
+    assert_eq!(report.syncs, 2);
+    assert_eq!(fs::read(d.backing.join("a")).unwrap(), b"synced part of a");
+    assert_eq!(fs::read(d.backing.join("b")).unwrap(), b"");
+    assert!(d.backing.join("dir/c").exists() && !d.backing.join("c").exists());
+    assert_eq!(
+        fs::read(d.backing.join("t")).unwrap(),
+        b"old synced content"
+    );
+    // Nothing is in the mount point itself.
+    assert_eq!(fs::read_dir(&d.mnt).unwrap().count(), 0);
+}
+
+#[test]
+fn a_child_process_writing_through_the_mount_keeps_only_what_it_synced() {
+    let d = dirs();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    let out = Command::new("sh")
+        .current_dir(pc.mountpoint())
+        .arg("-c")
+        .arg(
+            "printf synced | dd of=a conv=fsync status=none && \
+             printf 'written, not synced' > b && sync b && \
+             printf lost > c && printf ' tail' >> a && cat a b c",
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"synced tailwritten, not syncedlost");
+    pc.cut().unwrap();
+    assert_eq!(fs::read(d.backing.join("a")).unwrap(), b"synced");
+    assert_eq!(
+        fs::read(d.backing.join("b")).unwrap(),
+        b"written, not synced"
+    );
+    assert_eq!(fs::read(d.backing.join("c")).unwrap(), b"");
+}
+
+#[test]
+fn shared_writable_mmap_works_and_msync_makes_it_durable() {
+    let d = dirs();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    let path = pc.mountpoint().join("lock");
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    f.set_len(8192).unwrap();
+    use std::os::fd::AsRawFd;
+    // SAFETY: a fresh shared mapping of 8 KiB of a file this test owns, unmapped below.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            8192,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED, "{}", std::io::Error::last_os_error());
+        std::ptr::copy_nonoverlapping(b"mapped".as_ptr(), p as *mut u8, 6);
+        assert_eq!(libc::msync(p, 8192, libc::MS_SYNC), 0);
+        assert_eq!(libc::munmap(p, 8192), 0);
+    }
+    f.sync_all().unwrap();
+    assert_eq!(&fs::read(&path).unwrap()[..6], b"mapped");
+    drop(f);
+    pc.cut().unwrap();
+    let b = fs::read(d.backing.join("lock")).unwrap();
+    assert_eq!((b.len(), &b[..6]), (8192, &b"mapped"[..]));
+}
+
+#[test]
+fn other_users_work_in_the_mount_and_own_what_they_make() {
+    let d = dirs();
+    fs::create_dir(d.backing.join("open")).unwrap();
+    std::os::unix::fs::chown(d.backing.join("open"), Some(65534), Some(65534)).unwrap();
+    let tmp_root = d.backing.parent().unwrap();
+    fs::set_permissions(
+        tmp_root,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    fs::set_permissions(
+        &d.backing,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    let out = Command::new("runuser")
+        .args(["-u", "nobody", "--", "sh", "-c"])
+        .arg("cd open && printf x > mine && sync mine && mkdir sub && cat mine")
+        .current_dir(pc.mountpoint())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"x");
+    // The kernel checks permissions: nobody cannot write where root owns the directory.
+    let denied = Command::new("runuser")
+        .args(["-u", "nobody", "--", "sh", "-c", "printf x > not-mine"])
+        .current_dir(pc.mountpoint())
+        .output()
+        .unwrap();
+    assert!(!denied.status.success());
+    pc.cut().unwrap();
+    for p in ["open/mine", "open/sub"] {
+        let m = fs::metadata(d.backing.join(p)).unwrap();
+        assert_eq!((m.uid(), m.gid()), (65534, 65534), "{p}");
+    }
+    assert!(!d.backing.join("not-mine").exists());
+}
+
+#[test]
+fn dropping_the_mount_cuts_too_and_leaves_no_mount_even_with_a_file_held_open() {
+    let d = dirs();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    fs::write(pc.mountpoint().join("f"), b"never synced").unwrap();
+    // A process that holds a file in the mount open: a plain unmount is refused.
+    let mut holder = Command::new("sh")
+        .arg("-c")
+        .arg("exec 3< f; sleep 60")
+        .current_dir(pc.mountpoint())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(pc);
+    assert!(!mounted(&d.mnt), "no stale mount");
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(fs::read(d.backing.join("f")).unwrap(), b"");
+    assert_eq!(fs::read_dir(&d.mnt).unwrap().count(), 0);
+}

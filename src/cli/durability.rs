@@ -6,6 +6,11 @@
 //! killed with SIGKILL at a random moment, the engine is reopened here, and every
 //! acknowledged key must be there with its value. Repeated `--kills` times per engine
 //! and sync mode.
+//!
+//! With `--cut power` the engine's (or server's) directory sits on a power-cut
+//! filesystem (plumb-powercut, a FUSE mount this process serves): after the kill,
+//! everything written but never fsynced is dropped, as a power failure would, and the
+//! engine is reopened on what is left.
 
 use anyhow::{bail, Context};
 use plumb_targets::{EngineCommon, EngineSpec};
@@ -18,15 +23,18 @@ use std::time::{Duration, Instant};
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "What a process kill cannot show: the OS page cache survives it, so \
-this finds writes an engine kept in its own memory after acknowledging them, not writes a \
-device or the OS loses when power fails. A device that acknowledges flushes it has not done \
-(a volatile write cache) needs a power cut; `plumb host --dir DIR` reports the write cache \
-of the device under DIR (check disk.write_cache).
+this finds writes an engine kept in its own memory after acknowledging them, not writes \
+the OS loses when power fails. `--cut power` shows those: the engine's directory is on a \
+FUSE filesystem plumb serves (root and /dev/fuse needed) that keeps file data written \
+since the last fsync in memory and drops it after the kill. A device that acknowledges \
+flushes it has not done (a volatile write cache) needs a real power cut; `plumb host \
+--dir DIR` reports the write cache of the device under DIR (check disk.write_cache).
 
 Examples:
   plumb durability                          # RocksDB, synced and not, 10 kills each
   plumb durability --kv all --kills 20      # every engine in this build
-  plumb durability --kv lmdb,sqlite --modes sync --dir /data/plumb"
+  plumb durability --kv lmdb,sqlite --modes sync --dir /data/plumb
+  plumb durability --kv lmdb,sqlite --server postgres --cut power"
 )]
 pub struct DurabilityArgs {
     /// Engines, comma-separated, or `all` (every engine in this build that keeps files).
@@ -42,6 +50,11 @@ pub struct DurabilityArgs {
     /// commits rows one by one, restarted, and checked. `--kv none` runs only these.
     #[arg(long, value_name = "LIST")]
     server: Option<String>,
+    /// How each trial ends, comma-separated: kill (the process is killed with SIGKILL;
+    /// what it handed the OS survives), power (killed, then every write no fsync reached
+    /// is dropped, as in a power failure: needs root and /dev/fuse), or both.
+    #[arg(long, default_value = "kill", value_name = "LIST")]
+    cut: String,
     /// Kills per engine and mode.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     kills: u32,
@@ -123,6 +136,53 @@ impl Mode {
     }
 }
 
+/// How a trial ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// SIGKILL: the OS keeps what the process wrote.
+    Kill,
+    /// SIGKILL, then everything no fsync reached is dropped.
+    Power,
+}
+
+impl Cut {
+    fn name(self) -> &'static str {
+        match self {
+            Cut::Kill => "kill",
+            Cut::Power => "power",
+        }
+    }
+    fn parse_list(s: &str) -> anyhow::Result<Vec<Cut>> {
+        let mut cuts = Vec::new();
+        for c in s.split(',').map(str::trim) {
+            match c {
+                "kill" => cuts.push(Cut::Kill),
+                "power" => cuts.push(Cut::Power),
+                "both" => cuts.extend([Cut::Kill, Cut::Power]),
+                other => bail!("--cut: {other:?}: use kill, power or both"),
+            }
+        }
+        cuts.dedup();
+        Ok(cuts)
+    }
+}
+
+/// The backing directory and mount point of a power-cut trial, made in `work`; both
+/// 0755, so a server's own user can reach its files below them.
+fn power_dirs(work: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    use std::os::unix::fs::PermissionsExt;
+    let (backing, mnt) = (work.join("backing"), work.join("mnt"));
+    for d in [&backing, &mnt] {
+        std::fs::create_dir(d).with_context(|| format!("making {}", d.display()))?;
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok((backing, mnt))
+}
+
+fn mount(backing: &Path, mnt: &Path) -> anyhow::Result<plumb_powercut::PowerCut> {
+    plumb_powercut::PowerCut::mount(backing, mnt).context("--cut power")
+}
+
 fn spec(name: &str, mode: Mode) -> anyhow::Result<EngineSpec> {
     if mode == Mode::Unlogged && EngineSpec::default_for(name).is_ok_and(|s| !s.capabilities().wal)
     {
@@ -174,6 +234,8 @@ pub fn writer(a: WriterArgs) -> anyhow::Result<ExitCode> {
 struct Row {
     engine: String,
     mode: &'static str,
+    /// kill or power.
+    cut: &'static str,
     kills: u32,
     acknowledged: u64,
     lost: u64,
@@ -322,10 +384,13 @@ fn server_mode(
 }
 
 /// One server and mode: commits acknowledged to the client, the server crashed and
-/// restarted `kills` times, every acknowledged row checked after each restart.
+/// restarted `kills` times, every acknowledged row checked after each restart. Under a
+/// power cut the server's directory is on the mount, the power goes after each crash,
+/// and the server restarts on a fresh mount over what survived.
 fn run_server(
     label: &str,
     mode: Mode,
+    cut: Cut,
     a: &DurabilityArgs,
     seed: u64,
     next_ms: &mut dyn FnMut(u64) -> u64,
@@ -343,10 +408,21 @@ fn run_server(
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .prefix("plumb-durability-server-")
         .tempdir_in(root)?;
+    let power = match cut {
+        Cut::Kill => None,
+        Cut::Power => Some(power_dirs(work.path())?),
+    };
+    // Declared before the server, so an error path stops the server (dropped first)
+    // before the mount goes.
+    let mut pc = match &power {
+        Some((backing, mnt)) => Some(mount(backing, mnt)?),
+        None => None,
+    };
+    let server_dir = power.as_ref().map_or(work.path(), |(_, mnt)| mnt.as_path());
     let mut m = plumb_sql::Managed::start(
         &choice,
         &plumb_sql::StartOptions {
-            dir: Some(work.path().to_path_buf()),
+            dir: Some(server_dir.to_path_buf()),
             keep: false,
             port: None,
             cache_mb: 256,
@@ -361,6 +437,11 @@ fn run_server(
         c.batch(&format!(
             "CREATE TABLE {TABLE} (id BIGINT PRIMARY KEY, v VARCHAR(200)){clause}"
         ))?;
+    }
+    if let Some(p) = &pc {
+        // Setup is not under test (initdb runs without fsync): what it wrote is made
+        // durable, as a sync(1) before the first trial would.
+        p.sync_all().context("--cut power")?;
     }
     let mut log = AckLog::create(work.path().join("acknowledged"))?;
     let (mut lost, mut wrong, mut landed) = (0u64, 0u64, 0u32);
@@ -391,6 +472,10 @@ fn run_server(
             Ok(())
         })?;
         drop(c);
+        if let (Some(p), Some((backing, mnt))) = (pc.take(), &power) {
+            p.cut().context("--cut power")?;
+            pc = Some(mount(backing, mnt)?);
+        }
         m.restart()?;
         let acked = log.read()?;
         landed += u32::from(acked.len() > acked_before);
@@ -418,12 +503,16 @@ fn run_server(
     }
     let acknowledged = log.read()?.len() as u64;
     m.stop()?;
+    if let Some(p) = pc.take() {
+        p.cut().context("--cut power: unmounting")?;
+    }
     Ok(Row {
         engine: format!(
             "{label} {}",
             m.version.split(['-', ' ']).next().unwrap_or("")
         ),
         mode: mode.name(),
+        cut: cut.name(),
         kills: landed,
         acknowledged,
         lost,
@@ -439,6 +528,103 @@ fn verdict(n: u64, mode: Mode) -> String {
         (n, Mode::NoSync) => format!("{n} lost: the price of writing without sync"),
         (n, Mode::Unlogged) => format!("{n} lost: the price of writing without a log"),
     }
+}
+
+/// One engine, mode and kind of cut: `--kills` trials on one directory, every
+/// acknowledged key checked after each.
+fn run_engine(
+    name: &str,
+    mode: Mode,
+    cut: Cut,
+    a: &DurabilityArgs,
+    seed: u64,
+    next_ms: &mut dyn FnMut(u64) -> u64,
+    root: &Path,
+) -> anyhow::Result<Row> {
+    let work = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .prefix(&format!("plumb-durability-{name}-"))
+        .tempdir_in(root)
+        .with_context(|| format!("--dir: making a directory in {}", root.display()))?;
+    // Under a power cut the writer works in the mount and the engine is reopened on
+    // the backing directory: what survived.
+    let (engine_dir, power) = match cut {
+        Cut::Kill => (work.path().join("db"), None),
+        Cut::Power => {
+            let (backing, mnt) = power_dirs(work.path())?;
+            (backing.join("db"), Some((backing, mnt)))
+        }
+    };
+    std::fs::create_dir(&engine_dir)?;
+    // The recorder's log lives beside the engine's directory, not in it.
+    let mut log = AckLog::create(work.path().join("acknowledged"))?;
+    let (mut lost, mut wrong, mut landed) = (0u64, 0u64, 0u32);
+    let (mut dropped_bytes, mut syncs) = (0u64, 0u64);
+    let mut from = 0u64;
+    let mut unopenable = None;
+    for _ in 0..a.kills {
+        let kill = Duration::from_millis(next_ms(a.max_ms));
+        let killed = match &power {
+            None => one_kill(name, mode, &engine_dir, from, seed, kill, &mut log)?,
+            Some((backing, mnt)) => {
+                let pc = mount(backing, mnt)?;
+                let killed = one_kill(name, mode, &mnt.join("db"), from, seed, kill, &mut log);
+                // The writer is gone: the power goes (also when the trial failed).
+                let report = pc.cut().context("--cut power")?;
+                dropped_bytes += report.bytes;
+                syncs += report.syncs;
+                killed?
+            }
+        };
+        landed += u32::from(killed);
+        let acked = log.read()?;
+        match verify(name, mode, &engine_dir, seed, &acked) {
+            Ok((l, w)) => (lost, wrong) = (l, w),
+            Err(e) => {
+                // An engine that does not open after a kill has lost everything.
+                lost = acked.len() as u64;
+                unopenable = Some(format!("{e:#}"));
+                break;
+            }
+        }
+        // The next writer starts past every key written, acknowledged or not.
+        from = acked.last().map_or(from, |x| x + 2);
+    }
+    let acknowledged = log.read()?.len() as u64;
+    let verdict = match &unopenable {
+        Some(e) => {
+            eprintln!("plumb: {name} {}: {e}", mode.name());
+            format!(
+                "{}: does not open after a {}, so all {lost} are lost",
+                if mode == Mode::Sync { "FAIL" } else { "lost" },
+                if cut == Cut::Power { "power cut" } else { "kill" }
+            )
+        }
+        None => verdict(lost + wrong, mode),
+    };
+    let power_note = if cut == Cut::Power {
+        format!(
+            ", {} KiB unsynced dropped at the cuts, {syncs} fsyncs served",
+            dropped_bytes / 1024
+        )
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "plumb: {name} {} ({}): {landed} kills, {acknowledged} writes acknowledged, {lost} lost, {wrong} wrong{power_note}",
+        mode.name(),
+        cut.name()
+    );
+    Ok(Row {
+        engine: name.to_string(),
+        mode: mode.name(),
+        cut: cut.name(),
+        kills: landed,
+        acknowledged,
+        lost,
+        wrong,
+        verdict,
+    })
 }
 
 /// Runs `plumb durability`.
@@ -469,6 +655,7 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
     if a.max_ms == 0 {
         bail!("--max-ms: give at least 1 ms");
     }
+    let cuts = Cut::parse_list(&a.cut)?;
     // Check every engine and mode first: nothing runs on bad input.
     let mut plan = Vec::new();
     let all = a.kv == "all";
@@ -519,68 +706,23 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
     };
     let mut rows = Vec::new();
     for (name, mode) in plan {
-        let work = tempfile::Builder::new()
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .prefix(&format!("plumb-durability-{name}-"))
-            .tempdir_in(&root)
-            .with_context(|| format!("--dir: making a directory in {}", root.display()))?;
-        let dir = work.path().join("db");
-        std::fs::create_dir(&dir)?;
-        // The recorder's log lives beside the engine's directory, not in it.
-        let mut log = AckLog::create(work.path().join("acknowledged"))?;
-        let (mut lost, mut wrong, mut landed) = (0u64, 0u64, 0u32);
-        let mut from = 0u64;
-        let mut unopenable = None;
-        for _ in 0..a.kills {
-            let kill = Duration::from_millis(next_ms(a.max_ms));
-            landed += u32::from(one_kill(&name, mode, &dir, from, seed, kill, &mut log)?);
-            let acked = log.read()?;
-            match verify(&name, mode, &dir, seed, &acked) {
-                Ok((l, w)) => (lost, wrong) = (l, w),
-                Err(e) => {
-                    // An engine that does not open after a kill has lost everything.
-                    lost = acked.len() as u64;
-                    unopenable = Some(format!("{e:#}"));
-                    break;
-                }
-            }
-            // The next writer starts past every key written, acknowledged or not.
-            from = acked.last().map_or(from, |x| x + 2);
+        for &cut in &cuts {
+            rows.push(run_engine(&name, mode, cut, &a, seed, &mut next_ms, &root)?);
         }
-        let acknowledged = log.read()?.len() as u64;
-        let verdict = match &unopenable {
-            Some(e) => {
-                eprintln!("plumb: {name} {}: {e}", mode.name());
-                format!(
-                    "{}: does not open after a kill, so all {lost} are lost",
-                    if mode == Mode::Sync { "FAIL" } else { "lost" }
-                )
-            }
-            None => verdict(lost + wrong, mode),
-        };
-        eprintln!(
-            "plumb: {name} {}: {landed} kills, {acknowledged} writes acknowledged, {lost} lost, {wrong} wrong",
-            mode.name()
-        );
-        rows.push(Row {
-            engine: name,
-            mode: mode.name(),
-            kills: landed,
-            acknowledged,
-            lost,
-            wrong,
-            verdict,
-        });
     }
     for label in servers {
         for &mode in &modes {
-            let r = run_server(label, mode, &a, seed, &mut next_ms, &root)
-                .with_context(|| format!("--server {label} {}", mode.name()))?;
-            eprintln!(
-                "plumb: {} {}: {} kills, {} commits acknowledged, {} lost, {} wrong",
-                r.engine, r.mode, r.kills, r.acknowledged, r.lost, r.wrong
-            );
-            rows.push(r);
+            for &cut in &cuts {
+                let r = run_server(label, mode, cut, &a, seed, &mut next_ms, &root)
+                    .with_context(|| {
+                        format!("--server {label} {} --cut {}", mode.name(), cut.name())
+                    })?;
+                eprintln!(
+                    "plumb: {} {} ({}): {} kills, {} commits acknowledged, {} lost, {} wrong",
+                    r.engine, r.mode, r.cut, r.kills, r.acknowledged, r.lost, r.wrong
+                );
+                rows.push(r);
+            }
         }
     }
     if a.json {
@@ -589,6 +731,7 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
         let mut t = plumb_report::table_left(&[
             "engine",
             "mode",
+            "cut",
             "kills",
             "acknowledged",
             "lost",
@@ -599,6 +742,7 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
             t.add_row(vec![
                 r.engine.clone(),
                 r.mode.to_string(),
+                r.cut.to_string(),
                 r.kills.to_string(),
                 r.acknowledged.to_string(),
                 r.lost.to_string(),
@@ -609,11 +753,14 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
         println!("{t}");
         println!(
             "\nThe embedded engines' writer, and each server with all its processes, were \
-             killed with SIGKILL; the OS page cache survived. This finds writes held in the \
-             process's own memory after they were acknowledged; a device or OS that loses \
-             flushed writes on power failure needs a power cut to show (`plumb host --dir \
-             DIR`: check disk.write_cache). Server nosync: PostgreSQL synchronous_commit = \
-             off, InnoDB and MyRocks flush_log_at_trx_commit = 0."
+             killed with SIGKILL. cut kill: the OS page cache survived, so this finds writes \
+             held in the process's own memory after they were acknowledged. cut power: then \
+             every write no fsync reached was dropped (plumb's FUSE filesystem under the \
+             data directory), as the OS loses them when power fails; metadata counts as \
+             written at once, pages are never torn. A device that loses flushed writes \
+             needs a real power cut to show (`plumb host --dir DIR`: check \
+             disk.write_cache). Server nosync: PostgreSQL synchronous_commit = off, InnoDB \
+             and MyRocks flush_log_at_trx_commit = 0."
         );
     }
     let failed = rows

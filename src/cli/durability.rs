@@ -597,7 +597,11 @@ fn run_engine(
             format!(
                 "{}: does not open after a {}, so all {lost} are lost",
                 if mode == Mode::Sync { "FAIL" } else { "lost" },
-                if cut == Cut::Power { "power cut" } else { "kill" }
+                if cut == Cut::Power {
+                    "power cut"
+                } else {
+                    "kill"
+                }
             )
         }
         None => verdict(lost + wrong, mode),
@@ -713,10 +717,9 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
     for label in servers {
         for &mode in &modes {
             for &cut in &cuts {
-                let r = run_server(label, mode, cut, &a, seed, &mut next_ms, &root)
-                    .with_context(|| {
-                        format!("--server {label} {} --cut {}", mode.name(), cut.name())
-                    })?;
+                let r = run_server(label, mode, cut, &a, seed, &mut next_ms, &root).with_context(
+                    || format!("--server {label} {} --cut {}", mode.name(), cut.name()),
+                )?;
                 eprintln!(
                     "plumb: {} {} ({}): {} kills, {} commits acknowledged, {} lost, {} wrong",
                     r.engine, r.mode, r.cut, r.kills, r.acknowledged, r.lost, r.wrong

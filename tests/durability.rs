@@ -138,6 +138,85 @@ fn a_power_cut_loses_nothing_synced_and_what_was_not() {
     }
 }
 
+fn mounts_under(dir: &std::path::Path) -> usize {
+    let dir = dir.canonicalize().unwrap();
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    info.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .filter(|m| std::path::Path::new(m).starts_with(&dir))
+        .count()
+}
+
+#[test]
+fn a_plumb_killed_during_a_power_cut_trial_leaves_a_mount_the_next_one_removes() {
+    let d = tempfile::tempdir().unwrap();
+    let mut first = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args([
+            "durability",
+            "--kv",
+            "lmdb",
+            "--modes",
+            "nosync",
+            "--cut",
+            "power",
+        ])
+        .args(["--kills", "1000", "--max-ms", "50", "--dir"])
+        .arg(d.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while mounts_under(d.path()) == 0 {
+        assert!(std::time::Instant::now() < until, "no mount appeared");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    first.kill().unwrap(); // SIGKILL: the process serving the mount is gone
+    first.wait().unwrap();
+    // The killed plumb's one trial directory, whose mount nobody serves any more.
+    let stale = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().path().join("mnt"))
+        .next()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    // The writer it ran may hold the mount a moment longer; then it is stale.
+    while std::fs::metadata(&stale)
+        .err()
+        .and_then(|e| e.raw_os_error())
+        != Some(libc::ENOTCONN)
+    {
+        assert!(
+            std::time::Instant::now() < until,
+            "the mount did not go stale"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args([
+            "durability",
+            "--kv",
+            "lmdb",
+            "--modes",
+            "sync",
+            "--cut",
+            "power",
+        ])
+        .args(["--kills", "1", "--json", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("unmounted {}", stale.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(mounts_under(d.path()), 0);
+    // The killed plumb's own directory stays (it was not there to remove it); it is
+    // an ordinary directory again.
+    std::fs::remove_dir_all(d.path()).unwrap();
+}
+
 #[test]
 fn postgres_keeps_every_synchronous_commit_through_a_power_cut() {
     let o = durability(&[

@@ -701,6 +701,14 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
     }
     let seed = a.seed.unwrap_or_else(super::execute::clock_seed);
     let root = a.dir.clone().unwrap_or_else(|| PathBuf::from("/var/tmp"));
+    if cuts.contains(&Cut::Power) {
+        for gone in plumb_powercut::sweep_stale(&root) {
+            eprintln!(
+                "plumb: unmounted {}, a power-cut mount left by a plumb that was killed",
+                gone.display()
+            );
+        }
+    }
     let mut rng = seed | 1;
     let mut next_ms = |max: u64| {
         rng ^= rng << 13;

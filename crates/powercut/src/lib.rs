@@ -42,7 +42,7 @@ use std::sync::{Arc, Mutex};
 pub enum PowerCutError {
     /// The FUSE mount could not be made.
     #[error(
-        "mounting the power-cut filesystem on {mountpoint} (backing {backing}): {source}; \
+        "mounting the power-cut filesystem on {mountpoint} (backing {backing}): {err}; \
          it needs root and /dev/fuse (modprobe fuse)"
     )]
     Mount {
@@ -51,31 +51,31 @@ pub enum PowerCutError {
         /// The directory it was to pass through to.
         backing: PathBuf,
         /// What the kernel or fuser said.
-        source: std::io::Error,
+        err: std::io::Error,
     },
     /// A directory given was not usable.
-    #[error("{path}: {source}")]
+    #[error("{path}: {err}")]
     Path {
         /// The directory.
         path: PathBuf,
         /// What went wrong.
-        source: std::io::Error,
+        err: std::io::Error,
     },
     /// Writing pending data to the backing directory failed.
-    #[error("syncing pending data to {backing}: {source}")]
+    #[error("syncing pending data to {backing}: {err}")]
     Sync {
         /// The backing directory.
         backing: PathBuf,
         /// What the backing filesystem said.
-        source: std::io::Error,
+        err: std::io::Error,
     },
     /// The mount could not be removed.
-    #[error("unmounting {mountpoint}: {source}")]
+    #[error("unmounting {mountpoint}: {err}")]
     Unmount {
         /// The mount point.
         mountpoint: PathBuf,
         /// What the kernel said.
-        source: std::io::Error,
+        err: std::io::Error,
     },
 }
 
@@ -116,24 +116,23 @@ impl PowerCut {
     /// backing files have (a server that runs as its own user works in it).
     pub fn mount(backing: &Path, mountpoint: &Path) -> Result<PowerCut, PowerCutError> {
         let canon = |p: &Path| {
-            p.canonicalize().map_err(|source| PowerCutError::Path {
+            p.canonicalize().map_err(|err| PowerCutError::Path {
                 path: p.to_path_buf(),
-                source,
+                err,
             })
         };
         let (backing, mountpoint) = (canon(backing)?, canon(mountpoint)?);
         if backing.starts_with(&mountpoint) {
             return Err(PowerCutError::Path {
                 path: backing,
-                source: std::io::Error::other("the backing directory is inside the mount point"),
+                err: std::io::Error::other("the backing directory is inside the mount point"),
             });
         }
         let state = Arc::new(Mutex::new(fs::State::default()));
         let config = {
             let mut c = fuser::Config::default();
             c.mount_options = vec![
-                fuser::MountOption::FSName("plumb-powercut".into()),
-                fuser::MountOption::Subtype("powercut".into()),
+                fuser::MountOption::FSName(FSNAME.into()),
                 fuser::MountOption::DefaultPermissions,
             ];
             c.acl = fuser::SessionACL::All;
@@ -144,10 +143,10 @@ impl PowerCut {
             &mountpoint,
             &config,
         )
-        .map_err(|source| PowerCutError::Mount {
+        .map_err(|err| PowerCutError::Mount {
             mountpoint: mountpoint.clone(),
             backing: backing.clone(),
-            source,
+            err,
         })?;
         Ok(PowerCut {
             session: Some(session),
@@ -180,9 +179,9 @@ impl PowerCut {
     /// before the part under test begins.
     pub fn sync_all(&self) -> Result<(), PowerCutError> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.sync_all().map_err(|source| PowerCutError::Sync {
+        st.sync_all().map_err(|err| PowerCutError::Sync {
             backing: self.backing.clone(),
-            source,
+            err,
         })
     }
 
@@ -210,9 +209,9 @@ impl PowerCut {
         match unmount(&self.mountpoint) {
             // Gone: the session's thread sees the device close and ends.
             Ok(true) => {
-                session.join().map_err(|source| PowerCutError::Unmount {
+                session.join().map_err(|err| PowerCutError::Unmount {
                     mountpoint: self.mountpoint.clone(),
-                    source,
+                    err,
                 })?;
                 Ok(report)
             }
@@ -222,11 +221,11 @@ impl PowerCut {
                 drop(session);
                 Ok(report)
             }
-            Err(source) => {
+            Err(err) => {
                 drop(session);
                 Err(PowerCutError::Unmount {
                     mountpoint: self.mountpoint.clone(),
-                    source,
+                    err,
                 })
             }
         }
@@ -265,4 +264,86 @@ fn unmount(mountpoint: &Path) -> std::io::Result<bool> {
         return Ok(false);
     }
     Err(std::io::Error::last_os_error())
+}
+
+/// The source power-cut mounts show in /proc/self/mountinfo (their type is `fuse`).
+const FSNAME: &str = "plumb-powercut";
+
+/// Unmounts the power-cut mounts under `dir` whose serving process is gone (a plumb
+/// killed during a trial): such a mount answers everything with ENOTCONN and keeps its
+/// directory from being removed. Live mounts (another plumb's) are left alone. Returns
+/// the mount points it removed.
+pub fn sweep_stale(dir: &Path) -> Vec<PathBuf> {
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let mut gone = Vec::new();
+    for line in info.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let mut fields = right.split(' ');
+        let (fstype, source) = (fields.next(), fields.next());
+        if !fstype.is_some_and(|t| t.starts_with("fuse")) || source != Some(FSNAME) {
+            continue;
+        }
+        let Some(mp) = left.split(' ').nth(4).map(unescape) else {
+            continue;
+        };
+        let mp = PathBuf::from(mp);
+        if !mp.starts_with(&dir) {
+            continue;
+        }
+        let dead = std::fs::metadata(&mp)
+            .err()
+            .is_some_and(|e| e.raw_os_error() == Some(libc::ENOTCONN));
+        if !dead {
+            continue;
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c) = std::ffi::CString::new(mp.as_os_str().as_bytes()) else {
+            continue;
+        };
+        // SAFETY: a valid C string.
+        if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } == 0 {
+            gone.push(mp);
+        }
+    }
+    gone
+}
+
+/// A mountinfo path field with its octal escapes (`\040` for a space) undone.
+fn unescape(s: &str) -> std::ffi::OsString {
+    use std::os::unix::ffi::OsStringExt;
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b.get(i + 1..i + 4).and_then(|d| {
+            std::str::from_utf8(d)
+                .ok()
+                .and_then(|d| u8::from_str_radix(d, 8).ok())
+        });
+        match (b[i], oct) {
+            (b'\\', Some(v)) => {
+                out.push(v);
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    std::ffi::OsString::from_vec(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn mountinfo_escapes_are_undone() {
+        assert_eq!(super::unescape(r"/var/tmp/a\040b\134c"), "/var/tmp/a b\\c");
+        assert_eq!(super::unescape(r"/x\04"), r"/x\04");
+    }
 }

@@ -23,6 +23,12 @@ PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-de
 . "$(dirname "$0")/packages.sh"
 ensure_packages setup "${PKGS[@]}"
 
+# `plumb durability --cut power` and crates/powercut's tests mount a FUSE filesystem with
+# mount(2) as root (no libfuse, no fusermount): only the kernel's fuse module is needed.
+if [ ! -e /dev/fuse ]; then
+  modprobe fuse 2>/dev/null || echo "setup: no /dev/fuse and modprobe fuse failed: --cut power will not run" >&2
+fi
+
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install Rust >= 1.88 (rustup) and re-run" >&2
   exit 1

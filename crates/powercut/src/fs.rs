@@ -88,6 +88,8 @@ impl State {
                 f.overlay.sync(&f.file, false)?;
             }
         }
+        // A clean file nobody has open needs no descriptor.
+        self.files.retain(|_, f| f.handles > 0);
         Ok(())
     }
 }

@@ -216,3 +216,39 @@ fn dropping_the_mount_cuts_too_and_leaves_no_mount_even_with_a_file_held_open() 
     assert_eq!(fs::read(d.backing.join("f")).unwrap(), b"");
     assert_eq!(fs::read_dir(&d.mnt).unwrap().count(), 0);
 }
+
+#[test]
+fn o_dsync_writes_are_durable_at_once_and_hard_links_share_pending_data() {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let d = dirs();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    let m = pc.mountpoint().to_path_buf();
+    let f = File::create(m.join("x")).unwrap();
+    f.write_all_at(&[b'x'; 10_000], 0).unwrap();
+    f.sync_data().unwrap();
+    let dsync = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DSYNC)
+        .open(m.join("x"))
+        .unwrap();
+    dsync.write_all_at(b"D", 0).unwrap();
+    assert_eq!(fs::read(d.backing.join("x")).unwrap()[0], b'D', "O_DSYNC");
+    // Shrunk and written through a second name, never synced.
+    f.set_len(100).unwrap();
+    fs::hard_link(m.join("x"), m.join("y")).unwrap();
+    OpenOptions::new()
+        .write(true)
+        .open(m.join("y"))
+        .unwrap()
+        .write_all_at(b"Y", 50)
+        .unwrap();
+    let through = fs::read(m.join("x")).unwrap();
+    assert_eq!((through.len(), through[0], through[50]), (100, b'D', b'Y'));
+    assert_eq!(fs::read(d.backing.join("x")).unwrap().len(), 10_000);
+    drop((f, dsync));
+    pc.cut().unwrap();
+    for name in ["x", "y"] {
+        let b = fs::read(d.backing.join(name)).unwrap();
+        assert_eq!((b.len(), b[0], b[50]), (10_000, b'D', b'x'), "{name}");
+    }
+}

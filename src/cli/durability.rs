@@ -447,6 +447,9 @@ fn run_server(
     let (mut lost, mut wrong, mut landed) = (0u64, 0u64, 0u32);
     let mut from = 0u64;
     for _ in 0..a.kills {
+        if interrupted() {
+            break;
+        }
         let mut c = m.endpoint.connect()?;
         server_mode(&mut *c, storage, mode)?;
         let insert = c.prepare(&format!("INSERT INTO {TABLE} (id, v) VALUES (?, ?)"))?;
@@ -563,6 +566,9 @@ fn run_engine(
     let mut from = 0u64;
     let mut unopenable = None;
     for _ in 0..a.kills {
+        if interrupted() {
+            break;
+        }
         let kill = Duration::from_millis(next_ms(a.max_ms));
         let killed = match &power {
             None => one_kill(name, mode, &engine_dir, from, seed, kill, &mut log)?,
@@ -629,6 +635,12 @@ fn run_engine(
         wrong,
         verdict,
     })
+}
+
+/// Whether Ctrl-C (or SIGTERM) asked to stop: the trial under way ends as usual (its
+/// mount cut and removed, its server stopped) and no other starts.
+fn interrupted() -> bool {
+    super::execute::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Runs `plumb durability`.
@@ -716,15 +728,24 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
         rng ^= rng << 17;
         1 + rng % max
     };
+    let _ = ctrlc::set_handler(|| {
+        super::execute::INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed)
+    });
     let mut rows = Vec::new();
     for (name, mode) in plan {
         for &cut in &cuts {
+            if interrupted() {
+                break;
+            }
             rows.push(run_engine(&name, mode, cut, &a, seed, &mut next_ms, &root)?);
         }
     }
     for label in servers {
         for &mode in &modes {
             for &cut in &cuts {
+                if interrupted() {
+                    break;
+                }
                 let r = run_server(label, mode, cut, &a, seed, &mut next_ms, &root).with_context(
                     || format!("--server {label} {} --cut {}", mode.name(), cut.name()),
                 )?;
@@ -777,7 +798,10 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
     let failed = rows
         .iter()
         .any(|r| r.mode == "sync" && r.lost + r.wrong > 0);
-    Ok(if failed {
+    Ok(if interrupted() {
+        eprintln!("plumb: interrupted: the table holds the trials that ran");
+        ExitCode::from(130)
+    } else if failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -147,9 +147,27 @@ fn mounts_under(dir: &std::path::Path) -> usize {
         .count()
 }
 
+/// Detaches whatever is still mounted under a directory when a test ends, passed or
+/// not, so a failure leaves no stale mount behind.
+struct UnmountUnder(std::path::PathBuf);
+
+impl Drop for UnmountUnder {
+    fn drop(&mut self) {
+        let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        for m in info.lines().filter_map(|l| l.split(' ').nth(4)) {
+            if std::path::Path::new(m).starts_with(&self.0) {
+                let c = std::ffi::CString::new(m).unwrap();
+                // SAFETY: a valid C string.
+                unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+            }
+        }
+    }
+}
+
 #[test]
 fn a_plumb_killed_during_a_power_cut_trial_leaves_a_mount_the_next_one_removes() {
     let d = tempfile::tempdir().unwrap();
+    let _guard = UnmountUnder(d.path().canonicalize().unwrap());
     let mut first = Command::new(env!("CARGO_BIN_EXE_plumb"))
         .args([
             "durability",

@@ -70,14 +70,28 @@ impl State {
         })
     }
 
-    /// The cut: forgets every pending page and size; from now on every request fails.
-    pub(crate) fn cut(&mut self) -> (u64, u64) {
+    /// The cut: forgets every pending page and size (after writing a random part of
+    /// them, torn at sector boundaries, with `torn`'s seed); from now on every request
+    /// fails.
+    pub(crate) fn cut(&mut self, torn: Option<u64>) -> io::Result<(u64, u64)> {
         let pending = self.pending();
         self.cut = true;
+        if let Some(seed) = torn {
+            let mut x = seed | 1;
+            let mut rand = move || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            for f in self.files.values() {
+                f.overlay.tear(&f.file, &mut rand)?;
+            }
+        }
         self.files.clear();
         self.handles.clear();
         self.dirs.clear();
-        pending
+        Ok(pending)
     }
 
     /// Writes every pending page and size to the backing files and flushes them, as

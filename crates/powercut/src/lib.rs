@@ -17,7 +17,9 @@
 //!   the backing directory at once, as on a journaled filesystem that orders metadata: a
 //!   renamed file whose data was never synced is there after the cut, empty or short;
 //!   directory fsync has nothing left to do;
-//! - pages are never torn: a page is either all synced or not at all;
+//! - [`PowerCut::cut`] drops every unsynced page; [`PowerCut::cut_torn`] first writes a
+//!   random part of them, whole pages or single 512-byte sectors, as an OS that had
+//!   written some of them back would leave them;
 //! - `O_DIRECT` is treated as buffered: its writes wait like any other;
 //! - the kernel's FUSE writeback cache stays off, so every write(2) reaches the filesystem
 //!   at once; shared writable mmap works (no direct_io), its pages reach the filesystem
@@ -189,15 +191,28 @@ impl PowerCut {
     /// request through the mount fails with EIO, and the mount goes. The backing
     /// directory then holds exactly what was synced (and all metadata).
     pub fn cut(mut self) -> Result<CutReport, PowerCutError> {
-        self.cut_and_unmount()
+        self.cut_and_unmount(None)
     }
 
-    fn cut_and_unmount(&mut self) -> Result<CutReport, PowerCutError> {
-        let (files, bytes, syncs) = {
+    /// Cuts the power as [`cut`](Self::cut) does, but first writes to the backing
+    /// directory what the OS may have written back before the power went: each unsynced
+    /// page independently lost, written whole, or written in part (some of its 512-byte
+    /// sectors), and each unsynced truncate or growth done or not, chosen by `seed`.
+    /// Synced data is never touched: an engine that syncs what it acknowledges must
+    /// survive any such mix, and one that trusts unsynced writes to arrive whole or in
+    /// order may not.
+    pub fn cut_torn(mut self, seed: u64) -> Result<CutReport, PowerCutError> {
+        self.cut_and_unmount(Some(seed))
+    }
+
+    fn cut_and_unmount(&mut self, torn: Option<u64>) -> Result<CutReport, PowerCutError> {
+        let cut = {
             let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            let (files, bytes) = st.cut();
-            (files, bytes, st.syncs)
+            let cut = st.cut(torn);
+            cut.map(|(files, bytes)| (files, bytes, st.syncs))
         };
+        let torn_error = cut.as_ref().err().map(|e| e.to_string());
+        let (files, bytes, syncs) = cut.unwrap_or_default();
         let report = CutReport {
             files,
             bytes,
@@ -206,7 +221,15 @@ impl PowerCut {
         let Some(session) = self.session.take() else {
             return Ok(report);
         };
-        match unmount(&self.mountpoint) {
+        let unmounted = unmount(&self.mountpoint);
+        if let Some(e) = torn_error {
+            // Unmounted all the same; the tearing was not done in full.
+            return Err(PowerCutError::Sync {
+                backing: self.backing.clone(),
+                err: std::io::Error::other(format!("tearing pages at the cut: {e}")),
+            });
+        }
+        match unmounted {
             // Gone: the session's thread sees the device close and ends.
             Ok(true) => {
                 session.join().map_err(|err| PowerCutError::Unmount {
@@ -234,7 +257,7 @@ impl PowerCut {
 
 impl Drop for PowerCut {
     fn drop(&mut self) {
-        let _ = self.cut_and_unmount();
+        let _ = self.cut_and_unmount(None);
     }
 }
 

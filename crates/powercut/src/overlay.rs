@@ -188,6 +188,47 @@ impl Overlay {
     }
 }
 
+/// The unit a device writes whole: a torn page is torn at these boundaries.
+pub const SECTOR: u64 = 512;
+
+impl Overlay {
+    /// What the OS may have written of this file's pending data before the power went:
+    /// each pending page is lost, written whole, or written in part (each 512-byte
+    /// sector of it or not), as `rand` decides; a pending truncate or growth happened or
+    /// not; a page written past the end grows the file. Nothing is flushed: the caller
+    /// is about to forget the overlay.
+    pub fn tear(&self, file: &File, rand: &mut dyn FnMut() -> u64) -> io::Result<()> {
+        if self.floor < self.base_len && rand().is_multiple_of(2) {
+            file.set_len(self.floor)?;
+        }
+        for (&page, img) in &self.pages {
+            let start = page * PAGE;
+            if start >= self.size {
+                continue;
+            }
+            let n = (self.size - start).min(PAGE);
+            let whole = match rand() % 4 {
+                0 | 1 => continue, // never reached the device
+                2 => true,
+                _ => false,
+            };
+            for sector in 0..n.div_ceil(SECTOR) {
+                if !whole && rand().is_multiple_of(2) {
+                    continue;
+                }
+                let a = sector * SECTOR;
+                let b = (a + SECTOR).min(n);
+                file.write_all_at(&img[a as usize..b as usize], start + a)?;
+            }
+        }
+        // A size grown without a write reaching that far (ftruncate up, fallocate).
+        if self.size > file.metadata()?.len() && rand().is_multiple_of(2) {
+            file.set_len(self.size)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +282,33 @@ mod tests {
         let b = std::fs::read(t.path()).unwrap();
         assert_eq!(b.len(), 6000);
         assert_eq!(b, o.read(&f, 0, 9000).unwrap());
+    }
+
+    #[test]
+    fn a_torn_cut_leaves_each_sector_old_or_new() {
+        let old = vec![b'o'; 64 * PAGE as usize];
+        let (t, f) = backing(&old);
+        let mut o = Overlay::new(old.len() as u64);
+        o.write(&f, 0, &vec![b'n'; old.len()]).unwrap();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        o.tear(&f, &mut rand).unwrap();
+        let after = std::fs::read(t.path()).unwrap();
+        assert_eq!(after.len(), old.len());
+        let sectors: Vec<u8> = after
+            .chunks(SECTOR as usize)
+            .map(|c| {
+                assert!(c.iter().all(|&b| b == c[0]), "a sector is never split");
+                c[0]
+            })
+            .collect();
+        // 512 sectors, each kept or written at random: both kinds are there.
+        assert!(sectors.contains(&b'o') && sectors.contains(&b'n'));
     }
 
     #[test]

@@ -252,3 +252,37 @@ fn o_dsync_writes_are_durable_at_once_and_hard_links_share_pending_data() {
         assert_eq!((b.len(), b[0], b[50]), (10_000, b'D', b'x'), "{name}");
     }
 }
+
+#[test]
+fn a_torn_cut_writes_some_unsynced_sectors_and_never_touches_synced_data() {
+    let d = dirs();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    let m = pc.mountpoint().to_path_buf();
+    let size = 64 * 4096;
+    fs::write(m.join("synced"), vec![b's'; size]).unwrap();
+    File::open(m.join("synced")).unwrap().sync_all().unwrap();
+    fs::write(m.join("torn"), vec![b'o'; size]).unwrap();
+    File::open(m.join("torn")).unwrap().sync_all().unwrap();
+    // Rewritten, and grown by 8 pages, never synced.
+    fs::write(m.join("torn"), vec![b'n'; size + 8 * 4096]).unwrap();
+    let report = pc.cut_torn(7).unwrap();
+    assert_eq!(report.files, 1);
+    assert_eq!(
+        fs::read(d.backing.join("synced")).unwrap(),
+        vec![b's'; size]
+    );
+    let torn = fs::read(d.backing.join("torn")).unwrap();
+    assert!(torn.len() >= size, "{}", torn.len());
+    let mut kinds = std::collections::BTreeSet::new();
+    for (i, c) in torn.chunks(512).enumerate() {
+        assert!(c.iter().all(|&b| b == c[0]), "sector {i} split");
+        // Past the old end a sector not written reads as zeros (a hole).
+        assert!(
+            c[0] == b'n' || (c[0] == b'o' && i < size / 512) || c[0] == 0,
+            "sector {i}: {}",
+            c[0]
+        );
+        kinds.insert(c[0]);
+    }
+    assert!(kinds.contains(&b'o') && kinds.contains(&b'n'), "{kinds:?}");
+}

@@ -34,7 +34,8 @@ Examples:
   plumb durability                          # RocksDB, synced and not, 10 kills each
   plumb durability --kv all --kills 20      # every engine in this build
   plumb durability --kv lmdb,sqlite --modes sync --dir /data/plumb
-  plumb durability --kv lmdb,sqlite --server postgres --cut power"
+  plumb durability --kv lmdb,sqlite --server postgres --cut power
+  plumb durability --kv lmdb,sqlite --modes sync --cut torn --kills 50"
 )]
 pub struct DurabilityArgs {
     /// Engines, comma-separated, or `all` (every engine in this build that keeps files).
@@ -52,7 +53,9 @@ pub struct DurabilityArgs {
     server: Option<String>,
     /// How each trial ends, comma-separated: kill (the process is killed with SIGKILL;
     /// what it handed the OS survives), power (killed, then every write no fsync reached
-    /// is dropped, as in a power failure: needs root and /dev/fuse), or both.
+    /// is dropped, as in a power failure: needs root and /dev/fuse), torn (as power, but
+    /// a random part of the unsynced writes, whole pages or single 512-byte sectors,
+    /// reaches the disk first), or both (kill and power).
     #[arg(long, default_value = "kill", value_name = "LIST")]
     cut: String,
     /// Kills per engine and mode.
@@ -143,6 +146,9 @@ enum Cut {
     Kill,
     /// SIGKILL, then everything no fsync reached is dropped.
     Power,
+    /// SIGKILL, then a random part of what no fsync reached is written (whole pages or
+    /// single sectors) and the rest dropped.
+    Torn,
 }
 
 impl Cut {
@@ -150,6 +156,7 @@ impl Cut {
         match self {
             Cut::Kill => "kill",
             Cut::Power => "power",
+            Cut::Torn => "torn",
         }
     }
     fn parse_list(s: &str) -> anyhow::Result<Vec<Cut>> {
@@ -158,12 +165,29 @@ impl Cut {
             match c {
                 "kill" => cuts.push(Cut::Kill),
                 "power" => cuts.push(Cut::Power),
+                "torn" => cuts.push(Cut::Torn),
                 "both" => cuts.extend([Cut::Kill, Cut::Power]),
-                other => bail!("--cut: {other:?}: use kill, power or both"),
+                other => bail!("--cut: {other:?}: use kill, power, torn or both"),
             }
         }
         cuts.dedup();
         Ok(cuts)
+    }
+    /// Whether the directory sits on a power-cut mount.
+    fn powered(self) -> bool {
+        self != Cut::Kill
+    }
+    /// Cuts the power as this kind says (`seed` picks what a torn cut writes).
+    fn apply(
+        self,
+        pc: plumb_powercut::PowerCut,
+        seed: u64,
+    ) -> anyhow::Result<plumb_powercut::CutReport> {
+        let r = match self {
+            Cut::Torn => pc.cut_torn(seed),
+            _ => pc.cut(),
+        };
+        r.with_context(|| format!("--cut {}", self.name()))
     }
 }
 
@@ -408,9 +432,10 @@ fn run_server(
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .prefix("plumb-durability-server-")
         .tempdir_in(root)?;
-    let power = match cut {
-        Cut::Kill => None,
-        Cut::Power => Some(power_dirs(work.path())?),
+    let power = if cut.powered() {
+        Some(power_dirs(work.path())?)
+    } else {
+        None
     };
     // Declared before the server, so an error path stops the server (dropped first)
     // before the mount goes.
@@ -476,7 +501,7 @@ fn run_server(
         })?;
         drop(c);
         if let (Some(p), Some((backing, mnt))) = (pc.take(), &power) {
-            p.cut().context("--cut power")?;
+            cut.apply(p, next_ms(u64::MAX - 1))?;
             pc = Some(mount(backing, mnt)?);
         }
         m.restart()?;
@@ -551,12 +576,11 @@ fn run_engine(
         .with_context(|| format!("--dir: making a directory in {}", root.display()))?;
     // Under a power cut the writer works in the mount and the engine is reopened on
     // the backing directory: what survived.
-    let (engine_dir, power) = match cut {
-        Cut::Kill => (work.path().join("db"), None),
-        Cut::Power => {
-            let (backing, mnt) = power_dirs(work.path())?;
-            (backing.join("db"), Some((backing, mnt)))
-        }
+    let (engine_dir, power) = if cut.powered() {
+        let (backing, mnt) = power_dirs(work.path())?;
+        (backing.join("db"), Some((backing, mnt)))
+    } else {
+        (work.path().join("db"), None)
     };
     std::fs::create_dir(&engine_dir)?;
     // The recorder's log lives beside the engine's directory, not in it.
@@ -576,7 +600,7 @@ fn run_engine(
                 let pc = mount(backing, mnt)?;
                 let killed = one_kill(name, mode, &mnt.join("db"), from, seed, kill, &mut log);
                 // The writer is gone: the power goes (also when the trial failed).
-                let report = pc.cut().context("--cut power")?;
+                let report = cut.apply(pc, next_ms(u64::MAX - 1))?;
                 dropped_bytes += report.bytes;
                 syncs += report.syncs;
                 killed?
@@ -603,16 +627,12 @@ fn run_engine(
             format!(
                 "{}: does not open after a {}, so all {lost} are lost",
                 if mode == Mode::Sync { "FAIL" } else { "lost" },
-                if cut == Cut::Power {
-                    "power cut"
-                } else {
-                    "kill"
-                }
+                if cut.powered() { "power cut" } else { "kill" }
             )
         }
         None => verdict(lost + wrong, mode),
     };
-    let power_note = if cut == Cut::Power {
+    let power_note = if cut.powered() {
         format!(
             ", {} KiB unsynced dropped at the cuts, {syncs} fsyncs served",
             dropped_bytes / 1024
@@ -713,7 +733,7 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
     }
     let seed = a.seed.unwrap_or_else(super::execute::clock_seed);
     let root = a.dir.clone().unwrap_or_else(|| PathBuf::from("/var/tmp"));
-    if cuts.contains(&Cut::Power) {
+    if cuts.iter().any(|c| c.powered()) {
         for gone in plumb_powercut::sweep_stale(&root) {
             eprintln!(
                 "plumb: unmounted {}, a power-cut mount left by a plumb that was killed",
@@ -789,7 +809,8 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
              held in the process's own memory after they were acknowledged. cut power: then \
              every write no fsync reached was dropped (plumb's FUSE filesystem under the \
              data directory), as the OS loses them when power fails; metadata counts as \
-             written at once, pages are never torn. A device that loses flushed writes \
+             written at once. cut torn: as power, but a random part of the unsynced \
+             writes (whole pages or single 512-byte sectors) reached the disk first. A device that loses flushed writes \
              needs a real power cut to show (`plumb host --dir DIR`: check \
              disk.write_cache). Server nosync: PostgreSQL synchronous_commit = off, InnoDB \
              and MyRocks flush_log_at_trx_commit = 0."

@@ -58,7 +58,7 @@ pub struct DurabilityArgs {
     /// reaches the disk first), or both (kill and power).
     #[arg(long, default_value = "kill", value_name = "LIST")]
     cut: String,
-    /// Kills per engine and mode.
+    /// Kills per engine, mode and kind of cut.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     kills: u32,
     /// The longest a writer runs before it is killed, ms (each kill picks a moment at

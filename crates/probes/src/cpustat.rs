@@ -69,8 +69,8 @@ impl CpuTimes {
 
 /// Reads `/proc/stat` now.
 pub fn read() -> Result<CpuTimes, ProbeError> {
-    let text = std::fs::read_to_string(PROC_STAT)
-        .map_err(|e| ProbeError::io("reading", PROC_STAT, e))?;
+    let text =
+        std::fs::read_to_string(PROC_STAT).map_err(|e| ProbeError::io("reading", PROC_STAT, e))?;
     parse(&text, Path::new(PROC_STAT))
 }
 

@@ -305,7 +305,10 @@ mod tests {
         assert_eq!(rows[0][10], "0.12"); // r_await
         assert_eq!(rows[0][11], "4.00"); // rareq-sz
         assert_eq!(rows[0][17], "40.00"); // %util
-        assert_eq!((rows[1][5], rows[1][6], rows[1][17]), ("n/a", "n/a", "80.00"));
+        assert_eq!(
+            (rows[1][5], rows[1][6], rows[1][17]),
+            ("n/a", "n/a", "80.00")
+        );
         // Without a device the columns say n/a, never 0.
         let t = intervals_text(&run(None));
         let row = t.lines().find(|l| l.trim_start().starts_with('1')).unwrap();

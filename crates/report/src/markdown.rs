@@ -43,7 +43,11 @@ pub fn comparison(c: &Comparison) -> String {
     h.extend(labels.iter().cloned());
     out.push_str(&header(&h));
     for (i, step) in c.steps.iter().enumerate() {
-        let mark = if crate::compare::noisy(c, step) { " \\*" } else { "" };
+        let mark = if crate::compare::noisy(c, step) {
+            " \\*"
+        } else {
+            ""
+        };
         let mut r = vec![format!("{}{mark}", cell(step))];
         for cl in &c.ops_sec.rows[i] {
             r.push(match cl.median {

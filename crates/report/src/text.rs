@@ -272,7 +272,11 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
     let hr: Vec<&str> = h.iter().map(String::as_str).collect();
     let mut t = table_left(&hr);
     for (i, step) in c.steps.iter().enumerate() {
-        let mark = if crate::compare::noisy(c, step) { " *" } else { "" };
+        let mark = if crate::compare::noisy(c, step) {
+            " *"
+        } else {
+            ""
+        };
         let mut r = vec![format!("{step}{mark}")];
         r.extend(c.ops_sec.rows[i].iter().map(|cl| match cl.median {
             Some(m) => format!("{m:.0} (n={})", cl.n),

@@ -690,8 +690,12 @@ fn a_step_beside_a_neighbour_is_warned_with_reason_and_fix() {
         .collect();
     assert_eq!(outside.len(), 4, "two runs × two steps: {w:#?}");
     assert!(outside[0].starts_with("new run 3 step readrandom: "));
-    assert!(outside[0].contains("`plumb host` lists busy processes") && outside[0].contains("taskset"));
-    assert!(w.iter().any(|w| w.contains("6% of this VM's CPU time") && w.contains("steal")));
+    assert!(
+        outside[0].contains("`plumb host` lists busy processes") && outside[0].contains("taskset")
+    );
+    assert!(w
+        .iter()
+        .any(|w| w.contains("6% of this VM's CPU time") && w.contains("steal")));
     // At the thresholds themselves: not warned.
     with_noise(
         &mut v[1],
@@ -707,7 +711,11 @@ fn compare_marks_steps_whose_sides_ran_beside_different_noise() {
     with_noise(&mut v[0], 0.0, 1.0);
     with_noise(&mut v[1], 3.0, 4.0);
     let c = compare(&v);
-    assert!(c.noise.is_empty(), "3 points apart is within the noise: {:?}", c.noise);
+    assert!(
+        c.noise.is_empty(),
+        "3 points apart is within the noise: {:?}",
+        c.noise
+    );
     with_noise(&mut v[1], 12.0, 4.0);
     let c = compare(&v);
     assert_eq!(c.noise.len(), 2, "both steps");
@@ -715,7 +723,8 @@ fn compare_marks_steps_whose_sides_ran_beside_different_noise() {
     assert_eq!((n.step.as_str(), n.version.as_str()), ("readrandom", "new"));
     assert_eq!(n.steal_pct, [Some(0.0), Some(12.0)]);
     assert!(
-        n.note.starts_with("readrandom: new had 12% steal, base 0%: the difference may be the host"),
+        n.note
+            .starts_with("readrandom: new had 12% steal, base 0%: the difference may be the host"),
         "{}",
         n.note
     );
@@ -723,11 +732,16 @@ fn compare_marks_steps_whose_sides_ran_beside_different_noise() {
     assert!(text.contains("readrandom *"), "{text}");
     assert!(text.contains("* readrandom: new had 12% steal"), "{text}");
     let md = markdown::comparison(&c);
-    assert!(md.contains("readrandom \\*") && md.contains("\\* readrandom: new had 12%"), "{md}");
+    assert!(
+        md.contains("readrandom \\*") && md.contains("\\* readrandom: new had 12%"),
+        "{md}"
+    );
     // Outside load alone also marks.
     with_noise(&mut v[1], 0.0, 30.0);
     let c = compare(&v);
-    assert!(c.noise[0].note.contains("other processes used 30% of the machine beside new, 1% beside base"));
+    assert!(c.noise[0]
+        .note
+        .contains("other processes used 30% of the machine beside new, 1% beside base"));
     let json = serde_json::to_value(&c).unwrap();
     assert_eq!(json["noise"][0]["outside_cpu_pct"][1], 30.0);
 }

@@ -292,7 +292,10 @@ mod tests {
         assert_eq!((i.rd, io.r_s, io.util_pct), (Some(100), 200.0, Some(50.0)));
         assert_eq!(io.r_await_ms, Some(0.0));
         assert_eq!(io.w_await_ms, None);
-        assert_eq!(interval(2.0, 0.5, 10, &h, 7, None, HostNoise::default()).device, None);
+        assert_eq!(
+            interval(2.0, 0.5, 10, &h, 7, None, HostNoise::default()).device,
+            None
+        );
     }
 
     #[test]
@@ -322,7 +325,10 @@ mod tests {
         let n = host_noise(Some(&a), Some(&b), 130 * tick, Some(0));
         assert_eq!(n.outside_cpu_pct, Some(0.0));
         assert_eq!(host_noise(None, Some(&b), 0, Some(0)), HostNoise::default());
-        assert_eq!(host_noise(Some(&a), Some(&a), 0, Some(0)), HostNoise::default());
+        assert_eq!(
+            host_noise(Some(&a), Some(&a), 0, Some(0)),
+            HostNoise::default()
+        );
     }
 
     #[test]

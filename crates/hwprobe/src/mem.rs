@@ -172,7 +172,7 @@ fn triad_passes(a: &mut [f64], b: &[f64], c: &[f64], threads: usize, passes: usi
 }
 
 /// The machine's CPU by state now, for the host's noise over a probe step.
-fn machine() -> Option<plumb_probes::cpustat::CpuTimes> {
+fn machine() -> Option<plumb_probes::cpustat::Reading> {
     plumb_probes::cpustat::read().ok()
 }
 

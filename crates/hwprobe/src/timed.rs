@@ -3,7 +3,7 @@
 //! second, as the runner does for workload steps.
 
 use plumb_core::{Interval, StepStatus, StepSummary};
-use plumb_probes::cpustat::{self, CpuTimes};
+use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self_counters, ProcessCounters};
 use plumb_runner::metrics::{host_noise, HostNoise};
@@ -55,7 +55,7 @@ struct Sample {
     at: Instant,
     ops: u64,
     cpu: ProcessCounters,
-    machine: Option<CpuTimes>,
+    machine: Option<Reading>,
     disk: Option<DiskCounters>,
 }
 

@@ -8,7 +8,7 @@ use crate::error::IbError;
 use crate::row::{Row, RowGen};
 use crate::target::{IbConn, IbTarget, SecIndex};
 use plumb_core::{IbSecond, IbSummary, Interval, OpLatency, Qos, StepStatus, StepSummary};
-use plumb_probes::cpustat::{self, CpuTimes};
+use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree::{self, TreeSnapshot};
@@ -150,7 +150,7 @@ struct Shared<'a> {
 struct Mark {
     at: Instant,
     client: ProcessCounters,
-    machine: Option<CpuTimes>,
+    machine: Option<Reading>,
     server: Option<TreeSnapshot>,
     disk: Option<DiskCounters>,
 }

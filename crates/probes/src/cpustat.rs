@@ -10,6 +10,7 @@
 use crate::ProbeError;
 use procfs_core::{ExplicitSystemInfo, FromReadSI, KernelStats};
 use std::path::Path;
+use std::time::Instant;
 
 /// Where the kernel keeps the counters.
 pub const PROC_STAT: &str = "/proc/stat";
@@ -67,16 +68,65 @@ impl CpuTimes {
     }
 }
 
-/// Reads `/proc/stat` now.
-pub fn read() -> Result<CpuTimes, ProbeError> {
-    let text =
-        std::fs::read_to_string(PROC_STAT).map_err(|e| ProbeError::io("reading", PROC_STAT, e))?;
-    parse(&text, Path::new(PROC_STAT))
+/// One reading of the machine: when, how many CPUs were online, and their times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reading {
+    /// When it was read (the monotonic clock every window is timed with).
+    pub at: Instant,
+    /// Online CPUs (the `cpuN` lines).
+    pub cpus: u32,
+    /// All CPUs' time by state.
+    pub times: CpuTimes,
 }
 
-/// The `cpu` line of a `/proc/stat` text (procfs-core's parser); `file` names it in
-/// errors.
-pub fn parse(text: &str, file: &Path) -> Result<CpuTimes, ProbeError> {
+/// The machine over a window between two readings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    /// Ticks spent in each state.
+    pub times: CpuTimes,
+    /// The CPUs' capacity, µs: the window's length times the online CPUs, or the ticks
+    /// counted if those are more.
+    pub capacity_us: f64,
+}
+
+impl Window {
+    /// Time the CPUs ran this machine's code, µs: the capacity less idle, iowait and
+    /// steal. Taken from the capacity rather than summed from user, system … because
+    /// a tickless kernel times idle exactly but samples busy time on its tick, and
+    /// misses bursts shorter than a tick (a SQL client and server passing queries back
+    /// and forth on an otherwise quiet host left 15% of the machine's time uncounted).
+    pub fn busy_us(&self) -> f64 {
+        let t = &self.times;
+        (self.capacity_us - ticks_to_us(t.idle + t.iowait + t.steal) as f64).max(0.0)
+    }
+}
+
+impl Reading {
+    /// The window from `earlier` to this reading.
+    pub fn since(&self, earlier: &Reading) -> Window {
+        let times = self.times.delta(&earlier.times);
+        let wall_us = self.at.saturating_duration_since(earlier.at).as_secs_f64()
+            * 1e6
+            * f64::from(earlier.cpus.min(self.cpus));
+        Window {
+            times,
+            capacity_us: wall_us.max(ticks_to_us(times.total()) as f64),
+        }
+    }
+}
+
+/// Reads `/proc/stat` now.
+pub fn read() -> Result<Reading, ProbeError> {
+    let text =
+        std::fs::read_to_string(PROC_STAT).map_err(|e| ProbeError::io("reading", PROC_STAT, e))?;
+    let at = Instant::now();
+    let (times, cpus) = parse(&text, Path::new(PROC_STAT))?;
+    Ok(Reading { at, cpus, times })
+}
+
+/// The `cpu` line of a `/proc/stat` text and the number of `cpuN` lines after it
+/// (procfs-core's parser); `file` names it in errors.
+pub fn parse(text: &str, file: &Path) -> Result<(CpuTimes, u32), ProbeError> {
     // Only the tick rate matters to the `cpu` lines; the rest is never read.
     let si = ExplicitSystemInfo {
         boot_time_secs: 0,
@@ -94,7 +144,8 @@ pub fn parse(text: &str, file: &Path) -> Result<CpuTimes, ProbeError> {
         reason: format!("not a /proc/stat `cpu` line with user nice system idle …: {e}"),
     })?;
     let t = ks.total;
-    Ok(CpuTimes {
+    let cpus = u32::try_from(ks.cpu_time.len()).unwrap_or(u32::MAX).max(1);
+    let times = CpuTimes {
         user: t.user,
         nice: t.nice,
         system: t.system,
@@ -103,7 +154,8 @@ pub fn parse(text: &str, file: &Path) -> Result<CpuTimes, ProbeError> {
         irq: t.irq.unwrap_or(0),
         softirq: t.softirq.unwrap_or(0),
         steal: t.steal.unwrap_or(0),
-    })
+    };
+    Ok((times, cpus))
 }
 
 /// `USER_HZ`: the ticks per second `/proc/stat` counts in (100 on Linux everywhere).
@@ -126,7 +178,8 @@ mod tests {
 
     #[test]
     fn parses_the_cpu_line_of_a_real_file() {
-        let c = parse(STAT, Path::new("stat")).unwrap();
+        let (c, cpus) = parse(STAT, Path::new("stat")).unwrap();
+        assert_eq!(cpus, 2);
         assert_eq!(
             c,
             CpuTimes {
@@ -146,14 +199,14 @@ mod tests {
 
     #[test]
     fn delta_is_per_state_and_never_negative() {
-        let a = parse(STAT, Path::new("stat")).unwrap();
+        let (a, _) = parse(STAT, Path::new("stat")).unwrap();
         // One second later on 2 CPUs: 200 ticks, 30 of them stolen, iowait went back.
         let later = STAT.replacen(
             "cpu  3964739 1828 943000 2720610 110642 0 19423 1962 0 0",
             "cpu  3964839 1828 943020 2720660 110600 0 19423 1992 0 0",
             1,
         );
-        let b = parse(&later, Path::new("stat")).unwrap();
+        let (b, _) = parse(&later, Path::new("stat")).unwrap();
         let d = b.delta(&a);
         assert_eq!((d.user, d.system, d.idle, d.steal), (100, 20, 50, 30));
         assert_eq!(d.iowait, 0);
@@ -161,10 +214,44 @@ mod tests {
     }
 
     #[test]
+    fn a_window_is_wall_time_times_cpus_and_busy_is_what_is_not_idle() {
+        let at = Instant::now();
+        let a = Reading {
+            at,
+            cpus: 2,
+            times: CpuTimes::default(),
+        };
+        // A tickless kernel counted only 170 of 2 CPUs × 1 s: the 30 missing are busy.
+        let b = Reading {
+            at: at + std::time::Duration::from_secs(1),
+            cpus: 2,
+            times: CpuTimes {
+                user: 60,
+                system: 10,
+                idle: 90,
+                steal: 10,
+                ..CpuTimes::default()
+            },
+        };
+        let w = b.since(&a);
+        assert_eq!(w.capacity_us, 2e6);
+        assert_eq!(w.busy_us(), 2e6 - ticks_to_us(100) as f64);
+        // Ticks beyond the clock (a reading late on a loaded host) widen the window.
+        let late = Reading {
+            at: at + std::time::Duration::from_millis(500),
+            ..b
+        };
+        assert_eq!(late.since(&a).capacity_us, ticks_to_us(170) as f64);
+    }
+
+    #[test]
     fn old_kernels_without_steal_read_as_zero() {
         let old = "cpu  10 0 5 100\ncpu0 10 0 5 100\nctxt 1\nbtime 1\nprocesses 1\n";
-        let c = parse(old, Path::new("stat")).unwrap();
-        assert_eq!((c.user, c.idle, c.iowait, c.steal), (10, 100, 0, 0));
+        let (c, cpus) = parse(old, Path::new("stat")).unwrap();
+        assert_eq!(
+            (c.user, c.idle, c.iowait, c.steal, cpus),
+            (10, 100, 0, 0, 1)
+        );
     }
 
     #[test]
@@ -179,7 +266,9 @@ mod tests {
     #[test]
     fn the_live_machine_counts_time() {
         let a = read().unwrap();
-        assert!(a.total() > 0 && a.busy() <= a.total());
+        assert!(a.times.total() > 0 && a.times.busy() <= a.times.total());
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        assert!(a.cpus >= cpus, "{} cpuN lines, {cpus} CPUs usable", a.cpus);
         assert_eq!(ticks_to_us(ticks_per_sec()), 1_000_000);
     }
 }
@@ -202,7 +291,7 @@ mod fuzz {
                 "cpu  {} {} {} {} {} {} {} {} 0 0\nctxt 1\nbtime 1\nprocesses 1\n",
                 v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
             );
-            let c = parse(&line, Path::new("stat")).unwrap();
+            let (c, _) = parse(&line, Path::new("stat")).unwrap();
             prop_assert_eq!(
                 [c.user, c.nice, c.system, c.idle, c.iowait, c.irq, c.softirq, c.steal],
                 [v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]]

@@ -2,7 +2,7 @@
 //! each is tested on its own.
 
 use plumb_core::{DeviceIo, EngineStats, Interval, OpLatency, Qos};
-use plumb_probes::cpustat::{self, CpuTimes};
+use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::DiskCounters;
 use plumb_probes::process::ProcessCounters;
 
@@ -85,36 +85,35 @@ pub struct HostNoise {
     pub outside_cpu_pct: Option<f64>,
 }
 
-/// The host's noise over a window, from the machine's `/proc/stat` counters at its
+/// The host's noise over a window, from the machine's `/proc/stat` readings at its
 /// ends, plumb's own CPU in it (`ours_us`, getrusage) and the server's (`server_us`:
 /// `Some(0)` for an embedded engine, which runs in plumb's process, `None` when the
 /// server's processes were not read, so nothing can be called outside).
 ///
-/// steal% = steal / all ticks × 100. outside% = (busy − ours − server) / all ticks ×
-/// 100, where busy is user + nice + system + irq + softirq (not idle, iowait or
-/// steal). Interrupt time counts as outside: the kernel does not charge it to a
-/// process. `/proc/stat` counts in 10 ms ticks per CPU, so a window's figures are good
+/// Over the window's capacity (its length × the online CPUs): steal% = steal /
+/// capacity × 100, outside% = (busy − ours − server) / capacity × 100, where busy is
+/// the capacity less idle, iowait and steal ([`cpustat::Window::busy_us`] says why not
+/// user + system …). Interrupt time counts as outside: the kernel does not charge it to
+/// a process. `/proc/stat` counts in 10 ms ticks per CPU, so a window's figures are good
 /// to a tick or two per CPU (±1% over a second on 2 CPUs); a negative outside load
 /// (ours read finer than the ticks) is 0.
 pub fn host_noise(
-    earlier: Option<&CpuTimes>,
-    later: Option<&CpuTimes>,
+    earlier: Option<&Reading>,
+    later: Option<&Reading>,
     ours_us: u64,
     server_us: Option<u64>,
 ) -> HostNoise {
-    let Some(d) = later.zip(earlier).map(|(b, a)| b.delta(a)) else {
+    let Some(w) = later.zip(earlier).map(|(b, a)| b.since(a)) else {
         return HostNoise::default();
     };
-    let total = cpustat::ticks_to_us(d.total()) as f64;
-    if total <= 0.0 {
+    if w.capacity_us <= 0.0 {
         return HostNoise::default();
     }
-    let busy = cpustat::ticks_to_us(d.busy()) as f64;
     HostNoise {
-        steal_pct: Some(100.0 * cpustat::ticks_to_us(d.steal) as f64 / total),
+        steal_pct: Some(100.0 * cpustat::ticks_to_us(w.times.steal) as f64 / w.capacity_us),
         outside_cpu_pct: server_us.map(|srv| {
-            let outside = busy - ours_us as f64 - srv as f64;
-            (100.0 * outside / total).clamp(0.0, 100.0)
+            let outside = w.busy_us() - ours_us as f64 - srv as f64;
+            (100.0 * outside / w.capacity_us).clamp(0.0, 100.0)
         }),
     }
 }
@@ -300,16 +299,27 @@ mod tests {
 
     #[test]
     fn host_noise_is_steal_and_what_others_used() {
+        use plumb_probes::cpustat::CpuTimes;
         let tick = cpustat::ticks_to_us(1);
-        let a = CpuTimes::default();
-        // 2 CPUs over 1 s: 200 ticks. 120 busy, 20 stolen, 60 idle.
-        let b = CpuTimes {
-            user: 100,
-            system: 15,
-            softirq: 5,
-            steal: 20,
-            idle: 60,
-            ..CpuTimes::default()
+        let at = std::time::Instant::now();
+        let a = Reading {
+            at,
+            cpus: 2,
+            times: CpuTimes::default(),
+        };
+        // 2 CPUs over 1 s: 200 ticks. 20 stolen, 60 idle, so 120 busy, of which the
+        // kernel's tick saw 110 (user, system, softirq).
+        let b = Reading {
+            at: at + std::time::Duration::from_secs(1),
+            cpus: 2,
+            times: CpuTimes {
+                user: 90,
+                system: 15,
+                softirq: 5,
+                steal: 20,
+                idle: 60,
+                ..CpuTimes::default()
+            },
         };
         // plumb used 50 ticks' worth, the server 10: 60 of 120 busy were someone else's.
         let n = host_noise(Some(&a), Some(&b), 50 * tick, Some(10 * tick));

@@ -3,7 +3,7 @@
 //! worker.
 
 use plumb_core::{EngineStats, Target};
-use plumb_probes::cpustat::{self, CpuTimes};
+use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::perf::{HwCounterGroup, HwReading};
 use plumb_probes::process::{self, ProcessCounters};
@@ -15,7 +15,7 @@ pub(crate) struct Snapshot {
     pub(crate) at: Instant,
     pub(crate) process: ProcessCounters,
     /// The whole machine's CPU by state, for the host's noise beside `process`.
-    pub(crate) machine: Option<CpuTimes>,
+    pub(crate) machine: Option<Reading>,
     pub(crate) disk: Option<DiskCounters>,
     pub(crate) engine: EngineStats,
     pub(crate) rss: Option<u64>,

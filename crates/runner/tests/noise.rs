@@ -51,7 +51,7 @@ fn run(target: &dyn Target, c: &StepConfig, keys: &mut KeySpace) -> StepOutcome 
 
 /// A loaded memory target and a 3-second readrandom on one thread, bracketed by the
 /// test's own reading of the machine's (busy, all) ticks.
-fn readrandom_bracketed() -> (StepOutcome, Ticks, Ticks) {
+fn readrandom_bracketed() -> (StepOutcome, Machine, Machine) {
     let t = MemoryTarget::new();
     let mut keys = KeySpace::empty();
     assert_eq!(
@@ -67,13 +67,19 @@ fn readrandom_bracketed() -> (StepOutcome, Ticks, Ticks) {
     (o, before, after)
 }
 
-/// (busy, all) ticks of the whole machine, parsed here by hand from /proc/stat's
-/// `cpu` line so the test does not lean on the code it checks.
+/// The whole machine at one instant, parsed here by hand from /proc/stat so the test
+/// does not lean on the code it checks: when, the online CPUs, and the ticks spent
+/// idle, in iowait or stolen (the rest of the capacity was busy).
 #[derive(Clone, Copy)]
-struct Ticks(u64, u64);
+struct Machine {
+    at: std::time::Instant,
+    cpus: u64,
+    not_busy: u64,
+}
 
-fn machine() -> Ticks {
+fn machine() -> Machine {
     let text = std::fs::read_to_string("/proc/stat").unwrap();
+    let at = std::time::Instant::now();
     let f: Vec<u64> = text
         .lines()
         .next()
@@ -82,9 +88,22 @@ fn machine() -> Ticks {
         .skip(1)
         .map(|x| x.parse().unwrap())
         .collect();
+    let cpus = text
+        .lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+        .count() as u64;
     // user nice system idle iowait irq softirq steal
-    let busy = f[0] + f[1] + f[2] + f[5] + f[6];
-    Ticks(busy, busy + f[3] + f[4] + f[7])
+    Machine {
+        at,
+        cpus,
+        not_busy: f[3] + f[4] + f[7],
+    }
+}
+
+/// The bracket's capacity and busy time, in 10 ms ticks (USER_HZ).
+fn bracket(a: Machine, b: Machine) -> (f64, f64) {
+    let capacity = (b.at - a.at).as_secs_f64() * 100.0 * a.cpus as f64;
+    (capacity, capacity - (b.not_busy - a.not_busy) as f64)
 }
 
 /// Spinning processes, one per CPU (so the hog holds its share of a machine other
@@ -128,11 +147,10 @@ impl Drop for Hog {
     }
 }
 
-/// plumb's own CPU in the step as a percent of the machine's ticks over the bracket.
-fn ours_pct(o: &StepOutcome, all_ticks: u64) -> f64 {
+/// plumb's own CPU in the step as a percent of the bracket's capacity (ticks).
+fn ours_pct(o: &StepOutcome, capacity: f64) -> f64 {
     let ours_us = o.summary.cpu_us_op.unwrap() * o.summary.ops as f64;
-    let tick_us = 1e6 / 100.0; // USER_HZ
-    100.0 * ours_us / (all_ticks as f64 * tick_us)
+    100.0 * ours_us / (capacity * 1e4)
 }
 
 #[test]
@@ -144,7 +162,7 @@ fn a_cpu_hog_beside_the_step_is_outside_load_and_is_warned_about() {
     let (o, a, b) = readrandom_bracketed();
     let hog_ticks = hog.ticks() - h0;
     drop(hog);
-    let hog_pct = 100.0 * hog_ticks as f64 / (b.1 - a.1) as f64;
+    let hog_pct = 100.0 * hog_ticks as f64 / bracket(a, b).0;
     let outside = o.summary.outside_cpu_pct.expect("outside load on Linux");
     eprintln!(
         "with a hog: outside {outside:.1}%, the hog {hog_pct:.1}%, steal {:?}%",
@@ -183,9 +201,9 @@ fn a_cpu_hog_beside_the_step_is_outside_load_and_is_warned_about() {
 fn plumbs_own_cpu_is_never_outside_load() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let (o, a, b) = readrandom_bracketed();
-    let all = b.1 - a.1;
-    let busy_pct = 100.0 * (b.0 - a.0) as f64 / all as f64;
-    let ours = ours_pct(&o, all);
+    let (capacity, busy) = bracket(a, b);
+    let busy_pct = 100.0 * busy / capacity;
+    let ours = ours_pct(&o, capacity);
     let outside = o.summary.outside_cpu_pct.expect("outside load on Linux");
     eprintln!("no hog: outside {outside:.1}%, machine busy {busy_pct:.1}%, plumb {ours:.1}%");
     // One busy reader is a large share of the machine: were it counted as outside,

@@ -11,7 +11,7 @@ use crate::counters::{per_query, CounterReader};
 use crate::drivers::{self, Driver};
 use crate::error::SqlError;
 use plumb_core::{HwCounters, Interval, ServerCosts, StepStatus, StepSummary};
-use plumb_probes::cpustat::{self, CpuTimes};
+use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree;
@@ -133,7 +133,7 @@ enum Msg {
 struct Mark {
     at: Instant,
     client: ProcessCounters,
-    machine: Option<CpuTimes>,
+    machine: Option<Reading>,
     server: Option<proctree::TreeSnapshot>,
     disk: Option<DiskCounters>,
 }

@@ -274,14 +274,14 @@ pub struct StepSummary {
     /// Peak resident memory of the process during the step, GB.
     pub rss_gb: Option<f64>,
     /// Time the hypervisor ran other guests while this VM's CPUs wanted to run, percent
-    /// of the machine's CPU time in the window (all CPUs together): a neighbour on the
-    /// physical host. `None` without `/proc/stat`, and in runs stored before it existed.
+    /// of the machine's CPU capacity in the window (all CPUs together): a neighbour on
+    /// the physical host. `None` without `/proc/stat`, and in runs stored before it existed.
     #[serde(default)]
     pub steal_pct: Option<f64>,
     /// CPU that processes other than the ones measured used on this machine (the
-    /// machine's busy time, steal, idle and iowait left out, less plumb's own CPU and a
-    /// managed server's), percent of the machine's CPU capacity in the window: a
-    /// neighbour on this host. `None` without `/proc/stat`, when the server's processes
+    /// machine's time neither idle, in iowait nor stolen, less plumb's own CPU and a
+    /// managed server's), percent of the machine's CPU capacity in the window (its
+    /// length × the online CPUs): a neighbour on this host. `None` without `/proc/stat`, when the server's processes
     /// cannot be seen (an external server), and in runs stored before it existed.
     #[serde(default)]
     pub outside_cpu_pct: Option<f64>,

@@ -11,9 +11,13 @@ set -euo pipefail
 # (PostgreSQL 15, MariaDB 10.11 with InnoDB and MyRocks; apt does not start them here);
 # sysbench: the peer of bench/compare-sysbench.sh; linux-perf: `plumb sql --profile`;
 # sysstat: iostat, whose -x figures crates/probes/tests/iostat.rs checks plumb's against
-# (and bench/compare-iostat.sh sets beside a run's).
+# (and bench/compare-iostat.sh sets beside a run's). smartmontools, nvme-cli: SMART
+# health (wear, spare, media errors, temperature) in every run's host snapshot;
+# xfsprogs: xfs_info for an xfs data dir's block size and stripe geometry (e2fsprogs'
+# dumpe2fs, for ext4, is in every Debian install).
 PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev
-  postgresql mariadb-server mariadb-plugin-rocksdb sysbench linux-perf sysstat)
+  postgresql mariadb-server mariadb-plugin-rocksdb sysbench linux-perf sysstat
+  smartmontools nvme-cli xfsprogs)
 
 # shellcheck source=scripts/packages.sh
 . "$(dirname "$0")/packages.sh"

@@ -105,6 +105,18 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
     } else {
         Vec::new()
     };
+    // Durable commit curves are read against the fsync ceiling of the runs' host.
+    let fsync = if is_suite {
+        let host = runs
+            .iter()
+            .find_map(|r| r.run.host.as_ref()?.inventory.hostname.clone());
+        match host {
+            Some(h) => plumb_report::commits::fsync_ceiling(&store.ceilings(&h)?),
+            None => None,
+        }
+    } else {
+        None
+    };
     let run_lines = || -> String {
         runs.iter()
             .map(|r| plumb_report::one_line(r) + "\n")
@@ -113,6 +125,7 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let doc = match a.format {
         Format::Text if is_suite => {
             let mut s = plumb_report::sweep::text(&curves);
+            s.push_str(&plumb_report::commits::text(&curves, fsync));
             s.push_str(&run_lines());
             if let Some(c) = &c {
                 s.push_str(&comparison_text(c));
@@ -122,13 +135,14 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
         Format::Md if is_suite => {
             let mut s = String::from("## Sweeps\n\n");
             s.push_str(&plumb_report::sweep::markdown(&curves));
+            s.push_str(&plumb_report::commits::markdown(&curves, fsync));
             s.push_str("## Runs\n\n");
             for l in run_lines().lines() {
                 s.push_str(&format!("- {}\n", plumb_report::markdown::cell(l)));
             }
             s
         }
-        Format::Html if is_suite => plumb_report::html::suite_report(&runs, &curves),
+        Format::Html if is_suite => plumb_report::html::suite_report(&runs, &curves, fsync),
         Format::Text => {
             let mut s: String = runs.iter().map(|r| TextReporter.render(r) + "\n").collect();
             if let Some(c) = &c {

@@ -2,7 +2,7 @@
 //! (see docs/json.md) shared by `kv --json` and `show --json`.
 
 use anyhow::Context;
-use plumb_report::attribution::{attribution, disk_ceilings, HostCeilings};
+use plumb_report::attribution::{attribution, cpu_attribution, disk_ceilings, HostCeilings};
 use plumb_report::{Reporter, TextReporter};
 use plumb_store::{Store, StoredRun};
 
@@ -23,8 +23,9 @@ pub fn print(r: &StoredRun, as_json: bool, store: &Store) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// The attribution lines (with a blank line first), or none when the run's host has no
-/// disk ceilings or is unknown.
+/// The attribution lines (with a blank line first): the run's steps against the disk
+/// ceilings `plumb probe disk` measured, and a server run's against the cached-SELECT
+/// ceiling; none when the run's host is unknown or has neither.
 fn bottom_up(r: &StoredRun, store: &Store) -> anyhow::Result<Vec<String>> {
     let Some(host) = r
         .run
@@ -37,19 +38,22 @@ fn bottom_up(r: &StoredRun, store: &Store) -> anyhow::Result<Vec<String>> {
     let ceilings = store
         .ceilings(host)
         .with_context(|| format!("reading the ceilings of host {host}"))?;
-    let probe = match disk_ceilings(&ceilings).first() {
-        Some(c) => store
-            .run(c.run_id)
-            .with_context(|| format!("reading probe run {}", c.run_id))?,
-        None => return Ok(Vec::new()),
+    let mut lines = match disk_ceilings(&ceilings).first() {
+        Some(c) => {
+            let probe = store
+                .run(c.run_id)
+                .with_context(|| format!("reading probe run {}", c.run_id))?;
+            attribution(
+                r,
+                &HostCeilings {
+                    ceilings: &ceilings,
+                    disk_device: probe.run.device.as_deref(),
+                },
+            )
+        }
+        None => Vec::new(),
     };
-    let lines = attribution(
-        r,
-        &HostCeilings {
-            ceilings: &ceilings,
-            disk_device: probe.run.device.as_deref(),
-        },
-    );
+    lines.extend(cpu_attribution(r, &ceilings));
     if lines.is_empty() {
         return Ok(lines);
     }

@@ -151,6 +151,7 @@ fn measure(
     let mut all_present = false;
     let mut ycsb = plumb_sql::run::YcsbState::default();
     let mut server_died = None;
+    let mut ceilings: Vec<plumb_store::Ceiling> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         if i > 0 && !step.kind.is_load() {
             super::maybe_drop_caches(plan);
@@ -209,9 +210,37 @@ fn measure(
                     server_died = Some(e);
                 }
             }
+            let mut config = config.clone();
+            config["threads"] = cfg.threads.into();
             store_step(&mut rec, cfg, &out, &config, None, group_of, step.kind)?;
             Ok(out)
         };
+        if step.kind == SqlKind::CachedSelect {
+            let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let mut last = None;
+            for c in plumb_sql::ceiling::clients(p.threads, hw) {
+                let mut at = cfg.clone();
+                at.threads = c;
+                at.plan.name = format!("{}.c{c}", step.name);
+                let out = run_and_store(&mut ctx, &at)?;
+                if out.status == StepStatus::Ok {
+                    ceilings.extend(cached_select_ceilings(&engine, c, &out.summary));
+                }
+                let stop = out.status != StepStatus::Ok || interrupt.load(Ordering::Relaxed);
+                last = Some(out);
+                if stop {
+                    break;
+                }
+            }
+            let out = last.expect("clients() is never empty");
+            if let Some(e) = &out.error {
+                eprintln!("plumb: step {} failed: {e}", step.name);
+            }
+            if out.status != StepStatus::Ok || interrupt.load(Ordering::Relaxed) {
+                break;
+            }
+            continue;
+        }
         let mut out = run_and_store(&mut ctx, &cfg)?;
         if let (Some(bound), true, StepStatus::Ok) = (&bound, !step.kind.is_load(), out.status) {
             use plumb_runner::search::{self, Ask};
@@ -256,8 +285,65 @@ fn measure(
         status = status.worst(RunStatus::Failed);
     }
     let stored = store.run(run_id)?;
+    if !ceilings.is_empty() {
+        let host = stored
+            .run
+            .host
+            .as_ref()
+            .and_then(|h| h.inventory.hostname.clone())
+            .unwrap_or_else(|| "unknown".into());
+        add_max(&mut ceilings);
+        store.add_ceilings(run_id, &host, &plumb_runner::lifecycle::now(), &ceilings)?;
+        eprintln!(
+            "plumb: run {run_id}: cached-SELECT ceiling of {engine} on {host}: {}",
+            ceilings
+                .iter()
+                .map(|c| format!("{} {:.0} {}", c.name, c.value, c.unit))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     observer.run_finished(&stored, store);
     Ok((run_id, status))
+}
+
+/// The ceilings one client count of `cached-select` measured: its queries/s, and the
+/// CPU a trivial query costs there (plumb's side plus the server's).
+fn cached_select_ceilings(
+    engine: &str,
+    clients: usize,
+    s: &plumb_core::StepSummary,
+) -> Vec<plumb_store::Ceiling> {
+    let mut v = vec![plumb_store::Ceiling {
+        name: plumb_sql::ceiling::ceiling_name(engine, clients),
+        value: s.ops_sec,
+        unit: "queries/s".into(),
+    }];
+    let server = s.server.as_ref().and_then(|v| v.cpu_us_query);
+    if let (Some(c), Some(srv)) = (s.cpu_us_op, server) {
+        v.push(plumb_store::Ceiling {
+            name: plumb_sql::ceiling::cpu_ceiling_name(engine, clients),
+            value: c + srv,
+            unit: "µs/query".into(),
+        });
+    }
+    v
+}
+
+/// Adds the best rate over the client counts as the server's one cached-SELECT ceiling.
+fn add_max(ceilings: &mut Vec<plumb_store::Ceiling>) {
+    let best = ceilings
+        .iter()
+        .filter(|c| c.unit == "queries/s")
+        .max_by(|a, b| a.value.total_cmp(&b.value))
+        .cloned();
+    if let Some(b) = best {
+        let name = b
+            .name
+            .rsplit_once('.')
+            .map_or(b.name.clone(), |(n, _)| n.to_string());
+        ceilings.push(plumb_store::Ceiling { name, ..b });
+    }
 }
 
 /// Stores one step as it ran: its record (the step's knobs in `config`, its open-loop

@@ -567,4 +567,9 @@ pub struct DeviceIo {
     /// (ms doing IO / window ms × 100); above 90% a single-queue disk is saturated, a
     /// parallel one (NVMe, RAID, virtio) may not be.
     pub util_pct: Option<f64>,
+    /// `f/s`: cache flush requests completed per second (kernels 5.5+). Set beside
+    /// durable commits per second it shows group commit: fewer flushes than commits
+    /// means several commits shared one. `None` when the kernel does not count them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub f_s: Option<f64>,
 }

@@ -2,6 +2,10 @@
 //! so every rule can be tested on its own and read in one place.
 
 use crate::busy::BusyProcess;
+use crate::geometry::FsGeometry;
+use crate::kmsg::KernelLog;
+use crate::platform::{kernel_params, Bios, CoreTypes};
+use crate::smart::DiskHealth;
 use crate::storage::{BlockDevice, Storage};
 use crate::{Check, Inventory, Verdict};
 
@@ -11,6 +15,12 @@ pub const BUSY_PERCENT: f64 = 5.0;
 pub const EMPTY_FRACTION: f64 = 0.10;
 /// Above this fill fraction the device is "nearly full".
 pub const FULL_FRACTION: f64 = 0.90;
+/// At or above this share of rated endurance used, an SSD is "worn".
+pub const WEAR_WARN_PERCENT: u64 = 80;
+/// At or above this temperature (°C) a device is hot enough to throttle.
+pub const TEMP_WARN_C: i64 = 70;
+/// How many kernel-log error lines a check's reason quotes.
+pub const QUOTED_ERROR_LINES: usize = 3;
 
 fn check(id: &str, verdict: Verdict, reason: impl Into<String>, fix: Option<&str>) -> Check {
     Check {
@@ -470,6 +480,402 @@ pub fn data_vs_ram(data_bytes: Option<u64>, mem_total: Option<u64>) -> Check {
     }
 }
 
+/// `disk.health`: a worn SSD, one with spare below threshold, media errors, a critical
+/// warning, a high temperature or remapped sectors is slower (retries, throttling) and
+/// may lose data; figures from such a device describe the device's fault.
+pub fn disk_health(health: &[DiskHealth]) -> Check {
+    let id = "disk.health";
+    if health.is_empty() {
+        return check(
+            id,
+            Verdict::Info,
+            "no physical device under the data dir: SMART health unavailable",
+            None,
+        );
+    }
+    let mut problems = Vec::new();
+    let mut lines = Vec::new();
+    let mut unavailable = false;
+    for h in health {
+        if let Some(why) = &h.unavailable {
+            unavailable = true;
+            lines.push(format!("{}: unavailable: {why}", h.device));
+            continue;
+        }
+        let mut p = Vec::new();
+        if let Some(u) = h.percentage_used.filter(|u| *u >= WEAR_WARN_PERCENT) {
+            p.push(format!("{u}% of rated life used"));
+        }
+        if let (Some(s), Some(t)) = (h.available_spare, h.available_spare_threshold) {
+            if s < t {
+                p.push(format!("spare {s}% below threshold {t}%"));
+            }
+        }
+        if let Some(e) = h.media_errors.filter(|e| *e > 0) {
+            p.push(format!("{e} media/uncorrectable errors"));
+        }
+        if let Some(c) = h.critical_warning.filter(|c| *c != 0) {
+            p.push(format!("critical warning 0x{c:02x}"));
+        }
+        if let Some(t) = h.temperature_c.filter(|t| *t >= TEMP_WARN_C) {
+            p.push(format!("{t} °C"));
+        }
+        if let Some(r) = h.reallocated_sectors.filter(|r| *r > 0) {
+            p.push(format!("{r} reallocated sectors"));
+        }
+        if let Some(r) = h.pending_sectors.filter(|r| *r > 0) {
+            p.push(format!("{r} pending sectors"));
+        }
+        if h.smart_passed == Some(false) {
+            p.push("SMART self-assessment FAILED".into());
+        }
+        if p.is_empty() {
+            lines.push(format!(
+                "{}: {} ({})",
+                h.device,
+                h.figures(),
+                h.source.as_deref().unwrap_or("?")
+            ));
+        } else {
+            problems.push(format!("{}: {}", h.device, p.join(", ")));
+        }
+    }
+    if !problems.is_empty() {
+        check(
+            id,
+            Verdict::Warn,
+            problems.join("; "),
+            Some("replace the device or benchmark elsewhere: worn or erroring flash retries reads and throttles; smartctl -a /dev/<dev> (or nvme smart-log) for the details"),
+        )
+    } else if unavailable {
+        check(id, Verdict::Info, lines.join("; "), None)
+    } else {
+        check(id, Verdict::Ok, lines.join("; "), None)
+    }
+}
+
+/// `kernel.io_errors`: I/O, filesystem and PCIe (AER) errors in the kernel log since boot
+/// mean the storage path is retrying or failing; correctable PCIe errors alone can cost
+/// throughput long before anything breaks.
+pub fn kernel_io_errors(log: &KernelLog) -> Check {
+    let id = "kernel.io_errors";
+    if let Some(why) = &log.unavailable {
+        return check(id, Verdict::Info, why.clone(), None);
+    }
+    let src = log.source.as_deref().unwrap_or("kernel log");
+    match log.io_errors {
+        None => check(id, Verdict::Info, "kernel log not read", None),
+        Some(0) => check(
+            id,
+            Verdict::Ok,
+            format!(
+                "no I/O, filesystem or PCIe error among {} kernel log messages since boot ({src})",
+                log.records.unwrap_or(0)
+            ),
+            None,
+        ),
+        Some(n) => {
+            let quoted: Vec<String> = log
+                .io_error_lines
+                .iter()
+                .take(QUOTED_ERROR_LINES)
+                .map(|l| format!("\u{ab}{l}\u{bb}"))
+                .collect();
+            check(
+                id,
+                Verdict::Warn,
+                format!(
+                    "{n} I/O, filesystem or PCIe error messages in the kernel log since boot ({src}): {}{}",
+                    quoted.join(" "),
+                    if n as usize > quoted.len() { " …" } else { "" }
+                ),
+                Some("find the cause before benchmarking: smartctl -a / nvme error-log for the disk, lspci -vvv and the slot or riser for AER, xfs_repair -n or e2fsck -fn for the filesystem (the log keeps old errors until reboot)"),
+            )
+        }
+    }
+}
+
+/// `host.bios`: states the firmware, whose power, C-state and turbo settings shape results
+/// and whose updates can change them.
+pub fn bios(b: &Bios) -> Check {
+    let id = "host.bios";
+    if let Some(why) = &b.unavailable {
+        return check(id, Verdict::Info, format!("BIOS unavailable: {why}"), None);
+    }
+    let o = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
+    check(
+        id,
+        Verdict::Info,
+        format!(
+            "BIOS {} {} ({}); system {} {}",
+            o(&b.vendor),
+            o(&b.version),
+            o(&b.date),
+            o(&b.sys_vendor),
+            o(&b.product_name)
+        ),
+        None,
+    )
+}
+
+/// `kernel.cmdline`: boot parameters that change benchmark results (idle polling,
+/// tickless or isolated CPUs, frequency driver, C-state limits, THP, mitigations).
+pub fn cmdline(cmdline: Option<&str>, unavailable: Option<&str>) -> Check {
+    let id = "kernel.cmdline";
+    let Some(line) = cmdline else {
+        return check(
+            id,
+            Verdict::Info,
+            format!(
+                "kernel command line unavailable: {}",
+                unavailable.unwrap_or("not read")
+            ),
+            None,
+        );
+    };
+    let params = kernel_params(line);
+    let mut found: Vec<(Verdict, String)> = Vec::new();
+    for p in &params {
+        let why = if *p == "mitigations=off" {
+            Some((Verdict::Info, "CPU vulnerability mitigations off: figures are not comparable with mitigated hosts"))
+        } else if *p == "idle=poll" {
+            Some((
+                Verdict::Warn,
+                "idle CPUs spin: lower wake-up latency, less turbo headroom",
+            ))
+        } else if p.starts_with("nohz_full=") {
+            Some((
+                Verdict::Warn,
+                "tickless CPUs: timer and scheduling behaviour differ from a default kernel",
+            ))
+        } else if p.starts_with("isolcpus=") {
+            Some((
+                Verdict::Warn,
+                "CPUs removed from scheduling: unpinned threads never run there",
+            ))
+        } else if *p == "intel_pstate=disable" {
+            Some((
+                Verdict::Warn,
+                "intel_pstate disabled: frequency control falls back to acpi-cpufreq",
+            ))
+        } else if p.starts_with("processor.max_cstate=") || p.starts_with("intel_idle.max_cstate=")
+        {
+            Some((
+                Verdict::Warn,
+                "idle states limited: wake-up latency and turbo headroom differ",
+            ))
+        } else if p.starts_with("transparent_hugepage=") {
+            Some((Verdict::Warn, "THP mode set at boot"))
+        } else {
+            None
+        };
+        if let Some((v, why)) = why {
+            found.push((v, format!("{p} ({why})")));
+        }
+    }
+    let Some(worst) = found.iter().map(|(v, _)| *v).max() else {
+        return check(
+            id,
+            Verdict::Info,
+            format!(
+                "no result-changing boot parameters ({} kernel parameters)",
+                params.len()
+            ),
+            None,
+        );
+    };
+    check(
+        id,
+        worst,
+        found
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect::<Vec<_>>()
+            .join("; "),
+        Some("compare only with hosts booted with the same parameters, or change them (GRUB_CMDLINE_LINUX in /etc/default/grub, update-grub, reboot)"),
+    )
+}
+
+/// `cpu.hybrid`: on Intel P/E hybrids a thread's speed depends on which core type the
+/// scheduler gives it, so unpinned results vary between runs.
+pub fn hybrid(types: Option<&CoreTypes>) -> Check {
+    let id = "cpu.hybrid";
+    match types {
+        None => check(id, Verdict::Info, "core types unknown (/sys/devices not readable)", None),
+        Some(t) if t.efficiency_cpus.is_empty() => check(
+            id,
+            Verdict::Ok,
+            "not a hybrid CPU (no /sys/devices/cpu_atom)",
+            None,
+        ),
+        Some(t) => check(
+            id,
+            Verdict::Warn,
+            format!(
+                "hybrid CPU: {} performance + {} efficiency CPUs; pin threads (taskset) or results depend on scheduling",
+                t.performance_cpus.len(),
+                t.efficiency_cpus.len()
+            ),
+            Some("taskset -c <performance CPUs> plumb … (or disable the E-cores in the BIOS)"),
+        ),
+    }
+}
+
+/// `disk.os_shared`: when the data directory's device also holds `/`, the OS's logs,
+/// swap and other I/O compete with the benchmark's.
+pub fn shared_with_os(shares: Option<bool>, data: &[String], os: &[String]) -> Check {
+    let id = "disk.os_shared";
+    match shares {
+        Some(true) => check(
+            id,
+            Verdict::Warn,
+            format!(
+                "data dir shares its device with the OS ({}): logs/swap/other IO compete",
+                data.iter()
+                    .filter(|d| os.contains(d))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Some("put the data directory on a device of its own (not a partition of the OS disk)"),
+        ),
+        Some(false) => check(
+            id,
+            Verdict::Ok,
+            format!(
+                "data dir on {}, OS on {}: not shared",
+                data.join(", "),
+                os.join(", ")
+            ),
+            None,
+        ),
+        None => check(
+            id,
+            Verdict::Info,
+            "cannot tell whether the data dir shares a device with the OS (no block device under one of them)",
+            None,
+        ),
+    }
+}
+
+/// `fs.geometry`: states block size and stripe alignment, against which a database's
+/// page size and I/O size can be judged.
+pub fn fs_geometry(fs_type: &str, g: Option<&FsGeometry>) -> Check {
+    let id = "fs.geometry";
+    let Some(g) = g else {
+        return check(
+            id,
+            Verdict::Info,
+            format!("{fs_type}: geometry not read"),
+            None,
+        );
+    };
+    let mut parts = Vec::new();
+    if let Some(b) = g.block_size {
+        parts.push(format!("block {b} B"));
+    }
+    if let Some(s) = g.sector_size {
+        parts.push(format!("sector {s} B"));
+    }
+    match (g.stripe_unit_blocks, g.stripe_width_blocks) {
+        (None, None) => {}
+        (u, w) => {
+            let show = |v: Option<u64>| {
+                v.map(|v| match g.block_size {
+                    Some(b) if v > 0 => format!("{v} blocks ({} KiB)", v * b / 1024),
+                    _ => v.to_string(),
+                })
+                .unwrap_or("?".into())
+            };
+            parts.push(format!("stripe unit {}, width {}", show(u), show(w)));
+        }
+    }
+    if let Some(src) = &g.source {
+        parts.push(format!("from {src}"));
+    }
+    if let Some(why) = &g.unavailable {
+        parts.push(format!("unavailable: {why}"));
+    }
+    if let Some(b) = g.statvfs_bsize {
+        parts.push(format!("statvfs f_bsize {b}"));
+    }
+    check(
+        id,
+        Verdict::Info,
+        format!("{fs_type}: {}", parts.join(", ")),
+        None,
+    )
+}
+
+/// `perf.ptrace_scope`: Yama's ptrace_scope decides whether debuggers and stack samplers
+/// (gdb, eu-stack, the poor man's profiler) can attach to a running server.
+pub fn ptrace_scope(scope: Option<i64>, as_root: Option<bool>) -> Check {
+    let id = "perf.ptrace_scope";
+    let fix = Some("sysctl kernel.yama.ptrace_scope=0 (or attach as root / with CAP_SYS_PTRACE)");
+    match (scope, as_root) {
+        (None, _) => check(
+            id,
+            Verdict::Info,
+            "/proc/sys/kernel/yama/ptrace_scope absent (Yama not enabled): attaching is limited only by ordinary permissions",
+            None,
+        ),
+        (Some(0), _) => check(id, Verdict::Ok, "ptrace_scope=0: debuggers and stack samplers can attach to own processes", None),
+        (Some(3), _) => check(
+            id,
+            Verdict::Warn,
+            "ptrace_scope=3: no process may attach, not even root, until reboot",
+            Some("boot without kernel.yama.ptrace_scope=3 (it cannot be lowered at run time)"),
+        ),
+        (Some(s), Some(true)) => check(
+            id,
+            Verdict::Ok,
+            format!("ptrace_scope={s}, but running as root: attaching allowed"),
+            None,
+        ),
+        (Some(1), _) => check(
+            id,
+            Verdict::Warn,
+            "ptrace_scope=1: only a parent may attach; gdb/eu-stack on a running server need root or CAP_SYS_PTRACE",
+            fix,
+        ),
+        (Some(s), _) => check(
+            id,
+            Verdict::Warn,
+            format!("ptrace_scope={s}: only root (CAP_SYS_PTRACE) may attach to a running server"),
+            fix,
+        ),
+    }
+}
+
+/// `perf.kptr_restrict`: with kernel pointers hidden, perf cannot resolve kernel symbols
+/// and the kernel's share of a profile shows as `[unknown]`.
+pub fn kptr_restrict(level: Option<i64>, as_root: Option<bool>) -> Check {
+    let id = "perf.kptr_restrict";
+    let fix = Some("sysctl kernel.kptr_restrict=0 (or profile as root)");
+    match (level, as_root) {
+        (None, _) => check(id, Verdict::Info, "kptr_restrict not readable", None),
+        (Some(0), _) => check(id, Verdict::Ok, "kptr_restrict=0: perf resolves kernel symbols", None),
+        (Some(1), Some(true)) => check(
+            id,
+            Verdict::Ok,
+            "kptr_restrict=1, but running as root: perf resolves kernel symbols",
+            None,
+        ),
+        (Some(1), _) => check(
+            id,
+            Verdict::Warn,
+            "kptr_restrict=1 and not root: perf cannot resolve kernel symbols (kernel frames show as [unknown])",
+            fix,
+        ),
+        (Some(l), _) => check(
+            id,
+            Verdict::Warn,
+            format!("kptr_restrict={l}: kernel addresses hidden even from root; perf cannot resolve kernel symbols"),
+            Some("sysctl kernel.kptr_restrict=0"),
+        ),
+    }
+}
+
 /// All checks for a snapshot.
 pub(crate) fn all(
     inv: &Inventory,
@@ -493,6 +899,12 @@ pub(crate) fn all(
         swap(inv.memory.swap_total_bytes, &inv.memory.swap_devices),
         perf_paranoid(inv.perf_event_paranoid, inv.running_as_root),
         pmu(inv.core_pmu),
+        ptrace_scope(inv.ptrace_scope, inv.running_as_root),
+        kptr_restrict(inv.kptr_restrict, inv.running_as_root),
+        hybrid(c.core_types.as_ref()),
+        cmdline(inv.cmdline.as_deref(), inv.cmdline_unavailable.as_deref()),
+        bios(&inv.bios),
+        kernel_io_errors(&inv.kernel_log),
         virt(
             inv.virtualization.is_vm,
             inv.virtualization.hypervisor.as_deref(),
@@ -505,6 +917,13 @@ pub(crate) fn all(
             v.push(fill(s.fs_used_bytes, s.fs_total_bytes));
             v.push(write_cache(&s.devices));
             v.push(max_sectors(&s.devices, io_size_kb));
+            v.push(disk_health(&s.health));
+            v.push(shared_with_os(
+                s.shares_os_device,
+                &s.physical_devices(),
+                &s.os_devices,
+            ));
+            v.push(fs_geometry(&s.fs_type, s.geometry.as_ref()));
         }
         None => v.push(check(
             "storage.resolve",

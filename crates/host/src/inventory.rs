@@ -1,9 +1,11 @@
 //! What the machine is: CPU, clock, memory, kernel, virtualisation — read from /proc and /sys.
 
+use crate::command::Runner;
+use crate::kmsg::{self, KernelLog};
+use crate::platform::{self, Bios, CoreTypes};
 use crate::sysfs::{bracketed, parse_cpu_list, Fs};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use std::io::Read;
 
 /// Everything about the host (not its storage) that can change a benchmark's result, so a
 /// report can say what machine a figure came from and two runs can be compared fairly.
@@ -33,6 +35,19 @@ pub struct Inventory {
     /// Whether plumb ran as root (only known on the live machine), which bypasses
     /// perf_event_paranoid.
     pub running_as_root: Option<bool>,
+    /// BIOS vendor, version and date, and the machine's maker and model (DMI).
+    pub bios: Bios,
+    /// `/proc/cmdline`: boot parameters such as `mitigations=off` or `isolcpus=` change
+    /// results.
+    pub cmdline: Option<String>,
+    /// Why `/proc/cmdline` could not be read.
+    pub cmdline_unavailable: Option<String>,
+    /// `/proc/sys/kernel/yama/ptrace_scope`; `None` when Yama is absent.
+    pub ptrace_scope: Option<i64>,
+    /// `/proc/sys/kernel/kptr_restrict`: at 1 non-root perf cannot resolve kernel symbols.
+    pub kptr_restrict: Option<i64>,
+    /// I/O, filesystem and PCIe errors in the kernel log since boot.
+    pub kernel_log: KernelLog,
 }
 
 /// The processor as the kernel sees it.
@@ -70,6 +85,9 @@ pub struct Cpu {
     pub boost_source: Option<String>,
     /// Whether the `hypervisor` CPU flag is set.
     pub hypervisor_flag: bool,
+    /// Performance and efficiency CPUs on a hybrid processor (efficiency empty when not
+    /// hybrid); `None` when `/sys/devices` was not readable.
+    pub core_types: Option<CoreTypes>,
 }
 
 /// One CPU cache, as listed under `/sys/devices/system/cpu/cpu0/cache/index*`.
@@ -131,12 +149,22 @@ pub struct Virtualization {
     pub evidence: Vec<String>,
 }
 
-pub(crate) fn read(fs: &Fs, notes: &mut Vec<String>) -> Inventory {
+pub(crate) fn read(fs: &Fs, runner: &Runner, notes: &mut Vec<String>) -> Inventory {
     let cpuinfo = read_cpuinfo(fs, notes);
     let cpu = read_cpu(fs, cpuinfo.as_ref());
-    let clocksource = read_clocksource(fs);
+    let running_as_root = fs.is_live().then(|| {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        unsafe { libc::geteuid() == 0 }
+    });
+    // The kernel log is read once, for the TSC finding and for I/O errors.
+    let log = kmsg::read(fs, runner, running_as_root);
+    let clocksource = read_clocksource(fs, log.as_ref().ok());
     let memory = read_memory(fs, notes);
     let virtualization = read_virt(fs, &cpu, &clocksource);
+    let (cmdline, cmdline_unavailable) = match fs.read("/proc/cmdline") {
+        Ok(t) => (Some(t.trim().to_string()), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
     Inventory {
         numa_nodes: read_numa(fs),
         kernel: fs.string("/proc/sys/kernel/osrelease"),
@@ -144,10 +172,13 @@ pub(crate) fn read(fs: &Fs, notes: &mut Vec<String>) -> Inventory {
         hostname: fs.string("/proc/sys/kernel/hostname"),
         perf_event_paranoid: fs.i64("/proc/sys/kernel/perf_event_paranoid"),
         core_pmu: read_core_pmu(fs),
-        running_as_root: fs.is_live().then(|| {
-            // SAFETY: geteuid has no preconditions and cannot fail.
-            unsafe { libc::geteuid() == 0 }
-        }),
+        running_as_root,
+        bios: platform::read_bios(fs),
+        cmdline,
+        cmdline_unavailable,
+        ptrace_scope: fs.i64("/proc/sys/kernel/yama/ptrace_scope"),
+        kptr_restrict: fs.i64("/proc/sys/kernel/kptr_restrict"),
+        kernel_log: kmsg::summarise(&log),
         cpu,
         clocksource,
         memory,
@@ -286,6 +317,7 @@ fn read_cpu(fs: &Fs, info: Option<&procfs_core::CpuInfo>) -> Cpu {
         boost,
         boost_source,
         hypervisor_flag,
+        core_types: platform::read_core_types(fs),
     }
 }
 
@@ -323,7 +355,7 @@ fn read_boost(fs: &Fs, pol: &str) -> (Option<bool>, Option<String>) {
     }
 }
 
-fn read_clocksource(fs: &Fs) -> Clocksource {
+fn read_clocksource(fs: &Fs, log: Option<&kmsg::Messages>) -> Clocksource {
     let d = "/sys/devices/system/clocksource/clocksource0";
     Clocksource {
         current: fs.string(format!("{d}/current_clocksource")),
@@ -331,57 +363,8 @@ fn read_clocksource(fs: &Fs) -> Clocksource {
             .string(format!("{d}/available_clocksource"))
             .map(|s| s.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default(),
-        tsc_unstable: read_kernel_log(fs).map(|log| tsc_marked_unstable(&log)),
+        tsc_unstable: log.map(|m| kmsg::tsc_marked_unstable(&m.lines)),
     }
-}
-
-/// Whether a kernel log says the TSC was declared unstable (watchdog or boot).
-pub(crate) fn tsc_marked_unstable(log: &str) -> bool {
-    log.lines().any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.contains("tsc") && l.contains("unstable")
-    })
-}
-
-/// Reads the kernel ring buffer from `/dev/kmsg` without blocking (root only), or from a
-/// regular file of that name in a fixture tree. At most 8 MiB.
-fn read_kernel_log(fs: &Fs) -> Option<String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = fs.path("/dev/kmsg");
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&path)
-        .ok()?;
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 16 * 1024];
-    let mut ok = false;
-    while out.len() < 8 << 20 {
-        match f.read(&mut buf) {
-            Ok(0) => {
-                ok = true;
-                break;
-            }
-            Ok(n) => {
-                ok = true;
-                out.extend_from_slice(&buf[..n]);
-                // /dev/kmsg returns one record per read without its trailing newline
-                // guarantee; keep records on separate lines.
-                if out.last() != Some(&b'\n') {
-                    out.push(b'\n');
-                }
-            }
-            // Records overwritten while reading: the next read continues.
-            Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                ok = true;
-                break;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        }
-    }
-    ok.then(|| String::from_utf8_lossy(&out).into_owned())
 }
 
 fn read_memory(fs: &Fs, notes: &mut Vec<String>) -> Memory {
@@ -557,14 +540,15 @@ mod tests {
 
     #[test]
     fn tsc_unstable_lines() {
-        assert!(tsc_marked_unstable(
+        let lines = |t: &str| kmsg::parse_records(t);
+        assert!(kmsg::tsc_marked_unstable(&lines(
             "[ 12.3] clocksource: timekeeping watchdog on CPU3: Marking clocksource 'tsc' as unstable because the skew is too large:"
-        ));
-        assert!(tsc_marked_unstable(
+        )));
+        assert!(kmsg::tsc_marked_unstable(&lines(
             "6,1,2,-;tsc: Marking TSC unstable due to check_tsc_sync_source failed"
-        ));
-        assert!(!tsc_marked_unstable(
+        )));
+        assert!(!kmsg::tsc_marked_unstable(&lines(
             "clocksource: Switched to clocksource tsc"
-        ));
+        )));
     }
 }

@@ -15,14 +15,24 @@
 mod busy;
 pub mod cgroup;
 pub mod checks;
+pub mod command;
+pub mod geometry;
 mod inventory;
+pub mod kmsg;
+pub mod platform;
 mod render;
+pub mod smart;
 mod storage;
 mod sysfs;
 
 pub use busy::{busy_between, BusyProcess};
+pub use command::{CannedTools, Runner};
+pub use geometry::FsGeometry;
 pub use inventory::{Cache, Clocksource, Cpu, Inventory, Memory, Virtualization};
+pub use kmsg::KernelLog;
+pub use platform::{Bios, CoreTypes};
 pub use render::render_text;
+pub use smart::DiskHealth;
 pub use storage::{BlockDevice, Queue, Storage};
 pub use sysfs::HostError;
 
@@ -104,6 +114,9 @@ pub struct Options {
     pub io_size_kb: Option<u64>,
     /// How long to sample `/proc/[pid]/stat` for busy processes; zero skips the sampling.
     pub busy_sample: Duration,
+    /// Runs smartctl, nvme, dmesg, xfs_info and dumpe2fs: the real programs normally,
+    /// recorded answers in tests.
+    pub runner: Runner,
 }
 
 impl Options {
@@ -116,6 +129,7 @@ impl Options {
             data_bytes: None,
             io_size_kb: None,
             busy_sample: Self::DEFAULT_BUSY_SAMPLE,
+            runner: Runner::system(),
         }
     }
 
@@ -138,9 +152,9 @@ impl Default for Options {
 pub fn snapshot(opts: &Options) -> HostSnapshot {
     let fs = sysfs::Fs::new(&opts.root);
     let mut notes = Vec::new();
-    let inventory = inventory::read(&fs, &mut notes);
+    let inventory = inventory::read(&fs, &opts.runner, &mut notes);
     let (storage, storage_err) = match storage::describe(&fs, &opts.dir) {
-        Ok(s) => (Some(s), None),
+        Ok(s) => (Some(with_health(&fs, &opts.runner, s, &mut notes)), None),
         Err(e) => {
             notes.push(format!("storage: {e}"));
             (None, Some(e))
@@ -166,6 +180,29 @@ pub fn snapshot(opts: &Options) -> HostSnapshot {
         checks,
         notes,
     }
+}
+
+/// Adds what is learnt by running tools (SMART, filesystem geometry) and the comparison
+/// with the OS's device to a described storage.
+fn with_health(
+    fs: &sysfs::Fs,
+    runner: &Runner,
+    mut st: Storage,
+    notes: &mut Vec<String>,
+) -> Storage {
+    st.health = smart::read(&st.devices, runner);
+    let bsize = st.geometry.as_ref().and_then(|g| g.statvfs_bsize);
+    st.geometry = Some(geometry::read(&st, runner, bsize));
+    let data = st.physical_devices();
+    match storage::describe(fs, std::path::Path::new("/")) {
+        Ok(root) => {
+            st.os_devices = root.physical_devices();
+            st.shares_os_device = (!data.is_empty() && !st.os_devices.is_empty())
+                .then(|| data.iter().any(|d| st.os_devices.contains(d)));
+        }
+        Err(e) => notes.push(format!("storage of /: {e}")),
+    }
+    st
 }
 
 impl HostSnapshot {

@@ -140,6 +140,67 @@ pub fn render_text(s: &HostSnapshot) -> String {
             }
         ),
     );
+    let b = &i.bios;
+    kv(
+        "BIOS",
+        match &b.unavailable {
+            Some(why) => format!("unavailable: {why}"),
+            None => format!(
+                "{} {} ({}); system {} {}",
+                opt(&b.vendor),
+                opt(&b.version),
+                opt(&b.date),
+                opt(&b.sys_vendor),
+                opt(&b.product_name)
+            ),
+        },
+    );
+    kv(
+        "core types",
+        match &c.core_types {
+            None => "unknown".into(),
+            Some(t) if t.efficiency_cpus.is_empty() => "not hybrid".into(),
+            Some(t) => format!(
+                "hybrid: {} performance CPUs, {} efficiency CPUs",
+                t.performance_cpus.len(),
+                t.efficiency_cpus.len()
+            ),
+        },
+    );
+    kv(
+        "kernel cmdline",
+        match (&i.cmdline, &i.cmdline_unavailable) {
+            (Some(l), _) => l.clone(),
+            (None, Some(why)) => format!("unavailable: {why}"),
+            (None, None) => "-".into(),
+        },
+    );
+    kv(
+        "ptrace/kptr",
+        format!(
+            "ptrace_scope {}, kptr_restrict {}",
+            i.ptrace_scope
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "absent (no Yama)".into()),
+            opt(&i.kptr_restrict)
+        ),
+    );
+    let kl = &i.kernel_log;
+    kv(
+        "kernel log errors",
+        match (&kl.unavailable, kl.io_errors) {
+            (Some(why), _) => format!("unavailable: {why}"),
+            (None, Some(n)) => format!(
+                "{n} I/O, filesystem or PCIe errors in {} messages ({})",
+                opt(&kl.records),
+                opt(&kl.source)
+            ),
+            (None, None) => "-".into(),
+        },
+    );
+    for l in &kl.io_error_lines {
+        kv("", l.clone());
+    }
 
     if let Some(st) = &s.storage {
         let _ = writeln!(o, "\nStorage under {}", st.dir.display());
@@ -195,6 +256,46 @@ pub fn render_text(s: &HostSnapshot) -> String {
                 opt(&q.write_cache),
                 opt(&q.discard_granularity),
                 opt(&d.model),
+            );
+        }
+        if let Some(g) = &st.geometry {
+            let _ = writeln!(
+                o,
+                "  {:<20} block {}, sector {}, stripe unit {}, width {} (blocks; {}), statvfs f_bsize {}",
+                "geometry",
+                opt(&g.block_size),
+                opt(&g.sector_size),
+                opt(&g.stripe_unit_blocks),
+                opt(&g.stripe_width_blocks),
+                match (&g.source, &g.unavailable) {
+                    (Some(src), _) => src.clone(),
+                    (None, Some(why)) => format!("unavailable: {why}"),
+                    (None, None) => "-".into(),
+                },
+                opt(&g.statvfs_bsize)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "  {:<20} {} (data on {}, / on {})",
+            "shares OS device",
+            match st.shares_os_device {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "unknown",
+            },
+            st.physical_devices().join(", "),
+            st.os_devices.join(", ")
+        );
+        for h in &st.health {
+            let _ = writeln!(
+                o,
+                "  {:<20} {}",
+                format!("health {}", h.device),
+                match &h.unavailable {
+                    Some(why) => format!("unavailable: {why}"),
+                    None => format!("{} ({})", h.figures(), opt(&h.source)),
+                }
             );
         }
     }

@@ -1,6 +1,8 @@
 //! The storage under a directory: its mount, and the chain of block devices down to the
 //! physical ones, each with the queue settings that shape its I/O.
 
+use crate::geometry::FsGeometry;
+use crate::smart::DiskHealth;
 use crate::sysfs::{bracketed, Fs};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -33,6 +35,26 @@ pub struct Storage {
     pub fs_free_bytes: Option<u64>,
     /// The device chain, top (the filesystem's device) first, depth-first.
     pub devices: Vec<BlockDevice>,
+    /// SMART health of each physical device in the chain (or why it is unavailable).
+    pub health: Vec<DiskHealth>,
+    /// Block size and stripe geometry of the filesystem.
+    pub geometry: Option<FsGeometry>,
+    /// Physical devices under `/`, to tell whether the data shares them with the OS.
+    pub os_devices: Vec<String>,
+    /// Whether a physical device under the data directory also holds `/`; `None` when
+    /// either side has no block device (tmpfs, unresolved).
+    pub shares_os_device: Option<bool>,
+}
+
+impl Storage {
+    /// Names of the physical devices in the chain.
+    pub fn physical_devices(&self) -> Vec<String> {
+        self.devices
+            .iter()
+            .filter(|d| d.physical)
+            .map(|d| d.name.clone())
+            .collect()
+    }
 }
 
 /// One block device in the chain under a filesystem.
@@ -132,10 +154,14 @@ pub(crate) fn describe(fs: &Fs, dir: &Path) -> Result<Storage, String> {
         ..Default::default()
     };
     if fs.is_live() {
-        if let Some((total, used, free)) = statvfs(&dir) {
+        if let Some((total, used, free, bsize)) = statvfs(&dir) {
             st.fs_total_bytes = Some(total);
             st.fs_used_bytes = Some(used);
             st.fs_free_bytes = Some(free);
+            st.geometry = Some(FsGeometry {
+                statvfs_bsize: Some(bsize),
+                ..Default::default()
+            });
         }
     }
     let top = device_name(fs, &majmin, st.source.as_deref());
@@ -152,8 +178,8 @@ fn stat_dev(p: &Path) -> std::io::Result<(u32, u32)> {
     Ok((libc::major(dev), libc::minor(dev)))
 }
 
-/// (total, used, available) bytes of the filesystem holding `p`.
-fn statvfs(p: &Path) -> Option<(u64, u64, u64)> {
+/// (total, used, available bytes, `f_bsize`) of the filesystem holding `p`.
+fn statvfs(p: &Path) -> Option<(u64, u64, u64, u64)> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -164,7 +190,7 @@ fn statvfs(p: &Path) -> Option<(u64, u64, u64)> {
     let f = s.f_frsize as u64;
     let total = s.f_blocks as u64 * f;
     let used = (s.f_blocks as u64).saturating_sub(s.f_bfree as u64) * f;
-    Some((total, used, s.f_bavail as u64 * f))
+    Some((total, used, s.f_bavail as u64 * f, s.f_bsize as u64))
 }
 
 /// Kernel name of device `majmin`: sysfs uevent, then /proc/diskstats (via plumb-probes),

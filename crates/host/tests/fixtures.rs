@@ -2,7 +2,7 @@
 //! hpet, a VM with a virtio disk, and a filesystem on dm on a partitioned md RAID on
 //! partitions. Trees are written into a temp dir so each file's role is visible here.
 
-use plumb_host::{render_text, snapshot, Options, Verdict};
+use plumb_host::{render_text, snapshot, CannedTools, Options, Runner, Verdict};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -79,7 +79,24 @@ fn opts(root: &Path, dir: &str) -> Options {
         data_bytes: None,
         io_size_kb: None,
         busy_sample: Duration::ZERO,
+        runner: Runner::canned(CannedTools::none()),
     }
+}
+
+/// The tools on the bare-metal NVMe host: smartctl answers for nvme0n1, dumpe2fs for the
+/// root filesystem.
+fn nvme_tools() -> CannedTools {
+    CannedTools::none()
+        .with(
+            "smartctl --json -a /dev/nvme0n1",
+            0,
+            include_str!("data/smartctl-nvme.json"),
+        )
+        .with(
+            "dumpe2fs -h /dev/nvme0n1p1",
+            0,
+            include_str!("data/dumpe2fs-raid.txt"),
+        )
 }
 
 fn verdict(s: &plumb_host::HostSnapshot, id: &str) -> Verdict {
@@ -119,7 +136,15 @@ fn nvme_bare_metal(root: &Path) {
             ("/sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list", "0-3\n"),
             ("/sys/devices/system/clocksource/clocksource0/current_clocksource", "hpet\n"),
             ("/sys/devices/system/clocksource/clocksource0/available_clocksource", "hpet acpi_pm \n"),
-            ("/dev/kmsg", "4,512,1234567,-;clocksource: timekeeping watchdog on CPU3: Marking clocksource 'tsc' as unstable because the skew is too large:\n"),
+            ("/dev/kmsg", &format!("4,512,1234567,-;clocksource: timekeeping watchdog on CPU3: Marking clocksource 'tsc' as unstable because the skew is too large:\n{}", include_str!("data/kmsg-errors.txt"))),
+            ("/proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz-6.1.0-13-amd64 root=UUID=0b8f1c2e ro quiet mitigations=off isolcpus=2-3\n"),
+            ("/proc/sys/kernel/yama/ptrace_scope", "1\n"),
+            ("/proc/sys/kernel/kptr_restrict", "1\n"),
+            ("/sys/class/dmi/id/bios_vendor", "Dell Inc.\n"),
+            ("/sys/class/dmi/id/bios_version", "1.10.2\n"),
+            ("/sys/class/dmi/id/bios_date", "07/12/2023\n"),
+            ("/sys/devices/cpu_core/cpus", "0-1\n"),
+            ("/sys/devices/cpu_atom/cpus", "2-3\n"),
             ("/sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n"),
             ("/sys/kernel/mm/transparent_hugepage/defrag", "always defer [madvise] never\n"),
             ("/sys/devices/system/node/online", "0\n"),
@@ -152,6 +177,7 @@ fn nvme_bare_metal_turbo_hpet() {
     let mut o = opts(t.path(), "/data/db");
     o.io_size_kb = Some(512);
     o.data_bytes = Some(200 << 30);
+    o.runner = Runner::canned(nvme_tools());
     let s = snapshot(&o);
     let text = render_text(&s);
     let inv = &s.inventory;
@@ -233,6 +259,112 @@ fn nvme_bare_metal_turbo_hpet() {
         text.contains("nvme0n1p1") && text.contains("[fail] clock.source"),
         "{text}"
     );
+
+    // Health: SMART of the physical device (not the partition), via smartctl.
+    let h = &st.health;
+    assert_eq!(h.len(), 1, "{h:?}");
+    assert_eq!(
+        (h[0].device.as_str(), h[0].source.as_deref()),
+        ("nvme0n1", Some("smartctl"))
+    );
+    assert_eq!(h[0].percentage_used, Some(3));
+    assert_eq!(verdict(&s, "disk.health"), Verdict::Ok);
+    assert!(
+        text.contains("health nvme0n1") && text.contains("3% of rated life used"),
+        "{text}"
+    );
+    // The kernel log is read once: the TSC finding above and the I/O errors here.
+    assert_eq!(inv.kernel_log.io_errors, Some(12));
+    assert_eq!(inv.kernel_log.source.as_deref(), Some("/dev/kmsg"));
+    assert_eq!(verdict(&s, "kernel.io_errors"), Verdict::Warn);
+    assert_eq!(
+        inv.bios.version.as_deref(),
+        Some("1.10.2"),
+        "{:?}",
+        inv.bios
+    );
+    assert_eq!(verdict(&s, "host.bios"), Verdict::Info);
+    assert!(
+        text.contains("BIOS                 Dell Inc. 1.10.2 (07/12/2023)"),
+        "{text}"
+    );
+    assert!(inv.cmdline.as_deref().unwrap().contains("isolcpus=2-3"));
+    let cl = s.check("kernel.cmdline").unwrap();
+    assert_eq!(cl.verdict, Verdict::Warn, "{cl:?}");
+    assert!(cl.reason.contains("isolcpus=2-3") && cl.reason.contains("mitigations=off"));
+    let ct = inv.cpu.core_types.as_ref().unwrap();
+    assert_eq!(
+        (ct.performance_cpus.len(), ct.efficiency_cpus.len()),
+        (2, 2)
+    );
+    assert_eq!(verdict(&s, "cpu.hybrid"), Verdict::Warn);
+    assert_eq!((inv.ptrace_scope, inv.kptr_restrict), (Some(1), Some(1)));
+    assert_eq!(verdict(&s, "perf.ptrace_scope"), Verdict::Warn);
+    assert_eq!(verdict(&s, "perf.kptr_restrict"), Verdict::Warn);
+    // /data/db is on the root filesystem's disk.
+    assert_eq!(st.shares_os_device, Some(true));
+    assert_eq!(st.os_devices, vec!["nvme0n1"]);
+    assert_eq!(verdict(&s, "disk.os_shared"), Verdict::Warn);
+    let g = st.geometry.as_ref().unwrap();
+    assert_eq!(g.source.as_deref(), Some("dumpe2fs"));
+    assert_eq!(
+        (g.block_size, g.stripe_unit_blocks, g.stripe_width_blocks),
+        (Some(4096), Some(16), Some(64))
+    );
+    assert_eq!(verdict(&s, "fs.geometry"), Verdict::Info);
+}
+
+/// SMART sources in order: smartctl, then nvme-cli for NVMe, else the reason for each.
+#[test]
+fn disk_health_sources_and_reasons() {
+    let t = tempfile::tempdir().unwrap();
+    nvme_bare_metal(t.path());
+    let health = |tools: CannedTools| {
+        let mut o = opts(t.path(), "/data/db");
+        o.runner = Runner::canned(tools);
+        let s = snapshot(&o);
+        let h = s.storage.unwrap().health;
+        assert_eq!(h.len(), 1, "{h:?}");
+        (
+            h[0].clone(),
+            s.checks
+                .into_iter()
+                .find(|c| c.id == "disk.health")
+                .unwrap(),
+        )
+    };
+    let (h, c) = health(CannedTools::none().with(
+        "nvme smart-log -o json /dev/nvme0n1",
+        0,
+        include_str!("data/nvme-cli-smart-log.json"),
+    ));
+    assert_eq!(h.source.as_deref(), Some("nvme-cli"));
+    assert_eq!(c.verdict, Verdict::Warn, "{c:?}");
+    assert!(c.reason.contains("91% of rated life used"), "{c:?}");
+
+    let (h, c) = health(CannedTools::none());
+    assert_eq!(
+        h.unavailable.as_deref(),
+        Some("smartctl not installed; nvme-cli not installed")
+    );
+    assert_eq!(c.verdict, Verdict::Info, "{c:?}");
+    assert!(
+        c.reason
+            .contains("nvme0n1: unavailable: smartctl not installed"),
+        "{c:?}"
+    );
+
+    let (h, _) = health(CannedTools::none().failing(
+        "smartctl --json -a /dev/nvme0n1",
+        plumb_host::command::ToolError::TimedOut {
+            program: "smartctl".into(),
+            secs: 4,
+        },
+    ));
+    assert_eq!(
+        h.unavailable.as_deref(),
+        Some("smartctl timed out after 4 s; nvme-cli not installed")
+    );
 }
 
 /// A QEMU/KVM VM: hypervisor flag, DMI QEMU, virtio disk mounted noatime, no cpufreq.
@@ -256,10 +388,13 @@ fn vm_with_virtio_disk() {
             ("/sys/class/dmi/id/product_name", "Standard PC (Q35 + ICH9, 2009)\n"),
             ("/sys/dev/block/253:16/uevent", "MAJOR=253\nMINOR=16\nDEVNAME=vdb\nDEVTYPE=disk\n"),
             ("/sys/block/vdb/size", "209715200\n"),
+            ("/sys/dev/block/253:0/uevent", "MAJOR=253\nMINOR=0\nDEVNAME=vda\nDEVTYPE=disk\n"),
+            ("/sys/block/vda/size", "41943040\n"),
             ("/sys/block/vdb/device/modalias", "virtio:d00000002v00001AF4\n"),
         ],
     );
     mkdir(root, "/sys/block/vdb/slaves");
+    mkdir(root, "/sys/block/vda/slaves");
     mkdir(root, "/sys/bus/event_source/devices/software");
     topology(root, 2, 2);
     queue(
@@ -273,6 +408,11 @@ fn vm_with_virtio_disk() {
     let mut o = opts(root, "/data/pg");
     o.io_size_kb = Some(1024);
     o.data_bytes = Some(10 << 30);
+    o.runner = Runner::canned(CannedTools::none().with(
+        "xfs_info /data",
+        0,
+        include_str!("data/xfs_info-raid.txt"),
+    ));
     let s = snapshot(&o);
     let inv = &s.inventory;
     assert_eq!(inv.virtualization.is_vm, Some(true));
@@ -310,6 +450,37 @@ fn vm_with_virtio_disk() {
     assert_eq!(verdict(&s, "disk.write_cache"), Verdict::Ok);
     assert_eq!(verdict(&s, "disk.max_sectors"), Verdict::Ok);
     assert_eq!(verdict(&s, "run.data_vs_ram"), Verdict::Ok);
+
+    // No SMART through virtio, said so; the data disk vdb is not the OS disk vda.
+    assert_eq!(
+        st.health[0].unavailable.as_deref(),
+        Some("virtio disk vdb: no SMART (virtio exposes none)")
+    );
+    assert_eq!(verdict(&s, "disk.health"), Verdict::Info);
+    assert_eq!(st.shares_os_device, Some(false), "{:?}", st.os_devices);
+    assert_eq!(verdict(&s, "disk.os_shared"), Verdict::Ok);
+    let g = st.geometry.as_ref().unwrap();
+    assert_eq!(g.source.as_deref(), Some("xfs_info"));
+    assert_eq!(
+        (
+            g.block_size,
+            g.sector_size,
+            g.stripe_unit_blocks,
+            g.stripe_width_blocks
+        ),
+        (Some(4096), Some(512), Some(16), Some(64))
+    );
+    // No /dev/kmsg in this tree and no dmesg: unavailable, with why.
+    let kl = &s.inventory.kernel_log;
+    assert_eq!(kl.io_errors, None);
+    assert!(
+        kl.unavailable
+            .as_deref()
+            .is_some_and(|u| u.contains("dev/kmsg") && u.contains("dmesg not installed")),
+        "{kl:?}"
+    );
+    assert_eq!(verdict(&s, "kernel.io_errors"), Verdict::Info);
+    assert_eq!(verdict(&s, "cpu.hybrid"), Verdict::Ok);
 }
 
 /// ext4 on an LVM volume (dm-0) on a partition of an md RAID1 (md0p1) over two SATA
@@ -459,4 +630,45 @@ fn differing_checks_between_hosts() {
     let ids: Vec<&str> = d.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, vec!["cpu.turbo", "mem.swap"]);
     assert!(d[1].b.is_none());
+}
+
+/// A snapshot stored before the health fields existed still loads, with them empty.
+#[test]
+fn snapshot_without_health_fields_loads() {
+    let t = tempfile::tempdir().unwrap();
+    nvme_bare_metal(t.path());
+    let mut o = opts(t.path(), "/data/db");
+    o.runner = Runner::canned(nvme_tools());
+    let s = snapshot(&o);
+    let mut j = serde_json::to_value(&s).unwrap();
+    let new_inventory = [
+        "bios",
+        "cmdline",
+        "cmdline_unavailable",
+        "ptrace_scope",
+        "kptr_restrict",
+        "kernel_log",
+    ];
+    for k in new_inventory {
+        assert!(
+            j["inventory"].as_object_mut().unwrap().remove(k).is_some(),
+            "{k}"
+        );
+    }
+    j["inventory"]["cpu"]
+        .as_object_mut()
+        .unwrap()
+        .remove("core_types")
+        .unwrap();
+    for k in ["health", "geometry", "os_devices", "shares_os_device"] {
+        assert!(
+            j["storage"].as_object_mut().unwrap().remove(k).is_some(),
+            "{k}"
+        );
+    }
+    let old: plumb_host::HostSnapshot = serde_json::from_value(j).unwrap();
+    assert_eq!(old.inventory.cpu.model, s.inventory.cpu.model);
+    assert_eq!(old.inventory.kernel_log, plumb_host::KernelLog::default());
+    assert!(old.storage.as_ref().unwrap().health.is_empty());
+    assert_eq!(old.storage.unwrap().shares_os_device, None);
 }

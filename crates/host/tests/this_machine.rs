@@ -63,6 +63,55 @@ fn snapshot_of_this_machine() {
         }
         assert!(text.contains(field), "missing {field:?} in:\n{text}");
     }
+    // Health: the virtio disk has no SMART, and says so rather than looking fine.
+    let vda_health = st
+        .health
+        .iter()
+        .find(|h| h.device == "vda")
+        .unwrap_or_else(|| panic!("vda health:\n{text}"));
+    assert_eq!(
+        vda_health.unavailable.as_deref(),
+        Some("virtio disk vda: no SMART (virtio exposes none)"),
+        "{text}"
+    );
+    assert_eq!(vda_health.percentage_used, None);
+    let dh = s.check("disk.health").expect("disk.health check");
+    assert_eq!(dh.verdict, Verdict::Info, "{text}");
+    assert!(dh.reason.contains("vda: unavailable"), "{text}");
+    // The kernel log was either read (a count) or says why not — never both or neither.
+    let kl = &s.inventory.kernel_log;
+    assert_ne!(kl.io_errors.is_some(), kl.unavailable.is_some(), "{kl:?}");
+    assert!(s.check("kernel.io_errors").is_some());
+    // /var/tmp is on the root filesystem here.
+    assert_eq!(st.shares_os_device, Some(true), "{text}");
+    assert!(
+        st.geometry.as_ref().and_then(|g| g.statvfs_bsize).is_some(),
+        "{text}"
+    );
+    assert!(s.inventory.cmdline.is_some(), "{text}");
+    if !std::path::Path::new("/sys/class/dmi").exists() {
+        assert!(
+            s.inventory
+                .bios
+                .unavailable
+                .as_deref()
+                .is_some_and(|u| u.contains("/sys/class/dmi")),
+            "{text}"
+        );
+    }
+    for id in [
+        "disk.health",
+        "disk.os_shared",
+        "fs.geometry",
+        "kernel.io_errors",
+        "kernel.cmdline",
+        "host.bios",
+        "cpu.hybrid",
+        "perf.ptrace_scope",
+        "perf.kptr_restrict",
+    ] {
+        assert!(s.check(id).is_some(), "no check {id}:\n{text}");
+    }
     // JSON round trip: what is stored with a run reads back identically.
     let json = serde_json::to_string(&s).unwrap();
     let back: plumb_host::HostSnapshot = serde_json::from_str(&json).unwrap();

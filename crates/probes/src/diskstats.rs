@@ -54,6 +54,10 @@ pub struct DiskCounters {
     /// milliseconds, which wrap after 49.7 days of summed time, or the device was
     /// re-attached), whose times would be wrong.
     pub times_known: bool,
+    /// Flush requests completed (field 15, kernels 5.5+): cache flushes the device was
+    /// asked for, one per fsync that reached it (or fewer, when the block layer merged
+    /// them), so durable commits per flush shows group commit. `None` in older formats.
+    pub flushes: Option<u64>,
 }
 
 impl DiskCounters {
@@ -77,6 +81,10 @@ impl DiskCounters {
             io_ms: self.io_ms.saturating_sub(earlier.io_ms),
             queue_ms: self.queue_ms.saturating_sub(earlier.queue_ms),
             times_known,
+            flushes: match (self.flushes, earlier.flushes) {
+                (Some(a), Some(b)) => Some(a.saturating_sub(b)),
+                _ => None,
+            },
         }
     }
 
@@ -109,6 +117,7 @@ impl DiskCounters {
     /// | rareq-sz, wareq-sz | sectors × 512 / 1024 / requests (KiB) |
     /// | aqu-sz | queue_ms / window ms |
     /// | %util | io_ms / window ms × 100 |
+    /// | f/s | flushes / secs (kernels 5.5+) |
     ///
     /// Where iostat prints 0.00 for an await or request size with no requests, this
     /// gives `None`; the times' figures are `None` too when the counters had no times
@@ -134,6 +143,7 @@ impl DiskCounters {
             wareq_kb: per_request(self.written_kb(), self.writes),
             aqu_sz: times.then(|| self.queue_ms as f64 / window_ms),
             util_pct: times.then(|| self.io_ms as f64 / window_ms * 100.0),
+            f_s: self.flushes.map(|f| f as f64 / secs),
         })
     }
 }
@@ -203,7 +213,7 @@ pub fn parse_diskstats(text: &str, file: &Path) -> Result<Vec<DiskStatLine>, Pro
             }
             // Columns 4..: reads, merged, sectors, ms reading, writes, merged, sectors,
             // ms writing, in flight, ms doing IO, weighted ms doing IO, then (4.18+)
-            // discards and (5.5+) flushes, which plumb does not use.
+            // discards (unused) and (5.5+) flushes and ms flushing.
             DiskCounters {
                 reads: num(3)?,
                 sectors_read: num(5)?,
@@ -214,6 +224,7 @@ pub fn parse_diskstats(text: &str, file: &Path) -> Result<Vec<DiskStatLine>, Pro
                 io_ms: num(12)?,
                 queue_ms: num(13)?,
                 times_known: true,
+                flushes: if n >= 20 { Some(num(18)?) } else { None },
             }
         };
         out.push(DiskStatLine {
@@ -663,8 +674,11 @@ mod tests {
                 io_ms: 6216,
                 queue_ms: 22699,
                 times_known: true,
+                flushes: Some(864),
             }
         );
+        // f/s from the flush count (field 15), as iostat's f/s.
+        assert_eq!(vda.counters.device_io(8.0).unwrap().f_s, Some(108.0));
     }
 
     #[test]
@@ -683,6 +697,7 @@ mod tests {
                 io_ms: 82072,
                 queue_ms: 484264,
                 times_known: true,
+                flushes: None,
             }
         );
         // 7-field partition line of pre-2.6.25 kernels.
@@ -793,6 +808,7 @@ mod tests {
                 writes: 8,
                 sectors_written: 80,
                 times_known: true,
+                flushes: Some(0),
                 ..DiskCounters::default()
             }
         );
@@ -810,6 +826,7 @@ mod tests {
             io_ms: 90,
             queue_ms: 200,
             times_known: true,
+            flushes: Some(12),
         };
         let b = DiskCounters {
             reads: 4,
@@ -821,6 +838,7 @@ mod tests {
             io_ms: 30,
             queue_ms: 40,
             times_known: true,
+            flushes: Some(5),
         };
         let d = a.delta(&b);
         assert_eq!(
@@ -835,6 +853,7 @@ mod tests {
                 io_ms: 60,
                 queue_ms: 160,
                 times_known: true,
+                flushes: Some(7),
             }
         );
         assert_eq!(d.read_kb(), 1000.0);
@@ -844,9 +863,13 @@ mod tests {
             a.delta(&a),
             DiskCounters {
                 times_known: true,
+                flushes: Some(0),
                 ..DiskCounters::default()
             }
         );
+        // A reading without the flush count (an older kernel's format) gives none.
+        let no_flush = DiskCounters { flushes: None, ..b };
+        assert_eq!(a.delta(&no_flush).flushes, None);
         // A time that went backwards (32-bit ms wrap, device re-attached) saturates
         // like the rest, and the delta's times are unknown rather than a wrong 0.
         let wrapped = DiskCounters { io_ms: 5, ..a };
@@ -876,6 +899,7 @@ mod tests {
             io_ms: 1500,
             queue_ms: 1300,
             times_known: true,
+            flushes: None,
         };
         let io = d.device_io(2.0).unwrap();
         assert_eq!(io.r_s, 200.0);

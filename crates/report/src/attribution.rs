@@ -156,6 +156,107 @@ pub fn attribution(stored: &StoredRun, host: &HostCeilings) -> Vec<String> {
     lines
 }
 
+/// One client count of a server's cached-SELECT ceiling on this host.
+struct SelectCeiling<'a> {
+    clients: usize,
+    qps: f64,
+    /// A trivial query's CPU at this client count (plumb's and the server's), µs.
+    cpu_us: Option<f64>,
+    record: &'a CeilingRecord,
+}
+
+/// The cached-SELECT ceilings of one server on this host by client count, from
+/// `plumb_sql::ceiling`'s names (`cpu.cached_select_qps.SERVER.cN`,
+/// `cpu.cached_select_cpu_us.SERVER.cN`).
+fn select_ceilings<'a>(all: &'a [CeilingRecord], server: &str) -> Vec<SelectCeiling<'a>> {
+    let at = |prefix: &str, c: &CeilingRecord| -> Option<usize> {
+        c.ceiling.name.strip_prefix(prefix)?.parse().ok()
+    };
+    let (qps, cpu) = (
+        format!("cpu.cached_select_qps.{server}.c"),
+        format!("cpu.cached_select_cpu_us.{server}.c"),
+    );
+    let mut v: Vec<SelectCeiling> = all
+        .iter()
+        .filter_map(|c| {
+            let n = at(&qps, c)?;
+            Some(SelectCeiling {
+                clients: n,
+                qps: c.ceiling.value,
+                cpu_us: all
+                    .iter()
+                    .find(|d| at(&cpu, d) == Some(n))
+                    .map(|d| d.ceiling.value),
+                record: c,
+            })
+        })
+        .collect();
+    v.sort_by_key(|c| c.clients);
+    v
+}
+
+/// Each server step read against the CPU ceiling that server showed on this host
+/// (`plumb sql --steps cached-select`): its queries/s as a share of trivial cached
+/// SELECTs' at the nearest client count at or above its threads, and its CPU per query
+/// (plumb's and the server's) as a multiple of a trivial query's. Empty when the run
+/// is not on a server or the host has no such ceiling for it.
+pub fn cpu_attribution(stored: &StoredRun, ceilings: &[CeilingRecord]) -> Vec<String> {
+    let server = stored.run.engine.as_str();
+    let at = select_ceilings(ceilings, server);
+    let Some(first) = at.first().map(|c| c.record) else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!(
+        "bottom-up, against the cached-SELECT ceiling of {server} (run {}, {}):",
+        first.run_id, first.measured_at
+    )];
+    for (st, _) in &stored.steps {
+        let s = &st.summary;
+        let Some(srv) = s.server.as_ref() else {
+            continue;
+        };
+        let skip = match st.kind {
+            plumb_workloads::Kind::Sql(k) => {
+                k.is_load() || k == plumb_workloads::SqlKind::CachedSelect
+            }
+            k => k.is_maintenance(),
+        };
+        if skip || s.ops == 0 || s.ops_sec <= 0.0 || st.status != plumb_core::StepStatus::Ok {
+            continue;
+        }
+        let threads = st.config["threads"].as_u64().unwrap_or(1).max(1) as usize;
+        let Some(c) = at
+            .iter()
+            .find(|c| c.clients >= threads)
+            .or_else(|| at.last())
+        else {
+            continue;
+        };
+        let (n, qps) = (c.clients, c.qps);
+        let mut line = format!(
+            "  {}: {:.0} queries/s = {} of the cached-SELECT ceiling at {n} client(s) ({qps:.0}/s)",
+            st.name,
+            s.ops_sec,
+            pct(s.ops_sec, qps)
+        );
+        if let (Some(trivial), Some(ours), Some(theirs)) = (c.cpu_us, s.cpu_us_op, srv.cpu_us_query)
+        {
+            if trivial > 0.0 {
+                line.push_str(&format!(
+                    "; CPU {:.1} µs/query = {:.2}× a trivial SELECT's {trivial:.1} µs",
+                    ours + theirs,
+                    (ours + theirs) / trivial
+                ));
+            }
+        }
+        lines.push(line);
+    }
+    if lines.len() == 1 {
+        return Vec::new();
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

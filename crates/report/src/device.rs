@@ -240,14 +240,15 @@ mod tests {
         let t = text(&r).unwrap();
         assert!(t.starts_with("device nvme0n1 as iostat -x shows it"), "{t}");
         for col in [
-            "r/s", "rMB/s", "r_await", "rareq-sz", "w/s", "wMB/s", "w_await", "wareq-sz", "aqu-sz",
-            "%util",
+            "r/s", "rMB/s", "r_await", "rareq-sz", "w/s", "wMB/s", "w_await", "wareq-sz", "f/s",
+            "aqu-sz", "%util",
         ] {
             assert!(t.contains(col), "{col} missing:\n{t}");
         }
         let row = t.lines().find(|l| l.contains("readrandom")).unwrap();
         let cells: Vec<&str> = row.split_whitespace().collect();
-        // r/s, rMB/s, r_await, rareq-sz, w/s, wMB/s, w_await, wareq-sz, aqu-sz, %util.
+        // r/s, rMB/s, r_await, rareq-sz, w/s, wMB/s, w_await, wareq-sz, f/s, aqu-sz,
+        // %util.
         assert_eq!(
             cells,
             [
@@ -257,6 +258,7 @@ mod tests {
                 "4.00",
                 "0",
                 "0.00",
+                "n/a",
                 "n/a",
                 "n/a",
                 "0.50",
@@ -304,9 +306,9 @@ mod tests {
         assert_eq!(rows[0][8], "1000"); // r/s
         assert_eq!(rows[0][10], "0.12"); // r_await
         assert_eq!(rows[0][11], "4.00"); // rareq-sz
-        assert_eq!(rows[0][17], "40.00"); // %util
+        assert_eq!(rows[0][18], "40.00"); // %util
         assert_eq!(
-            (rows[1][5], rows[1][6], rows[1][17]),
+            (rows[1][5], rows[1][6], rows[1][18]),
             ("n/a", "n/a", "80.00")
         );
         // Without a device the columns say n/a, never 0.

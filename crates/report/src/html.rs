@@ -198,7 +198,7 @@ fn run_name(v: &RunView<'_>) -> String {
 /// Renders the page. `comparison`, when given, adds the warnings, the relative ops/s and
 /// the per-op cost bars; runs are drawn in their comparison version's colour.
 pub fn report(runs: &[StoredRun], comparison: Option<&Comparison>) -> String {
-    render(runs, comparison, &[], &Profiles::new())
+    render(runs, comparison, &[], None, &Profiles::new())
 }
 
 /// CPU profiles by run id: (step name, folded stacks) in step order.
@@ -212,19 +212,25 @@ pub fn report_with_profiles(
     comparison: Option<&Comparison>,
     profiles: &Profiles,
 ) -> String {
-    render(runs, comparison, &[], profiles)
+    render(runs, comparison, &[], None, profiles)
 }
 
 /// Renders a suite's page: the sweep curves (throughput against threads or size, with
-/// per-op costs and where scaling stops) before the runs and their steps.
-pub fn suite_report(runs: &[StoredRun], curves: &[crate::sweep::Curve]) -> String {
-    render(runs, None, curves, &Profiles::new())
+/// per-op costs and where scaling stops), and durable commit curves against the host's
+/// fsync ceiling (`fsync`: its value and probe run), before the runs and their steps.
+pub fn suite_report(
+    runs: &[StoredRun],
+    curves: &[crate::sweep::Curve],
+    fsync: Option<(f64, i64)>,
+) -> String {
+    render(runs, None, curves, fsync, &Profiles::new())
 }
 
 fn render(
     runs: &[StoredRun],
     comparison: Option<&Comparison>,
     curves: &[crate::sweep::Curve],
+    fsync: Option<(f64, i64)>,
     profiles: &Profiles,
 ) -> String {
     let views = views(runs, comparison);
@@ -271,6 +277,7 @@ fn render(
     }
     if !curves.is_empty() {
         sweep_section(&mut o, curves);
+        commits_section(&mut o, curves, fsync);
     }
     o.push_str("<h2 id=\"steps\">Steps</h2>");
     o.push_str(r#"<p class="note">Throughput is each 1-second interval's ops/s; latency is the step's percentiles from its merged histogram, on a log scale. Hover a line or point for its run and value.</p>"#);
@@ -368,6 +375,75 @@ fn profile_section(
 }
 
 /// One chart per step and axis (a line per series), each with its table and verdicts.
+/// Durable commits against committers, each curve drawn beside the host's fsync ceiling
+/// (a dashed level line): where commits/s climbs above it, commits share flushes.
+fn commits_section(o: &mut String, curves: &[crate::sweep::Curve], fsync: Option<(f64, i64)>) {
+    use crate::commits::{ceiling_line, commit_curves, rows, verdict};
+    let cs = commit_curves(curves);
+    if cs.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        r#"<h2 id="commits">Durable commits vs committers</h2><p class="note">{}</p>"#,
+        esc(&ceiling_line(fsync))
+    );
+    let ceiling_look = Look {
+        label: "fsync ceiling (1 committer, 4 KiB write + fdatasync)".into(),
+        colour: "#555555",
+        dash: "7 4",
+    };
+    for c in cs {
+        let look = Look {
+            label: c.series.clone(),
+            colour: svg::PALETTE[0],
+            dash: "",
+        };
+        let commits = |p: &crate::sweep::Point| p.tps.unwrap_or(p.ops_sec);
+        let mut series = vec![Series {
+            look: &look,
+            points: c.points.iter().map(|p| (p.x, Some(commits(p)))).collect(),
+        }];
+        if let Some((v, _)) = fsync {
+            let (lo, hi) = (c.points[0].x, c.points[c.points.len() - 1].x);
+            series.push(Series {
+                look: &ceiling_look,
+                points: vec![(lo, Some(v)), (hi, Some(v))],
+            });
+        }
+        let _ = write!(
+            o,
+            r#"<section class="commits" data-step="{s}"><h3>step <code>{s}</code>: {series}</h3><figure>"#,
+            s = esc(&c.step),
+            series = esc(&c.series)
+        );
+        o.push_str(&svg::line_chart(
+            &[("data-chart", "commits"), ("data-step", &c.step)],
+            &format!("{}: commits/s vs committers", c.step),
+            &series,
+            "committers",
+            "commits/s",
+            740.0,
+        ));
+        o.push_str("</figure>");
+        let _ = write!(o, "<p>{}</p>", esc(&verdict(c, fsync)));
+        let (head, rows) = rows(c, fsync);
+        o.push_str(r#"<div class="scroll"><table class="summary"><thead><tr>"#);
+        for h in head {
+            let _ = write!(o, r#"<th class="num">{}</th>"#, esc(h));
+        }
+        o.push_str("</tr></thead><tbody>");
+        for r in rows {
+            o.push_str("<tr>");
+            for x in r {
+                let _ = write!(o, r#"<td class="num">{}</td>"#, esc(&x));
+            }
+            o.push_str("</tr>");
+        }
+        o.push_str("</tbody></table></div></section>");
+    }
+}
+
 fn sweep_section(o: &mut String, curves: &[crate::sweep::Curve]) {
     use crate::sweep::rows;
     o.push_str(r#"<h2 id="sweeps">Sweeps</h2><p class="note">Each point is the median of its repeats. Cached or IO-bound is read from the device reads per op that were measured.</p>"#);

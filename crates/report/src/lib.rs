@@ -7,6 +7,7 @@ pub mod attribution;
 pub mod bloat;
 pub mod changepoint;
 pub mod check;
+pub mod commits;
 pub mod compare;
 pub mod csv;
 pub mod device;

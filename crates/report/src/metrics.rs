@@ -107,6 +107,10 @@ pub const METRICS: &[Metric] = &[
     m!("wareq_sz", "wareq-sz", "wareq-sz KiB", "KiB", Neither, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.wareq_kb)),
     m!("aqu_sz", "aqu-sz", "aqu-sz", "", Neither, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.aqu_sz)),
     m!("util", "%util", "%util", "%", Neither, Fmt::Fixed(2), true, |s| s.device.and_then(|d| d.util_pct)),
+    m!("f_s", "f/s", "f/s", "/s", Neither, Fmt::Sig(3), true, |s| s.device.and_then(|d| d.f_s)),
+    // Device cache flushes per op: 1 or more when every op is a durable commit that
+    // flushes alone, below 1 when commits share flushes (group commit), 0 without sync.
+    m!("flush_op", "flush_op", "device flushes/op", "/op", Lower, Fmt::Sig(3), false, |s| flush_op(s)),
     // The device's busy time per op: %util's share of the window over the ops in it, the
     // device's side of an op's time (history sets it against the change in time per op).
     m!("dev_us_op", "dev_us_op", "device busy µs/op", "µs/op", Lower, Fmt::Sig(3), false, |s| s.device.and_then(|d| d.util_pct).filter(|_| s.ops > 0).map(|u| u / 100.0 * s.secs * 1e6 / s.ops as f64)),
@@ -156,6 +160,13 @@ fn lsm_per_op(s: &StepSummary, f: impl Fn(&plumb_core::LsmAccount) -> f64) -> Op
     (s.ops > 0 && v.is_finite()).then(|| v / s.ops as f64)
 }
 
+/// Device cache flushes per op (`f/s` over ops/s): `None` without the flush count or
+/// ops.
+pub fn flush_op(s: &StepSummary) -> Option<f64> {
+    let f = s.device?.f_s?;
+    (s.ops_sec > 0.0).then(|| f / s.ops_sec)
+}
+
 /// plumb's own share of the CPU an op cost: its time outside the engine call over the
 /// process's CPU per op (engine background threads included).
 fn plumb_pct(s: &StepSummary) -> Option<f64> {
@@ -202,6 +213,7 @@ pub const TEXT_COST: &[&str] = &[
     "csw_op",
     "rd_op",
     "wr_op",
+    "flush_op",
     "w_amp_eng",
     "space_amp",
     "rss_gb",
@@ -241,6 +253,7 @@ pub const TEXT_SQL_COST: &[&str] = &[
     "srv_csw_q",
     "rd_op",
     "wr_op",
+    "flush_op",
     "qos_min",
     "qos_p50",
     "qos_cv",
@@ -296,7 +309,8 @@ pub const HTML_STEP: &[&str] = &[
 /// Markdown's device table, the HTML device table, and the columns of `plumb show
 /// --intervals` (each interval's own figures).
 pub const DEVICE: &[&str] = &[
-    "r_s", "rmb_s", "r_await", "rareq_sz", "w_s", "wmb_s", "w_await", "wareq_sz", "aqu_sz", "util",
+    "r_s", "rmb_s", "r_await", "rareq_sz", "w_s", "wmb_s", "w_await", "wareq_sz", "f_s", "aqu_sz",
+    "util",
 ];
 
 /// The per-op costs `compare` sets against the base (counters per op before dividing),
@@ -312,6 +326,7 @@ pub const COMPARE_COSTS: &[&str] = &[
     "rkb_op",
     "wr_op",
     "wkb_op",
+    "flush_op",
     "w_amp",
     "w_amp_eng",
     "p50_us",
@@ -400,19 +415,25 @@ mod tests {
             r_await_ms: Some(0.2341),
             rareq_kb: Some(4.0),
             util_pct: Some(31.25),
+            f_s: Some(760.0),
             ..plumb_core::DeviceIo::default()
         });
         let shown: Vec<String> = DEVICE.iter().map(|id| metric(id).show(&s)).collect();
         assert_eq!(
             shown,
-            ["1520", "5.94", "0.23", "4.00", "0", "0.00", "n/a", "n/a", "n/a", "31.25"]
+            ["1520", "5.94", "0.23", "4.00", "0", "0.00", "n/a", "n/a", "760", "n/a", "31.25"]
         );
+        // Flushes per op: 760 flushes/s over 1520 ops/s.
+        s.ops_sec = 1520.0;
+        assert_eq!((metric("flush_op").get)(&s), Some(0.5));
+        s.ops_sec = 0.0;
+        assert_eq!((metric("flush_op").get)(&s), None);
         let heads: Vec<&str> = DEVICE.iter().map(|id| metric(id).short).collect();
         assert_eq!(
             heads,
             [
                 "r/s", "rMB/s", "r_await", "rareq-sz", "w/s", "wMB/s", "w_await", "wareq-sz",
-                "aqu-sz", "%util"
+                "f/s", "aqu-sz", "%util"
             ]
         );
         s.usr_us_op = Some(3.0);

@@ -61,6 +61,11 @@ pub struct Point {
     pub rkb_op: Option<f64>,
     /// Median p99 latency, µs.
     pub p99_us: Option<f64>,
+    /// Median device cache flushes per op ([`crate::metrics::flush_op`]).
+    pub flush_op: Option<f64>,
+    /// Median transactions per second on a server (a commit each), `None` for an
+    /// embedded engine, whose ops are its commits.
+    pub tps: Option<f64>,
     /// How many runs the medians come from.
     pub runs: usize,
 }
@@ -91,6 +96,9 @@ pub struct Curve {
     pub series: String,
     /// Points in x order.
     pub points: Vec<Point>,
+    /// The step creates and fills tables (a server's load): its ops are rows, and its
+    /// transactions are batches of them, never single commits.
+    pub load: bool,
 }
 
 impl Curve {
@@ -193,11 +201,15 @@ pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
     type Key = (Axis, String, String);
     let mut acc: BTreeMap<Key, BTreeMap<u64, (String, Vec<&plumb_core::StepSummary>)>> =
         BTreeMap::new();
+    let mut loads = std::collections::BTreeSet::new();
     for r in runs {
         let Some(c) = cell_of(r) else { continue };
         for (s, _) in &r.steps {
             if s.status != StepStatus::Ok || s.kind.is_maintenance() || s.summary.ops == 0 {
                 continue;
+            }
+            if matches!(s.kind, plumb_workloads::Kind::Sql(k) if k.is_load()) {
+                loads.insert(s.name.clone());
             }
             let (threads, num) = match c.family {
                 Some((rows, clients)) => (Some(clients), Some(rows)),
@@ -241,6 +253,7 @@ pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
     acc.into_iter()
         .filter(|(_, xs)| xs.len() >= 2)
         .map(|((axis, step, series), xs)| Curve {
+            load: loads.contains(&step),
             step,
             axis,
             series,
@@ -259,6 +272,8 @@ pub fn curves(runs: &[StoredRun]) -> Vec<Curve> {
                         rd_op: med(&|s| s.rd_op),
                         rkb_op: med(&|s| s.rkb_op),
                         p99_us: med(&|s| s.p99_us),
+                        flush_op: med(&crate::metrics::flush_op),
+                        tps: med(&|s| s.server.as_ref().map(|v| v.tps)),
                         runs: ss.len(),
                     }
                 })
@@ -365,9 +380,12 @@ mod tests {
                     rd_op: rd,
                     rkb_op: None,
                     p99_us: None,
+                    flush_op: None,
+                    tps: None,
                     runs: 1,
                 })
                 .collect(),
+            load: false,
         }
     }
 

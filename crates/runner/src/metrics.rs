@@ -242,6 +242,7 @@ mod tests {
             io_ms: 50,
             queue_ms: 70,
             times_known: true,
+            flushes: Some(3),
         };
         let [rd, rkb, wr, wkb] = disk_per_op(Some(&d), 10);
         assert_eq!(

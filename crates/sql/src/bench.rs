@@ -125,7 +125,7 @@ pub fn statements(kind: SqlKind, t: u32) -> Vec<String> {
         Insert => vec![INSERT.into()],
         // Other families' steps: their statements live in their own modules.
         PgbenchLoad | TpcbLike | SimpleUpdate | SelectOnly | TpccLoad | TprocC | YcsbLoad
-        | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF => vec![],
+        | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF | CachedSelect => vec![],
     };
     v.into_iter()
         .map(|s| s.replace("{t}", &t.to_string()))
@@ -302,10 +302,12 @@ impl ThreadState {
         match self.kind {
             Load => self.load_step(),
             PgbenchLoad | TpcbLike | SimpleUpdate | SelectOnly | TpccLoad | TprocC | YcsbLoad
-            | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF => Err(SqlError::Input(format!(
-                "{}: not a sysbench microbenchmark (crate::drivers picks its client)",
-                self.kind
-            ))),
+            | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF | CachedSelect => {
+                Err(SqlError::Input(format!(
+                    "{}: not a sysbench microbenchmark (crate::drivers picks its client)",
+                    self.kind
+                )))
+            }
             PointQuery => {
                 let t = self.table();
                 let id = self.id();

@@ -7,6 +7,7 @@
 //! A new family is one module and one arm in each function below.
 
 use crate::bench::{Outcome, Shape, ThreadPlan, ThreadState};
+use crate::ceiling::{self, CachedSelectThread};
 use crate::client::{Endpoint, SqlClient};
 use crate::error::SqlError;
 use crate::pgbench::{self, PgbenchConfig, PgbenchLoader, PgbenchScript, PgbenchThread};
@@ -58,6 +59,12 @@ impl Driver for TpccThread {
     }
     fn pause(&mut self) -> Duration {
         TpccThread::pause(self)
+    }
+}
+
+impl Driver for CachedSelectThread {
+    fn event(&mut self) -> Result<Outcome, SqlError> {
+        CachedSelectThread::event(self)
     }
 }
 
@@ -171,6 +178,9 @@ pub fn before(
                 .map_err(|e| SqlError::Input(format!("ycsb: {e}")))?;
             shared.ycsb = Some(Arc::new(s));
         }
+        SqlTables::Ceiling => {
+            ceiling::create_table(ep.connect()?.as_mut(), &shape.engine_clause, shape.postgres)?
+        }
     }
     Ok(shared)
 }
@@ -235,6 +245,7 @@ pub fn connect(
             };
             Box::new(YcsbSqlThread::new(ep, &p)?)
         }
+        SqlTables::Ceiling => Box::new(CachedSelectThread::new(ep, plan.seed, plan.thread)?),
     })
 }
 

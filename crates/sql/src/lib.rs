@@ -7,6 +7,7 @@
 //! explained by what each query cost on the client and on the server.
 
 pub mod bench;
+pub mod ceiling;
 pub mod client;
 pub mod counters;
 pub mod drivers;

@@ -12,6 +12,7 @@ fn device() -> DeviceIo {
         wmb_s: 0.0,
         w_await_ms: None,
         wareq_kb: None,
+        f_s: None,
         aqu_sz: Some(0.5),
         util_pct: Some(49.5),
     }

@@ -99,6 +99,7 @@ sql_kinds! {
     YcsbD = "ycsb-d", Standard, "YCSB workload D: 95% reads of the latest records, 5% inserts.";
     YcsbE = "ycsb-e", Standard, "YCSB workload E: 95% short scans, 5% inserts.";
     YcsbF = "ycsb-f", Standard, "YCSB workload F: 50% reads, 50% read-modify-writes, zipfian.";
+    CachedSelect = "cached-select", Point, "The CPU ceiling a database sees: trivial point SELECTs on a 1000-row table of its own (always cached), at 1, 2, 4 … clients up to twice the hardware threads (or --threads, if more); each client count is stored as a step and as this host's ceiling.";
 }
 
 impl SqlKind {
@@ -143,6 +144,7 @@ impl SqlKind {
             PgbenchLoad | TpcbLike | SimpleUpdate | SelectOnly => SqlTables::Pgbench,
             TpccLoad | TprocC => SqlTables::Tpcc,
             YcsbLoad | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF => SqlTables::Ycsb,
+            CachedSelect => SqlTables::Ceiling,
             _ => SqlTables::Sysbench,
         }
     }
@@ -154,6 +156,8 @@ impl SqlKind {
             SqlTables::Pgbench => SqlKind::PgbenchLoad,
             SqlTables::Tpcc => SqlKind::TpccLoad,
             SqlTables::Ycsb => SqlKind::YcsbLoad,
+            // It makes its own table before it starts.
+            SqlTables::Ceiling => SqlKind::CachedSelect,
         }
     }
 
@@ -210,6 +214,8 @@ pub enum SqlTables {
     Tpcc,
     /// YCSB's usertable.
     Ycsb,
+    /// plumb's own tiny table for the cached-SELECT ceiling, made by the step itself.
+    Ceiling,
 }
 
 /// A name that is not a SQL microbenchmark; lists the known ones.

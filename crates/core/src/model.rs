@@ -523,8 +523,9 @@ pub struct Interval {
     #[serde(default)]
     pub steal_pct: Option<f64>,
     /// Other processes' CPU in it, percent of the machine's capacity (as
-    /// [`StepSummary::outside_cpu_pct`]); `None` on server steps, whose server is only
-    /// read at the window's ends (a walk of /proc each second would cost the client).
+    /// [`StepSummary::outside_cpu_pct`]); `None` on server steps of more than one
+    /// interval, whose server is only read at the window's ends (a walk of /proc each
+    /// second would cost the client).
     #[serde(default)]
     pub outside_cpu_pct: Option<f64>,
 }

@@ -210,6 +210,19 @@ ib = ["l.i0", "l.x", "l.i1", "qp100"]
         let li1 = step(&run, "l.i1");
         assert_eq!(li1["status"], "ok");
         assert!(li1["summary"]["ops_sec"].as_f64().unwrap() > 0.0);
+        // The host's noise over the step: a managed server's processes and an embedded
+        // engine's are told from a neighbour's; each second's outside load is known for
+        // the embedded engine, and for a server only over a window of one interval (its
+        // processes are read at the window's ends, not each second).
+        assert!(li1["summary"]["steal_pct"].is_f64(), "{li1}");
+        assert!(li1["summary"]["outside_cpu_pct"].is_f64(), "{li1}");
+        let ivs = li1["intervals"].as_array().unwrap();
+        assert!(ivs.iter().all(|i| i["steal_pct"].is_f64()));
+        let known = r["engine"] == "lmdb" || ivs.len() == 1;
+        assert!(
+            ivs.iter().all(|i| i["outside_cpu_pct"].is_f64() == known),
+            "{ivs:?}"
+        );
         assert_eq!(step(&run, "qp100")["config"]["rate_per_client"], 100);
         assert_eq!(r["plan"]["workload"]["ib"]["params"]["rows"], 3000);
     }

@@ -273,6 +273,18 @@ pub struct StepSummary {
     pub space_amp: Option<f64>,
     /// Peak resident memory of the process during the step, GB.
     pub rss_gb: Option<f64>,
+    /// Time the hypervisor ran other guests while this VM's CPUs wanted to run, percent
+    /// of the machine's CPU capacity in the window (all CPUs together): a neighbour on
+    /// the physical host. `None` without `/proc/stat`, and in runs stored before it existed.
+    #[serde(default)]
+    pub steal_pct: Option<f64>,
+    /// CPU that processes other than the ones measured used on this machine (the
+    /// machine's time neither idle, in iowait nor stolen, less plumb's own CPU and a
+    /// managed server's), percent of the machine's CPU capacity in the window (its
+    /// length × the online CPUs): a neighbour on this host. `None` without `/proc/stat`, when the server's processes
+    /// cannot be seen (an external server), and in runs stored before it existed.
+    #[serde(default)]
+    pub outside_cpu_pct: Option<f64>,
     /// Interval throughput stability.
     pub qos: Option<Qos>,
     /// Read verification.
@@ -507,6 +519,15 @@ pub struct Interval {
     pub stall_us: Option<u64>,
     /// Resident memory at its end, GB.
     pub rss_gb: Option<f64>,
+    /// Steal in it, percent of the machine's CPU time (as [`StepSummary::steal_pct`]).
+    #[serde(default)]
+    pub steal_pct: Option<f64>,
+    /// Other processes' CPU in it, percent of the machine's capacity (as
+    /// [`StepSummary::outside_cpu_pct`]); `None` on server steps of more than one
+    /// interval, whose server is only read at the window's ends (a walk of /proc each
+    /// second would cost the client).
+    #[serde(default)]
+    pub outside_cpu_pct: Option<f64>,
 }
 
 /// The block device over a window as sysstat's `iostat -x` reports it, from the

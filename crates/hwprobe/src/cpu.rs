@@ -214,6 +214,13 @@ mod tests {
         });
         assert_eq!(r.steps.len(), 2);
         assert!(r.steps.iter().all(|s| s.summary.ops > 0));
+        // Each step and second says what the host did beside the probe.
+        for s in &r.steps {
+            let (st, out) = (s.summary.steal_pct, s.summary.outside_cpu_pct);
+            assert!(st.is_some_and(|x| (0.0..=100.0).contains(&x)), "{st:?}");
+            assert!(out.is_some_and(|x| (0.0..=100.0).contains(&x)), "{out:?}");
+            assert!(s.intervals.iter().all(|i| i.outside_cpu_pct.is_some()));
+        }
         assert_eq!(r.ceilings.len(), 2);
         assert!(r.ceilings[0].value > 1e5, "{:?}", r.ceilings);
         assert!(r.notes.iter().any(|n| n.contains("frequency")));

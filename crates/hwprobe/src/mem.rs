@@ -7,6 +7,7 @@
 
 use crate::{ceiling, ProbeReport, ProbeStep};
 use plumb_core::{StepStatus, StepSummary};
+use plumb_runner::metrics::host_noise;
 use plumb_runner::LatencyHistogram;
 use plumb_workloads::ProbeKind;
 use std::sync::Barrier;
@@ -170,6 +171,11 @@ fn triad_passes(a: &mut [f64], b: &[f64], c: &[f64], threads: usize, passes: usi
         .collect()
 }
 
+/// The machine's CPU by state now, for the host's noise over a probe step.
+fn machine() -> Option<plumb_probes::cpustat::Reading> {
+    plumb_probes::cpustat::read().ok()
+}
+
 /// Runs the memory probe: one `triad.tN` step per thread count and a `chase` step.
 pub fn run(o: &MemOptions) -> ProbeReport {
     let mut rep = ProbeReport::default();
@@ -195,9 +201,10 @@ pub fn run(o: &MemOptions) -> ProbeReport {
             break;
         }
         let started = SystemTime::now();
-        let cpu0 = plumb_probes::process::self_counters();
+        let (cpu0, m0) = (plumb_probes::process::self_counters(), machine());
         let times = triad_passes(&mut a, &b, &c, t, o.passes);
         let cpu = plumb_probes::process::self_counters().delta(&cpu0);
+        let noise = host_noise(m0.as_ref(), machine().as_ref(), cpu.cpu_us(), Some(0));
         // STREAM skips the first pass (page faults, warm-up) when there are more.
         let considered = if times.len() > 1 {
             &times[1..]
@@ -224,6 +231,8 @@ pub fn run(o: &MemOptions) -> ProbeReport {
             cpu_us_op: Some(cpu.cpu_us() as f64 / times.len() as f64),
             usr_us_op: Some(cpu.user_us as f64 / times.len() as f64),
             sys_us_op: Some(cpu.system_us as f64 / times.len() as f64),
+            steal_pct: noise.steal_pct,
+            outside_cpu_pct: noise.outside_cpu_pct,
             ..StepSummary::default()
         };
         let avg = triad_gbs(n, total / times.len() as f64);
@@ -290,7 +299,7 @@ fn chase(elements: usize, loads: u64) -> ProbeStep {
     let slots = (elements * 2).max(1024);
     let perm = cyclic_permutation(slots, 7);
     let started = SystemTime::now();
-    let cpu0 = plumb_probes::process::self_counters();
+    let (cpu0, m0) = (plumb_probes::process::self_counters(), machine());
     let t = Instant::now();
     let mut i = 0u32;
     for _ in 0..loads {
@@ -300,6 +309,7 @@ fn chase(elements: usize, loads: u64) -> ProbeStep {
     let secs = t.elapsed().as_secs_f64();
     std::hint::black_box(i);
     let cpu = plumb_probes::process::self_counters().delta(&cpu0);
+    let noise = host_noise(m0.as_ref(), machine().as_ref(), cpu.cpu_us(), Some(0));
     let ns = secs * 1e9 / loads.max(1) as f64;
     ProbeStep {
         name: "chase".into(),
@@ -321,6 +331,8 @@ fn chase(elements: usize, loads: u64) -> ProbeStep {
             cpu_us_op: Some(cpu.cpu_us() as f64 / loads.max(1) as f64),
             usr_us_op: Some(cpu.user_us as f64 / loads.max(1) as f64),
             sys_us_op: Some(cpu.system_us as f64 / loads.max(1) as f64),
+            steal_pct: noise.steal_pct,
+            outside_cpu_pct: noise.outside_cpu_pct,
             ..StepSummary::default()
         },
         intervals: Vec::new(),

@@ -3,8 +3,10 @@
 //! second, as the runner does for workload steps.
 
 use plumb_core::{Interval, StepStatus, StepSummary};
+use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self_counters, ProcessCounters};
+use plumb_runner::metrics::{host_noise, HostNoise};
 use plumb_runner::LatencyHistogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
@@ -53,7 +55,20 @@ struct Sample {
     at: Instant,
     ops: u64,
     cpu: ProcessCounters,
+    machine: Option<Reading>,
     disk: Option<DiskCounters>,
+}
+
+impl Sample {
+    /// The host's noise since `earlier`: a probe runs in plumb's process.
+    fn noise_since(&self, earlier: &Sample) -> HostNoise {
+        host_noise(
+            earlier.machine.as_ref(),
+            self.machine.as_ref(),
+            self.cpu.delta(&earlier.cpu).cpu_us(),
+            Some(0),
+        )
+    }
 }
 
 fn sample(counters: &[Counter], disk: Option<&DeviceStats>) -> Sample {
@@ -61,6 +76,7 @@ fn sample(counters: &[Counter], disk: Option<&DeviceStats>) -> Sample {
         at: Instant::now(),
         ops: counters.iter().map(Counter::get).sum(),
         cpu: self_counters(),
+        machine: cpustat::read().ok(),
         disk: disk.and_then(|d| d.read().ok()),
     }
 }
@@ -68,6 +84,7 @@ fn sample(counters: &[Counter], disk: Option<&DeviceStats>) -> Sample {
 fn interval(t0: Instant, a: &Sample, b: &Sample) -> Interval {
     let secs = b.at.duration_since(a.at).as_secs_f64();
     let ops = b.ops.saturating_sub(a.ops);
+    let noise = b.noise_since(a);
     let d = match (&a.disk, &b.disk) {
         (Some(x), Some(y)) => Some(y.delta(x)),
         _ => None,
@@ -83,6 +100,8 @@ fn interval(t0: Instant, a: &Sample, b: &Sample) -> Interval {
         wr: d.map(|d| d.writes),
         wkb: d.map(|d| d.written_kb()),
         device: d.and_then(|d| d.device_io(secs)),
+        steal_pct: noise.steal_pct,
+        outside_cpu_pct: noise.outside_cpu_pct,
         ..Interval::default()
     }
 }
@@ -182,6 +201,7 @@ where
         _ => None,
     };
     let per_op = |x: f64| (ops > 0).then(|| x / ops as f64);
+    let noise = end.noise_since(&s0);
     let summary = StepSummary {
         ops,
         secs,
@@ -202,6 +222,8 @@ where
         wkb_op: dd.and_then(|d| per_op(d.written_kb())),
         device: dd.and_then(|d| d.device_io(secs)),
         rss_gb: plumb_probes::process::self_peak_rss_bytes().map(|b| b as f64 / 1e9),
+        steal_pct: noise.steal_pct,
+        outside_cpu_pct: noise.outside_cpu_pct,
         ..StepSummary::default()
     };
     let error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());

@@ -8,6 +8,7 @@ use crate::error::IbError;
 use crate::row::{Row, RowGen};
 use crate::target::{IbConn, IbTarget, SecIndex};
 use plumb_core::{IbSecond, IbSummary, Interval, OpLatency, Qos, StepStatus, StepSummary};
+use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree::{self, TreeSnapshot};
@@ -149,14 +150,32 @@ struct Shared<'a> {
 struct Mark {
     at: Instant,
     client: ProcessCounters,
+    machine: Option<Reading>,
     server: Option<TreeSnapshot>,
     disk: Option<DiskCounters>,
+}
+
+/// The host's noise from `a` to `b`: an embedded engine runs in plumb's process; a
+/// server's CPU is known only between marks that read its processes.
+fn noise(ctx: &IbContext<'_>, a: &Mark, b: &Mark) -> metrics::HostNoise {
+    let server = match (&b.server, &a.server) {
+        (Some(y), Some(x)) => Some(y.delta(x).cpu_us()),
+        _ if ctx.target.server_pid().is_none() => Some(0),
+        _ => None,
+    };
+    metrics::host_noise(
+        a.machine.as_ref(),
+        b.machine.as_ref(),
+        b.client.delta(&a.client).cpu_us(),
+        server,
+    )
 }
 
 fn mark(ctx: &IbContext<'_>, with_server: bool) -> Mark {
     Mark {
         at: Instant::now(),
         client: process::self_counters(),
+        machine: cpustat::read().ok(),
         server: ctx
             .target
             .server_pid()
@@ -384,7 +403,8 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     costs(ctx, &a, &b, rows, rows, &mut ib);
     let counted = count_check(ctx, &mut ib);
     let summary = summary_of(ctx, &a, &b, rows, ib);
-    let device = summary.device;
+    let (device, steal_pct, outside_cpu_pct) =
+        (summary.device, summary.steal_pct, summary.outside_cpu_pct);
     let (status, error, verification_failed) = match counted {
         Ok(()) => (StepStatus::Ok, None, false),
         Err(e) => (StepStatus::Failed, Some(e.to_string()), true),
@@ -404,6 +424,8 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
                 ops: rows,
                 ops_sec: if secs > 0.0 { rows as f64 / secs } else { 0.0 },
                 device,
+                steal_pct,
+                outside_cpu_pct,
                 ..Interval::default()
             }],
             profile: None,
@@ -420,6 +442,7 @@ fn summary_of(ctx: &IbContext<'_>, a: &Mark, b: &Mark, ops: u64, ib: IbSummary) 
     let disk = b.disk.zip(a.disk).map(|(y, x)| y.delta(&x));
     let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
     let [cpu_us_op, usr_us_op, sys_us_op] = metrics::cpu_per_op(&client, ops);
+    let noise = noise(ctx, a, b);
     StepSummary {
         ops,
         secs,
@@ -435,6 +458,8 @@ fn summary_of(ctx: &IbContext<'_>, a: &Mark, b: &Mark, ops: u64, ib: IbSummary) 
         device: metrics::device_io(disk.as_ref(), secs),
         db_gb: db_gb(ctx),
         rss_gb: ib.rss_gb,
+        steal_pct: noise.steal_pct,
+        outside_cpu_pct: noise.outside_cpu_pct,
         ib: Some(ib),
         ..StepSummary::default()
     }
@@ -646,6 +671,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
             h,
             b.client.delta(&a.client).cpu_us(),
             b.disk.zip(a.disk).map(|(x, y)| x.delta(&y)),
+            noise(ctx, a, b),
         ));
         seconds.push(IbSecond {
             t: (b.at - first.at).as_secs_f64(),

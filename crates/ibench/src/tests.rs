@@ -160,6 +160,10 @@ fn a_rate_the_engine_cannot_reach_fails_the_step_by_the_95_percent_rule() {
     let ib = r.summary.ib.as_ref().unwrap();
     assert_eq!(ib.rate_ok, Some(true), "{} ips", ib.ips);
     assert_eq!(r.status, StepStatus::Ok, "{:?}", r.error);
+    // An embedded engine runs in plumb's process: the host's noise is known for the
+    // step and each of its seconds.
+    assert!(r.summary.steal_pct.is_some() && r.summary.outside_cpu_pct.is_some());
+    assert!(r.intervals.iter().all(|i| i.outside_cpu_pct.is_some()));
     // Open-loop pacing: 100 rows/s is two commits of 50 a second.
     assert!((150..=250).contains(&ib.inserts), "{}", ib.inserts);
 }

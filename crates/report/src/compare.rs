@@ -75,6 +75,11 @@ pub struct Comparison {
     /// figure on both sides there is no ratio to read, only a list to scroll past.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_counters_left_out: Vec<LeftOutCounter>,
+    /// Steps whose sides ran beside different host noise (steal, other processes' CPU)
+    /// by more than [`warnings::NOISE_DIFF_PCT`] points: their difference may be the
+    /// host's, not the engine's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub noise: Vec<NoiseDiff>,
     /// Options whose value differs between the versions (the engine's effective
     /// options included, as RocksDB wrote them in its OPTIONS file): what changed
     /// besides the thing compared, or because of it (a release's new default).
@@ -93,6 +98,79 @@ pub struct LeftOutCounter {
     pub counter: String,
     /// Labels of the versions with no figure for it in any step, in version order.
     pub missing_from: Vec<String>,
+}
+
+/// A step whose two sides (the base and one other version) ran beside different host
+/// noise: medians over each side's repeats, percent of the machine's CPU.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NoiseDiff {
+    /// The step.
+    pub step: String,
+    /// The other version's label (the base is `Comparison::versions[0]`).
+    pub version: String,
+    /// Steal, base then other; `None` where a side has no figure.
+    pub steal_pct: [Option<f64>; 2],
+    /// Other processes' CPU, base then other.
+    pub outside_cpu_pct: [Option<f64>; 2],
+    /// The footnote printed under the tables.
+    pub note: String,
+}
+
+/// The steps whose sides differ in steal or outside load by more than
+/// [`warnings::NOISE_DIFF_PCT`] points, each other version against the base.
+pub fn noise_diffs(versions: &[Version], steps: &[String]) -> Vec<NoiseDiff> {
+    let Some(base) = versions.first() else {
+        return Vec::new();
+    };
+    let median = |v: &Version, step: &str, get: fn(&StepSummary) -> Option<f64>| {
+        stats::median(&values(v, step, &get))
+    };
+    let steal = |s: &StepSummary| s.steal_pct;
+    let outside = |s: &StepSummary| s.outside_cpu_pct;
+    let mut out = Vec::new();
+    for step in steps {
+        for v in &versions[1..] {
+            let st = [median(base, step, steal), median(v, step, steal)];
+            let ou = [median(base, step, outside), median(v, step, outside)];
+            let apart = |x: [Option<f64>; 2]| match x {
+                [Some(a), Some(b)] => (a - b).abs() > warnings::NOISE_DIFF_PCT,
+                _ => false,
+            };
+            let mut what = Vec::new();
+            if apart(st) {
+                what.push(format!(
+                    "{} had {:.0}% steal, {} {:.0}%",
+                    v.label,
+                    st[1].unwrap_or(0.0),
+                    base.label,
+                    st[0].unwrap_or(0.0)
+                ));
+            }
+            if apart(ou) {
+                what.push(format!(
+                    "other processes used {:.0}% of the machine beside {}, {:.0}% beside {}",
+                    ou[1].unwrap_or(0.0),
+                    v.label,
+                    ou[0].unwrap_or(0.0),
+                    base.label
+                ));
+            }
+            if !what.is_empty() {
+                out.push(NoiseDiff {
+                    step: step.clone(),
+                    version: v.label.clone(),
+                    steal_pct: st,
+                    outside_cpu_pct: ou,
+                    note: format!(
+                        "{step}: {}: the difference may be the host (`plumb show --intervals` \
+                         has each second's steal% and outside%)",
+                        what.join("; ")
+                    ),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// One option that differs between versions.
@@ -222,6 +300,12 @@ pub fn measured_steps<'a>(runs: impl Iterator<Item = &'a StoredRun>) -> Vec<Stri
     steps
 }
 
+/// Whether the host's noise may explain this step's difference between the sides
+/// (the mark `*` beside its name).
+pub fn noisy(c: &Comparison, step: &str) -> bool {
+    c.noise.iter().any(|n| n.step == step)
+}
+
 /// Builds the comparison; `versions[0]` is the base. Needs at least one version.
 pub fn compare(versions: &[Version]) -> Comparison {
     let steps = measured_steps(versions.iter().flat_map(|v| v.runs.iter()));
@@ -233,6 +317,7 @@ pub fn compare(versions: &[Version]) -> Comparison {
         .filter(|t| t.rows.iter().flatten().any(|c| c.median.is_some()))
         .collect();
     let groups = group_summaries(versions, &steps, &ops_sec);
+    let noise = noise_diffs(versions, &steps);
     let server_counters: Vec<Table> = counter_names(versions)
         .into_iter()
         .map(|name| {
@@ -266,6 +351,7 @@ pub fn compare(versions: &[Version]) -> Comparison {
         ops_sec,
         costs,
         warnings: warnings::fairness(versions),
+        noise,
         groups,
         server_counters,
         server_counters_shown,

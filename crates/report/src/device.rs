@@ -119,14 +119,20 @@ fn interval_cell(iv: &Interval, id: &str) -> String {
 /// the device as `iostat -x 1` shows each second (`plumb show --intervals`).
 pub fn intervals_text(r: &StoredRun) -> String {
     let mut out = caption(r, "each 1-second interval");
-    out.push_str("; cpu% = process CPU / interval (100 = one core)\n");
+    out.push_str(
+        "; cpu% = process CPU / interval (100 = one core); steal% and outside% = the \
+         hypervisor's and other processes' share of the whole machine's CPU (100 = every \
+         core)\n",
+    );
     let mut any = false;
     for (st, ivs) in &r.steps {
         if ivs.is_empty() {
             continue;
         }
         any = true;
-        let mut head = vec!["t", "secs", "ops/s", "p50", "p99", "cpu%"];
+        let mut head = vec![
+            "t", "secs", "ops/s", "p50", "p99", "cpu%", "steal%", "outside%",
+        ];
         head.extend(DEVICE.iter().map(|id| metric(id).short));
         let mut t = crate::text::table_left(&head);
         for iv in ivs {
@@ -141,6 +147,8 @@ pub fn intervals_text(r: &StoredRun) -> String {
                 sig(iv.p50_us, 3),
                 sig(iv.p99_us, 3),
                 fixed(cpu_pct, 0),
+                fixed(iv.steal_pct, 1),
+                fixed(iv.outside_cpu_pct, 1),
             ];
             row.extend(DEVICE.iter().map(|id| interval_cell(iv, id)));
             t.add_row(row);
@@ -186,6 +194,8 @@ mod tests {
                 ops: 1000,
                 ops_sec: 1000.0,
                 cpu_us: Some(500_000.0),
+                steal_pct: Some(2.5),
+                outside_cpu_pct: Some(48.0),
                 device: device.map(|_| io(1000.0, 40.0)),
                 ..Interval::default()
             },
@@ -288,13 +298,19 @@ mod tests {
             .map(|l| l.split_whitespace().collect())
             .collect();
         assert_eq!(rows.len(), 2, "{t}");
-        // t, secs, ops/s, p50, p99, cpu%, then iostat's columns.
-        assert_eq!(&rows[0][..6], ["1.0", "1.00", "1000", "n/a", "n/a", "50"]);
-        assert_eq!(rows[0][6], "1000"); // r/s
-        assert_eq!(rows[0][8], "0.12"); // r_await
-        assert_eq!(rows[0][9], "4.00"); // rareq-sz
-        assert_eq!(rows[0][16], "40.00"); // %util
-        assert_eq!((rows[1][5], rows[1][16]), ("n/a", "80.00"));
+        // t, secs, ops/s, p50, p99, cpu%, steal%, outside%, then iostat's columns.
+        assert_eq!(
+            &rows[0][..8],
+            ["1.0", "1.00", "1000", "n/a", "n/a", "50", "2.5", "48.0"]
+        );
+        assert_eq!(rows[0][8], "1000"); // r/s
+        assert_eq!(rows[0][10], "0.12"); // r_await
+        assert_eq!(rows[0][11], "4.00"); // rareq-sz
+        assert_eq!(rows[0][18], "40.00"); // %util
+        assert_eq!(
+            (rows[1][5], rows[1][6], rows[1][18]),
+            ("n/a", "n/a", "80.00")
+        );
         // Without a device the columns say n/a, never 0.
         let t = intervals_text(&run(None));
         let row = t.lines().find(|l| l.trim_start().starts_with('1')).unwrap();

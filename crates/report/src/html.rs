@@ -518,7 +518,18 @@ fn sweep_section(o: &mut String, curves: &[crate::sweep::Curve]) {
 
 fn warnings(o: &mut String, runs: &[StoredRun], c: Option<&Comparison>) {
     let mut w: Vec<String> = c.map(|c| c.warnings.clone()).unwrap_or_default();
+    if let Some(c) = c {
+        w.extend(c.noise.iter().map(|n| n.note.clone()));
+    }
     for r in runs {
+        if c.is_none() {
+            // A comparison already warns of each noisy step in its fairness warnings.
+            w.extend(
+                crate::warnings::run_noise(r)
+                    .into_iter()
+                    .map(|n| format!("run {} step {n}", r.run.id)),
+            );
+        }
         if r.run.status != plumb_core::RunStatus::Ok {
             w.push(format!("run {} ended {}", r.run.id, r.run.status));
         }

@@ -2,7 +2,7 @@
 //! and queries per second, what each cost, the 95% rule), the response-time buckets of
 //! inserts and queries, and a per-second chart of each step's inserts and queries.
 
-use crate::format::sig;
+use crate::format::{fixed, sig};
 use crate::html::esc;
 use crate::svg::{self, Look, Series};
 use plumb_core::{IbSummary, StepStatus, IB_BUCKETS_US};
@@ -174,6 +174,28 @@ pub fn text(r: &StoredRun) -> String {
             }
         }
     }
+    let noise: Vec<String> = ib_steps(r)
+        .filter(|(s, _)| s.summary.steal_pct.is_some())
+        .map(|(s, _)| {
+            format!(
+                "{} {}/{}",
+                s.name,
+                fixed(s.summary.steal_pct, 1),
+                fixed(s.summary.outside_cpu_pct, 1)
+            )
+        })
+        .collect();
+    if !noise.is_empty() {
+        notes.push(format!(
+            "host noise per step, steal% / outside% of the machine's CPU: {}",
+            noise.join(", ")
+        ));
+    }
+    notes.extend(
+        crate::warnings::run_noise(r)
+            .into_iter()
+            .map(|w| format!("warning: {w}")),
+    );
     // On a server, plumb's own CPU is the client's: what the load generator cost
     // beside what the server spent (with an embedded engine they are one process).
     if r.run.options.contains_key("server.url") {

@@ -43,7 +43,12 @@ pub fn comparison(c: &Comparison) -> String {
     h.extend(labels.iter().cloned());
     out.push_str(&header(&h));
     for (i, step) in c.steps.iter().enumerate() {
-        let mut r = vec![cell(step)];
+        let mark = if crate::compare::noisy(c, step) {
+            " \\*"
+        } else {
+            ""
+        };
+        let mut r = vec![format!("{}{mark}", cell(step))];
         for cl in &c.ops_sec.rows[i] {
             r.push(match cl.median {
                 Some(m) => format!("{m:.0} ({})", cl.n),
@@ -51,6 +56,12 @@ pub fn comparison(c: &Comparison) -> String {
             });
         }
         out.push_str(&row(&r));
+    }
+    if !c.noise.is_empty() {
+        out.push('\n');
+        for n in &c.noise {
+            out.push_str(&format!("\\* {}\n", cell(&n.note)));
+        }
     }
     if c.versions.len() > 1 {
         let rel = |out: &mut String, title: &str, t: &crate::compare::Table| {

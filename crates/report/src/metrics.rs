@@ -124,6 +124,11 @@ pub const METRICS: &[Metric] = &[
     m!("qos_p5", "qos_p5", "interval p5", "ops/s", Higher, Fmt::Sig(3), false, |s| s.qos.map(|q| q.p5)),
     m!("qos_p50", "qos_p50", "interval p50", "ops/s", Higher, Fmt::Sig(3), false, |s| s.qos.map(|q| q.p50)),
     m!("qos_cv", "qos_cv", "interval cv", "", Lower, Fmt::Fixed(3), false, |s| s.qos.map(|q| q.cv)),
+    // The host's noise: what the hypervisor and other processes took from the machine
+    // while the step ran. Context, not a score: they say whether a change is the
+    // engine's or the neighbour's.
+    m!("steal_pct", "steal%", "steal % of the machine's CPU", "%", Neither, Fmt::Fixed(1), true, |s| s.steal_pct),
+    m!("outside_cpu_pct", "outside%", "other processes' CPU % of the machine", "%", Neither, Fmt::Fixed(1), true, |s| s.outside_cpu_pct),
     m!("verified", "verified", "values verified", "", Neither, Fmt::Fixed(0), false, |s| Some(s.verify.verified as f64)),
     m!("secs", "secs", "seconds", "s", Neither, Fmt::Fixed(1), false, |s| Some(s.secs)),
     m!("instructions_op", "instr_op", "instructions/op", "/op", Lower, Fmt::Sig(3), false, |s| s.hw.instructions_op),
@@ -217,6 +222,8 @@ pub const TEXT_COST: &[&str] = &[
     "qos_p5",
     "qos_p50",
     "qos_cv",
+    "steal_pct",
+    "outside_cpu_pct",
     "verified",
     "secs",
 ];
@@ -250,6 +257,8 @@ pub const TEXT_SQL_COST: &[&str] = &[
     "qos_min",
     "qos_p50",
     "qos_cv",
+    "steal_pct",
+    "outside_cpu_pct",
     "retries",
     "secs",
 ];
@@ -270,6 +279,8 @@ pub const MARKDOWN_RUN: &[&str] = &[
     "w_amp",
     "stall_pct",
     "db_gb",
+    "steal_pct",
+    "outside_cpu_pct",
 ];
 
 /// The HTML step table.
@@ -290,6 +301,8 @@ pub const HTML_STEP: &[&str] = &[
     "w_amp",
     "stall_pct",
     "qos_cv",
+    "steal_pct",
+    "outside_cpu_pct",
 ];
 
 /// The device as `iostat -x` shows it, in iostat's column order: the terminal's and
@@ -429,6 +442,17 @@ mod tests {
             (metric("usr_us_op").show(&s), metric("sys_us_op").show(&s)),
             ("3.00".into(), "1.25".into())
         );
+    }
+
+    #[test]
+    fn noise_rows_read_the_summary() {
+        let mut s = StepSummary::default();
+        assert_eq!(metric("steal_pct").show(&s), "n/a");
+        s.steal_pct = Some(12.04);
+        s.outside_cpu_pct = Some(48.0);
+        assert_eq!(metric("steal_pct").show(&s), "12.0");
+        assert_eq!(metric("outside_cpu_pct").show(&s), "48.0");
+        assert!(TEXT_COST.contains(&"outside_cpu_pct") && TEXT_SQL_COST.contains(&"steal_pct"));
     }
 
     #[test]

@@ -153,6 +153,11 @@ impl Reporter for TextReporter {
             out.push_str(&lsm);
         }
         notes.extend(crate::warnings::skew_with_writer(stored));
+        notes.extend(
+            crate::warnings::run_noise(stored)
+                .into_iter()
+                .map(|w| format!("warning: {w}")),
+        );
         let hw = stored.steps.iter().find_map(|(s, _)| {
             s.summary
                 .hw
@@ -267,7 +272,12 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
     let hr: Vec<&str> = h.iter().map(String::as_str).collect();
     let mut t = table_left(&hr);
     for (i, step) in c.steps.iter().enumerate() {
-        let mut r = vec![step.clone()];
+        let mark = if crate::compare::noisy(c, step) {
+            " *"
+        } else {
+            ""
+        };
+        let mut r = vec![format!("{step}{mark}")];
         r.extend(c.ops_sec.rows[i].iter().map(|cl| match cl.median {
             Some(m) => format!("{m:.0} (n={})", cl.n),
             None => "n/a".into(),
@@ -276,6 +286,9 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
     }
     out.push_str(&t.to_string());
     out.push('\n');
+    for n in &c.noise {
+        out.push_str(&format!("* {}\n", n.note));
+    }
     if !c.options_differ.is_empty() {
         out.push_str("\noptions that differ\n");
         let mut h: Vec<String> = vec!["option".into()];

@@ -12,6 +12,54 @@ pub const PENDING_COMPACTION_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
 /// engines) is taken to saturate the CPU.
 pub const CPU_SATURATION: f64 = 0.9;
 
+/// Steal, percent of the machine's CPU time, above which a step's figures are taken to
+/// include a neighbour VM's: a quiet VM shows well under 1%, and a CPU-bound step that
+/// loses 5% of its CPU time to the hypervisor loses about as much throughput as the
+/// smallest change worth reporting on a shared VM (back-to-back runs swing ±5-10%).
+pub const STEAL_PCT: f64 = 5.0;
+
+/// Other processes' CPU, percent of the machine's capacity, above which a step ran
+/// beside a neighbour: idle daemons and monitoring agents stay at 1-2%, while 10% is
+/// a fifth of a core on a 2-CPU VM, enough to take a core from a worker or a
+/// background thread (compaction, a server's writer) at the wrong moment.
+pub const OUTSIDE_CPU_PCT: f64 = 10.0;
+
+/// Difference in steal or outside load between two sides of a comparison, in
+/// percentage points of the machine, above which the host may explain their
+/// difference: half the single-step thresholds above, since it is the gap between the
+/// sides that moves the ratio, and `/proc/stat`'s 10 ms ticks make a step's figures
+/// good to about a point.
+pub const NOISE_DIFF_PCT: f64 = 5.0;
+
+/// Warnings for one step's host noise, each with its reason and its fix.
+pub fn host_noise(step: &str, s: &plumb_core::StepSummary) -> Vec<String> {
+    let mut w = Vec::new();
+    if let Some(o) = s.outside_cpu_pct.filter(|&o| o > OUTSIDE_CPU_PCT) {
+        w.push(format!(
+            "{step}: another process used {o:.0}% of the machine's CPU during this step: \
+             results include a neighbour; stop it (`plumb host` lists busy processes), or \
+             pin plumb and it to separate CPUs with taskset (`taskset -c 1 plumb …`)"
+        ));
+    }
+    if let Some(st) = s.steal_pct.filter(|&st| st > STEAL_PCT) {
+        w.push(format!(
+            "{step}: the hypervisor gave {st:.0}% of this VM's CPU time to other guests \
+             during this step (steal): results include a neighbour VM; rerun when the \
+             host is quieter, compare only runs with similar steal%, or use a dedicated \
+             host or instance"
+        ));
+    }
+    w
+}
+
+/// [`host_noise`] for every step of a run.
+pub fn run_noise(r: &plumb_store::StoredRun) -> Vec<String> {
+    r.steps
+        .iter()
+        .flat_map(|(s, _)| host_noise(&s.name, &s.summary))
+        .collect()
+}
+
 fn all_runs(versions: &[Version]) -> impl Iterator<Item = (&str, &plumb_store::StoredRun)> {
     versions
         .iter()
@@ -231,6 +279,9 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
     }
     for (label, r) in all_runs(versions) {
         for (s, _) in &r.steps {
+            for n in host_noise(&s.name, &s.summary) {
+                w.push(format!("{label} run {} step {n}", r.run.id));
+            }
             if let Some(p) = s.summary.pending_compaction_gb_start {
                 if p * (1u64 << 30) as f64 > PENDING_COMPACTION_BYTES && s.summary.ops > 0 {
                     w.push(format!(

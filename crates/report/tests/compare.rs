@@ -664,3 +664,84 @@ fn sides_run_in_separate_blocks_are_warned_and_interleaved_ones_are_not() {
     ];
     assert!(plumb_report::warnings::blocked(&interleaved).is_empty());
 }
+
+/// Sets every run of a side's steps to this host noise.
+fn with_noise(v: &mut plumb_report::Version, steal: f64, outside: f64) {
+    for r in &mut v.runs {
+        for (s, _) in &mut r.steps {
+            s.summary.steal_pct = Some(steal);
+            s.summary.outside_cpu_pct = Some(outside);
+        }
+    }
+}
+
+#[test]
+fn a_step_beside_a_neighbour_is_warned_with_reason_and_fix() {
+    let mut v = base_and_new();
+    with_noise(&mut v[0], 0.5, 2.0);
+    with_noise(&mut v[1], 0.5, 2.0);
+    assert!(!warnings_of(&v).iter().any(|w| w.contains("neighbour")));
+    // Just above each threshold: warned, with the figure, the reason and the fix.
+    with_noise(&mut v[1], plumb_report::warnings::STEAL_PCT + 1.0, 48.0);
+    let w = warnings_of(&v);
+    let outside: Vec<&String> = w
+        .iter()
+        .filter(|w| w.contains("another process used 48% of the machine's CPU"))
+        .collect();
+    assert_eq!(outside.len(), 4, "two runs × two steps: {w:#?}");
+    assert!(outside[0].starts_with("new run 3 step readrandom: "));
+    assert!(
+        outside[0].contains("`plumb host` lists busy processes") && outside[0].contains("taskset")
+    );
+    assert!(w
+        .iter()
+        .any(|w| w.contains("6% of this VM's CPU time") && w.contains("steal")));
+    // At the thresholds themselves: not warned.
+    with_noise(
+        &mut v[1],
+        plumb_report::warnings::STEAL_PCT,
+        plumb_report::warnings::OUTSIDE_CPU_PCT,
+    );
+    assert!(!warnings_of(&v).iter().any(|w| w.contains("neighbour")));
+}
+
+#[test]
+fn compare_marks_steps_whose_sides_ran_beside_different_noise() {
+    let mut v = base_and_new();
+    with_noise(&mut v[0], 0.0, 1.0);
+    with_noise(&mut v[1], 3.0, 4.0);
+    let c = compare(&v);
+    assert!(
+        c.noise.is_empty(),
+        "3 points apart is within the noise: {:?}",
+        c.noise
+    );
+    with_noise(&mut v[1], 12.0, 4.0);
+    let c = compare(&v);
+    assert_eq!(c.noise.len(), 2, "both steps");
+    let n = &c.noise[0];
+    assert_eq!((n.step.as_str(), n.version.as_str()), ("readrandom", "new"));
+    assert_eq!(n.steal_pct, [Some(0.0), Some(12.0)]);
+    assert!(
+        n.note
+            .starts_with("readrandom: new had 12% steal, base 0%: the difference may be the host"),
+        "{}",
+        n.note
+    );
+    let text = plumb_report::comparison_text(&c);
+    assert!(text.contains("readrandom *"), "{text}");
+    assert!(text.contains("* readrandom: new had 12% steal"), "{text}");
+    let md = markdown::comparison(&c);
+    assert!(
+        md.contains("readrandom \\*") && md.contains("\\* readrandom: new had 12%"),
+        "{md}"
+    );
+    // Outside load alone also marks.
+    with_noise(&mut v[1], 0.0, 30.0);
+    let c = compare(&v);
+    assert!(c.noise[0]
+        .note
+        .contains("other processes used 30% of the machine beside new, 1% beside base"));
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["noise"][0]["outside_cpu_pct"][1], 30.0);
+}

@@ -2,6 +2,7 @@
 //! each is tested on its own.
 
 use plumb_core::{DeviceIo, EngineStats, Interval, OpLatency, Qos};
+use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::DiskCounters;
 use plumb_probes::process::ProcessCounters;
 
@@ -73,6 +74,50 @@ pub fn stall_pct(e: &EngineStats, secs: f64) -> Option<f64> {
     Some(e.stall_micros? as f64 / (secs * 1e6) * 100.0)
 }
 
+/// What the host did beside the measured processes over a window: the figures that
+/// tell a result moved by the engine from one moved by a neighbour.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct HostNoise {
+    /// Steal, percent of the machine's CPU time ([`plumb_core::StepSummary::steal_pct`]).
+    pub steal_pct: Option<f64>,
+    /// Other processes' CPU, percent of the machine's capacity
+    /// ([`plumb_core::StepSummary::outside_cpu_pct`]).
+    pub outside_cpu_pct: Option<f64>,
+}
+
+/// The host's noise over a window, from the machine's `/proc/stat` readings at its
+/// ends, plumb's own CPU in it (`ours_us`, getrusage) and the server's (`server_us`:
+/// `Some(0)` for an embedded engine, which runs in plumb's process, `None` when the
+/// server's processes were not read, so nothing can be called outside).
+///
+/// Over the window's capacity (its length × the online CPUs): steal% = steal /
+/// capacity × 100, outside% = (busy − ours − server) / capacity × 100, where busy is
+/// the capacity less idle, iowait and steal ([`cpustat::Window::busy_us`] says why not
+/// user + system …). Interrupt time counts as outside: the kernel does not charge it to
+/// a process. `/proc/stat` counts in 10 ms ticks per CPU, so a window's figures are good
+/// to a tick or two per CPU (±1% over a second on 2 CPUs); a negative outside load
+/// (ours read finer than the ticks) is 0.
+pub fn host_noise(
+    earlier: Option<&Reading>,
+    later: Option<&Reading>,
+    ours_us: u64,
+    server_us: Option<u64>,
+) -> HostNoise {
+    let Some(w) = later.zip(earlier).map(|(b, a)| b.since(a)) else {
+        return HostNoise::default();
+    };
+    if w.capacity_us <= 0.0 {
+        return HostNoise::default();
+    }
+    HostNoise {
+        steal_pct: Some(100.0 * cpustat::ticks_to_us(w.times.steal) as f64 / w.capacity_us),
+        outside_cpu_pct: server_us.map(|srv| {
+            let outside = w.busy_us() - ours_us as f64 - srv as f64;
+            (100.0 * outside / w.capacity_us).clamp(0.0, 100.0)
+        }),
+    }
+}
+
 /// Nearest-rank percentile of an ascending slice (`q` in 0..=1).
 fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
     let rank = (q * sorted.len() as f64).ceil().max(1.0) as usize;
@@ -81,8 +126,8 @@ fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
 
 /// One second of a step from its window: `t` and `secs` in seconds, `ops` and their
 /// histogram, the process's CPU over it and the device's counters (their delta, also
-/// shown as `iostat -x` would over the interval); the engine-only figures (stall, RSS)
-/// are left for the caller.
+/// shown as `iostat -x` would over the interval) and the host's noise in it; the
+/// engine-only figures (stall, RSS) are left for the caller.
 pub fn interval(
     t: f64,
     secs: f64,
@@ -90,6 +135,7 @@ pub fn interval(
     h: &crate::LatencyHistogram,
     cpu_us: u64,
     disk: Option<DiskCounters>,
+    noise: HostNoise,
 ) -> Interval {
     Interval {
         t,
@@ -107,6 +153,8 @@ pub fn interval(
         device: device_io(disk.as_ref(), secs),
         stall_us: None,
         rss_gb: None,
+        steal_pct: noise.steal_pct,
+        outside_cpu_pct: noise.outside_cpu_pct,
     }
 }
 
@@ -239,12 +287,59 @@ mod tests {
             times_known: true,
             ..DiskCounters::default()
         };
-        let i = interval(2.0, 0.5, 10, &h, 7, Some(d));
+        let i = interval(2.0, 0.5, 10, &h, 7, Some(d), HostNoise::default());
         let io = i.device.unwrap();
         assert_eq!((i.rd, io.r_s, io.util_pct), (Some(100), 200.0, Some(50.0)));
         assert_eq!(io.r_await_ms, Some(0.0));
         assert_eq!(io.w_await_ms, None);
-        assert_eq!(interval(2.0, 0.5, 10, &h, 7, None).device, None);
+        assert_eq!(
+            interval(2.0, 0.5, 10, &h, 7, None, HostNoise::default()).device,
+            None
+        );
+    }
+
+    #[test]
+    fn host_noise_is_steal_and_what_others_used() {
+        use plumb_probes::cpustat::CpuTimes;
+        let tick = cpustat::ticks_to_us(1);
+        let at = std::time::Instant::now();
+        let a = Reading {
+            at,
+            cpus: 2,
+            times: CpuTimes::default(),
+        };
+        // 2 CPUs over 1 s: 200 ticks. 20 stolen, 60 idle, so 120 busy, of which the
+        // kernel's tick saw 110 (user, system, softirq).
+        let b = Reading {
+            at: at + std::time::Duration::from_secs(1),
+            cpus: 2,
+            times: CpuTimes {
+                user: 90,
+                system: 15,
+                softirq: 5,
+                steal: 20,
+                idle: 60,
+                ..CpuTimes::default()
+            },
+        };
+        // plumb used 50 ticks' worth, the server 10: 60 of 120 busy were someone else's.
+        let n = host_noise(Some(&a), Some(&b), 50 * tick, Some(10 * tick));
+        assert_eq!(n.steal_pct, Some(10.0));
+        assert_eq!(n.outside_cpu_pct, Some(30.0));
+        // An embedded engine: the server's share is plumb's.
+        let n = host_noise(Some(&a), Some(&b), 60 * tick, Some(0));
+        assert_eq!(n.outside_cpu_pct, Some(30.0));
+        // A server not read: steal is known, the outside load is not.
+        let n = host_noise(Some(&a), Some(&b), 50 * tick, None);
+        assert_eq!((n.steal_pct, n.outside_cpu_pct), (Some(10.0), None));
+        // plumb's finer clock above the ticks is no negative load.
+        let n = host_noise(Some(&a), Some(&b), 130 * tick, Some(0));
+        assert_eq!(n.outside_cpu_pct, Some(0.0));
+        assert_eq!(host_noise(None, Some(&b), 0, Some(0)), HostNoise::default());
+        assert_eq!(
+            host_noise(Some(&a), Some(&a), 0, Some(0)),
+            HostNoise::default()
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! worker.
 
 use plumb_core::{EngineStats, Target};
+use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::perf::{HwCounterGroup, HwReading};
 use plumb_probes::process::{self, ProcessCounters};
@@ -13,6 +14,8 @@ use std::time::Instant;
 pub(crate) struct Snapshot {
     pub(crate) at: Instant,
     pub(crate) process: ProcessCounters,
+    /// The whole machine's CPU by state, for the host's noise beside `process`.
+    pub(crate) machine: Option<Reading>,
     pub(crate) disk: Option<DiskCounters>,
     pub(crate) engine: EngineStats,
     pub(crate) rss: Option<u64>,
@@ -31,12 +34,24 @@ impl Sampler<'_> {
         Snapshot {
             at: Instant::now(),
             process: process::self_counters(),
+            machine: cpustat::read().ok(),
             disk: self.disk.and_then(|d| d.read().ok()),
             engine: self.target.stats(),
             rss: process::self_rss_bytes(),
             hw: self.hw.map(|h| h.read()),
         }
     }
+}
+
+/// The host's noise between two snapshots: an embedded engine runs in plumb's
+/// process, so everything else busy on the machine is outside.
+pub(crate) fn noise(earlier: &Snapshot, later: &Snapshot) -> crate::metrics::HostNoise {
+    crate::metrics::host_noise(
+        earlier.machine.as_ref(),
+        later.machine.as_ref(),
+        later.process.delta(&earlier.process).cpu_us(),
+        Some(0),
+    )
 }
 
 /// `later - earlier` for an optional counter; `None` if either side is missing.

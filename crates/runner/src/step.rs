@@ -409,6 +409,7 @@ fn summarise(
                 h,
                 b.process.delta(&a.process).cpu_us(),
                 disk,
+                sampler::noise(a, b),
             )
         });
     }
@@ -431,6 +432,7 @@ fn summarise(
     let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
     let process = last.process.delta(&first.process);
     let [cpu_us_op, usr_us_op, sys_us_op] = metrics::cpu_per_op(&process, ops);
+    let noise = sampler::noise(&first, &last);
     let status = if c.interrupted {
         StepStatus::Interrupted
     } else if !c.errors.is_empty() || c.verify.failed() {
@@ -492,6 +494,8 @@ fn summarise(
             .filter(|_| live_bytes > 0.0)
             .map(|b| b as f64 / live_bytes),
         rss_gb: rss_peak.map(|b| b as f64 / GB),
+        steal_pct: noise.steal_pct,
+        outside_cpu_pct: noise.outside_cpu_pct,
         qos: metrics::qos(&intervals),
         verify: c.verify,
         hw,
@@ -593,6 +597,7 @@ fn run_maintenance(
     ctx.progress.finish();
     let engine = sampler::engine_delta(&b.engine, &a.engine);
     let secs = (b.at - a.at).as_secs_f64();
+    let noise = sampler::noise(&a, &b);
     let db_bytes = ctx
         .target
         .data_dir()
@@ -618,6 +623,8 @@ fn run_maintenance(
             db_gb: db_bytes.map(|b| b as f64 / GB),
             eng_used_gb: b.engine.used_bytes.map(|u| u as f64 / GB),
             rss_gb: b.rss.map(|r| r as f64 / GB),
+            steal_pct: noise.steal_pct,
+            outside_cpu_pct: noise.outside_cpu_pct,
             // The device's rates mean something without ops: what compaction cost it.
             device: metrics::device_io(b.disk.zip(a.disk).map(|(y, x)| y.delta(&x)).as_ref(), secs),
             lsm,

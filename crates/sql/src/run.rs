@@ -11,6 +11,7 @@ use crate::counters::{per_query, CounterReader};
 use crate::drivers::{self, Driver};
 use crate::error::SqlError;
 use plumb_core::{HwCounters, Interval, ServerCosts, StepStatus, StepSummary};
+use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::{DeviceStats, DiskCounters};
 use plumb_probes::process::{self, ProcessCounters};
 use plumb_probes::proctree;
@@ -132,8 +133,27 @@ enum Msg {
 struct Mark {
     at: Instant,
     client: ProcessCounters,
+    machine: Option<Reading>,
     server: Option<proctree::TreeSnapshot>,
     disk: Option<DiskCounters>,
+}
+
+impl Mark {
+    /// The host's noise since `earlier`: what the machine did beside plumb and the
+    /// server (whose CPU is known only between marks that read it).
+    fn noise_since(&self, earlier: &Mark) -> metrics::HostNoise {
+        let server = self
+            .server
+            .as_ref()
+            .zip(earlier.server.as_ref())
+            .map(|(b, a)| b.delta(a).cpu_us());
+        metrics::host_noise(
+            earlier.machine.as_ref(),
+            self.machine.as_ref(),
+            self.client.delta(&earlier.client).cpu_us(),
+            server,
+        )
+    }
 }
 
 /// Counters now; the server's process tree (a walk of /proc, whose CPU would count as
@@ -142,6 +162,7 @@ fn mark(ctx: &SqlContext<'_>, with_server: bool) -> Mark {
     Mark {
         at: Instant::now(),
         client: process::self_counters(),
+        machine: cpustat::read().ok(),
         server: ctx
             .server_pid
             .filter(|_| with_server)
@@ -519,6 +540,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 h,
                 b.client.delta(&a.client).cpu_us(),
                 b.disk.zip(a.disk).map(|(x, y)| x.delta(&y)),
+                b.noise_since(a),
             )
         })
         .collect();
@@ -534,6 +556,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         .zip(first.server.as_ref())
         .map(|(b, a)| b.delta(a));
     let disk = last.disk.zip(first.disk).map(|(b, a)| b.delta(&a));
+    let noise = last.noise_since(&first);
     let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
     // Per op: per query, except for the load, whose ops are rows (a statement there
     // inserts a thousand).
@@ -574,6 +597,8 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         wkb_op,
         device: metrics::device_io(disk.as_ref(), secs),
         db_gb: db_bytes.map(|b| b as f64 / metrics::GB),
+        steal_pct: noise.steal_pct,
+        outside_cpu_pct: noise.outside_cpu_pct,
         qos: metrics::qos(&intervals),
         // The client's hardware counters are not read on SQL steps; the server's perf
         // counters are in `server.perf_query`, and what perf refused is said here.

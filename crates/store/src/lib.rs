@@ -424,9 +424,10 @@ impl Store {
             for (i, iv) in intervals.iter().enumerate() {
                 db.exec(
                     "INSERT INTO intervals (step_id, idx, t, secs, ops, ops_sec, p50_us, p99_us,
-                       pmax_us, cpu_us, rd, rkb, wr, wkb, stall_us, rss_gb, device)
+                       pmax_us, cpu_us, rd, rkb, wr, wkb, stall_us, rss_gb, device, steal_pct,
+                       outside_cpu_pct)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                       ?17)",
+                       ?17, ?18, ?19)",
                     &[
                         step_id.into(),
                         (i as i64).into(),
@@ -447,6 +448,8 @@ impl Store {
                         iv.device
                             .map(|d| serde_json::to_string(&d).expect("device serialises"))
                             .into(),
+                        iv.steal_pct.into(),
+                        iv.outside_cpu_pct.into(),
                     ],
                 )?;
             }
@@ -785,7 +788,7 @@ impl Store {
         let u = |v: Option<i64>| v.map(|x| x as u64);
         self.rows(
             "SELECT t, secs, ops, ops_sec, p50_us, p99_us, pmax_us, cpu_us, rd, rkb, wr, wkb,
-               stall_us, rss_gb, device FROM intervals WHERE step_id = ?1 ORDER BY idx",
+               stall_us, rss_gb, device, steal_pct, outside_cpu_pct FROM intervals WHERE step_id = ?1 ORDER BY idx",
             &[step_id.into()],
             |r| {
                 Ok(Interval {
@@ -810,6 +813,8 @@ impl Store {
                         .map_err(|e| {
                             DbError::Column(format!("an interval's device does not parse: {e}"))
                         })?,
+                    steal_pct: r.opt_real(15)?,
+                    outside_cpu_pct: r.opt_real(16)?,
                 })
             },
         )

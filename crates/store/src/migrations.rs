@@ -130,6 +130,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 7: each interval's device as `iostat -x` shows it (r/s, r_await, %util …), one
     // JSON object (plumb_core::DeviceIo) or NULL.
     "ALTER TABLE intervals ADD COLUMN device TEXT;",
+    // 8: the host's noise in each interval: steal and other processes' CPU, percent
+    // of the machine's CPU time (plumb_core::Interval::steal_pct, outside_cpu_pct).
+    "ALTER TABLE intervals ADD COLUMN steal_pct REAL;
+     ALTER TABLE intervals ADD COLUMN outside_cpu_pct REAL;",
 ];
 
 /// The advisory lock key two plumbs migrating one PostgreSQL store at once take

@@ -12,6 +12,7 @@ fn device() -> DeviceIo {
         wmb_s: 0.0,
         w_await_ms: None,
         wareq_kb: None,
+        f_s: None,
         aqu_sz: Some(0.5),
         util_pct: Some(49.5),
     }
@@ -75,6 +76,8 @@ fn round_trip_of_run_steps_and_intervals(open: &dyn Fn() -> Store) {
             ops_sec: 10.0,
             rd: Some(3),
             device: Some(device()),
+            steal_pct: Some(12.5),
+            outside_cpu_pct: Some(48.25),
             ..Interval::default()
         },
         Interval {
@@ -449,6 +452,7 @@ fn summaries_and_intervals_without_device_or_cpu_split_still_parse() {
     let s: StepSummary = serde_json::from_str(old).unwrap();
     assert_eq!(s.cpu_us_op, Some(4.0));
     assert_eq!((s.usr_us_op, s.sys_us_op, s.device), (None, None, None));
+    assert_eq!((s.steal_pct, s.outside_cpu_pct), (None, None));
     let i: Interval = serde_json::from_str(
         r#"{"t": 1.0, "secs": 1.0, "ops": 5, "ops_sec": 5.0, "p50_us": null, "p99_us": null,
             "pmax_us": null, "cpu_us": 9.0, "rd": 1, "rkb": 4.0, "wr": 0, "wkb": 0.0,
@@ -456,6 +460,7 @@ fn summaries_and_intervals_without_device_or_cpu_split_still_parse() {
     )
     .unwrap();
     assert_eq!((i.rd, i.device), (Some(1), None));
+    assert_eq!((i.steal_pct, i.outside_cpu_pct), (None, None));
     let json = serde_json::to_value(Interval::default()).unwrap();
     assert!(json.get("device").is_none(), "{json}");
     // A device object missing a figure (a later plumb may add some) still parses.

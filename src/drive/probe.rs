@@ -5,6 +5,7 @@
 
 use anyhow::Context;
 use plumb_core::RunStatus;
+use plumb_hwprobe::rated::Rated;
 use plumb_hwprobe::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
 use plumb_plan::{ProbeParams, ProbeWork, RunPlan};
 use plumb_runner::{Recording, RunAt, Slot};
@@ -18,12 +19,17 @@ pub struct Plans {
     mem: Option<mem::MemOptions>,
     cpu: Option<cpu::CpuOptions>,
     disk: Option<disk::DiskPlan>,
+    /// The device's rated figures (`--rated`), read and checked before anything runs.
+    rated: Option<Rated>,
 }
 
 impl Plans {
-    /// The disk probe's directory, if it runs.
+    /// The disk probe's directory, if it runs on a file.
     pub fn disk_dir(&self) -> Option<&Path> {
-        self.disk.as_ref().map(|d| d.opts.dir.as_path())
+        self.disk
+            .as_ref()
+            .filter(|d| d.opts.device.is_none())
+            .map(|d| d.opts.dir.as_path())
     }
 }
 
@@ -45,13 +51,28 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
         c.secs = s;
     }
     let disk = if want("disk") {
-        let Some(dir) = dir else {
-            anyhow::bail!(
+        let mut o = match (&p.device, dir) {
+            (Some(dev), _) if which != "disk" => anyhow::bail!(
+                "--device {}: only applies to `plumb probe disk`",
+                dev.display()
+            ),
+            (Some(_), Some(d)) => anyhow::bail!(
+                "--dir {} and --device: give one; --dir measures a file on a filesystem, \
+                 --device reads a block device",
+                d.display()
+            ),
+            (Some(dev), None) => {
+                if p.size.is_some() {
+                    anyhow::bail!("--size: --device reads the whole device; leave --size out");
+                }
+                disk::DiskOptions::for_device(dev.clone(), p.quick)
+            }
+            (None, Some(dir)) => disk::DiskOptions::new(dir.to_path_buf(), p.quick),
+            (None, None) => anyhow::bail!(
                 "--dir: required for `plumb probe {which}`; give a directory you own on the \
-                 filesystem to measure"
-            );
+                 filesystem to measure (or --device /dev/X to read a block device)"
+            ),
         };
-        let mut o = disk::DiskOptions::new(dir.to_path_buf(), p.quick);
         o.size = p
             .size
             .as_deref()
@@ -59,9 +80,17 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
             .transpose()?;
         o.grid = plan::Grid::from_options(p.jobs.as_deref(), p.depths.as_deref(), &o.grid.clone())?;
         o.secs = p.secs;
-        o.modes = disk::parse_modes(&p.io)?;
+        if o.device.is_none() || p.io != "both" {
+            o.modes = disk::parse_modes(&p.io)?;
+        }
         if let Some(t) = &p.tests {
             o.patterns = disk::parse_patterns(t)?;
+        }
+        if p.zcav && !o.patterns.contains(&disk::io::Pattern::Zcav) {
+            o.patterns.push(disk::io::Pattern::Zcav);
+        }
+        if let Some(b) = &p.bs {
+            (o.rand_bs, o.seq_bs) = disk::parse_bs(b)?;
         }
         Some(disk::prepare(o)?)
     } else {
@@ -70,6 +99,10 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
             ("--jobs", p.jobs.is_some()),
             ("--depths", p.depths.is_some()),
             ("--tests", p.tests.is_some()),
+            ("--bs", p.bs.is_some()),
+            ("--device", p.device.is_some()),
+            ("--zcav", p.zcav),
+            ("--rated", p.rated.is_some()),
         ] {
             if set {
                 anyhow::bail!("{opt}: only applies to `plumb probe disk` and `all`");
@@ -77,10 +110,15 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
         }
         None
     };
+    let rated = match &p.rated {
+        Some(f) => Some(plumb_hwprobe::rated::load(f)?),
+        None => None,
+    };
     Ok(Plans {
         mem: want("mem").then(|| mem::MemOptions::new(hw, mem::llc_bytes(), p.quick)),
         cpu,
         disk,
+        rated,
     })
 }
 
@@ -98,7 +136,20 @@ fn options(which: &str, quick: bool, p: &Plans) -> BTreeMap<String, String> {
         o.insert("cpu.threads".into(), join(&c.threads));
     }
     if let Some(d) = &p.disk {
-        o.insert("disk.dir".into(), d.opts.dir.display().to_string());
+        match &d.opts.device {
+            Some(dev) => o.insert("disk.device".into(), dev.display().to_string()),
+            None => o.insert("disk.dir".into(), d.opts.dir.display().to_string()),
+        };
+        o.insert(
+            "disk.bs".into(),
+            d.opts
+                .rand_bs
+                .iter()
+                .chain(&d.opts.seq_bs)
+                .map(|&b| disk::bs_label(b))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
         o.insert("disk.size".into(), d.size.to_string());
         o.insert("disk.size_why".into(), d.size_why.clone());
         o.insert("disk.secs".into(), d.secs.to_string());
@@ -114,6 +165,9 @@ fn options(which: &str, quick: bool, p: &Plans) -> BTreeMap<String, String> {
             "disk.tests".into(),
             names(d.opts.patterns.iter().map(|p| p.name()).collect()),
         );
+    }
+    if let Some(r) = &p.rated {
+        o.extend(r.to_options());
     }
     o
 }

@@ -48,6 +48,8 @@ impl Which {
 #[command(
     after_help = "Examples:\n  plumb probe all --quick --dir /data      about a minute, indicative figures\n  \
 plumb probe disk --dir /data --size 8G --jobs 1,4 --depths 1,32\n  \
+plumb probe disk --dir /data --bs 8k --zcav --rated pm983.toml\n  \
+plumb probe disk --device /dev/nvme0n1 --quick   read-only\n  \
 plumb probe mem --json"
 )]
 pub struct ProbeArgs {
@@ -138,6 +140,16 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", render(all, run_id, a.params.quick));
+        let zcav = all
+            .steps
+            .iter()
+            .map(|s| (s.name.as_str(), &s.config, s.summary.mb_sec));
+        if let Some(t) = crate::drive::rated::zcav_table(zcav) {
+            print!("\n{t}");
+        }
+        if !out.judged.is_empty() {
+            print!("\n{}", crate::drive::rated::render(&out.judged));
+        }
     }
     if let Some(e) = out.setup_error {
         return Err(anyhow::Error::new(e).context(format!("run {run_id}: disk probe")));

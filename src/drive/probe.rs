@@ -3,9 +3,10 @@
 //! the headline figures kept as this host's ceilings. `plumb probe` and a suite's
 //! `probe` workload both run through here.
 
+use super::rated::Judged;
 use anyhow::Context;
 use plumb_core::RunStatus;
-use plumb_hwprobe::rated::Rated;
+use plumb_hwprobe::rated::{Rated, StepView};
 use plumb_hwprobe::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
 use plumb_plan::{ProbeParams, ProbeWork, RunPlan};
 use plumb_runner::{Recording, RunAt, Slot};
@@ -191,6 +192,8 @@ pub struct Outcome {
     pub hostname: String,
     /// A disk probe that could not start (its file), after the other probes ran.
     pub setup_error: Option<plumb_hwprobe::ProbeError>,
+    /// Rated against measured, and the commit-rate check (empty without a disk probe).
+    pub judged: Judged,
 }
 
 /// Runs the probes of `plans`, storing a run from `run` (provenance, suite and plan
@@ -218,11 +221,31 @@ pub fn measure(
         .hostname
         .clone()
         .unwrap_or_else(|| "unknown".into());
-    let device = p.disk_dir().and_then(|d| {
-        plumb_probes::diskstats::DeviceStats::for_path(d)
-            .ok()
-            .map(|s| s.name().to_string())
-    });
+    let raw_device = p.disk.as_ref().and_then(|d| d.opts.device.as_deref());
+    let device = match raw_device {
+        Some(dev) => disk::device::kernel_name(dev),
+        None => p.disk_dir().and_then(|d| {
+            plumb_probes::diskstats::DeviceStats::for_path(d)
+                .ok()
+                .map(|s| s.name().to_string())
+        }),
+    };
+    // A raw device's own sysfs facts; a directory's come from the host snapshot's chain.
+    let facts = match (raw_device, &device) {
+        (Some(_), Some(name)) => {
+            let f = disk::device::sysfs_facts(name);
+            let in_vm = host.inventory.virtualization.is_vm == Some(true);
+            let (class, from) =
+                plumb_hwprobe::rated::class_from_sysfs(f.driver.as_deref(), f.rotational, in_vm);
+            plumb_hwprobe::rated::DeviceFacts {
+                class,
+                class_from: format!("{name} ({from})"),
+                write_cache: f.write_cache,
+                ..Default::default()
+            }
+        }
+        _ => super::rated::facts_from_host(&host),
+    };
     let mut rec = Recording::begin(
         store,
         &NewRun {
@@ -308,6 +331,25 @@ pub fn measure(
             Err(e) => setup_error = Some(e),
         }
     }
+    let views: Vec<StepView> = all
+        .steps
+        .iter()
+        .map(|s| StepView {
+            name: &s.name,
+            config: &s.config,
+            summary: &s.summary,
+        })
+        .collect();
+    let judged = if p.disk.is_some() {
+        super::rated::judge(p.rated.as_ref(), &views, facts)
+    } else {
+        Judged::default()
+    };
+    drop(views);
+    let extra = judged.options();
+    if !extra.is_empty() {
+        rec.store().add_options(run_id, &extra)?;
+    }
     if !all.ceilings.is_empty() {
         rec.store().add_ceilings(
             run_id,
@@ -326,6 +368,7 @@ pub fn measure(
         report: all,
         hostname,
         setup_error,
+        judged,
     })
 }
 
@@ -336,7 +379,12 @@ pub fn run(
     dir: Option<PathBuf>,
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
-    let dir = dir.or_else(|| slot.root.clone());
+    // A block device is probed as named; no directory is involved.
+    let dir = if work.params.device.is_some() {
+        None
+    } else {
+        dir.or_else(|| slot.root.clone())
+    };
     let p = plans(&work.which, &work.params, dir.as_deref())?;
     let Slot {
         store,

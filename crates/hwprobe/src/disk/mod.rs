@@ -648,14 +648,20 @@ fn measure(
             };
             Ok((w, ring))
         };
+        let main = std::thread::current();
         let m = run_timed(
             threads,
             Duration::from_secs_f64(p.secs),
             dev,
             setup,
-            |(w, ring), c, stop| match ring {
-                Some(r) => w.run_uring(r, depth, c, stop),
-                None => w.run_sync(c, stop),
+            |(w, ring), c, stop| {
+                let out = match ring {
+                    Some(r) => w.run_uring(r, depth, c, stop),
+                    None => w.run_sync(c, stop),
+                };
+                // A zcav slice ends when it has been read once: wake the timer now.
+                main.unpark();
+                out
             },
         );
         let engine = if use_uring { "io_uring" } else { "psync" };
@@ -809,6 +815,50 @@ mod tests {
             assert_eq!(st.summary.ops, slice / SEQ_BS as u64, "{}", st.name);
         }
         assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_device_path_only_reads_through_a_read_only_descriptor() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("disk.img");
+        std::fs::write(&path, vec![7u8; 32 << 20]).unwrap();
+        let mut p = plan_for(t.path());
+        p.opts.patterns = vec![Pattern::SeqRead, Pattern::RandRead, Pattern::Zcav];
+        p.opts.modes = vec![Mode::Direct];
+        p.opts.zcav_slices = 2;
+        let ro = std::fs::File::open(&path).unwrap();
+        let direct = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+            .ok();
+        let s = Subject {
+            direct: direct.as_ref(),
+            buffered: &ro,
+            path: &path,
+            writable: false,
+        };
+        let mut rep = ProbeReport::default();
+        measure(&p, &s, None, "blockdev", &mut rep).unwrap();
+        // seqread + 2 randread cells × 2 sizes + 2 slices; any write through these
+        // descriptors would have failed its step with EBADF.
+        assert_eq!(rep.steps.len(), 1 + 4 + 2);
+        for st in &rep.steps {
+            assert_eq!(
+                st.status,
+                plumb_core::StepStatus::Ok,
+                "{}: {:?}",
+                st.name,
+                st.error
+            );
+            assert!(st.config["settle_fdatasync_ms"].is_null(), "{}", st.name);
+        }
+        assert!(rep.ceilings.iter().all(|c| c.name.starts_with("blockdev.")));
+        assert!(rep
+            .ceilings
+            .iter()
+            .any(|c| c.name == "blockdev.randread_4k_iops.qd32"));
     }
 
     #[test]

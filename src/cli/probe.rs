@@ -58,8 +58,8 @@ pub struct ProbeArgs {
     pub which: Which,
     #[command(flatten)]
     pub params: ProbeParams,
-    /// Directory to create the disk probe's file in (required for disk and all); plumb
-    /// must own it.
+    /// Directory to create the disk probe's file in (required for disk and all, unless
+    /// disk is given --device); plumb must own it.
     #[arg(long, value_name = "PATH")]
     pub dir: Option<PathBuf>,
     /// Print the run, its ceilings and notes as JSON instead of tables.

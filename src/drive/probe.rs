@@ -51,6 +51,11 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
         }
         c.secs = s;
     }
+    // The rated file first: a typo in it is the cheapest thing to report.
+    let rated = match &p.rated {
+        Some(f) => Some(plumb_hwprobe::rated::load(f)?),
+        None => None,
+    };
     let disk = if want("disk") {
         let mut o = match (&p.device, dir) {
             (Some(dev), _) if which != "disk" => anyhow::bail!(
@@ -110,10 +115,6 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
             }
         }
         None
-    };
-    let rated = match &p.rated {
-        Some(f) => Some(plumb_hwprobe::rated::load(f)?),
-        None => None,
     };
     Ok(Plans {
         mem: want("mem").then(|| mem::MemOptions::new(hw, mem::llc_bytes(), p.quick)),

@@ -168,7 +168,7 @@ pub fn parse_bs(s: &str) -> Result<(Vec<usize>, Vec<usize>), ProbeError> {
     let (mut rand, mut seq) = (Vec::new(), Vec::new());
     for part in s.split(',').map(str::trim) {
         let b = plan::parse_size("--bs", part)? as usize;
-        if b % file::ALIGN != 0 || b > MAX_BS {
+        if !b.is_multiple_of(file::ALIGN) || b > MAX_BS {
             return Err(bad(format!(
                 "{part:?}: each size must be a multiple of 4k (O_DIRECT alignment) and at most \
                  64m; give e.g. 4k,8k,16k,1m"
@@ -195,7 +195,7 @@ pub fn parse_bs(s: &str) -> Result<(Vec<usize>, Vec<usize>), ProbeError> {
 
 /// A request size as step and ceiling names say it: `4k`, `16k`, `1m`, `1536k`.
 pub fn bs_label(bs: usize) -> String {
-    if bs >= SEQ_BS && bs % SEQ_BS == 0 {
+    if bs >= SEQ_BS && bs.is_multiple_of(SEQ_BS) {
         format!("{}m", bs / SEQ_BS)
     } else {
         format!("{}k", bs / 1024)

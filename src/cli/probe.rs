@@ -137,6 +137,10 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         doc["ceilings"] = serde_json::to_value(&all.ceilings)?;
         doc["host"] = serde_json::Value::String(out.hostname.clone());
         doc["notes"] = serde_json::to_value(&all.notes)?;
+        if !out.judged.is_empty() {
+            doc["rated"] = serde_json::to_value(&out.judged.ratios)?;
+            doc["commit_durability"] = serde_json::to_value(&out.judged.cache)?;
+        }
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", render(all, run_id, a.params.quick));

@@ -26,7 +26,16 @@ impl RawDevice {
             .read(true)
             .custom_flags(libc::O_DIRECT)
             .open(path)
-            .map_err(|e| ProbeError::io("opening read-only", path, e))?;
+            .map_err(|e| ProbeError::Device {
+                path: path.to_path_buf(),
+                reason: match e.kind() {
+                    std::io::ErrorKind::PermissionDenied => format!(
+                        "cannot be opened read-only ({e}); reading a disk needs root or the \
+                         disk group, and a container may not be allowed the device at all"
+                    ),
+                    _ => format!("cannot be opened read-only with O_DIRECT: {e}"),
+                },
+            })?;
         // SAFETY: a valid fd; SEEK_END on a block device returns its size in bytes.
         let end = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_END) };
         if end <= 0 {

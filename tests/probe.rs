@@ -304,6 +304,9 @@ fn rated_figures_beside_a_quick_probe_give_the_ratio_table_kept_with_the_run() {
             "0.3",
             "--rated",
             rated.to_str().unwrap(),
+            // A flag over the file's figure.
+            "--rated-set",
+            "rated.seqread_mbps=1",
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -331,6 +334,11 @@ fn rated_figures_beside_a_quick_probe_give_the_ratio_table_kept_with_the_run() {
     let opts = &doc["run"]["options"];
     assert_eq!(opts["rated.randread_iops"], "540000.0", "{opts}");
     assert_eq!(opts["rated.class"], "nvme");
+    assert_eq!(opts["rated.seqread_mbps"], "1.0", "{opts}");
+    assert!(opts["rated.seqread_mbps.ratio"]
+        .as_str()
+        .unwrap()
+        .contains("above rated"));
     for key in ["rated.randread_iops.ratio", "rated.seqread_mbps.ratio"] {
         let v = opts[key]
             .as_str()
@@ -408,6 +416,10 @@ fn bad_rated_files_and_device_misuse_are_refused_before_anything_runs() {
                 "{}:2: rated.seqread_mbps: -1 is not a positive number",
                 neg.display()
             ),
+        ),
+        (
+            vec!["probe", "disk", "--dir", d, "--rated-set", "rated.x=1"],
+            "--rated-set:1: rated.x: unknown field".into(),
         ),
         (
             vec!["probe", "disk", "--device", "/dev/null"],

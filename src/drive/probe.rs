@@ -6,7 +6,7 @@
 use super::rated::Judged;
 use anyhow::Context;
 use plumb_core::RunStatus;
-use plumb_hwprobe::rated::{Rated, StepView};
+use plumb_hwprobe::rated::{self, Rated, StepView};
 use plumb_hwprobe::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
 use plumb_plan::{ProbeParams, ProbeWork, RunPlan};
 use plumb_runner::{Recording, RunAt, Slot};
@@ -52,9 +52,14 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
         c.secs = s;
     }
     // The rated file first: a typo in it is the cheapest thing to report.
-    let rated = match &p.rated {
-        Some(f) => Some(plumb_hwprobe::rated::load(f)?),
-        None => None,
+    let rated = match (&p.rated, p.rated_set.is_empty()) {
+        (None, true) => None,
+        (Some(f), true) => Some(rated::load(f)?),
+        (None, false) => Some(rated::from_pairs(&p.rated_set)?),
+        (Some(f), false) => Some(rated::overlay(
+            rated::load(f)?,
+            rated::from_pairs(&p.rated_set)?,
+        )?),
     };
     let disk = if want("disk") {
         let mut o = match (&p.device, dir) {
@@ -109,6 +114,7 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
             ("--device", p.device.is_some()),
             ("--zcav", p.zcav),
             ("--rated", p.rated.is_some()),
+            ("--rated-set", !p.rated_set.is_empty()),
         ] {
             if set {
                 anyhow::bail!("{opt}: only applies to `plumb probe disk` and `all`");

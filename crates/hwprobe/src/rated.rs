@@ -139,6 +139,66 @@ pub fn load(path: &Path) -> Result<Rated, RatedError> {
     parse(&raw, &file)
 }
 
+/// Rated figures from `--rated-set TABLE.KEY=VALUE` flags (e.g. `device.class=hdd`,
+/// `rated.seqread_mbps=200`), checked by the same rules as a file; an error names the
+/// flag's position as its line. A value that is not a TOML number or boolean is taken
+/// as a string.
+pub fn from_pairs(pairs: &[String]) -> Result<Rated, RatedError> {
+    let mut text = String::new();
+    for (i, p) in pairs.iter().enumerate() {
+        let bad = |message: String| RatedError {
+            file: "--rated-set".into(),
+            line: i + 1,
+            key: p.split('=').next().unwrap_or("-").trim().to_string(),
+            message,
+        };
+        let Some((key, value)) = p.split_once('=') else {
+            return Err(bad("give TABLE.KEY=VALUE, e.g. device.class=hdd".into()));
+        };
+        let Some((table, field)) = key.trim().split_once('.') else {
+            return Err(bad(
+                "name the table: device.KEY or rated.KEY, e.g. rated.seqread_mbps=200".into(),
+            ));
+        };
+        let value = value.trim();
+        let literal = value.parse::<f64>().is_ok() || value == "true" || value == "false";
+        let value = if literal {
+            value.to_string()
+        } else {
+            format!("{value:?}")
+        };
+        // One line per flag, so the parser's line is the flag's position.
+        text.push_str(&format!("{}.{} = {value}\n", table.trim(), field.trim()));
+    }
+    parse(&text, "--rated-set")
+}
+
+/// `over`'s figures over `base`'s (flags over a file), checked again as a whole.
+pub fn overlay(base: Rated, over: Rated) -> Result<Rated, RatedError> {
+    let r = Rated {
+        model: over.model.or(base.model),
+        class: over.class.or(base.class),
+        rpm: over.rpm.or(base.rpm),
+        power_loss_protection: over.power_loss_protection.or(base.power_loss_protection),
+        randread_iops: over.randread_iops.or(base.randread_iops),
+        randread_qd: over.randread_qd.or(base.randread_qd),
+        randwrite_iops: over.randwrite_iops.or(base.randwrite_iops),
+        randwrite_qd: over.randwrite_qd.or(base.randwrite_qd),
+        seqread_mbps: over.seqread_mbps.or(base.seqread_mbps),
+        seqwrite_mbps: over.seqwrite_mbps.or(base.seqwrite_mbps),
+        endurance_tbw: over.endurance_tbw.or(base.endurance_tbw),
+    };
+    if let (Some(_), Some(c)) = (r.rpm, r.class.filter(|c| *c != DeviceClass::Hdd)) {
+        return Err(RatedError {
+            file: "--rated and --rated-set".into(),
+            line: 1,
+            key: "device.rpm".into(),
+            message: format!("only applies to class = \"hdd\", not {:?}", c.name()),
+        });
+    }
+    Ok(r)
+}
+
 /// Parses rated-figures TOML; `file` names it in errors.
 pub fn parse(raw: &str, file: &str) -> Result<Rated, RatedError> {
     let at = |span: Option<Range<usize>>, key: Option<&str>, message: String| {
@@ -229,9 +289,6 @@ pub fn parse(raw: &str, file: &str) -> Result<Rated, RatedError> {
                 Some("device.rpm"),
                 format!("only applies to class = \"hdd\", not {:?}", c.name()),
             ));
-        }
-        if d.rpm.is_some() && r.class.is_none() {
-            r.class = Some(DeviceClass::Hdd);
         }
         r.power_loss_protection = d.power_loss_protection;
     }
@@ -465,9 +522,10 @@ pub struct DeviceFacts {
 impl DeviceFacts {
     /// The rated file's class, rpm and power-loss protection over what sysfs says.
     pub fn with_rated(mut self, r: &Rated) -> DeviceFacts {
-        if let Some(c) = r.class {
+        // A speed alone says it spins.
+        if let Some(c) = r.class.or(r.rpm.map(|_| DeviceClass::Hdd)) {
             self.class = Some(c);
-            self.class_from = "rated file".into();
+            self.class_from = "rated figures".into();
         }
         if r.rpm.is_some() {
             self.rpm = r.rpm;
@@ -809,9 +867,11 @@ endurance_tbw = 1366
         assert_eq!(o["rated.randread_qd"], "32");
         assert_eq!(Rated::from_options(&o), Some(r));
         assert_eq!(Rated::from_options(&BTreeMap::new()), None);
-        // An rpm implies a hdd.
+        // An rpm alone implies a hdd.
         let r = parse("[device]\nrpm = 5400\n", "x").unwrap();
-        assert_eq!(r.class, Some(DeviceClass::Hdd));
+        assert_eq!(r.class, None);
+        let f = DeviceFacts::default().with_rated(&r);
+        assert_eq!((f.class, f.rpm), (Some(DeviceClass::Hdd), Some(5400)));
     }
 
     #[test]
@@ -865,6 +925,46 @@ endurance_tbw = 1366
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("/nonexistent/r.toml:1:"), "{e}");
+    }
+
+    #[test]
+    fn flags_give_the_same_figures_and_override_a_file() {
+        let flags: Vec<String> = [
+            "device.class=hdd",
+            "device.rpm = 7200",
+            "device.model=WD Black",
+            "rated.seqread_mbps=150",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let r = from_pairs(&flags).unwrap();
+        assert_eq!(r.class, Some(DeviceClass::Hdd));
+        assert_eq!(r.rpm, Some(7200));
+        assert_eq!(r.model.as_deref(), Some("WD Black"));
+        assert_eq!(r.seqread_mbps, Some(150.0));
+        let e = from_pairs(&["rated.seqread_mbps=200".into(), "rated.x=1".into()]).unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.line, e.key.as_str()),
+            ("--rated-set", 2, "rated.x")
+        );
+        let e = from_pairs(&["class=hdd".into()]).unwrap_err();
+        assert!(e.message.contains("name the table"), "{e}");
+        let e = from_pairs(&["device.class".into()]).unwrap_err();
+        assert!(e.message.contains("TABLE.KEY=VALUE"), "{e}");
+        // Flags over the file: the file's PM983 read as a 7200 rpm disk is refused.
+        let file = parse(DECK, "x").unwrap();
+        let o = overlay(
+            file.clone(),
+            from_pairs(&["rated.seqread_mbps=10".into()]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (o.seqread_mbps, o.randread_iops),
+            (Some(10.0), Some(540_000.0))
+        );
+        let e = overlay(file, from_pairs(&["device.rpm=7200".into()]).unwrap()).unwrap_err();
+        assert_eq!(e.key, "device.rpm");
     }
 
     fn step(

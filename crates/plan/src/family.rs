@@ -278,6 +278,11 @@ pub struct ProbeParams {
     #[arg(long, value_name = "FILE")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rated: Option<std::path::PathBuf>,
+    /// A rated figure as a flag, over --rated's, repeatable: device.class=hdd,
+    /// device.rpm=7200, device.power_loss_protection=false, rated.seqread_mbps=200…
+    #[arg(long, value_name = "TABLE.KEY=VALUE")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rated_set: Vec<String>,
 }
 
 impl Default for ProbeParams {

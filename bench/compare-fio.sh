@@ -69,7 +69,7 @@ run_plumb() {
   local name=$1 opts=$2 r=$3
   log "plumb $name round $r"
   # shellcheck disable=SC2086
-  "$PLUMB" probe disk --dir "$DIR" --size "$SIZE" --io direct --jobs 1 $opts \
+  "$PLUMB" probe disk --dir "$DIR" --size "$SIZE" --io direct --jobs 1 --bs 4k,1m $opts \
       --secs "$SECS" --json --store "$STORE" >"$OUT/plumb-$name-$r.json"
 }
 

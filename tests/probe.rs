@@ -266,3 +266,187 @@ fn ctrl_c_stops_the_disk_probe_and_removes_its_file() {
         "probe file left behind"
     );
 }
+
+/// The deck's example datasheet (Greg Smith's "vendors lie"): a PM983.
+const PM983: &str = r#"
+[device]
+model = "Samsung PM983"
+class = "nvme"
+power_loss_protection = true
+[rated]
+randread_iops = 540000
+randread_qd = 32
+seqread_mbps = 3000
+endurance_tbw = 1366
+"#;
+
+#[test]
+fn rated_figures_beside_a_quick_probe_give_the_ratio_table_kept_with_the_run() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("d");
+    std::fs::create_dir(&dir).unwrap();
+    let store = t.path().join("store.sqlite");
+    let rated = t.path().join("pm983.toml");
+    std::fs::write(&rated, PM983).unwrap();
+    let o = plumb(
+        &store,
+        &[
+            "probe",
+            "disk",
+            "--quick",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--tests",
+            "seqread,randread,commit,zcav",
+            "--bs",
+            "4k,8k",
+            "--secs",
+            "0.3",
+            "--rated",
+            rated.to_str().unwrap(),
+            // A flag over the file's figure.
+            "--rated-set",
+            "rated.seqread_mbps=1",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    for want in [
+        "rated against measured (Samsung PM983",
+        "4k random read IOPS at qd32",
+        "measured/rated",
+        "sequential read",
+        "endurance 1366 TBW rated",
+        "commit durability:",
+        "read speed by position (zcav)",
+        "randread8k.",
+    ] {
+        assert!(text.contains(want), "{want:?} missing:\n{text}");
+    }
+    let run_id: i64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("run ")?.split(':').next()?.parse().ok())
+        .expect("run id in the output");
+    // Stored with the run: the rated figures, each ratio, the cache verdict.
+    let show = plumb(&store, &["show", &run_id.to_string(), "--json"]);
+    assert!(show.status.success(), "{}", stderr(&show));
+    let doc = json_of(&show);
+    let opts = &doc["run"]["options"];
+    assert_eq!(opts["rated.randread_iops"], "540000.0", "{opts}");
+    assert_eq!(opts["rated.class"], "nvme");
+    assert_eq!(opts["rated.seqread_mbps"], "1.0", "{opts}");
+    assert!(opts["rated.seqread_mbps.ratio"]
+        .as_str()
+        .unwrap()
+        .contains("above rated"));
+    for key in ["rated.randread_iops.ratio", "rated.seqread_mbps.ratio"] {
+        let v = opts[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{key}: {opts}"));
+        // "0.14 far below rated (74200 IOPS)": a ratio, then a verdict.
+        let ratio: f64 = v.split(' ').next().unwrap().parse().unwrap();
+        assert!(ratio > 0.0, "{key}: {v}");
+    }
+    // PLP declared: the commit rate cannot be a lying cache.
+    let cache = opts["durability.write_cache"].as_str().unwrap();
+    assert!(
+        cache.starts_with("ok:") && cache.contains("power-loss protection"),
+        "{cache}"
+    );
+    let steps = doc["steps"].as_array().unwrap();
+    let zcav: Vec<&serde_json::Value> = steps
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().starts_with("zcav."))
+        .collect();
+    assert_eq!(zcav.len(), 8, "--quick scans 8 slices");
+    assert_eq!(zcav[0]["name"], "zcav.000");
+    assert_eq!(zcav[7]["config"]["offset"], 7 * (32u64 << 20));
+    // `plumb show` prints the table again, rebuilt from the stored steps.
+    let show = plumb(&store, &["show", &run_id.to_string()]);
+    let shown = String::from_utf8_lossy(&show.stdout).to_string();
+    assert!(
+        shown.contains("4k random read IOPS at qd32") && shown.contains("commit durability: ok"),
+        "{shown}"
+    );
+    assert!(shown.contains("read speed by position (zcav)"), "{shown}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn bad_rated_files_and_device_misuse_are_refused_before_anything_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let store = t.path().join("store.sqlite");
+    let dir = t.path().join("d");
+    std::fs::create_dir(&dir).unwrap();
+    let file = t.path().join("f");
+    std::fs::write(&file, b"x").unwrap();
+    let bad = t.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[device]\nclass = \"nvme\"\n[rated]\nrandread_iosp = 5\n",
+    )
+    .unwrap();
+    let ok = t.path().join("ok.toml");
+    std::fs::write(&ok, PM983).unwrap();
+    let neg = t.path().join("neg.toml");
+    std::fs::write(&neg, "[rated]\nseqread_mbps = -1\n").unwrap();
+    let d = dir.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec![
+                "probe",
+                "disk",
+                "--dir",
+                d,
+                "--rated",
+                bad.to_str().unwrap(),
+            ],
+            format!("{}:4: rated.randread_iosp: unknown field", bad.display()),
+        ),
+        (
+            vec![
+                "probe",
+                "disk",
+                "--dir",
+                d,
+                "--rated",
+                neg.to_str().unwrap(),
+            ],
+            format!(
+                "{}:2: rated.seqread_mbps: -1 is not a positive number",
+                neg.display()
+            ),
+        ),
+        (
+            vec!["probe", "disk", "--dir", d, "--rated-set", "rated.x=1"],
+            "--rated-set:1: rated.x: unknown field".into(),
+        ),
+        (
+            vec!["probe", "disk", "--device", "/dev/null"],
+            "--device /dev/null: is not a block device".into(),
+        ),
+        (
+            vec!["probe", "disk", "--device", file.to_str().unwrap()],
+            "is not a block device".into(),
+        ),
+        (
+            vec!["probe", "disk", "--device", "/dev/null", "--dir", d],
+            "give one".into(),
+        ),
+        (
+            vec!["probe", "disk", "--dir", d, "--bs", "3k"],
+            "--bs".into(),
+        ),
+        (
+            vec!["probe", "mem", "--rated", ok.to_str().unwrap()],
+            "only applies".into(),
+        ),
+    ];
+    for (args, want) in cases {
+        let o = plumb(&store, &args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(stderr(&o).contains(&want), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    assert!(!store.exists(), "a refused probe must not record a run");
+}

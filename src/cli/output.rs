@@ -16,6 +16,18 @@ pub fn print(r: &StoredRun, as_json: bool, store: &Store) -> anyhow::Result<()> 
         );
     } else {
         print!("{}", TextReporter.render(r));
+        if r.run.engine == "probe" {
+            let zcav = r
+                .steps
+                .iter()
+                .map(|(s, _)| (s.name.as_str(), &s.config, s.summary.mb_sec));
+            if let Some(t) = crate::drive::rated::zcav_table(zcav) {
+                print!("\n{t}");
+            }
+            if let Some(t) = crate::drive::rated::from_stored(r) {
+                print!("\n{t}");
+            }
+        }
         for line in bottom_up(r, store)? {
             println!("{line}");
         }

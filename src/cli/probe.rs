@@ -48,6 +48,8 @@ impl Which {
 #[command(
     after_help = "Examples:\n  plumb probe all --quick --dir /data      about a minute, indicative figures\n  \
 plumb probe disk --dir /data --size 8G --jobs 1,4 --depths 1,32\n  \
+plumb probe disk --dir /data --bs 8k --zcav --rated pm983.toml\n  \
+plumb probe disk --device /dev/nvme0n1 --quick   read-only\n  \
 plumb probe mem --json"
 )]
 pub struct ProbeArgs {
@@ -56,8 +58,8 @@ pub struct ProbeArgs {
     pub which: Which,
     #[command(flatten)]
     pub params: ProbeParams,
-    /// Directory to create the disk probe's file in (required for disk and all); plumb
-    /// must own it.
+    /// Directory to create the disk probe's file in (required for disk and all, unless
+    /// disk is given --device); plumb must own it.
     #[arg(long, value_name = "PATH")]
     pub dir: Option<PathBuf>,
     /// Print the run, its ceilings and notes as JSON instead of tables.
@@ -135,9 +137,23 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         doc["ceilings"] = serde_json::to_value(&all.ceilings)?;
         doc["host"] = serde_json::Value::String(out.hostname.clone());
         doc["notes"] = serde_json::to_value(&all.notes)?;
+        if !out.judged.is_empty() {
+            doc["rated"] = serde_json::to_value(&out.judged.ratios)?;
+            doc["commit_durability"] = serde_json::to_value(&out.judged.cache)?;
+        }
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", render(all, run_id, a.params.quick));
+        let zcav = all
+            .steps
+            .iter()
+            .map(|s| (s.name.as_str(), &s.config, s.summary.mb_sec));
+        if let Some(t) = crate::drive::rated::zcav_table(zcav) {
+            print!("\n{t}");
+        }
+        if !out.judged.is_empty() {
+            print!("\n{}", crate::drive::rated::render(&out.judged));
+        }
     }
     if let Some(e) = out.setup_error {
         return Err(anyhow::Error::new(e).context(format!("run {run_id}: disk probe")));

@@ -5,6 +5,7 @@
 
 pub mod ib;
 pub mod probe;
+pub mod rated;
 pub mod release;
 pub mod server;
 pub mod sql;

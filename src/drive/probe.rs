@@ -3,8 +3,10 @@
 //! the headline figures kept as this host's ceilings. `plumb probe` and a suite's
 //! `probe` workload both run through here.
 
+use super::rated::Judged;
 use anyhow::Context;
 use plumb_core::RunStatus;
+use plumb_hwprobe::rated::{self, Rated, StepView};
 use plumb_hwprobe::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
 use plumb_plan::{ProbeParams, ProbeWork, RunPlan};
 use plumb_runner::{Recording, RunAt, Slot};
@@ -18,12 +20,17 @@ pub struct Plans {
     mem: Option<mem::MemOptions>,
     cpu: Option<cpu::CpuOptions>,
     disk: Option<disk::DiskPlan>,
+    /// The device's rated figures (`--rated`), read and checked before anything runs.
+    rated: Option<Rated>,
 }
 
 impl Plans {
-    /// The disk probe's directory, if it runs.
+    /// The disk probe's directory, if it runs on a file.
     pub fn disk_dir(&self) -> Option<&Path> {
-        self.disk.as_ref().map(|d| d.opts.dir.as_path())
+        self.disk
+            .as_ref()
+            .filter(|d| d.opts.device.is_none())
+            .map(|d| d.opts.dir.as_path())
     }
 }
 
@@ -44,14 +51,39 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
         }
         c.secs = s;
     }
+    // The rated file first: a typo in it is the cheapest thing to report.
+    let rated = match (&p.rated, p.rated_set.is_empty()) {
+        (None, true) => None,
+        (Some(f), true) => Some(rated::load(f)?),
+        (None, false) => Some(rated::from_pairs(&p.rated_set)?),
+        (Some(f), false) => Some(rated::overlay(
+            rated::load(f)?,
+            rated::from_pairs(&p.rated_set)?,
+        )?),
+    };
     let disk = if want("disk") {
-        let Some(dir) = dir else {
-            anyhow::bail!(
+        let mut o = match (&p.device, dir) {
+            (Some(dev), _) if which != "disk" => anyhow::bail!(
+                "--device {}: only applies to `plumb probe disk`",
+                dev.display()
+            ),
+            (Some(_), Some(d)) => anyhow::bail!(
+                "--dir {} and --device: give one; --dir measures a file on a filesystem, \
+                 --device reads a block device",
+                d.display()
+            ),
+            (Some(dev), None) => {
+                if p.size.is_some() {
+                    anyhow::bail!("--size: --device reads the whole device; leave --size out");
+                }
+                disk::DiskOptions::for_device(dev.clone(), p.quick)
+            }
+            (None, Some(dir)) => disk::DiskOptions::new(dir.to_path_buf(), p.quick),
+            (None, None) => anyhow::bail!(
                 "--dir: required for `plumb probe {which}`; give a directory you own on the \
-                 filesystem to measure"
-            );
+                 filesystem to measure (or --device /dev/X to read a block device)"
+            ),
         };
-        let mut o = disk::DiskOptions::new(dir.to_path_buf(), p.quick);
         o.size = p
             .size
             .as_deref()
@@ -59,9 +91,17 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
             .transpose()?;
         o.grid = plan::Grid::from_options(p.jobs.as_deref(), p.depths.as_deref(), &o.grid.clone())?;
         o.secs = p.secs;
-        o.modes = disk::parse_modes(&p.io)?;
+        if o.device.is_none() || p.io != "both" {
+            o.modes = disk::parse_modes(&p.io)?;
+        }
         if let Some(t) = &p.tests {
             o.patterns = disk::parse_patterns(t)?;
+        }
+        if p.zcav && !o.patterns.contains(&disk::io::Pattern::Zcav) {
+            o.patterns.push(disk::io::Pattern::Zcav);
+        }
+        if let Some(b) = &p.bs {
+            (o.rand_bs, o.seq_bs) = disk::parse_bs(b)?;
         }
         Some(disk::prepare(o)?)
     } else {
@@ -70,6 +110,11 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
             ("--jobs", p.jobs.is_some()),
             ("--depths", p.depths.is_some()),
             ("--tests", p.tests.is_some()),
+            ("--bs", p.bs.is_some()),
+            ("--device", p.device.is_some()),
+            ("--zcav", p.zcav),
+            ("--rated", p.rated.is_some()),
+            ("--rated-set", !p.rated_set.is_empty()),
         ] {
             if set {
                 anyhow::bail!("{opt}: only applies to `plumb probe disk` and `all`");
@@ -81,6 +126,7 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
         mem: want("mem").then(|| mem::MemOptions::new(hw, mem::llc_bytes(), p.quick)),
         cpu,
         disk,
+        rated,
     })
 }
 
@@ -98,7 +144,20 @@ fn options(which: &str, quick: bool, p: &Plans) -> BTreeMap<String, String> {
         o.insert("cpu.threads".into(), join(&c.threads));
     }
     if let Some(d) = &p.disk {
-        o.insert("disk.dir".into(), d.opts.dir.display().to_string());
+        match &d.opts.device {
+            Some(dev) => o.insert("disk.device".into(), dev.display().to_string()),
+            None => o.insert("disk.dir".into(), d.opts.dir.display().to_string()),
+        };
+        o.insert(
+            "disk.bs".into(),
+            d.opts
+                .rand_bs
+                .iter()
+                .chain(&d.opts.seq_bs)
+                .map(|&b| disk::bs_label(b))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
         o.insert("disk.size".into(), d.size.to_string());
         o.insert("disk.size_why".into(), d.size_why.clone());
         o.insert("disk.secs".into(), d.secs.to_string());
@@ -114,6 +173,9 @@ fn options(which: &str, quick: bool, p: &Plans) -> BTreeMap<String, String> {
             "disk.tests".into(),
             names(d.opts.patterns.iter().map(|p| p.name()).collect()),
         );
+    }
+    if let Some(r) = &p.rated {
+        o.extend(r.to_options());
     }
     o
 }
@@ -137,6 +199,8 @@ pub struct Outcome {
     pub hostname: String,
     /// A disk probe that could not start (its file), after the other probes ran.
     pub setup_error: Option<plumb_hwprobe::ProbeError>,
+    /// Rated against measured, and the commit-rate check (empty without a disk probe).
+    pub judged: Judged,
 }
 
 /// Runs the probes of `plans`, storing a run from `run` (provenance, suite and plan
@@ -164,11 +228,31 @@ pub fn measure(
         .hostname
         .clone()
         .unwrap_or_else(|| "unknown".into());
-    let device = p.disk_dir().and_then(|d| {
-        plumb_probes::diskstats::DeviceStats::for_path(d)
-            .ok()
-            .map(|s| s.name().to_string())
-    });
+    let raw_device = p.disk.as_ref().and_then(|d| d.opts.device.as_deref());
+    let device = match raw_device {
+        Some(dev) => disk::device::kernel_name(dev),
+        None => p.disk_dir().and_then(|d| {
+            plumb_probes::diskstats::DeviceStats::for_path(d)
+                .ok()
+                .map(|s| s.name().to_string())
+        }),
+    };
+    // A raw device's own sysfs facts; a directory's come from the host snapshot's chain.
+    let facts = match (raw_device, &device) {
+        (Some(_), Some(name)) => {
+            let f = disk::device::sysfs_facts(name);
+            let in_vm = host.inventory.virtualization.is_vm == Some(true);
+            let (class, from) =
+                plumb_hwprobe::rated::class_from_sysfs(f.driver.as_deref(), f.rotational, in_vm);
+            plumb_hwprobe::rated::DeviceFacts {
+                class,
+                class_from: format!("{name} ({from})"),
+                write_cache: f.write_cache,
+                ..Default::default()
+            }
+        }
+        _ => super::rated::facts_from_host(&host),
+    };
     let mut rec = Recording::begin(
         store,
         &NewRun {
@@ -254,6 +338,25 @@ pub fn measure(
             Err(e) => setup_error = Some(e),
         }
     }
+    let views: Vec<StepView> = all
+        .steps
+        .iter()
+        .map(|s| StepView {
+            name: &s.name,
+            config: &s.config,
+            summary: &s.summary,
+        })
+        .collect();
+    let judged = if p.disk.is_some() {
+        super::rated::judge(p.rated.as_ref(), &views, facts)
+    } else {
+        Judged::default()
+    };
+    drop(views);
+    let extra = judged.options();
+    if !extra.is_empty() {
+        rec.store().add_options(run_id, &extra)?;
+    }
     if !all.ceilings.is_empty() {
         rec.store().add_ceilings(
             run_id,
@@ -272,6 +375,7 @@ pub fn measure(
         report: all,
         hostname,
         setup_error,
+        judged,
     })
 }
 
@@ -282,7 +386,12 @@ pub fn run(
     dir: Option<PathBuf>,
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
-    let dir = dir.or_else(|| slot.root.clone());
+    // A block device is probed as named; no directory is involved.
+    let dir = if work.params.device.is_some() {
+        None
+    } else {
+        dir.or_else(|| slot.root.clone())
+    };
     let p = plans(&work.which, &work.params, dir.as_deref())?;
     let Slot {
         store,

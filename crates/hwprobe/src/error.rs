@@ -13,6 +13,14 @@ pub enum ProbeError {
         /// Why it is refused, and what to do instead.
         reason: String,
     },
+    /// The path given with `--device` is not a block device plumb can read.
+    #[error("--device {path}: {reason}")]
+    Device {
+        /// The path given.
+        path: PathBuf,
+        /// Why it is refused, and what to do instead.
+        reason: String,
+    },
     /// An option's value is out of range or does not parse.
     #[error("{option} {value:?}: {reason}")]
     BadOption {

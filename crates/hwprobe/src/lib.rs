@@ -14,6 +14,7 @@ pub mod disk;
 mod error;
 pub mod mem;
 pub mod plan;
+pub mod rated;
 mod timed;
 
 pub use error::ProbeError;

@@ -108,7 +108,9 @@ fn interval(t0: Instant, a: &Sample, b: &Sample) -> Interval {
 
 /// Runs `threads` workers for `duration` (or until Ctrl-C). Each worker first builds its
 /// state with `setup` (buffers, rings: not timed), then all start together; `work` runs
-/// ops until `stop` is set, publishing its op count through the [`Counter`].
+/// ops until `stop` is set, publishing its op count through the [`Counter`]. A worker
+/// that sets `stop` itself should unpark the calling thread, which then ends the step at
+/// once.
 pub(crate) fn run_timed<S, Setup, Work>(
     threads: usize,
     duration: Duration,
@@ -163,7 +165,10 @@ where
                 break;
             }
             let next = (prev.at + Duration::from_secs(1)).min(deadline);
-            std::thread::sleep(
+            // Parked rather than asleep: a worker that ends its own step (a zcav slice read
+            // once) unparks this thread, so the step's time is the worker's, not rounded
+            // up to this loop's 50 ms.
+            std::thread::park_timeout(
                 next.saturating_duration_since(now)
                     .min(Duration::from_millis(50)),
             );

@@ -254,9 +254,35 @@ pub struct ProbeParams {
     /// Disk IO modes: direct, buffered or both.
     #[arg(long, default_value = "both")]
     pub io: String,
-    /// Disk patterns, comma-separated: seqwrite,seqread,randread,randwrite,commit [default: all].
+    /// Disk patterns, comma-separated: seqwrite,seqread,randread,randwrite,commit,zcav
+    /// [default: all but zcav; seqread,randread with --device].
     #[arg(long, value_name = "LIST")]
     pub tests: Option<String>,
+    /// Disk request sizes: below 128k random, from 128k sequential, e.g. 4k,8k,16k,1m
+    /// [default: 4k,8k,16k random (4k,8k with --quick) and 1m sequential].
+    #[arg(long, value_name = "LIST")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bs: Option<String>,
+    /// Probe this block device instead of a file: reads only (O_RDONLY, O_DIRECT),
+    /// sequential and random over the whole device; it is never opened for writing.
+    #[arg(long, value_name = "DEV")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<std::path::PathBuf>,
+    /// Also scan read speed by position (bonnie++'s zcav): one pass of sequential reads
+    /// over each of 16 equal slices (8 with --quick), stored as steps zcav.000, zcav.001…
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub zcav: bool,
+    /// A TOML file of the device's rated figures (datasheet IOPS, MB/s, class, rpm,
+    /// power_loss_protection), set beside the measured ones after a disk probe.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rated: Option<std::path::PathBuf>,
+    /// A rated figure as a flag, over --rated's, repeatable: device.class=hdd,
+    /// device.rpm=7200, device.power_loss_protection=false, rated.seqread_mbps=200…
+    #[arg(long, value_name = "TABLE.KEY=VALUE")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rated_set: Vec<String>,
 }
 
 impl Default for ProbeParams {

@@ -279,6 +279,7 @@ fn render(
         sweep_section(&mut o, curves);
         commits_section(&mut o, curves, fsync);
     }
+    zcav_section(&mut o, &views);
     o.push_str("<h2 id=\"steps\">Steps</h2>");
     o.push_str(r#"<p class="note">Throughput is each 1-second interval's ops/s; latency is the step's percentiles from its merged histogram, on a log scale. Hover a line or point for its run and value.</p>"#);
     for step in &steps {
@@ -372,6 +373,41 @@ fn profile_section(
             }
         }
     }
+}
+
+/// The disk probe's position scan (bonnie++'s zcav): MB/s against the offset each slice
+/// starts at, one line per run that scanned, so two disks' zones sit side by side.
+fn zcav_section(o: &mut String, views: &[RunView<'_>]) {
+    let series: Vec<Series<'_>> = views
+        .iter()
+        .map(|v| Series {
+            look: &v.look,
+            points: v
+                .r
+                .steps
+                .iter()
+                .filter(|(s, _)| s.name.starts_with("zcav."))
+                .map(|(s, _)| {
+                    let off = s.config["offset"].as_u64().unwrap_or(0) as f64 / (1u64 << 30) as f64;
+                    (off, s.summary.mb_sec)
+                })
+                .collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if series.is_empty() {
+        return;
+    }
+    o.push_str(r#"<h2 id="zcav">Read speed by position</h2><p class="note">One pass of sequential 1 MiB O_DIRECT reads over each slice of the device or probe file (bonnie++'s zcav). A rotating disk is fastest at its outer tracks, the start; flash and virtual disks are flat.</p><figure>"#);
+    o.push_str(&svg::line_chart(
+        &[("data-chart", "zcav")],
+        "MB/s by offset",
+        &series,
+        "offset (GiB)",
+        "MB/s",
+        740.0,
+    ));
+    o.push_str("</figure>");
 }
 
 /// One chart per step and axis (a line per series), each with its table and verdicts.

@@ -383,3 +383,38 @@ fn significant_differences_are_coloured_by_direction() {
 fn write_page() {
     std::fs::write("/tmp/plumb-report.html", repeats()).unwrap();
 }
+
+#[test]
+fn a_probe_runs_position_scan_is_drawn_as_mb_s_by_offset() {
+    let mut probe = run(7, None, "4096", 1.0, "ok");
+    let template = probe.steps[0].clone();
+    probe.steps = (0..4u64)
+        .map(|i| {
+            let (mut s, iv) = template.clone();
+            s.name = format!("zcav.{i:03}");
+            s.kind = "seqread".parse().expect("a probe step kind");
+            s.config = serde_json::json!({"pattern": "zcav", "offset": i << 30});
+            s.summary.mb_sec = Some(200.0 - 20.0 * i as f64);
+            (s, iv)
+        })
+        .collect();
+    let page = html::report(std::slice::from_ref(&probe), None);
+    let doc = Html::parse_document(&page);
+    let chart = doc
+        .select(&sel(r#"svg[data-chart="zcav"]"#))
+        .next()
+        .expect("a zcav chart");
+    // One line through the four slices.
+    let line = chart
+        .select(&sel("polyline"))
+        .next()
+        .expect("a line")
+        .value()
+        .attr("points")
+        .unwrap()
+        .to_string();
+    assert_eq!(line.split_whitespace().count(), 4, "{line}");
+    // Without zcav steps there is no such chart.
+    let plain = html::report(&[run(8, None, "4096", 1.0, "ok")], None);
+    assert!(!plain.contains(r#"data-chart="zcav""#));
+}

@@ -491,6 +491,32 @@ impl Store {
         Ok(())
     }
 
+    /// Adds options to a run after it started (figures derived from its own steps, such
+    /// as a probe's measured/rated ratios), so `compare` shows them beside other hosts'
+    /// like any option; a key already there is replaced.
+    pub fn add_options(
+        &self,
+        run_id: i64,
+        extra: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(), StoreError> {
+        self.write(|db| {
+            let mut rows = db.query("SELECT options FROM runs WHERE id = ?1", &[run_id.into()])?;
+            let text = match rows.pop() {
+                Some(r) => r.text(0)?,
+                None => return Ok(()),
+            };
+            let mut opts: std::collections::BTreeMap<String, String> =
+                serde_json::from_str(&text).unwrap_or_default();
+            opts.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            let json = serde_json::to_string(&opts).expect("options serialise");
+            db.exec(
+                "UPDATE runs SET options = ?1 WHERE id = ?2",
+                &[json.into(), run_id.into()],
+            )?;
+            Ok(())
+        })
+    }
+
     /// Puts a run into a group of repeats (the group id is its first run's id).
     pub fn set_group(
         &self,

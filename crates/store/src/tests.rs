@@ -312,6 +312,22 @@ fn ceilings_keep_the_newest_figure_per_host_and_name(open: &dyn Fn() -> Store) {
     assert_eq!(got[1].ceiling.value, 2.0);
 }
 
+fn options_added_after_the_start_merge_with_the_runs_own(open: &dyn Fn() -> Store) {
+    let s = open();
+    let id = s.begin_run(&new_run("probe")).unwrap();
+    let other = s.begin_run(&new_run("other")).unwrap();
+    let extra: std::collections::BTreeMap<String, String> = [
+        ("rated.randread_iops.ratio".to_string(), "0.56".to_string()),
+        ("num".to_string(), "11".to_string()),
+    ]
+    .into();
+    s.add_options(id, &extra).unwrap();
+    let o = s.run(id).unwrap().run.options;
+    assert_eq!(o["rated.randread_iops.ratio"], "0.56");
+    assert_eq!(o["num"], "11");
+    assert_eq!(s.run(other).unwrap().run.options["num"], "10");
+}
+
 fn a_run_left_running_by_a_dead_process_is_marked_interrupted_at_the_next_open(
     open: &dyn Fn() -> Store,
 ) {

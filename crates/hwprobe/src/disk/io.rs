@@ -25,6 +25,9 @@ pub enum Pattern {
     RandWrite,
     /// 4 KiB write then fdatasync, appending within the worker's region: a commit.
     Commit,
+    /// The position scan (bonnie++'s zcav): one pass of sequential reads over each of N
+    /// equal slices of the file or device, one step per slice.
+    Zcav,
 }
 
 impl Pattern {
@@ -36,13 +39,14 @@ impl Pattern {
             Pattern::RandRead => "randread",
             Pattern::RandWrite => "randwrite",
             Pattern::Commit => "commit",
+            Pattern::Zcav => "zcav",
         }
     }
     /// The stored step kind.
     pub fn kind(self) -> plumb_workloads::ProbeKind {
         use plumb_workloads::ProbeKind as K;
         match self {
-            Pattern::SeqRead => K::SeqRead,
+            Pattern::SeqRead | Pattern::Zcav => K::SeqRead,
             Pattern::SeqWrite => K::SeqWrite,
             Pattern::RandRead => K::RandRead,
             Pattern::RandWrite => K::RandWrite,
@@ -51,7 +55,11 @@ impl Pattern {
     }
     /// Whether IOs read.
     pub fn reads(self) -> bool {
-        matches!(self, Pattern::SeqRead | Pattern::RandRead)
+        matches!(self, Pattern::SeqRead | Pattern::RandRead | Pattern::Zcav)
+    }
+    /// Whether it writes to the file or device (refused on a raw block device).
+    pub fn writes(self) -> bool {
+        !self.reads()
     }
     /// Whether offsets are random.
     pub fn random(self) -> bool {
@@ -90,6 +98,7 @@ pub(crate) struct Worker {
     buf: AlignedBuf,
     rng: Rng,
     sync_at_end: bool,
+    limit: Option<u64>,
 }
 
 impl Worker {
@@ -113,7 +122,15 @@ impl Worker {
             buf: AlignedBuf::new(bs * slots.max(1), seed)?,
             rng: Rng::new(seed),
             sync_at_end,
+            limit: None,
         })
+    }
+
+    /// Stops after `ops` IOs (one pass over a zcav slice) and then stops the step, so a
+    /// slice is read once rather than re-read from the device's cache.
+    pub(crate) fn with_limit(mut self, ops: u64) -> Worker {
+        self.limit = Some(ops.max(1));
+        self
     }
 
     /// Whether its buffer sits in transparent huge pages (see [`AlignedBuf`]).
@@ -181,6 +198,10 @@ impl Worker {
             hist.record_ns(t.elapsed().as_nanos() as u64);
             ops += 1;
             c.set(ops);
+            if self.limit.is_some_and(|l| ops >= l) {
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
         }
         self.end_sync()?;
         Ok(WorkerOut {

@@ -1,27 +1,43 @@
-//! Disk probe: sequential write and read with 1 MiB requests, 4 KiB random read and write
-//! over a jobs × depth grid, and the commit rate (4 KiB write + fdatasync) at 1 and N
-//! threads, each through O_DIRECT and through the page cache, on a file plumb creates and
-//! removes.
+//! Disk probe: sequential write and read (1 MiB requests by default), random read and
+//! write at 4, 8 and 16 KiB over a jobs × depth grid, and the commit rate (4 KiB write +
+//! fdatasync) at 1 and N threads, each through O_DIRECT and through the page cache, on a
+//! file plumb creates and removes; or, with `--device`, reads only on a raw block device.
+//! An optional position scan (bonnie++'s zcav) reads N equal slices one after another.
 
+pub mod device;
 pub mod file;
 pub mod io;
 
 use crate::plan::{self, Grid};
 use crate::timed::run_timed;
 use crate::{ceiling, ProbeError, ProbeReport};
+use device::RawDevice;
 use file::{drop_cache, settle, ProbeFile};
 use io::{regions, uring_available, Pattern, Region, Worker};
 use io_uring::IoUring;
 use plumb_probes::diskstats::DeviceStats;
+use std::fs::File;
 use std::os::unix::io::AsRawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 /// Sequential request size.
 pub const SEQ_BS: usize = 1 << 20;
-/// Random and commit request size.
+/// Random and commit request size: the size today's step names without a size mean.
 pub const RAND_BS: usize = 4096;
+/// Random request sizes by default: 4 KiB (the classic IOPS figure), 8 KiB (the
+/// PostgreSQL and InnoDB page) and 16 KiB (InnoDB's default page, RocksDB blocks after
+/// compression often land between).
+pub const RAND_BS_DEFAULT: [usize; 3] = [4096, 8192, 16384];
+/// `--quick` keeps 4 and 8 KiB only, so a quick run stays within seconds per mode.
+pub const RAND_BS_QUICK: [usize; 2] = [4096, 8192];
+/// Requests of this size or more are sequential sizes in `--bs`; smaller ones random.
+pub const SEQ_MIN_BS: usize = 128 << 10;
+/// Largest request accepted by `--bs`.
+pub const MAX_BS: usize = 64 << 20;
+/// Position-scan slices by default (and with `--quick`).
+pub const ZCAV_SLICES: (usize, usize) = (16, 8);
 
 /// Whether IO goes through the page cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -47,8 +63,10 @@ impl Mode {
 /// side-by-side comparison with fio).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiskOptions {
-    /// Directory to create the probe file in.
+    /// Directory to create the probe file in (unused with `device`).
     pub dir: PathBuf,
+    /// A raw block device to read instead of a file (`--device`): reads only.
+    pub device: Option<PathBuf>,
     /// File size; `None` picks [`plan::default_size`] (or [`plan::QUICK_SIZE`]).
     pub size: Option<u64>,
     /// The short run.
@@ -61,13 +79,21 @@ pub struct DiskOptions {
     pub modes: Vec<Mode>,
     /// Patterns, in order.
     pub patterns: Vec<Pattern>,
+    /// Random read and write request sizes, ascending.
+    pub rand_bs: Vec<usize>,
+    /// Sequential request sizes, ascending.
+    pub seq_bs: Vec<usize>,
+    /// Slices of the position scan, when `patterns` holds [`Pattern::Zcav`].
+    pub zcav_slices: usize,
 }
 
 impl DiskOptions {
-    /// Every pattern in both modes on the default grid (or the quick one).
+    /// Every pattern but the position scan, in both modes, on the default grid and
+    /// request sizes (or the quick ones).
     pub fn new(dir: PathBuf, quick: bool) -> DiskOptions {
         DiskOptions {
             dir,
+            device: None,
             size: None,
             quick,
             grid: if quick { Grid::quick() } else { Grid::full() },
@@ -80,11 +106,28 @@ impl DiskOptions {
                 Pattern::RandWrite,
                 Pattern::Commit,
             ],
+            rand_bs: if quick {
+                RAND_BS_QUICK.to_vec()
+            } else {
+                RAND_BS_DEFAULT.to_vec()
+            },
+            seq_bs: vec![SEQ_BS],
+            zcav_slices: if quick { ZCAV_SLICES.1 } else { ZCAV_SLICES.0 },
+        }
+    }
+
+    /// Reads only, O_DIRECT only, on the block device `dev`: sequential and random read.
+    pub fn for_device(dev: PathBuf, quick: bool) -> DiskOptions {
+        DiskOptions {
+            device: Some(dev),
+            modes: vec![Mode::Direct],
+            patterns: vec![Pattern::SeqRead, Pattern::RandRead],
+            ..DiskOptions::new(PathBuf::new(), quick)
         }
     }
 }
 
-/// Parses `--tests seqwrite,seqread,randread,randwrite,commit`.
+/// Parses `--tests seqwrite,seqread,randread,randwrite,commit,zcav`.
 pub fn parse_patterns(s: &str) -> Result<Vec<Pattern>, ProbeError> {
     let mut v = Vec::new();
     for p in s.split(',').map(str::trim) {
@@ -94,12 +137,13 @@ pub fn parse_patterns(s: &str) -> Result<Vec<Pattern>, ProbeError> {
             "randread" => Pattern::RandRead,
             "randwrite" => Pattern::RandWrite,
             "commit" | "fsync" => Pattern::Commit,
+            "zcav" => Pattern::Zcav,
             _ => {
                 return Err(ProbeError::BadOption {
                     option: "--tests",
                     value: s.to_string(),
                     reason: format!(
-                        "{p:?} is not one of seqwrite, seqread, randread, randwrite, commit"
+                        "{p:?} is not one of seqwrite, seqread, randread, randwrite, commit, zcav"
                     ),
                 })
             }
@@ -109,6 +153,53 @@ pub fn parse_patterns(s: &str) -> Result<Vec<Pattern>, ProbeError> {
         }
     }
     Ok(v)
+}
+
+/// Parses `--bs 4k,8k,16k,1m` into (random sizes, sequential sizes), each ascending:
+/// sizes below [`SEQ_MIN_BS`] are random request sizes, larger ones sequential. A kind
+/// the list leaves out keeps its classic size (4 KiB random, 1 MiB sequential), so every
+/// pattern still has a size.
+pub fn parse_bs(s: &str) -> Result<(Vec<usize>, Vec<usize>), ProbeError> {
+    let bad = |reason: String| ProbeError::BadOption {
+        option: "--bs",
+        value: s.to_string(),
+        reason,
+    };
+    let (mut rand, mut seq) = (Vec::new(), Vec::new());
+    for part in s.split(',').map(str::trim) {
+        let b = plan::parse_size("--bs", part)? as usize;
+        if !b.is_multiple_of(file::ALIGN) || b > MAX_BS {
+            return Err(bad(format!(
+                "{part:?}: each size must be a multiple of 4k (O_DIRECT alignment) and at most \
+                 64m; give e.g. 4k,8k,16k,1m"
+            )));
+        }
+        if b < SEQ_MIN_BS {
+            rand.push(b)
+        } else {
+            seq.push(b)
+        }
+    }
+    for v in [&mut rand, &mut seq] {
+        v.sort_unstable();
+        v.dedup();
+    }
+    if rand.is_empty() {
+        rand.push(RAND_BS);
+    }
+    if seq.is_empty() {
+        seq.push(SEQ_BS);
+    }
+    Ok((rand, seq))
+}
+
+/// A request size as step and ceiling names say it: `4k`, `16k`, `1m`, `1536k`.
+pub fn bs_label(bs: usize) -> String {
+    if bs >= SEQ_BS && bs.is_multiple_of(SEQ_BS) {
+        format!("{}m", bs / SEQ_BS)
+    } else {
+        format!("{}k", bs / 1024)
+    }
 }
 
 /// Parses `--io direct|buffered|both`.
@@ -130,7 +221,7 @@ pub fn parse_modes(s: &str) -> Result<Vec<Mode>, ProbeError> {
 pub struct DiskPlan {
     /// The options it came from.
     pub opts: DiskOptions,
-    /// The file size.
+    /// The file size (the whole device with `--device`).
     pub size: u64,
     /// Why that size.
     pub size_why: String,
@@ -140,26 +231,67 @@ pub struct DiskPlan {
     pub commit_threads: Vec<usize>,
 }
 
-/// Checks the directory, the size and free space, and the options; refuses with a clear
-/// message before anything is created.
+impl DiskPlan {
+    /// What is measured: the directory the file goes in, or the device.
+    pub fn place(&self) -> &Path {
+        self.opts.device.as_deref().unwrap_or(&self.opts.dir)
+    }
+}
+
+/// Checks the directory (or device), the size and free space, and the options; refuses
+/// with a clear message before anything is created.
 pub fn prepare(o: DiskOptions) -> Result<DiskPlan, ProbeError> {
-    let space = plan::check_dir(&o.dir)?;
-    let (size, size_why) = match (o.size, o.quick) {
-        (Some(s), _) => (
-            plan::round_down_mib(s),
-            format!("{} from --size", plan::human(s)),
-        ),
-        (None, true) => (
-            plan::QUICK_SIZE,
-            format!(
-                "{} (--quick): this file's pages are dropped before buffered steps, but \
-                 quick figures are indicative only",
-                plan::human(plan::QUICK_SIZE)
-            ),
-        ),
-        (None, false) => plan::default_size(plan::mem_total()),
+    let (size, size_why) = match &o.device {
+        Some(dev) => {
+            if let Some(p) = o.patterns.iter().find(|p| p.writes()) {
+                return Err(ProbeError::BadOption {
+                    option: "--tests",
+                    value: p.name().into(),
+                    reason: format!(
+                        "--device {} is probed read-only; give seqread, randread or zcav",
+                        dev.display()
+                    ),
+                });
+            }
+            if !o.modes.contains(&Mode::Direct) {
+                return Err(ProbeError::BadOption {
+                    option: "--io",
+                    value: "buffered".into(),
+                    reason: "--device reads with O_DIRECT only; give --io direct".into(),
+                });
+            }
+            // Opening read-only touches nothing; it also tells the size.
+            let d = RawDevice::open(dev)?;
+            (
+                d.size,
+                format!(
+                    "the whole device {} ({})",
+                    dev.display(),
+                    plan::human(d.size)
+                ),
+            )
+        }
+        None => {
+            let space = plan::check_dir(&o.dir)?;
+            let (size, why) = match (o.size, o.quick) {
+                (Some(s), _) => (
+                    plan::round_down_mib(s),
+                    format!("{} from --size", plan::human(s)),
+                ),
+                (None, true) => (
+                    plan::QUICK_SIZE,
+                    format!(
+                        "{} (--quick): this file's pages are dropped before buffered steps, \
+                         but quick figures are indicative only",
+                        plan::human(plan::QUICK_SIZE)
+                    ),
+                ),
+                (None, false) => plan::default_size(plan::mem_total()),
+            };
+            plan::check_size(&o.dir, size, space.total, space.avail)?;
+            (size, why)
+        }
     };
-    plan::check_size(&o.dir, size, space.total, space.avail)?;
     let secs = o.secs.unwrap_or(if o.quick { 1.0 } else { 5.0 });
     if !(secs > 0.0 && secs.is_finite() && secs <= 86_400.0) {
         return Err(ProbeError::BadOption {
@@ -168,11 +300,23 @@ pub fn prepare(o: DiskOptions) -> Result<DiskPlan, ProbeError> {
             reason: "must be a number of seconds in (0, 86400]".into(),
         });
     }
-    if o.grid.jobs.is_empty() || o.grid.depths.is_empty() || o.modes.is_empty() {
+    if o.grid.jobs.is_empty()
+        || o.grid.depths.is_empty()
+        || o.modes.is_empty()
+        || o.rand_bs.is_empty()
+        || o.seq_bs.is_empty()
+    {
         return Err(ProbeError::BadOption {
-            option: "--jobs/--depths/--io",
+            option: "--jobs/--depths/--io/--bs",
             value: String::new(),
             reason: "nothing to run".into(),
+        });
+    }
+    if !(1..=1000).contains(&o.zcav_slices) {
+        return Err(ProbeError::BadOption {
+            option: "--zcav",
+            value: o.zcav_slices.to_string(),
+            reason: "give 1 to 1000 slices".into(),
         });
     }
     let n = o.grid.max_jobs().max(2);
@@ -233,29 +377,39 @@ struct StepSpec {
     mode: Mode,
     jobs: usize,
     depth: usize,
+    bs: usize,
+    /// The position scan's slice: its index and where it lies.
+    slice: Option<(usize, Region)>,
 }
 
 impl StepSpec {
-    fn bs(&self) -> usize {
-        match self.pattern {
-            Pattern::SeqRead | Pattern::SeqWrite => SEQ_BS,
+    /// The size as a name suffix: none for the classic sizes (4 KiB random, 1 MiB
+    /// sequential), so runs stored before `--bs` existed compare step by step.
+    fn size_tag(&self) -> String {
+        let classic = match self.pattern {
+            Pattern::SeqRead | Pattern::SeqWrite | Pattern::Zcav => SEQ_BS,
             _ => RAND_BS,
+        };
+        if self.bs == classic {
+            String::new()
+        } else {
+            bs_label(self.bs)
         }
     }
     fn name(&self) -> String {
         let m = self.mode.name();
+        let (p, b) = (self.pattern.name(), self.size_tag());
         match self.pattern {
-            Pattern::SeqRead | Pattern::SeqWrite => format!("{}.{m}", self.pattern.name()),
+            Pattern::SeqRead | Pattern::SeqWrite => format!("{p}{b}.{m}"),
             Pattern::Commit => format!("commit.{m}.t{}", self.jobs),
-            _ => format!(
-                "{}.{m}.j{}.qd{}",
-                self.pattern.name(),
-                self.jobs,
-                self.depth
-            ),
+            Pattern::Zcav => format!("zcav.{:03}", self.slice.map_or(0, |s| s.0)),
+            _ => format!("{p}{b}.{m}.j{}.qd{}", self.jobs, self.depth),
         }
     }
-    fn ceiling_name(&self) -> (String, &'static str) {
+    /// The ceiling's name and unit; `None` for the position scan's slices. `prefix` is
+    /// `disk` for a file, `blockdev` for a raw device (so a read-only device probe does
+    /// not replace a filesystem's write ceilings).
+    fn ceiling_name(&self, prefix: &str) -> Option<(String, &'static str)> {
         let m = if self.mode == Mode::Buffered {
             ".buffered"
         } else {
@@ -266,66 +420,120 @@ impl StepSpec {
         } else {
             String::new()
         };
-        match self.pattern {
-            Pattern::SeqRead => (format!("disk.seqread_1m_mbs{m}"), "MB/s"),
-            Pattern::SeqWrite => (format!("disk.seqwrite_1m_mbs{m}"), "MB/s"),
-            Pattern::RandRead => (
-                format!("disk.randread_4k_iops{m}{j}.qd{}", self.depth),
-                "IOPS",
-            ),
-            Pattern::RandWrite => (
-                format!("disk.randwrite_4k_iops{m}{j}.qd{}", self.depth),
-                "IOPS",
-            ),
+        let b = bs_label(self.bs);
+        let (p, d) = (self.pattern.name(), self.depth);
+        Some(match self.pattern {
+            Pattern::SeqRead | Pattern::SeqWrite => (format!("{prefix}.{p}_{b}_mbs{m}"), "MB/s"),
+            Pattern::RandRead | Pattern::RandWrite => {
+                (format!("{prefix}.{p}_{b}_iops{m}{j}.qd{d}"), "IOPS")
+            }
             Pattern::Commit => (
-                format!("disk.commit_per_sec{m}.t{}", self.jobs),
+                format!("{prefix}.commit_per_sec{m}.t{}", self.jobs),
                 "commits/s",
             ),
-        }
+            Pattern::Zcav => return None,
+        })
     }
 }
 
-/// The steps of a plan, in run order: per mode, sequential write, sequential read, the
-/// random read grid, the random write grid, then commits.
+/// The steps of a plan, in run order: per mode, sequential write and read at each size,
+/// the random read grid at each size, the random write grid, then commits; the position
+/// scan last, once, O_DIRECT when the filesystem allows it.
 fn steps(p: &DiskPlan, direct_ok: bool) -> Vec<StepSpec> {
     let mut v = Vec::new();
-    for &mode in &p.opts.modes {
+    let o = &p.opts;
+    for &mode in &o.modes {
         if mode == Mode::Direct && !direct_ok {
             continue;
         }
-        for &pattern in &p.opts.patterns {
-            let mut push = |jobs, depth| {
+        for &pattern in &o.patterns {
+            let mut push = |jobs, depth, bs| {
                 v.push(StepSpec {
                     pattern,
                     mode,
                     jobs,
                     depth,
+                    bs,
+                    slice: None,
                 })
             };
             match pattern {
-                Pattern::SeqRead | Pattern::SeqWrite => push(1, 1),
+                Pattern::SeqRead | Pattern::SeqWrite => {
+                    for &bs in &o.seq_bs {
+                        push(1, 1, bs)
+                    }
+                }
                 Pattern::RandRead | Pattern::RandWrite => {
-                    for c in p.opts.grid.cells() {
-                        push(c.jobs, c.depth)
+                    for &bs in &o.rand_bs {
+                        for c in o.grid.cells() {
+                            push(c.jobs, c.depth, bs)
+                        }
                     }
                 }
                 Pattern::Commit => {
                     for &t in &p.commit_threads {
-                        push(t, 1)
+                        push(t, 1, RAND_BS)
                     }
                 }
+                Pattern::Zcav => {}
             }
+        }
+    }
+    if o.patterns.contains(&Pattern::Zcav) {
+        let mode = if direct_ok && o.modes.contains(&Mode::Direct) {
+            Mode::Direct
+        } else {
+            Mode::Buffered
+        };
+        for (i, r) in regions(p.size, SEQ_BS as u64, o.zcav_slices)
+            .into_iter()
+            .enumerate()
+        {
+            v.push(StepSpec {
+                pattern: Pattern::Zcav,
+                mode,
+                jobs: 1,
+                depth: 1,
+                bs: SEQ_BS,
+                slice: Some((i, r)),
+            });
         }
     }
     v
 }
 
-/// Runs the disk probe on a new file under the plan's directory; the file is removed
-/// when this returns, whatever happened. Before each step the file is synced, untimed
-/// ([`settle`]), so no step pays for the previous one's write-back; the time that took is
-/// kept in the step's config as `settle_fdatasync_ms`.
+/// What the steps read and write: the probe file's two handles, or a device's one.
+struct Subject<'a> {
+    direct: Option<&'a File>,
+    buffered: &'a File,
+    path: &'a Path,
+    /// Whether anything may be written (false for a raw device).
+    writable: bool,
+}
+
+/// Runs the disk probe: on a new file under the plan's directory (removed when this
+/// returns, whatever happened), or read-only on the plan's block device. Before each step
+/// the file is synced, untimed ([`settle`]), so no step pays for the previous one's
+/// write-back; the time that took is kept in the step's config as `settle_fdatasync_ms`.
 pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
     let mut rep = ProbeReport::default();
+    if let Some(dev) = &p.opts.device {
+        let d = RawDevice::open(dev)?;
+        rep.notes.push(format!(
+            "disk: block device {} ({}), read-only, O_DIRECT",
+            d.path().display(),
+            plan::human(d.size)
+        ));
+        let stats = device_stats(dev);
+        let s = Subject {
+            direct: Some(&d.file),
+            buffered: &d.file,
+            path: d.path(),
+            writable: false,
+        };
+        measure(p, &s, stats.as_ref(), "blockdev", &mut rep)?;
+        return Ok(rep);
+    }
     let f = ProbeFile::create(&p.opts.dir, p.size)?;
     rep.notes.push(format!(
         "disk: file {} of {}",
@@ -338,57 +546,98 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             p.opts.dir.display()
         ));
     }
+    let stats = DeviceStats::for_path(&p.opts.dir).ok();
+    layout(&f)?;
+    let s = Subject {
+        direct: f.direct.as_ref(),
+        buffered: &f.buffered,
+        path: f.path(),
+        writable: true,
+    };
+    measure(p, &s, stats.as_ref(), "disk", &mut rep)?;
+    drop(f);
+    Ok(rep)
+}
+
+/// The diskstats entry of a block device node (its `st_rdev`).
+fn device_stats(dev: &Path) -> Option<DeviceStats> {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(dev).ok()?.rdev();
+    DeviceStats::for_dev_in(Path::new("/"), libc::major(rdev), libc::minor(rdev)).ok()
+}
+
+/// Runs every step of the plan on `s`, adding steps, ceilings and notes to `rep`.
+fn measure(
+    p: &DiskPlan,
+    s: &Subject,
+    dev: Option<&DeviceStats>,
+    prefix: &str,
+    rep: &mut ProbeReport,
+) -> Result<(), ProbeError> {
     let uring = uring_available();
     if let Err(e) = &uring {
         rep.notes.push(format!(
             "disk: io_uring unavailable ({e}); depth > 1 runs jobs × depth threads with pread/pwrite"
         ));
     }
-    let dev = DeviceStats::for_path(&p.opts.dir).ok();
     if dev.is_none() {
         rep.notes
             .push("disk: no block device found for the directory; device counters absent".into());
     }
-    layout(&f)?;
-    for s in steps(p, f.direct.is_some()) {
+    for st in steps(p, s.direct.is_some()) {
         if crate::interrupted() {
             break;
         }
-        let file = match s.mode {
-            Mode::Direct => f.direct.as_ref().unwrap_or(&f.buffered),
-            Mode::Buffered => &f.buffered,
+        let file = match st.mode {
+            Mode::Direct => s.direct.unwrap_or(s.buffered),
+            Mode::Buffered => s.buffered,
         };
-        let settled = settle(file).map_err(|e| ProbeError::io("syncing", f.path(), e))?;
-        if s.mode == Mode::Buffered {
-            drop_cache(file, s.pattern.random());
+        let settled = if s.writable {
+            Some(settle(file).map_err(|e| ProbeError::io("syncing", s.path, e))?)
+        } else {
+            None
+        };
+        if st.mode == Mode::Buffered {
+            drop_cache(file, st.pattern.random());
         }
         let fd = file.as_raw_fd();
-        let bs = s.bs();
-        let use_uring = s.depth > 1 && uring.is_ok();
-        let threads = if s.depth > 1 && !use_uring {
-            s.jobs * s.depth
+        let bs = st.bs;
+        let use_uring = st.depth > 1 && uring.is_ok();
+        let threads = if st.depth > 1 && !use_uring {
+            st.jobs * st.depth
         } else {
-            s.jobs
+            st.jobs
         };
-        let regs: Vec<Region> = if s.pattern == Pattern::Commit {
-            regions(p.size, bs as u64, threads)
-        } else {
-            vec![
+        let regs: Vec<Region> = match (st.pattern, st.slice) {
+            (Pattern::Commit, _) => regions(p.size, bs as u64, threads),
+            (_, Some((_, r))) => vec![r],
+            _ => vec![
                 Region {
                     start: 0,
                     blocks: (p.size / bs as u64).max(1)
                 };
                 threads
-            ]
+            ],
         };
-        let sync_at_end = s.mode == Mode::Buffered;
-        let depth = s.depth;
+        let sync_at_end = st.mode == Mode::Buffered && s.writable;
+        let depth = st.depth;
         // Whether worker 0's buffer got the huge page it asked for: 0 = not asked or
         // unknown, 1 = no, 2 = yes.
         let huge = AtomicU8::new(0);
         let setup = |i: usize| -> Result<(Worker, Option<IoUring>), String> {
             let slots = if use_uring { depth } else { 1 };
-            let w = Worker::new(fd, s.pattern, bs, regs[i], slots, i as u64 + 1, sync_at_end)?;
+            let mut w = Worker::new(
+                fd,
+                st.pattern,
+                bs,
+                regs[i],
+                slots,
+                i as u64 + 1,
+                sync_at_end,
+            )?;
+            if st.pattern == Pattern::Zcav {
+                w = w.with_limit(regs[i].blocks);
+            }
             if i == 0 && bs * slots >= file::HUGE_MIN {
                 huge.store(w.huge_pages().map_or(0, |h| 1 + h as u8), Ordering::Relaxed);
             }
@@ -399,38 +648,54 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             };
             Ok((w, ring))
         };
+        let main = std::thread::current();
         let m = run_timed(
             threads,
             Duration::from_secs_f64(p.secs),
-            dev.as_ref(),
+            dev,
             setup,
-            |(w, ring), c, stop| match ring {
-                Some(r) => w.run_uring(r, depth, c, stop),
-                None => w.run_sync(c, stop),
+            |(w, ring), c, stop| {
+                let out = match ring {
+                    Some(r) => w.run_uring(r, depth, c, stop),
+                    None => w.run_sync(c, stop),
+                };
+                // A zcav slice ends when it has been read once: wake the timer now.
+                main.unpark();
+                out
             },
         );
         let engine = if use_uring { "io_uring" } else { "psync" };
-        let config = serde_json::json!({
-            "probe": "disk", "pattern": s.pattern, "mode": s.mode, "bs": bs,
-            "jobs": s.jobs, "depth": s.depth, "threads": threads, "engine": engine,
+        let mut config = serde_json::json!({
+            "probe": "disk", "pattern": st.pattern, "mode": st.mode, "bs": bs,
+            "jobs": st.jobs, "depth": st.depth, "threads": threads, "engine": engine,
             "file_size": p.size, "secs": p.secs,
-            "end_fdatasync": sync_at_end && !s.pattern.reads(),
-            "fdatasync_per_op": s.pattern == Pattern::Commit,
-            "settle_fdatasync_ms": settled.as_secs_f64() * 1e3,
+            "end_fdatasync": sync_at_end && !st.pattern.reads(),
+            "fdatasync_per_op": st.pattern == Pattern::Commit,
+            "settle_fdatasync_ms": settled.map(|d| d.as_secs_f64() * 1e3),
             "buffer_huge_pages": match huge.load(Ordering::Relaxed) {
                 0 => serde_json::Value::Null,
                 h => (h == 2).into(),
             },
         });
-        let step = m.into_step(s.name(), s.pattern.kind(), config);
+        if let Some(d) = &p.opts.device {
+            config["device"] = d.display().to_string().into();
+        }
+        if let Some((i, r)) = st.slice {
+            config["slice"] = i.into();
+            config["offset"] = r.start.into();
+            config["slice_bytes"] = (r.blocks * bs as u64).into();
+            config["position"] = (r.start as f64 / p.size as f64).into();
+        }
+        let step = m.into_step(st.name(), st.pattern.kind(), config);
         if step.status == plumb_core::StepStatus::Ok {
-            let (name, unit) = s.ceiling_name();
-            let v = if unit == "MB/s" {
-                step.summary.mb_sec.unwrap_or(0.0)
-            } else {
-                step.summary.ops_sec
-            };
-            rep.ceilings.push(ceiling(name, v, unit));
+            if let Some((name, unit)) = st.ceiling_name(prefix) {
+                let v = if unit == "MB/s" {
+                    step.summary.mb_sec.unwrap_or(0.0)
+                } else {
+                    step.summary.ops_sec
+                };
+                rep.ceilings.push(ceiling(name, v, unit));
+            }
         }
         let failed = step.status == plumb_core::StepStatus::Failed;
         rep.steps.push(step);
@@ -438,8 +703,7 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             break;
         }
     }
-    drop(f);
-    Ok(rep)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -458,18 +722,158 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let mut p = plan_for(t.path());
         p.opts.grid = Grid::full();
+        p.opts.rand_bs = vec![4096];
         p.commit_threads = vec![1, 4];
         let s = steps(&p, true);
         // per mode: 2 seq + 12 randread + 12 randwrite + 2 commit
         assert_eq!(s.len(), 2 * 28);
         assert_eq!(s[0].name(), "seqwrite.direct");
         assert_eq!(s[2].name(), "randread.direct.j1.qd1");
-        assert_eq!(s[2].ceiling_name().0, "disk.randread_4k_iops.qd1");
-        assert_eq!(s[13].ceiling_name().0, "disk.randread_4k_iops.j4.qd32");
+        assert_eq!(
+            s[2].ceiling_name("disk").unwrap().0,
+            "disk.randread_4k_iops.qd1"
+        );
+        assert_eq!(
+            s[13].ceiling_name("disk").unwrap().0,
+            "disk.randread_4k_iops.j4.qd32"
+        );
         assert_eq!(s[27].name(), "commit.direct.t4");
         assert_eq!(s[28].name(), "seqwrite.buffered");
         // No O_DIRECT: buffered only.
         assert_eq!(steps(&p, false).len(), 28);
+    }
+
+    #[test]
+    fn request_sizes_multiply_the_random_grid_and_keep_classic_names() {
+        let t = tempfile::tempdir().unwrap();
+        let mut p = plan_for(t.path());
+        p.opts.modes = vec![Mode::Direct];
+        p.opts.grid = Grid::quick();
+        (p.opts.rand_bs, p.opts.seq_bs) = parse_bs("16k,4k,8k,1m,128k").unwrap();
+        let s = steps(&p, true);
+        let names: Vec<String> = s.iter().map(|x| x.name()).collect();
+        // 2 seq sizes × 2 patterns + 3 sizes × 2 cells × 2 patterns + 2 commits.
+        assert_eq!(names.len(), 4 + 12 + 2, "{names:?}");
+        for want in [
+            "seqwrite128k.direct",
+            "seqwrite.direct",
+            "seqread.direct",
+            "randread.direct.j1.qd32",
+            "randread8k.direct.j1.qd32",
+            "randwrite16k.direct.j1.qd1",
+            "commit.direct.t1",
+        ] {
+            assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+        }
+        let c: Vec<String> = s
+            .iter()
+            .filter_map(|x| x.ceiling_name("disk").map(|c| c.0))
+            .collect();
+        assert!(
+            c.contains(&"disk.randread_8k_iops.qd32".to_string()),
+            "{c:?}"
+        );
+        assert!(c.contains(&"disk.seqread_128k_mbs".to_string()), "{c:?}");
+        assert!(c.contains(&"disk.seqread_1m_mbs".to_string()), "{c:?}");
+        assert_eq!(s[0].bs, 128 << 10);
+    }
+
+    #[test]
+    fn bs_lists_parse_and_refuse_unaligned_sizes() {
+        assert_eq!(parse_bs("8k").unwrap(), (vec![8192], vec![SEQ_BS]));
+        assert_eq!(parse_bs("2m").unwrap(), (vec![4096], vec![2 << 20]));
+        for bad in ["3k", "x", "", "128m", "4k,,8k"] {
+            let e = parse_bs(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--bs"), "{bad}: {e}");
+        }
+        assert_eq!(bs_label(16384), "16k");
+        assert_eq!(bs_label(SEQ_BS), "1m");
+        assert_eq!(bs_label(1536 << 10), "1536k");
+    }
+
+    #[test]
+    fn position_scan_reads_each_slice_once_in_order() {
+        let t = tempfile::tempdir().unwrap();
+        let mut p = plan_for(t.path());
+        p.opts.patterns = vec![Pattern::Zcav];
+        p.opts.zcav_slices = 4;
+        let s = steps(&p, true);
+        assert_eq!(s.len(), 4);
+        assert_eq!(s[0].name(), "zcav.000");
+        assert_eq!(s[3].name(), "zcav.003");
+        assert!(s
+            .iter()
+            .all(|x| x.mode == Mode::Direct && x.ceiling_name("disk").is_none()));
+        let r = run(&p).unwrap();
+        assert_eq!(r.steps.len(), 4);
+        let slice = p.size / 4;
+        for (i, st) in r.steps.iter().enumerate() {
+            assert_eq!(st.status, plumb_core::StepStatus::Ok, "{:?}", st.error);
+            assert_eq!(st.config["offset"].as_u64(), Some(i as u64 * slice));
+            assert_eq!(st.config["slice_bytes"].as_u64(), Some(slice));
+            // One pass over the slice, no more: 8 MiB in 1 MiB reads.
+            assert_eq!(st.summary.ops, slice / SEQ_BS as u64, "{}", st.name);
+        }
+        assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_device_path_only_reads_through_a_read_only_descriptor() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("disk.img");
+        std::fs::write(&path, vec![7u8; 32 << 20]).unwrap();
+        let mut p = plan_for(t.path());
+        p.opts.patterns = vec![Pattern::SeqRead, Pattern::RandRead, Pattern::Zcav];
+        p.opts.modes = vec![Mode::Direct];
+        p.opts.zcav_slices = 2;
+        let ro = std::fs::File::open(&path).unwrap();
+        let direct = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+            .ok();
+        let s = Subject {
+            direct: direct.as_ref(),
+            buffered: &ro,
+            path: &path,
+            writable: false,
+        };
+        let mut rep = ProbeReport::default();
+        measure(&p, &s, None, "blockdev", &mut rep).unwrap();
+        // seqread + 2 randread cells × 2 sizes + 2 slices; any write through these
+        // descriptors would have failed its step with EBADF.
+        assert_eq!(rep.steps.len(), 1 + 4 + 2);
+        for st in &rep.steps {
+            assert_eq!(
+                st.status,
+                plumb_core::StepStatus::Ok,
+                "{}: {:?}",
+                st.name,
+                st.error
+            );
+            assert!(st.config["settle_fdatasync_ms"].is_null(), "{}", st.name);
+        }
+        assert!(rep.ceilings.iter().all(|c| c.name.starts_with("blockdev.")));
+        assert!(rep
+            .ceilings
+            .iter()
+            .any(|c| c.name == "blockdev.randread_4k_iops.qd32"));
+    }
+
+    #[test]
+    fn a_device_plan_refuses_writes_and_non_devices() {
+        let t = tempfile::tempdir().unwrap();
+        let mut o = DiskOptions::for_device(t.path().to_path_buf(), true);
+        let e = prepare(o.clone()).unwrap_err().to_string();
+        assert!(e.contains("is not a block device"), "{e}");
+        o.patterns = vec![Pattern::SeqRead, Pattern::RandWrite];
+        let e = prepare(o.clone()).unwrap_err().to_string();
+        assert!(e.starts_with("--tests") && e.contains("read-only"), "{e}");
+        o.patterns = vec![Pattern::SeqRead];
+        o.modes = vec![Mode::Buffered];
+        let e = prepare(o).unwrap_err().to_string();
+        assert!(e.starts_with("--io"), "{e}");
     }
 
     #[test]

@@ -22,6 +22,10 @@ const CASES: &[(&str, Case)] = &[
         super::ceilings_keep_the_newest_figure_per_host_and_name,
     ),
     (
+        "add_options",
+        super::options_added_after_the_start_merge_with_the_runs_own,
+    ),
+    (
         "orphans",
         super::a_run_left_running_by_a_dead_process_is_marked_interrupted_at_the_next_open,
     ),

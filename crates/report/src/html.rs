@@ -411,6 +411,24 @@ fn zcav_section(o: &mut String, views: &[RunView<'_>]) {
 }
 
 /// One chart per step and axis (a line per series), each with its table and verdicts.
+/// A table of figures (every column numeric, right-aligned), as the sweep and commit
+/// sections show a curve's points.
+fn number_table(o: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    o.push_str(r#"<div class="scroll"><table class="summary"><thead><tr>"#);
+    for h in head {
+        let _ = write!(o, r#"<th class="num">{}</th>"#, esc(h));
+    }
+    o.push_str("</tr></thead><tbody>");
+    for r in rows {
+        o.push_str("<tr>");
+        for x in r {
+            let _ = write!(o, r#"<td class="num">{}</td>"#, esc(x));
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</tbody></table></div>");
+}
+
 /// Durable commits against committers, each curve drawn beside the host's fsync ceiling
 /// (a dashed level line): where commits/s climbs above it, commits share flushes.
 fn commits_section(o: &mut String, curves: &[crate::sweep::Curve], fsync: Option<(f64, i64)>) {
@@ -464,19 +482,8 @@ fn commits_section(o: &mut String, curves: &[crate::sweep::Curve], fsync: Option
         o.push_str("</figure>");
         let _ = write!(o, "<p>{}</p>", esc(&verdict(c, fsync)));
         let (head, rows) = rows(c, fsync);
-        o.push_str(r#"<div class="scroll"><table class="summary"><thead><tr>"#);
-        for h in head {
-            let _ = write!(o, r#"<th class="num">{}</th>"#, esc(h));
-        }
-        o.push_str("</tr></thead><tbody>");
-        for r in rows {
-            o.push_str("<tr>");
-            for x in r {
-                let _ = write!(o, r#"<td class="num">{}</td>"#, esc(&x));
-            }
-            o.push_str("</tr>");
-        }
-        o.push_str("</tbody></table></div></section>");
+        number_table(o, &head, &rows);
+        o.push_str("</section>");
     }
 }
 
@@ -534,19 +541,7 @@ fn sweep_section(o: &mut String, curves: &[crate::sweep::Curve]) {
         for c in cs {
             let (head, rows) = rows(c);
             let _ = write!(o, "<p><b>{}</b>: {}</p>", esc(&c.series), esc(&c.verdict()));
-            o.push_str(r#"<div class="scroll"><table class="summary"><thead><tr>"#);
-            for h in head {
-                let _ = write!(o, r#"<th class="num">{}</th>"#, esc(h));
-            }
-            o.push_str("</tr></thead><tbody>");
-            for r in rows {
-                o.push_str("<tr>");
-                for x in r {
-                    let _ = write!(o, r#"<td class="num">{}</td>"#, esc(&x));
-                }
-                o.push_str("</tr>");
-            }
-            o.push_str("</tbody></table></div>");
+            number_table(o, &head, &rows);
         }
         o.push_str("</section>");
     }

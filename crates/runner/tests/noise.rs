@@ -2,52 +2,16 @@
 //! load (and is warned about), and plumb's own CPU never does. The two tests run one at
 //! a time, so one's hog is never the other's neighbour.
 
-use plumb_core::value::VerifyMode;
-use plumb_core::{StepStatus, Target};
-use plumb_runner::{run_step, KeySpace, NoProgress, RunContext, StepConfig, StepOutcome};
+mod common;
+
+use common::{cfg, run};
+use plumb_core::StepStatus;
+use plumb_runner::{KeySpace, StepOutcome};
 use plumb_targets::MemoryTarget;
-use plumb_workloads::steps::parse_benchmarks;
-use plumb_workloads::Distribution;
-use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::Duration;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn cfg(step: &str, index: usize, num: u64) -> StepConfig {
-    StepConfig {
-        index,
-        plan: parse_benchmarks(step).unwrap().remove(0),
-        num,
-        key_size: 20,
-        value_size: 100,
-        threads: 1,
-        duration: None,
-        ops: None,
-        warmup: Duration::ZERO,
-        seed: 7,
-        seek_nexts: 10,
-        batch_size: 16,
-        write_rate_mb: 1.0,
-        distribution: Distribution::Uniform,
-        verify: VerifyMode::Sample,
-        pace: None,
-        ycsb: Vec::new(),
-    }
-}
-
-fn run(target: &dyn Target, c: &StepConfig, keys: &mut KeySpace) -> StepOutcome {
-    let stop = AtomicBool::new(false);
-    let ctx = RunContext {
-        target,
-        disk: None,
-        hw: Err("test".into()),
-        interrupt: &stop,
-        progress: &NoProgress,
-        profile: None,
-    };
-    run_step(&ctx, c, keys)
-}
 
 /// A loaded memory target and a 3-second readrandom on one thread, bracketed by the
 /// test's own reading of the machine's (busy, all) ticks.
@@ -55,10 +19,10 @@ fn readrandom_bracketed() -> (StepOutcome, Machine, Machine) {
     let t = MemoryTarget::new();
     let mut keys = KeySpace::empty();
     assert_eq!(
-        run(&t, &cfg("fillseq", 0, 20_000), &mut keys).status,
+        run(&t, &cfg("fillseq", 0, 20_000, 1), &mut keys).status,
         StepStatus::Ok
     );
-    let mut c = cfg("readrandom", 1, 20_000);
+    let mut c = cfg("readrandom", 1, 20_000, 1);
     c.duration = Some(Duration::from_secs(3));
     let before = machine();
     let o = run(&t, &c, &mut keys);

@@ -1,49 +1,16 @@
 //! Steps run end to end on the null and memory targets: intervals add up, reads are
 //! verified, corruption and missing keys are caught.
 
+mod common;
+
+use common::{cfg, run};
 use plumb_core::value::{VerifyMode, SAMPLE_EVERY};
 use plumb_core::{StepStatus, Target};
-use plumb_runner::{run_step, KeySpace, NoProgress, RunContext, StepConfig, StepOutcome};
+use plumb_runner::{run_step, KeySpace, NoProgress, RunContext, StepOutcome};
 use plumb_targets::{MemoryTarget, NullTarget};
-use plumb_workloads::steps::parse_benchmarks;
-use plumb_workloads::{Distribution, KeyFormat};
+use plumb_workloads::KeyFormat;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-
-fn cfg(step: &str, index: usize, num: u64, threads: usize) -> StepConfig {
-    StepConfig {
-        index,
-        plan: parse_benchmarks(step).unwrap().remove(0),
-        num,
-        key_size: 20,
-        value_size: 100,
-        threads,
-        duration: None,
-        ops: None,
-        warmup: Duration::ZERO,
-        seed: 7,
-        seek_nexts: 10,
-        batch_size: 16,
-        write_rate_mb: 1.0,
-        distribution: Distribution::Uniform,
-        verify: VerifyMode::Sample,
-        pace: None,
-        ycsb: Vec::new(),
-    }
-}
-
-fn run(target: &dyn Target, c: &StepConfig, keys: &mut KeySpace) -> StepOutcome {
-    let stop = AtomicBool::new(false);
-    let ctx = RunContext {
-        target,
-        disk: None,
-        hw: Err("test".into()),
-        interrupt: &stop,
-        progress: &NoProgress,
-        profile: None,
-    };
-    run_step(&ctx, c, keys)
-}
 
 fn assert_intervals_add_up(o: &StepOutcome) {
     assert!(!o.intervals.is_empty(), "no intervals stored");

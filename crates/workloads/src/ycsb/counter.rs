@@ -211,9 +211,13 @@ mod tests {
             done[k].store(true, SeqCst);
         }
         let stop = Arc::new(AtomicBool::new(false));
+        // The writers start only once both readers are checking: on a busy machine a
+        // reader scheduled late would otherwise see nothing but the finished counter.
+        let started = Arc::new(std::sync::Barrier::new(3));
         let mut readers = Vec::new();
         for _ in 0..2 {
             let (c, done, stop) = (c.clone(), done.clone(), stop.clone());
+            let started = started.clone();
             readers.push(std::thread::spawn(move || {
                 let mut checks = 0u64;
                 let mut rng = SmallRng::seed_from_u64(4);
@@ -229,10 +233,14 @@ mod tests {
                         "limit {limit} unfinished"
                     );
                     checks += 1;
+                    if checks == 1 {
+                        started.wait();
+                    }
                 }
                 checks
             }));
         }
+        started.wait();
         let mut writers = Vec::new();
         for t in 0..3u64 {
             let (c, done) = (c.clone(), done.clone());

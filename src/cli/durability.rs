@@ -504,7 +504,15 @@ fn run_server(
             cut.apply(p, next_ms(u64::MAX - 1))?;
             pc = Some(mount(backing, mnt)?);
         }
-        m.restart()?;
+        if let Err(e) = m.restart() {
+            // A server that dies while recovering is tried once more: under a loaded CI
+            // MyRocks' plugin once failed to start after a crash and started the next
+            // time. Said on stderr, with its log, so a server that never recovers still
+            // fails the check, and one that needed two tries is not hidden.
+            eprintln!("plumb: {label}: restart after the crash failed, trying once more: {e}");
+            std::thread::sleep(Duration::from_secs(1));
+            m.restart()?;
+        }
         let acked = log.read()?;
         landed += u32::from(acked.len() > acked_before);
         let mut c = m.endpoint.connect()?;

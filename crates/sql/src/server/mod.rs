@@ -300,7 +300,9 @@ impl Managed {
     pub fn error(&self, what: impl Into<String>) -> SqlError {
         SqlError::Server {
             what: what.into(),
-            log: self.log_tail(15),
+            // Enough to reach an engine plugin's own error, which a server prints
+            // before the lines of its other engines' start.
+            log: self.log_tail(40),
         }
     }
 

@@ -316,19 +316,11 @@ fn measure(
         let mut out = run_and_store(&mut ctx, &cfg)?;
         let queries = matches!(step.kind, IbKind::RangeQueries | IbKind::PointQueries);
         if let (Some(bound), true, StepStatus::Ok) = (&bound, queries, out.status) {
-            use plumb_runner::search::{self, Ask};
-            let stopped = || interrupt.load(Ordering::Relaxed);
-            let found = search::run(&step.name, bound, &out, &stopped, |ask| match ask {
-                Ask::Note(line) => {
-                    eprintln!("plumb: {line}");
-                    Ok(None)
-                }
-                Ask::Probe(name, pace) => {
-                    let mut c = cfg.clone();
-                    c.plan.name = name.to_string();
-                    c.query_pace = Some(pace);
-                    run_and_store(&mut ctx, &c).map(Some)
-                }
+            let found = super::rate_search(&step.name, bound, &out, interrupt, |name, pace| {
+                let mut c = cfg.clone();
+                c.plan.name = name.to_string();
+                c.query_pace = Some(pace);
+                run_and_store(&mut ctx, &c)
             })?;
             if let Some(found) = found {
                 let mut c = cfg.clone();

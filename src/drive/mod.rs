@@ -205,6 +205,30 @@ pub fn begin<'s>(
     Ok((rec, disk))
 }
 
+/// The rate search of one step (`--rate-search`), its verdicts printed as it goes:
+/// `probe` runs and stores one probe at a pace under its name; the families differ only
+/// in that.
+pub fn rate_search(
+    name: &str,
+    bound: &plumb_workloads::pace::LatencyBound,
+    closed: &plumb_runner::StepOutcome,
+    interrupt: &std::sync::atomic::AtomicBool,
+    mut probe: impl FnMut(
+        &str,
+        plumb_workloads::pace::Pace,
+    ) -> anyhow::Result<plumb_runner::StepOutcome>,
+) -> anyhow::Result<Option<plumb_runner::search::Searched>> {
+    use plumb_runner::search::{self, Ask};
+    let stopped = || interrupt.load(std::sync::atomic::Ordering::Relaxed);
+    search::run(name, bound, closed, &stopped, |ask| match ask {
+        Ask::Note(line) => {
+            eprintln!("plumb: {line}");
+            Ok(None)
+        }
+        Ask::Probe(name, pace) => probe(name, pace).map(Some),
+    })
+}
+
 /// Drops the page cache before a measured step when the plan's target asks for it
 /// (`drop_caches`); a failure is said, and the step still runs.
 pub fn maybe_drop_caches(plan: &RunPlan) {

@@ -18,7 +18,9 @@ cargo clippy --release --workspace --all-targets --features splinterdb -- -D war
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-cargo test --release --workspace --features splinterdb 2>&1 | tee "$log"
+# --no-fail-fast: every test binary runs and every failure is printed, not only the
+# first failing binary's.
+cargo test --release --workspace --features splinterdb --no-fail-fast 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 # One closing line over every test binary (cargo's last line is often a doc-test

@@ -7,10 +7,7 @@ use super::StoreArg;
 use anyhow::bail;
 use plumb_plan::{KvParams, RunPlan, TargetPlan, WorkloadPlan};
 use plumb_runner::{DirPolicy, Grouping};
-use plumb_targets::{
-    EngineCommon, EngineSpec, LeveldbOptions, LmdbOptions, RocksOptions, SpeedbOptions,
-    SplinterdbOptions, SqliteOptions, WiredtigerOptions, ENGINE_NAMES,
-};
+use plumb_targets::{EngineCommon, EngineFlags, EngineSpec, ENGINE_NAMES};
 use plumb_workloads::steps;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,9 +24,7 @@ plumb kv --num 5000000 --duration 60 --workload x3 --db /data/plumb\n  \
 plumb kv --db /data/plumb --use-existing-db --benchmarks readrandom --threads 2"
 )]
 pub struct KvArgs {
-    /// Engine: rocksdb (default), lmdb, sqlite, leveldb, wiredtiger, splinterdb (a build
-    /// with --features splinterdb), memory, or null (measures plumb's own overhead).
-    #[arg(long, default_value = "rocksdb")]
+    #[arg(long, default_value = "rocksdb", help = engine_help())]
     engine: String,
     /// Data directory; must be empty or absent (see --use-existing-db, --force)
     /// [default: a temp dir, removed at the end unless --keep].
@@ -66,18 +61,8 @@ pub struct KvArgs {
     workload: Option<String>,
     #[command(flatten, next_help_heading = "Every engine")]
     common: EngineCommon,
-    #[command(flatten, next_help_heading = "RocksDB (and Speedb)")]
-    rocks: RocksOptions,
-    #[command(flatten, next_help_heading = "LMDB")]
-    lmdb: LmdbOptions,
-    #[command(flatten, next_help_heading = "SQLite")]
-    sqlite: SqliteOptions,
-    #[command(flatten, next_help_heading = "LevelDB")]
-    leveldb: LeveldbOptions,
-    #[command(flatten, next_help_heading = "SplinterDB")]
-    splinterdb: SplinterdbOptions,
-    #[command(flatten, next_help_heading = "WiredTiger")]
-    wiredtiger: WiredtigerOptions,
+    #[command(flatten)]
+    engines: EngineFlags,
     /// Run the whole sequence this many times, stored as one group (for `plumb compare`:
     /// medians and confidence intervals need repeats). Each repeat gets a fresh data dir
     /// (under --db: DIR/rep-N) and its own seed (seed + N).
@@ -99,6 +84,16 @@ pub struct KvArgs {
     profile: bool,
 }
 
+/// `--engine`'s help, from the registry: every engine plumb knows and those this build
+/// runs, so a new engine is listed without an edit here.
+fn engine_help() -> String {
+    format!(
+        "Engine: one of {} (null measures plumb's own overhead). This build runs: {}",
+        ENGINE_NAMES.join(", "),
+        plumb_targets::engines().join(", ")
+    )
+}
+
 /// `--flag` for a parameter key (`key_size` → `--key-size`).
 pub fn flag(key: &str) -> String {
     // An engine's own option may be spelled otherwise on the command line
@@ -113,21 +108,17 @@ pub fn flag(key: &str) -> String {
 
 /// The engine named by `--engine`, with its own flags and the engine-neutral ones.
 fn engine(a: &KvArgs) -> anyhow::Result<EngineSpec> {
-    let mut spec = match a.engine.as_str() {
-        "rocksdb" => EngineSpec::Rocksdb(a.rocks.clone()),
-        "speedb" => EngineSpec::Speedb(SpeedbOptions(a.rocks.clone())),
-        "lmdb" => EngineSpec::Lmdb(a.lmdb.clone()),
-        "sqlite" => EngineSpec::Sqlite(a.sqlite.clone()),
-        "leveldb" => EngineSpec::Leveldb(a.leveldb.clone()),
-        "splinterdb" => EngineSpec::Splinterdb(a.splinterdb.clone()),
-        "wiredtiger" => EngineSpec::Wiredtiger(a.wiredtiger.clone()),
-        other => EngineSpec::default_for(other).map_err(|_| {
-            anyhow::anyhow!(
-                "--engine {other:?}: plumb knows {}; this build runs: {}",
-                ENGINE_NAMES.join(", "),
-                plumb_targets::engines().join(", ")
-            )
-        })?,
+    let known = || {
+        anyhow::anyhow!(
+            "--engine {:?}: plumb knows {}; this build runs: {}",
+            a.engine,
+            ENGINE_NAMES.join(", "),
+            plumb_targets::engines().join(", ")
+        )
+    };
+    let mut spec = match a.engines.spec(&a.engine) {
+        Some(s) => s,
+        None => EngineSpec::default_for(&a.engine).map_err(|_| known())?,
     };
     spec.check_built_in()
         .map_err(|e| anyhow::anyhow!("--engine {:?}: {e}", a.engine))?;

@@ -213,3 +213,51 @@ macro_rules! feature_gated {
     };
 }
 pub(crate) use feature_gated;
+
+/// An engine's place in the registry ([`crate::spec`]): what its one registry line
+/// needs of its options type, so the enum, the name list, the option reference and the
+/// `plumb kv` flags are all made from that line and the engine's own folder. Why: adding
+/// an engine used to mean an arm in six places; now it is one line.
+pub trait Registered:
+    EngineKind + Default + Clone + serde::Serialize + serde::de::DeserializeOwned
+{
+    /// `--engine NAME`, `engine = "NAME"` in a suite, the stored tag (the registry's
+    /// variant name, lowercased).
+    const NAME: &'static str;
+    /// The engine as a heading: docs/options.md and `plumb kv --help`.
+    const TITLE: &'static str;
+    /// What its section of the option reference says beyond where the options go.
+    const NOTE: &'static str = "";
+    /// The heading of its flags in `plumb kv --help`.
+    const HEADING: &'static str = Self::TITLE;
+    /// The flags `plumb kv` shows for it: usually the options type itself.
+    type Flags: clap::Args + clap::FromArgMatches + Clone + std::fmt::Debug + Into<Self>;
+    /// The options as `plumb kv`'s flags give them: `own` (this engine's flags) and
+    /// `all` (every engine's, for an engine that takes another's, as Speedb RocksDB's).
+    fn from_flags(own: &Self::Flags, all: &crate::spec::EngineFlags) -> Self {
+        let _ = all;
+        own.clone().into()
+    }
+    /// Its section of the option reference.
+    fn section() -> crate::spec::OptionSection {
+        crate::spec::OptionSection {
+            title: Self::TITLE,
+            intro: format!(
+                "`plumb kv` flags with `--engine {n}`, and the `[target.options]` table of \
+                 a suite target with `engine = \"{n}\"` (a flag spelled `--{n}-NAME` has the \
+                 key NAME).{note}",
+                n = Self::NAME,
+                note = if Self::NOTE.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", Self::NOTE)
+                },
+            ),
+            rows: crate::options::reference::<Self::Flags>(),
+        }
+    }
+}
+
+/// Flags for an engine that has none of its own (Speedb takes RocksDB's).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct NoFlags {}

@@ -124,3 +124,9 @@ impl EngineKind for LeveldbOptions {
         crate::leveldb::LeveldbTarget
     );
 }
+
+impl crate::engine::Registered for LeveldbOptions {
+    const NAME: &'static str = "leveldb";
+    const TITLE: &'static str = "LevelDB";
+    type Flags = Self;
+}

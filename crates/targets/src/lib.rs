@@ -62,7 +62,8 @@ pub use plumb_core::TargetError;
 #[cfg(any(feature = "rocksdb", feature = "speedb"))]
 pub use rocks::RocksTarget;
 pub use rocks_options::RocksOptions;
-pub use spec::{Capabilities, Durability, EngineSpec, ENGINE_NAMES};
+pub use engine::Registered;
+pub use spec::{Capabilities, Durability, EngineFlags, EngineSpec, ENGINE_NAMES};
 pub use speedb_options::SpeedbOptions;
 pub use splinterdb_options::SplinterdbOptions;
 pub use sqlite_options::SqliteOptions;

@@ -114,3 +114,9 @@ impl EngineKind for LmdbOptions {
     }
     crate::engine::feature_gated!("lmdb", crate::lmdb::lmdb_version(), crate::lmdb::LmdbTarget);
 }
+
+impl crate::engine::Registered for LmdbOptions {
+    const NAME: &'static str = "lmdb";
+    const TITLE: &'static str = "LMDB";
+    type Flags = Self;
+}

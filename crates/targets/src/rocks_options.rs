@@ -279,3 +279,10 @@ mod tests {
         assert!(o.validate().unwrap_err().to_string().contains("sync"));
     }
 }
+
+impl crate::engine::Registered for RocksOptions {
+    const NAME: &'static str = "rocksdb";
+    const TITLE: &'static str = "RocksDB";
+    const HEADING: &'static str = "RocksDB (and Speedb)";
+    type Flags = Self;
+}

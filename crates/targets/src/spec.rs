@@ -1,16 +1,16 @@
 //! Which engine a run targets and with what options, as data: a plan holds an
 //! [`EngineSpec`], stores it as provenance, and opens the engine from it. Each engine
-//! describes itself through [`EngineKind`] on its options type; this file only lists
-//! the engines (a variant, its arms in `kind`, `kind_mut` and `with_options`, and its
-//! section of the option reference).
+//! describes itself through [`EngineKind`] and [`Registered`] on its options type; the
+//! registry below is the one list of engines: one line each makes its variant, its name,
+//! its section of the option reference and its `plumb kv` flags.
 
-use crate::engine::{refuse_common, EngineKind};
+use crate::engine::{refuse_common, EngineKind, Registered};
 pub use crate::engine::{Capabilities, Durability};
 use crate::leveldb_options::LeveldbOptions;
 use crate::lmdb_options::LmdbOptions;
 use crate::memory::MemoryKind;
 use crate::null::NullKind;
-use crate::options::{reference, EngineCommon, OptionDoc};
+use crate::options::{EngineCommon, OptionDoc};
 use crate::rocks_options::RocksOptions;
 use crate::speedb_options::SpeedbOptions;
 use crate::splinterdb_options::SplinterdbOptions;
@@ -20,42 +20,133 @@ use plumb_core::{Target, TargetError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// An engine and its typed options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "engine", content = "options", rename_all = "lowercase")]
-pub enum EngineSpec {
-    /// RocksDB through its C API (librocksdb-sys).
-    Rocksdb(RocksOptions),
-    /// Speedb, RocksDB's options and code path, in a build of its own.
-    Speedb(SpeedbOptions),
-    /// LMDB through `heed`.
-    Lmdb(LmdbOptions),
-    /// SQLite as a key-value table through `rusqlite`.
-    Sqlite(SqliteOptions),
-    /// LevelDB through its C API (Debian's libleveldb).
-    Leveldb(LeveldbOptions),
-    /// SplinterDB through a C shim over its public API.
-    Splinterdb(SplinterdbOptions),
-    /// WiredTiger through a C shim over its C API (Debian's libwiredtiger).
-    Wiredtiger(WiredtigerOptions),
-    /// A hash map in memory: tests and a harness baseline with real data.
-    Memory,
-    /// Does nothing: measures plumb's own cost per op.
-    Null,
+/// Makes the registry from one line per engine: `field: Variant(OptionsType)`, where
+/// the variant lowercased is the engine's name (serde's tag) and the field names its
+/// flags in [`EngineFlags`].
+macro_rules! registry {
+    ($($(#[$doc:meta])* $field:ident: $variant:ident($opts:ty),)*) => {
+        /// An engine and its typed options.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "engine", content = "options", rename_all = "lowercase")]
+        pub enum EngineSpec {
+            $($(#[$doc])* $variant($opts),)*
+            /// A hash map in memory: tests and a harness baseline with real data.
+            Memory,
+            /// Does nothing: measures plumb's own cost per op.
+            Null,
+        }
+
+        /// Every engine name plumb knows, built into this binary or not.
+        pub const ENGINE_NAMES: &[&str] = &[$(<$opts as Registered>::NAME,)* "memory", "null"];
+
+        /// Every engine's own flags, as `plumb kv` takes them (each under its heading).
+        #[derive(Debug, Clone, clap::Args)]
+        pub struct EngineFlags {
+            $(
+                #[allow(missing_docs)]
+                #[command(flatten, next_help_heading = <$opts as Registered>::HEADING)]
+                pub $field: <$opts as Registered>::Flags,
+            )*
+        }
+
+        impl EngineFlags {
+            /// The engine `name` with the options its flags give, or `None` for an
+            /// engine without options of its own (memory, null) or an unknown name.
+            pub fn spec(&self, name: &str) -> Option<EngineSpec> {
+                $(if name == <$opts as Registered>::NAME {
+                    return Some(EngineSpec::$variant(<$opts as Registered>::from_flags(
+                        &self.$field,
+                        self,
+                    )));
+                })*
+                None
+            }
+        }
+
+        /// The option reference's engine sections, in ENGINE_NAMES order.
+        pub fn option_sections() -> Vec<OptionSection> {
+            vec![$(<$opts as Registered>::section(),)*]
+        }
+
+        impl EngineSpec {
+            /// The engine's description of itself.
+            fn kind(&self) -> &dyn EngineKind {
+                match self {
+                    $(EngineSpec::$variant(o) => o,)*
+                    EngineSpec::Memory => &MemoryKind,
+                    EngineSpec::Null => &NullKind,
+                }
+            }
+
+            /// The engine's options, for engines that have some.
+            fn kind_mut(&mut self) -> Option<&mut dyn EngineKind> {
+                match self {
+                    $(EngineSpec::$variant(o) => Some(o as &mut dyn EngineKind),)*
+                    EngineSpec::Memory | EngineSpec::Null => None,
+                }
+            }
+
+            /// The engine `name` with options read from `options` (a suite file's table,
+            /// with its positions), or its defaults when there is none.
+            pub fn with_options<'de, E, D>(name: &str, options: Option<D>) -> Result<EngineSpec, E>
+            where
+                D: serde::Deserializer<'de, Error = E>,
+                E: serde::de::Error,
+            {
+                fn read<'de, T: Deserialize<'de> + Default, D: serde::Deserializer<'de>>(
+                    options: Option<D>,
+                ) -> Result<T, D::Error> {
+                    match options {
+                        Some(d) => T::deserialize(d),
+                        None => Ok(T::default()),
+                    }
+                }
+                $(if name == <$opts as Registered>::NAME {
+                    return Ok(EngineSpec::$variant(read(options)?));
+                })*
+                match name {
+                    "memory" | "null" => {
+                        if let Some(d) = options {
+                            NoOptions::deserialize(d)?;
+                        }
+                        Ok(if name == "memory" {
+                            EngineSpec::Memory
+                        } else {
+                            EngineSpec::Null
+                        })
+                    }
+                    other => Err(E::custom(format!(
+                        "unknown engine {other:?}; plumb knows: {}",
+                        ENGINE_NAMES.join(", ")
+                    ))),
+                }
+            }
+        }
+
+        #[cfg(test)]
+        /// Every registered engine with its default options.
+        fn every_spec() -> Vec<EngineSpec> {
+            vec![$(EngineSpec::$variant(<$opts>::default()),)* EngineSpec::Memory, EngineSpec::Null]
+        }
+    };
 }
 
-/// Every engine name plumb knows, built into this binary or not.
-pub const ENGINE_NAMES: &[&str] = &[
-    "rocksdb",
-    "speedb",
-    "lmdb",
-    "sqlite",
-    "leveldb",
-    "splinterdb",
-    "wiredtiger",
-    "memory",
-    "null",
-];
+registry! {
+    /// RocksDB through its C API (librocksdb-sys).
+    rocksdb: Rocksdb(RocksOptions),
+    /// Speedb, RocksDB's options and code path, in a build of its own.
+    speedb: Speedb(SpeedbOptions),
+    /// LMDB through `heed`.
+    lmdb: Lmdb(LmdbOptions),
+    /// SQLite as a key-value table through `rusqlite`.
+    sqlite: Sqlite(SqliteOptions),
+    /// LevelDB through its C API (Debian's libleveldb).
+    leveldb: Leveldb(LeveldbOptions),
+    /// SplinterDB through a C shim over its public API.
+    splinterdb: Splinterdb(SplinterdbOptions),
+    /// WiredTiger through a C shim over its C API (Debian's libwiredtiger).
+    wiredtiger: Wiredtiger(WiredtigerOptions),
+}
 
 /// One section of the option reference (docs/options.md): the engine's title, what the
 /// section is for, and its options.
@@ -66,54 +157,6 @@ pub struct OptionSection {
     pub intro: String,
     /// Its options.
     pub rows: Vec<OptionDoc>,
-}
-
-/// The option reference's engine sections, in ENGINE_NAMES order.
-pub fn option_sections() -> Vec<OptionSection> {
-    let section = |title, engine: &str, extra: &str, rows| OptionSection {
-        title,
-        intro: format!(
-            "`plumb kv` flags with `--engine {engine}`, and the `[target.options]` table of \
-             a suite target with `engine = \"{engine}\"` (a flag spelled `--{engine}-NAME` \
-             has the key NAME).{extra}"
-        ),
-        rows,
-    };
-    vec![
-        section("RocksDB", "rocksdb", "", reference::<RocksOptions>()),
-        OptionSection {
-            title: "Speedb",
-            intro: "The RocksDB options above, with `--engine speedb` or `engine = \"speedb\"`, \
-                    in the plumb that `bash scripts/build-speedb.sh` builds (Speedb exports \
-                    RocksDB's symbols, so the two never share a binary)."
-                .into(),
-            rows: Vec::new(),
-        },
-        section("LMDB", "lmdb", "", reference::<LmdbOptions>()),
-        section(
-            "SQLite",
-            "sqlite",
-            " The table is `kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`; each worker \
-             thread has its own connection.",
-            reference::<SqliteOptions>(),
-        ),
-        section("LevelDB", "leveldb", "", reference::<LeveldbOptions>()),
-        section(
-            "SplinterDB",
-            "splinterdb",
-            " A build with `--features splinterdb`. SplinterDB keeps no configuration on \
-             disk: reopen a database with the sizes it was created with. It never fsyncs, \
-             so `sync` is refused.",
-            reference::<SplinterdbOptions>(),
-        ),
-        section(
-            "WiredTiger",
-            "wiredtiger",
-            " One table with raw byte keys and values; each op is its own transaction \
-             through WiredTiger's log.",
-            reference::<WiredtigerOptions>(),
-        ),
-    ]
 }
 
 /// Refuses options for engines that take none, naming the key (and, from a suite
@@ -154,75 +197,6 @@ impl EngineSpec {
             .next()
             .is_some_and(|c| c.is_ascii_digit())
             .then(|| first.to_string())
-    }
-
-    /// The engine's description of itself.
-    fn kind(&self) -> &dyn EngineKind {
-        match self {
-            EngineSpec::Rocksdb(o) => o,
-            EngineSpec::Speedb(o) => o,
-            EngineSpec::Lmdb(o) => o,
-            EngineSpec::Sqlite(o) => o,
-            EngineSpec::Leveldb(o) => o,
-            EngineSpec::Splinterdb(o) => o,
-            EngineSpec::Wiredtiger(o) => o,
-            EngineSpec::Memory => &MemoryKind,
-            EngineSpec::Null => &NullKind,
-        }
-    }
-
-    /// The engine's options, for engines that have some.
-    fn kind_mut(&mut self) -> Option<&mut dyn EngineKind> {
-        match self {
-            EngineSpec::Rocksdb(o) => Some(o as &mut dyn EngineKind),
-            EngineSpec::Speedb(o) => Some(o as &mut dyn EngineKind),
-            EngineSpec::Lmdb(o) => Some(o as &mut dyn EngineKind),
-            EngineSpec::Sqlite(o) => Some(o as &mut dyn EngineKind),
-            EngineSpec::Leveldb(o) => Some(o as &mut dyn EngineKind),
-            EngineSpec::Splinterdb(o) => Some(o as &mut dyn EngineKind),
-            EngineSpec::Wiredtiger(o) => Some(o as &mut dyn EngineKind),
-            EngineSpec::Memory | EngineSpec::Null => None,
-        }
-    }
-
-    /// The engine `name` with options read from `options` (a suite file's table, with
-    /// its positions), or its defaults when there is none.
-    pub fn with_options<'de, E, D>(name: &str, options: Option<D>) -> Result<EngineSpec, E>
-    where
-        D: serde::Deserializer<'de, Error = E>,
-        E: serde::de::Error,
-    {
-        fn read<'de, T: Deserialize<'de> + Default, D: serde::Deserializer<'de>>(
-            options: Option<D>,
-        ) -> Result<T, D::Error> {
-            match options {
-                Some(d) => T::deserialize(d),
-                None => Ok(T::default()),
-            }
-        }
-        match name {
-            "rocksdb" => Ok(EngineSpec::Rocksdb(read(options)?)),
-            "speedb" => Ok(EngineSpec::Speedb(read(options)?)),
-            "lmdb" => Ok(EngineSpec::Lmdb(read(options)?)),
-            "sqlite" => Ok(EngineSpec::Sqlite(read(options)?)),
-            "leveldb" => Ok(EngineSpec::Leveldb(read(options)?)),
-            "splinterdb" => Ok(EngineSpec::Splinterdb(read(options)?)),
-            "wiredtiger" => Ok(EngineSpec::Wiredtiger(read(options)?)),
-            "memory" | "null" => {
-                if let Some(d) = options {
-                    NoOptions::deserialize(d)?;
-                }
-                Ok(if name == "memory" {
-                    EngineSpec::Memory
-                } else {
-                    EngineSpec::Null
-                })
-            }
-            other => Err(E::custom(format!(
-                "unknown engine {other:?}; plumb knows: {}",
-                ENGINE_NAMES.join(", ")
-            ))),
-        }
     }
 
     /// The engine as users name it.
@@ -315,17 +289,7 @@ mod tests {
 
     #[test]
     fn the_stored_form_round_trips() {
-        for spec in [
-            EngineSpec::Rocksdb(RocksOptions::default()),
-            EngineSpec::Speedb(SpeedbOptions::default()),
-            EngineSpec::Lmdb(LmdbOptions::default()),
-            EngineSpec::Sqlite(SqliteOptions::default()),
-            EngineSpec::Leveldb(LeveldbOptions::default()),
-            EngineSpec::Splinterdb(SplinterdbOptions::default()),
-            EngineSpec::Wiredtiger(WiredtigerOptions::default()),
-            EngineSpec::Memory,
-            EngineSpec::Null,
-        ] {
+        for spec in every_spec() {
             let j = serde_json::to_string(&spec).unwrap();
             assert_eq!(serde_json::from_str::<EngineSpec>(&j).unwrap(), spec, "{j}");
         }

@@ -66,3 +66,28 @@ mod tests {
         assert!(o.how_to_build().contains("build-speedb.sh"));
     }
 }
+
+impl From<crate::engine::NoFlags> for SpeedbOptions {
+    fn from(_: crate::engine::NoFlags) -> SpeedbOptions {
+        SpeedbOptions::default()
+    }
+}
+
+impl crate::engine::Registered for SpeedbOptions {
+    const NAME: &'static str = "speedb";
+    const TITLE: &'static str = "Speedb";
+    type Flags = crate::engine::NoFlags;
+    fn from_flags(_: &Self::Flags, all: &crate::spec::EngineFlags) -> Self {
+        SpeedbOptions(all.rocksdb.clone())
+    }
+    fn section() -> crate::spec::OptionSection {
+        crate::spec::OptionSection {
+            title: Self::TITLE,
+            intro: "The RocksDB options above, with `--engine speedb` or `engine = \"speedb\"`, \
+                    in the plumb that `bash scripts/build-speedb.sh` builds (Speedb exports \
+                    RocksDB's symbols, so the two never share a binary)."
+                .into(),
+            rows: Vec::new(),
+        }
+    }
+}

@@ -146,3 +146,10 @@ impl EngineKind for SplinterdbOptions {
         crate::splinterdb::SplinterdbTarget
     );
 }
+
+impl crate::engine::Registered for SplinterdbOptions {
+    const NAME: &'static str = "splinterdb";
+    const TITLE: &'static str = "SplinterDB";
+    const NOTE: &'static str = "A build with `--features splinterdb`. SplinterDB keeps no configuration on disk: reopen a database with the sizes it was created with. It never fsyncs, so `sync` is refused.";
+    type Flags = Self;
+}

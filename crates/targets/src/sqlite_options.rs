@@ -140,3 +140,10 @@ impl EngineKind for SqliteOptions {
         crate::sqlite::SqliteTarget
     );
 }
+
+impl crate::engine::Registered for SqliteOptions {
+    const NAME: &'static str = "sqlite";
+    const TITLE: &'static str = "SQLite";
+    const NOTE: &'static str = "The table is `kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`; each worker thread has its own connection.";
+    type Flags = Self;
+}

@@ -116,3 +116,10 @@ impl EngineKind for WiredtigerOptions {
         crate::wiredtiger::WiredtigerTarget
     );
 }
+
+impl crate::engine::Registered for WiredtigerOptions {
+    const NAME: &'static str = "wiredtiger";
+    const TITLE: &'static str = "WiredTiger";
+    const NOTE: &'static str = "One table with raw byte keys and values; each op is its own transaction through WiredTiger's log.";
+    type Flags = Self;
+}

@@ -34,6 +34,7 @@ pub mod lmdb_options;
 pub mod memory;
 pub mod null;
 pub mod options;
+pub mod redb;
 #[cfg(any(feature = "rocksdb", feature = "speedb"))]
 pub mod rocks;
 pub mod rocks_account;
@@ -59,6 +60,7 @@ pub use memory::MemoryTarget;
 pub use null::NullTarget;
 pub use options::EngineCommon;
 pub use plumb_core::TargetError;
+pub use redb::RedbOptions;
 #[cfg(any(feature = "rocksdb", feature = "speedb"))]
 pub use rocks::RocksTarget;
 pub use rocks_options::RocksOptions;

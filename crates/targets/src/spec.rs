@@ -11,6 +11,7 @@ use crate::lmdb_options::LmdbOptions;
 use crate::memory::MemoryKind;
 use crate::null::NullKind;
 use crate::options::{EngineCommon, OptionDoc};
+use crate::redb::RedbOptions;
 use crate::rocks_options::RocksOptions;
 use crate::speedb_options::SpeedbOptions;
 use crate::splinterdb_options::SplinterdbOptions;
@@ -146,6 +147,8 @@ registry! {
     splinterdb: Splinterdb(SplinterdbOptions),
     /// WiredTiger through a C shim over its C API (Debian's libwiredtiger).
     wiredtiger: Wiredtiger(WiredtigerOptions),
+    /// redb, a pure-Rust copy-on-write B-tree.
+    redb: Redb(RedbOptions),
 }
 
 /// One section of the option reference (docs/options.md): the engine's title, what the
@@ -305,7 +308,7 @@ mod tests {
         let e = EngineSpec::default_for("rocks").unwrap_err().to_string();
         assert!(
             e.contains(
-                "rocksdb, speedb, lmdb, sqlite, leveldb, splinterdb, wiredtiger, memory, null"
+                "rocksdb, speedb, lmdb, sqlite, leveldb, splinterdb, wiredtiger, redb, memory, null"
             ),
             "{e}"
         );

@@ -52,13 +52,15 @@ impl Default for RedbOptions {
     }
 }
 
-impl RedbOptions {
-    /// The section title in the option reference.
-    pub const TITLE: &'static str = "redb";
-    /// What the option reference says about how plumb drives redb.
-    pub const NOTE: &'static str = "One table of byte keys and values; each put and \
-        delete is its own write transaction, each get its own read transaction.";
+impl crate::engine::Registered for RedbOptions {
+    const NAME: &'static str = "redb";
+    const TITLE: &'static str = "redb";
+    const NOTE: &'static str = "One table of byte keys and values; each put and delete is \
+        its own write transaction, each get its own read transaction.";
+    type Flags = Self;
+}
 
+impl RedbOptions {
     /// Refuses options redb would silently ignore or cannot take, naming the option.
     pub fn validate(&self) -> Result<(), TargetError> {
         if usize::try_from(self.cache_size).is_err() {

@@ -25,6 +25,7 @@ pub mod engine;
     feature = "wiredtiger"
 ))]
 mod ffi;
+pub mod fjall;
 #[cfg(feature = "leveldb")]
 pub mod leveldb;
 pub mod leveldb_options;
@@ -54,6 +55,7 @@ pub mod wiredtiger;
 pub mod wiredtiger_options;
 
 pub use engine::EngineKind;
+pub use fjall::FjallOptions;
 pub use leveldb_options::LeveldbOptions;
 pub use lmdb_options::LmdbOptions;
 pub use memory::MemoryTarget;

@@ -6,6 +6,7 @@
 
 use crate::engine::{refuse_common, EngineKind, Registered};
 pub use crate::engine::{Capabilities, Durability};
+use crate::fjall::FjallOptions;
 use crate::leveldb_options::LeveldbOptions;
 use crate::lmdb_options::LmdbOptions;
 use crate::memory::MemoryKind;
@@ -149,6 +150,8 @@ registry! {
     wiredtiger: Wiredtiger(WiredtigerOptions),
     /// redb, a pure-Rust copy-on-write B-tree.
     redb: Redb(RedbOptions),
+    /// fjall, a pure-Rust LSM.
+    fjall: Fjall(FjallOptions),
 }
 
 /// One section of the option reference (docs/options.md): the engine's title, what the
@@ -308,7 +311,7 @@ mod tests {
         let e = EngineSpec::default_for("rocks").unwrap_err().to_string();
         assert!(
             e.contains(
-                "rocksdb, speedb, lmdb, sqlite, leveldb, splinterdb, wiredtiger, redb, memory, null"
+                "rocksdb, speedb, lmdb, sqlite, leveldb, splinterdb, wiredtiger, redb, fjall, memory, null"
             ),
             "{e}"
         );

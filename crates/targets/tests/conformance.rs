@@ -219,6 +219,7 @@ fn every_engine_passes_the_same_body() {
         (cfg!(feature = "wiredtiger"), "wiredtiger"),
         (cfg!(feature = "splinterdb"), "splinterdb"),
         (cfg!(feature = "redb"), "redb"),
+        (cfg!(feature = "fjall"), "fjall"),
     ] {
         if on {
             must.push(name);

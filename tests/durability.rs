@@ -90,14 +90,28 @@ fn every_engine_keeps_every_acknowledged_write_when_its_process_is_killed() {
 #[test]
 fn redb_and_fjall_keep_every_synced_write_through_a_power_cut() {
     let o = durability(&[
-        "--kv", "redb,fjall", "--modes", "sync", "--cut", "power", "--kills", "3", "--max-ms",
-        "150", "--seed", "9", "--json",
+        "--kv",
+        "redb,fjall",
+        "--modes",
+        "sync",
+        "--cut",
+        "power",
+        "--kills",
+        "3",
+        "--max-ms",
+        "150",
+        "--seed",
+        "9",
+        "--json",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = rows(&o);
     assert_eq!(rows.len(), 2, "{rows:?}");
     for r in &rows {
-        assert_eq!((r["cut"].as_str(), r["mode"].as_str()), (Some("power"), Some("sync")));
+        assert_eq!(
+            (r["cut"].as_str(), r["mode"].as_str()),
+            (Some("power"), Some("sync"))
+        );
         assert!(r["kills"].as_u64().unwrap() >= 1, "{r}");
         assert!(r["acknowledged"].as_u64().unwrap() > 0, "{r}");
         assert_eq!(r["lost"], 0, "{r}");

@@ -36,7 +36,7 @@ impl ServerTree {
     }
 
     /// The tree now, when the system under test is a server plumb can see.
-    pub fn read_tree(&self) -> Option<TreeSnapshot> {
+    fn read_tree(&self) -> Option<TreeSnapshot> {
         match self.sut {
             Sut::Server(Some(pid)) => proctree::tree_snapshot(pid),
             _ => None,

@@ -33,7 +33,8 @@ where
 {
     let spec = Spec {
         threads,
-        writer: false,
+        writers: 0,
+        thread_name: "plumb-w",
         classes: 0,
         warmup: Duration::ZERO,
         duration: Some(duration),

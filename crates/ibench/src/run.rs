@@ -1,24 +1,23 @@
-//! Runs one insert-benchmark step. Each client is an inserter (paced open-loop in the
-//! query steps, as fast as it goes in l.i0/l.i1/l.i2) and, in the query steps, a
-//! querier in a closed loop. Every thread keeps its own histograms and counts and hands
-//! them to the sampler once a second; per op nothing is shared but one relaxed atomic
-//! per commit (the id range it takes).
+//! Runs one insert-benchmark step through the runner's measuring kernel
+//! ([`plumb_runner::kernel`]), the same timed loop and sampler as every family. Each
+//! client is an inserter (paced open-loop in the query steps, as fast as it goes in
+//! l.i0/l.i1/l.i2) and, in the query steps, a querier (closed loop, or paced when
+//! asked). The step's main ops are the kernel's measured threads: the inserters in the
+//! load steps, the queriers in the query steps, where the inserters run beside them as
+//! the kernel's writers, their commits tallied apart second by second. Per op nothing
+//! is shared but one relaxed atomic per commit (the id range it takes).
 
 use crate::error::IbError;
 use crate::row::{Row, RowGen};
 use crate::target::{IbConn, IbTarget, SecIndex};
 use plumb_core::{IbSecond, IbSummary, Interval, OpLatency, Qos, StepStatus, StepSummary};
-use plumb_probes::cpustat::{self, Reading};
-use plumb_probes::diskstats::{DeviceStats, DiskCounters};
-use plumb_probes::process::{self, ProcessCounters};
-use plumb_probes::proctree::{self, TreeSnapshot};
-use plumb_runner::{
-    metrics, Arrival, LatencyHistogram, OpenTally, Pacer, Progress, StepHistograms, StepOutcome,
-};
+use plumb_probes::diskstats::DeviceStats;
+use plumb_probes::process;
+use plumb_runner::kernel::{self, Counts, Gauge, Lane, Mark, Part, ServerTree, Sut, Timing};
+use plumb_runner::{metrics, LatencyHistogram, Pacer, Progress, StepHistograms, StepOutcome};
 use plumb_workloads::{IbKind, IbStepPlan};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{mpsc, Barrier};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 /// A step's parameters.
 #[derive(Debug, Clone)]
@@ -89,52 +88,47 @@ pub struct IbStepResult {
     pub note: Option<String>,
 }
 
-#[repr(align(128))]
+/// Where an op's counts go among the kernel's [`Counts`]: the rows a commit deleted …
+const DELETED: usize = 0;
+/// … and the rows a query found.
+const FOUND: usize = 1;
+
+/// One commit or query as the kernel counts it: its ops are the rows a commit inserted
+/// or the one query; the rows it deleted or found are the family's counts.
 #[derive(Default)]
-struct Padded(AtomicU64);
-
-/// One thread's figures for one second.
-struct Report {
-    epoch: u64,
-    ins_rows: u64,
-    del_rows: u64,
-    queries: u64,
-    q_rows: u64,
-    ins: LatencyHistogram,
-    q: LatencyHistogram,
-    /// Open-loop queries: service times and lateness.
-    q_open: OpenTally,
+struct Op {
+    ops: u64,
+    deleted: u64,
+    found: u64,
+    /// The inserters have used the step's budget of rows.
+    done: bool,
 }
 
-impl Report {
-    fn new(epoch: u64) -> Report {
-        Report {
-            epoch,
-            ins_rows: 0,
-            del_rows: 0,
-            queries: 0,
-            q_rows: 0,
-            ins: LatencyHistogram::new(),
-            q: LatencyHistogram::new(),
-            q_open: OpenTally::default(),
-        }
+impl kernel::Outcome for Op {
+    #[inline]
+    fn ops(&self) -> u64 {
+        self.ops
     }
-    fn busy(&self) -> bool {
-        self.ins_rows > 0 || self.queries > 0 || self.del_rows > 0 || self.ins.count() > 0
-    }
-}
 
-enum Msg {
-    /// Boxed: a second's report is several histograms, sent once a second.
-    Interval(Box<Report>),
-    /// A client ended: its error, and (open-loop queriers) the queries it left due.
-    Done(Option<IbError>, u64),
+    #[inline]
+    fn bytes(&self) -> u64 {
+        0
+    }
+
+    #[inline]
+    fn finished(&self) -> bool {
+        self.done
+    }
+
+    #[inline]
+    fn count(&self, c: &mut Counts) {
+        c[DELETED] += self.deleted;
+        c[FOUND] += self.found;
+    }
 }
 
 /// Shared by the threads of one step: relaxed counters touched once per commit.
 struct Shared<'a> {
-    epoch: AtomicU64,
-    stop: AtomicBool,
     /// Rows claimed by inserters so far (a budget for the unlimited steps).
     claimed: AtomicU64,
     /// The next primary key (embedded engines use it; a server's auto-increment
@@ -142,46 +136,26 @@ struct Shared<'a> {
     next_id: AtomicU64,
     /// The oldest id not yet claimed for deletion.
     oldest: AtomicU64,
-    progress: Vec<Padded>,
     cfg: &'a IbStepConfig,
+    target: &'a dyn IbTarget,
+    /// Clients (inserters, and as many queriers in the query steps).
+    clients: usize,
+    /// The step has queriers (a query step): the inserters are the kernel's writers.
+    queries: bool,
 }
 
-#[derive(Clone)]
-struct Mark {
-    at: Instant,
-    client: ProcessCounters,
-    machine: Option<Reading>,
-    server: Option<TreeSnapshot>,
-    disk: Option<DiskCounters>,
+/// What a client thread leaves the step: its error's message when the error was a
+/// verification failure (the kernel keeps errors as text).
+#[derive(Default)]
+struct Client {
+    verify: Option<String>,
 }
 
-/// The host's noise from `a` to `b`: an embedded engine runs in plumb's process; a
-/// server's CPU is known only between marks that read its processes.
-fn noise(ctx: &IbContext<'_>, a: &Mark, b: &Mark) -> metrics::HostNoise {
-    let server = match (&b.server, &a.server) {
-        (Some(y), Some(x)) => Some(y.delta(x).cpu_us()),
-        _ if ctx.target.server_pid().is_none() => Some(0),
-        _ => None,
-    };
-    metrics::host_noise(
-        a.machine.as_ref(),
-        b.machine.as_ref(),
-        b.client.delta(&a.client).cpu_us(),
-        server,
-    )
-}
-
-fn mark(ctx: &IbContext<'_>, with_server: bool) -> Mark {
-    Mark {
-        at: Instant::now(),
-        client: process::self_counters(),
-        machine: cpustat::read().ok(),
-        server: ctx
-            .target
-            .server_pid()
-            .filter(|_| with_server)
-            .and_then(proctree::tree_snapshot),
-        disk: ctx.disk.and_then(|d| d.read().ok()),
+/// Where the system under test runs: a server's process tree, or plumb's own process.
+fn sut(ctx: &IbContext<'_>) -> Sut {
+    match ctx.target.server_pid() {
+        Some(pid) => Sut::Server(Some(pid)),
+        None => Sut::InProcess,
     }
 }
 
@@ -192,23 +166,24 @@ fn unix_secs() -> i64 {
         .unwrap_or(0)
 }
 
-/// Sends the finished second's report when the sampler has moved on.
-fn roll(r: &mut Report, epoch: &AtomicU64, tx: &mpsc::Sender<Msg>) {
-    let now = epoch.load(Relaxed);
-    if now != r.epoch {
-        let old = std::mem::replace(r, Report::new(now));
-        if old.busy() {
-            let _ = tx.send(Msg::Interval(Box::new(old)));
-        }
+/// One client thread: its connection (setup, outside the window), then its inserts or
+/// its queries.
+fn client(lane: &Lane<'_>, sh: &Shared<'_>) -> Result<(), IbError> {
+    let mut conn = sh.target.connect()?;
+    // Writer w's index is clients + w: its client is w.
+    let client = lane.index() % sh.clients;
+    if lane.writer() || !sh.queries {
+        inserter(&mut *conn, sh, lane, client)
+    } else {
+        querier(&mut *conn, sh, lane, client)
     }
 }
 
 fn inserter(
     conn: &mut dyn IbConn,
     sh: &Shared<'_>,
+    lane: &Lane<'_>,
     client: usize,
-    start: Instant,
-    tx: &mpsc::Sender<Msg>,
 ) -> Result<(), IbError> {
     let cfg = sh.cfg;
     let kind = cfg.plan.kind;
@@ -219,34 +194,25 @@ fn inserter(
         cfg.plan.rows_per_commit.max(1)
     } as u64;
     let deletes = cfg.delete_per_insert && kind != IbKind::Load;
-    let mut pacer = paced.then(|| Pacer::new(f64::from(cfg.plan.rate) / rpc as f64, start));
+    // A commit due at or after the window's end is not the step's.
+    let mut pacer = paced.then(|| {
+        let start = lane.window_start();
+        Pacer::new(f64::from(cfg.plan.rate) / rpc as f64, start).until(start + cfg.duration)
+    });
     let mut gen = RowGen::new(plumb_workloads::distribution::worker_seed(
         cfg.seed, cfg.index, client,
     ));
     let mut rows: Vec<Row> = Vec::with_capacity(rpc as usize);
-    let mut r = Report::new(sh.epoch.load(Relaxed));
-    let mut done = 0u64;
-    let stop = || sh.stop.load(Relaxed);
-    loop {
-        let began = match &mut pacer {
-            // A commit due at or after the window's end is not the step's.
-            Some(p) => match p.wait_next(&stop) {
-                Some(s) if s.from < start + cfg.duration => s.from,
-                _ => break,
-            },
-            None => {
-                if stop() {
-                    break;
-                }
-                Instant::now()
-            }
-        };
+    lane.drive_counted(Timing::Head, u64::MAX, pacer.as_mut(), |clock| {
         let n = if paced {
             rpc
         } else {
             let before = sh.claimed.fetch_add(rpc, Relaxed);
             if before >= cfg.rows {
-                break;
+                return Ok(Op {
+                    done: true,
+                    ..Op::default()
+                });
             }
             rpc.min(cfg.rows - before)
         };
@@ -255,10 +221,9 @@ fn inserter(
         rows.clear();
         rows.extend((0..n).map(|i| gen.row(first + i, when)));
         conn.insert(&rows)?;
-        let ns = began.elapsed().as_nanos() as u64;
-        roll(&mut r, &sh.epoch, tx);
-        r.ins.record_ns(ns);
-        r.ins_rows += n;
+        // The commit is timed to here: its deletes are the client's own work.
+        clock.end();
+        let mut deleted = 0;
         if deletes {
             // The oldest rows, as many as were inserted; never within reach of the rows
             // other clients may still be inserting.
@@ -266,27 +231,23 @@ fn inserter(
             let margin = 2 * rpc * u64::from(cfg.clients);
             if lo + n + margin <= sh.next_id.load(Relaxed) {
                 let lo = sh.oldest.fetch_add(n, Relaxed);
-                r.del_rows += conn.delete_range(lo, lo + n)?;
+                deleted = conn.delete_range(lo, lo + n)?;
             }
         }
-        if r.epoch > 0 {
-            done += n;
-            sh.progress[client].0.store(done, Relaxed);
-        }
-    }
-    if r.busy() {
-        let _ = tx.send(Msg::Interval(Box::new(r)));
-    }
-    Ok(())
+        Ok(Op {
+            ops: n,
+            deleted,
+            ..Op::default()
+        })
+    })
 }
 
 fn querier(
     conn: &mut dyn IbConn,
     sh: &Shared<'_>,
+    lane: &Lane<'_>,
     client: usize,
-    start: Instant,
-    tx: &mpsc::Sender<Msg>,
-) -> Result<u64, IbError> {
+) -> Result<(), IbError> {
     let cfg = sh.cfg;
     let mut gen = RowGen::new(plumb_workloads::distribution::worker_seed(
         cfg.seed ^ 0x9e1e_c7ed,
@@ -296,25 +257,16 @@ fn querier(
     let point = cfg.plan.kind == IbKind::PointQueries;
     let per = cfg.rows_per_query.max(1);
     let mut ids = vec![0u64; per as usize];
-    let mut r = Report::new(sh.epoch.load(Relaxed));
     let mut pacer = cfg.query_pace.map(|p| {
         let seed = plumb_workloads::distribution::worker_seed(cfg.seed ^ 0x9ace, cfg.index, client);
         Pacer::with_arrivals(
             p.ops_per_sec / f64::from(cfg.clients.max(1)),
-            start,
+            lane.window_start(),
             p.arrivals,
             seed,
         )
     });
-    let stop = || sh.stop.load(Relaxed);
-    while !stop() {
-        let due = match &mut pacer {
-            Some(p) => match p.wait_next(&stop) {
-                Some(a) => a,
-                None => break,
-            },
-            None => Arrival::at(Instant::now()),
-        };
+    lane.drive_counted(Timing::Loop, u64::MAX, pacer.as_mut(), |_| {
         let found = if point {
             let lo = sh.oldest.load(Relaxed);
             let hi = sh.next_id.load(Relaxed).max(lo + 1);
@@ -327,19 +279,12 @@ fn querier(
             let from = gen.below(ix.first_column_values()) as i32;
             conn.range(ix, from, per)?
         };
-        let end = Instant::now();
-        roll(&mut r, &sh.epoch, tx);
-        r.q.record_ns(end.saturating_duration_since(due.from).as_nanos() as u64);
-        if pacer.is_some() {
-            r.q_open.record(&due, end);
-        }
-        r.queries += 1;
-        r.q_rows += found;
-    }
-    if r.busy() {
-        let _ = tx.send(Msg::Interval(Box::new(r)));
-    }
-    Ok(pacer.map_or(0, |mut p| p.backlog_at(Instant::now())))
+        Ok(Op {
+            ops: 1,
+            found,
+            ..Op::default()
+        })
+    })
 }
 
 fn latency(h: &LatencyHistogram) -> OpLatency {
@@ -371,11 +316,13 @@ pub fn run_ib_step(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult 
     }
 }
 
-/// l.x and the write-debt step: one call, timed whole.
+/// l.x and the write-debt step: one call, timed whole between two marks.
 fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     let started = SystemTime::now();
     ctx.progress.start(&cfg.plan.name, None, None);
-    let a = mark(ctx, true);
+    let mut gauge = ServerTree::new(sut(ctx));
+    let a = Mark::read(ctx.disk, &mut gauge);
+    gauge.opened();
     let (rows, note) = match cfg.plan.kind {
         IbKind::Index => match ctx.target.create_indexes() {
             Ok(n) => (n, None),
@@ -392,7 +339,8 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
             }
         },
     };
-    let b = mark(ctx, true);
+    let b = Mark::read(ctx.disk, &mut gauge);
+    gauge.closed();
     ctx.progress.finish();
     let secs = (b.at - a.at).as_secs_f64();
     let mut ib = IbSummary {
@@ -400,9 +348,11 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         rows_expected: ctx.tally.rows,
         ..IbSummary::default()
     };
-    costs(ctx, &a, &b, rows, rows, &mut ib);
+    costs(ctx, &gauge, &a, &b, rows, rows, &mut ib);
     let counted = count_check(ctx, &mut ib);
-    let summary = summary_of(ctx, &a, &b, rows, ib);
+    // No op was timed on its own: no percentiles.
+    let base = kernel::summary(&a, &b, rows, &LatencyHistogram::new());
+    let summary = summary_of(ctx, &gauge, &a, &b, base, ib);
     let (device, steal_pct, outside_cpu_pct) =
         (summary.device, summary.steal_pct, summary.outside_cpu_pct);
     let (status, error, verification_failed) = match counted {
@@ -434,34 +384,26 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     }
 }
 
-/// The figures every step has, over the window from `a` to `b`: `ops` is the step's
-/// main op (inserted rows, or queries); CPU and context switches are plumb's own.
-fn summary_of(ctx: &IbContext<'_>, a: &Mark, b: &Mark, ops: u64, ib: IbSummary) -> StepSummary {
-    let secs = (b.at - a.at).as_secs_f64();
-    let client = b.client.delta(&a.client);
-    let disk = b.disk.zip(a.disk).map(|(y, x)| y.delta(&x));
-    let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
-    let [cpu_us_op, usr_us_op, sys_us_op] = metrics::cpu_per_op(&client, ops);
-    let noise = noise(ctx, a, b);
+/// The kernel's figures of the window from `a` to `b` (`base`: its ops are the step's
+/// main op, inserted rows or queries; CPU and context switches are plumb's own) with
+/// the insert benchmark's: the database's size, the system under test's memory, the
+/// host's noise beside a server, and `ib`.
+fn summary_of(
+    ctx: &IbContext<'_>,
+    gauge: &ServerTree,
+    a: &Mark<()>,
+    b: &Mark<()>,
+    base: StepSummary,
+    ib: IbSummary,
+) -> StepSummary {
+    let noise = gauge.noise(a, b, true);
     StepSummary {
-        ops,
-        secs,
-        ops_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
-        cpu_us_op,
-        usr_us_op,
-        sys_us_op,
-        csw_op: metrics::per_op(Some(client.csw() as f64), ops),
-        rd_op,
-        rkb_op,
-        wr_op,
-        wkb_op,
-        device: metrics::device_io(disk.as_ref(), secs),
         db_gb: db_gb(ctx),
         rss_gb: ib.rss_gb,
         steal_pct: noise.steal_pct,
         outside_cpu_pct: noise.outside_cpu_pct,
         ib: Some(ib),
-        ..StepSummary::default()
+        ..base
     }
 }
 
@@ -473,19 +415,27 @@ fn db_gb(ctx: &IbContext<'_>) -> Option<f64> {
 }
 
 /// The system under test's CPU, context switches, device IO and memory, per op.
-fn costs(ctx: &IbContext<'_>, a: &Mark, b: &Mark, ops: u64, inserted: u64, ib: &mut IbSummary) {
-    let sut = match (&b.server, &a.server) {
-        (Some(y), Some(x)) => Some(y.delta(x)),
-        _ if ctx.target.server_pid().is_none() => Some(b.client.delta(&a.client)),
-        _ => None,
+fn costs(
+    ctx: &IbContext<'_>,
+    gauge: &ServerTree,
+    a: &Mark<()>,
+    b: &Mark<()>,
+    ops: u64,
+    inserted: u64,
+    ib: &mut IbSummary,
+) {
+    let sut = match gauge.spent() {
+        Some(s) => Some(s),
+        None if ctx.target.server_pid().is_none() => Some(b.process.delta(&a.process)),
+        None => None,
     };
     ib.cpu_us_op = sut.and_then(|s| metrics::per_op(Some(s.cpu_us() as f64), ops));
     ib.csw_op = sut.and_then(|s| metrics::per_op(Some(s.csw() as f64), ops));
-    let disk = b.disk.zip(a.disk).map(|(y, x)| y.delta(&x));
+    let disk = b.disk_since(a);
     ib.rd_op = disk.and_then(|d| metrics::per_op(Some(d.reads as f64), ops));
     ib.rkb_op = disk.and_then(|d| metrics::per_op(Some(d.read_kb()), ops));
     ib.wkb_ins = disk.and_then(|d| metrics::per_op(Some(d.written_kb()), inserted));
-    ib.rss_gb = match (&b.server, ctx.target.server_pid()) {
+    ib.rss_gb = match (&gauge.ends[1], ctx.target.server_pid()) {
         (Some(s), _) => s.rss_bytes(),
         (None, None) => process::self_rss_bytes(),
         (None, Some(_)) => None,
@@ -519,174 +469,96 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         *ctx.tally = IbTally::default();
     }
     let sh = Shared {
-        epoch: AtomicU64::new(0),
-        stop: AtomicBool::new(false),
         claimed: AtomicU64::new(0),
         next_id: AtomicU64::new(ctx.tally.next_id),
         oldest: AtomicU64::new(ctx.tally.oldest),
-        progress: (0..clients).map(|_| Padded::default()).collect(),
         cfg,
+        target: ctx.target,
+        clients,
+        queries,
     };
-    let threads = clients * if queries { 2 } else { 1 };
-    let ready = Barrier::new(threads + 1);
-    let go = Barrier::new(threads + 1);
-    let end = Barrier::new(threads + 1);
-    let (tx, rx) = mpsc::channel::<Msg>();
     ctx.progress.start(
         &cfg.plan.name,
         (!queries).then_some(cfg.rows),
         queries.then_some(cfg.duration),
     );
-    let start_at = std::sync::OnceLock::<Instant>::new();
-    let (marks, reports, errors) = std::thread::scope(|scope| {
-        for t in 0..threads {
-            let (tx, sh, ready, go, end, start_at, target) =
-                (tx.clone(), &sh, &ready, &go, &end, &start_at, ctx.target);
-            let (client, is_querier) = (t % clients, t >= clients);
-            std::thread::Builder::new()
-                .name(format!("plumb-ib{t}"))
-                .spawn_scoped(scope, move || {
-                    let conn = target.connect();
-                    ready.wait();
-                    go.wait();
-                    let result = conn.and_then(|mut c| {
-                        let start = *start_at.get().unwrap_or(&Instant::now());
-                        if is_querier {
-                            querier(&mut *c, sh, client, start, &tx)
-                        } else {
-                            inserter(&mut *c, sh, client, start, &tx).map(|()| 0)
-                        }
-                    });
-                    if result.is_err() {
-                        sh.stop.store(true, Relaxed);
-                    }
-                    let (error, backlog) = match result {
-                        Ok(b) => (None, b),
-                        Err(e) => (Some(e), 0),
-                    };
-                    let _ = tx.send(Msg::Done(error, backlog));
-                    end.wait();
-                })
-                .expect("spawn client thread");
+    let spec = kernel::Spec {
+        threads: clients,
+        writers: if queries { clients } else { 0 },
+        thread_name: "plumb-ib",
+        classes: 0,
+        warmup: Duration::ZERO,
+        // An unlimited step ends when its inserters have used the budget.
+        duration: queries.then_some(cfg.duration),
+        disk: ctx.disk,
+        interrupt: ctx.interrupt,
+        progress: ctx.progress,
+    };
+    let mut gauge = ServerTree::new(sut(ctx));
+    let run = kernel::run(&spec, &mut gauge, |lane: &Lane<'_>, out: &mut Client| {
+        let r = client(lane, &sh);
+        if let Err(e @ IbError::Verify(_)) = &r {
+            out.verify = Some(e.to_string());
         }
-        drop(tx);
-        // Every connection is open: the window starts now.
-        ready.wait();
-        let t0 = mark(ctx, true);
-        let _ = start_at.set(t0.at);
-        sh.epoch.store(1, Relaxed);
-        go.wait();
-        let mut reports = Vec::new();
-        let mut errors = Vec::new();
-        let mut marks = vec![t0.clone()];
-        let deadline = queries.then(|| t0.at + cfg.duration);
-        let mut next_tick = t0.at + Duration::from_secs(1);
-        loop {
-            if errors.len() == threads {
-                break;
-            }
-            let now = Instant::now();
-            if ctx.interrupt.load(Relaxed) || deadline.is_some_and(|d| now >= d) {
-                sh.stop.store(true, Relaxed);
-            }
-            if now >= next_tick {
-                marks.push(mark(ctx, false));
-                sh.epoch.fetch_add(1, Relaxed);
-                next_tick += Duration::from_secs(1);
-                let done: u64 = sh.progress.iter().map(|p| p.0.load(Relaxed)).sum();
-                ctx.progress.tick(done, now - t0.at);
-                continue;
-            }
-            let mut wait = next_tick - now;
-            if let Some(d) = deadline {
-                wait = wait.min(d.saturating_duration_since(now));
-            }
-            match rx.recv_timeout(wait.min(Duration::from_millis(50))) {
-                Ok(Msg::Interval(r)) => reports.push(*r),
-                // An unlimited step ends when its inserters have used the budget.
-                Ok(Msg::Done(e, b)) => errors.push((e, b)),
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-        }
-        marks.push(mark(ctx, true));
-        end.wait();
-        while let Ok(m) = rx.recv() {
-            match m {
-                Msg::Interval(r) => reports.push(*r),
-                Msg::Done(e, b) => errors.push((e, b)),
-            }
-        }
-        (marks, reports, errors)
+        r
     });
     ctx.progress.finish();
     let interrupted = ctx.interrupt.load(Relaxed);
-    let backlog: u64 = errors.iter().map(|(_, b)| b).sum();
-    let error = errors.into_iter().find_map(|(e, _)| e);
+    // The first error a client met, and whether it was a verification failure.
+    let error: Option<(String, bool)> = run.errors.first().map(|e| {
+        let verify = run.outputs.iter().any(|c| c.verify.as_ref() == Some(e));
+        (e.clone(), verify)
+    });
 
-    // Totals and seconds.
-    let epochs = marks.len() - 1;
-    let mut per: Vec<Report> = (1..=epochs as u64).map(Report::new).collect();
-    let (mut ins_h, mut q_h) = (LatencyHistogram::new(), LatencyHistogram::new());
-    let mut q_open = OpenTally::default();
-    let (mut inserted, mut deleted, mut nq, mut q_rows) = (0u64, 0u64, 0u64, 0u64);
-    for r in &reports {
-        let slot = &mut per[(r.epoch.max(1) as usize - 1).min(epochs.saturating_sub(1))];
-        slot.ins_rows += r.ins_rows;
-        slot.del_rows += r.del_rows;
-        slot.queries += r.queries;
-        slot.ins.merge(&r.ins);
-        slot.q.merge(&r.q);
-        ins_h.merge(&r.ins);
-        q_h.merge(&r.q);
-        q_open.merge(&r.q_open);
-        inserted += r.ins_rows;
-        deleted += r.del_rows;
-        nq += r.queries;
-        q_rows += r.q_rows;
-    }
+    // Totals and seconds: the inserts are the measured threads' in the load steps and
+    // the writers' beside the queries in the query steps.
+    let t = &run.tally;
+    let (ins, q): (&[Part], &[Part]) = if queries {
+        (&t.writer_intervals, &t.intervals)
+    } else {
+        (&t.intervals, &[])
+    };
+    let sum = |parts: &[Part], f: fn(&Part) -> u64| parts.iter().map(f).sum::<u64>();
+    let (inserted, deleted) = (sum(ins, |p| p.ops), sum(ins, |p| p.counts[DELETED]));
+    let (nq, q_rows) = (sum(q, |p| p.ops), sum(q, |p| p.counts[FOUND]));
+    let no_queries = LatencyHistogram::new();
+    let (ins_h, q_h) = if queries {
+        (&t.writer.hist, &t.total)
+    } else {
+        (&t.total, &no_queries)
+    };
     ctx.tally.next_id = sh.next_id.load(Relaxed);
     ctx.tally.oldest = sh.oldest.load(Relaxed);
     ctx.tally.rows = ctx.tally.rows + inserted - deleted.min(ctx.tally.rows + inserted);
-    let first = &marks[0];
-    let last = marks.last().expect("closing mark");
-    let secs = (last.at - first.at).as_secs_f64();
+    let (first, last) = (run.first(), run.last());
+    // A server's CPU is known over the whole window only.
+    let whole = |a: &Mark<()>, b: &Mark<()>| a.at == first.at && b.at == last.at;
+    let intervals = run.intervals(|a, b, iv| {
+        let noise = gauge.noise(a, b, whole(a, b));
+        Interval {
+            steal_pct: noise.steal_pct,
+            outside_cpu_pct: noise.outside_cpu_pct,
+            ..iv
+        }
+    });
+    let seconds: Vec<IbSecond> = intervals
+        .iter()
+        .zip(ins)
+        .enumerate()
+        .map(|(i, (iv, p))| IbSecond {
+            t: iv.t,
+            secs: iv.secs,
+            ins: p.ops,
+            del: p.counts[DELETED],
+            queries: q.get(i).map_or(0, |q| q.ops),
+            ins_max_us: p.hist.max_us(),
+            q_p99_us: q.get(i).and_then(|q| q.hist.quantile_us(0.99)),
+        })
+        .collect();
+    let base = run.summary();
+    let secs = base.secs;
     let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-    let main_ops = if queries { nq } else { inserted };
-    let main_h = if queries { &q_h } else { &ins_h };
-    let mut intervals: Vec<Interval> = Vec::with_capacity(epochs);
-    let mut seconds: Vec<IbSecond> = Vec::with_capacity(epochs);
-    for (i, p) in per.iter().enumerate() {
-        let (a, b) = (&marks[i], &marks[i + 1]);
-        let s = (b.at - a.at).as_secs_f64();
-        let (n, h) = if queries {
-            (p.queries, &p.q)
-        } else {
-            (p.ins_rows, &p.ins)
-        };
-        intervals.push(metrics::interval(
-            (b.at - first.at).as_secs_f64(),
-            s,
-            n,
-            h,
-            b.client.delta(&a.client).cpu_us(),
-            b.disk.zip(a.disk).map(|(x, y)| x.delta(&y)),
-            noise(ctx, a, b),
-        ));
-        seconds.push(IbSecond {
-            t: (b.at - first.at).as_secs_f64(),
-            secs: s,
-            ins: p.ins_rows,
-            del: p.del_rows,
-            queries: p.queries,
-            ins_max_us: p.ins.max_us(),
-            q_p99_us: p.q.quantile_us(0.99),
-        });
-    }
-    if metrics::empty_tail(&intervals) {
-        intervals.pop();
-        seconds.pop();
-    }
+    let main_ops = base.ops;
     let target_ips = queries.then(|| f64::from(cfg.plan.rate) * clients as f64);
     // The rule asks whether the inserts kept up with their schedule: they were due only
     // until the deadline, so the time the clients took to stop after it (a query in
@@ -721,14 +593,14 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         dps: rate(deleted),
         qps: rate(nq),
         rows_query: (nq > 0).then(|| q_rows as f64 / nq as f64),
-        insert: latency(&ins_h),
-        query: latency(&q_h),
+        insert: latency(ins_h),
+        query: latency(q_h),
         ins_qos,
         rows_expected: ctx.tally.rows,
         seconds,
         ..IbSummary::default()
     };
-    costs(ctx, first, last, main_ops, inserted, &mut ib);
+    costs(ctx, &gauge, first, last, main_ops, inserted, &mut ib);
     // Every client is gone: the engine's own count must agree with plumb's.
     let counted = if error.is_none() && !interrupted {
         count_check(ctx, &mut ib)
@@ -738,12 +610,8 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     let qos: Option<Qos> = metrics::qos(&intervals);
     let (status, err_text, verification_failed) = if interrupted {
         (StepStatus::Interrupted, None, false)
-    } else if let Some(e) = &error {
-        (
-            StepStatus::Failed,
-            Some(e.to_string()),
-            matches!(e, IbError::Verify(_)),
-        )
+    } else if let Some((e, verify)) = &error {
+        (StepStatus::Failed, Some(e.clone()), *verify)
     } else if let Err(e) = &counted {
         (StepStatus::Failed, Some(e.to_string()), true)
     } else if rate_ok == Some(false) {
@@ -762,24 +630,19 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         (StepStatus::Ok, None, false)
     };
     let summary = StepSummary {
-        p50_us: main_h.quantile_us(0.5),
-        p99_us: main_h.quantile_us(0.99),
-        p999_us: main_h.quantile_us(0.999),
-        p9999_us: main_h.quantile_us(0.9999),
-        pmax_us: main_h.max_us(),
         qos,
         open_loop: cfg
             .query_pace
             .filter(|_| queries)
-            .map(|p| q_open.summary(&p, backlog)),
-        ..summary_of(ctx, first, last, main_ops, ib)
+            .map(|p| run.tally.open.summary(&p, run.backlog)),
+        ..summary_of(ctx, &gauge, first, last, base, ib)
     };
     IbStepResult {
         outcome: StepOutcome {
             // The main op's, for a rate search's exact quantile.
             histograms: Some(StepHistograms {
                 intervals: Vec::new(),
-                total: main_h.clone(),
+                total: run.tally.total.clone(),
             }),
             status,
             error: err_text,

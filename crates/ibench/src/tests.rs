@@ -287,3 +287,39 @@ fn open_loop_queries_keep_their_rate_and_report_service_time_beside_response_tim
     let r = step(&f, &mut tally, &cfg("qp100", 0, 1.0, false)).outcome;
     assert!(r.summary.open_loop.is_none());
 }
+
+#[test]
+fn each_second_adds_up_to_the_steps_inserts_deletes_and_queries() {
+    let f = Fixture::new(Duration::from_millis(1));
+    let mut tally = IbTally::default();
+    let load = step(&f, &mut tally, &cfg("l.i1", 3000, 0.0, true)).outcome;
+    assert_eq!(load.status, StepStatus::Ok, "{:?}", load.error);
+    let ib = load.summary.ib.as_ref().unwrap();
+    // A load step's ops are its inserted rows, second by second.
+    assert_eq!(load.summary.ops, 3000);
+    assert_eq!(ib.inserts, 3000);
+    assert_eq!(ib.seconds.iter().map(|s| s.ins).sum::<u64>(), 3000);
+    assert_eq!(load.intervals.iter().map(|i| i.ops).sum::<u64>(), 3000);
+    assert_eq!(ib.seconds.iter().map(|s| s.queries).sum::<u64>(), 0);
+    assert!(ib.seconds.iter().all(|s| s.q_p99_us.is_none()));
+
+    let r = step(&f, &mut tally, &cfg("qp200", 0, 2.2, true)).outcome;
+    assert_eq!(r.status, StepStatus::Ok, "{:?}", r.error);
+    let ib = r.summary.ib.as_ref().unwrap();
+    // A query step's ops are its queries; its inserts and deletes run beside them.
+    assert_eq!(r.summary.ops, ib.queries);
+    assert_eq!(r.intervals.len(), ib.seconds.len());
+    for (i, s) in r.intervals.iter().zip(&ib.seconds) {
+        assert_eq!((i.t, i.secs, i.ops), (s.t, s.secs, s.queries));
+    }
+    let sum = |f: fn(&plumb_core::IbSecond) -> u64| ib.seconds.iter().map(f).sum::<u64>();
+    assert_eq!(sum(|s| s.ins), ib.inserts);
+    assert_eq!(sum(|s| s.del), ib.deletes);
+    assert!(ib.deletes > 0 && ib.deletes <= ib.inserts, "{ib:?}");
+    // 200 rows/s in commits of 50 for 2.2 s: the commits due before the window's end.
+    assert!((400..=450).contains(&ib.inserts), "{}", ib.inserts);
+    assert_eq!(ib.insert.ops * 50, ib.inserts);
+    assert!(ib.seconds.iter().all(|s| s.q_p99_us.is_some()));
+    assert_eq!(r.summary.p99_us, Some(ib.query.p99_us.unwrap()));
+    assert_eq!(ib.rows_counted, Some(ib.rows_expected));
+}

@@ -22,7 +22,7 @@ pub use lifecycle::{
     Batch, BatchOutcome, DirPolicy, FamilyDriver, Grouping, Lifecycle, LifecycleError, Observer,
     Provenance, RunAt, Slot,
 };
-pub use pacing::{Arrival, OpenTally, Pacer};
+pub use pacing::Pacer;
 pub use recording::Recording;
 pub use search::{search_rate, Probe, Search};
 pub use step::{

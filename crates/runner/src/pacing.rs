@@ -94,6 +94,8 @@ pub struct Pacer {
     /// Ns from `start` to the next op's intended start.
     next_ns: f64,
     poisson: Option<SmallRng>,
+    /// No op due at or after this is handed out ([`Pacer::until`]).
+    end: Option<Instant>,
 }
 
 impl Pacer {
@@ -116,12 +118,22 @@ impl Pacer {
             interval_ns: 1e9 / ops_per_sec,
             next_ns: 0.0,
             poisson: (arrivals == Arrivals::Poisson).then(|| SmallRng::seed_from_u64(seed)),
+            end: None,
         };
         // A Poisson process's first arrival is one gap in, as every other.
         if p.poisson.is_some() {
             p.next_ns = p.gap();
         }
         p
+    }
+
+    /// Hands out no op that would start at or after `end`: a step's ops due after its
+    /// window are not the step's (the insert benchmark's paced inserts, whose rate is
+    /// judged over the window), so the pacer stops there rather than when the sampler
+    /// gets round to saying so.
+    pub fn until(mut self, end: Instant) -> Self {
+        self.end = Some(end);
+        self
     }
 
     fn gap(&mut self) -> f64 {
@@ -138,11 +150,20 @@ impl Pacer {
         self.start + Duration::from_nanos(self.next_ns as u64)
     }
 
-    /// Waits for the next op's intended start; `None` if stopped first.
+    /// Waits for the next op's intended start; `None` if stopped first, or when the op
+    /// would start at or after the pacer's end.
     pub fn wait_next(&mut self, stop: &dyn Fn() -> bool) -> Option<Arrival> {
+        let a = self.next(stop)?;
+        match self.end {
+            Some(end) if a.from >= end => None,
+            _ => Some(a),
+        }
+    }
+
+    fn next(&mut self, stop: &dyn Fn() -> bool) -> Option<Arrival> {
         let due = self.due();
         self.next_ns += self.gap();
-        if stop() {
+        if stop() || self.end.is_some_and(|end| due >= end) {
             return None;
         }
         let now = Instant::now();
@@ -211,6 +232,16 @@ mod tests {
         assert!(s.from + Duration::from_micros(100) >= due);
         assert_eq!((s.from, s.lag_ns), (s.started, 0));
         assert!(q.wait_next(&|| true).is_none());
+        // An end: the ops due before it, then none.
+        let t0 = Instant::now() - Duration::from_millis(10);
+        let mut e = Pacer::new(1000.0, t0).until(t0 + Duration::from_micros(2_500));
+        let due: Vec<_> = std::iter::from_fn(|| e.wait_next(&|| false).map(|a| a.from)).collect();
+        assert_eq!(
+            due,
+            (0..3)
+                .map(|i| t0 + Duration::from_millis(i))
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]

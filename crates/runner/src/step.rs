@@ -141,7 +141,8 @@ pub fn run_workload(
     };
     let spec = kernel::Spec {
         threads: cfg.threads,
-        writer: workload.has_writer(),
+        writers: usize::from(workload.has_writer()),
+        thread_name: "plumb-w",
         classes: classes.len(),
         warmup: if workload.warms_up() {
             cfg.warmup

@@ -1,7 +1,7 @@
 //! Which client object runs a SQL step, by the tables it works on: sysbench's
 //! microbenchmarks ([`ThreadState`]), pgbench's scripts, TPROC-C and YCSB's core
-//! workloads. The step loop in [`crate::run`] drives any of them the same way (one
-//! event per call, timed by the loop); what differs per family is here: the client of
+//! workloads. The step ([`crate::run`]) drives any of them the same way, one event per
+//! op of the runner's timed loop; what differs per family is here: the client of
 //! each thread, what a load does before its threads start and after they end, what a
 //! step checks when it is over, and the names of the kinds of operation it times apart.
 //! A new family is one module and one arm in each function below.

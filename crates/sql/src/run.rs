@@ -1,28 +1,28 @@
-//! Runs one SQL step: its client threads (one connection each) in a closed loop, a
-//! sampler once a second for the intervals, and the costs per query on both sides:
-//! plumb's own CPU (the client) and the server's processes' CPU, both from /proc, the
-//! device's IO, and the server's counters read before the clients connect and after
-//! they leave. Each thread keeps its own histogram and counters and hands them over
-//! once a second; nothing is shared per query but a relaxed progress counter.
+//! Runs one SQL step through the runner's measuring kernel ([`plumb_runner::kernel`]),
+//! the same timed loop and sampler as every family: one client thread (one connection)
+//! per lane, each of its events one op of the kernel's loop, closed or paced open-loop.
+//! What is the SQL family's here: each thread's client ([`drivers`]), the counts of its
+//! events per interval (transactions, queries, rows, retries), the server's processes'
+//! CPU read at the window's ends with a profile and the server's perf counters over it
+//! ([`SqlGauge`]), and the server's own counters, read before the clients connect and
+//! after they leave. Together they give the costs per query on both sides: plumb's own
+//! CPU (the client) and the server's, the device's IO, and the server's counters.
 
 use crate::bench::{Outcome, Shape, ThreadPlan};
 use crate::client::Endpoint;
 use crate::counters::{per_query, CounterReader};
-use crate::drivers::{self, Driver};
+use crate::drivers::{self, Driver, StepShared};
 use crate::error::SqlError;
 use plumb_core::{HwCounters, Interval, ServerCosts, StepStatus, StepSummary};
-use plumb_probes::cpustat::{self, Reading};
-use plumb_probes::diskstats::{DeviceStats, DiskCounters};
-use plumb_probes::process::{self, ProcessCounters};
-use plumb_probes::proctree;
-use plumb_runner::{
-    metrics, Arrival, LatencyHistogram, OpenTally, Pacer, Progress, StepHistograms, StepOutcome,
-};
+use plumb_probes::diskstats::DeviceStats;
+use plumb_probes::perfstat::{self, Counting};
+use plumb_probes::profile::Recording;
+use plumb_runner::kernel::{self, Counts, Gauge, Lane, Mark, ServerTree, Sut, Timing};
+use plumb_runner::{metrics, Pacer, Progress, StepHistograms, StepOutcome};
 use plumb_workloads::{Distribution, Pace, SqlKind, SqlStepPlan};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{mpsc, Barrier};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, SystemTime};
 
 /// A step's parameters.
 #[derive(Debug, Clone)]
@@ -83,198 +83,168 @@ pub struct SqlContext<'a> {
     pub ycsb: &'a mut YcsbState,
 }
 
-#[repr(align(128))]
+/// Where an event's counts go among the kernel's [`Counts`]: its transaction …
+const TXNS: usize = 0;
+/// … its statements, BEGIN and COMMIT included …
+const QUERIES: usize = 1;
+/// … the rows they returned or changed …
+const ROWS: usize = 2;
+/// … and whether it hit a conflict, rolled back and counts as a retry.
+const RETRIES: usize = 3;
+
+/// One event as the kernel counts it: its ops for the step's rate, its transaction,
+/// queries, rows and retry among the family's counts, and the client's pause after it
+/// (TPC-C's keying and think times) as the kernel's rest, outside every event's time.
+struct Event {
+    out: Outcome,
+    pause: Duration,
+}
+
+impl kernel::Outcome for Event {
+    #[inline]
+    fn ops(&self) -> u64 {
+        self.out.ops
+    }
+
+    #[inline]
+    fn bytes(&self) -> u64 {
+        0
+    }
+
+    /// The thread has nothing left to do (a load's share is in): the event is not
+    /// counted, though its queries are the connection's.
+    #[inline]
+    fn finished(&self) -> bool {
+        self.out.done
+    }
+
+    #[inline]
+    fn count(&self, c: &mut Counts) {
+        c[TXNS] += 1;
+        c[QUERIES] += self.out.queries;
+        c[ROWS] += self.out.rows;
+        c[RETRIES] += u64::from(self.out.retried);
+    }
+
+    #[inline]
+    fn rest(&self) -> Duration {
+        self.pause
+    }
+}
+
+/// What a client thread leaves the step, read once the window has closed.
 #[derive(Default)]
-struct Padded(AtomicU64);
-
-struct Report {
-    epoch: u64,
-    ops: u64,
-    txns: u64,
+struct Client {
+    /// Its connection, kept open until the closing mark is taken: a backend that exits
+    /// takes its context switches with it.
+    conn: Option<Box<dyn Driver>>,
+    /// Queries over the connection's whole life, warm-up included (what the server's
+    /// counters cover).
     queries: u64,
-    rows: u64,
-    retries: u64,
-    hist: LatencyHistogram,
-    /// Open loop: service times and lateness.
-    open: Option<OpenTally>,
-    /// Response times by kind of operation, for steps that mix kinds.
-    by_class: Vec<LatencyHistogram>,
+    /// Its error's message when the error was a verification failure (the kernel keeps
+    /// errors as text; whether the step failed verifying is the family's to say).
+    verify: Option<String>,
 }
 
-impl Report {
-    fn new(epoch: u64, open: bool, classes: usize) -> Report {
-        Report {
-            by_class: (0..classes).map(|_| LatencyHistogram::new()).collect(),
-            epoch,
-            ops: 0,
-            txns: 0,
-            queries: 0,
-            rows: 0,
-            retries: 0,
-            hist: LatencyHistogram::new(),
-            open: open.then(OpenTally::default),
-        }
-    }
+/// The SQL family's gauge: nothing per second (a walk of /proc would count as the
+/// client's CPU), and at the window's ends the server's process tree ([`ServerTree`]);
+/// over the window a CPU profile of plumb and the server, and the server's perf
+/// counters, when asked for and possible.
+struct SqlGauge<'a> {
+    tree: ServerTree,
+    /// Where the profile's data goes, when one is asked for.
+    profile: Option<&'a Path>,
+    /// The step's index, its name among the profiles and perf's files.
+    index: usize,
+    recording: Option<Result<Recording, String>>,
+    counting: Option<Result<Counting, String>>,
+    /// The window's profile (folded stacks), when asked for, or why there is none.
+    profiled: Option<Result<String, String>>,
+    /// The server's perf counts over the window, or why there are none; `None` when
+    /// its processes are not visible (an external server).
+    perf: Option<Result<perfstat::Counts, String>>,
 }
 
-enum Msg {
-    Interval(Report),
-    Done {
-        /// Queries over the connection's whole life, warm-up included (what the server
-        /// counters cover).
-        all_queries: u64,
-        /// Open loop: transactions due and never started.
-        backlog: u64,
-        error: Option<SqlError>,
-    },
-}
+impl Gauge for SqlGauge<'_> {
+    type Reading = ();
 
-#[derive(Clone)]
-struct Mark {
-    at: Instant,
-    client: ProcessCounters,
-    machine: Option<Reading>,
-    server: Option<proctree::TreeSnapshot>,
-    disk: Option<DiskCounters>,
-}
+    fn read(&mut self) {}
 
-impl Mark {
-    /// The host's noise since `earlier`: what the machine did beside plumb and the
-    /// server (whose CPU is known only between marks that read it).
-    fn noise_since(&self, earlier: &Mark) -> metrics::HostNoise {
-        let server = self
-            .server
+    fn opened(&mut self) {
+        self.tree.opened();
+        let server: Option<Vec<u32>> = self.tree.ends[0]
             .as_ref()
-            .zip(earlier.server.as_ref())
-            .map(|(b, a)| b.delta(a).cpu_us());
-        metrics::host_noise(
-            earlier.machine.as_ref(),
-            self.machine.as_ref(),
-            self.client.delta(&earlier.client).cpu_us(),
-            server,
-        )
+            .map(|s| s.procs.keys().copied().collect());
+        // The client (plumb) and every server process alive now: the step's backends
+        // connected before the window opened.
+        self.recording = self.profile.map(|dir| {
+            let mut pids = vec![std::process::id()];
+            pids.extend(server.iter().flatten());
+            plumb_probes::profile::start(&pids, dir, &format!("step{}", self.index))
+        });
+        // The server's own perf counters over the window.
+        self.counting = server.map(|pids| {
+            perfstat::start(
+                &pids,
+                &std::env::temp_dir(),
+                &format!("plumb-{}-step{}", std::process::id(), self.index),
+            )
+        });
+    }
+
+    fn closed(&mut self) {
+        self.tree.closed();
+        self.profiled = self.recording.take().map(|r| r.and_then(|r| r.stop()));
+        self.perf = self.counting.take().map(|c| c.and_then(|c| c.stop()));
     }
 }
 
-/// Counters now; the server's process tree (a walk of /proc, whose CPU would count as
-/// the client's) only at the window's ends.
-fn mark(ctx: &SqlContext<'_>, with_server: bool) -> Mark {
-    Mark {
-        at: Instant::now(),
-        client: process::self_counters(),
-        machine: cpustat::read().ok(),
-        server: ctx
-            .server_pid
-            .filter(|_| with_server)
-            .and_then(proctree::tree_snapshot),
-        disk: ctx.disk.and_then(|d| d.read().ok()),
-    }
+/// What every client thread of a step shares.
+struct Clients<'a> {
+    endpoint: &'a Endpoint,
+    shared: &'a StepShared,
+    cfg: &'a SqlStepConfig,
+    threads: usize,
+    max_id: i64,
+    all_present: bool,
+    /// Open loop: the rate offered across the clients.
+    pace: Option<Pace>,
 }
 
-/// One client's loop: closed (each transaction when the last ended) or, with a
-/// `pacer`, open (each when due). Returns its queries, its backlog and its error.
-fn thread_loop(
-    st: &mut dyn Driver,
-    classes: usize,
-    epoch: &AtomicU64,
-    stop: &AtomicBool,
-    progress: &Padded,
-    tx: &mpsc::Sender<Msg>,
-    mut pacer: Option<Pacer>,
-) -> (u64, u64, Option<SqlError>) {
-    let open = pacer.is_some();
-    let mut r = Report::new(epoch.load(Relaxed), open, classes);
-    let (mut all, mut done) = (0u64, 0u64);
-    let mut error = None;
-    let stopped = || stop.load(Relaxed);
-    while !stop.load(Relaxed) {
-        let due = match pacer.as_mut() {
-            Some(p) => match p.wait_next(&stopped) {
-                Some(a) => a,
-                None => break,
-            },
-            None => Arrival::at(Instant::now()),
+impl Clients<'_> {
+    /// One client thread: its connection (setup, outside the window), then its events
+    /// through the kernel's loop, closed or open at its share of the rate (every
+    /// client's schedule starting together).
+    fn run(&self, lane: &Lane<'_>, out: &mut Client) -> Result<(), SqlError> {
+        let cfg = self.cfg;
+        let t = lane.index();
+        let plan = ThreadPlan {
+            kind: cfg.plan.kind,
+            shape: cfg.shape.clone(),
+            distribution: cfg.distribution,
+            seed: plumb_workloads::distribution::worker_seed(cfg.seed, cfg.index, t),
+            run_seed: cfg.seed,
+            thread: t,
+            threads: self.threads,
+            max_id: self.max_id,
+            all_present: self.all_present,
         };
-        let out: Outcome = match st.event() {
-            Ok(o) => o,
-            Err(e) => {
-                error = Some(e);
-                break;
-            }
-        };
-        let end = Instant::now();
-        let ns = end.saturating_duration_since(due.from).as_nanos() as u64;
-        all += out.queries;
-        let now = epoch.load(Relaxed);
-        if now != r.epoch {
-            let old = std::mem::replace(&mut r, Report::new(now, open, classes));
-            if old.ops > 0 || old.queries > 0 {
-                let _ = tx.send(Msg::Interval(old));
-            }
-        }
-        if out.done {
-            break;
-        }
-        r.hist.record_ns(ns);
-        if let Some(o) = r.open.as_mut() {
-            o.record(&due, end);
-        }
-        if let Some(h) = r.by_class.get_mut(usize::from(out.class)) {
-            h.record_ns(ns);
-        }
-        r.ops += out.ops;
-        r.txns += 1;
-        r.queries += out.queries;
-        r.rows += out.rows;
-        r.retries += u64::from(out.retried);
-        if r.epoch > 0 {
-            done += out.ops;
-            progress.0.store(done, Relaxed);
-        }
-        let pause = st.pause();
-        if !pause.is_zero() {
-            std::thread::sleep(pause);
-        }
+        let st = out
+            .conn
+            .insert(drivers::connect(self.endpoint, &plan, self.shared)?);
+        let mut pacer = self.pace.map(|p| {
+            let rate = p.ops_per_sec / self.threads as f64;
+            Pacer::with_arrivals(rate, lane.window_start(), p.arrivals, plan.seed ^ 0x9ace)
+        });
+        let queries = &mut out.queries;
+        lane.drive_counted(Timing::Loop, u64::MAX, pacer.as_mut(), |clock| {
+            let out = st.event()?;
+            *queries += out.queries;
+            clock.set_class(out.class);
+            let pause = if out.done { Duration::ZERO } else { st.pause() };
+            Ok(Event { out, pause })
+        })
     }
-    if r.ops > 0 || r.queries > 0 {
-        let _ = tx.send(Msg::Interval(r));
-    }
-    let backlog = pacer.map_or(0, |mut p| p.backlog_at(Instant::now()));
-    (all, backlog, error)
-}
-
-/// An opened window: its first mark, and the profile and the server's perf counters
-/// being recorded over it (when asked for and possible).
-type Window = (
-    Mark,
-    Option<Result<plumb_probes::profile::Recording, String>>,
-    Option<Result<plumb_probes::perfstat::Counting, String>>,
-);
-
-/// Opens the measured window: the first mark, a profile and the server's perf counters
-/// if asked for, then epoch 1.
-fn open_window(ctx: &SqlContext<'_>, cfg: &SqlStepConfig, epoch: &AtomicU64) -> Window {
-    let t0 = mark(ctx, true);
-    // The client (plumb) and every server process alive now: the step's backends
-    // connected before the window opened.
-    let recording = ctx.profile.map(|dir| {
-        let mut pids = vec![std::process::id()];
-        if let Some(s) = &t0.server {
-            pids.extend(s.procs.keys().copied());
-        }
-        plumb_probes::profile::start(&pids, dir, &format!("step{}", cfg.index))
-    });
-    // The server's own perf counters over the window.
-    let counting = t0.server.as_ref().map(|s| {
-        let pids: Vec<u32> = s.procs.keys().copied().collect();
-        plumb_probes::perfstat::start(
-            &pids,
-            &std::env::temp_dir(),
-            &format!("plumb-{}-step{}", std::process::id(), cfg.index),
-        )
-    });
-    epoch.store(1, Relaxed);
-    (t0, recording, counting)
 }
 
 /// Runs one step and returns what is stored.
@@ -308,169 +278,79 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let epoch = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
-    let progress: Vec<Padded> = (0..threads).map(|_| Padded::default()).collect();
-    // Every client connected (`barrier`), then every client starts (`go`): without a
-    // warm-up the window opens between the two, so no event falls outside it.
-    let barrier = Barrier::new(threads + 1);
-    let go = Barrier::new(threads + 1);
-    let end = Barrier::new(threads + 1);
-    let (tx, rx) = mpsc::channel::<Msg>();
-    let warmup = if load { Duration::ZERO } else { cfg.warmup };
     ctx.progress.start(
         &cfg.plan.name,
         load.then_some(cfg.shape.table_size * u64::from(cfg.shape.tables)),
         (!load).then_some(cfg.duration),
     );
-    // Whether every record the step's reads may ask for was loaded in this run.
-    let all_present = match kind.tables() {
-        plumb_workloads::SqlTables::Ycsb => ctx.ycsb.loaded,
-        _ => *ctx.all_present,
+    let clients = Clients {
+        endpoint: ctx.endpoint,
+        shared: &shared,
+        cfg,
+        threads,
+        max_id,
+        // Whether every record the step's reads may ask for was loaded in this run.
+        all_present: match kind.tables() {
+            plumb_workloads::SqlTables::Ycsb => ctx.ycsb.loaded,
+            _ => *ctx.all_present,
+        },
+        pace: cfg.pace.filter(|_| !load),
     };
-
-    let (marks, reports, dones, profile, perf) = std::thread::scope(|scope| {
-        for (t, prog) in progress.iter().enumerate() {
-            let plan = ThreadPlan {
-                kind,
-                shape: cfg.shape.clone(),
-                distribution: cfg.distribution,
-                seed: plumb_workloads::distribution::worker_seed(cfg.seed, cfg.index, t),
-                run_seed: cfg.seed,
-                thread: t,
-                threads,
-                max_id,
-                all_present,
-            };
-            let pace = cfg.pace.filter(|_| !load);
-            let (tx, epoch, stop, barrier, go, end, prog, ep, shared) = (
-                tx.clone(),
-                &epoch,
-                &stop,
-                &barrier,
-                &go,
-                &end,
-                prog,
-                ctx.endpoint,
-                &shared,
-            );
-            std::thread::Builder::new()
-                .name(format!("plumb-sql{t}"))
-                .spawn_scoped(scope, move || {
-                    let st = drivers::connect(ep, &plan, shared);
-                    barrier.wait();
-                    go.wait();
-                    // Every client's schedule starts together, when they are released.
-                    let pacer = pace.map(|p| {
-                        let rate = p.ops_per_sec / threads as f64;
-                        Pacer::with_arrivals(rate, Instant::now(), p.arrivals, plan.seed ^ 0x9ace)
-                    });
-                    let (kept, (all, backlog, error)) = match st {
-                        Ok(mut st) => {
-                            let n = classes.len();
-                            let r = thread_loop(st.as_mut(), n, epoch, stop, prog, &tx, pacer);
-                            (Some(st), r)
-                        }
-                        Err(e) => (None, (0, 0, Some(e))),
-                    };
-                    if error.is_some() {
-                        stop.store(true, Relaxed);
-                    }
-                    let _ = tx.send(Msg::Done {
-                        all_queries: all,
-                        backlog,
-                        error,
-                    });
-                    // The connection stays open until the closing mark is taken: a
-                    // backend that exits takes its context switches with it.
-                    end.wait();
-                    drop(kept);
-                })
-                .expect("spawn client thread");
+    let spec = kernel::Spec {
+        threads,
+        writers: 0,
+        thread_name: "plumb-sql",
+        classes: classes.len(),
+        warmup: if load { Duration::ZERO } else { cfg.warmup },
+        // A load runs to its end.
+        duration: (!load).then_some(cfg.duration),
+        disk: ctx.disk,
+        interrupt: ctx.interrupt,
+        progress: ctx.progress,
+    };
+    let mut gauge = SqlGauge {
+        tree: ServerTree::new(Sut::Server(ctx.server_pid)),
+        profile: ctx.profile,
+        index: cfg.index,
+        recording: None,
+        counting: None,
+        profiled: None,
+        perf: None,
+    };
+    let mut run = kernel::run(&spec, &mut gauge, |lane: &Lane<'_>, out: &mut Client| {
+        let r = clients.run(lane, out);
+        if let Err(e @ SqlError::Verify(_)) = &r {
+            out.verify = Some(e.to_string());
         }
-        drop(tx);
-        barrier.wait();
-        let mut reports = Vec::new();
-        let mut dones = Vec::new();
-        type Done = (u64, u64, Option<SqlError>);
-        let handle = |m: Msg, reports: &mut Vec<Report>, dones: &mut Vec<Done>| match m {
-            Msg::Interval(r) => reports.push(r),
-            Msg::Done {
-                all_queries,
-                backlog,
-                error,
-            } => dones.push((all_queries, backlog, error)),
-        };
-        let opened = warmup.is_zero().then(|| open_window(ctx, cfg, &epoch));
-        go.wait();
-        let warm_end = Instant::now() + warmup;
-        while Instant::now() < warm_end && !ctx.interrupt.load(Relaxed) && !stop.load(Relaxed) {
-            if let Ok(m) = rx.recv_timeout(Duration::from_millis(100)) {
-                handle(m, &mut reports, &mut dones);
-            }
-        }
-        let (t0, recording, counting) = opened.unwrap_or_else(|| open_window(ctx, cfg, &epoch));
-        let mut marks = vec![t0.clone()];
-        let deadline = (!load).then(|| t0.at + cfg.duration);
-        let mut next_tick = t0.at + Duration::from_secs(1);
-        loop {
-            if dones.len() == threads {
-                break;
-            }
-            let now = Instant::now();
-            if ctx.interrupt.load(Relaxed)
-                || deadline.is_some_and(|d| now >= d)
-                || stop.load(Relaxed)
-            {
-                stop.store(true, Relaxed);
-            }
-            if now >= next_tick {
-                marks.push(mark(ctx, false));
-                epoch.fetch_add(1, Relaxed);
-                next_tick += Duration::from_secs(1);
-                let done: u64 = progress.iter().map(|p| p.0.load(Relaxed)).sum();
-                ctx.progress.tick(done, now - t0.at);
-                continue;
-            }
-            let mut wait = next_tick - now;
-            if let Some(d) = deadline {
-                wait = wait.min(d.saturating_duration_since(now));
-            }
-            match rx.recv_timeout(wait.min(Duration::from_millis(100))) {
-                Ok(m) => handle(m, &mut reports, &mut dones),
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-        }
-        marks.push(mark(ctx, true));
-        let profile = recording.map(|r| r.and_then(|r| r.stop()));
-        let perf = counting.map(|c| c.and_then(|c| c.stop()));
-        end.wait();
-        while let Ok(m) = rx.recv() {
-            handle(m, &mut reports, &mut dones);
-        }
-        (marks, reports, dones, profile, perf)
+        r
     });
     ctx.progress.finish();
     let ended = SystemTime::now();
+    // The window is closed: the connections may go.
+    let all_queries: u64 = run.outputs.iter().map(|c| c.queries).sum();
+    for c in &mut run.outputs {
+        c.conn = None;
+    }
     let interrupted = ctx.interrupt.load(Relaxed);
-    let all_queries: u64 = dones.iter().map(|d| d.0).sum();
-    let backlog: u64 = dones.iter().map(|d| d.1).sum();
-    let mut error = dones.into_iter().find_map(|d| d.2);
+    // The first error a client met, and whether it was a verification failure.
+    let mut error: Option<(String, bool)> = run.errors.first().map(|e| {
+        let verify = run.outputs.iter().any(|c| c.verify.as_ref() == Some(e));
+        (e.clone(), verify)
+    });
     if let Some(next) = shared.ycsb_next_insert() {
         ctx.ycsb.next = Some(next);
     }
     // A load finishes its tables (keys, statistics) before the server's counters are
     // read, as part of its work; a step's own check after them, so it costs nothing
     // per query.
-    let finish = |error: &mut Option<SqlError>| {
+    let finish = |error: &mut Option<(String, bool)>| {
         if error.is_none() && !interrupted {
             let done = ctx
                 .endpoint
                 .connect()
                 .and_then(|mut c| drivers::after(c.as_mut(), kind, &cfg.shape));
             if let Err(e) = done {
-                *error = Some(e);
+                *error = Some((e.to_string(), matches!(e, SqlError::Verify(_))));
             }
         }
     };
@@ -489,75 +369,33 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         .data_dir
         .and_then(|d| plumb_probes::dirsize::dir_bytes(d).ok())
         .or_else(|| ctx.counters.db_bytes());
+    let failed = error.is_some();
     if kind == SqlKind::Delete || kind == SqlKind::Load {
-        *ctx.all_present = load && error.is_none() && !interrupted;
+        *ctx.all_present = load && !failed && !interrupted;
     }
     if kind == SqlKind::YcsbLoad {
-        ctx.ycsb.loaded = error.is_none() && !interrupted;
+        ctx.ycsb.loaded = !failed && !interrupted;
     }
 
-    // Intervals and totals.
-    let first = marks[0].clone();
-    let last = marks.last().expect("closing mark").clone();
-    let epochs = marks.len() - 1;
-    let mut per: Vec<(u64, LatencyHistogram)> =
-        (0..epochs).map(|_| (0, LatencyHistogram::new())).collect();
-    let mut total = LatencyHistogram::new();
-    let mut open = OpenTally::default();
-    let mut by_class: Vec<LatencyHistogram> =
-        classes.iter().map(|_| LatencyHistogram::new()).collect();
-    let (mut ops, mut txns, mut queries, mut rows, mut retries) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    for r in &reports {
-        if r.epoch == 0 {
-            continue;
+    // The kernel's figures; the server's CPU is known over the whole window only.
+    let (first, last) = (run.first(), run.last());
+    let whole = |a: &Mark<()>, b: &Mark<()>| a.at == first.at && b.at == last.at;
+    let intervals = run.intervals(|a, b, iv| {
+        let noise = gauge.tree.noise(a, b, whole(a, b));
+        Interval {
+            steal_pct: noise.steal_pct,
+            outside_cpu_pct: noise.outside_cpu_pct,
+            ..iv
         }
-        let slot = &mut per[(r.epoch as usize - 1).min(epochs.saturating_sub(1))];
-        slot.0 += r.ops;
-        slot.1.merge(&r.hist);
-        total.merge(&r.hist);
-        ops += r.ops;
-        txns += r.txns;
-        queries += r.queries;
-        rows += r.rows;
-        retries += r.retries;
-        if let Some(o) = &r.open {
-            open.merge(o);
-        }
-        for (all, h) in by_class.iter_mut().zip(&r.by_class) {
-            all.merge(h);
-        }
-    }
-    let mut intervals: Vec<Interval> = per
-        .iter()
-        .enumerate()
-        .map(|(i, (n, h))| {
-            let (a, b) = (&marks[i], &marks[i + 1]);
-            let secs = (b.at - a.at).as_secs_f64();
-            metrics::interval(
-                (b.at - first.at).as_secs_f64(),
-                secs,
-                *n,
-                h,
-                b.client.delta(&a.client).cpu_us(),
-                b.disk.zip(a.disk).map(|(x, y)| x.delta(&y)),
-                b.noise_since(a),
-            )
-        })
-        .collect();
-    if metrics::empty_tail(&intervals) {
-        intervals.pop();
-    }
+    });
     let n_intervals = intervals.len();
-    let secs = (last.at - first.at).as_secs_f64();
-    let client = last.client.delta(&first.client);
-    let server = last
-        .server
-        .as_ref()
-        .zip(first.server.as_ref())
-        .map(|(b, a)| b.delta(a));
-    let disk = last.disk.zip(first.disk).map(|(b, a)| b.delta(&a));
-    let noise = last.noise_since(&first);
-    let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
+    let base = run.summary();
+    let (ops, secs) = (base.ops, base.secs);
+    let counts = run.tally.counts();
+    let (txns, queries, rows, retries) =
+        (counts[TXNS], counts[QUERIES], counts[ROWS], counts[RETRIES]);
+    let server = gauge.tree.spent();
+    let noise = gauge.tree.noise(first, last, true);
     // Per op: per query, except for the load, whose ops are rows (a statement there
     // inserts a thousand).
     let per_q = |x: f64| metrics::per_op(Some(x), ops);
@@ -567,35 +405,18 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     };
     let status = if interrupted {
         StepStatus::Interrupted
-    } else if error.is_some() {
+    } else if failed {
         StepStatus::Failed
     } else {
         StepStatus::Ok
     };
-    let verification_failed = matches!(error, Some(SqlError::Verify(_)));
+    let verification_failed = error.as_ref().is_some_and(|e| e.1);
+    let perf = &gauge.perf;
     let summary = StepSummary {
-        ops,
-        secs,
-        ops_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
-        p50_us: total.quantile_us(0.5),
-        p99_us: total.quantile_us(0.99),
-        p999_us: total.quantile_us(0.999),
-        p9999_us: total.quantile_us(0.9999),
-        pmax_us: total.max_us(),
-        by_op: metrics::by_op(classes, &by_class),
-        open_loop: cfg
+        by_op: metrics::by_op(classes, &run.tally.by_class),
+        open_loop: clients
             .pace
-            .filter(|_| !load)
-            .map(|p| open.summary(&p, backlog)),
-        cpu_us_op: per_q(client.cpu_us() as f64),
-        usr_us_op: per_q(client.user_us as f64),
-        sys_us_op: per_q(client.system_us as f64),
-        csw_op: per_q(client.csw() as f64),
-        rd_op,
-        rkb_op,
-        wr_op,
-        wkb_op,
-        device: metrics::device_io(disk.as_ref(), secs),
+            .map(|p| run.tally.open.summary(&p, run.backlog)),
         db_gb: db_bytes.map(|b| b as f64 / metrics::GB),
         steal_pct: noise.steal_pct,
         outside_cpu_pct: noise.outside_cpu_pct,
@@ -603,7 +424,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         // The client's hardware counters are not read on SQL steps; the server's perf
         // counters are in `server.perf_query`, and what perf refused is said here.
         hw: HwCounters {
-            unsupported: Some(match &perf {
+            unsupported: Some(match perf {
                 Some(Ok(c)) if c.missing.is_empty() => {
                     "the client's are not read on SQL steps (the server's: server.perf_query)"
                         .into()
@@ -633,7 +454,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             counters_query,
             retries,
             queries,
-            perf_query: match &perf {
+            perf_query: match perf {
                 Some(Ok(c)) => c
                     .values
                     .iter()
@@ -649,7 +470,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                     .collect(),
                 _ => Default::default(),
             },
-            perf_unavailable: match &perf {
+            perf_unavailable: match perf {
                 Some(Ok(c)) => c
                     .missing
                     .iter()
@@ -659,20 +480,26 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
                 None => vec!["not counted: plumb cannot see an external server's processes".into()],
             },
         }),
-        ..StepSummary::default()
+        ..base
     };
     StepOutcome {
         histograms: Some(StepHistograms {
-            intervals: per.into_iter().map(|(_, h)| h).take(n_intervals).collect(),
-            total,
+            intervals: run
+                .tally
+                .intervals
+                .into_iter()
+                .map(|p| p.hist)
+                .take(n_intervals)
+                .collect(),
+            total: run.tally.total,
         }),
         status,
-        error: error.map(|e| e.to_string()),
+        error: error.map(|e| e.0),
         verification_failed,
         started,
         ended,
         summary,
         intervals,
-        profile,
+        profile: gauge.profiled,
     }
 }

@@ -455,7 +455,8 @@ mod tests {
         let interrupt = std::sync::atomic::AtomicBool::new(stopped);
         let spec = kernel::Spec {
             threads: 1,
-            writer: false,
+            writers: 0,
+            thread_name: "plumb-w",
             classes: 0,
             warmup: std::time::Duration::ZERO,
             duration: Some(std::time::Duration::from_secs(30)),

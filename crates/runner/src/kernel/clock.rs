@@ -18,6 +18,11 @@ pub enum Timing {
     ByOp,
     /// Ops are not timed one by one (a block of CPU work): no latency percentiles.
     Untimed,
+    /// The loop times each call as with [`Timing::Loop`], but only up to where the op
+    /// calls [`OpClock::end`] (to the call's return if it does not): what the op does
+    /// after (the insert benchmark's deletes after its commit) is neither in its
+    /// latency nor in the next op's.
+    Head,
 }
 
 /// The harness's share of the measured ops that were split (one in
@@ -54,6 +59,8 @@ pub struct OpClock {
     pub(super) class: Cell<u8>,
     /// The latency the op measured itself ([`Timing::ByOp`]), ns.
     pub(super) own_ns: Cell<u64>,
+    /// Where the op's timed part ended ([`Timing::Head`]).
+    pub(super) end: Cell<Option<Instant>>,
 }
 
 /// The cost of one `Instant::now()` on this machine, measured once per process: every
@@ -86,6 +93,7 @@ impl Default for OpClock {
             read_ns: clock_read_ns(),
             class: Cell::new(0),
             own_ns: Cell::new(0),
+            end: Cell::new(None),
         }
     }
 }
@@ -132,6 +140,13 @@ impl OpClock {
     #[inline(always)]
     pub fn set_latency_ns(&self, ns: u64) {
         self.own_ns.set(ns);
+    }
+
+    /// Ends this op's timed part now, in a lane driven with [`Timing::Head`]: the rest
+    /// of the call is the thread's own work, outside every op's latency.
+    #[inline(always)]
+    pub fn end(&self) {
+        self.end.set(Some(Instant::now()));
     }
 
     /// Whether this op's time is split ([`OpClock::engine`] and [`OpClock::harness`]

@@ -5,6 +5,7 @@
 
 use super::lane::Report;
 use super::mark::Mark;
+use super::outcome::Counts;
 use super::run::Run;
 use crate::histogram::LatencyHistogram;
 use crate::metrics;
@@ -18,6 +19,8 @@ pub struct Part {
     pub ops: u64,
     /// Bytes their ops reported.
     pub bytes: u64,
+    /// The family's own counts ([`super::Outcome::count`]).
+    pub counts: Counts,
     /// Their latencies (empty when untimed).
     pub hist: LatencyHistogram,
 }
@@ -26,6 +29,9 @@ impl Part {
     fn add(&mut self, r: &Report) {
         self.ops += r.ops;
         self.bytes += r.bytes;
+        for (all, c) in self.counts.iter_mut().zip(&r.counts) {
+            *all += c;
+        }
         self.hist.merge(&r.hist);
     }
 }
@@ -41,28 +47,37 @@ pub struct Tally {
     pub open: OpenTally,
     /// Latencies by kind of operation, as the step's classes index them.
     pub by_class: Vec<LatencyHistogram>,
-    /// The unmeasured writer's over the whole window.
+    /// The unmeasured writers' over the whole window.
     pub writer: Part,
+    /// The writers', one per interval as `intervals` (empty in a step without them).
+    pub writer_intervals: Vec<Part>,
 }
 
 impl Tally {
     /// Tallies `reports` into `epochs` intervals (a report of a later epoch, sent after
-    /// the closing mark, counts in the last) with `classes` kinds of operation.
-    pub(super) fn of(reports: Vec<Report>, epochs: usize, classes: usize) -> Tally {
+    /// the closing mark, counts in the last) with `classes` kinds of operation, the
+    /// writers' per interval too when the step has `writers`.
+    pub(super) fn of(reports: Vec<Report>, epochs: usize, classes: usize, writers: bool) -> Tally {
+        let parts = || (0..epochs).map(|_| Part::default()).collect();
         let mut t = Tally {
-            intervals: (0..epochs).map(|_| Part::default()).collect(),
+            intervals: parts(),
             by_class: (0..classes).map(|_| LatencyHistogram::new()).collect(),
+            writer_intervals: if writers { parts() } else { Vec::new() },
             ..Tally::default()
         };
         for r in &reports {
             if r.epoch == 0 {
                 continue; // warm-up
             }
+            let i = (r.epoch as usize - 1).min(epochs - 1);
             if r.writer {
                 t.writer.add(r);
+                if let Some(p) = t.writer_intervals.get_mut(i) {
+                    p.add(r);
+                }
                 continue;
             }
-            t.intervals[(r.epoch as usize - 1).min(epochs - 1)].add(r);
+            t.intervals[i].add(r);
             t.total.merge(&r.hist);
             if let Some(o) = &r.open {
                 t.open.merge(o);
@@ -82,6 +97,60 @@ impl Tally {
     /// The measured ops' bytes.
     pub fn bytes(&self) -> u64 {
         self.intervals.iter().map(|p| p.bytes).sum()
+    }
+
+    /// The measured threads' own counts of the family.
+    pub fn counts(&self) -> Counts {
+        let mut all = Counts::default();
+        for p in &self.intervals {
+            for (a, c) in all.iter_mut().zip(&p.counts) {
+                *a += c;
+            }
+        }
+        all
+    }
+}
+
+/// The summary's figures that mean the same in every family, over the window from
+/// `first` to `last` with `ops` ops of latencies `latency`: ops and their rate, latency
+/// percentiles, CPU, context switches and device IO per op, the device as iostat shows
+/// it, and the host's noise (everything but plumb counted as outside: see
+/// [`Mark::noise_beside`] for a server's share). The rest is left at its default.
+/// [`Run::summary`] is this over a step's window; a family's one-call step (an index
+/// build) takes it over its two marks.
+pub fn summary<X: Copy>(
+    first: &Mark<X>,
+    last: &Mark<X>,
+    ops: u64,
+    latency: &LatencyHistogram,
+) -> StepSummary {
+    let secs = (last.at - first.at).as_secs_f64();
+    let disk = last.disk_since(first);
+    let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
+    let process = last.process.delta(&first.process);
+    let [cpu_us_op, usr_us_op, sys_us_op] = metrics::cpu_per_op(&process, ops);
+    let noise = last.noise_since(first);
+    StepSummary {
+        ops,
+        secs,
+        ops_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+        p50_us: latency.quantile_us(0.5),
+        p99_us: latency.quantile_us(0.99),
+        p999_us: latency.quantile_us(0.999),
+        p9999_us: latency.quantile_us(0.9999),
+        pmax_us: latency.max_us(),
+        cpu_us_op,
+        usr_us_op,
+        sys_us_op,
+        csw_op: metrics::per_op(Some(process.csw() as f64), ops),
+        rd_op,
+        rkb_op,
+        wr_op,
+        wkb_op,
+        device: metrics::device_io(disk.as_ref(), secs),
+        steal_pct: noise.steal_pct,
+        outside_cpu_pct: noise.outside_cpu_pct,
+        ..StepSummary::default()
     }
 }
 
@@ -138,34 +207,11 @@ impl<T, X: Copy> Run<T, X> {
     /// latency percentiles, CPU, context switches and device IO per op, the device as
     /// iostat shows it, and the host's noise. The rest is left at its default.
     pub fn summary(&self) -> StepSummary {
-        let (first, last) = (self.first(), self.last());
-        let (ops, secs, total) = (self.tally.ops(), self.secs(), &self.tally.total);
-        let disk = last.disk_since(first);
-        let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
-        let process = last.process.delta(&first.process);
-        let [cpu_us_op, usr_us_op, sys_us_op] = metrics::cpu_per_op(&process, ops);
-        let noise = last.noise_since(first);
-        StepSummary {
-            ops,
-            secs,
-            ops_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
-            p50_us: total.quantile_us(0.5),
-            p99_us: total.quantile_us(0.99),
-            p999_us: total.quantile_us(0.999),
-            p9999_us: total.quantile_us(0.9999),
-            pmax_us: total.max_us(),
-            cpu_us_op,
-            usr_us_op,
-            sys_us_op,
-            csw_op: metrics::per_op(Some(process.csw() as f64), ops),
-            rd_op,
-            rkb_op,
-            wr_op,
-            wkb_op,
-            device: metrics::device_io(disk.as_ref(), secs),
-            steal_pct: noise.steal_pct,
-            outside_cpu_pct: noise.outside_cpu_pct,
-            ..StepSummary::default()
-        }
+        summary(
+            self.first(),
+            self.last(),
+            self.tally.ops(),
+            &self.tally.total,
+        )
     }
 }

@@ -4,6 +4,7 @@
 //! the epoch) it hands its interval to the sampler over a channel.
 
 use super::clock::{HarnessTime, OpClock, Timing};
+use super::outcome::{Counts, Outcome, COUNTS};
 use crate::histogram::LatencyHistogram;
 use crate::pacing::{Arrival, OpenTally, Pacer};
 use std::cell::Cell;
@@ -52,6 +53,8 @@ pub(super) struct Report {
     pub(super) epoch: u64,
     pub(super) ops: u64,
     pub(super) bytes: u64,
+    /// The family's own counts ([`Outcome::count`]).
+    pub(super) counts: Counts,
     /// Response times (closed loop: each op from its start).
     pub(super) hist: LatencyHistogram,
     /// An open-loop step's service times and lateness.
@@ -67,6 +70,7 @@ impl Report {
             epoch,
             ops: 0,
             bytes: 0,
+            counts: [0; COUNTS],
             hist: LatencyHistogram::new(),
             open: open.then(OpenTally::default),
             by_class: (0..classes).map(|_| LatencyHistogram::new()).collect(),
@@ -77,7 +81,8 @@ impl Report {
 /// A thread's handle on the kernel, given to the step's per-thread body by
 /// [`super::run`]: which thread it is, and [`Lane::drive`], the only way its ops get
 /// timed. What the body does before its first drive (sessions, buffers, rings) is
-/// setup, outside the window: every thread and the sampler meet at the first drive.
+/// setup, outside the window: every thread and the sampler meet at the first drive,
+/// and the window opens only once every thread has set up.
 pub struct Lane<'s> {
     pub(super) shared: &'s Shared,
     pub(super) barrier: &'s Barrier,
@@ -92,12 +97,13 @@ pub struct Lane<'s> {
 
 impl Lane<'_> {
     /// The thread's index for seeding and slicing: 0..threads for measured threads,
-    /// `threads` for the writer.
+    /// `threads + w` for writer `w`.
     pub fn index(&self) -> usize {
         self.index
     }
 
-    /// Whether this is the step's unmeasured paced writer ([`super::Spec::writer`]).
+    /// Whether this is one of the step's unmeasured paced writers
+    /// ([`super::Spec::writers`]).
     pub fn writer(&self) -> bool {
         self.writer
     }
@@ -128,11 +134,29 @@ impl Lane<'_> {
         &self,
         timing: Timing,
         quota: u64,
-        mut pacer: Option<&mut Pacer>,
+        pacer: Option<&mut Pacer>,
         op: F,
     ) -> Result<(), E>
     where
         F: FnMut(&OpClock) -> Result<(u64, u64), E>,
+    {
+        self.drive_counted(timing, quota, pacer, op)
+    }
+
+    /// [`Lane::drive_timed`] for ops that return an [`Outcome`] of their family's own:
+    /// its counts are kept per interval beside ops and bytes, and it may finish the
+    /// thread or rest it after a call whatever its ops.
+    #[inline(always)]
+    pub fn drive_counted<O, F, E>(
+        &self,
+        timing: Timing,
+        quota: u64,
+        mut pacer: Option<&mut Pacer>,
+        op: F,
+    ) -> Result<(), E>
+    where
+        O: Outcome,
+        F: FnMut(&OpClock) -> Result<O, E>,
     {
         self.release();
         let mut h = self.harness.get();
@@ -160,19 +184,23 @@ impl Lane<'_> {
         r
     }
 
-    /// Waits for the step to start (every thread and the sampler meet once).
+    /// Waits for the step to start: every thread and the sampler meet once when all
+    /// have set up, the sampler opens the window if there is no warm-up, and they meet
+    /// again to start together.
     pub(super) fn release(&self) {
         if !self.released.replace(true) {
+            self.barrier.wait();
             self.barrier.wait();
         }
     }
 }
 
-/// The timed loop shared by every family. `op` returns (ops counted, bytes); zero ops
-/// means the thread has nothing left to do. With `stoppable` false it runs until then,
-/// whatever the quota or the step's stop say.
+/// The timed loop shared by every family. `op` returns what it did (ops counted, bytes,
+/// the family's counts); a finished outcome means the thread has nothing left to do.
+/// With `stoppable` false it runs until then, whatever the quota or the step's stop
+/// say.
 #[inline(always)]
-fn drive<F, E>(
+fn drive<O, F, E>(
     lane: &Lane<'_>,
     timing: Timing,
     stoppable: bool,
@@ -182,7 +210,8 @@ fn drive<F, E>(
     harness: &mut HarnessTime,
 ) -> Result<(), E>
 where
-    F: FnMut(&OpClock) -> Result<(u64, u64), E>,
+    O: Outcome,
+    F: FnMut(&OpClock) -> Result<O, E>,
 {
     let (shared, t, writer) = (lane.shared, lane.index, lane.writer);
     let clock = OpClock::default();
@@ -201,7 +230,7 @@ where
     };
     let stop = || shared.stop.load(Relaxed);
     let flush = |r: Report| {
-        if r.ops > 0 {
+        if r.ops > 0 || r.counts.iter().any(|&c| c > 0) {
             let _ = lane.tx.send(Msg::Interval(r));
         }
     };
@@ -225,21 +254,31 @@ where
         if timing == Timing::ByOp {
             clock.own_ns.set(0);
         }
-        let (n, b) = match op(&clock) {
-            Ok((0, _)) => break Ok(()), // nothing left to do (a scan past the last key)
-            Ok(x) => x,
+        if timing == Timing::Head {
+            clock.end.set(None);
+        }
+        let out = match op(&clock) {
+            // Nothing left to do (a scan past the last key).
+            Ok(o) if o.finished() => break Ok(()),
+            Ok(o) => o,
             Err(e) => break Err(e),
         };
-        let end = Instant::now();
+        let (n, b) = (out.ops(), out.bytes());
+        let returned = Instant::now();
+        last_end = returned;
+        // The op's timed part: the whole call, or its head.
+        let end = match timing {
+            Timing::Head => clock.end.get().unwrap_or(returned),
+            _ => returned,
+        };
         let ns = end.saturating_duration_since(slot.from).as_nanos() as u64;
-        last_end = end;
         let now_epoch = shared.epoch.load(Relaxed);
         if now_epoch != r.epoch {
             let next = Report::new(writer, now_epoch, open, classes);
             flush(std::mem::replace(&mut r, next));
         }
         let latency = match timing {
-            Timing::Loop => Some(ns),
+            Timing::Loop | Timing::Head => Some(ns),
             Timing::ByOp => Some(clock.own_ns.get()),
             Timing::Untimed => None,
         };
@@ -254,6 +293,7 @@ where
         }
         r.ops += n;
         r.bytes += b;
+        out.count(&mut r.counts);
         if r.epoch > 0 {
             done += n;
             if !writer {
@@ -266,6 +306,11 @@ where
                 harness.ops += n;
                 harness.ns += clock.harness_ns(worked);
             }
+        }
+        let rest = out.rest();
+        if !rest.is_zero() {
+            std::thread::sleep(rest);
+            last_end = Instant::now();
         }
     };
     flush(r);

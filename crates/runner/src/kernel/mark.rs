@@ -66,11 +66,18 @@ impl<X: Copy> Mark<X> {
     /// plumb's process (an embedded engine, a probe), so everything else busy on the
     /// machine is outside.
     pub fn noise_since(&self, earlier: &Mark<X>) -> HostNoise {
+        self.noise_beside(earlier, Some(0))
+    }
+
+    /// The host's noise from `earlier` to this mark beside a server that spent
+    /// `server_us` of CPU in its own processes meanwhile (`None`: not known, so nothing
+    /// can be called outside; see [`metrics::host_noise`]).
+    pub fn noise_beside(&self, earlier: &Mark<X>, server_us: Option<u64>) -> HostNoise {
         metrics::host_noise(
             earlier.machine.as_ref(),
             self.machine.as_ref(),
             self.process.delta(&earlier.process).cpu_us(),
-            Some(0),
+            server_us,
         )
     }
 }

@@ -38,9 +38,14 @@ impl Progress for NoProgress {
 pub struct Spec<'a> {
     /// Measured threads.
     pub threads: usize,
-    /// One more, unmeasured thread runs beside them (a *whilewriting step's paced
-    /// writer): its ops are tallied apart and it does not end the step.
-    pub writer: bool,
+    /// Unmeasured threads beside them (a *whilewriting step's paced writer, the insert
+    /// benchmark's paced inserters beside its queries): their ops are tallied apart
+    /// and they do not end the step.
+    pub writers: usize,
+    /// What the measured threads are called, before their index (`plumb-w` makes
+    /// `plumb-w0`, …): the name a CPU profile shows their stacks under. Writers are
+    /// `plumb-writer`, `plumb-writer1`, ….
+    pub thread_name: &'a str,
     /// Kinds of operation timed apart ([`super::OpClock::set_class`]); 0 for one kind.
     pub classes: usize,
     /// Time before the window opens; ops in it are discarded.
@@ -64,7 +69,7 @@ pub struct Run<T, X> {
     /// The ops, bytes and latencies, per interval and in all.
     pub tally: Tally,
     /// What each thread's body left in its output, measured threads in index order,
-    /// then the writer's.
+    /// then the writers'.
     pub outputs: Vec<T>,
     /// The measured threads' harness time ([`super::OpClock`]'s split).
     pub harness: HarnessTime,
@@ -76,12 +81,14 @@ pub struct Run<T, X> {
     pub interrupted: bool,
 }
 
-/// Runs one step: `spec.threads` measured threads (and the writer if `spec.writer`),
-/// each running `body` with its [`Lane`] and an output of its own, and the sampler on
-/// this thread reading `spec`'s counters and `gauge` at each mark.
+/// Runs one step: `spec.threads` measured threads (and `spec.writers` writers), each
+/// running `body` with its [`Lane`] and an output of its own, and the sampler on this
+/// thread reading `spec`'s counters and `gauge` at each mark.
 ///
 /// The body's time before its first [`Lane::drive`] is setup, outside the window. A
 /// body that fails (or panics) stops every thread; its error is in [`Run::errors`].
+/// The outputs outlive the closing mark (a client's connection kept in one is still
+/// open when the window's last counters are read).
 pub fn run<T, E, G, B>(spec: &Spec<'_>, gauge: &mut G, body: B) -> Run<T, G::Reading>
 where
     T: Default + Send,
@@ -95,19 +102,21 @@ where
         progress: (0..spec.threads).map(|_| Padded::default()).collect(),
         window_start: OnceLock::new(),
     };
-    let lanes = spec.threads + usize::from(spec.writer);
+    let lanes = spec.threads + spec.writers;
     let barrier = Barrier::new(lanes + 1);
     let (tx, rx) = mpsc::channel::<Msg>();
     let (shared, barrier, body, classes) = (&shared, &barrier, &body, spec.classes);
     let (c, outputs) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..lanes)
             .map(|t| {
-                let writer = t == spec.threads;
+                let writer = t >= spec.threads;
                 let tx = tx.clone();
-                let name = if writer {
+                let name = if !writer {
+                    format!("{}{t}", spec.thread_name)
+                } else if t == spec.threads {
                     "plumb-writer".to_string()
                 } else {
-                    format!("plumb-w{t}")
+                    format!("plumb-writer{}", t - spec.threads)
                 };
                 std::thread::Builder::new()
                     .name(name)
@@ -133,8 +142,9 @@ where
         if spec.interrupt.load(Ordering::Relaxed) {
             shared.stop.store(true, Ordering::Relaxed);
         }
-        // Without warm-up the window opens as the threads are released, so no op can
-        // fall outside it.
+        // Every thread has set up. Without warm-up the window opens now, as the threads
+        // are released, so no op can fall outside it and no setup inside it.
+        barrier.wait();
         let opened = spec
             .warmup
             .is_zero()
@@ -151,7 +161,7 @@ where
     let epochs = c.marks.len() - 1;
     Run {
         opened: c.opened,
-        tally: Tally::of(c.reports, epochs, spec.classes),
+        tally: Tally::of(c.reports, epochs, spec.classes, spec.writers > 0),
         marks: c.marks,
         outputs,
         harness: c.harness,
@@ -208,7 +218,7 @@ struct Collected<X> {
     errors: Vec<String>,
     interrupted: bool,
     reader_done: usize,
-    writer_done: bool,
+    writers_done: usize,
 }
 
 impl<X> Collected<X> {
@@ -227,7 +237,7 @@ impl<X> Collected<X> {
                 }
                 self.errors.extend(error);
                 if writer {
-                    self.writer_done = true;
+                    self.writers_done += 1;
                 } else {
                     self.reader_done += 1;
                 }
@@ -254,12 +264,13 @@ fn sample<G: Gauge>(
         errors: Vec::new(),
         interrupted: false,
         reader_done: 0,
-        writer_done: !spec.writer,
+        writers_done: 0,
     };
     let interrupted = || spec.interrupt.load(Ordering::Relaxed);
-    // Warm-up: epoch 0; its reports are discarded.
+    // Warm-up: epoch 0; its reports are discarded. A thread's error ends it.
     let warm_end = Instant::now() + spec.warmup;
-    while Instant::now() < warm_end && !interrupted() {
+    let failed = || shared.stop.load(Ordering::Relaxed);
+    while Instant::now() < warm_end && !interrupted() && !failed() {
         let wait = warm_end
             .saturating_duration_since(Instant::now())
             .min(Duration::from_millis(200));
@@ -270,11 +281,10 @@ fn sample<G: Gauge>(
     let (t0, wall) = opened.unwrap_or_else(|| open_window(spec.disk, gauge, shared));
     c.opened = wall;
     c.marks.push(t0);
-    gauge.opened();
     let deadline = spec.duration.map(|d| t0.at + d);
     let mut next_tick = t0.at + Duration::from_secs(1);
     loop {
-        if c.reader_done == spec.threads && c.writer_done {
+        if c.reader_done == spec.threads && c.writers_done == spec.writers {
             break;
         }
         let now = Instant::now();
@@ -317,7 +327,8 @@ fn sample<G: Gauge>(
     c
 }
 
-/// Opens the measured window: the first mark, then epoch 1.
+/// Opens the measured window: the first mark, the gauge told (what spans the window
+/// starts before any op of it), then epoch 1.
 fn open_window<G: Gauge>(
     disk: Option<&DeviceStats>,
     gauge: &mut G,
@@ -325,6 +336,7 @@ fn open_window<G: Gauge>(
 ) -> (Mark<G::Reading>, SystemTime) {
     let t0 = Mark::read(disk, gauge);
     let wall = SystemTime::now();
+    gauge.opened();
     let _ = shared.window_start.set(t0.at);
     shared.epoch.store(1, Ordering::Release);
     (t0, wall)

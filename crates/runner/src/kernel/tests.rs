@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 fn spec<'a>(threads: usize, secs: f64, interrupt: &'a AtomicBool) -> Spec<'a> {
     Spec {
         threads,
-        writer: false,
+        writers: 0,
+        thread_name: "plumb-w",
         classes: 0,
         warmup: Duration::ZERO,
         duration: Some(Duration::from_secs_f64(secs)),
@@ -218,4 +219,138 @@ fn a_gauge_is_read_at_every_mark_and_told_when_the_window_opens_and_closes() {
     assert_eq!(g.opened_at, Some(1));
     assert_eq!(g.closed_at, Some(seen.len() as u64));
     assert!(!stop.load(Ordering::Relaxed));
+}
+
+/// A family's own outcome: a transaction of `queries` queries, or the thread's end.
+struct Txn {
+    queries: u64,
+    done: bool,
+    rest: Duration,
+}
+
+impl Outcome for Txn {
+    fn ops(&self) -> u64 {
+        self.queries
+    }
+    fn bytes(&self) -> u64 {
+        0
+    }
+    fn finished(&self) -> bool {
+        self.done
+    }
+    fn count(&self, c: &mut Counts) {
+        c[0] += 1;
+        c[1] += self.queries * 10;
+    }
+    fn rest(&self) -> Duration {
+        self.rest
+    }
+}
+
+#[test]
+fn a_familys_counts_are_kept_per_interval_and_its_rest_is_outside_every_op() {
+    let stop = AtomicBool::new(false);
+    let run = run(
+        &spec(2, 30.0, &stop),
+        &mut (),
+        |lane: &Lane<'_>, _: &mut ()| {
+            let mut n = 0u64;
+            lane.drive_counted(Timing::Loop, u64::MAX, None, |_| {
+                n += 1;
+                // Every tenth transaction is all table work and no counted op; each
+                // rests 4 ms after, which no latency may show.
+                Ok::<_, String>(Txn {
+                    queries: u64::from(!n.is_multiple_of(10)),
+                    done: n > 300,
+                    rest: Duration::from_millis(4),
+                })
+            })
+        },
+    );
+    assert!(run.errors.is_empty(), "{:?}", run.errors);
+    // 300 transactions per thread, 270 of them with a query.
+    assert_eq!(run.tally.ops(), 2 * 270);
+    let counts = run.tally.counts();
+    assert_eq!((counts[0], counts[1], counts[2]), (600, 5400, 0));
+    let per_interval: u64 = run.tally.intervals.iter().map(|p| p.counts[0]).sum();
+    assert_eq!(per_interval, 600);
+    assert!(run.tally.intervals.len() >= 2, "300 × 4 ms of rest");
+    // Every transaction is timed, the finished call is not.
+    assert_eq!(run.tally.total.count(), 600);
+    let max = run.tally.total.max_us().unwrap();
+    assert!(max < 3000.0, "a rest counted in a latency: {max} µs");
+}
+
+#[test]
+fn a_head_timed_op_is_timed_to_its_end_and_its_tail_to_nobody() {
+    let stop = AtomicBool::new(false);
+    let run = run(
+        &spec(1, 30.0, &stop),
+        &mut (),
+        |lane: &Lane<'_>, _: &mut ()| {
+            lane.drive_counted(Timing::Head, 50, None, |c| {
+                c.end();
+                std::thread::sleep(Duration::from_millis(10));
+                Ok::<_, String>((1, 0))
+            })
+        },
+    );
+    assert_eq!(run.tally.ops(), 50);
+    let max = run.tally.total.max_us().unwrap();
+    assert!(max < 5000.0, "the tail counted: {max} µs");
+}
+
+#[test]
+fn writers_run_beside_the_measured_threads_and_are_tallied_apart_per_interval() {
+    let stop = AtomicBool::new(false);
+    let mut s = spec(1, 1.5, &stop);
+    s.writers = 2;
+    let run = run(&s, &mut (), |lane: &Lane<'_>, n: &mut Counted| {
+        if lane.writer() {
+            assert!(lane.index() >= 1);
+            let mut p = crate::Pacer::new(200.0, lane.window_start());
+            return lane.drive(u64::MAX, Some(&mut p), |_| {
+                n.0 += 1;
+                Ok::<_, String>((1, 100))
+            });
+        }
+        lane.drive(u64::MAX, None, |_| {
+            n.0 += 1;
+            std::thread::sleep(Duration::from_micros(200));
+            Ok::<_, String>((1, 0))
+        })
+    });
+    assert!(run.errors.is_empty(), "{:?}", run.errors);
+    assert_eq!(run.outputs.len(), 3);
+    let writers: u64 = run.outputs[1..].iter().map(|c| c.0).sum();
+    assert_eq!(run.tally.ops(), run.outputs[0].0);
+    assert_eq!(run.tally.writer.ops, writers);
+    assert_eq!(run.tally.writer.bytes, writers * 100);
+    // 2 × 200/s over 1.5 s, give or take an op at each end.
+    assert!((590..=606).contains(&writers), "{writers}");
+    assert_eq!(run.tally.writer_intervals.len(), run.tally.intervals.len());
+    let per: u64 = run.tally.writer_intervals.iter().map(|p| p.ops).sum();
+    assert_eq!(per, writers);
+    assert!(run.tally.writer_intervals.iter().all(|p| p.ops > 0));
+}
+
+#[test]
+fn the_window_opens_once_every_thread_has_set_up() {
+    let stop = AtomicBool::new(false);
+    let run = run(
+        &spec(2, 0.5, &stop),
+        &mut (),
+        |lane: &Lane<'_>, _: &mut ()| {
+            // A slow connection: setup, not the step's.
+            std::thread::sleep(Duration::from_millis(300 * lane.index() as u64 + 300));
+            lane.drive(u64::MAX, None, |_| {
+                std::thread::sleep(Duration::from_millis(1));
+                Ok::<_, String>((1, 0))
+            })
+        },
+    );
+    let s = run.summary();
+    assert!((0.5..0.7).contains(&s.secs), "{}", s.secs);
+    // Both threads ran in the window: neither was still setting up in it.
+    assert!(s.ops > 300, "{}", s.ops);
 }

@@ -3,9 +3,8 @@
 //! thread (a session, buffers, a key chooser), then calls [`Worker::drive`] with one op
 //! as a closure, which the kernel's timed loop ([`crate::kernel`]) inlines. The
 //! key-value family's steps (db_bench's, YCSB's) implement [`Workload`]; the hardware
-//! probes drive the same kernel directly. The sysbench microbenchmarks and the insert
-//! benchmark still have loops of their own (crates/sql/src/run.rs,
-//! crates/ibench/src/run.rs), which issue 39 folds into the kernel next.
+//! probes, the sysbench microbenchmarks (crates/sql/src/run.rs) and the insert benchmark
+//! (crates/ibench/src/run.rs) drive the same kernel directly.
 
 pub mod kv;
 pub mod ycsb;

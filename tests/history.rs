@@ -290,7 +290,15 @@ fn check_passes_an_aa_pair_fails_a_slowdown_and_calls_swinging_repeats_unstable(
     let only = ["--step", "readrandom"];
     let (code, md, x) = check(
         &store,
-        &["tag=b", "--base", "tag=a", "--threshold", "5", only[0], only[1]],
+        &[
+            "tag=b",
+            "--base",
+            "tag=a",
+            "--threshold",
+            "5",
+            only[0],
+            only[1],
+        ],
         &junit,
     );
     assert_eq!(code, 0, "{md}");
@@ -301,7 +309,15 @@ fn check_passes_an_aa_pair_fails_a_slowdown_and_calls_swinging_repeats_unstable(
     // A 10% slowdown fails a 5% gate as a regression.
     let (code, md, x) = check(
         &store,
-        &["tag=slow", "--base", "tag=a", "--threshold", "5", only[0], only[1]],
+        &[
+            "tag=slow",
+            "--base",
+            "tag=a",
+            "--threshold",
+            "5",
+            only[0],
+            only[1],
+        ],
         &junit,
     );
     assert_eq!(code, 1, "{md}");

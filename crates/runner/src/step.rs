@@ -503,6 +503,7 @@ fn summarise(
         lsm: lsm_since(&c.lsm),
         server: None,
         ib: None,
+        durability: None,
         open_loop: cfg.pace.map(|p| open.summary(&p, c.backlog)),
         by_op: metrics::by_op(classes, &by_class),
         writer: (w_ops > 0).then(|| WriterSummary {

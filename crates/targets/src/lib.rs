@@ -55,6 +55,7 @@ pub mod wiredtiger;
 pub mod wiredtiger_options;
 
 pub use engine::EngineKind;
+pub use engine::Registered;
 pub use fjall::FjallOptions;
 pub use leveldb_options::LeveldbOptions;
 pub use lmdb_options::LmdbOptions;
@@ -66,7 +67,6 @@ pub use redb::RedbOptions;
 #[cfg(any(feature = "rocksdb", feature = "speedb"))]
 pub use rocks::RocksTarget;
 pub use rocks_options::RocksOptions;
-pub use engine::Registered;
 pub use spec::{Capabilities, Durability, EngineFlags, EngineSpec, ENGINE_NAMES};
 pub use speedb_options::SpeedbOptions;
 pub use splinterdb_options::SplinterdbOptions;

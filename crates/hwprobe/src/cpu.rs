@@ -2,9 +2,9 @@
 //! scales, with a note when the clock frequency moved during the run (turbo, thermal
 //! throttling, a governor), since that changes every CPU-bound figure after it.
 
-use crate::timed::{run_timed, Counter, Rng, WorkerOut};
-use crate::{ceiling, ProbeReport};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::rng::Rng;
+use crate::{ceiling, measured, ProbeReport};
+use plumb_runner::kernel::{Lane, Timing};
 use std::time::Duration;
 
 /// Table entries touched by the op: 16 KiB, resident in L1/L2 so the op measures the core.
@@ -99,30 +99,24 @@ pub fn run(o: &CpuOptions) -> ProbeReport {
         if crate::interrupted() {
             break;
         }
-        let m = run_timed(
+        // An op of the kernel is a block of 1024 hashes, not timed one by one.
+        let m = measured::run(
             t,
             Duration::from_secs_f64(o.secs),
             None,
-            |i| {
-                let mut rng = Rng::new(i as u64);
-                let key: [u64; 8] = std::array::from_fn(|_| rng.next_u64());
-                Ok((key, Box::new([0u64; TABLE])))
-            },
-            |(key, table): &mut ([u64; 8], Box<[u64; TABLE]>), c: &Counter, stop: &AtomicBool| {
-                let mut ops = 0u64;
+            |lane: &Lane<'_>| {
+                let mut rng = Rng::new(lane.index() as u64);
+                let mut key: [u64; 8] = std::array::from_fn(|_| rng.next_u64());
+                let mut table = Box::new([0u64; TABLE]);
                 let mut acc = 0u64;
-                while !stop.load(Ordering::Relaxed) {
+                let r = lane.drive_timed(Timing::Untimed, u64::MAX, None, |_| {
                     for _ in 0..1024 {
-                        acc ^= op(key, table);
+                        acc ^= op(&mut key, &mut table);
                     }
-                    ops += 1024;
-                    c.set(ops);
-                }
+                    Ok::<_, String>((1024, 0))
+                });
                 std::hint::black_box(acc);
-                Ok(WorkerOut {
-                    ops,
-                    ..WorkerOut::default()
-                })
+                r
             },
         );
         let (f, _) = frequencies();

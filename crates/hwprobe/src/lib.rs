@@ -12,10 +12,11 @@
 pub mod cpu;
 pub mod disk;
 mod error;
+mod measured;
 pub mod mem;
 pub mod plan;
 pub mod rated;
-mod timed;
+mod rng;
 
 pub use error::ProbeError;
 

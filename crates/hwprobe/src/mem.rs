@@ -285,7 +285,7 @@ pub fn run(o: &MemOptions) -> ProbeReport {
 /// every slot once, so each load depends on the previous one and prefetchers cannot help.
 pub fn cyclic_permutation(n: usize, seed: u64) -> Vec<u32> {
     let mut v: Vec<u32> = (0..n as u32).collect();
-    let mut rng = crate::timed::Rng::new(seed);
+    let mut rng = crate::rng::Rng::new(seed);
     for i in (1..n).rev() {
         let j = rng.below(i as u64) as usize; // j < i: a single cycle
         v.swap(i, j);

@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod histogram;
+pub mod kernel;
 pub mod lifecycle;
 pub mod metrics;
 pub mod pacing;

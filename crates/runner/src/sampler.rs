@@ -1,57 +1,79 @@
-//! System and engine counters read at window boundaries: once at the start, once a
-//! second, once at the end. Everything here is read by the sampler thread, never by a
-//! worker.
+//! What the key-value family reads beside the kernel's counters at each mark: the
+//! engine's statistics, resident memory and hardware counters; and, at the window's
+//! ends only, the LSM's account and a CPU profile. Everything here is read by the
+//! sampler thread, never by a worker.
 
-use plumb_core::{EngineStats, Target};
-use plumb_probes::cpustat::{self, Reading};
-use plumb_probes::diskstats::{DeviceStats, DiskCounters};
+use crate::kernel::{Gauge, Mark};
+use plumb_core::{EngineStats, LsmAccount, Target};
 use plumb_probes::perf::{HwCounterGroup, HwReading};
-use plumb_probes::process::{self, ProcessCounters};
-use std::time::Instant;
+use plumb_probes::process;
+use plumb_probes::profile::Recording;
+use std::path::Path;
 
-/// Counters at one instant.
+/// A key-value step's mark.
+pub(crate) type Snapshot = Mark<KvReading>;
+
+/// The engine's side of a mark.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Snapshot {
-    pub(crate) at: Instant,
-    pub(crate) process: ProcessCounters,
-    /// The whole machine's CPU by state, for the host's noise beside `process`.
-    pub(crate) machine: Option<Reading>,
-    pub(crate) disk: Option<DiskCounters>,
+pub(crate) struct KvReading {
     pub(crate) engine: EngineStats,
     pub(crate) rss: Option<u64>,
     pub(crate) hw: Option<HwReading>,
 }
 
-/// Takes snapshots of the counters a step needs.
-pub(crate) struct Sampler<'a> {
+/// Reads a key-value step's counters.
+pub(crate) struct KvGauge<'a> {
     pub(crate) target: &'a dyn Target,
-    pub(crate) disk: Option<&'a DeviceStats>,
     pub(crate) hw: Option<&'a HwCounterGroup>,
+    /// Where a CPU profile of the window goes and the step's index (its name there).
+    pub(crate) profile: Option<(&'a Path, usize)>,
+    recording: Option<Result<Recording, String>>,
+    /// The LSM's account at the window's start and end (never per second).
+    pub(crate) lsm: [Option<LsmAccount>; 2],
+    /// The window's CPU profile (folded stacks), when asked for, or why there is none.
+    pub(crate) profiled: Option<Result<String, String>>,
 }
 
-impl Sampler<'_> {
-    pub(crate) fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            at: Instant::now(),
-            process: process::self_counters(),
-            machine: cpustat::read().ok(),
-            disk: self.disk.and_then(|d| d.read().ok()),
+impl<'a> KvGauge<'a> {
+    /// A gauge of `target` and `hw`, profiling into `profile` when given.
+    pub(crate) fn new(
+        target: &'a dyn Target,
+        hw: Option<&'a HwCounterGroup>,
+        profile: Option<(&'a Path, usize)>,
+    ) -> Self {
+        KvGauge {
+            target,
+            hw,
+            profile,
+            recording: None,
+            lsm: [None, None],
+            profiled: None,
+        }
+    }
+}
+
+impl Gauge for KvGauge<'_> {
+    type Reading = KvReading;
+
+    fn read(&mut self) -> KvReading {
+        KvReading {
             engine: self.target.stats(),
             rss: process::self_rss_bytes(),
             hw: self.hw.map(|h| h.read()),
         }
     }
-}
 
-/// The host's noise between two snapshots: an embedded engine runs in plumb's
-/// process, so everything else busy on the machine is outside.
-pub(crate) fn noise(earlier: &Snapshot, later: &Snapshot) -> crate::metrics::HostNoise {
-    crate::metrics::host_noise(
-        earlier.machine.as_ref(),
-        later.machine.as_ref(),
-        later.process.delta(&earlier.process).cpu_us(),
-        Some(0),
-    )
+    fn opened(&mut self) {
+        self.recording = self.profile.map(|(dir, index)| {
+            plumb_probes::profile::start(&[std::process::id()], dir, &format!("step{index}"))
+        });
+        self.lsm[0] = self.target.lsm();
+    }
+
+    fn closed(&mut self) {
+        self.lsm[1] = self.target.lsm();
+        self.profiled = self.recording.take().map(|r| r.and_then(|r| r.stop()));
+    }
 }
 
 /// `later - earlier` for an optional counter; `None` if either side is missing.

@@ -240,6 +240,13 @@ impl RocksOptions {
     }
 }
 
+impl crate::engine::Registered for RocksOptions {
+    const NAME: &'static str = "rocksdb";
+    const TITLE: &'static str = "RocksDB";
+    const HEADING: &'static str = "RocksDB (and Speedb)";
+    type Flags = Self;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,11 +285,4 @@ mod tests {
         };
         assert!(o.validate().unwrap_err().to_string().contains("sync"));
     }
-}
-
-impl crate::engine::Registered for RocksOptions {
-    const NAME: &'static str = "rocksdb";
-    const TITLE: &'static str = "RocksDB";
-    const HEADING: &'static str = "RocksDB (and Speedb)";
-    type Flags = Self;
 }

@@ -51,22 +51,6 @@ impl EngineKind for SpeedbOptions {
     );
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Stored and written in suite files exactly as RocksDB's options are.
-    #[test]
-    fn speedb_takes_rocksdb_options_under_its_own_name() {
-        let o: SpeedbOptions = serde_json::from_str(r#"{"block_size": 4096}"#).unwrap();
-        assert_eq!(o.0.block_size, 4096);
-        assert_eq!(o.name(), "speedb");
-        assert_eq!(o.capabilities(), RocksOptions::default().capabilities());
-        assert!(serde_json::from_str::<SpeedbOptions>(r#"{"blok_size": 1}"#).is_err());
-        assert!(o.how_to_build().contains("build-speedb.sh"));
-    }
-}
-
 impl From<crate::engine::NoFlags> for SpeedbOptions {
     fn from(_: crate::engine::NoFlags) -> SpeedbOptions {
         SpeedbOptions::default()
@@ -89,5 +73,21 @@ impl crate::engine::Registered for SpeedbOptions {
                 .into(),
             rows: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stored and written in suite files exactly as RocksDB's options are.
+    #[test]
+    fn speedb_takes_rocksdb_options_under_its_own_name() {
+        let o: SpeedbOptions = serde_json::from_str(r#"{"block_size": 4096}"#).unwrap();
+        assert_eq!(o.0.block_size, 4096);
+        assert_eq!(o.name(), "speedb");
+        assert_eq!(o.capabilities(), RocksOptions::default().capabilities());
+        assert!(serde_json::from_str::<SpeedbOptions>(r#"{"blok_size": 1}"#).is_err());
+        assert!(o.how_to_build().contains("build-speedb.sh"));
     }
 }

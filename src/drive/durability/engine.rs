@@ -206,7 +206,11 @@ pub fn trials(
                 if s.cut.powered() { "power cut" } else { "kill" }
             )
         }
-        None => trial::verdict(lost + wrong, s.mode),
+        None => trial::verdict(
+            lost + wrong,
+            s.mode,
+            s.spec.durability() == plumb_targets::Durability::Unlogged,
+        ),
     };
     let power_note = if s.cut.powered() {
         format!(

@@ -226,7 +226,7 @@ pub fn trials(
         acknowledged,
         lost,
         wrong,
-        verdict: trial::verdict(lost + wrong, mode),
+        verdict: trial::verdict(lost + wrong, mode, false),
         unopenable: None,
         dropped_bytes: None,
         syncs: None,

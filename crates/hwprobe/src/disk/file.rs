@@ -54,7 +54,7 @@ impl AlignedBuf {
             unsafe { libc::madvise(p.cast(), len, libc::MADV_HUGEPAGE) };
         }
         let mut b = AlignedBuf { ptr, layout };
-        let mut rng = crate::timed::Rng::new(seed);
+        let mut rng = crate::rng::Rng::new(seed);
         for chunk in b.as_mut_slice().chunks_mut(8) {
             let v = rng.next_u64().to_le_bytes();
             chunk.copy_from_slice(&v[..chunk.len()]);

@@ -1,14 +1,14 @@
 //! The IO loops: synchronous pread/pwrite (depth 1, and the fallback for deeper queues)
 //! and io_uring (depth > 1), each issuing IO the way fio's psync and io_uring engines do,
-//! so the figures compare with fio's. Each worker owns its buffer, random stream and
-//! histogram; an IO costs its syscall(s), two clock reads and one histogram record.
+//! so the figures compare with fio's. Each worker owns its buffer and random stream; its
+//! IOs go through the runner's kernel ([`Lane`]), which times and counts them: a
+//! synchronous IO costs its syscall(s), one clock read and one histogram record.
 
 use super::file::AlignedBuf;
-use crate::timed::{Counter, Rng, WorkerOut};
+use crate::rng::Rng;
 use io_uring::{opcode, types, IoUring};
-use plumb_runner::LatencyHistogram;
+use plumb_runner::kernel::{Lane, Timing};
 use std::os::unix::io::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// What an IO does and where it goes next.
@@ -126,8 +126,8 @@ impl Worker {
         })
     }
 
-    /// Stops after `ops` IOs (one pass over a zcav slice) and then stops the step, so a
-    /// slice is read once rather than re-read from the device's cache.
+    /// Stops after `ops` IOs (one pass over a zcav slice), which ends a one-thread
+    /// step, so a slice is read once rather than re-read from the device's cache.
     pub(crate) fn with_limit(mut self, ops: u64) -> Worker {
         self.limit = Some(ops.max(1));
         self
@@ -158,60 +158,58 @@ impl Worker {
         Ok(())
     }
 
-    /// One IO at a time with pread/pwrite (+ fdatasync for commits) until `stop`.
-    pub(crate) fn run_sync(&mut self, c: &Counter, stop: &AtomicBool) -> Result<WorkerOut, String> {
-        let mut hist = LatencyHistogram::new();
-        let (mut ops, mut seq) = (0u64, 0u64);
+    /// One IO at a time with pread/pwrite (+ fdatasync for commits), each timed by the
+    /// kernel, until the step stops or the limit is reached.
+    pub(crate) fn run_sync(&mut self, lane: &Lane<'_>) -> Result<(), String> {
+        let mut seq = 0u64;
         let ptr = self.buf.ptr_at(0);
-        while !stop.load(Ordering::Relaxed) {
+        let bytes = self.bs as u64;
+        lane.drive(self.limit.unwrap_or(u64::MAX), None, |_| {
             let off = self.offset(&mut seq);
-            let t = Instant::now();
-            loop {
-                // SAFETY: ptr is valid for bs bytes; fd is open for the step.
-                let r = unsafe {
-                    if self.pattern.reads() {
-                        libc::pread(self.fd, ptr.cast(), self.bs, off as libc::off_t)
-                    } else {
-                        libc::pwrite(self.fd, ptr.cast(), self.bs, off as libc::off_t)
-                    }
-                };
-                if r == self.bs as isize {
-                    break;
-                }
-                let e = std::io::Error::last_os_error();
-                if r < 0 && e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(if r < 0 {
-                    format!("{} at offset {off}: {e}", self.pattern.name())
-                } else {
-                    format!(
-                        "{} at offset {off}: short IO of {r} bytes",
-                        self.pattern.name()
-                    )
-                });
-            }
-            // SAFETY: valid fd.
-            if self.pattern == Pattern::Commit && unsafe { libc::fdatasync(self.fd) } != 0 {
-                return Err(format!("fdatasync: {}", std::io::Error::last_os_error()));
-            }
-            hist.record_ns(t.elapsed().as_nanos() as u64);
-            ops += 1;
-            c.set(ops);
-            if self.limit.is_some_and(|l| ops >= l) {
-                stop.store(true, Ordering::Relaxed);
-                break;
-            }
-        }
-        self.end_sync()?;
-        Ok(WorkerOut {
-            ops,
-            bytes: ops * self.bs as u64,
-            hist,
-        })
+            self.sync_io(ptr, off)?;
+            Ok::<_, String>((1, bytes))
+        })?;
+        self.end_sync()
     }
 
-    /// Keeps `ring`'s `depth` requests in flight until `stop`, then drains them.
+    /// One pread or pwrite of a block at `off` from `ptr`, retried when interrupted,
+    /// then the commit's fdatasync.
+    #[inline]
+    fn sync_io(&self, ptr: *mut u8, off: u64) -> Result<(), String> {
+        loop {
+            // SAFETY: ptr is valid for bs bytes; fd is open for the step.
+            let r = unsafe {
+                if self.pattern.reads() {
+                    libc::pread(self.fd, ptr.cast(), self.bs, off as libc::off_t)
+                } else {
+                    libc::pwrite(self.fd, ptr.cast(), self.bs, off as libc::off_t)
+                }
+            };
+            if r == self.bs as isize {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            if r < 0 && e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(if r < 0 {
+                format!("{} at offset {off}: {e}", self.pattern.name())
+            } else {
+                format!(
+                    "{} at offset {off}: short IO of {r} bytes",
+                    self.pattern.name()
+                )
+            });
+        }
+        // SAFETY: valid fd.
+        if self.pattern == Pattern::Commit && unsafe { libc::fdatasync(self.fd) } != 0 {
+            return Err(format!("fdatasync: {}", std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
+    /// Keeps `ring`'s `depth` requests in flight until the step stops, then lets them
+    /// complete: one kernel op per completion, its latency from its submission.
     ///
     /// Each completion is replaced at once by a new request, submitted in its own
     /// `io_uring_enter`: what fio's io_uring engine does with its defaults (reap one,
@@ -220,50 +218,60 @@ impl Worker {
     /// device idles while the batch is refilled (bench/README.md, "plumb probe disk vs fio").
     pub(crate) fn run_uring(
         &mut self,
+        lane: &Lane<'_>,
         ring: &mut IoUring,
         depth: usize,
-        c: &Counter,
-        stop: &AtomicBool,
-    ) -> Result<WorkerOut, String> {
-        let mut hist = LatencyHistogram::new();
+    ) -> Result<(), String> {
         let mut starts = vec![Instant::now(); depth];
-        let (mut ops, mut seq, mut inflight) = (0u64, 0u64, 0usize);
-        let mut err: Option<String> = None;
+        let (mut seq, mut inflight) = (0u64, 0usize);
+        let bytes = self.bs as u64;
         for slot in 0..depth {
             self.push(ring, slot, &mut seq, &mut starts)?;
             inflight += 1;
         }
         enter(ring, 0)?;
-        while inflight > 0 {
-            let Some(q) = ring.completion().next() else {
-                // Nothing ready: sleep in the kernel until one request completes.
-                enter(ring, 1)?;
-                continue;
-            };
-            let (slot, res) = (q.user_data() as usize, q.result());
+        let steady = lane.drive_timed(Timing::ByOp, u64::MAX, None, |c| {
+            let (slot, res) = reap(ring)?;
             inflight -= 1;
-            if res == self.bs as i32 {
-                hist.record_ns(starts[slot].elapsed().as_nanos() as u64);
-                ops += 1;
-                c.set(ops);
-            } else {
-                err.get_or_insert_with(|| self.io_error(res));
+            self.completed(res)?;
+            c.set_latency_ns(starts[slot].elapsed().as_nanos() as u64);
+            self.push(ring, slot, &mut seq, &mut starts)?;
+            inflight += 1;
+            enter(ring, 0)?;
+            Ok::<_, String>((1, bytes))
+        });
+        // Stopped: what is in flight was submitted inside the window and completes in
+        // it, so it counts, and nothing replaces it.
+        let tail = steady.and_then(|()| {
+            lane.finish(Timing::ByOp, |c| {
+                if inflight == 0 {
+                    return Ok((0, 0));
+                }
+                let (slot, res) = reap(ring)?;
+                inflight -= 1;
+                self.completed(res)?;
+                c.set_latency_ns(starts[slot].elapsed().as_nanos() as u64);
+                Ok((1, bytes))
+            })
+        });
+        if let Err(e) = tail {
+            // Failed: the buffers must outlive every request still in flight.
+            while inflight > 0 && reap(ring).is_ok() {
+                inflight -= 1;
             }
-            if err.is_none() && !stop.load(Ordering::Relaxed) {
-                self.push(ring, slot, &mut seq, &mut starts)?;
-                inflight += 1;
-                enter(ring, 0)?;
-            }
-        }
-        if let Some(e) = err {
             return Err(e);
         }
-        self.end_sync()?;
-        Ok(WorkerOut {
-            ops,
-            bytes: ops * self.bs as u64,
-            hist,
-        })
+        self.end_sync()
+    }
+
+    /// A completion's result as an IO of a whole block, or why not.
+    #[inline]
+    fn completed(&self, res: i32) -> Result<(), String> {
+        if res == self.bs as i32 {
+            Ok(())
+        } else {
+            Err(self.io_error(res))
+        }
     }
 
     fn io_error(&self, res: i32) -> String {
@@ -318,6 +326,18 @@ impl Worker {
     }
 }
 
+/// The next completion (its slot and result), waiting in the kernel for one when none
+/// is ready.
+#[inline]
+fn reap(ring: &mut IoUring) -> Result<(usize, i32), String> {
+    loop {
+        if let Some(q) = ring.completion().next() {
+            return Ok((q.user_data() as usize, q.result()));
+        }
+        enter(ring, 1)?;
+    }
+}
+
 /// `IORING_ENTER_GETEVENTS`: with `DEFER_TASKRUN` completions are posted only when the
 /// issuer enters with this flag.
 const ENTER_GETEVENTS: u32 = 1;
@@ -365,6 +385,7 @@ pub fn uring_available() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use plumb_runner::kernel;
 
     #[test]
     fn regions_split_whole_blocks_without_overlap() {
@@ -424,6 +445,30 @@ mod tests {
         assert_eq!(offs, vec![0, 4096, 8192, 0]);
     }
 
+    /// One worker of `w` through the kernel, on its own Ctrl-C flag: set beforehand, the
+    /// step is stopped before its first op.
+    fn one_uring_worker(
+        make: impl Fn() -> Worker + Sync,
+        depth: usize,
+        stopped: bool,
+    ) -> kernel::Run<(), ()> {
+        let interrupt = std::sync::atomic::AtomicBool::new(stopped);
+        let spec = kernel::Spec {
+            threads: 1,
+            writer: false,
+            classes: 0,
+            warmup: std::time::Duration::ZERO,
+            duration: Some(std::time::Duration::from_secs(30)),
+            disk: None,
+            interrupt: &interrupt,
+            progress: &kernel::NoProgress,
+        };
+        kernel::run(&spec, &mut (), |lane: &Lane<'_>, _: &mut ()| {
+            let mut ring = worker_ring(depth as u32)?;
+            make().run_uring(lane, &mut ring, depth)
+        })
+    }
+
     #[test]
     fn uring_worker_drains_exactly_what_it_submitted_once_stopped() {
         use std::io::Write;
@@ -438,37 +483,22 @@ mod tests {
             start: 0,
             blocks: 64,
         };
-        let mut w =
-            Worker::new(f.as_raw_fd(), Pattern::RandRead, 4096, region, 8, 3, false).unwrap();
-        let mut ring = worker_ring(8).unwrap();
+        let fd = f.as_raw_fd();
+        let w = || Worker::new(fd, Pattern::RandRead, 4096, region, 8, 3, false).unwrap();
         // Stopped before it starts: the first 8 requests go out and are all reaped, and
         // none is replaced.
-        let stop = AtomicBool::new(true);
-        let c = Counter::default();
-        let out = w.run_uring(&mut ring, 8, &c, &stop).unwrap();
-        assert_eq!(out.ops, 8);
-        assert_eq!(out.bytes, 8 * 4096);
-        assert_eq!(out.hist.count(), 8);
+        let out = one_uring_worker(w, 8, true);
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        assert_eq!(out.tally.ops(), 8);
+        assert_eq!(out.tally.bytes(), 8 * 4096);
+        assert_eq!(out.tally.total.count(), 8);
         // Reads past the end come back short and fail the step with the reason.
         let past_end = Region {
             start: 64 * 4096,
             blocks: 4,
         };
-        let mut w = Worker::new(
-            f.as_raw_fd(),
-            Pattern::RandRead,
-            4096,
-            past_end,
-            2,
-            3,
-            false,
-        )
-        .unwrap();
-        let stop = AtomicBool::new(false);
-        let e = w
-            .run_uring(&mut worker_ring(2).unwrap(), 2, &c, &stop)
-            .err()
-            .unwrap();
+        let w = || Worker::new(fd, Pattern::RandRead, 4096, past_end, 2, 3, false).unwrap();
+        let e = one_uring_worker(w, 2, false).errors.join("; ");
         assert!(e.contains("short IO of 0 bytes"), "{e}");
     }
 }

@@ -9,8 +9,7 @@ pub mod file;
 pub mod io;
 
 use crate::plan::{self, Grid};
-use crate::timed::run_timed;
-use crate::{ceiling, ProbeError, ProbeReport};
+use crate::{ceiling, measured, ProbeError, ProbeReport};
 use device::RawDevice;
 use file::{drop_cache, settle, ProbeFile};
 use io::{regions, uring_available, Pattern, Region, Worker};
@@ -648,22 +647,13 @@ fn measure(
             };
             Ok((w, ring))
         };
-        let main = std::thread::current();
-        let m = run_timed(
-            threads,
-            Duration::from_secs_f64(p.secs),
-            dev,
-            setup,
-            |(w, ring), c, stop| {
-                let out = match ring {
-                    Some(r) => w.run_uring(r, depth, c, stop),
-                    None => w.run_sync(c, stop),
-                };
-                // A zcav slice ends when it has been read once: wake the timer now.
-                main.unpark();
-                out
-            },
-        );
+        let m = measured::run(threads, Duration::from_secs_f64(p.secs), dev, |lane| {
+            let (mut w, ring) = setup(lane.index())?;
+            match ring {
+                Some(mut r) => w.run_uring(lane, &mut r, depth),
+                None => w.run_sync(lane),
+            }
+        });
         let engine = if use_uring { "io_uring" } else { "psync" };
         let mut config = serde_json::json!({
             "probe": "disk", "pattern": st.pattern, "mode": st.mode, "bs": bs,

@@ -1,16 +1,17 @@
 //! What a step does, apart from how it is timed. The runner spawns the step's threads,
 //! hands each a [`Worker`], and a workload decides what its ops are: it sets up per
 //! thread (a session, buffers, a key chooser), then calls [`Worker::drive`] with one op
-//! as a closure, which the timed loop inlines. The key-value family's steps (db_bench's,
-//! YCSB's) implement [`Workload`]; the sysbench microbenchmarks, the insert benchmark
-//! and the probes still have loops of their own (crates/sql/src/run.rs,
-//! crates/ibench/src/run.rs, crates/hwprobe/src/timed.rs), which issue 39 folds into
-//! this one.
+//! as a closure, which the kernel's timed loop ([`crate::kernel`]) inlines. The
+//! key-value family's steps (db_bench's, YCSB's) implement [`Workload`]; the hardware
+//! probes drive the same kernel directly. The sysbench microbenchmarks and the insert
+//! benchmark still have loops of their own (crates/sql/src/run.rs,
+//! crates/ibench/src/run.rs), which issue 39 folds into the kernel next.
 
 pub mod kv;
 pub mod ycsb;
 
-pub use crate::worker::{OpClock, Role, Worker};
+pub use crate::kernel::OpClock;
+pub use crate::worker::{Role, Worker};
 use plumb_core::{TargetError, Verification};
 
 /// One kind of step, as the runner drives it.

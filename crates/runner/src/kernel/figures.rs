@@ -1,0 +1,171 @@
+//! The figures every family computes the same way from a [`Run`]: its reports tallied
+//! per interval and in all, its 1-second intervals, and the summary's common figures
+//! (rates, latency, CPU and device per op, the host's noise). A family adds its own
+//! (an engine's amplification, a probe's MB/s) on top.
+
+use super::lane::Report;
+use super::mark::Mark;
+use super::run::Run;
+use crate::histogram::LatencyHistogram;
+use crate::metrics;
+use crate::pacing::OpenTally;
+use plumb_core::{Interval, StepSummary};
+
+/// Ops, bytes and latencies over one stretch of a step.
+#[derive(Debug, Clone, Default)]
+pub struct Part {
+    /// Ops counted.
+    pub ops: u64,
+    /// Bytes their ops reported.
+    pub bytes: u64,
+    /// Their latencies (empty when untimed).
+    pub hist: LatencyHistogram,
+}
+
+impl Part {
+    fn add(&mut self, r: &Report) {
+        self.ops += r.ops;
+        self.bytes += r.bytes;
+        self.hist.merge(&r.hist);
+    }
+}
+
+/// What the threads reported over the measured window (warm-up left out).
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    /// The measured threads', one per interval between consecutive marks.
+    pub intervals: Vec<Part>,
+    /// The measured threads' over the whole window.
+    pub total: LatencyHistogram,
+    /// Open-loop service times and lateness.
+    pub open: OpenTally,
+    /// Latencies by kind of operation, as the step's classes index them.
+    pub by_class: Vec<LatencyHistogram>,
+    /// The unmeasured writer's over the whole window.
+    pub writer: Part,
+}
+
+impl Tally {
+    /// Tallies `reports` into `epochs` intervals (a report of a later epoch, sent after
+    /// the closing mark, counts in the last) with `classes` kinds of operation.
+    pub(super) fn of(reports: Vec<Report>, epochs: usize, classes: usize) -> Tally {
+        let mut t = Tally {
+            intervals: (0..epochs).map(|_| Part::default()).collect(),
+            by_class: (0..classes).map(|_| LatencyHistogram::new()).collect(),
+            ..Tally::default()
+        };
+        for r in &reports {
+            if r.epoch == 0 {
+                continue; // warm-up
+            }
+            if r.writer {
+                t.writer.add(r);
+                continue;
+            }
+            t.intervals[(r.epoch as usize - 1).min(epochs - 1)].add(r);
+            t.total.merge(&r.hist);
+            if let Some(o) = &r.open {
+                t.open.merge(o);
+            }
+            for (all, h) in t.by_class.iter_mut().zip(&r.by_class) {
+                all.merge(h);
+            }
+        }
+        t
+    }
+
+    /// The measured ops.
+    pub fn ops(&self) -> u64 {
+        self.intervals.iter().map(|p| p.ops).sum()
+    }
+
+    /// The measured ops' bytes.
+    pub fn bytes(&self) -> u64 {
+        self.intervals.iter().map(|p| p.bytes).sum()
+    }
+}
+
+impl<T, X: Copy> Run<T, X> {
+    /// The window's first mark.
+    pub fn first(&self) -> &Mark<X> {
+        &self.marks[0]
+    }
+
+    /// The window's closing mark.
+    pub fn last(&self) -> &Mark<X> {
+        self.marks.last().expect("a run has a closing mark")
+    }
+
+    /// The measured window's length, s.
+    pub fn secs(&self) -> f64 {
+        (self.last().at - self.first().at).as_secs_f64()
+    }
+
+    /// The 1-second series, its ops adding up to the step's: each interval's figures
+    /// from its two marks, then whatever `extra` adds from them (an engine's stalls);
+    /// a closing sliver with nothing in it is dropped.
+    pub fn intervals(
+        &self,
+        extra: impl Fn(&Mark<X>, &Mark<X>, Interval) -> Interval,
+    ) -> Vec<Interval> {
+        let first = self.first();
+        let mut v: Vec<Interval> = self
+            .tally
+            .intervals
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let (a, b) = (&self.marks[i], &self.marks[i + 1]);
+                let iv = metrics::interval(
+                    (b.at - first.at).as_secs_f64(),
+                    (b.at - a.at).as_secs_f64(),
+                    p.ops,
+                    &p.hist,
+                    b.process.delta(&a.process).cpu_us(),
+                    b.disk_since(a),
+                    b.noise_since(a),
+                );
+                extra(a, b, iv)
+            })
+            .collect();
+        if metrics::empty_tail(&v) {
+            v.pop();
+        }
+        v
+    }
+
+    /// The summary's figures that mean the same in every family: ops and their rate,
+    /// latency percentiles, CPU, context switches and device IO per op, the device as
+    /// iostat shows it, and the host's noise. The rest is left at its default.
+    pub fn summary(&self) -> StepSummary {
+        let (first, last) = (self.first(), self.last());
+        let (ops, secs, total) = (self.tally.ops(), self.secs(), &self.tally.total);
+        let disk = last.disk_since(first);
+        let [rd_op, rkb_op, wr_op, wkb_op] = metrics::disk_per_op(disk.as_ref(), ops);
+        let process = last.process.delta(&first.process);
+        let [cpu_us_op, usr_us_op, sys_us_op] = metrics::cpu_per_op(&process, ops);
+        let noise = last.noise_since(first);
+        StepSummary {
+            ops,
+            secs,
+            ops_sec: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+            p50_us: total.quantile_us(0.5),
+            p99_us: total.quantile_us(0.99),
+            p999_us: total.quantile_us(0.999),
+            p9999_us: total.quantile_us(0.9999),
+            pmax_us: total.max_us(),
+            cpu_us_op,
+            usr_us_op,
+            sys_us_op,
+            csw_op: metrics::per_op(Some(process.csw() as f64), ops),
+            rd_op,
+            rkb_op,
+            wr_op,
+            wkb_op,
+            device: metrics::device_io(disk.as_ref(), secs),
+            steal_pct: noise.steal_pct,
+            outside_cpu_pct: noise.outside_cpu_pct,
+            ..StepSummary::default()
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! One thread's part of a step and the timed loop all its ops go through. Per op the
+//! loop touches only the thread's own memory, one relaxed load of the shared epoch and
+//! one relaxed store of its progress counter; once per second (when the sampler bumps
+//! the epoch) it hands its interval to the sampler over a channel.
+
+use super::clock::{HarnessTime, OpClock, Timing};
+use crate::histogram::LatencyHistogram;
+use crate::pacing::{Arrival, OpenTally, Pacer};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::Sender;
+use std::sync::{Barrier, OnceLock};
+use std::time::Instant;
+
+/// A counter on its own cache line, so threads never share a line.
+#[repr(align(128))]
+#[derive(Default)]
+pub(super) struct Padded(pub(super) AtomicU64);
+
+/// State every thread reads and the sampler writes.
+pub(super) struct Shared {
+    /// 0 during warm-up, then 1, 2, … one per second of the measured window.
+    pub(super) epoch: AtomicU64,
+    /// Set by the sampler at the deadline, on Ctrl-C, on error, or when readers finish.
+    pub(super) stop: AtomicBool,
+    /// Measured ops done per measured thread, for the progress bar.
+    pub(super) progress: Vec<Padded>,
+    /// When the measured window opened (set before epoch becomes 1), or when the first
+    /// paced thread started, whichever came first: every pacer's start.
+    pub(super) window_start: OnceLock<Instant>,
+}
+
+/// What a thread sends the sampler: a handful of messages per thread and second, so
+/// the size of the larger one is not worth a box.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Msg {
+    /// One thread's ops that completed during one epoch.
+    Interval(Report),
+    /// The thread stopped: its harness time, the open-loop ops it left due and never
+    /// started, and its error, if any.
+    Done {
+        writer: bool,
+        harness: HarnessTime,
+        backlog: u64,
+        error: Option<String>,
+    },
+}
+
+/// One thread's contribution to one interval, gathered as its ops finish.
+pub(super) struct Report {
+    pub(super) writer: bool,
+    pub(super) epoch: u64,
+    pub(super) ops: u64,
+    pub(super) bytes: u64,
+    /// Response times (closed loop: each op from its start).
+    pub(super) hist: LatencyHistogram,
+    /// An open-loop step's service times and lateness.
+    pub(super) open: Option<OpenTally>,
+    /// Response times by kind of operation (empty unless the step has kinds).
+    pub(super) by_class: Vec<LatencyHistogram>,
+}
+
+impl Report {
+    fn new(writer: bool, epoch: u64, open: bool, classes: usize) -> Report {
+        Report {
+            writer,
+            epoch,
+            ops: 0,
+            bytes: 0,
+            hist: LatencyHistogram::new(),
+            open: open.then(OpenTally::default),
+            by_class: (0..classes).map(|_| LatencyHistogram::new()).collect(),
+        }
+    }
+}
+
+/// A thread's handle on the kernel, given to the step's per-thread body by
+/// [`super::run`]: which thread it is, and [`Lane::drive`], the only way its ops get
+/// timed. What the body does before its first drive (sessions, buffers, rings) is
+/// setup, outside the window: every thread and the sampler meet at the first drive.
+pub struct Lane<'s> {
+    pub(super) shared: &'s Shared,
+    pub(super) barrier: &'s Barrier,
+    pub(super) tx: &'s Sender<Msg>,
+    pub(super) index: usize,
+    pub(super) writer: bool,
+    pub(super) classes: usize,
+    pub(super) released: Cell<bool>,
+    pub(super) harness: Cell<HarnessTime>,
+    pub(super) backlog: Cell<u64>,
+}
+
+impl Lane<'_> {
+    /// The thread's index for seeding and slicing: 0..threads for measured threads,
+    /// `threads` for the writer.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Whether this is the step's unmeasured paced writer ([`super::Spec::writer`]).
+    pub fn writer(&self) -> bool {
+        self.writer
+    }
+
+    /// Waits for the step to start (as the first drive does), then gives the instant
+    /// every paced thread of the step counts its arrivals from: the measured window's
+    /// start, or the first asker's now if it has not opened yet (during warm-up).
+    pub fn window_start(&self) -> Instant {
+        self.release();
+        *self.shared.window_start.get_or_init(Instant::now)
+    }
+
+    /// Runs `op` until `quota` measured ops, the step's end or an error, each op timed
+    /// by the loop ([`Timing::Loop`]): closed-loop, or open-loop from each op's
+    /// intended start with a `pacer`. `op` returns (ops counted, bytes); zero ops means
+    /// this thread has nothing left to do.
+    #[inline(always)]
+    pub fn drive<F, E>(&self, quota: u64, pacer: Option<&mut Pacer>, op: F) -> Result<(), E>
+    where
+        F: FnMut(&OpClock) -> Result<(u64, u64), E>,
+    {
+        self.drive_timed(Timing::Loop, quota, pacer, op)
+    }
+
+    /// [`Lane::drive`] with the ops timed as `timing` says.
+    #[inline(always)]
+    pub fn drive_timed<F, E>(
+        &self,
+        timing: Timing,
+        quota: u64,
+        mut pacer: Option<&mut Pacer>,
+        op: F,
+    ) -> Result<(), E>
+    where
+        F: FnMut(&OpClock) -> Result<(u64, u64), E>,
+    {
+        self.release();
+        let mut h = self.harness.get();
+        let r = drive(self, timing, true, quota, pacer.as_deref_mut(), op, &mut h);
+        self.harness.set(h);
+        if let Some(p) = pacer.filter(|_| !self.writer) {
+            self.backlog
+                .set(self.backlog.get() + p.backlog_at(Instant::now()));
+        }
+        r
+    }
+
+    /// Runs `op` until it returns zero ops, ignoring the step's stop and quota: the
+    /// tail of work started inside the window (IOs still in flight at the stop), whose
+    /// ops complete inside it and count in it. Called after a [`Lane::drive`].
+    #[inline(always)]
+    pub fn finish<F, E>(&self, timing: Timing, op: F) -> Result<(), E>
+    where
+        F: FnMut(&OpClock) -> Result<(u64, u64), E>,
+    {
+        self.release();
+        let mut h = self.harness.get();
+        let r = drive(self, timing, false, u64::MAX, None, op, &mut h);
+        self.harness.set(h);
+        r
+    }
+
+    /// Waits for the step to start (every thread and the sampler meet once).
+    pub(super) fn release(&self) {
+        if !self.released.replace(true) {
+            self.barrier.wait();
+        }
+    }
+}
+
+/// The timed loop shared by every family. `op` returns (ops counted, bytes); zero ops
+/// means the thread has nothing left to do. With `stoppable` false it runs until then,
+/// whatever the quota or the step's stop say.
+#[inline(always)]
+fn drive<F, E>(
+    lane: &Lane<'_>,
+    timing: Timing,
+    stoppable: bool,
+    quota: u64,
+    mut pacer: Option<&mut Pacer>,
+    mut op: F,
+    harness: &mut HarnessTime,
+) -> Result<(), E>
+where
+    F: FnMut(&OpClock) -> Result<(u64, u64), E>,
+{
+    let (shared, t, writer) = (lane.shared, lane.index, lane.writer);
+    let clock = OpClock::default();
+    let mut calls = 0u64;
+    let epoch = shared.epoch.load(Relaxed);
+    // An open-loop step's measured threads keep service time beside response time.
+    let open = pacer.is_some() && !writer;
+    let classes = if writer { 0 } else { lane.classes };
+    let mut r = Report::new(writer, epoch, open, classes);
+    let mut done = 0u64;
+    // A lane that drives twice (a drive, then its finish) keeps counting its progress.
+    let progressed = if writer {
+        0
+    } else {
+        shared.progress[t].0.load(Relaxed)
+    };
+    let stop = || shared.stop.load(Relaxed);
+    let flush = |r: Report| {
+        if r.ops > 0 {
+            let _ = lane.tx.send(Msg::Interval(r));
+        }
+    };
+    let mut last_end = Instant::now();
+    let result = loop {
+        if stoppable && (done >= quota || stop()) {
+            break Ok(());
+        }
+        // Closed loop: an op starts when the previous one ended (one clock read per op,
+        // as db_bench's FinishedOps does; the few ns of key choice in between count as
+        // the op's). Open loop: from the intended start.
+        let slot = match pacer.as_deref_mut() {
+            Some(p) => match p.wait_next(&stop) {
+                Some(slot) => slot,
+                None => break Ok(()),
+            },
+            None => Arrival::at(last_end),
+        };
+        let sampling = clock.start(calls);
+        calls += 1;
+        if timing == Timing::ByOp {
+            clock.own_ns.set(0);
+        }
+        let (n, b) = match op(&clock) {
+            Ok((0, _)) => break Ok(()), // nothing left to do (a scan past the last key)
+            Ok(x) => x,
+            Err(e) => break Err(e),
+        };
+        let end = Instant::now();
+        let ns = end.saturating_duration_since(slot.from).as_nanos() as u64;
+        last_end = end;
+        let now_epoch = shared.epoch.load(Relaxed);
+        if now_epoch != r.epoch {
+            let next = Report::new(writer, now_epoch, open, classes);
+            flush(std::mem::replace(&mut r, next));
+        }
+        let latency = match timing {
+            Timing::Loop => Some(ns),
+            Timing::ByOp => Some(clock.own_ns.get()),
+            Timing::Untimed => None,
+        };
+        if let Some(ns) = latency {
+            r.hist.record_ns(ns);
+            if let Some(h) = r.by_class.get_mut(usize::from(clock.class.get())) {
+                h.record_ns(ns);
+            }
+        }
+        if let Some(o) = r.open.as_mut() {
+            o.record(&slot, end);
+        }
+        r.ops += n;
+        r.bytes += b;
+        if r.epoch > 0 {
+            done += n;
+            if !writer {
+                shared.progress[t].0.store(progressed + done, Relaxed);
+            }
+            if sampling {
+                // From the op's actual start: an open-loop op's wait in the queue is
+                // neither the engine's nor plumb's work.
+                let worked = end.saturating_duration_since(slot.started).as_nanos() as u64;
+                harness.ops += n;
+                harness.ns += clock.harness_ns(worked);
+            }
+        }
+    };
+    flush(r);
+    result
+}

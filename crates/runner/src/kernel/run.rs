@@ -1,0 +1,331 @@
+//! Runs one step of any family: spawns its threads, each with its body (setup, then
+//! the timed loop through its [`Lane`]), meets them at a barrier, and samples once a
+//! second on the calling thread until the deadline, Ctrl-C, an error or every thread
+//! is done. What it gathered comes back as a [`Run`], whose figures
+//! ([`super::figures`]) every family turns into its summary.
+
+use super::clock::{clock_read_ns, HarnessTime};
+use super::figures::Tally;
+use super::lane::{Lane, Msg, Padded, Report, Shared};
+use super::mark::{Gauge, Mark};
+use plumb_probes::diskstats::DeviceStats;
+use std::cell::Cell;
+use std::fmt::Display;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Barrier, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Live progress for a terminal; the kernel calls it from the sampler thread only.
+pub trait Progress: Sync {
+    /// A step starts: its name, its op quota and/or its duration.
+    fn start(&self, name: &str, total_ops: Option<u64>, duration: Option<Duration>);
+    /// Once a second: measured ops so far and time since the window opened.
+    fn tick(&self, ops: u64, elapsed: Duration);
+    /// The step ended.
+    fn finish(&self);
+}
+
+/// Progress that shows nothing (not a terminal, tests, JSON output).
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn start(&self, _: &str, _: Option<u64>, _: Option<Duration>) {}
+    fn tick(&self, _: u64, _: Duration) {}
+    fn finish(&self) {}
+}
+
+/// The shape of a step, as the kernel runs it: nothing of what its ops do.
+pub struct Spec<'a> {
+    /// Measured threads.
+    pub threads: usize,
+    /// One more, unmeasured thread runs beside them (a *whilewriting step's paced
+    /// writer): its ops are tallied apart and it does not end the step.
+    pub writer: bool,
+    /// Kinds of operation timed apart ([`super::OpClock::set_class`]); 0 for one kind.
+    pub classes: usize,
+    /// Time before the window opens; ops in it are discarded.
+    pub warmup: Duration,
+    /// The window's length; `None` runs until every measured thread is done.
+    pub duration: Option<Duration>,
+    /// The device whose counters each mark reads.
+    pub disk: Option<&'a DeviceStats>,
+    /// Set by Ctrl-C: stop now, keep what was measured.
+    pub interrupt: &'a AtomicBool,
+    /// Where the once-a-second tick goes.
+    pub progress: &'a dyn Progress,
+}
+
+/// What a step's threads and sampler gathered.
+pub struct Run<T, X> {
+    /// When the measured window opened.
+    pub opened: SystemTime,
+    /// The marks: the window's start, one per second, its end (at least two).
+    pub marks: Vec<Mark<X>>,
+    /// The ops, bytes and latencies, per interval and in all.
+    pub tally: Tally,
+    /// What each thread's body left in its output, measured threads in index order,
+    /// then the writer's.
+    pub outputs: Vec<T>,
+    /// The measured threads' harness time ([`super::OpClock`]'s split).
+    pub harness: HarnessTime,
+    /// Open-loop ops the measured threads left due and never started.
+    pub backlog: u64,
+    /// The threads' errors, in the order they ended.
+    pub errors: Vec<String>,
+    /// Ctrl-C ended it.
+    pub interrupted: bool,
+}
+
+/// Runs one step: `spec.threads` measured threads (and the writer if `spec.writer`),
+/// each running `body` with its [`Lane`] and an output of its own, and the sampler on
+/// this thread reading `spec`'s counters and `gauge` at each mark.
+///
+/// The body's time before its first [`Lane::drive`] is setup, outside the window. A
+/// body that fails (or panics) stops every thread; its error is in [`Run::errors`].
+pub fn run<T, E, G, B>(spec: &Spec<'_>, gauge: &mut G, body: B) -> Run<T, G::Reading>
+where
+    T: Default + Send,
+    E: Display,
+    G: Gauge,
+    B: for<'l> Fn(&Lane<'l>, &mut T) -> Result<(), E> + Sync,
+{
+    let shared = Shared {
+        epoch: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        progress: (0..spec.threads).map(|_| Padded::default()).collect(),
+        window_start: OnceLock::new(),
+    };
+    let lanes = spec.threads + usize::from(spec.writer);
+    let barrier = Barrier::new(lanes + 1);
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let (shared, barrier, body, classes) = (&shared, &barrier, &body, spec.classes);
+    let (c, outputs) = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..lanes)
+            .map(|t| {
+                let writer = t == spec.threads;
+                let tx = tx.clone();
+                let name = if writer {
+                    "plumb-writer".to_string()
+                } else {
+                    format!("plumb-w{t}")
+                };
+                std::thread::Builder::new()
+                    .name(name)
+                    .spawn_scoped(scope, move || {
+                        let lane = Lane {
+                            shared,
+                            barrier,
+                            tx: &tx,
+                            index: t,
+                            writer,
+                            classes,
+                            released: Cell::new(false),
+                            harness: Cell::new(HarnessTime::default()),
+                            backlog: Cell::new(0),
+                        };
+                        run_lane(&lane, body)
+                    })
+                    .expect("spawn a step thread")
+            })
+            .collect();
+        drop(tx);
+        // A step asked to stop before it started runs no op.
+        if spec.interrupt.load(Ordering::Relaxed) {
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        // Without warm-up the window opens as the threads are released, so no op can
+        // fall outside it.
+        let opened = spec
+            .warmup
+            .is_zero()
+            .then(|| open_window(spec.disk, gauge, shared));
+        barrier.wait();
+        let c = sample(spec, gauge, shared, &rx, opened);
+        // Every thread has sent its last message: joining does not wait for long.
+        let outputs: Vec<T> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect();
+        (c, outputs)
+    });
+    let epochs = c.marks.len() - 1;
+    Run {
+        opened: c.opened,
+        tally: Tally::of(c.reports, epochs, spec.classes),
+        marks: c.marks,
+        outputs,
+        harness: c.harness,
+        backlog: c.backlog,
+        errors: c.errors,
+        interrupted: c.interrupted,
+    }
+}
+
+/// One thread: its body, then its last message. A failure stops every thread; a
+/// panic is an error like any other, so the step ends and says why.
+fn run_lane<T, E, B>(lane: &Lane<'_>, body: &B) -> T
+where
+    T: Default,
+    E: Display,
+    B: for<'l> Fn(&Lane<'l>, &mut T) -> Result<(), E>,
+{
+    let mut out = T::default();
+    clock_read_ns(); // measured once, before any step's window opens
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(lane, &mut out)));
+    let error = match caught {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(p) => Some(format!(
+            "a step thread panicked: {}",
+            p.downcast_ref::<&str>()
+                .copied()
+                .or(p.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("(no message)")
+        )),
+    };
+    // Everyone meets at the start, even a thread that failed before its first op, so
+    // the sampler cannot hang.
+    lane.release();
+    if error.is_some() {
+        lane.shared.stop.store(true, Ordering::Relaxed);
+    }
+    let _ = lane.tx.send(Msg::Done {
+        writer: lane.writer,
+        harness: lane.harness.get(),
+        backlog: lane.backlog.get(),
+        error,
+    });
+    out
+}
+
+/// What the sampler gathered while the threads ran.
+struct Collected<X> {
+    opened: SystemTime,
+    marks: Vec<Mark<X>>,
+    reports: Vec<Report>,
+    harness: HarnessTime,
+    backlog: u64,
+    errors: Vec<String>,
+    interrupted: bool,
+    reader_done: usize,
+    writer_done: bool,
+}
+
+impl<X> Collected<X> {
+    fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Interval(r) => self.reports.push(r),
+            Msg::Done {
+                writer,
+                harness,
+                backlog,
+                error,
+            } => {
+                if !writer {
+                    self.harness.merge(&harness);
+                    self.backlog += backlog;
+                }
+                self.errors.extend(error);
+                if writer {
+                    self.writer_done = true;
+                } else {
+                    self.reader_done += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The sampler: warm-up (epoch 0), then a mark and an epoch per second until the
+/// deadline, Ctrl-C, or every thread is done; then the closing mark.
+fn sample<G: Gauge>(
+    spec: &Spec<'_>,
+    gauge: &mut G,
+    shared: &Shared,
+    rx: &mpsc::Receiver<Msg>,
+    opened: Option<(Mark<G::Reading>, SystemTime)>,
+) -> Collected<G::Reading> {
+    let mut c = Collected {
+        opened: SystemTime::now(),
+        marks: Vec::new(),
+        reports: Vec::new(),
+        harness: HarnessTime::default(),
+        backlog: 0,
+        errors: Vec::new(),
+        interrupted: false,
+        reader_done: 0,
+        writer_done: !spec.writer,
+    };
+    let interrupted = || spec.interrupt.load(Ordering::Relaxed);
+    // Warm-up: epoch 0; its reports are discarded.
+    let warm_end = Instant::now() + spec.warmup;
+    while Instant::now() < warm_end && !interrupted() {
+        let wait = warm_end
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(200));
+        if let Ok(m) = rx.recv_timeout(wait) {
+            c.handle(m);
+        }
+    }
+    let (t0, wall) = opened.unwrap_or_else(|| open_window(spec.disk, gauge, shared));
+    c.opened = wall;
+    c.marks.push(t0);
+    gauge.opened();
+    let deadline = spec.duration.map(|d| t0.at + d);
+    let mut next_tick = t0.at + Duration::from_secs(1);
+    loop {
+        if c.reader_done == spec.threads && c.writer_done {
+            break;
+        }
+        let now = Instant::now();
+        let stop_now =
+            interrupted() || deadline.is_some_and(|d| now >= d) || c.reader_done == spec.threads;
+        if stop_now {
+            if interrupted() {
+                c.interrupted = true;
+            }
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        if now >= next_tick {
+            c.marks.push(Mark::read(spec.disk, gauge));
+            shared.epoch.fetch_add(1, Ordering::Release);
+            next_tick += Duration::from_secs(1);
+            let done: u64 = shared
+                .progress
+                .iter()
+                .map(|p| p.0.load(Ordering::Relaxed))
+                .sum();
+            spec.progress.tick(done, now - t0.at);
+            continue;
+        }
+        let mut wait = next_tick - now;
+        if let Some(d) = deadline {
+            wait = wait.min(d.saturating_duration_since(now));
+        }
+        match rx.recv_timeout(wait.min(Duration::from_millis(200))) {
+            Ok(m) => c.handle(m),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    // Everyone is done; drain what is left and take the closing mark.
+    while let Ok(m) = rx.try_recv() {
+        c.handle(m);
+    }
+    c.marks.push(Mark::read(spec.disk, gauge));
+    gauge.closed();
+    c
+}
+
+/// Opens the measured window: the first mark, then epoch 1.
+fn open_window<G: Gauge>(
+    disk: Option<&DeviceStats>,
+    gauge: &mut G,
+    shared: &Shared,
+) -> (Mark<G::Reading>, SystemTime) {
+    let t0 = Mark::read(disk, gauge);
+    let wall = SystemTime::now();
+    let _ = shared.window_start.set(t0.at);
+    shared.epoch.store(1, Ordering::Release);
+    (t0, wall)
+}

@@ -1,0 +1,221 @@
+//! The kernel on clients that are neither key-value steps nor probes: what every family
+//! relies on (intervals adding up, a thread ending its own work, an error or a panic
+//! stopping the step, Ctrl-C before the start, op-timed and untimed ops).
+
+use super::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+fn spec<'a>(threads: usize, secs: f64, interrupt: &'a AtomicBool) -> Spec<'a> {
+    Spec {
+        threads,
+        writer: false,
+        classes: 0,
+        warmup: Duration::ZERO,
+        duration: Some(Duration::from_secs_f64(secs)),
+        disk: None,
+        interrupt,
+        progress: &NoProgress,
+    }
+}
+
+/// Ops counted by each thread itself, to check the kernel's tally against.
+#[derive(Default)]
+struct Counted(u64);
+
+#[test]
+fn intervals_add_up_to_the_ops_every_thread_did() {
+    let stop = AtomicBool::new(false);
+    let run = run(
+        &spec(2, 1.6, &stop),
+        &mut (),
+        |lane: &Lane<'_>, n: &mut Counted| {
+            // A probe-like client: untimed blocks of 64 ops, 8 bytes each.
+            lane.drive_timed(Timing::Untimed, u64::MAX, None, |_| {
+                n.0 += 64;
+                std::hint::black_box((0..200u64).sum::<u64>());
+                Ok::<_, String>((64, 512))
+            })
+        },
+    );
+    assert!(
+        run.errors.is_empty() && !run.interrupted,
+        "{:?}",
+        run.errors
+    );
+    let did: u64 = run.outputs.iter().map(|c| c.0).sum();
+    assert!(did > 0);
+    assert_eq!(run.tally.ops(), did, "every op done lands in one interval");
+    assert_eq!(run.tally.bytes(), did * 8);
+    let intervals = run.intervals(|_, _, iv| iv);
+    assert!(intervals.len() >= 2, "{intervals:?}");
+    assert_eq!(intervals.iter().map(|i| i.ops).sum::<u64>(), did);
+    let s = run.summary();
+    assert_eq!(s.ops, did);
+    assert!((intervals.last().unwrap().t - s.secs).abs() < 0.01);
+    assert!((1.55..2.5).contains(&s.secs), "{}", s.secs);
+    // Untimed ops leave no percentiles, anywhere.
+    assert_eq!((s.p50_us, s.pmax_us), (None, None));
+    assert!(intervals.iter().all(|i| i.p99_us.is_none()));
+    assert!(s.cpu_us_op.is_some() && s.steal_pct.is_some());
+}
+
+#[test]
+fn threads_with_nothing_left_to_do_end_the_step_early() {
+    let stop = AtomicBool::new(false);
+    let t0 = Instant::now();
+    let run = run(
+        &spec(3, 30.0, &stop),
+        &mut (),
+        |lane: &Lane<'_>, _: &mut ()| {
+            let mut left = 1000 * (lane.index() as u64 + 1);
+            lane.drive(u64::MAX, None, |_| {
+                if left == 0 {
+                    return Ok::<_, String>((0, 0));
+                }
+                left -= 1;
+                Ok((1, 0))
+            })
+        },
+    );
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    assert!(run.errors.is_empty() && !run.interrupted);
+    assert_eq!(run.tally.ops(), 1000 + 2000 + 3000);
+    assert_eq!(run.tally.total.count(), 6000, "each op timed by the loop");
+}
+
+#[test]
+fn an_error_stops_every_thread_and_is_reported() {
+    let stop = AtomicBool::new(false);
+    let t0 = Instant::now();
+    let run = run(
+        &spec(3, 30.0, &stop),
+        &mut (),
+        |lane: &Lane<'_>, n: &mut Counted| {
+            if lane.index() == 2 {
+                return Err("no ring for thread 2".to_string()); // fails in setup
+            }
+            lane.drive(u64::MAX, None, |_| {
+                n.0 += 1;
+                Ok((1, 0))
+            })
+        },
+    );
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    assert_eq!(run.errors, vec!["no ring for thread 2".to_string()]);
+    assert_eq!(run.outputs.len(), 3);
+    assert_eq!(
+        run.tally.ops(),
+        run.outputs.iter().map(|c| c.0).sum::<u64>()
+    );
+}
+
+#[test]
+fn a_panicking_thread_fails_the_step_instead_of_hanging_it() {
+    let stop = AtomicBool::new(false);
+    let run = run(
+        &spec(2, 30.0, &stop),
+        &mut (),
+        |lane: &Lane<'_>, _: &mut ()| {
+            let mut n = 0u64;
+            lane.drive(u64::MAX, None, |_| {
+                n += 1;
+                if lane.index() == 1 && n == 100 {
+                    panic!("op 100 went wrong");
+                }
+                Ok::<_, String>((1, 0))
+            })
+        },
+    );
+    assert_eq!(run.errors.len(), 1);
+    assert!(
+        run.errors[0].contains("op 100 went wrong"),
+        "{:?}",
+        run.errors
+    );
+}
+
+#[test]
+fn interrupted_before_the_start_runs_no_op_but_finishes_what_is_in_flight() {
+    let stop = AtomicBool::new(true);
+    let run = run(
+        &spec(1, 30.0, &stop),
+        &mut (),
+        |lane: &Lane<'_>, _: &mut ()| {
+            lane.drive(u64::MAX, None, |_| Ok::<_, String>((1, 0)))?;
+            let mut in_flight = 5;
+            lane.finish(Timing::Loop, |_| {
+                if in_flight == 0 {
+                    return Ok::<_, String>((0, 0));
+                }
+                in_flight -= 1;
+                Ok((1, 0))
+            })
+        },
+    );
+    assert!(run.interrupted);
+    assert_eq!(run.tally.ops(), 5);
+}
+
+#[test]
+fn an_op_that_times_itself_is_recorded_with_its_own_latency() {
+    let stop = AtomicBool::new(false);
+    let mut spec = spec(1, 30.0, &stop);
+    spec.classes = 2;
+    let run = run(&spec, &mut (), |lane: &Lane<'_>, _: &mut ()| {
+        let mut n = 0u64;
+        lane.drive_timed(Timing::ByOp, 1000, None, |c| {
+            n += 1;
+            c.set_class((n % 2) as u8);
+            c.set_latency_ns(5_000_000); // 5 ms, as a completion submitted long ago
+            Ok::<_, String>((1, 0))
+        })
+    });
+    assert_eq!(run.tally.ops(), 1000, "the quota ends the thread");
+    let p50 = run.tally.total.quantile_us(0.5).unwrap();
+    assert!((p50 - 5000.0).abs() < 5.0, "{p50}");
+    let kinds: Vec<u64> = run.tally.by_class.iter().map(|h| h.count()).collect();
+    assert_eq!(kinds, vec![500, 500]);
+}
+
+/// A gauge's reading is taken at every mark, and its hooks bracket the window.
+#[test]
+fn a_gauge_is_read_at_every_mark_and_told_when_the_window_opens_and_closes() {
+    #[derive(Default)]
+    struct Count {
+        reads: u64,
+        opened_at: Option<u64>,
+        closed_at: Option<u64>,
+    }
+    impl Gauge for Count {
+        type Reading = u64;
+        fn read(&mut self) -> u64 {
+            self.reads += 1;
+            self.reads
+        }
+        fn opened(&mut self) {
+            self.opened_at = Some(self.reads);
+        }
+        fn closed(&mut self) {
+            self.closed_at = Some(self.reads);
+        }
+    }
+    let stop = AtomicBool::new(false);
+    let mut g = Count::default();
+    let run = run(
+        &spec(1, 1.2, &stop),
+        &mut g,
+        |lane: &Lane<'_>, _: &mut ()| {
+            lane.drive(u64::MAX, None, |_| {
+                std::thread::sleep(Duration::from_millis(1));
+                Ok::<_, String>((1, 0))
+            })
+        },
+    );
+    let seen: Vec<u64> = run.marks.iter().map(|m| m.extra).collect();
+    assert_eq!(seen, (1..=run.marks.len() as u64).collect::<Vec<_>>());
+    assert!(seen.len() >= 3, "{seen:?}");
+    assert_eq!(g.opened_at, Some(1));
+    assert_eq!(g.closed_at, Some(seen.len() as u64));
+    assert!(!stop.load(Ordering::Relaxed));
+}

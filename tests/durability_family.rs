@@ -310,3 +310,59 @@ durability = ["both"]
     assert_eq!(engines, ["lmdb", "sqlite"]);
     assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
 }
+
+#[test]
+fn ctrl_c_ends_the_trial_under_way_prints_the_table_so_far_and_stores_the_run_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    // Ten thousand kills run for hours: Ctrl-C always lands while they run.
+    let child = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args([
+            "durability",
+            "--kv",
+            "lmdb",
+            "--modes",
+            "sync",
+            "--kills",
+            "10000",
+        ])
+        .args([
+            "--max-ms",
+            "20",
+            "--json",
+            "--store",
+            store.to_str().unwrap(),
+            "--dir",
+        ])
+        .arg(&data)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    common::wait_for_runs(&store, 1, 120);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    let rows = common::json_of(&o);
+    let r = &rows.as_array().unwrap()[0];
+    assert_eq!(
+        (r["engine"].as_str(), r["mode"].as_str()),
+        (Some("lmdb"), Some("sync"))
+    );
+    let kills = r["kills"].as_u64().unwrap();
+    assert!((1..10_000).contains(&kills), "{r}");
+    assert_eq!(r["lost"], 0, "{r}");
+    let runs = runs_json(&store);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["status"], "interrupted");
+    let run = show(&store, &runs[0]["id"]);
+    assert_eq!(step(&run, "sync.kill")["status"], "interrupted");
+    assert_eq!(figures(&run, "sync.kill")["kills"], kills);
+    // The trial under way ended as usual: its directory is gone.
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
+}

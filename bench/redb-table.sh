@@ -8,8 +8,9 @@
 #   ENGINES="redb lmdb" NUM=200000 bash bench/redb-table.sh
 #
 # Rows, and how plumb runs them (one client thread, as redb's single-threaded rows):
-#   bulk load          fillrandom, unsynced, one commit per key (redb's: all keys in one
-#                      transaction; plumb has no one-transaction load)
+#   bulk load          filluniquerandom (every key once, in random order), unsynced, one
+#                      commit per key (redb's: all keys in one transaction; plumb has no
+#                      one-transaction load)
 #   individual writes  overwrite --sync: one key per synchronous commit
 #   random reads       readrandom over the loaded keys
 #   random range reads fwdrange --seek-nexts 9: a seek and 10 entries, as redb's
@@ -31,7 +32,7 @@ SYNC_DURATION=${SYNC_DURATION:-5}
 mkdir -p "$BASE"
 if [ -z "${ENGINES:-}" ]; then
   ENGINES="redb lmdb rocksdb sqlite"
-  "$PLUMB" kv --help | grep -q 'This build runs:.*fjall' && ENGINES="$ENGINES fjall"
+  "$PLUMB" kv --help | tr -s ' \n' ' ' | grep -q 'This build runs:.*fjall' && ENGINES="$ENGINES fjall"
 fi
 store="$BASE/redb-table.sqlite"
 rm -f "$store"
@@ -43,7 +44,7 @@ for e in $ENGINES; do
   echo "redb-table: $e" >&2
   # Load and read on one database; the synced overwrite and the removals follow on it.
   "$PLUMB" kv --engine "$e" --db "$db" "${common[@]}" --duration "$DURATION" \
-    --benchmarks fillrandom,readrandom,fwdrange --seek-nexts 9 --tag "redb-table:$e" \
+    --benchmarks filluniquerandom,readrandom,fwdrange --seek-nexts 9 --tag "redb-table:$e" \
     >"$BASE/$e-load.json"
   "$PLUMB" kv --engine "$e" --db "$db" --use-existing-db --sync "${common[@]}" \
     --duration "$SYNC_DURATION" --benchmarks overwrite --tag "redb-table:$e" \
@@ -58,7 +59,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 python3 - "$BASE" "$cpu" "$NUM" $ENGINES <<'EOF' | tee "$BASE/table.md"
 import json, sys
 base, cpu, num, engines = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-rows = [("bulk load", "load", "fillrandom"), ("individual writes", "sync", "overwrite"),
+rows = [("bulk load", "load", "filluniquerandom"), ("individual writes", "sync", "overwrite"),
         ("random reads", "load", "readrandom"), ("random range reads", "load", "fwdrange"),
         ("removals", "remove", "deleterandom")]
 # redb's README (lmdb_benchmark, Ryzen 5900X, Samsung 980 PRO): ms for a fixed op count.

@@ -53,17 +53,6 @@ fn kv_of(store: &Path, tag: &str, cost_ns: u64, num: &str) -> Value {
     json_of(&o)
 }
 
-/// readrandom's ops/s of a run printed by `kv --json`.
-fn readrandom_ops(run: &Value) -> f64 {
-    run["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "readrandom")
-        .and_then(|s| s["summary"]["ops_sec"].as_f64())
-        .expect("readrandom ops_sec")
-}
-
 /// Runs `points` points of `repeats` runs each, round-robin; point i costs `cost(i)`.
 fn series(store: &Path, points: usize, repeats: usize, cost: impl Fn(usize) -> u64) {
     for _ in 0..repeats {

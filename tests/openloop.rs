@@ -57,15 +57,29 @@ fn the_rate_search_finds_the_rate_a_known_cost_per_op_implies_and_stores_its_cur
     assert_eq!(account["bound"], "p99:50ms");
     assert_eq!(account["probes"].as_array().unwrap().len(), probes.len());
     let found = account["best_per_sec"].as_f64().unwrap();
+    // The search's own logic, which no noise changes: the rate found is the highest
+    // probe kept, and every kept probe met the bound.
+    let probes_stored = account["probes"].as_array().unwrap();
+    let kept_max = probes_stored
+        .iter()
+        .filter(|p| p["kept"] == true)
+        .map(|p| p["rate"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(found, kept_max, "{account}");
+    for p in probes_stored.iter().filter(|p| p["kept"] == true) {
+        assert!(p["quantile_us"].as_f64().unwrap() <= 50_000.0, "{p}");
+    }
     // On an idle core the cost implies 1e9 / cost_ns ops/s; on a shared machine the
     // thread gets a share of a core, which the closed-loop pass measures (CPU per op ×
-    // ops/s): the rate implied is the cost's on that share.
+    // ops/s). How close the search lands to it depends on how that share moves while it
+    // probes (on a loaded 2-vCPU VM it was 0.56-1.13× of it, old and new binaries
+    // alike), so this only catches a search off by a unit, not by the machine's noise.
     let closed = &all[1]["summary"];
     let share = (closed["cpu_us_op"].as_f64().unwrap() * closed["ops_sec"].as_f64().unwrap() / 1e6)
         .min(1.0);
     let implied = 1e9 / cost_ns as f64 * share;
     assert!(
-        (found / implied - 1.0).abs() <= 0.10,
+        found > implied / 3.0 && found < implied * 3.0,
         "found {found:.0}/s, the cost implies {implied:.0}/s (CPU share {share:.2}): {account}"
     );
     assert_eq!(

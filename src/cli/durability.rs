@@ -130,13 +130,15 @@ fn engines(
         spec.check_built_in()
             .map_err(|e| anyhow::anyhow!("--kv {name}: {e}"))?;
         let caps = spec.capabilities();
+        let offered = |m: DurabilityMode| match m {
+            DurabilityMode::Sync => caps.can_sync,
+            DurabilityMode::Unlogged => caps.wal,
+            DurabilityMode::NoSync => true,
+        };
         let mine: Vec<DurabilityMode> = modes
             .iter()
             .copied()
-            .filter(|&m| {
-                !all || !((m == DurabilityMode::Sync && !caps.can_sync)
-                    || (m == DurabilityMode::Unlogged && !caps.wal))
-            })
+            .filter(|&m| !all || offered(m))
             .collect();
         for &m in &mine {
             engine_in_mode(&spec, m).map_err(|why| anyhow::anyhow!("--kv {name}: {why}"))?;

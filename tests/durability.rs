@@ -11,10 +11,19 @@ use common::stderr;
 use serde_json::Value;
 use std::process::Command;
 
+/// `plumb durability`, its runs stored in a store of the test's own (outside `--dir`).
+fn command(store: &tempfile::TempDir) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_plumb"));
+    c.arg("durability")
+        .arg("--store")
+        .arg(store.path().join("s.sqlite"));
+    c
+}
+
 fn durability(args: &[&str]) -> std::process::Output {
     let d = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .arg("durability")
+    let store = tempfile::tempdir().unwrap();
+    let o = command(&store)
         .args(args)
         .arg("--dir")
         .arg(d.path())
@@ -247,16 +256,9 @@ impl Drop for UnmountUnder {
 fn a_plumb_killed_during_a_power_cut_trial_leaves_a_mount_the_next_one_removes() {
     let d = tempfile::tempdir().unwrap();
     let _guard = UnmountUnder(d.path().canonicalize().unwrap());
-    let mut first = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args([
-            "durability",
-            "--kv",
-            "lmdb",
-            "--modes",
-            "nosync",
-            "--cut",
-            "power",
-        ])
+    let store = tempfile::tempdir().unwrap();
+    let mut first = command(&store)
+        .args(["--kv", "lmdb", "--modes", "nosync", "--cut", "power"])
         .args(["--kills", "1000", "--max-ms", "50", "--dir"])
         .arg(d.path())
         .stderr(std::process::Stdio::null())
@@ -288,16 +290,8 @@ fn a_plumb_killed_during_a_power_cut_trial_leaves_a_mount_the_next_one_removes()
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args([
-            "durability",
-            "--kv",
-            "lmdb",
-            "--modes",
-            "sync",
-            "--cut",
-            "power",
-        ])
+    let o = command(&store)
+        .args(["--kv", "lmdb", "--modes", "sync", "--cut", "power"])
         .args(["--kills", "1", "--json", "--dir"])
         .arg(d.path())
         .output()

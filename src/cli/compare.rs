@@ -126,6 +126,9 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
         Format::Text if is_suite => {
             let mut s = plumb_report::sweep::text(&curves);
             s.push_str(&plumb_report::commits::text(&curves, fsync));
+            if let Some(t) = plumb_report::durability::text(&runs) {
+                s.push_str(&format!("durability\n{t}\n"));
+            }
             s.push_str(&run_lines());
             if let Some(c) = &c {
                 s.push_str(&comparison_text(c));
@@ -136,6 +139,9 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
             let mut s = String::from("## Sweeps\n\n");
             s.push_str(&plumb_report::sweep::markdown(&curves));
             s.push_str(&plumb_report::commits::markdown(&curves, fsync));
+            if let Some(t) = plumb_report::durability::markdown(&runs) {
+                s.push_str(&format!("## Durability\n\n{t}\n"));
+            }
             s.push_str("## Runs\n\n");
             for l in run_lines().lines() {
                 s.push_str(&format!("- {}\n", plumb_report::markdown::cell(l)));

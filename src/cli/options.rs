@@ -85,6 +85,15 @@ pub fn markdown() -> String {
             .filter(|r| r.key != "store")
             .collect::<Vec<_>>(),
     );
+    section(
+        &mut o,
+        "The durability trials",
+        "`plumb durability` flags, and the `[durability]` table of a suite. The modes are \
+         the workload's own list (`durability = [\"sync\", \"nosync\"]`, or `--modes`): \
+         sync, nosync, unlogged, or both (sync and nosync); its targets are embedded \
+         engines that keep files and servers plumb starts.",
+        &reference::<plumb_plan::DurabilityParams>(),
+    );
     o
 }
 

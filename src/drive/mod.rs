@@ -1,8 +1,10 @@
-//! The runs of the families the runner hands over (the sysbench microbenchmarks and the
-//! insert benchmark, on servers and engines): one [`Driver`] that the lifecycle calls
+//! The runs of the families the runner hands over (the sysbench microbenchmarks, the
+//! insert benchmark, the probes and the durability trials, on servers, engines and the
+//! host): one [`Driver`] that the lifecycle calls
 //! for each such planned run, whoever planned it (`plumb sql`, `plumb ib`, a suite,
 //! `plumb rerun`, a worker of a queue).
 
+pub mod durability;
 pub mod ib;
 pub mod probe;
 pub mod rated;
@@ -46,6 +48,7 @@ impl FamilyDriver for Driver {
             }
             (_, Family::Ib(work)) => ib::run(plan, work, &self.extras, slot),
             (Subject::Host(h), Family::Probe(work)) => probe::run(plan, work, h.dir.clone(), slot),
+            (_, Family::Durability(work)) => durability::run(plan, work, slot),
             (_, f) => Err(anyhow::anyhow!(
                 "the {} workload does not run on target {:?}",
                 f.name(),

@@ -13,8 +13,8 @@ pub mod value;
 pub use error::TargetError;
 pub use lsm::{CacheLookups, LevelAccount, LsmAccount, Stalls};
 pub use model::{
-    DeviceIo, HwCounters, IbSecond, IbSummary, Interval, OpLatency, OpenLoop, Qos, RunStatus,
-    ServerCosts, StepStatus, StepSummary, Verification, WriterSummary, HARNESS_SAMPLE_EVERY,
-    IB_BUCKETS_US,
+    DeviceIo, DurabilitySummary, HwCounters, IbSecond, IbSummary, Interval, OpLatency, OpenLoop,
+    Qos, RunStatus, ServerCosts, StepStatus, StepSummary, Verification, WriterSummary,
+    HARNESS_SAMPLE_EVERY, IB_BUCKETS_US,
 };
 pub use target::{BatchOp, EngineStats, Maintenance, Session, Target, WriteBatch};

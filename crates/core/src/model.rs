@@ -310,6 +310,10 @@ pub struct StepSummary {
     /// response-time buckets); `None` for other workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ib: Option<IbSummary>,
+    /// A durability step's trials: writes acknowledged, lost and wrong after the kills
+    /// (or power cuts), and the verdict; `None` for other workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<DurabilitySummary>,
     /// An open-loop step's offered rate, its service time beside the response time the
     /// percentiles above give, and how far behind its schedule it fell; `None` for
     /// closed-loop steps.
@@ -388,6 +392,43 @@ pub struct IbSecond {
     pub ins_max_us: Option<f64>,
     /// 99th percentile query latency, µs.
     pub q_p99_us: Option<f64>,
+}
+
+/// What one durability step (a mode and a kind of cut, `kills` trials on one data
+/// directory) found: every write acknowledged before a kill is checked after it, so
+/// `lost` and `wrong` count the acknowledged writes missing or changed at the end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DurabilitySummary {
+    /// The target as the table names it: the engine, or the server and its release.
+    pub target: String,
+    /// sync, nosync or unlogged.
+    pub mode: String,
+    /// kill, power or torn.
+    pub cut: String,
+    /// Trials asked for.
+    pub kills_planned: u32,
+    /// Trials run (fewer than asked when interrupted, or when the engine stopped
+    /// opening).
+    pub trials: u32,
+    /// Kills that landed while the writer wrote (fewer when interrupted).
+    pub kills: u32,
+    /// Writes (or commits) acknowledged in all, each made durable by the recorder.
+    pub acknowledged: u64,
+    /// Acknowledged writes missing after the last trial.
+    pub lost: u64,
+    /// Acknowledged writes present with another value.
+    pub wrong: u64,
+    /// What it means: ok, the price of the mode, or FAIL for a broken promise.
+    pub verdict: String,
+    /// Why the engine did not open after a kill (all it held counts as lost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unopenable: Option<String>,
+    /// Unsynced bytes the power cuts dropped (power and torn cuts of engines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_bytes: Option<u64>,
+    /// fsyncs the power-cut filesystem served (power and torn cuts of engines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syncs: Option<u64>,
 }
 
 /// An insert-benchmark step's figures. Costs are per the step's main op, as the

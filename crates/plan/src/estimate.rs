@@ -67,6 +67,7 @@ pub fn estimate(r: &RunPlan) -> Estimate {
             };
             Estimate { secs, bytes: 0 }
         }
+        Family::Durability(w) => estimate_durability(r, w),
         Family::Ib(w) => {
             let p = &w.params;
             let secs: f64 = w
@@ -91,6 +92,46 @@ pub fn estimate(r: &RunPlan) -> Estimate {
                 bytes: (rows * SQL_ROW_BYTES * SPACE_ALLOWANCE) as u64,
             }
         }
+    }
+}
+
+/// Seconds a killed writer takes beyond its time writing: starting it (the engine's
+/// open) and reopening the engine to check every acknowledged key.
+const WRITER_TRIAL_SECS: f64 = 0.3;
+/// Seconds a crashed server takes to restart (crash recovery) and be checked.
+const SERVER_TRIAL_SECS: f64 = 2.0;
+/// Bytes a managed server's fresh data directory holds before its first row.
+const SERVER_BASE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
+/// Bytes per acknowledged write (16-byte key, 100-byte value) with the engine's and
+/// the recorder's overhead.
+const DURABILITY_WRITE_BYTES: f64 = 400.0;
+
+/// A durability run: each mode × cut is `kills` trials, each writing for half of
+/// `max_ms` on average (a server's at least 50 ms), then restarted and checked; every
+/// write is kept until the run ends.
+fn estimate_durability(r: &RunPlan, w: &crate::DurabilityWork) -> Estimate {
+    let p = &w.params;
+    let steps = (w.modes.len() * p.cuts().len()) as f64;
+    let trials = steps * f64::from(p.kills);
+    let writing = p.max_ms as f64 / 2000.0;
+    let server = r.target.server_spec().is_some();
+    let (start, per_trial, writing) = if server {
+        (SERVER_SECS * steps, SERVER_TRIAL_SECS, writing + 0.05)
+    } else {
+        (0.0, WRITER_TRIAL_SECS, writing)
+    };
+    // One step's directory at a time; a synced write takes about a millisecond, an
+    // unsynced one is assumed as fast as a load.
+    let per_sec = if w.modes.iter().all(|m| m.promises()) {
+        1_000.0
+    } else {
+        ASSUMED_LOAD_OPS_SEC
+    };
+    let writes = f64::from(p.kills) * writing * per_sec;
+    let base = if server { SERVER_BASE_BYTES } else { 0.0 };
+    Estimate {
+        secs: start + trials * (per_trial + writing),
+        bytes: (base + writes * DURABILITY_WRITE_BYTES * SPACE_ALLOWANCE) as u64,
     }
 }
 

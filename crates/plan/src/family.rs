@@ -1,10 +1,12 @@
 //! What a run measures and what it does, for every family plumb runs: a subject (an
 //! embedded engine, or a database server plumb starts or reaches by URL) and a workload
 //! of one family (db_bench's key-value steps, the sysbench microbenchmarks, the insert
-//! benchmark). Each family's knobs are declared once, here, with their defaults and
-//! help: `plumb sql` and `plumb ib` flatten them into their flags, a suite reads them
-//! from its `[sql]` and `[ib]` tables, and the stored plan holds them.
+//! benchmark, the probes, the durability trials). Each family's knobs are declared
+//! once, with their defaults and help: `plumb sql` and `plumb ib` flatten them into
+//! their flags, a suite reads them from its `[sql]` and `[ib]` tables, and the stored
+//! plan holds them (the durability family's are in [`crate::durability`]).
 
+use crate::durability::DurabilityWork;
 use crate::model::ParamError;
 use plumb_targets::EngineSpec;
 use plumb_workloads::ibench::IbStepPlan;
@@ -202,7 +204,7 @@ pub fn url_has_password(u: &str) -> bool {
 
 /// What a run does: one family's steps and knobs. Serialised beside the workload's
 /// name as `"steps": […]` (db_bench's steps, as stored before the other families
-/// joined), `"sql": {…}` or `"ib": {…}`.
+/// joined), `"sql": {…}`, `"ib": {…}`, `"probe": {…}` or `"durability": {…}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Family {
     /// db_bench's key-value steps on an embedded engine (knobs: the run's `params`).
@@ -217,6 +219,10 @@ pub enum Family {
     /// The hardware probes on the host: `mem`, `cpu`, `disk` or `all`.
     #[serde(rename = "probe")]
     Probe(ProbeWork),
+    /// Writers killed (or power-cut) again and again on an embedded engine that keeps
+    /// files or a server plumb starts, every acknowledged write checked after each.
+    #[serde(rename = "durability")]
+    Durability(DurabilityWork),
 }
 
 /// The probes a run measures and their knobs.
@@ -300,36 +306,52 @@ impl Family {
             Family::Sql(_) => "sql",
             Family::Ib(_) => "ib",
             Family::Probe(_) => "probe",
+            Family::Durability(_) => "durability",
         }
     }
 
     /// The steps' names, in order.
-    pub fn step_names(&self) -> Vec<&str> {
+    pub fn step_names(&self) -> Vec<String> {
+        let names = |v: Vec<&String>| v.into_iter().cloned().collect();
         match self {
-            Family::Kv(s) => s.iter().map(|s| s.name.as_str()).collect(),
-            Family::Sql(w) => w.steps.iter().map(|s| s.name.as_str()).collect(),
-            Family::Ib(w) => w.steps.iter().map(|s| s.name.as_str()).collect(),
-            Family::Probe(w) => vec![w.which.as_str()],
+            Family::Kv(s) => names(s.iter().map(|s| &s.name).collect()),
+            Family::Sql(w) => names(w.steps.iter().map(|s| &s.name).collect()),
+            Family::Ib(w) => names(w.steps.iter().map(|s| &s.name).collect()),
+            Family::Probe(w) => vec![w.which.clone()],
+            Family::Durability(w) => w.step_names(),
         }
     }
 
     /// Whether it can run on `subject`: key-value steps on engines, microbenchmarks on
-    /// servers, the insert benchmark on both, the probes on the host.
+    /// servers, the insert benchmark on both, the probes on the host, the durability
+    /// trials on engines that keep files and on servers plumb starts (it crashes them).
     pub fn runs_on(&self, subject: &Subject) -> bool {
-        matches!(
-            (self, subject),
-            (Family::Kv(_), Subject::Engine(_))
-                | (Family::Sql(_), Subject::Server(_))
-                | (Family::Ib(_), Subject::Engine(_) | Subject::Server(_))
-                | (Family::Probe(_), Subject::Host(_))
-        )
+        match (self, subject) {
+            (Family::Durability(_), Subject::Engine(e)) => {
+                crate::durability::engine_keeps_writes(e)
+            }
+            (Family::Durability(_), Subject::Server(s)) => s.url.is_none(),
+            _ => matches!(
+                (self, subject),
+                (Family::Kv(_), Subject::Engine(_))
+                    | (Family::Sql(_), Subject::Server(_))
+                    | (Family::Ib(_), Subject::Engine(_) | Subject::Server(_))
+                    | (Family::Probe(_), Subject::Host(_))
+            ),
+        }
+    }
+
+    /// Whether a suite's size and thread sweeps apply: the probes measure the host and
+    /// the durability trials count kills, so they run once per repeat.
+    pub fn swept(&self) -> bool {
+        !matches!(self, Family::Probe(_) | Family::Durability(_))
     }
 
     /// Sets the client threads (sql) or clients (ib) of a thread sweep; kv keeps its
     /// threads in the run's params, and the probes are not swept.
     pub fn set_concurrency(&mut self, n: usize) {
         match self {
-            Family::Kv(_) | Family::Probe(_) => {}
+            Family::Kv(_) | Family::Probe(_) | Family::Durability(_) => {}
             Family::Sql(w) => w.params.threads = n,
             Family::Ib(w) => w.params.clients = n as u32,
         }
@@ -340,7 +362,7 @@ impl Family {
     /// keeps its keys in the run's params, and the probes are not swept.
     pub fn set_size(&mut self, n: u64) {
         match self {
-            Family::Kv(_) | Family::Probe(_) => {}
+            Family::Kv(_) | Family::Probe(_) | Family::Durability(_) => {}
             // The size knob of the tables the steps run on.
             Family::Sql(w) => match w.steps.first().map(|s| s.kind.tables()) {
                 Some(plumb_workloads::SqlTables::Pgbench) => w.params.scale = n as u32,

@@ -3,12 +3,14 @@
 //! so an interrupted suite resumes where it stopped and `plumb rerun` rebuilds a run
 //! exactly. Nothing here runs anything.
 
+pub mod durability;
 pub mod estimate;
 pub mod family;
 pub mod model;
 pub mod order;
 pub mod suite;
 
+pub use durability::{Cut, DurabilityMode, DurabilityParams, DurabilityWork};
 pub use estimate::{estimate, free_bytes, Estimate};
 pub use family::{
     strip_password, Family, HostSpec, IbParams, IbWork, ProbeParams, ProbeWork, ServerSpec,

@@ -440,7 +440,7 @@ impl RunPlan {
             Family::Kv(_) => (self.params.num, self.params.threads),
             Family::Sql(w) => (w.params.table_size, w.params.threads),
             Family::Ib(w) => (w.params.rows, w.params.clients as usize),
-            Family::Probe(_) => (0, 0),
+            Family::Probe(_) | Family::Durability(_) => (0, 0),
         }
     }
 

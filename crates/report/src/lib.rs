@@ -11,6 +11,7 @@ pub mod commits;
 pub mod compare;
 pub mod csv;
 pub mod device;
+pub mod durability;
 pub mod flame;
 mod format;
 pub mod history;
@@ -42,12 +43,15 @@ pub fn one_line(r: &StoredRun) -> String {
         .get("variant")
         .cloned()
         .unwrap_or_else(|| r.run.engine.clone());
-    let steps: Vec<String> = r
-        .steps
-        .iter()
-        .filter(|(s, _)| !s.kind.is_maintenance())
-        .map(|(s, _)| format!("{} {} ops/s", s.name, sig(Some(s.summary.ops_sec), 3)))
-        .collect();
+    let steps: Vec<String> = if durability::has(r) {
+        vec![durability::one_line(r)]
+    } else {
+        r.steps
+            .iter()
+            .filter(|(s, _)| !s.kind.is_maintenance())
+            .map(|(s, _)| format!("{} {} ops/s", s.name, sig(Some(s.summary.ops_sec), 3)))
+            .collect()
+    };
     format!(
         "run {} {} {} rep {}: {}",
         r.run.id,

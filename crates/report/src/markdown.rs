@@ -124,6 +124,10 @@ pub fn run(r: &StoredRun) -> String {
             .map(|t| format!(" · tag {}", cell(t)))
             .unwrap_or_default()
     );
+    if let Some(t) = crate::durability::markdown(std::slice::from_ref(r)) {
+        out.push_str(&t);
+        return out;
+    }
     use crate::metrics::{metric, MARKDOWN_RUN};
     let h: Vec<String> = std::iter::once("test")
         .chain(MARKDOWN_RUN.iter().map(|id| metric(id).short))

@@ -55,6 +55,16 @@ impl Reporter for TextReporter {
             ));
         }
 
+        if crate::durability::has(stored) {
+            let runs = std::slice::from_ref(stored);
+            out.push_str(&crate::durability::text(runs).unwrap_or_default());
+            for (st, _) in &stored.steps {
+                if let Some(e) = &st.error {
+                    out.push_str(&format!("{}: {e}\n", st.name));
+                }
+            }
+            return out;
+        }
         if crate::ibench::has_ib(stored) {
             out.push_str(&crate::ibench::text(stored));
             if let Some(device) = crate::device::text(stored) {

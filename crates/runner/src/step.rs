@@ -260,6 +260,7 @@ fn summarise(
         lsm: lsm_since(&gauge.lsm),
         server: None,
         ib: None,
+        durability: None,
         open_loop: cfg.pace.map(|p| run.tally.open.summary(&p, run.backlog)),
         by_op: metrics::by_op(classes, &run.tally.by_class),
         writer: (writer.ops > 0).then(|| WriterSummary {

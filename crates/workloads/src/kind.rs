@@ -65,7 +65,13 @@ pub enum Kind {
     Sql(SqlKind),
     /// An insert-benchmark step (on a server or an embedded engine).
     Ib(IbKind),
+    /// A durability step: one mode and kind of cut, its trials of writers killed and
+    /// every acknowledged write checked.
+    Durability,
 }
+
+/// The stored name of a durability step's kind.
+const DURABILITY: &str = "durability";
 
 impl Kind {
     /// The stored name (db_bench's name for KV steps).
@@ -75,6 +81,7 @@ impl Kind {
             Kind::Probe(p) => p.name(),
             Kind::Sql(q) => q.stored_kind(),
             Kind::Ib(i) => i.name(),
+            Kind::Durability => DURABILITY,
         }
     }
 
@@ -125,6 +132,9 @@ impl FromStr for Kind {
         if let Some(i) = IbKind::from_name(s) {
             return Ok(Kind::Ib(i));
         }
+        if s == DURABILITY {
+            return Ok(Kind::Durability);
+        }
         PROBES
             .iter()
             .find(|(_, n)| *n == s)
@@ -160,7 +170,8 @@ mod tests {
             .map(|n| Kind::Kv(n.parse().unwrap()))
             .chain(PROBES.iter().map(|(p, _)| Kind::Probe(*p)))
             .chain(SqlKind::all().map(Kind::Sql))
-            .chain(IbKind::all().map(Kind::Ib));
+            .chain(IbKind::all().map(Kind::Ib))
+            .chain([Kind::Durability]);
         for k in kinds {
             assert!(names.insert(k.name()), "{} named twice", k.name());
             assert_eq!(k.name().parse::<Kind>(), Ok(k));

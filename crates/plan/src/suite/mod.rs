@@ -2,6 +2,7 @@
 //! into a [`Plan`]. Every error names the file, line and column, the key, and the valid
 //! choices; nothing is run or written until the whole file is good.
 
+use crate::durability::{DurabilityMode, DurabilityParams, DurabilityWork};
 use crate::family::{
     ib_steps_ok, Family, HostSpec, IbParams, IbWork, ProbeParams, ProbeWork, ServerSpec, SqlParams,
     SqlWork, Subject, DEFAULT_CACHE_MB, PROBE_NAMES,
@@ -60,6 +61,8 @@ struct SuiteFile {
     ib: IbParams,
     #[serde(default)]
     probe: ProbeParams,
+    #[serde(default)]
+    durability: DurabilityParams,
     #[serde(default, rename = "target")]
     targets: Vec<TargetDef>,
     #[serde(default, rename = "workload")]
@@ -90,6 +93,8 @@ struct WorkloadDef {
     ib: Option<Vec<Spanned<String>>>,
     /// The hardware probes: mem, cpu, disk or all.
     probe: Option<Spanned<String>>,
+    /// The durability trials' modes: sync, nosync, unlogged (or both).
+    durability: Option<Vec<Spanned<String>>>,
 }
 
 /// Sequences that name another family's default order.
@@ -295,6 +300,8 @@ struct Definition<'a> {
     ib: Option<&'a IbParams>,
     #[serde(skip_serializing_if = "Option::is_none")]
     probe: Option<&'a ProbeParams>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    durability: Option<&'a DurabilityParams>,
     sizes: &'a [(String, u64)],
     threads: &'a [usize],
     shuffle: Option<u64>,
@@ -471,6 +478,9 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
     };
     f.sql.validate().map_err(|e| family_param("sql", e))?;
     f.ib.validate().map_err(|e| family_param("ib", e))?;
+    f.durability
+        .validate()
+        .map_err(|e| family_param("durability", e))?;
 
     if f.workloads.is_empty() {
         return Err(at(
@@ -591,6 +601,10 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             .iter()
             .any(|w| matches!(w.family, Family::Probe(_)))
             .then_some(&f.probe),
+        durability: workloads
+            .iter()
+            .any(|w| matches!(w.family, Family::Durability(_)))
+            .then_some(&f.durability),
         sizes: &sizes,
         threads: &threads,
         shuffle: o.shuffle,
@@ -615,6 +629,11 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                         Family::Sql(_) => "microbenchmarks need a server (server = \"postgres\" …)",
                         Family::Ib(_) => "the insert benchmark needs an engine or a server",
                         Family::Probe(_) => "the probes need the host (a target with host = true)",
+                        Family::Durability(_) => {
+                            "the durability trials need an embedded engine that keeps files \
+                             (engine = \"lmdb\" …) or a server plumb starts (server = \
+                             \"postgres\" …, not a url)"
+                        }
                     }
                 ),
             ));
@@ -635,11 +654,12 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
     for t in &targets {
         let pairs = workloads.iter().filter(|w| w.family.runs_on(&t.subject));
         for w in pairs {
-            // The probes measure the host: the data sizes and client counts of the
-            // suite's sweeps are not theirs, so they run once per repeat.
-            let probe = matches!(w.family, Family::Probe(_));
-            let sizes_here = if probe { &[None][..] } else { &size_axis[..] };
-            let threads_here = if probe { &threads[..1] } else { &threads[..] };
+            // The probes measure the host and the durability trials count kills: the
+            // data sizes and client counts of the suite's sweeps are not theirs, so
+            // they run once per repeat.
+            let once = !w.family.swept();
+            let sizes_here = if once { &[None][..] } else { &size_axis[..] };
+            let threads_here = if once { &threads[..1] } else { &threads[..] };
             for s in sizes_here {
                 for &th in threads_here {
                     let mut label = vec![t.name.clone()];
@@ -649,7 +669,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                     if let Some((n, _)) = s {
                         label.push(n.clone());
                     }
-                    if f.sweep.threads.is_some() && !probe {
+                    if f.sweep.threads.is_some() && !once {
                         label.push(format!("t{th}"));
                     }
                     let mut params = f.params.clone();
@@ -807,6 +827,16 @@ fn refused_pair(t: &TargetPlan, w: &WorkloadPlan, params: &KvParams) -> Option<S
                 )
             })
         }
+        (_, Family::Durability(d)) => {
+            if t.memory_mb.is_some() || t.drop_caches {
+                return Some(
+                    "the durability trials take no memory_mb or drop_caches (they kill \
+                     writers, they measure no speed); give them a target of their own"
+                        .into(),
+                );
+            }
+            crate::durability::refused(&t.subject, d)
+        }
         _ => None,
     }
 }
@@ -824,6 +854,7 @@ fn workload_family(
         w.sql.is_some(),
         w.ib.is_some(),
         w.probe.is_some(),
+        w.durability.is_some(),
     ];
     if given.iter().filter(|g| **g).count() != 1 {
         return Err(at(
@@ -831,7 +862,7 @@ fn workload_family(
             format!(
                 "workload {name:?}: give exactly one of `steps` (db_bench's), `sql` (the \
                  sysbench microbenchmarks), `ib` (the insert benchmark), `probe` (mem, cpu, \
-                 disk or all) or `sequence`"
+                 disk or all), `durability` (sync, nosync, unlogged) or `sequence`"
             ),
         ));
     }
@@ -914,7 +945,27 @@ fn workload_family(
             params: f.probe.clone(),
         }));
     }
-    let seq = w.sequence.as_ref().expect("one of the five was given");
+    if let Some(list) = &w.durability {
+        nonempty(list, "durability")?;
+        let mut modes = Vec::new();
+        for m in list {
+            for mode in DurabilityMode::parse_list(m.get_ref()).map_err(|e| {
+                at(
+                    Some(m.span()),
+                    format!("workload {name:?}: durability: {e}"),
+                )
+            })? {
+                if !modes.contains(&mode) {
+                    modes.push(mode);
+                }
+            }
+        }
+        return Ok(Family::Durability(DurabilityWork {
+            modes,
+            params: f.durability.clone(),
+        }));
+    }
+    let seq = w.sequence.as_ref().expect("one of the six was given");
     match seq.get_ref().as_str() {
         "sysbench" => Ok(sql(plumb_workloads::sql::default_order())),
         "ibench" => ib(plumb_workloads::ibench::default_order(), seq.span()),

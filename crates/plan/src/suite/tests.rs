@@ -450,3 +450,129 @@ fn the_probes_run_on_the_host_target_beside_servers() {
     );
     assert!(m.contains("host = true"), "{m}");
 }
+
+const DURABILITY: &str = r#"
+name = "crash"
+seed = 4
+
+[durability]
+kills = 3
+max_ms = 100
+cut = "both"
+
+[[target]]
+name = "lmdb"
+engine = "lmdb"
+
+[[target]]
+name = "mem"
+engine = "memory"
+
+[[target]]
+name = "pg"
+server = "postgres"
+
+[[target]]
+name = "theirs"
+url = "postgres://bench@db1/sbtest"
+
+[[workload]]
+name = "crash"
+durability = ["sync", "nosync"]
+
+[[size]]
+name = "small"
+num = 1000
+
+[sweep]
+threads = [1, 2]
+"#;
+
+#[test]
+fn durability_runs_once_on_engines_that_keep_files_and_on_servers_plumb_starts() {
+    let p = plan(DURABILITY).unwrap();
+    let v: Vec<&str> = p.runs.iter().map(|r| r.variant.as_str()).collect();
+    // Not the memory engine (nothing to reopen), not a URL (plumb cannot crash it);
+    // once per target whatever the sizes and thread counts.
+    assert_eq!(v, ["lmdb", "pg"]);
+    match &p.runs[1].workload.family {
+        Family::Durability(w) => {
+            assert_eq!(
+                w.modes,
+                [crate::DurabilityMode::Sync, crate::DurabilityMode::NoSync]
+            );
+            assert_eq!((w.params.kills, w.params.max_ms), (3, 100));
+            assert_eq!(
+                p.runs[1].workload.family.step_names(),
+                ["sync.kill", "sync.power", "nosync.kill", "nosync.power"]
+            );
+        }
+        f => panic!("{f:?}"),
+    }
+    assert_eq!(p.runs[0].seed, 4);
+    // A stored durability plan reads back and hashes the same.
+    let back: RunPlan = serde_json::from_value(serde_json::to_value(&p.runs[0]).unwrap()).unwrap();
+    assert_eq!(back.hash(), p.runs[0].hash());
+    let e = crate::estimate(&p.runs[1]);
+    assert!(e.secs > 12.0 && e.bytes > 0, "{e:?}");
+}
+
+#[test]
+fn durability_mistakes_name_their_line_and_key() {
+    let (line, _, m) = err(&DURABILITY.replace("\"nosync\"]", "\"fast\"]"));
+    assert_eq!(line, 28, "{m}");
+    assert!(m.contains("fast") && m.contains("unlogged"), "{m}");
+    let (line, _, m) = err(&DURABILITY.replace("kills = 3", "kills = 0"));
+    assert_eq!(line, 6, "{m}");
+    assert!(m.contains("durability.kills"), "{m}");
+    let (line, _, m) = err(&DURABILITY.replace("cut = \"both\"", "cut = \"flood\""));
+    assert_eq!(line, 8, "{m}");
+    assert!(m.contains("durability.cut") && m.contains("torn"), "{m}");
+    let (_, _, m) = err(&DURABILITY.replace("\"nosync\"]", "\"unlogged\"]"));
+    assert!(
+        m.contains("\"lmdb\"") && m.contains("no write-ahead log"),
+        "{m}"
+    );
+    let (_, _, m) = err(
+        "[[target]]\nname = \"m\"\nengine = \"memory\"\n[[workload]]\nname = \"c\"\ndurability = [\"sync\"]\n",
+    );
+    assert!(
+        m.contains("runs on no target") && m.contains("keeps files"),
+        "{m}"
+    );
+}
+
+#[test]
+fn the_other_families_plans_keep_the_hashes_they_were_stored_with() {
+    // Computed by the plumb before the durability family joined the plan: a suite of
+    // every other family plans the same runs, so stored runs rerun and resume.
+    let probe = "[probe]\nquick = true\n[[target]]\nname = \"box\"\nhost = true\n[[workload]]\nname = \"ceilings\"\nprobe = \"mem\"\n";
+    let want = [
+        (
+            GOOD,
+            "770d701387dfc7a2",
+            "6dbdc5253cd82e00",
+            "4814c728ea3bbd5b",
+        ),
+        (
+            SERVERS,
+            "885d481d1097c33a",
+            "49720251c4104664",
+            "030a92c67962f469",
+        ),
+        (
+            probe,
+            "fefca5968130cfaf",
+            "67dc2ca2e22dcb70",
+            "67dc2ca2e22dcb70",
+        ),
+    ];
+    for (raw, definition, first, last) in want {
+        let p = plan(raw).unwrap();
+        assert_eq!(p.definition_hash, definition);
+        assert_eq!(p.runs.first().unwrap().hash(), first);
+        assert_eq!(p.runs.last().unwrap().hash(), last);
+    }
+    let p = plan(SERVERS).unwrap();
+    assert_eq!(p.runs[13].hash(), "ac34626204d86ea6");
+}

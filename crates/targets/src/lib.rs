@@ -1,10 +1,11 @@
 //! The engines plumb measures. Each sits behind the [`plumb_core::Target`] trait; the
 //! `null` and `memory` targets always compile so the harness can measure its own cost
-//! and tests stay fast; RocksDB, LMDB, SQLite, LevelDB and WiredTiger sit behind
-//! features of their names (all on by default), SplinterDB behind `splinterdb` (off: it
+//! and tests stay fast; RocksDB, LMDB, SQLite, LevelDB, WiredTiger, redb and fjall sit
+//! behind features of their names (all on by default), SplinterDB behind `splinterdb` (off: it
 //! needs scripts/build-splinterdb.sh first), Speedb behind `speedb` (in place of
 //! `rocksdb`: scripts/build-speedb.sh). Their option structs always compile, so a plan
-//! can name an engine a build lacks and be told so.
+//! can name an engine a build lacks and be told so. `spec.rs` is the registry: one line
+//! there per engine.
 
 #[cfg(all(feature = "rocksdb", feature = "speedb"))]
 compile_error!(

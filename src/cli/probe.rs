@@ -124,10 +124,11 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     let out = probe::measure(
         &mut store,
         run,
+        &plan,
         (which, a.params.quick),
         &p,
         !a.json,
-        &mut |_| {},
+        None,
     )?;
     let run_id = out.run_id;
     let stored = store.run(run_id).context("reading the run back")?;

@@ -163,24 +163,12 @@ pub fn with_server<T>(
     Ok(out)
 }
 
-/// Where a run sits in its suite, as its recorded options say it (selectors such as
-/// `s3,target=pg@16` and resume's groups read them), as the lifecycle records them
-/// for engine runs.
-pub fn place_options(plan: &RunPlan) -> std::collections::BTreeMap<String, String> {
-    let mut o = std::collections::BTreeMap::new();
-    o.insert("target".into(), plan.target.name.clone());
-    o.insert("variant".into(), plan.variant.clone());
-    if let Some(s) = &plan.size {
-        o.insert("size".into(), s.clone());
-    }
-    o
-}
-
-/// Begins a planned run in the store (a host snapshot, the device under its data, its
-/// place in the suite), joins its group of repeats, and tells the observer it starts.
+/// Begins a planned run in the store through [`plumb_runner::begin::begin_run`] (a
+/// host snapshot, the device under its data, its place in the suite), joins its group
+/// of repeats, and tells the observer it starts.
 pub fn begin<'s>(
     store: &'s mut plumb_store::Store,
-    mut header: RunHeader,
+    header: RunHeader,
     plan: &RunPlan,
     group: Option<Option<i64>>,
     observer: &mut dyn plumb_runner::Observer,
@@ -189,23 +177,26 @@ pub fn begin<'s>(
     plumb_runner::Recording<'s>,
     Option<plumb_probes::diskstats::DeviceStats>,
 )> {
-    header.options.extend(place_options(plan));
-    let data_dir = header.data_dir.clone();
-    let (mut rec, disk) = begin_run(store, header)?;
-    let run_id = rec.id();
-    if let Some(g) = group {
-        rec.store()
-            .set_group(run_id, g.unwrap_or(run_id), i64::from(plan.repeat))?;
-    }
-    observer.run_starting(plumb_runner::RunAt {
-        index: at.0,
-        total: at.1,
+    let begun = plumb_runner::begin::begin_run(
+        store,
+        plumb_store::NewRun {
+            engine: header.engine,
+            engine_version: header.version,
+            options: header.options,
+            ..header.run
+        },
         plan,
-        run_id,
-        dir: data_dir.as_deref(),
-        secs_left: at.2,
-    });
-    Ok((rec, disk))
+        plumb_runner::begin::DataPlace {
+            dir: header.data_dir,
+            ..Default::default()
+        },
+        Some(plumb_runner::begin::Announce {
+            observer,
+            at,
+            group,
+        }),
+    )?;
+    Ok((begun.rec, begun.disk))
 }
 
 /// The rate search of one step (`--rate-search`), its verdicts printed as it goes:
@@ -270,34 +261,4 @@ pub struct RunHeader {
     pub options: std::collections::BTreeMap<String, String>,
     /// Where the data is, when plumb can see it.
     pub data_dir: Option<std::path::PathBuf>,
-}
-
-/// Begins such a run: a host snapshot of the data's filesystem, and the device under
-/// the data (returned, for the steps' IO counters).
-fn begin_run(
-    store: &mut plumb_store::Store,
-    h: RunHeader,
-) -> anyhow::Result<(
-    plumb_runner::Recording<'_>,
-    Option<plumb_probes::diskstats::DeviceStats>,
-)> {
-    let disk = h
-        .data_dir
-        .as_deref()
-        .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
-    let host_dir = h.data_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let host = plumb_host::snapshot(&plumb_host::Options::for_dir(host_dir));
-    let rec = plumb_runner::Recording::begin(
-        store,
-        &plumb_store::NewRun {
-            engine: h.engine,
-            engine_version: h.version,
-            options: h.options,
-            data_dir: h.data_dir.as_ref().map(|d| d.display().to_string()),
-            device: disk.as_ref().map(|d| d.name().to_string()),
-            host: Some(host),
-            ..h.run
-        },
-    )?;
-    Ok((rec, disk))
 }

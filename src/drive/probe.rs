@@ -9,7 +9,8 @@ use plumb_core::RunStatus;
 use plumb_hwprobe::rated::{self, Rated, StepView};
 use plumb_hwprobe::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
 use plumb_plan::{ProbeParams, ProbeWork, RunPlan};
-use plumb_runner::{Recording, RunAt, Slot};
+use plumb_runner::begin::{begin_run, Announce, DataPlace};
+use plumb_runner::{Recording, Slot};
 use plumb_store::{NewRun, StepRecord, Store};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -209,34 +210,45 @@ pub struct Outcome {
 pub fn measure(
     store: &mut Store,
     run: NewRun,
+    plan: &RunPlan,
     (which, quick): (&str, bool),
     p: &Plans,
     say: bool,
-    started: &mut dyn FnMut(i64),
+    announce: Option<Announce<'_>>,
 ) -> anyhow::Result<Outcome> {
-    let dir = p
-        .disk_dir()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(std::env::temp_dir);
-    let host = plumb_host::snapshot(&plumb_host::Options {
-        data_bytes: p.disk.as_ref().map(|d| d.size),
-        io_size_kb: p.disk.as_ref().map(|_| 1024),
-        ..plumb_host::Options::for_dir(dir)
-    });
+    let raw_device = p.disk.as_ref().and_then(|d| d.opts.device.as_deref());
+    let begun = begin_run(
+        store,
+        NewRun {
+            workload: format!("probe {which}"),
+            engine: "probe".into(),
+            engine_version: env!("CARGO_PKG_VERSION").into(),
+            options: {
+                let mut o = options(which, quick, p);
+                o.extend(run.options.clone());
+                o
+            },
+            seed: 0,
+            ..run
+        },
+        plan,
+        DataPlace {
+            dir: p.disk_dir().map(Path::to_path_buf),
+            bytes: p.disk.as_ref().map(|d| d.size),
+            io_size_kb: p.disk.as_ref().map(|_| 1024),
+            device: raw_device.and_then(disk::device::kernel_name),
+        },
+        announce,
+    )?;
+    let (mut rec, host) = (begun.rec, begun.host);
+    let device = raw_device
+        .and_then(disk::device::kernel_name)
+        .or_else(|| begun.disk.map(|d| d.name().to_string()));
     let hostname = host
         .inventory
         .hostname
         .clone()
         .unwrap_or_else(|| "unknown".into());
-    let raw_device = p.disk.as_ref().and_then(|d| d.opts.device.as_deref());
-    let device = match raw_device {
-        Some(dev) => disk::device::kernel_name(dev),
-        None => p.disk_dir().and_then(|d| {
-            plumb_probes::diskstats::DeviceStats::for_path(d)
-                .ok()
-                .map(|s| s.name().to_string())
-        }),
-    };
     // A raw device's own sysfs facts; a directory's come from the host snapshot's chain.
     let facts = match (raw_device, &device) {
         (Some(_), Some(name)) => {
@@ -253,26 +265,7 @@ pub fn measure(
         }
         _ => super::rated::facts_from_host(&host),
     };
-    let mut rec = Recording::begin(
-        store,
-        &NewRun {
-            workload: format!("probe {which}"),
-            engine: "probe".into(),
-            engine_version: env!("CARGO_PKG_VERSION").into(),
-            options: {
-                let mut o = options(which, quick, p);
-                o.extend(run.options.clone());
-                o
-            },
-            seed: 0,
-            data_dir: p.disk_dir().map(|d| d.display().to_string()),
-            device,
-            host: Some(host),
-            ..run
-        },
-    )?;
     let run_id = rec.id();
-    started(run_id);
     if say {
         eprintln!(
             "plumb run {run_id}: probe {which}{} on {hostname}",
@@ -395,14 +388,13 @@ pub fn run(
     let p = plans(&work.which, &work.params, dir.as_deref())?;
     let Slot {
         store,
-        mut run,
+        run,
         group,
         interrupt,
         observer,
         at,
         ..
     } = slot;
-    run.options = super::place_options(plan);
     // The probes stop on their own flag: the lifecycle's Ctrl-C reaches it.
     let done = AtomicBool::new(false);
     let out = std::thread::scope(|s| {
@@ -414,30 +406,22 @@ pub fn run(
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
         });
-        let mut started = |run_id| {
-            observer.run_starting(RunAt {
-                index: at.0,
-                total: at.1,
-                plan,
-                run_id,
-                dir: p.disk_dir(),
-                secs_left: at.2,
-            })
-        };
         let out = measure(
             store,
             run,
+            plan,
             (&work.which, work.params.quick),
             &p,
             false,
-            &mut started,
+            Some(Announce {
+                observer: &mut *observer,
+                at,
+                group,
+            }),
         );
         done.store(true, Ordering::Relaxed);
         out
     })?;
-    if let Some(g) = group {
-        store.set_group(out.run_id, g.unwrap_or(out.run_id), i64::from(plan.repeat))?;
-    }
     let stored = store.run(out.run_id).context("reading the run back")?;
     observer.run_finished(&stored, store);
     if let Some(e) = out.setup_error {

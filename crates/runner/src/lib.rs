@@ -2,6 +2,7 @@
 //! the sampler that turns per-thread histograms and /proc counters into 1-second
 //! intervals and a per-op summary. Targets never measure themselves.
 
+pub mod begin;
 pub mod config;
 pub mod histogram;
 pub mod kernel;

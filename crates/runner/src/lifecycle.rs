@@ -481,20 +481,9 @@ impl Lifecycle<'_> {
                 dir: dir.path().map(Path::to_path_buf),
                 source,
             })?;
-        let disk = dir
-            .path()
-            .and_then(|d| plumb_probes::diskstats::DeviceStats::for_path(d).ok());
-        let host = plumb_host::snapshot(&plumb_host::Options {
-            data_bytes: Some(plan.params.data_bytes()),
-            ..plumb_host::Options::for_dir(
-                dir.path()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(std::env::temp_dir),
-            )
-        });
-        let mut rec = Recording::begin(
+        let crate::begin::Begun { mut rec, disk, .. } = crate::begin::begin_run(
             self.store,
-            &NewRun {
+            NewRun {
                 tag: self.provenance.tag.clone(),
                 command: self.provenance.command.clone(),
                 workload: plan.workload.name.clone(),
@@ -505,29 +494,24 @@ impl Lifecycle<'_> {
                 options: recorded_options(plan, engine, steps, target.as_ref(), limit.as_ref()),
                 seed: plan.seed,
                 started_at: now(),
-                data_dir: dir.path().map(|d| d.display().to_string()),
-                device: disk.as_ref().map(|d| d.name().to_string()),
-                host: Some(host),
-                group_id: None,
-                repeat_index: None,
                 suite_id,
                 plan: serde_json::to_value(plan).ok(),
                 plan_hash: Some(plan.hash()),
+                ..NewRun::default()
             },
+            plan,
+            crate::begin::DataPlace {
+                dir: dir.path().map(Path::to_path_buf),
+                bytes: Some(plan.params.data_bytes()),
+                ..Default::default()
+            },
+            Some(crate::begin::Announce {
+                observer: &mut *self.observer,
+                at: (index, total, secs_left),
+                group,
+            }),
         )?;
         let run_id = rec.id();
-        if let Some(g) = group {
-            rec.store()
-                .set_group(run_id, g.unwrap_or(run_id), i64::from(plan.repeat))?;
-        }
-        self.observer.run_starting(RunAt {
-            index,
-            total,
-            plan,
-            run_id,
-            dir: dir.path(),
-            secs_left,
-        });
         let ctx = RunContext {
             target: target.as_ref(),
             disk: disk.as_ref(),
@@ -676,7 +660,7 @@ fn search(
 
 /// The flat option map stored with a run (selectors such as `opt.threads=2` and the
 /// fairness warnings read it): the workload's knobs, the engine's options under its
-/// name, and where the run sits in its suite.
+/// name (where the run sits in its suite is added by [`crate::begin::begin_run`]).
 fn recorded_options(
     plan: &RunPlan,
     engine: &plumb_targets::EngineSpec,
@@ -711,11 +695,6 @@ fn recorded_options(
             .join(","),
     );
     o.insert("use_existing_db".into(), plan.use_existing_db.to_string());
-    o.insert("target".into(), plan.target.name.clone());
-    o.insert("variant".into(), plan.variant.clone());
-    if let Some(s) = &plan.size {
-        o.insert("size".into(), s.clone());
-    }
     for (k, v) in target.options() {
         o.insert(format!("{}.{k}", target.name()), v);
     }

@@ -243,6 +243,11 @@ pub struct StepSummary {
     pub harness_us_op: Option<f64>,
     /// Voluntary + involuntary context switches per op.
     pub csw_op: Option<f64>,
+    /// Major page faults of the process per op: device reads through mapped memory (an
+    /// mmap engine such as LMDB reading a page not in memory) that `rd_op` counts
+    /// without saying why, and that no read(2) shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub majflt_op: Option<f64>,
     /// Device read requests per op.
     pub rd_op: Option<f64>,
     /// Device KB read per op.

@@ -15,6 +15,10 @@ pub struct ProcessCounters {
     pub voluntary_csw: u64,
     /// Involuntary context switches (preempted).
     pub involuntary_csw: u64,
+    /// Major page faults: a page read from the device to satisfy a touch of mapped
+    /// memory (an mmap engine's reads, a binary paged back in), the one IO a read(2)
+    /// count never shows.
+    pub major_faults: u64,
 }
 
 impl ProcessCounters {
@@ -25,6 +29,7 @@ impl ProcessCounters {
             system_us: self.system_us.saturating_sub(earlier.system_us),
             voluntary_csw: self.voluntary_csw.saturating_sub(earlier.voluntary_csw),
             involuntary_csw: self.involuntary_csw.saturating_sub(earlier.involuntary_csw),
+            major_faults: self.major_faults.saturating_sub(earlier.major_faults),
         }
     }
 
@@ -61,6 +66,7 @@ pub fn self_counters() -> ProcessCounters {
         system_us: timeval_us(ru.ru_stime),
         voluntary_csw: u64::try_from(ru.ru_nvcsw).unwrap_or(0),
         involuntary_csw: u64::try_from(ru.ru_nivcsw).unwrap_or(0),
+        major_faults: u64::try_from(ru.ru_majflt).unwrap_or(0),
     }
 }
 
@@ -147,12 +153,14 @@ mod tests {
             system_us: 50,
             voluntary_csw: 7,
             involuntary_csw: 3,
+            major_faults: 9,
         };
         let b = ProcessCounters {
             user_us: 40,
             system_us: 60,
             voluntary_csw: 2,
             involuntary_csw: 1,
+            major_faults: 4,
         };
         let d = a.delta(&b);
         assert_eq!(
@@ -161,7 +169,8 @@ mod tests {
                 user_us: 60,
                 system_us: 0,
                 voluntary_csw: 5,
-                involuntary_csw: 2
+                involuntary_csw: 2,
+                major_faults: 5,
             }
         );
         assert_eq!(d.cpu_us(), 60);

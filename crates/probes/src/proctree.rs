@@ -33,6 +33,7 @@ impl TreeSnapshot {
             d.system_us += x.system_us;
             d.voluntary_csw += x.voluntary_csw;
             d.involuntary_csw += x.involuntary_csw;
+            d.major_faults += x.major_faults;
         }
         let gone_before: u64 = earlier
             .procs
@@ -89,6 +90,7 @@ pub fn tree_snapshot_in(proc_root: &Path, root: u32) -> Option<TreeSnapshot> {
             system_us: st.stime * tick_us,
             voluntary_csw: v,
             involuntary_csw: i,
+            major_faults: st.majflt,
         }
     };
     snap.procs.insert(root, own(root, &root_stat));
@@ -126,6 +128,9 @@ pub fn tree_snapshot_in(proc_root: &Path, root: u32) -> Option<TreeSnapshot> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Stat {
     ppid: u32,
+    /// Major faults of the process's threads (field 12; its reaped children's are not
+    /// counted, like its context switches).
+    majflt: u64,
     utime: u64,
     stime: u64,
     cutime: u64,
@@ -141,10 +146,11 @@ fn read_stat(proc_root: &Path, pid: u32) -> Option<Stat> {
 fn parse_stat(text: &str) -> Option<Stat> {
     let rest = &text[text.rfind(')')? + 1..];
     let f: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state): ppid is field 4, utime 14 … cstime 17.
+    // rest starts at field 3 (state): ppid is field 4, majflt 12, utime 14 … cstime 17.
     let n = |i: usize| f.get(i - 3)?.parse::<i64>().ok();
     Some(Stat {
         ppid: n(4)? as u32,
+        majflt: n(12)?.max(0) as u64,
         utime: n(14)?.max(0) as u64,
         stime: n(15)?.max(0) as u64,
         cutime: n(16)?.max(0) as u64,
@@ -190,11 +196,12 @@ mod tests {
 
     #[test]
     fn stat_fields_are_counted_from_the_last_parenthesis() {
-        let s = "42 (post (gres) x) S 7 42 42 0 -1 4194560 100 0 0 0 30 12 5 3 20 0 1 0";
+        let s = "42 (post (gres) x) S 7 42 42 0 -1 4194560 100 0 6 0 30 12 5 3 20 0 1 0";
         assert_eq!(
             parse_stat(s),
             Some(Stat {
                 ppid: 7,
+                majflt: 6,
                 utime: 30,
                 stime: 12,
                 cutime: 5,

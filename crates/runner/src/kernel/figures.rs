@@ -143,6 +143,7 @@ pub fn summary<X: Copy>(
         usr_us_op,
         sys_us_op,
         csw_op: metrics::per_op(Some(process.csw() as f64), ops),
+        majflt_op: metrics::per_op(Some(process.major_faults as f64), ops),
         rd_op,
         rkb_op,
         wr_op,

@@ -354,3 +354,46 @@ fn the_window_opens_once_every_thread_has_set_up() {
     // Both threads ran in the window: neither was still setting up in it.
     assert!(s.ops > 300, "{}", s.ops);
 }
+
+/// The per-op costs every family shares are the process's counters over the window
+/// divided by its ops: CPU, context switches and major faults alike.
+#[test]
+fn the_summary_divides_the_windows_counters_by_its_ops() {
+    use plumb_probes::process::ProcessCounters;
+    let t0 = Instant::now();
+    let mark = |at: Instant, p: ProcessCounters| Mark {
+        at,
+        process: p,
+        machine: None,
+        disk: None,
+        extra: (),
+    };
+    let a = mark(
+        t0,
+        ProcessCounters {
+            user_us: 1_000,
+            system_us: 500,
+            voluntary_csw: 10,
+            involuntary_csw: 5,
+            major_faults: 7,
+        },
+    );
+    let b = mark(
+        t0 + Duration::from_secs(2),
+        ProcessCounters {
+            user_us: 5_000,
+            system_us: 2_500,
+            voluntary_csw: 60,
+            involuntary_csw: 15,
+            major_faults: 207,
+        },
+    );
+    let s = summary(&a, &b, 1_000, &crate::LatencyHistogram::new());
+    assert_eq!(s.ops_sec, 500.0);
+    assert_eq!(s.cpu_us_op, Some(6.0));
+    assert_eq!(s.csw_op, Some(0.06));
+    assert_eq!(s.majflt_op, Some(0.2));
+    // No ops: no per-op figure rather than a division by zero.
+    let none = summary(&a, &b, 0, &crate::LatencyHistogram::new());
+    assert_eq!(none.majflt_op, None);
+}

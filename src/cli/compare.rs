@@ -83,7 +83,7 @@ pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        print!("{}", comparison_text(&c));
+        print!("{}", comparison_or_durability(&versions, &c));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -152,7 +152,7 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
         Format::Text => {
             let mut s: String = runs.iter().map(|r| TextReporter.render(r) + "\n").collect();
             if let Some(c) = &c {
-                s.push_str(&comparison_text(c));
+                s.push_str(&comparison_or_durability(&versions, c));
             }
             s
         }
@@ -179,6 +179,15 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
         Some(path) => write_whole(path, "-o", &doc)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The comparison as text: of what each version lost when every run compared is a
+/// durability run (its writes per second mean nothing), else of its figures.
+fn comparison_or_durability(
+    versions: &[plumb_report::compare::Version],
+    c: &plumb_report::Comparison,
+) -> String {
+    plumb_report::durability::compare_text(versions).unwrap_or_else(|| comparison_text(c))
 }
 
 /// Writes `doc` to `path` beside it and renames, so a failure leaves no half file;

@@ -120,3 +120,209 @@ pub fn one_line(r: &StoredRun) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// The durability table in an HTML report: one row per stored durability step, with
+/// the run it belongs to, and the note on what each cut means.
+pub fn html_section(o: &mut String, runs: &[StoredRun]) {
+    use crate::html::esc;
+    use std::fmt::Write as _;
+    if !runs.iter().any(has) {
+        return;
+    }
+    o.push_str("<h2 id=\"durability\">Durability</h2><table><thead><tr><th>run</th>");
+    for h in HEADER {
+        let _ = write!(o, "<th>{}</th>", esc(h));
+    }
+    o.push_str("</tr></thead><tbody>");
+    for r in runs {
+        for (s, _) in &r.steps {
+            let Some(d) = &s.summary.durability else {
+                continue;
+            };
+            let lost = d.lost + d.wrong > 0;
+            let _ = write!(
+                o,
+                "<tr{}><td>{}</td>",
+                if lost { r#" class="bad""# } else { "" },
+                r.run.id
+            );
+            for c in row(d, s.status) {
+                let _ = write!(o, "<td>{}</td>", esc(&c));
+            }
+            o.push_str("</tr>");
+        }
+    }
+    let _ = write!(o, "</tbody></table><p class=\"note\">{}</p>", esc(NOTE));
+}
+
+/// A durability comparison: for each engine or server, mode and cut, what each version
+/// lost of what it acknowledged. Writes per second mean nothing here (a trial's writer
+/// runs until a random kill), so this, not a throughput ratio, is what `plumb compare`
+/// shows when every compared run is a durability run. `None` otherwise.
+pub fn compare_text(versions: &[crate::compare::Version]) -> Option<String> {
+    let all: Vec<&StoredRun> = versions.iter().flat_map(|v| &v.runs).collect();
+    if all.is_empty() || !all.iter().all(|r| has(r)) {
+        return None;
+    }
+    // Rows in the order first seen; a version's repeats add up.
+    let mut keys: Vec<(String, String, String)> = Vec::new();
+    for (d, _) in steps(
+        &versions
+            .iter()
+            .flat_map(|v| v.runs.clone())
+            .collect::<Vec<_>>(),
+    ) {
+        let k = (d.target.clone(), d.mode.clone(), d.cut.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut header: Vec<String> = vec!["engine".into(), "mode".into(), "cut".into()];
+    header.extend(
+        versions
+            .iter()
+            .map(|v| format!("{}: lost of acknowledged", v.label)),
+    );
+    let refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = crate::table_left(&refs);
+    for (target, mode, cut) in &keys {
+        let mut cells = vec![target.clone(), mode.clone(), cut.clone()];
+        for v in versions {
+            let (mut ack, mut lost, mut kills, mut interrupted) = (0u64, 0u64, 0u64, false);
+            for (d, status) in steps(&v.runs) {
+                if (&d.target, &d.mode, &d.cut) == (target, mode, cut) {
+                    ack += d.acknowledged;
+                    lost += d.lost + d.wrong;
+                    kills += u64::from(d.kills);
+                    interrupted |= status == StepStatus::Interrupted;
+                }
+            }
+            cells.push(if kills == 0 && ack == 0 {
+                "-".into()
+            } else {
+                format!(
+                    "{lost} of {ack} ({kills} kills){}",
+                    if interrupted { ", interrupted" } else { "" }
+                )
+            });
+        }
+        t.add_row(cells);
+    }
+    Some(format!(
+        "{t}\n\nA version loses nothing only if every acknowledged write survived every \
+         kill; a difference in the number acknowledged is the writer's speed and the \
+         kill moments, not durability.\n"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::Version;
+    use plumb_core::StepSummary;
+    use plumb_store::{RunRecord, StepRecord};
+
+    fn run(id: i64, steps: &[(&str, u64, u64, StepStatus)]) -> StoredRun {
+        StoredRun {
+            run: serde_json::from_value::<RunRecord>(serde_json::json!({
+                "id": id, "status": "ok", "tag": null, "command": "plumb durability",
+                "workload": "durability", "engine": "lmdb", "engine_version": "0.9.70",
+                "plumb_version": "0.1.0", "git_hash": null, "options": {}, "seed": "1",
+                "started_at": "a", "ended_at": "b", "data_dir": null, "device": null,
+                "host": null
+            }))
+            .expect("a run record"),
+            steps: steps
+                .iter()
+                .map(|&(mode, acknowledged, lost, status)| {
+                    let d = DurabilitySummary {
+                        target: "lmdb".into(),
+                        mode: mode.into(),
+                        cut: "kill".into(),
+                        kills: 3,
+                        acknowledged,
+                        lost,
+                        verdict: "v".into(),
+                        ..DurabilitySummary::default()
+                    };
+                    let step = StepRecord {
+                        seq: 0,
+                        name: format!("{mode}.kill"),
+                        kind: plumb_store::Kind::Durability,
+                        status,
+                        error: None,
+                        started_at: "a".into(),
+                        ended_at: "b".into(),
+                        config: serde_json::json!({}),
+                        summary: StepSummary {
+                            // A writes-per-second figure the comparison must not use.
+                            ops_sec: acknowledged as f64,
+                            durability: Some(d),
+                            ..StepSummary::default()
+                        },
+                    };
+                    (step, Vec::new())
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_durability_comparison_sets_losses_side_by_side_and_adds_repeats() {
+        let ok = StepStatus::Ok;
+        let versions = [
+            Version {
+                label: "g1".into(),
+                runs: vec![
+                    run(1, &[("sync", 100, 0, ok), ("nosync", 50, 5, ok)]),
+                    run(2, &[("sync", 80, 0, ok), ("nosync", 40, 0, ok)]),
+                ],
+            },
+            Version {
+                label: "3".into(),
+                runs: vec![run(3, &[("sync", 70, 2, StepStatus::Interrupted)])],
+            },
+        ];
+        let t = compare_text(&versions).expect("all durability runs");
+        let line = |mode: &str| {
+            t.lines()
+                .find(|l| l.split_whitespace().nth(1) == Some(mode))
+                .unwrap_or_else(|| panic!("no {mode} row in\n{t}"))
+                .to_string()
+        };
+        assert!(line("sync").contains("0 of 180 (6 kills)"), "{t}");
+        assert!(
+            line("sync").contains("2 of 70 (3 kills), interrupted"),
+            "{t}"
+        );
+        assert!(line("nosync").contains("5 of 90 (6 kills)"), "{t}");
+        assert!(line("nosync").trim_end().ends_with('-'), "{t}");
+        assert!(t.contains("g1: lost of acknowledged"), "{t}");
+        // A run that is not a durability run: the ordinary comparison.
+        let mut mixed = versions.clone();
+        mixed[1].runs[0].steps[0].0.summary.durability = None;
+        assert_eq!(compare_text(&mixed), None);
+    }
+
+    #[test]
+    fn the_html_section_marks_losses_and_says_nothing_without_durability_steps() {
+        let runs = [run(
+            7,
+            &[
+                ("sync", 10, 0, StepStatus::Ok),
+                ("nosync", 10, 4, StepStatus::Ok),
+            ],
+        )];
+        let mut o = String::new();
+        html_section(&mut o, &runs);
+        assert_eq!(o.matches("<tr class=\"bad\">").count(), 1, "{o}");
+        assert_eq!(o.matches("<td>7</td>").count(), 2, "{o}");
+        let mut none = runs.clone();
+        for (s, _) in &mut none[0].steps {
+            s.summary.durability = None;
+        }
+        let mut o = String::new();
+        html_section(&mut o, &none);
+        assert!(o.is_empty());
+    }
+}

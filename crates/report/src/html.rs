@@ -66,6 +66,7 @@ svg.swatch { display: inline-block; vertical-align: middle; margin-right: 6px; }
 .verdict.ok { background: #dafbe1; color: #116329; }
 .verdict.info { background: #ddf4ff; color: #0a3069; }
 .verdict.warn { background: #fff1c2; color: #7d4e00; }
+tr.bad td { color: #cf222e; }
 .verdict.fail { background: #ffebe9; color: #a40e26; }
 .reason { display: block; font-size: 12px; color: #57606a; max-width: 360px; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px 24px; align-items: flex-start; }
@@ -271,6 +272,7 @@ fn render(
     warnings(&mut o, runs, comparison);
     runs_table(&mut o, &views);
     crate::ibench::html_section(&mut o, runs);
+    crate::durability::html_section(&mut o, runs);
     if let Some(c) = comparison {
         compare_section(&mut o, c);
         server_counters_section(&mut o, c);

@@ -11,8 +11,8 @@ use anyhow::{bail, Context};
 use plumb_core::StepStatus;
 use plumb_plan::durability::engine_in_mode;
 use plumb_plan::{
-    DurabilityMode, DurabilityParams, DurabilityWork, Family, KvParams, RunPlan, ServerSpec,
-    TargetPlan, WorkloadPlan,
+    DurabilityMode, DurabilityParams, DurabilityWork, Family, RunPlan, ServerSpec, TargetPlan,
+    WorkloadPlan,
 };
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::{Store, StoredRun};
@@ -210,7 +210,6 @@ fn plans(a: &DurabilityArgs) -> anyhow::Result<Vec<RunPlan>> {
             }),
         },
         size: None,
-        params: KvParams::default(),
         seed,
         repeat: 0,
         use_existing_db: false,

@@ -9,7 +9,7 @@ use super::StoreArg;
 use crate::drive::Extras;
 use anyhow::bail;
 use plumb_plan::family::ib_steps_ok;
-use plumb_plan::{Family, IbParams, IbWork, KvParams, RunPlan, TargetPlan, WorkloadPlan};
+use plumb_plan::{Family, IbParams, IbWork, RunPlan, TargetPlan, WorkloadPlan};
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
 use plumb_targets::{EngineCommon, EngineSpec};
@@ -139,7 +139,6 @@ pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
             }),
         },
         size: None,
-        params: KvParams::default(),
         seed,
         repeat: 0,
         use_existing_db: false,

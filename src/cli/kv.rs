@@ -172,9 +172,8 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
             drop_caches: a.drop_caches,
             ..TargetPlan::engine(engine.name(), engine)
         },
-        workload: WorkloadPlan::kv(name, steps),
+        workload: WorkloadPlan::kv_with(name, steps, a.params.clone()),
         size: None,
-        params: a.params.clone(),
         seed,
         repeat: 0,
         use_existing_db: a.use_existing_db,

@@ -10,7 +10,7 @@ use comfy_table::Table;
 use plumb_core::RunStatus;
 use plumb_hwprobe::{ProbeReport, INTERRUPTED};
 use plumb_plan::{
-    Family, HostSpec, KvParams, ProbeParams, ProbeWork, RunPlan, Subject, TargetPlan, WorkloadPlan,
+    Family, HostSpec, ProbeParams, ProbeWork, RunPlan, Subject, TargetPlan, WorkloadPlan,
 };
 use plumb_report::{fixed, sig};
 use plumb_store::{NewRun, Store};
@@ -101,7 +101,6 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             }),
         },
         size: None,
-        params: KvParams::default(),
         seed: 0,
         repeat: 0,
         use_existing_db: false,

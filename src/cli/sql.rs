@@ -8,7 +8,7 @@ use super::server_args::ServerArgs;
 use super::StoreArg;
 use crate::drive::Extras;
 use anyhow::bail;
-use plumb_plan::{Family, KvParams, RunPlan, SqlParams, SqlWork, TargetPlan, WorkloadPlan};
+use plumb_plan::{Family, RunPlan, SqlParams, SqlWork, TargetPlan, WorkloadPlan};
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
 use plumb_workloads::{sql as sqlsteps, SqlKind};
@@ -148,7 +148,6 @@ pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
             target: target.clone(),
             workload: workload.clone(),
             size: None,
-            params: KvParams::default(),
             seed: seed.wrapping_add(u64::from(rep)),
             repeat: rep,
             use_existing_db: false,

@@ -36,7 +36,7 @@ const SQL_ROW_BYTES: f64 = 300.0;
 /// Estimates one run from its plan.
 pub fn estimate(r: &RunPlan) -> Estimate {
     match &r.workload.family {
-        Family::Kv(steps) => estimate_kv(r, steps),
+        Family::Kv(w) => estimate_kv(r, &w.params, &w.steps),
         Family::Sql(w) => {
             let p = &w.params;
             let rows = p.table_size as f64 * f64::from(p.tables);
@@ -135,8 +135,11 @@ fn estimate_durability(r: &RunPlan, w: &crate::DurabilityWork) -> Estimate {
     }
 }
 
-fn estimate_kv(r: &RunPlan, steps: &[plumb_workloads::steps::StepPlan]) -> Estimate {
-    let p = &r.params;
+fn estimate_kv(
+    r: &RunPlan,
+    p: &crate::KvParams,
+    steps: &[plumb_workloads::steps::StepPlan],
+) -> Estimate {
     let mut secs = 1.0;
     for s in steps {
         let k = s.kind;

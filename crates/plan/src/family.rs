@@ -11,7 +11,6 @@ use crate::model::ParamError;
 use plumb_targets::EngineSpec;
 use plumb_workloads::ibench::IbStepPlan;
 use plumb_workloads::sql::SqlStepPlan;
-use plumb_workloads::steps::StepPlan;
 use plumb_workloads::{Arrivals, Distribution, IbKind, SqlGroup};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -207,9 +206,9 @@ pub fn url_has_password(u: &str) -> bool {
 /// joined), `"sql": {…}`, `"ib": {…}`, `"probe": {…}` or `"durability": {…}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Family {
-    /// db_bench's key-value steps on an embedded engine (knobs: the run's `params`).
+    /// db_bench's key-value steps on an embedded engine, with their knobs.
     #[serde(rename = "steps")]
-    Kv(Vec<StepPlan>),
+    Kv(crate::model::KvWork),
     /// The sysbench microbenchmarks on a server.
     #[serde(rename = "sql")]
     Sql(SqlWork),
@@ -314,7 +313,7 @@ impl Family {
     pub fn step_names(&self) -> Vec<String> {
         let names = |v: Vec<&String>| v.into_iter().cloned().collect();
         match self {
-            Family::Kv(s) => names(s.iter().map(|s| &s.name).collect()),
+            Family::Kv(w) => names(w.steps.iter().map(|s| &s.name).collect()),
             Family::Sql(w) => names(w.steps.iter().map(|s| &s.name).collect()),
             Family::Ib(w) => names(w.steps.iter().map(|s| &s.name).collect()),
             Family::Probe(w) => vec![w.which.clone()],

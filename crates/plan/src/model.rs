@@ -377,6 +377,33 @@ impl TargetPlan {
 }
 
 /// A named workload of one family.
+/// The key-value family's work: db_bench's steps and the knobs they run with (num,
+/// threads, durations …, sweep values applied), as the other families hold theirs.
+/// Its stored form is the steps alone (`"steps": […]`); the knobs are stored beside the
+/// workload, where they always were ([`StoredRunPlan`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct KvWork {
+    /// The steps, in order.
+    pub steps: Vec<StepPlan>,
+    /// Their knobs.
+    pub params: KvParams,
+}
+
+impl Serialize for KvWork {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.steps.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for KvWork {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(KvWork {
+            steps: Vec::deserialize(d)?,
+            params: KvParams::default(),
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadPlan {
     /// `x3`, `default`, a suite's name, or the `--benchmarks` list.
@@ -387,25 +414,42 @@ pub struct WorkloadPlan {
 }
 
 impl WorkloadPlan {
-    /// db_bench's steps, when the workload is key-value.
-    pub fn kv_steps(&self) -> Option<&[StepPlan]> {
+    /// db_bench's steps and their knobs, when the workload is key-value.
+    pub fn kv(&self) -> Option<&KvWork> {
         match &self.family {
-            Family::Kv(s) => Some(s),
+            Family::Kv(w) => Some(w),
             _ => None,
         }
     }
 
-    /// A key-value workload.
-    pub fn kv(name: impl Into<String>, steps: Vec<StepPlan>) -> WorkloadPlan {
+    /// db_bench's steps, when the workload is key-value.
+    pub fn kv_steps(&self) -> Option<&[StepPlan]> {
+        self.kv().map(|w| w.steps.as_slice())
+    }
+
+    /// The key-value knobs, when the workload is key-value.
+    pub fn kv_params(&self) -> Option<&KvParams> {
+        self.kv().map(|w| &w.params)
+    }
+
+    /// A key-value workload: db_bench's steps with their knobs.
+    pub fn kv_with(
+        name: impl Into<String>,
+        steps: Vec<StepPlan>,
+        params: KvParams,
+    ) -> WorkloadPlan {
         WorkloadPlan {
             name: name.into(),
-            family: Family::Kv(steps),
+            family: Family::Kv(KvWork { steps, params }),
         }
     }
 }
 
-/// One run: a workload on a target at one size, thread count and repeat.
+/// One run: a workload on a target at one size, thread count and repeat. Stored and
+/// hashed in [`StoredRunPlan`]'s form, the key-value knobs beside the workload as they
+/// were before they moved into [`KvWork`], so stored plans keep their hashes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "StoredRunPlan", from = "StoredRunPlan")]
 pub struct RunPlan {
     /// The suite it belongs to (`kv` for `plumb kv`).
     pub suite: String,
@@ -418,10 +462,6 @@ pub struct RunPlan {
     pub workload: WorkloadPlan,
     /// The suite's name for the size, when the suite sweeps sizes.
     pub size: Option<String>,
-    /// The key-value knobs (num, threads, durations …), sweep values applied; the
-    /// other families keep theirs in the workload.
-    #[serde(default)]
-    pub params: KvParams,
     /// Every key generator derives its seed from this.
     pub seed: u64,
     /// Which repeat of the variant, from 0.
@@ -431,13 +471,68 @@ pub struct RunPlan {
     pub use_existing_db: bool,
 }
 
+/// A [`RunPlan`] as it is stored and hashed: field for field the form plumb has always
+/// written, with the key-value knobs (`params`) beside the workload (their defaults
+/// for the other families). Runs stored before the knobs moved into [`KvWork`] read
+/// back into it, and every plan hashes as it did.
+#[derive(Serialize, Deserialize)]
+struct StoredRunPlan {
+    suite: String,
+    variant: String,
+    target: TargetPlan,
+    workload: WorkloadPlan,
+    size: Option<String>,
+    #[serde(default)]
+    params: KvParams,
+    seed: u64,
+    repeat: u32,
+    #[serde(default)]
+    use_existing_db: bool,
+}
+
+impl From<RunPlan> for StoredRunPlan {
+    fn from(p: RunPlan) -> Self {
+        let params = p.workload.kv_params().cloned().unwrap_or_default();
+        StoredRunPlan {
+            suite: p.suite,
+            variant: p.variant,
+            target: p.target,
+            workload: p.workload,
+            size: p.size,
+            params,
+            seed: p.seed,
+            repeat: p.repeat,
+            use_existing_db: p.use_existing_db,
+        }
+    }
+}
+
+impl From<StoredRunPlan> for RunPlan {
+    fn from(s: StoredRunPlan) -> Self {
+        let mut workload = s.workload;
+        if let Family::Kv(w) = &mut workload.family {
+            w.params = s.params;
+        }
+        RunPlan {
+            suite: s.suite,
+            variant: s.variant,
+            target: s.target,
+            workload,
+            size: s.size,
+            seed: s.seed,
+            repeat: s.repeat,
+            use_existing_db: s.use_existing_db,
+        }
+    }
+}
+
 impl RunPlan {
     /// The run's data size and concurrency as its family counts them: keys and
     /// threads (kv), rows per table and client threads (sql), rows loaded and
     /// clients (ib). Sweeps and plan tables read them.
     pub fn size_and_concurrency(&self) -> (u64, usize) {
         match &self.workload.family {
-            Family::Kv(_) => (self.params.num, self.params.threads),
+            Family::Kv(w) => (w.params.num, w.params.threads),
             Family::Sql(w) => (w.params.table_size, w.params.threads),
             Family::Ib(w) => (w.params.rows, w.params.clients as usize),
             Family::Probe(_) | Family::Durability(_) => (0, 0),
@@ -523,12 +618,16 @@ mod tests {
             suite: "s".into(),
             variant: "a".into(),
             target: TargetPlan::engine("null", EngineSpec::Null),
-            workload: WorkloadPlan::kv(
+            workload: WorkloadPlan::kv_with(
                 "w",
                 plumb_workloads::steps::parse_benchmarks("fillseq,readrandom").unwrap(),
+                KvParams {
+                    num: 12_345,
+                    threads: 3,
+                    ..KvParams::default()
+                },
             ),
             size: None,
-            params: KvParams::default(),
             seed: 7,
             repeat: 0,
             use_existing_db: false,
@@ -564,8 +663,12 @@ mod tests {
              \"seed\":7,\"repeat\":0,\"use_existing_db\":false}}",
             serde_json::to_string(&EngineSpec::Null).unwrap(),
             serde_json::to_string(a.workload.kv_steps().unwrap()).unwrap(),
-            serde_json::to_string(&a.params).unwrap(),
+            serde_json::to_string(a.workload.kv_params().unwrap()).unwrap(),
         );
+        // The knobs are stored beside the workload, where they were before they moved
+        // into the key-value family's work.
+        assert_eq!(v["params"]["num"], 12_345, "{v}");
+        assert!(v["workload"].get("params").is_none(), "{v}");
         assert_eq!(serde_json::to_string(&a).unwrap(), old);
         let back: RunPlan = serde_json::from_str(&old).unwrap();
         assert_eq!(back, a);
@@ -598,6 +701,10 @@ mod tests {
         assert_eq!(back, a);
         assert_eq!(back.hash(), a.hash());
         assert_eq!(back.target.server_spec().unwrap().server, "postgres@16");
+        // Another family's plan stores the key-value knobs at their defaults, as it
+        // always did, so its hash is the one it was stored with.
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert_eq!(v["params"], serde_json::to_value(KvParams::default()).unwrap());
     }
 
     #[test]

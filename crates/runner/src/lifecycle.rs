@@ -439,23 +439,22 @@ impl Lifecycle<'_> {
         policy: &DirPolicy,
         (index, total, secs_left): (usize, usize, f64),
     ) -> Result<(i64, RunStatus), LifecycleError> {
-        let distribution = plan.params.validate().map_err(|e| LifecycleError::Params {
-            variant: plan.variant.clone(),
-            key: e.key,
-            message: e.message,
-        })?;
-        let rate_search = plan
-            .params
-            .rate_search
-            .as_deref()
-            .and_then(|b| b.parse::<plumb_workloads::LatencyBound>().ok());
-        let (Some(engine), Some(steps)) = (plan.target.engine_spec(), plan.workload.kv_steps())
-        else {
+        let (Some(engine), Some(work)) = (plan.target.engine_spec(), plan.workload.kv()) else {
             return Err(LifecycleError::Family {
                 variant: plan.variant.clone(),
                 message: "db_bench steps run on an embedded engine".into(),
             });
         };
+        let (steps, params) = (&work.steps, &work.params);
+        let distribution = params.validate().map_err(|e| LifecycleError::Params {
+            variant: plan.variant.clone(),
+            key: e.key,
+            message: e.message,
+        })?;
+        let rate_search = params
+            .rate_search
+            .as_deref()
+            .and_then(|b| b.parse::<plumb_workloads::LatencyBound>().ok());
         // The limit holds this process from before the engine opens (its caches and
         // page cache are charged from the first byte) until after it closes.
         let limit = match plan.target.memory_mb {
@@ -491,7 +490,7 @@ impl Lifecycle<'_> {
                 engine_version: target.version(),
                 plumb_version: self.provenance.plumb_version.clone(),
                 git_hash: self.provenance.git_hash.clone(),
-                options: recorded_options(plan, engine, steps, target.as_ref(), limit.as_ref()),
+                options: recorded_options(plan, engine, work, target.as_ref(), limit.as_ref()),
                 seed: plan.seed,
                 started_at: now(),
                 suite_id,
@@ -502,7 +501,7 @@ impl Lifecycle<'_> {
             plan,
             crate::begin::DataPlace {
                 dir: dir.path().map(Path::to_path_buf),
-                bytes: Some(plan.params.data_bytes()),
+                bytes: Some(params.data_bytes()),
                 ..Default::default()
             },
             Some(crate::begin::Announce {
@@ -521,7 +520,7 @@ impl Lifecycle<'_> {
             profile: self.profile,
         };
         let mut keys = if plan.use_existing_db {
-            KeySpace::unknown(plan.params.num)
+            KeySpace::unknown(params.num)
         } else {
             KeySpace::empty()
         };
@@ -534,21 +533,21 @@ impl Lifecycle<'_> {
             let cfg = StepConfig {
                 index: i,
                 plan: sp.clone(),
-                num: plan.params.num,
-                key_size: plan.params.key_size,
-                value_size: plan.params.value_size,
-                threads: plan.params.step_threads(sp.kind),
-                duration: plan.params.step_duration(sp),
-                ops: plan.params.ops,
-                warmup: std::time::Duration::from_secs_f64(plan.params.warmup),
+                num: params.num,
+                key_size: params.key_size,
+                value_size: params.value_size,
+                threads: params.step_threads(sp.kind),
+                duration: params.step_duration(sp),
+                ops: params.ops,
+                warmup: std::time::Duration::from_secs_f64(params.warmup),
                 seed: plan.seed,
-                seek_nexts: plan.params.seek_nexts,
-                batch_size: plan.params.batch_size,
-                write_rate_mb: plan.params.write_rate_mb,
+                seek_nexts: params.seek_nexts,
+                batch_size: params.batch_size,
+                write_rate_mb: params.write_rate_mb,
                 distribution,
-                verify: plan.params.verify,
-                pace: plan.params.step_pace(sp.kind),
-                ycsb: plan.params.ycsb_props().unwrap_or_default(),
+                verify: params.verify,
+                pace: params.step_pace(sp.kind),
+                ycsb: params.ycsb_props().unwrap_or_default(),
             };
             let out = run_step(&ctx, &cfg, &mut keys);
             store_step(&mut rec, self.observer, &cfg, &out, None)?;
@@ -664,14 +663,15 @@ fn search(
 fn recorded_options(
     plan: &RunPlan,
     engine: &plumb_targets::EngineSpec,
-    steps: &[plumb_workloads::steps::StepPlan],
+    work: &plumb_plan::KvWork,
     target: &dyn plumb_core::Target,
     limit: Option<&plumb_host::cgroup::MemoryLimit>,
 ) -> BTreeMap<String, String> {
-    let mut o: BTreeMap<String, String> = plumb_targets::options::as_strings(&plan.params)
+    let (steps, params) = (&work.steps, &work.params);
+    let mut o: BTreeMap<String, String> = plumb_targets::options::as_strings(params)
         .into_iter()
         .collect();
-    if plan.params.duration.is_none() {
+    if params.duration.is_none() {
         o.insert(
             "duration".into(),
             format!("{} (non-fill steps without --ops)", plumb_plan::QUICK_SECS),

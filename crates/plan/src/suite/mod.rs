@@ -672,17 +672,13 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                     if f.sweep.threads.is_some() && !once {
                         label.push(format!("t{th}"));
                     }
-                    let mut params = f.params.clone();
                     let mut workload = w.clone();
-                    if let Family::Kv(_) = w.family {
-                        params.threads = th;
+                    if let Family::Kv(kv) = &mut workload.family {
+                        kv.params.threads = th;
                         if let Some((_, num)) = s {
-                            params.num = *num;
+                            kv.params.num = *num;
                         }
                     } else {
-                        // The other families keep their knobs in the workload; the
-                        // kv params stay at their defaults, so they say nothing.
-                        params = KvParams::default();
                         if f.sweep.threads.is_some() {
                             workload.family.set_concurrency(th);
                         }
@@ -696,7 +692,6 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                         target: t.clone(),
                         workload,
                         size: s.map(|(n, _)| n.clone()),
-                        params,
                         seed,
                         repeat: 0,
                         use_existing_db: false,
@@ -816,7 +811,7 @@ fn url_flavor(url: &str) -> &'static str {
 /// Why target `t` cannot run workload `w`, if it cannot (checked before anything runs).
 fn refused_pair(t: &TargetPlan, w: &WorkloadPlan, params: &KvParams) -> Option<String> {
     match (&t.subject, &w.family) {
-        (Subject::Engine(e), Family::Kv(steps)) => crate::refused(e, steps, params),
+        (Subject::Engine(e), Family::Kv(kv)) => crate::refused(e, &kv.steps, params),
         (Subject::Engine(e), Family::Ib(_)) => {
             let caps = e.capabilities();
             (!caps.delete || !caps.stores_data).then(|| {
@@ -876,6 +871,12 @@ fn workload_family(
             Ok(())
         }
     };
+    let kv = |steps| {
+        Family::Kv(crate::model::KvWork {
+            steps,
+            params: f.params.clone(),
+        })
+    };
     let sql = |steps| {
         Family::Sql(SqlWork {
             steps,
@@ -905,7 +906,7 @@ fn workload_family(
             })?;
             v.push(StepPlan::of(kind));
         }
-        return Ok(Family::Kv(v));
+        return Ok(kv(v));
     }
     if let Some(list) = &w.sql {
         nonempty(list, "sql")?;
@@ -969,7 +970,7 @@ fn workload_family(
     match seq.get_ref().as_str() {
         "sysbench" => Ok(sql(plumb_workloads::sql::default_order())),
         "ibench" => ib(plumb_workloads::ibench::default_order(), seq.span()),
-        other => steps::workload(other).map(Family::Kv).map_err(|_| {
+        other => steps::workload(other).map(kv).map_err(|_| {
             at(
                 Some(seq.span()),
                 format!(

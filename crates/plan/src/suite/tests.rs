@@ -71,7 +71,7 @@ fn the_matrix_expands_and_repeats_interleave() {
     assert_eq!(order[4], ("leveled/t1".into(), 1));
     assert_eq!(p.runs[0].seed, 5);
     assert_eq!(p.runs[4].seed, 6);
-    assert_eq!(p.runs[1].params.threads, 2);
+    assert_eq!(p.runs[1].workload.kv_params().unwrap().threads, 2);
     match p.runs[2].target.engine_spec().unwrap() {
         EngineSpec::Rocksdb(o) => assert_eq!(
             o.compaction_style,

@@ -704,7 +704,10 @@ mod tests {
         // Another family's plan stores the key-value knobs at their defaults, as it
         // always did, so its hash is the one it was stored with.
         let v: serde_json::Value = serde_json::from_str(&j).unwrap();
-        assert_eq!(v["params"], serde_json::to_value(KvParams::default()).unwrap());
+        assert_eq!(
+            v["params"],
+            serde_json::to_value(KvParams::default()).unwrap()
+        );
     }
 
     #[test]

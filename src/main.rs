@@ -1,7 +1,6 @@
 //! plumb: benchmarks databases bottom-up and explains every result per operation.
 
 mod cli;
-mod drive;
 
 use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;

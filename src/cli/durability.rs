@@ -3,7 +3,7 @@
 //! durability family: its flags become one planned run per engine and server, run
 //! through the one lifecycle (`execute::run_batch`) and stored like any run, so `plumb
 //! show`, `plumb report`, `plumb rerun`, suites and workers read and repeat them. The
-//! trials themselves are in `crate::drive::durability`.
+//! trials themselves are in `plumb_durability`.
 
 use super::execute::{self, clock_seed, Printer, Style, INTERRUPTED};
 use super::StoreArg;
@@ -95,7 +95,7 @@ pub struct WriterArgs {
 /// `plumb durability-writer`: never returns while the recorder answers.
 pub fn writer(a: WriterArgs) -> anyhow::Result<ExitCode> {
     let spec: EngineSpec = serde_json::from_str(&a.spec).context("--spec")?;
-    crate::drive::durability::engine::write_until_killed(&spec, &a.dir, a.from, a.seed)?;
+    plumb_durability::engine::write_until_killed(&spec, &a.dir, a.from, a.seed)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -242,7 +242,7 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
         Grouping::None,
         &mut printer,
         false,
-        crate::drive::Extras::default(),
+        plumb_runner::family::Extras::default(),
     )?;
     printer.finish()?;
     let runs = out

@@ -200,7 +200,7 @@ pub fn run_batch(
     grouping: Grouping,
     printer: &mut Printer,
     profile: bool,
-    extras: crate::drive::Extras,
+    extras: plumb_runner::family::Extras,
 ) -> anyhow::Result<BatchOutcome> {
     let perf_dir = perf_dir(profile)?;
     // Hardware counters first, so the engine's threads (started at open) inherit them.
@@ -214,7 +214,7 @@ pub fn run_batch(
         Some((id, d, g)) => (Some(id), d, g),
         None => (None, HashSet::new(), HashMap::new()),
     };
-    let mut driver = crate::drive::Driver { extras };
+    let mut driver = super::families::driver(extras);
     let mut life = Lifecycle {
         store,
         hw: &hw,

@@ -6,10 +6,10 @@
 use super::execute::{self, clock_seed, exit_code, Printer, Style};
 use super::server_args::ServerArgs;
 use super::StoreArg;
-use crate::drive::Extras;
 use anyhow::bail;
 use plumb_plan::family::ib_steps_ok;
 use plumb_plan::{Family, IbParams, IbWork, RunPlan, TargetPlan, WorkloadPlan};
+use plumb_runner::family::Extras;
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
 use plumb_targets::{EngineCommon, EngineSpec};

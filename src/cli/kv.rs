@@ -257,7 +257,7 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
         grouping,
         &mut printer,
         a.profile,
-        crate::drive::Extras::default(),
+        plumb_runner::family::Extras::default(),
     )?;
     printer.finish()?;
     if let Some(g) = out.groups.values().next() {

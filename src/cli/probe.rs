@@ -4,10 +4,10 @@
 
 use super::provenance::now;
 use super::StoreArg;
-use crate::drive::probe;
 use anyhow::Context;
 use comfy_table::Table;
 use plumb_core::RunStatus;
+use plumb_hwprobe::family as probe;
 use plumb_hwprobe::{ProbeReport, INTERRUPTED};
 use plumb_plan::{
     Family, HostSpec, ProbeParams, ProbeWork, RunPlan, Subject, TargetPlan, WorkloadPlan,
@@ -148,11 +148,11 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
             .steps
             .iter()
             .map(|s| (s.name.as_str(), &s.config, s.summary.mb_sec));
-        if let Some(t) = crate::drive::rated::zcav_table(zcav) {
+        if let Some(t) = super::rated::zcav_table(zcav) {
             print!("\n{t}");
         }
         if !out.judged.is_empty() {
-            print!("\n{}", crate::drive::rated::render(&out.judged));
+            print!("\n{}", super::rated::render(&out.judged));
         }
     }
     if let Some(e) = out.setup_error {

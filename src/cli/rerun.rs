@@ -95,7 +95,7 @@ pub fn run(a: RerunArgs) -> anyhow::Result<ExitCode> {
         Grouping::None,
         &mut printer,
         false,
-        crate::drive::Extras::default(),
+        plumb_runner::family::Extras::default(),
     )?;
     printer.finish()?;
     if let Some(id) = out.run_ids.first() {

@@ -287,7 +287,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         grouping,
         &mut printer,
         false,
-        crate::drive::Extras::default(),
+        plumb_runner::family::Extras::default(),
     )?;
     printer.finish()?;
     let status = match out.status {

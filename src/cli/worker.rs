@@ -216,7 +216,7 @@ pub fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
             },
             &mut printer,
             false,
-            crate::drive::Extras::default(),
+            plumb_runner::family::Extras::default(),
         );
         printer.finish()?;
         let lost = heart.lost.load(Ordering::Relaxed);

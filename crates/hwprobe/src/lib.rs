@@ -12,6 +12,8 @@
 pub mod cpu;
 pub mod disk;
 mod error;
+pub mod family;
+pub mod judged;
 mod measured;
 pub mod mem;
 pub mod plan;

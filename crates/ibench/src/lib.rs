@@ -8,6 +8,7 @@
 //! omission), and a step that cannot keep 95% of its insert rate is failed.
 
 pub mod error;
+pub mod family;
 pub mod kv;
 pub mod row;
 pub mod run;

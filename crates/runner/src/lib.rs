@@ -4,6 +4,7 @@
 
 pub mod begin;
 pub mod config;
+pub mod family;
 pub mod histogram;
 pub mod kernel;
 pub mod lifecycle;

@@ -147,8 +147,9 @@ pub struct RunAt<'a> {
 }
 
 /// Runs the plans whose family the runner does not drive itself (the sysbench
-/// microbenchmarks and the insert benchmark, on servers or engines): their clients and
-/// servers live in crates the runner cannot depend on, so the binary supplies this.
+/// microbenchmarks, the insert benchmark, the probes, the durability trials): their
+/// clients and servers live in crates the runner cannot depend on, so the binary
+/// supplies this, as [`crate::family::Families`] over its table of families.
 /// Everything around the run (order, skipping what is done, groups, estimates, Ctrl-C
 /// between runs) stays in the lifecycle.
 pub trait FamilyDriver {

@@ -12,6 +12,8 @@ pub mod client;
 pub mod counters;
 pub mod drivers;
 pub mod error;
+pub mod family;
+pub mod managed;
 pub mod mywire;
 pub mod pgbench;
 pub mod pgwire;

@@ -154,9 +154,9 @@ pub fn run(
         Subject::Engine(e) => (e.name().to_string(), e.version()),
         Subject::Host(_) => unreachable!("refused above"),
     };
-    let (mut rec, _) = super::begin(
+    let (mut rec, _) = plumb_runner::family::begin(
         store,
-        super::RunHeader {
+        plumb_runner::family::RunHeader {
             run,
             engine,
             version,
@@ -243,4 +243,26 @@ fn engine_label(s: &plumb_plan::ServerSpec) -> String {
     plumb_sql::ServerChoice::parse(&s.server, s.engine.as_deref(), s.basedir.clone())
         .map(|c| c.engine_label())
         .unwrap_or_else(|_| s.label())
+}
+
+/// The durability trials on an engine that keeps files or a server plumb starts, as
+/// the binary's table of families registers it.
+pub struct DurabilityFamily;
+
+impl plumb_runner::family::Family for DurabilityFamily {
+    fn takes(&self, plan: &RunPlan) -> bool {
+        matches!(plan.workload.family, plumb_plan::Family::Durability(_))
+    }
+
+    fn run(
+        &self,
+        plan: &RunPlan,
+        _extras: &plumb_runner::family::Extras,
+        slot: Slot<'_>,
+    ) -> anyhow::Result<(i64, RunStatus)> {
+        let plumb_plan::Family::Durability(work) = &plan.workload.family else {
+            anyhow::bail!("not a durability plan");
+        };
+        run(plan, work, slot)
+    }
 }

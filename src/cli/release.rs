@@ -79,3 +79,22 @@ pub fn run(plan: &RunPlan, slot: Slot<'_>) -> anyhow::Result<(i64, RunStatus)> {
     slot.observer.run_finished(&stored, slot.store);
     Ok((id, run_status))
 }
+
+/// Plans whose target names another build of its engine, run by that build: first in
+/// the binary's table of families, so it is asked before the family of the plan.
+pub struct ReleaseFamily;
+
+impl plumb_runner::family::Family for ReleaseFamily {
+    fn takes(&self, plan: &RunPlan) -> bool {
+        !plan.target.runs_in_this_build()
+    }
+
+    fn run(
+        &self,
+        plan: &RunPlan,
+        _extras: &plumb_runner::family::Extras,
+        slot: Slot<'_>,
+    ) -> anyhow::Result<(i64, RunStatus)> {
+        run(plan, slot)
+    }
+}

@@ -3,15 +3,15 @@
 //! as it ends, the row count checked after each, the server stopped or the directory
 //! removed.
 
-use super::server::{self, Server};
-use super::Extras;
+use crate::kv::KvTable;
+use crate::sql::{SqlEngine, SqlTable};
+use crate::{run_ib_step, IbContext, IbStepConfig, IbTally, IbTarget};
 use anyhow::Context;
 use plumb_core::{RunStatus, StepStatus};
-use plumb_ibench::kv::KvTable;
-use plumb_ibench::sql::{SqlEngine, SqlTable};
-use plumb_ibench::{run_ib_step, IbContext, IbStepConfig, IbTally, IbTarget};
 use plumb_plan::{IbWork, RunPlan, ServerSpec, Subject};
+use plumb_runner::family::Extras;
 use plumb_runner::Slot;
+use plumb_sql::managed::{self as server, Server};
 use plumb_sql::{CounterReader, Protocol, StorageEngine};
 use plumb_targets::EngineSpec;
 use plumb_workloads::IbKind;
@@ -66,7 +66,7 @@ fn run_embedded(
         .with_context(|| format!("making a directory in {}", root.display()))?;
     plumb_store::owner::claim(dir.path());
     // This process holds the engine: it goes into the limit before the engine opens.
-    let limit = super::memory_limit(plan, "engine")?;
+    let limit = plumb_runner::family::memory_limit(plan, "engine")?;
     if let Some(l) = &limit {
         l.enter()?;
     }
@@ -79,7 +79,7 @@ fn run_embedded(
         .map(|(k, v)| (format!("engine.{k}"), v.clone()))
         .collect();
     options.insert("durability".into(), spec.durability().name().into());
-    super::record_limit(plan, limit.as_ref(), &mut options);
+    plumb_runner::family::record_limit(plan, limit.as_ref(), &mut options);
     let table = KvTable::new(target);
     let keep = slot.keep;
     eprintln!(
@@ -124,7 +124,7 @@ fn run_server(
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
     let at = (slot.root.clone(), slot.keep);
-    super::with_server(plan, spec, extras, at, |started| {
+    plumb_sql::managed::with_server(plan, spec, extras, at, |started| {
         measure_server(plan, spec, work, started, slot)
     })
 }
@@ -133,10 +133,10 @@ fn measure_server(
     plan: &RunPlan,
     spec: &ServerSpec,
     work: &IbWork,
-    started: super::Started<'_>,
+    started: plumb_sql::managed::Started<'_>,
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
-    let super::Started {
+    let plumb_sql::managed::Started {
         server,
         choice,
         limit,
@@ -152,7 +152,7 @@ fn measure_server(
     let (pid, data_dir) = server.local();
     let mut options: BTreeMap<String, String> = BTreeMap::new();
     options.insert("cache_mb".into(), spec.cache_mb.to_string());
-    super::record_limit(plan, limit, &mut options);
+    plumb_runner::family::record_limit(plan, limit, &mut options);
     server::record_settings(server, &mut counters, id.storage, &mut options);
     drop(counters);
     let table = SqlTable {
@@ -232,9 +232,9 @@ fn measure(
         at,
         ..
     } = slot;
-    let (mut rec, disk) = super::begin(
+    let (mut rec, disk) = plumb_runner::family::begin(
         store,
-        super::RunHeader {
+        plumb_runner::family::RunHeader {
             engine: engine.to_string(),
             version: version.to_string(),
             options,
@@ -263,7 +263,7 @@ fn measure(
     let mut tally = IbTally::default();
     for (i, step) in work.steps.iter().enumerate() {
         if i > 0 {
-            super::maybe_drop_caches(plan);
+            plumb_runner::family::maybe_drop_caches(plan);
         }
         let rows = p.rows_of(step);
         let cfg = IbStepConfig {
@@ -316,12 +316,18 @@ fn measure(
         let mut out = run_and_store(&mut ctx, &cfg)?;
         let queries = matches!(step.kind, IbKind::RangeQueries | IbKind::PointQueries);
         if let (Some(bound), true, StepStatus::Ok) = (&bound, queries, out.status) {
-            let found = super::rate_search(&step.name, bound, &out, interrupt, |name, pace| {
-                let mut c = cfg.clone();
-                c.plan.name = name.to_string();
-                c.query_pace = Some(pace);
-                run_and_store(&mut ctx, &c)
-            })?;
+            let found = plumb_runner::family::rate_search(
+                &step.name,
+                bound,
+                &out,
+                interrupt,
+                |name, pace| {
+                    let mut c = cfg.clone();
+                    c.plan.name = name.to_string();
+                    c.query_pace = Some(pace);
+                    run_and_store(&mut ctx, &c)
+                },
+            )?;
             if let Some(found) = found {
                 let mut c = cfg.clone();
                 c.plan.name = format!("{}@max", step.name);
@@ -370,4 +376,26 @@ fn store_step(
     }
     rec.outcome(&cfg.plan.name, Kind::Ib(cfg.plan.kind), out, config)?;
     Ok(())
+}
+
+/// The insert benchmark on a server or an embedded engine, as the binary's table of
+/// families registers it.
+pub struct IbFamily;
+
+impl plumb_runner::family::Family for IbFamily {
+    fn takes(&self, plan: &RunPlan) -> bool {
+        matches!(plan.workload.family, plumb_plan::Family::Ib(_))
+    }
+
+    fn run(
+        &self,
+        plan: &RunPlan,
+        extras: &Extras,
+        slot: Slot<'_>,
+    ) -> anyhow::Result<(i64, RunStatus)> {
+        let plumb_plan::Family::Ib(work) = &plan.workload.family else {
+            anyhow::bail!("not an insert benchmark plan");
+        };
+        run(plan, work, extras, slot)
+    }
 }

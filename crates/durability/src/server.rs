@@ -52,7 +52,7 @@ pub struct Started {
 impl Started {
     /// The release the server reports, as compare labels it (`16.4`, `10.11.6`).
     pub fn version(&self) -> String {
-        crate::drive::server::version_label(&self.server.version)
+        plumb_sql::managed::version_label(&self.server.version)
     }
 }
 

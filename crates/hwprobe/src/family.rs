@@ -3,11 +3,11 @@
 //! the headline figures kept as this host's ceilings. `plumb probe` and a suite's
 //! `probe` workload both run through here.
 
-use super::rated::Judged;
+use crate::judged::Judged;
+use crate::rated::{self, Rated, StepView};
+use crate::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
 use anyhow::Context;
 use plumb_core::RunStatus;
-use plumb_hwprobe::rated::{self, Rated, StepView};
-use plumb_hwprobe::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
 use plumb_plan::{ProbeParams, ProbeWork, RunPlan};
 use plumb_runner::begin::{begin_run, Announce, DataPlace};
 use plumb_runner::{Recording, Slot};
@@ -43,7 +43,7 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
             plumb_plan::family::PROBE_NAMES.join(", ")
         );
     }
-    let hw = plumb_hwprobe::hw_threads();
+    let hw = crate::hw_threads();
     let want = |w: &str| which == w || which == "all";
     let mut cpu = want("cpu").then(|| cpu::CpuOptions::new(hw, p.quick));
     if let (Some(c), Some(s)) = (cpu.as_mut(), p.secs) {
@@ -199,7 +199,7 @@ pub struct Outcome {
     /// The host's name the ceilings are kept under.
     pub hostname: String,
     /// A disk probe that could not start (its file), after the other probes ran.
-    pub setup_error: Option<plumb_hwprobe::ProbeError>,
+    pub setup_error: Option<crate::ProbeError>,
     /// Rated against measured, and the commit-rate check (empty without a disk probe).
     pub judged: Judged,
 }
@@ -255,15 +255,15 @@ pub fn measure(
             let f = disk::device::sysfs_facts(name);
             let in_vm = host.inventory.virtualization.is_vm == Some(true);
             let (class, from) =
-                plumb_hwprobe::rated::class_from_sysfs(f.driver.as_deref(), f.rotational, in_vm);
-            plumb_hwprobe::rated::DeviceFacts {
+                crate::rated::class_from_sysfs(f.driver.as_deref(), f.rotational, in_vm);
+            crate::rated::DeviceFacts {
                 class,
                 class_from: format!("{name} ({from})"),
                 write_cache: f.write_cache,
                 ..Default::default()
             }
         }
-        _ => super::rated::facts_from_host(&host),
+        _ => crate::judged::facts_from_host(&host),
     };
     let run_id = rec.id();
     if say {
@@ -341,7 +341,7 @@ pub fn measure(
         })
         .collect();
     let judged = if p.disk.is_some() {
-        super::rated::judge(p.rated.as_ref(), &views, facts)
+        crate::judged::judge(p.rated.as_ref(), &views, facts)
     } else {
         Judged::default()
     };
@@ -428,4 +428,30 @@ pub fn run(
         return Err(anyhow::Error::new(e).context(format!("run {}: disk probe", out.run_id)));
     }
     Ok((out.run_id, out.status))
+}
+
+/// The hardware probes on the host, as the binary's table of families registers it.
+pub struct ProbeFamily;
+
+impl plumb_runner::family::Family for ProbeFamily {
+    fn takes(&self, plan: &RunPlan) -> bool {
+        matches!(
+            (&plan.target.subject, &plan.workload.family),
+            (plumb_plan::Subject::Host(_), plumb_plan::Family::Probe(_))
+        )
+    }
+
+    fn run(
+        &self,
+        plan: &RunPlan,
+        _extras: &plumb_runner::family::Extras,
+        slot: Slot<'_>,
+    ) -> anyhow::Result<(i64, RunStatus)> {
+        let (plumb_plan::Subject::Host(h), plumb_plan::Family::Probe(work)) =
+            (&plan.target.subject, &plan.workload.family)
+        else {
+            anyhow::bail!("the probes run on the host");
+        };
+        run(plan, work, h.dir.clone(), slot)
+    }
 }

@@ -2,13 +2,13 @@
 //! release and config (or the plan's URL), its identity and settings recorded, each
 //! step run and stored as it ends, the server stopped.
 
-use super::server;
-use super::Extras;
+use crate::managed as server;
+use crate::{run_sql_step, CounterReader, Protocol, Shape, SqlContext, SqlStepConfig};
 use anyhow::bail;
 use plumb_core::{RunStatus, StepStatus};
 use plumb_plan::{RunPlan, ServerSpec, SqlWork};
+use plumb_runner::family::Extras;
 use plumb_runner::Slot;
-use plumb_sql::{run_sql_step, CounterReader, Protocol, Shape, SqlContext, SqlStepConfig};
 use plumb_store::Store;
 use plumb_workloads::{Kind, SqlKind};
 use std::collections::BTreeMap;
@@ -24,7 +24,7 @@ pub fn run(
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
     let at = (slot.root.clone(), slot.keep);
-    super::with_server(plan, spec, extras, at, |started| {
+    crate::managed::with_server(plan, spec, extras, at, |started| {
         measure(plan, spec, work, extras, started, slot)
     })
 }
@@ -34,10 +34,10 @@ fn measure(
     spec: &ServerSpec,
     work: &SqlWork,
     extras: &Extras,
-    started: super::Started<'_>,
+    started: crate::managed::Started<'_>,
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
-    let super::Started {
+    let crate::managed::Started {
         server,
         choice,
         limit,
@@ -83,7 +83,7 @@ fn measure(
     ] {
         options.insert(k.to_string(), v);
     }
-    super::record_limit(plan, limit, &mut options);
+    plumb_runner::family::record_limit(plan, limit, &mut options);
     server::record_settings(server, &mut counters, id.storage, &mut options);
     let Slot {
         store,
@@ -96,9 +96,9 @@ fn measure(
         at,
         ..
     } = slot;
-    let (mut rec, disk) = super::begin(
+    let (mut rec, disk) = plumb_runner::family::begin(
         store,
-        super::RunHeader {
+        plumb_runner::family::RunHeader {
             engine: engine.clone(),
             version: version.clone(),
             options,
@@ -140,7 +140,7 @@ fn measure(
         .iter()
         .any(|s| s.kind.tables() == plumb_workloads::SqlTables::Pgbench);
     if pgbench_steps && !steps.iter().any(|s| s.kind == SqlKind::PgbenchLoad) {
-        shape.scale = plumb_sql::pgbench::scale_of(ep.connect()?.as_mut()).map_err(|e| {
+        shape.scale = crate::pgbench::scale_of(ep.connect()?.as_mut()).map_err(|e| {
             anyhow::anyhow!(
                 "{e}: pgbench's steps need its tables; add pgbench-load to the steps or run \
                  `pgbench -i` first"
@@ -149,12 +149,12 @@ fn measure(
     }
     // A database plumb did not just load may have lost rows to earlier deletes.
     let mut all_present = false;
-    let mut ycsb = plumb_sql::run::YcsbState::default();
+    let mut ycsb = crate::run::YcsbState::default();
     let mut server_died = None;
     let mut ceilings: Vec<plumb_store::Ceiling> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         if i > 0 && !step.kind.is_load() {
-            super::maybe_drop_caches(plan);
+            plumb_runner::family::maybe_drop_caches(plan);
         }
         let (duration, warmup) = (p.duration_of(step), p.warmup_of(step));
         let cfg = SqlStepConfig {
@@ -218,7 +218,7 @@ fn measure(
         if step.kind == SqlKind::CachedSelect {
             let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
             let mut last = None;
-            for c in plumb_sql::ceiling::clients(p.threads, hw) {
+            for c in crate::ceiling::clients(p.threads, hw) {
                 let mut at = cfg.clone();
                 at.threads = c;
                 at.plan.name = format!("{}.c{c}", step.name);
@@ -243,12 +243,18 @@ fn measure(
         }
         let mut out = run_and_store(&mut ctx, &cfg)?;
         if let (Some(bound), true, StepStatus::Ok) = (&bound, !step.kind.is_load(), out.status) {
-            let found = super::rate_search(&step.name, bound, &out, interrupt, |name, pace| {
-                let mut c = cfg.clone();
-                c.plan.name = name.to_string();
-                c.pace = Some(pace);
-                run_and_store(&mut ctx, &c)
-            })?;
+            let found = plumb_runner::family::rate_search(
+                &step.name,
+                bound,
+                &out,
+                interrupt,
+                |name, pace| {
+                    let mut c = cfg.clone();
+                    c.plan.name = name.to_string();
+                    c.pace = Some(pace);
+                    run_and_store(&mut ctx, &c)
+                },
+            )?;
             if let Some(found) = found {
                 let mut c = cfg.clone();
                 c.plan.name = format!("{}@max", step.name);
@@ -307,14 +313,14 @@ fn cached_select_ceilings(
     s: &plumb_core::StepSummary,
 ) -> Vec<plumb_store::Ceiling> {
     let mut v = vec![plumb_store::Ceiling {
-        name: plumb_sql::ceiling::ceiling_name(engine, clients),
+        name: crate::ceiling::ceiling_name(engine, clients),
         value: s.ops_sec,
         unit: "queries/s".into(),
     }];
     let server = s.server.as_ref().and_then(|v| v.cpu_us_query);
     if let (Some(c), Some(srv)) = (s.cpu_us_op, server) {
         v.push(plumb_store::Ceiling {
-            name: plumb_sql::ceiling::cpu_ceiling_name(engine, clients),
+            name: crate::ceiling::cpu_ceiling_name(engine, clients),
             value: c + srv,
             unit: "µs/query".into(),
         });
@@ -392,4 +398,31 @@ fn barrier(
         Duration::from_secs_f64(timeout),
         interrupt,
     )?)
+}
+
+/// The SQL family (sysbench's microbenchmarks, TPROC-C, pgbench, YCSB) on a server,
+/// as the binary's table of families registers it.
+pub struct SqlFamily;
+
+impl plumb_runner::family::Family for SqlFamily {
+    fn takes(&self, plan: &RunPlan) -> bool {
+        matches!(
+            (&plan.target.subject, &plan.workload.family),
+            (plumb_plan::Subject::Server(_), plumb_plan::Family::Sql(_))
+        )
+    }
+
+    fn run(
+        &self,
+        plan: &RunPlan,
+        extras: &Extras,
+        slot: Slot<'_>,
+    ) -> anyhow::Result<(i64, RunStatus)> {
+        let (plumb_plan::Subject::Server(spec), plumb_plan::Family::Sql(work)) =
+            (&plan.target.subject, &plan.workload.family)
+        else {
+            anyhow::bail!("the sql workload runs on a server");
+        };
+        run(plan, spec, work, extras, slot)
+    }
 }

@@ -2,8 +2,9 @@
 //! insert benchmark alike: starting a managed one from a plan's [`ServerSpec`] (or
 //! reaching one by URL), what it is called in the store, and how it is set.
 
-use plumb_plan::ServerSpec;
-use plumb_sql::{CounterReader, Endpoint, Managed, Protocol, ServerChoice, StartOptions};
+use crate::{CounterReader, Endpoint, Managed, Protocol, ServerChoice, StartOptions};
+use anyhow::Context;
+use plumb_plan::{RunPlan, ServerSpec};
 use std::path::PathBuf;
 
 /// The server a run measures: started by plumb, or someone else's.
@@ -32,7 +33,7 @@ impl Server {
     }
 
     /// Stops a managed server (saying where its kept directory is).
-    pub fn stop(&mut self, keep: bool) -> Result<(), plumb_sql::SqlError> {
+    pub fn stop(&mut self, keep: bool) -> Result<(), crate::SqlError> {
         match self {
             Server::Managed(m) => {
                 let kept = m.root.clone();
@@ -47,7 +48,7 @@ impl Server {
     }
 
     /// After a failed step: whether a managed server died, as the error to report.
-    pub fn died(&mut self, step: &str) -> Option<plumb_sql::SqlError> {
+    pub fn died(&mut self, step: &str) -> Option<crate::SqlError> {
         match self {
             Server::Managed(m) => {
                 std::thread::sleep(std::time::Duration::from_millis(300));
@@ -138,7 +139,7 @@ pub struct Identity {
     /// The release, as compare labels it.
     pub version: String,
     /// The storage engine of a MySQL-protocol server.
-    pub storage: Option<plumb_sql::StorageEngine>,
+    pub storage: Option<crate::StorageEngine>,
 }
 
 /// Names the server: from plumb's own choice when it started it, from the server's
@@ -188,7 +189,7 @@ pub fn identify(
 /// InnoDB or MyRocks flush_log_at_trx_commit = 1), else `os-buffered`.
 pub fn durability(
     options: &std::collections::BTreeMap<String, String>,
-    storage: Option<plumb_sql::StorageEngine>,
+    storage: Option<crate::StorageEngine>,
 ) -> &'static str {
     let get = |k: &str| {
         options
@@ -200,10 +201,10 @@ pub fn durability(
             get("fsync").as_deref() == Some("on")
                 && get("synchronous_commit").is_some_and(|v| v != "off")
         }
-        Some(plumb_sql::StorageEngine::InnoDb) => {
+        Some(crate::StorageEngine::InnoDb) => {
             get("innodb_flush_log_at_trx_commit").as_deref() == Some("1")
         }
-        Some(plumb_sql::StorageEngine::RocksDb) => {
+        Some(crate::StorageEngine::RocksDb) => {
             get("rocksdb_flush_log_at_trx_commit").as_deref() == Some("1")
         }
     };
@@ -219,7 +220,7 @@ pub fn durability(
 pub fn record_settings(
     server: &Server,
     counters: &mut CounterReader,
-    storage: Option<plumb_sql::StorageEngine>,
+    storage: Option<crate::StorageEngine>,
     options: &mut std::collections::BTreeMap<String, String>,
 ) {
     options.insert("server.url".into(), server.endpoint().redacted_url());
@@ -233,10 +234,62 @@ pub fn record_settings(
     options.insert("durability".into(), d.into());
 }
 
+/// A server started for one planned run: the server, plumb's choice of it (`None` for
+/// a URL) and the plan's memory limit holding its processes.
+pub struct Started<'a> {
+    /// The running server.
+    pub server: &'a mut Server,
+    /// What plumb started (`None` for a URL).
+    pub choice: Option<&'a crate::ServerChoice>,
+    /// The cgroup its processes are in, when the plan limits memory.
+    pub limit: Option<&'a plumb_host::cgroup::MemoryLimit>,
+}
+
+/// Starts the server `spec` names for `plan` (under `root`), moves it into the plan's
+/// memory limit, runs `f` on it, and stops it whatever happened (keeping its data
+/// directory with `keep`).
+pub fn with_server<T>(
+    plan: &RunPlan,
+    spec: &plumb_plan::ServerSpec,
+    extras: &plumb_runner::family::Extras,
+    (root, keep): (Option<std::path::PathBuf>, bool),
+    f: impl FnOnce(Started<'_>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let place = Placement {
+        dir: root,
+        keep,
+        port: extras.port,
+    };
+    let (mut server, choice) = start(spec, extras.password.as_deref(), &place)?;
+    let limit = match plumb_runner::family::memory_limit(plan, "server") {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = server.stop(false);
+            return Err(e);
+        }
+    };
+    if let (Some(l), (Some(pid), _)) = (&limit, server.local()) {
+        if let Err(e) = plumb_runner::family::limit_tree(l, pid) {
+            let _ = server.stop(false);
+            return Err(e.context("moving the server into its memory limit"));
+        }
+    }
+    let result = f(Started {
+        server: &mut server,
+        choice: choice.as_ref(),
+        limit: limit.as_ref(),
+    });
+    let stopped = server.stop(keep);
+    drop(limit);
+    let out = result?;
+    stopped.context("the run is stored, but the server did not stop cleanly")?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use plumb_sql::StorageEngine;
+    use crate::StorageEngine;
 
     #[test]
     fn durability_follows_the_settings_of_the_engine_that_holds_the_tables() {

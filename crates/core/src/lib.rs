@@ -15,6 +15,6 @@ pub use lsm::{CacheLookups, LevelAccount, LsmAccount, Stalls};
 pub use model::{
     DeviceIo, DurabilitySummary, HwCounters, IbSecond, IbSummary, Interval, OpLatency, OpenLoop,
     Qos, RunStatus, ServerCosts, StepStatus, StepSummary, Verification, WriterSummary,
-    HARNESS_SAMPLE_EVERY, IB_BUCKETS_US,
+    HARNESS_SAMPLE_EVERY, IB_BUCKETS_US, NOISE_MIN_CPU_SECS,
 };
 pub use target::{BatchOp, EngineStats, Maintenance, Session, Target, WriteBatch};

@@ -207,6 +207,13 @@ pub struct WriterSummary {
 /// One op in this many has its time split between the engine call and the harness.
 pub const HARNESS_SAMPLE_EVERY: u64 = 128;
 
+/// The least machine CPU time (a window's seconds × its CPUs) over which steal% and
+/// outside% are measured or judged. `/proc/stat` counts each CPU's time in 10 ms ticks,
+/// so a window holds this many seconds × 100 ticks: at 1 s, 100 ticks, one tick is at
+/// most 1% of the machine, a tenth of the outside-load warning's 10%. A shorter window
+/// (a 0.05 s compaction wait on 2 CPUs holds 10 ticks, one of them 10%) gives n/a.
+pub const NOISE_MIN_CPU_SECS: f64 = 1.0;
+
 /// One measured step's summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {

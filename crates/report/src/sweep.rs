@@ -118,7 +118,7 @@ impl Curve {
                             .max_by(|x, y| x.ops_sec.total_cmp(&y.ops_sec))
                             .expect("rest is not empty");
                         return format!(
-                            "stops scaling at {} threads ({:.2}× the ops/s of {}): no more                              threads add 10% (best beyond it: {:+.0}% at {})",
+                            "stops scaling at {} threads ({:.2}× the ops/s of {}): no more threads add 10% (best beyond it: {:+.0}% at {})",
                             a.x_label,
                             a.ops_sec / first.ops_sec,
                             first.x_label,

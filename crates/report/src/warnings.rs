@@ -52,11 +52,30 @@ pub fn host_noise(step: &str, s: &plumb_core::StepSummary) -> Vec<String> {
     w
 }
 
-/// [`host_noise`] for every step of a run.
+/// [`host_noise`] for a stored step of a run on `cpus` CPUs, when its figures can be
+/// judged: never for a maintenance step (a flush or a compaction wait measures nothing
+/// a neighbour could bend), nor for a window of less than
+/// [`plumb_core::NOISE_MIN_CPU_SECS`] of machine time (too few of `/proc/stat`'s
+/// ticks; runs stored before plumb refused to measure such windows still hold their
+/// figure). Unknown CPUs count as one, the strictest reading.
+pub fn step_noise(s: &plumb_store::StepRecord, cpus: Option<u32>) -> Vec<String> {
+    let cpu_secs = s.summary.secs * f64::from(cpus.unwrap_or(1).max(1));
+    if s.kind.is_maintenance() || cpu_secs < plumb_core::NOISE_MIN_CPU_SECS {
+        return Vec::new();
+    }
+    host_noise(&s.name, &s.summary)
+}
+
+/// The CPUs of the host a run ran on, as its snapshot counted them.
+fn cpus_of(r: &plumb_store::StoredRun) -> Option<u32> {
+    r.run.host.as_ref().and_then(|h| h.inventory.cpu.threads)
+}
+
+/// [`step_noise`] for every step of a run.
 pub fn run_noise(r: &plumb_store::StoredRun) -> Vec<String> {
     r.steps
         .iter()
-        .flat_map(|(s, _)| host_noise(&s.name, &s.summary))
+        .flat_map(|(s, _)| step_noise(s, cpus_of(r)))
         .collect()
 }
 
@@ -122,7 +141,7 @@ pub fn skew_with_writer(r: &plumb_store::StoredRun) -> Option<String> {
         .collect();
     (!steps.is_empty()).then(|| {
         format!(
-            "run {}: {} with distribution {dist}: the writer rewrites the hot keys, so the              readers find them in the memtable and measure memtable reads, not the tree;              run it with --distribution uniform, or compare it only with runs of the same skew",
+            "run {}: {} with distribution {dist}: the writer rewrites the hot keys, so the readers find them in the memtable and measure memtable reads, not the tree; run it with --distribution uniform, or compare it only with runs of the same skew",
             r.run.id,
             steps.join(", ")
         )
@@ -279,7 +298,7 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
     }
     for (label, r) in all_runs(versions) {
         for (s, _) in &r.steps {
-            for n in host_noise(&s.name, &s.summary) {
+            for n in step_noise(s, cpus_of(r)) {
                 w.push(format!("{label} run {} step {n}", r.run.id));
             }
             if let Some(p) = s.summary.pending_compaction_gb_start {

@@ -745,3 +745,46 @@ fn compare_marks_steps_whose_sides_ran_beside_different_noise() {
     let json = serde_json::to_value(&c).unwrap();
     assert_eq!(json["noise"][0]["outside_cpu_pct"][1], 30.0);
 }
+
+#[test]
+fn no_neighbour_warning_on_a_maintenance_step_or_a_window_of_a_few_ticks() {
+    let outside = |v: &[plumb_report::Version]| {
+        warnings_of(v)
+            .iter()
+            .filter(|w| w.contains("another process used"))
+            .count()
+    };
+    let mut v = base_and_new();
+    with_noise(&mut v[1], 0.0, 44.0);
+    let all = outside(&v);
+    assert!(all > 0, "a measured step beside a neighbour is warned");
+    // The same figure on a compaction wait (a maintenance step): silent.
+    let mut m = v.clone();
+    for r in &mut m[1].runs {
+        for (s, _) in &mut r.steps {
+            s.name = "waitforcompaction".into();
+            s.kind = plumb_workloads::StepKind::WaitForCompaction.into();
+        }
+    }
+    assert_eq!(outside(&m), 0);
+    // A measured step of 0.3 s on 2 CPUs: 60 of /proc/stat's ticks, too few to judge.
+    let mut short = v.clone();
+    for r in &mut short[1].runs {
+        for (s, _) in &mut r.steps {
+            s.summary.secs = 0.3;
+        }
+    }
+    assert_eq!(outside(&short), 0);
+    // Half a second on 2 CPUs is the least judged, and is warned.
+    for r in &mut short[1].runs {
+        for (s, _) in &mut r.steps {
+            s.summary.secs = 0.5;
+        }
+    }
+    assert_eq!(outside(&short), all);
+    // A run whose host did not say its CPUs counts as one CPU: 0.5 s is too short.
+    for r in &mut short[1].runs {
+        r.run.host = None;
+    }
+    assert_eq!(outside(&short), 0);
+}

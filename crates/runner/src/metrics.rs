@@ -96,7 +96,9 @@ pub struct HostNoise {
 /// user + system …). Interrupt time counts as outside: the kernel does not charge it to
 /// a process. `/proc/stat` counts in 10 ms ticks per CPU, so a window's figures are good
 /// to a tick or two per CPU (±1% over a second on 2 CPUs); a negative outside load
-/// (ours read finer than the ticks) is 0.
+/// (ours read finer than the ticks) is 0. A window of less than
+/// [`plumb_core::NOISE_MIN_CPU_SECS`] of machine time has neither figure: its ticks are
+/// too few to say.
 pub fn host_noise(
     earlier: Option<&Reading>,
     later: Option<&Reading>,
@@ -106,7 +108,7 @@ pub fn host_noise(
     let Some(w) = later.zip(earlier).map(|(b, a)| b.since(a)) else {
         return HostNoise::default();
     };
-    if w.capacity_us <= 0.0 {
+    if w.capacity_us < plumb_core::NOISE_MIN_CPU_SECS * 1e6 {
         return HostNoise::default();
     }
     HostNoise {
@@ -340,6 +342,44 @@ mod tests {
             host_noise(Some(&a), Some(&a), 0, Some(0)),
             HostNoise::default()
         );
+    }
+
+    #[test]
+    fn a_window_of_a_few_ticks_has_no_noise_figure() {
+        use plumb_probes::cpustat::CpuTimes;
+        let at = std::time::Instant::now();
+        let a = Reading {
+            at,
+            cpus: 2,
+            times: CpuTimes::default(),
+        };
+        // A 0.05 s compaction wait on 2 CPUs: 10 ticks, 9 of them busy while plumb's own
+        // finer clock counted 0.04 s: "outside" would read 50% on one tick's rounding.
+        let short = Reading {
+            at: at + std::time::Duration::from_millis(50),
+            cpus: 2,
+            times: CpuTimes {
+                user: 9,
+                idle: 1,
+                ..CpuTimes::default()
+            },
+        };
+        assert_eq!(
+            host_noise(Some(&a), Some(&short), 40_000, Some(0)),
+            HostNoise::default()
+        );
+        // Half a second on 2 CPUs is the least judged (100 ticks), and is.
+        let half = Reading {
+            at: at + std::time::Duration::from_millis(500),
+            cpus: 2,
+            times: CpuTimes {
+                user: 50,
+                idle: 50,
+                ..CpuTimes::default()
+            },
+        };
+        let n = host_noise(Some(&a), Some(&half), 300_000, Some(0));
+        assert_eq!(n.outside_cpu_pct, Some(20.0));
     }
 
     #[test]

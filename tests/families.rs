@@ -214,15 +214,20 @@ ib = ["l.i0", "l.x", "l.i1", "qp100"]
         // engine's are told from a neighbour's; each second's outside load is known for
         // the embedded engine, and for a server only over a window of one interval (its
         // processes are read at the window's ends, not each second).
-        assert!(li1["summary"]["steal_pct"].is_f64(), "{li1}");
-        assert!(li1["summary"]["outside_cpu_pct"].is_f64(), "{li1}");
+        // Each only over a window long enough to count (common::noise_expected).
+        let secs = |v: &serde_json::Value| v["secs"].as_f64().unwrap();
+        if let Some(e) = common::noise_expected(secs(&li1["summary"])) {
+            assert_eq!(li1["summary"]["steal_pct"].is_f64(), e, "{li1}");
+            assert_eq!(li1["summary"]["outside_cpu_pct"].is_f64(), e, "{li1}");
+        }
         let ivs = li1["intervals"].as_array().unwrap();
-        assert!(ivs.iter().all(|i| i["steal_pct"].is_f64()));
         let known = r["engine"] == "lmdb" || ivs.len() == 1;
-        assert!(
-            ivs.iter().all(|i| i["outside_cpu_pct"].is_f64() == known),
-            "{ivs:?}"
-        );
+        for i in ivs {
+            if let Some(e) = common::noise_expected(secs(i)) {
+                assert_eq!(i["steal_pct"].is_f64(), e, "{i}");
+                assert_eq!(i["outside_cpu_pct"].is_f64(), e && known, "{i}");
+            }
+        }
         assert_eq!(step(&run, "qp100")["config"]["rate_per_client"], 100);
         assert_eq!(r["plan"]["workload"]["ib"]["params"]["rows"], 3000);
     }

@@ -157,3 +157,18 @@ pub fn assert_cpu_split(name: &str, sum: &Value) {
         "{name}: {sum}"
     );
 }
+
+/// Whether a window of `secs` holds enough machine time for the host's noise to be
+/// measured (plumb_core::NOISE_MIN_CPU_SECS of seconds × CPUs): `Some(true)` or
+/// `Some(false)` clear of the line, `None` within 5% of it, where the tick count decides.
+pub fn noise_expected(secs: f64) -> Option<bool> {
+    let cpus = f64::from(plumb_probes::cpustat::read().expect("/proc/stat").cpus);
+    let m = secs * cpus / plumb_core::NOISE_MIN_CPU_SECS;
+    if m >= 1.05 {
+        Some(true)
+    } else if m < 0.95 {
+        Some(false)
+    } else {
+        None
+    }
+}

@@ -208,12 +208,27 @@ mod tests {
         });
         assert_eq!(r.steps.len(), 2);
         assert!(r.steps.iter().all(|s| s.summary.ops > 0));
-        // Each step and second says what the host did beside the probe.
+        // Each step and second says what the host did beside the probe, over a window
+        // long enough to count (plumb_core::NOISE_MIN_CPU_SECS of machine time), and
+        // nothing over a shorter one.
+        let cpus = f64::from(plumb_probes::cpustat::read().unwrap().cpus);
+        let expected = |secs: f64| {
+            let m = secs * cpus / plumb_core::NOISE_MIN_CPU_SECS;
+            (m >= 1.05).then_some(true).or((m < 0.95).then_some(false))
+        };
+        let in_range = |x: Option<f64>| x.is_some_and(|x| (0.0..=100.0).contains(&x));
         for s in &r.steps {
             let (st, out) = (s.summary.steal_pct, s.summary.outside_cpu_pct);
-            assert!(st.is_some_and(|x| (0.0..=100.0).contains(&x)), "{st:?}");
-            assert!(out.is_some_and(|x| (0.0..=100.0).contains(&x)), "{out:?}");
-            assert!(s.intervals.iter().all(|i| i.outside_cpu_pct.is_some()));
+            match expected(s.summary.secs) {
+                Some(true) => assert!(in_range(st) && in_range(out), "{st:?} {out:?}"),
+                Some(false) => assert!(st.is_none() && out.is_none(), "{st:?} {out:?}"),
+                None => {}
+            }
+            for i in &s.intervals {
+                if let Some(e) = expected(i.secs) {
+                    assert_eq!(i.outside_cpu_pct.is_some(), e, "{i:?}");
+                }
+            }
         }
         assert_eq!(r.ceilings.len(), 2);
         assert!(r.ceilings[0].value > 1e5, "{:?}", r.ceilings);

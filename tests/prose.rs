@@ -110,19 +110,37 @@ fn no_printed_sentence_carries_padding() {
         &store,
         &["kv", "--num", "20000", "--duration", "0.5"],
     ));
-    let suite = scaled("threads-sweep.toml", dir.path());
-    out.push(printed(&store, &["run", suite.to_str().unwrap()]));
-    for format in ["text", "md"] {
-        out.push(printed(&store, &["report", "s1", "--format", format]));
+    // The example suites of the key-value family, scaled down, each with its text and
+    // Markdown report (suites s1…s4, in this order).
+    let examples = [
+        "threads-sweep.toml",
+        "size-sweep.toml",
+        "quick.toml",
+        "leveled-vs-universal.toml",
+    ];
+    for (i, example) in examples.iter().enumerate() {
+        let suite = scaled(example, dir.path());
+        out.push(printed(&store, &["run", suite.to_str().unwrap()]));
+        let s = format!("s{}", i + 1);
+        for format in ["text", "md"] {
+            out.push(printed(&store, &["report", &s, "--format", format]));
+        }
     }
     out.push(printed(&store, &["show", "2"]));
     out.push(printed(&store, &["compare", "2", "3"]));
     let all = out.join("\n");
-    // The suite's report has its scaling verdict, the sentence this check was made for.
+    // The reports hold the sweeps' verdicts, the sentences this check was made for.
     assert!(
         all.contains("stops scaling") || all.contains("still scaling"),
         "{all}"
     );
+    // A maintenance step measures nothing a neighbour could bend: never warned about.
+    for step in ["flush", "waitforcompaction", "compact"] {
+        assert!(
+            !all.contains(&format!("{step}: another process used")),
+            "{step} was judged for outside load:\n{all}"
+        );
+    }
     let bad = padded_sentences(&all);
     assert!(
         bad.is_empty(),

@@ -81,7 +81,7 @@ fn record(
 pub fn run(
     plan: &RunPlan,
     work: &DurabilityWork,
-    slot: Slot<'_>,
+    mut slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
     let cuts = work
         .params
@@ -107,17 +107,11 @@ pub fn run(
             plan.target.name
         ),
     };
-    let Slot {
-        store,
-        run,
-        group,
-        root,
-        interrupt,
-        observer,
-        at,
-        ..
-    } = slot;
-    let root = root.unwrap_or_else(|| PathBuf::from("/var/tmp"));
+    let interrupt = slot.interrupt;
+    let root = slot
+        .root
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/var/tmp"));
     std::fs::create_dir_all(&root).with_context(|| format!("--dir: making {}", root.display()))?;
     if cuts.iter().any(|c| c.powered()) {
         for gone in plumb_powercut::sweep_stale(&root) {
@@ -154,19 +148,14 @@ pub fn run(
         Subject::Engine(e) => (e.name().to_string(), e.version()),
         Subject::Host(_) => unreachable!("refused above"),
     };
-    let (mut rec, _) = plumb_runner::family::begin(
-        store,
+    let (mut rec, _) = slot.begin(
+        plan,
         plumb_runner::family::RunHeader {
-            run,
             engine,
             version,
             options: options(work),
             data_dir: Some(root.clone()),
         },
-        plan,
-        group,
-        observer,
-        at,
     )?;
     let run_id = rec.id();
     eprintln!(
@@ -232,8 +221,7 @@ pub fn run(
     // Interrupted while the first server started: it stops here, its files go.
     drop(first_server);
     let status = rec.finish(interrupt.load(Ordering::Relaxed))?;
-    let stored = store.run(run_id).context("reading the run back")?;
-    observer.run_finished(&stored, store);
+    slot.finished(run_id).context("reading the run back")?;
     Ok((run_id, status))
 }
 

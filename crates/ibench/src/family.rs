@@ -199,7 +199,7 @@ fn measure(
     plan: &RunPlan,
     work: &IbWork,
     m: Measured<'_>,
-    slot: Slot<'_>,
+    mut slot: Slot<'_>,
     watch: &mut Watch<'_, '_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
     let p = &work.params;
@@ -222,29 +222,15 @@ fn measure(
     ] {
         options.insert(k.to_string(), v);
     }
-    let Slot {
-        store,
-        run,
-        group,
-        interrupt,
-        progress,
-        observer,
-        at,
-        ..
-    } = slot;
-    let (mut rec, disk) = plumb_runner::family::begin(
-        store,
+    let (interrupt, progress) = (slot.interrupt, slot.progress);
+    let (mut rec, disk) = slot.begin(
+        plan,
         plumb_runner::family::RunHeader {
             engine: engine.to_string(),
             version: version.to_string(),
             options,
             data_dir: data_dir.clone(),
-            run,
         },
-        plan,
-        group,
-        observer,
-        at,
     )?;
     let run_id = rec.id();
     eprintln!(
@@ -348,8 +334,7 @@ fn measure(
         }
     }
     let status = rec.finish(interrupt.load(Ordering::Relaxed))?;
-    let stored = store.run(run_id)?;
-    observer.run_finished(&stored, store);
+    slot.finished(run_id)?;
     Ok((run_id, status))
 }
 

@@ -4,7 +4,7 @@
 //! [`Families`] drives. What every family's run shares is here: the front end's
 //! [`Extras`], beginning a run, memory limits, page-cache drops and the rate search.
 
-use crate::lifecycle::{FamilyDriver, LifecycleError, Observer, Slot};
+use crate::lifecycle::{FamilyDriver, LifecycleError, Slot};
 use crate::StepOutcome;
 use plumb_core::RunStatus;
 use plumb_plan::RunPlan;
@@ -28,7 +28,7 @@ pub struct Extras {
 
 /// One workload family's planned run, implemented in the family's crate: it starts
 /// what the run needs (a server, an engine, the host's probes), begins the run with
-/// [`begin`], runs and stores each step, and tells the slot's observer. The lifecycle
+/// [`Slot::begin`], runs and stores each step, and tells the slot's observer. The lifecycle
 /// owns everything around it (order, groups, resume, estimates, Ctrl-C between runs).
 /// A run's error is a message for the user, so it is an `anyhow::Error` with its
 /// context, turned into [`LifecycleError::Family`] at this boundary.
@@ -167,11 +167,9 @@ pub fn record_limit(
     }
 }
 
-/// What the store is told when a family begins a run, beside the run row the
-/// lifecycle filled in.
+/// What a family measured of its subject when it begins a run, beside the run row
+/// the lifecycle filled in.
 pub struct RunHeader {
-    /// The run row: provenance, suite, plan and its hash.
-    pub run: plumb_store::NewRun,
     /// The engine label and its release.
     pub engine: String,
     /// The release.
@@ -182,38 +180,46 @@ pub struct RunHeader {
     pub data_dir: Option<std::path::PathBuf>,
 }
 
-/// Begins a planned run in the store through [`crate::begin::begin_run`] (a host
-/// snapshot, the device under its data, its place in the suite), joins its group of
-/// repeats, and tells the observer it starts.
-pub fn begin<'s>(
-    store: &'s mut plumb_store::Store,
-    header: RunHeader,
-    plan: &RunPlan,
-    group: Option<Option<i64>>,
-    observer: &mut dyn Observer,
-    at: (usize, usize, f64),
-) -> anyhow::Result<(
-    crate::Recording<'s>,
-    Option<plumb_probes::diskstats::DeviceStats>,
-)> {
-    let begun = crate::begin::begin_run(
-        store,
-        plumb_store::NewRun {
-            engine: header.engine,
-            engine_version: header.version,
-            options: header.options,
-            ..header.run
-        },
-        plan,
-        crate::begin::DataPlace {
-            dir: header.data_dir,
-            ..Default::default()
-        },
-        Some(crate::begin::Announce {
-            observer,
-            at,
-            group,
-        }),
-    )?;
-    Ok((begun.rec, begun.disk))
+impl Slot<'_> {
+    /// Begins the planned run in the slot's store through [`crate::begin::begin_run`]
+    /// (the row the lifecycle filled in with `header`, a host snapshot, the device under
+    /// its data, its place in the suite), joins its group of repeats and tells the
+    /// observer it starts. The recording borrows the slot: take `interrupt`,
+    /// `progress` and `profile` out of it first.
+    pub fn begin(
+        &mut self,
+        plan: &RunPlan,
+        header: RunHeader,
+    ) -> anyhow::Result<(
+        crate::Recording<'_>,
+        Option<plumb_probes::diskstats::DeviceStats>,
+    )> {
+        let begun = crate::begin::begin_run(
+            self.store,
+            plumb_store::NewRun {
+                engine: header.engine,
+                engine_version: header.version,
+                options: header.options,
+                ..std::mem::take(&mut self.run)
+            },
+            plan,
+            crate::begin::DataPlace {
+                dir: header.data_dir,
+                ..Default::default()
+            },
+            Some(crate::begin::Announce {
+                observer: &mut *self.observer,
+                at: self.at,
+                group: self.group,
+            }),
+        )?;
+        Ok((begun.rec, begun.disk))
+    }
+
+    /// Reads the finished run `run_id` back and tells the observer it ended.
+    pub fn finished(&mut self, run_id: i64) -> anyhow::Result<()> {
+        let stored = self.store.run(run_id)?;
+        self.observer.run_finished(&stored, self.store);
+        Ok(())
+    }
 }

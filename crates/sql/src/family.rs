@@ -35,7 +35,7 @@ fn measure(
     work: &SqlWork,
     extras: &Extras,
     started: crate::managed::Started<'_>,
-    slot: Slot<'_>,
+    mut slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
     let crate::managed::Started {
         server,
@@ -85,30 +85,15 @@ fn measure(
     }
     plumb_runner::family::record_limit(plan, limit, &mut options);
     server::record_settings(server, &mut counters, id.storage, &mut options);
-    let Slot {
-        store,
-        run,
-        group,
-        interrupt,
-        progress,
-        observer,
-        profile,
-        at,
-        ..
-    } = slot;
-    let (mut rec, disk) = plumb_runner::family::begin(
-        store,
+    let (interrupt, progress, profile) = (slot.interrupt, slot.progress, slot.profile);
+    let (mut rec, disk) = slot.begin(
+        plan,
         plumb_runner::family::RunHeader {
             engine: engine.clone(),
             version: version.clone(),
             options,
             data_dir: data_dir.clone(),
-            run,
         },
-        plan,
-        group,
-        observer,
-        at,
     )?;
     let run_id = rec.id();
     let group_of = extras.client_group.as_ref();
@@ -282,7 +267,7 @@ fn measure(
         eprintln!("plumb: error: run {run_id}: {e}\nplumb: finished steps are stored");
         status = status.worst(RunStatus::Failed);
     }
-    let stored = store.run(run_id)?;
+    let stored = slot.store.run(run_id)?;
     if !ceilings.is_empty() {
         let host = stored
             .run
@@ -291,7 +276,8 @@ fn measure(
             .and_then(|h| h.inventory.hostname.clone())
             .unwrap_or_else(|| "unknown".into());
         add_max(&mut ceilings);
-        store.add_ceilings(run_id, &host, &plumb_runner::lifecycle::now(), &ceilings)?;
+        slot.store
+            .add_ceilings(run_id, &host, &plumb_runner::lifecycle::now(), &ceilings)?;
         eprintln!(
             "plumb: run {run_id}: cached-SELECT ceiling of {engine} on {host}: {}",
             ceilings
@@ -301,7 +287,7 @@ fn measure(
                 .join(", ")
         );
     }
-    observer.run_finished(&stored, store);
+    slot.observer.run_finished(&stored, slot.store);
     Ok((run_id, status))
 }
 

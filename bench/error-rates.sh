@@ -16,6 +16,13 @@
 # The same question for interleaved A/B (plumb ab --rounds SLICES): per trial, one
 # plumb ab of the base against itself, or against the 5% or 10% slowdown; the verdict is
 # its permutation test over the slices (p <= 0.05).
+#
+#   MODE=duet bash bench/error-rates.sh [PLUMB] [TRIALS] [SLICES]
+# The same question for duet A/B (plumb ab --duet --rounds SLICES: A and B at the same
+# time, each on its own CPUs): per trial and level one duet; its verdict at 5, 10 and
+# SLICES pairs is `plumb ratio --paired` over the first pairs (p <= 0.05). Then, per
+# trial, `plumb ab --duet --until 2%` (cap SLICES) on A/A, 2% and 5%: its verdict and
+# the slices it took. DURATION (default 1) sets each slice's readrandom seconds.
 set -euo pipefail
 PLUMB=${1:-target/release/plumb}
 ROUNDS=${2:-21}
@@ -25,6 +32,79 @@ mkdir -p "$OUT"
 STORE="$OUT/store.sqlite"
 rm -f "$STORE"
 export PLUMB ROUNDS REPEATS STORE
+if [ "${MODE:-}" = duet ]; then
+python3 - <<'EOF'
+import json, math, os, statistics, subprocess, sys
+plumb, store = os.environ["PLUMB"], os.environ["STORE"]
+trials, slices = int(os.environ["ROUNDS"]), int(os.environ["REPEATS"])
+STEP = "readrandom"
+kv = ["kv", "--engine", "memory", "--benchmarks", f"fillseq,{STEP}",
+      "--duration", os.environ.get("DURATION", "1")]
+env = {k: v for k, v in os.environ.items() if k != "PLUMB_TEST_MEMORY_OP_NS"}
+
+def run(args):
+    return subprocess.run([plumb, *args], env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+def duet(cost_ns, until=None):
+    extra = ["--b-env", f"PLUMB_TEST_MEMORY_OP_NS={cost_ns}"] if cost_ns else []
+    if until:
+        extra += ["--until", until]
+    j = json.loads(run(["ab", "--duet", "--rounds", str(slices), "--step", STEP, "--json",
+                        "--store", store, *extra, "--", *kv]))
+    return next(s for s in j["steps"] if s["step"] == STEP), j["rounds"]
+
+def paired(a, b):
+    j = json.loads(run(["ratio", "--paired", "--json", "--base", ",".join(map(str, a)),
+                        "--other", ",".join(map(str, b))]))
+    return j["p"] is not None and j["p"] <= 0.05, j["ratio"]
+
+# Calibrate as the other modes do: the base op's time from three runs.
+out = run([*kv, "--repeat", "3", "--json", "--store", store])
+ops = [next(s["summary"]["ops_sec"] for s in r["steps"] if s["name"] == STEP) for r in json.loads(out)]
+t_ns = 1e9 / statistics.median(ops)
+levels = {"A/A (same build)": 0}
+for p in (0.02, 0.05, 0.10):
+    levels[f"{int(p*100)}% slower"] = max(1, round(t_ns * p / (1 - p)))
+print(f"calibration: {STEP} {statistics.median(ops):.0f} ops/s, {t_ns:.0f} ns/op; injected ns: {levels}", file=sys.stderr)
+looks = sorted({5, 10, slices})
+fixed = {k: {n: [] for n in looks} for k in levels}
+sds = []
+for t in range(trials):
+    for name, cost in levels.items():
+        s, _ = duet(cost)
+        for n in looks:
+            fixed[name][n].append(paired(s["a"][:n], s["b"][:n]))
+        if cost == 0:
+            sds.append(statistics.stdev(math.log(b / a) for a, b in zip(s["a"], s["b"])))
+    print(f"trial {t+1}/{trials}: " + ", ".join(f"{k} {'sig' if v[slices][-1][0] else 'ns'} {v[slices][-1][1]:.3f}" for k, v in fixed.items()), file=sys.stderr)
+print(f"\nsd of ln(B/A) over an A/A duet's {slices} pairs: median {statistics.median(sds):.4f}, max {max(sds):.4f} ({len(sds)} duets)")
+print(f"\n| plumb ab --duet | injected | trials | " + " | ".join(f"significant at {n} pairs" for n in looks) + " | median ratio (all pairs) |")
+print("|---|---:|---:|" + "---:|" * len(looks) + "---:|")
+for name, cost in levels.items():
+    cells = []
+    for n in looks:
+        r = fixed[name][n]
+        sig = sum(x[0] for x in r)
+        cells.append(f"{sig}/{len(r)} ({100*sig/len(r):.0f}%)")
+    med = statistics.median(x[1] for x in fixed[name][slices])
+    print(f"| {name} | {cost} ns/op | {trials} | " + " | ".join(cells) + f" | {med:.3f} |")
+seq = {k: [] for k in list(levels)[:3]}
+for t in range(trials):
+    for name in seq:
+        s, rounds = duet(levels[name], until="2%")
+        seq[name].append((s["significant"], rounds, s["settled"], s["precision"]))
+    print(f"until trial {t+1}/{trials}: " + ", ".join(f"{k} {v[-1][2]} in {v[-1][1]}" for k, v in seq.items()), file=sys.stderr)
+print(f"\n| plumb ab --duet --until 2% (cap {slices}) | trials | significant | within ±2% | open at the cap | median slices (max) |")
+print("|---|---:|---:|---:|---:|---:|")
+for name, r in seq.items():
+    c = lambda w: sum(x[2] == w for x in r)
+    sig = sum(x[0] for x in r)
+    ns = [x[1] for x in r]
+    print(f"| {name} | {len(r)} | {sig}/{len(r)} ({100*sig/len(r):.0f}%) | {c('within')} | {c('open')} | {statistics.median(ns):.0f} ({max(ns)}) |")
+EOF
+exit 0
+fi
 if [ "${MODE:-}" = ab ]; then
 python3 - <<'EOF'
 import json, os, statistics, subprocess, sys

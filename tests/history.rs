@@ -443,6 +443,147 @@ fn ab_interleaves_two_sides_and_finds_a_slowdown_by_permutation() {
 }
 
 #[test]
+fn a_duet_runs_both_sides_at_once_on_their_own_cpus_and_judges_pairs() {
+    let _one_at_a_time = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("duet.sqlite");
+    let ab = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(["ab", "--duet", "--tag", "d", "--json", "--store"])
+            .arg(&store)
+            .args(extra)
+            .env_remove("PLUMB_TEST_MEMORY_OP_NS")
+            .output()
+            .expect("run plumb ab --duet")
+    };
+    let mut args = vec![
+        "--rounds",
+        "3",
+        "--b-env",
+        "PLUMB_TEST_MEMORY_OP_NS=2000",
+        "--",
+    ];
+    args.extend(KV);
+    args.extend(["--num", "20000"]);
+    let o = ab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json_of(&o);
+    assert_eq!(j["design"], "duet", "{j:#}");
+    // Each side its own CPUs, swapped every round.
+    let cpus = |s: &str| -> Vec<u64> {
+        j["cpus"][s]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    };
+    let (ca, cb) = (cpus("A"), cpus("B"));
+    assert!(!ca.is_empty() && !cb.is_empty() && ca.iter().all(|c| !cb.contains(c)));
+    assert!(stderr(&o).contains(&format!("A on CPUs {cb:?} and B on CPUs {ca:?}")));
+    // The two slices of a round ran at the same time: their windows overlap.
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let window = |id: i64| -> (i64, i64) {
+        let (s, e): (String, String) = db
+            .query_row(
+                "SELECT started_at, ended_at FROM runs WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let ms = |t: &str| {
+            chrono::DateTime::parse_from_rfc3339(t)
+                .unwrap()
+                .timestamp_millis()
+        };
+        (ms(&s), ms(&e))
+    };
+    let ids = |s: &str| -> Vec<i64> {
+        j["runs"][s]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect()
+    };
+    let (a, b) = (ids("A"), ids("B"));
+    assert_eq!((a.len(), b.len()), (3, 3));
+    for (x, y) in a.iter().zip(&b) {
+        let ((s1, e1), (s2, e2)) = (window(*x), window(*y));
+        assert!(s1 < e2 && s2 < e1, "runs {x} and {y} did not overlap");
+    }
+    // Judged in pairs: B's 2 µs a read makes every pair's B the slower.
+    let rr = j["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "readrandom")
+        .unwrap();
+    assert_eq!(rr["design"], "duet");
+    assert_eq!(rr["slices"], 3);
+    let (av, bv) = (rr["a"].as_array().unwrap(), rr["b"].as_array().unwrap());
+    assert!(
+        av.iter()
+            .zip(bv)
+            .all(|(a, b)| b.as_f64().unwrap() < a.as_f64().unwrap()),
+        "{rr:#}"
+    );
+    assert!(rr["ratio"].as_f64().unwrap() < 0.8, "{rr:#}");
+
+    // --until: looks from 3 slices a side, each interval at its look's spent level.
+    let mut args = vec![
+        "--until",
+        "50%",
+        "--rounds",
+        "4",
+        "--step",
+        "readrandom",
+        "--",
+    ];
+    args.extend(KV);
+    args.extend(["--num", "20000"]);
+    let o = ab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json_of(&o);
+    let rounds = j["rounds"].as_u64().unwrap();
+    assert!((3..=4).contains(&rounds), "{j:#}");
+    let steps = j["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "--step readrandom only: {j:#}");
+    let rr = &steps[0];
+    assert_eq!(rr["slices"].as_u64(), Some(rounds));
+    assert!(rr["p"].is_null(), "no fixed-count p after looking early");
+    let spent = 0.05 * ((rounds * rounds) as f64 - if rounds == 3 { 0.0 } else { 9.0 }) / 16.0;
+    assert!(
+        (rr["level"].as_f64().unwrap() - (1.0 - spent)).abs() < 1e-9,
+        "{rr:#}"
+    );
+    assert!(["changed", "within", "open"].contains(&rr["settled"].as_str().unwrap()));
+
+    // What a duet cannot run says why.
+    let o = ab(&["--", "sql", "--server", "postgres"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--duet runs kv commands"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ab(&["--", "kv", "--engine", "memory", "--threads", "64"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--threads 64 with --duet"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ab(&["--until", "0%", "--", "kv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("half-width in percent"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn ratio_gives_plumbs_statistics_for_outside_figures() {
     let dir = tempfile::tempdir().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_plumb"))

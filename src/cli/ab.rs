@@ -1,13 +1,18 @@
-//! `plumb ab`: an interleaved A/B. Two sides (two plumb binaries, e.g. built against
+//! `plumb ab`: an A/B on one machine. Two sides (two plumb binaries, e.g. built against
 //! two RocksDB releases, or one binary with two option sets or environments) run the
-//! same command slice by slice, alternately (A B, B A, A B, … so a steady drift falls on
-//! both alike), on one prepared database where the command uses one
-//! (`--db DIR --use-existing-db` with read-only steps). Every slice is stored as a run
-//! tagged `TAG:A` or `TAG:B`; the verdict per step is a permutation test over the
-//! slices (plumb_report::ab).
+//! same command slice by slice: alternately (A B, B A, A B, … so a steady drift falls on
+//! both alike) on one prepared database where the command uses one
+//! (`--db DIR --use-existing-db` with read-only steps), or with `--duet` both at once,
+//! each on its own half of the CPUs and its own copy of the data, so both see the same
+//! moment's interference and each round is a pair. Every slice is stored as a run
+//! tagged `TAG:A` or `TAG:B`; the verdict per step is plumb_report::ab's, at a fixed
+//! count of slices or, with `--until`, by a sequential rule that stops adding slices
+//! once every judged step is settled.
 
 use super::StoreArg;
 use anyhow::{bail, Context};
+use plumb_report::ab::{AbStep, Design, Judge};
+use plumb_report::sequential::{Rule, Settled};
 use plumb_report::Version;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -19,14 +24,34 @@ plumb kv --db /data/ab --num 5000000 --benchmarks fillseq,compact   # prepare on
 plumb ab --b-bin /var/tmp/plumb-rocksdb-releases/bin/plumb-rocksdb-8.6.7 \\\n      \
 -- kv --db /data/ab --use-existing-db --benchmarks readrandom,fwdrange --duration 20\n  \
 plumb ab --b-args \"--cache-size 1073741824\" -- kv --db /data/ab --use-existing-db --benchmarks readrandom\n\
+  plumb ab --duet --until 2% --b-env PLUMB_TEST_MEMORY_OP_NS=20 -- kv --engine memory --benchmarks fillseq,readrandom\n\
 Each slice is a run in the store (tags TAG:A and TAG:B): `plumb compare tag=TAG:A tag=TAG:B` \
 shows its costs. Only read-only steps are fair to interleave on one database; a writing \
-step is flagged.")]
+step is flagged. On a 2-vCPU VM (bench/README.md) interleaved 3-s slices of one side \
+scatter by about 5%, so 5% needs ~30 slices a side; duet pairs scatter by about 1%.")]
 pub struct AbArgs {
-    /// Slices per side; the order alternates A B, B A, … (ABBA), so a linear drift
-    /// cancels.
-    #[arg(long, default_value_t = 5, value_name = "N")]
-    rounds: u32,
+    /// Slices per side [default: 5; with --until, the most it may take: 20]. The order
+    /// alternates A B, B A, … (ABBA), so a linear drift cancels; in a duet, the CPUs
+    /// swap sides every round.
+    #[arg(long, value_name = "N")]
+    rounds: Option<u32>,
+    /// Run A and B at the same time, each pinned to its own half of the CPUs (swapped
+    /// every round) and each on its own data (a copy of --db at DIR.duet-b for B), and
+    /// judge each round's pair: both see the same neighbours and the same moment, so
+    /// drift and interference cancel within a pair. For kv commands whose threads fit
+    /// in half the CPUs; a server (sql, ib) keeps its threads on no side, so those run
+    /// interleaved.
+    #[arg(long)]
+    duet: bool,
+    /// Add slices until every judged step's interval is at most this wide (±PCT, e.g.
+    /// 2%) or excludes 1, by alpha spending over the looks (the false-positive rate
+    /// holds at every look), up to --rounds; at least 3 slices a side.
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    until: Option<f64>,
+    /// A step to judge and, with --until, to wait for (repeatable) [default: every
+    /// measured step that does not write, or every step when all write].
+    #[arg(long = "step", value_name = "NAME")]
+    steps: Vec<String>,
     /// Side A's plumb binary [default: this one].
     #[arg(long, value_name = "PATH")]
     a_bin: Option<PathBuf>,
@@ -69,6 +94,17 @@ struct Side {
     env: Vec<(String, String)>,
 }
 
+/// `2%`, `±2%`, `2` or `0.5%`: a relative precision, as a fraction.
+fn parse_pct(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_start_matches('±').trim_end_matches('%');
+    match t.parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
+        _ => Err(format!(
+            "{s:?}: give the interval's half-width in percent, e.g. 2% (above 0, below 100)"
+        )),
+    }
+}
+
 fn env_pairs(flag: &str, v: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     v.iter()
         .map(|kv| {
@@ -80,12 +116,14 @@ fn env_pairs(flag: &str, v: &[String]) -> anyhow::Result<Vec<(String, String)>> 
         .collect()
 }
 
-/// Runs one slice and returns the ids of the runs it stored.
+/// Runs one slice of `side` (on `cpus` when given) and returns the ids of the runs it
+/// stored.
 fn slice(
     side: &Side,
     command: &[String],
     tag: &str,
     store: &std::path::Path,
+    cpus: Option<&[usize]>,
 ) -> anyhow::Result<Vec<i64>> {
     let mut c = Command::new(&side.bin);
     c.args(command)
@@ -94,6 +132,9 @@ fn slice(
         .arg(store)
         .envs(side.env.iter().map(|(k, v)| (k, v)))
         .stderr(std::process::Stdio::inherit());
+    if let Some(cpus) = cpus {
+        plumb_host::affinity::pin(&mut c, cpus);
+    }
     let out = c
         .output()
         .with_context(|| format!("side {}: cannot start {}", side.label, side.bin.display()))?;
@@ -121,9 +162,127 @@ fn slice(
         .collect()
 }
 
+/// The value of `flag` in a command (`--flag V` or `--flag=V`), with the index of the
+/// word holding it.
+fn flag_value(command: &[String], flag: &str) -> Option<(usize, String)> {
+    let eq = format!("{flag}=");
+    command.iter().enumerate().find_map(|(i, w)| {
+        if w == flag {
+            command.get(i + 1).map(|v| (i + 1, v.clone()))
+        } else {
+            w.strip_prefix(&eq).map(|v| (i, v.to_string()))
+        }
+    })
+}
+
+/// How a duet splits the machine: each side's command and the two halves of the CPUs.
+struct Duet {
+    /// Side B's command: side A's with B's own --db.
+    b_command: Vec<String>,
+    halves: [Vec<usize>; 2],
+}
+
+impl Duet {
+    /// Checks that the command can run as a duet and gives side B its own data: a copy
+    /// of a prepared --db (`--use-existing-db`), else its own directory.
+    fn prepare(command: &[String]) -> anyhow::Result<Duet> {
+        if command.first().map(String::as_str) != Some("kv") {
+            bail!(
+                "--duet runs kv commands (embedded engines): a server started by sql or ib \
+                 keeps its threads on neither side's CPUs, and two sides against one --url \
+                 server share it; run it interleaved (without --duet)"
+            );
+        }
+        let cpus = plumb_host::affinity::allowed_cpus().context("reading this process's CPUs")?;
+        if cpus.len() < 2 {
+            bail!(
+                "--duet needs two CPUs (one a side) and this process may use {}; run it \
+                 interleaved (without --duet)",
+                cpus.len()
+            );
+        }
+        let half = cpus.len() / 2;
+        for flag in ["--threads", "--fill-threads"] {
+            if let Some((_, v)) = flag_value(command, flag) {
+                let n: usize = v
+                    .parse()
+                    .with_context(|| format!("{flag} {v:?} after --: not a number"))?;
+                if n > half {
+                    bail!(
+                        "{flag} {n} with --duet: each side gets {half} of this machine's {} \
+                         CPUs, and more threads than CPUs measure the scheduler; use \
+                         {flag} {half} or run it interleaved (without --duet)",
+                        cpus.len()
+                    );
+                }
+            }
+        }
+        let mut b_command = command.to_vec();
+        if let Some((i, db)) = flag_value(command, "--db") {
+            let copy = format!("{}.duet-b", db.trim_end_matches('/'));
+            let existing = command.iter().any(|w| w == "--use-existing-db");
+            if existing {
+                let _ = std::fs::remove_dir_all(&copy);
+                eprintln!("plumb ab: duet: side B reads a copy of {db} at {copy}");
+                let st = Command::new("cp")
+                    .args(["-a", "--reflink=auto", &db, &copy])
+                    .status()
+                    .context("running cp")?;
+                if !st.success() {
+                    bail!("--db {db}: cannot copy it to {copy} for side B ({st}); is there room beside it?");
+                }
+            }
+            b_command[i] = if b_command[i] == db {
+                copy
+            } else {
+                format!("--db={copy}")
+            };
+        }
+        Ok(Duet {
+            b_command,
+            halves: [cpus[..half].to_vec(), cpus[half..2 * half].to_vec()],
+        })
+    }
+
+    /// Round `round`'s CPUs for A and B: swapped every round, so neither side keeps
+    /// the better half.
+    fn cpus(&self, round: u32) -> [&[usize]; 2] {
+        let [x, y] = &self.halves;
+        if round.is_multiple_of(2) {
+            [x, y]
+        } else {
+            [y, x]
+        }
+    }
+}
+
+/// The steps a verdict waits for: those asked for, else every measured step that does
+/// not write (a fill's slices change what they measure), else every step.
+fn watched<'a>(steps: &'a [AbStep], asked: &[String]) -> Vec<&'a AbStep> {
+    if !asked.is_empty() {
+        return steps.iter().filter(|s| asked.contains(&s.step)).collect();
+    }
+    let reads: Vec<&AbStep> = steps.iter().filter(|s| !s.writes).collect();
+    if reads.is_empty() {
+        steps.iter().collect()
+    } else {
+        reads
+    }
+}
+
 pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
-    if a.rounds < 2 {
-        bail!("--rounds {}: at least 2 slices a side, or there is no noise to judge against (5 is the default)", a.rounds);
+    let rounds = a.rounds.unwrap_or(if a.until.is_some() { 20 } else { 5 });
+    if rounds < 2 {
+        bail!("--rounds {rounds}: at least 2 slices a side, or there is no noise to judge against (5 is the default)");
+    }
+    let rule = a.until.map(|target| Rule {
+        alpha: a.alpha,
+        target,
+        min: 3,
+        cap: rounds as usize,
+    });
+    if rule.is_some() && rounds < 3 {
+        bail!("--rounds {rounds} with --until: the first look is at 3 slices a side; give --rounds 3 or more (20 is the default)");
     }
     super::history::check_alpha(a.alpha)?;
     if !matches!(
@@ -172,6 +331,16 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    let duet = if a.duet {
+        Some(Duet::prepare(&a.command)?)
+    } else {
+        None
+    };
+    let design = if duet.is_some() {
+        Design::Duet
+    } else {
+        Design::Interleaved
+    };
     let tag = a.tag.clone().unwrap_or_else(|| {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -179,43 +348,111 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
         format!("ab-{secs}")
     });
     let store = a.store.path();
+    let tags = sides.each_ref().map(|s| format!("{tag}:{}", s.label));
     let mut ids: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
-    for round in 0..a.rounds {
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for i in order {
+    let judge =
+        |ids: &[Vec<i64>; 2], how: Judge| -> anyhow::Result<Vec<AbStep>> {
+            let st = a.store.open_existing()?;
+            let load = |label: &str, ids: &[i64]| -> anyhow::Result<Version> {
+                Ok(Version {
+                    label: label.to_string(),
+                    runs: ids
+                        .iter()
+                        .map(|id| st.run(*id))
+                        .collect::<Result<Vec<_>, _>>()?,
+                })
+            };
+            let (va, vb) = (load("A", &ids[0])?, load("B", &ids[1])?);
+            let all = plumb_report::ab::judge(&va, &vb, design, how);
+            for asked in &a.steps {
+                if !all.iter().any(|s| &s.step == asked) {
+                    bail!(
+                    "--step {asked}: no measured step of that name in the slices (they ran: {})",
+                    all.iter().map(|s| s.step.as_str()).collect::<Vec<_>>().join(", ")
+                );
+                }
+            }
+            Ok(all)
+        };
+    let mut done = rounds;
+    for round in 0..rounds {
+        let progress = |who: &str| {
             eprintln!(
-                "plumb ab: round {}/{}, side {}",
+                "plumb ab: round {}/{}{}, {who}",
                 round + 1,
-                a.rounds,
-                sides[i].label
-            );
-            let t = format!("{tag}:{}", sides[i].label);
-            ids[i].extend(slice(&sides[i], &a.command, &t, &store)?);
+                rounds,
+                if rule.is_some() { " at most" } else { "" }
+            )
+        };
+        if let Some(d) = &duet {
+            let cpus = d.cpus(round);
+            progress(&format!(
+                "A on CPUs {:?} and B on CPUs {:?} at the same time",
+                cpus[0], cpus[1]
+            ));
+            let commands = [&a.command, &d.b_command];
+            let [ra, rb] = std::thread::scope(|s| {
+                let h = [0, 1].map(|i| {
+                    let (side, cmd, t, store) = (&sides[i], commands[i], &tags[i], &store);
+                    s.spawn(move || slice(side, cmd, t, store, Some(cpus[i])))
+                });
+                h.map(|h| h.join().expect("a duet side's thread"))
+            });
+            ids[0].extend(ra?);
+            ids[1].extend(rb?);
+        } else {
+            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            for i in order {
+                progress(&format!("side {}", sides[i].label));
+                ids[i].extend(slice(&sides[i], &a.command, &tags[i], &store, None)?);
+            }
+        }
+        if let Some(rule) = rule.filter(|r| round as usize + 1 >= r.min) {
+            let steps = judge(&ids, Judge::Look(rule))?;
+            let w = watched(&steps, &a.steps);
+            if !w.is_empty() && w.iter().all(|s| s.settled != Some(Settled::Open)) {
+                done = round + 1;
+                break;
+            }
         }
     }
-    let st = a.store.open_existing()?;
-    let load = |label: &str, ids: &[i64]| -> anyhow::Result<Version> {
-        Ok(Version {
-            label: label.to_string(),
-            runs: ids
-                .iter()
-                .map(|id| st.run(*id))
-                .collect::<Result<Vec<_>, _>>()?,
-        })
+    let how = rule.map_or(Judge::Fixed(a.alpha), Judge::Look);
+    let all = judge(&ids, how)?;
+    let steps: Vec<AbStep> = if a.steps.is_empty() {
+        all
+    } else {
+        all.into_iter()
+            .filter(|s| a.steps.contains(&s.step))
+            .collect()
     };
-    let (va, vb) = (load("A", &ids[0])?, load("B", &ids[1])?);
-    let steps = plumb_report::ab::interleaved(&va, &vb, a.alpha);
+    let stopped = match rule {
+        Some(r) if (done as usize) < r.cap => format!(
+            "stopped after {done} slices a side: every judged step settled (changed, or within ±{:.1}%)",
+            100.0 * r.target
+        ),
+        Some(r) => format!(
+            "reached the cap of {} slices a side (--rounds) before every judged step settled",
+            r.cap
+        ),
+        None => format!("{done} slices a side"),
+    };
     if a.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "tag": tag,
+                "design": design,
+                "rule": rule,
+                "rounds": done,
+                "stopped": stopped,
+                "cpus": duet.as_ref().map(|d| serde_json::json!({"A": d.halves[0], "B": d.halves[1]})),
                 "runs": {"A": ids[0], "B": ids[1]},
                 "steps": steps,
             }))?
         );
     } else {
         print!("{}", plumb_report::ab::text(&steps, "A", "B"));
+        println!("{stopped}.");
         println!(
             "slices: A runs {:?}, B runs {:?}; costs: plumb compare tag={tag}:A tag={tag}:B",
             ids[0], ids[1]
@@ -235,6 +472,10 @@ pub struct RatioArgs {
     /// The other side's values, comma-separated.
     #[arg(long, value_name = "V,V,…", value_delimiter = ',', required = true)]
     other: Vec<f64>,
+    /// The values are pairs measured together (base[i] beside other[i], as `plumb ab
+    /// --duet` runs them): judge each pair's ratio with the paired t test.
+    #[arg(long)]
+    paired: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -249,9 +490,30 @@ pub fn ratio(a: RatioArgs) -> anyhow::Result<ExitCode> {
     {
         bail!("--base/--other: {bad} is not a positive number; give each repeat's figure");
     }
-    let r = plumb_report::stats::ratio(&a.base, &a.other)
-        .context("--base/--other: no ratio of these values")?;
-    let p = plumb_report::permtest::permutation_p(&a.base, &a.other, 9999, 0);
+    let (r, p) = if a.paired {
+        if a.base.len() != a.other.len() {
+            bail!(
+                "--paired: --base has {} values and --other {}; give one of each per pair",
+                a.base.len(),
+                a.other.len()
+            );
+        }
+        let v = plumb_report::sequential::paired(&a.base, &a.other, 0.95)
+            .context("--base/--other: no ratio of these values")?;
+        (
+            plumb_report::stats::Ratio {
+                value: v.ratio,
+                ci: v.ci,
+            },
+            v.p,
+        )
+    } else {
+        (
+            plumb_report::stats::ratio(&a.base, &a.other)
+                .context("--base/--other: no ratio of these values")?,
+            plumb_report::permtest::permutation_p(&a.base, &a.other, 9999, 0),
+        )
+    };
     if a.json {
         println!(
             "{}",
@@ -263,7 +525,8 @@ pub fn ratio(a: RatioArgs) -> anyhow::Result<ExitCode> {
                 format!("95% interval {lo:.3}-{hi:.3}")
             });
         let p = p.map_or("n/a".into(), |p| format!("{p:.4}"));
-        println!("ratio {:.3} ({ci}), permutation p {p}", r.value);
+        let test = if a.paired { "paired t" } else { "permutation" };
+        println!("ratio {:.3} ({ci}), {test} p {p}", r.value);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod affinity;
 mod busy;
 pub mod cgroup;
 pub mod checks;

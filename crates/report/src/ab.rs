@@ -10,10 +10,32 @@
 //! exact; a p of 2/252 ≈ 0.008 is the smallest five rounds can give.
 
 use crate::compare::Version;
-use crate::{permtest, stats};
+use crate::{permtest, sequential, stats};
 use plumb_core::StepStatus;
 use plumb_store::StoredRun;
 use serde::Serialize;
+
+/// How the two sides ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Design {
+    /// One side at a time, alternately (A B, B A, …): judged as two samples.
+    Interleaved,
+    /// Both sides at the same time, each on its own CPUs (`plumb ab --duet`): the
+    /// slices of a round share their moment's interference, so they are judged as
+    /// pairs.
+    Duet,
+}
+
+/// How a verdict is reached: at a fixed number of slices, or at a look of a
+/// sequential rule (`plumb ab --until`), which spends its error across looks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Judge {
+    /// Significance `alpha`, all slices at once.
+    Fixed(f64),
+    /// The look with as many slices as there are, under this rule.
+    Look(crate::sequential::Rule),
+}
 
 /// One step's A/B verdict.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -24,14 +46,30 @@ pub struct AbStep {
     pub a: Vec<f64>,
     /// Each B slice's.
     pub b: Vec<f64>,
-    /// median(B) / median(A).
+    /// B/A: median(B) / median(A) interleaved, the geometric mean of the pairs'
+    /// ratios in a duet.
     pub ratio: Option<f64>,
-    /// 95% interval of the ratio (Welch's t on ln slice values).
+    /// The ratio's interval at `level` (Welch's t on ln slice values interleaved, the
+    /// paired t on ln pair ratios in a duet).
     pub ci: Option<(f64, f64)>,
-    /// The permutation test's two-sided p over the slices' labels.
+    /// Confidence level of `ci`: 1 − alpha at a fixed count, the look's level under a
+    /// sequential rule (wider, since the error is spent over many looks).
+    pub level: f64,
+    /// The interval's relative half-width (0.02 = ±2%): the precision reached.
+    pub precision: Option<f64>,
+    /// Two-sided p at a fixed count: the permutation test over the slices' labels
+    /// interleaved, the paired t test in a duet. `None` under a sequential rule, whose
+    /// verdict is its interval (a fixed-count p means nothing after looking early).
     pub p: Option<f64>,
-    /// Whether p is at most the significance asked for.
+    /// Whether the change is significant: p at most alpha, or under a sequential rule
+    /// the look's interval excludes 1.
     pub significant: bool,
+    /// Slices a side the verdict rests on (pairs in a duet).
+    pub slices: usize,
+    /// Where a sequential rule leaves the step; `None` at a fixed count.
+    pub settled: Option<crate::sequential::Settled>,
+    /// How the sides ran.
+    pub design: Design,
     /// Whether its ops write (the database a later slice reads has changed: only
     /// read-only steps are fair to interleave on one database).
     pub writes: bool,
@@ -59,19 +97,64 @@ fn slice_ops(r: &StoredRun, step: &str) -> Option<f64> {
     }
 }
 
-/// Judges every measured step both sides ran.
+/// Judges every measured step both sides ran, interleaved, at significance `alpha`.
 pub fn interleaved(a: &Version, b: &Version, alpha: f64) -> Vec<AbStep> {
+    judge(a, b, Design::Interleaved, Judge::Fixed(alpha))
+}
+
+/// Judges every measured step both sides ran, as `design` and by `how`. In a duet,
+/// `a.runs[i]` and `b.runs[i]` are the slices that ran together.
+pub fn judge(a: &Version, b: &Version, design: Design, how: Judge) -> Vec<AbStep> {
     let steps = crate::compare::measured_steps(a.runs.iter());
     steps
         .into_iter()
         .filter_map(|step| {
-            let av: Vec<f64> = a.runs.iter().filter_map(|r| slice_ops(r, &step)).collect();
-            let bv: Vec<f64> = b.runs.iter().filter_map(|r| slice_ops(r, &step)).collect();
+            let (av, bv): (Vec<f64>, Vec<f64>) = match design {
+                Design::Interleaved => (
+                    a.runs.iter().filter_map(|r| slice_ops(r, &step)).collect(),
+                    b.runs.iter().filter_map(|r| slice_ops(r, &step)).collect(),
+                ),
+                // A pair counts only when both of its slices ran the step.
+                Design::Duet => a
+                    .runs
+                    .iter()
+                    .zip(&b.runs)
+                    .filter_map(|(ra, rb)| Some((slice_ops(ra, &step)?, slice_ops(rb, &step)?)))
+                    .unzip(),
+            };
             if av.is_empty() || bv.is_empty() {
                 return None;
             }
-            let r = stats::ratio(&av, &bv);
-            let p = permtest::permutation_p(&av, &bv, 9999, 0);
+            let slices = av.len().min(bv.len());
+            let level = match how {
+                Judge::Fixed(alpha) => 1.0 - alpha,
+                Judge::Look(rule) => rule.level(slices),
+            };
+            let (ratio, ci, p) = match design {
+                Design::Interleaved => {
+                    let r = stats::ratio_at(&av, &bv, level);
+                    let p = match how {
+                        Judge::Fixed(_) => permtest::permutation_p(&av, &bv, 9999, 0),
+                        Judge::Look(_) => None,
+                    };
+                    (r.map(|r| r.value), r.and_then(|r| r.ci), p)
+                }
+                Design::Duet => {
+                    let v = sequential::paired(&av, &bv, level);
+                    let p = match how {
+                        Judge::Fixed(_) => v.and_then(|v| v.p),
+                        Judge::Look(_) => None,
+                    };
+                    (v.map(|v| v.ratio), v.and_then(|v| v.ci), p)
+                }
+            };
+            let (significant, settled) = match how {
+                Judge::Fixed(alpha) => (p.is_some_and(|p| p <= alpha), None),
+                Judge::Look(rule) => {
+                    let s = rule.settles(ci);
+                    (s == sequential::Settled::Changed, Some(s))
+                }
+            };
             let writes = a
                 .runs
                 .iter()
@@ -82,10 +165,15 @@ pub fn interleaved(a: &Version, b: &Version, alpha: f64) -> Vec<AbStep> {
                     _ => false,
                 });
             Some(AbStep {
-                significant: p.is_some_and(|p| p <= alpha),
-                ratio: r.map(|r| r.value),
-                ci: r.and_then(|r| r.ci),
+                significant,
+                ratio,
+                ci,
+                level,
+                precision: ci.map(sequential::precision),
                 p,
+                slices,
+                settled,
+                design,
                 writes,
                 step,
                 a: av,
@@ -95,15 +183,18 @@ pub fn interleaved(a: &Version, b: &Version, alpha: f64) -> Vec<AbStep> {
         .collect()
 }
 
-/// The terminal table, with the labels of the two sides.
+/// The terminal table, with the labels of the two sides, then one line saying how the
+/// sides ran and what the intervals are.
 pub fn text(steps: &[AbStep], a: &str, b: &str) -> String {
     use std::fmt::Write as _;
     let mut o = format!(
-        "{:<22} {:>12} {:>12} {:>22} {:>8}  verdict\n",
+        "{:<22} {:>12} {:>12} {:>22} {:>7} {:>6} {:>8}  verdict\n",
         "step",
         format!("{a} ops/s"),
         format!("{b} ops/s"),
-        format!("{b}/{a} (95%)"),
+        format!("{b}/{a} (interval)"),
+        "±",
+        "slices",
         "p"
     );
     for s in steps {
@@ -112,18 +203,27 @@ pub fn text(steps: &[AbStep], a: &str, b: &str) -> String {
             (Some(r), None) => format!("{r:.3}"),
             _ => "n/a".into(),
         };
-        let verdict = match (s.significant, s.ratio) {
-            (true, Some(r)) if r < 1.0 => format!("{b} slower"),
-            (true, Some(_)) => format!("{b} faster"),
+        let pm = |x: Option<f64>| x.map_or("n/a".into(), |x| format!("{:.1}%", 100.0 * x));
+        let verdict = match (s.significant, s.ratio, s.settled) {
+            (true, Some(r), _) if r < 1.0 => format!("{b} slower"),
+            (true, Some(_), _) => format!("{b} faster"),
+            (_, _, Some(sequential::Settled::Within)) => {
+                format!("no change beyond ±{}", pm(s.precision))
+            }
+            (_, _, Some(sequential::Settled::Open)) => {
+                "not settled at the cap: no difference beyond the noise".into()
+            }
             _ => "no difference beyond the noise".into(),
         };
         let _ = writeln!(
             o,
-            "{:<22} {:>12} {:>12} {:>22} {:>8}  {verdict}{}",
+            "{:<22} {:>12} {:>12} {:>22} {:>7} {:>6} {:>8}  {verdict}{}",
             s.step,
             crate::sig(stats::median(&s.a), 4),
             crate::sig(stats::median(&s.b), 4),
             ratio,
+            pm(s.precision),
+            s.slices,
             s.p.map_or("n/a".into(), |p| format!("{p:.4}")),
             if s.writes {
                 " (writes: each slice changed the database the next one read)"
@@ -131,6 +231,18 @@ pub fn text(steps: &[AbStep], a: &str, b: &str) -> String {
                 ""
             }
         );
+    }
+    if let Some(s) = steps.first() {
+        let how = match s.design {
+            Design::Interleaved => "interleaved slices (A B, B A, …), judged as two samples",
+            Design::Duet => "duet: A and B at the same time on their own CPUs, judged in pairs",
+        };
+        let level = if s.settled.is_some() {
+            "each interval at its last look's level (the error spent over the looks)".to_string()
+        } else {
+            format!("intervals at {:.0}%", 100.0 * s.level)
+        };
+        let _ = writeln!(o, "{how}; {level}.");
     }
     o
 }

@@ -22,6 +22,7 @@ mod lsm;
 pub mod markdown;
 pub mod metrics;
 pub mod permtest;
+pub mod sequential;
 pub mod stats;
 mod svg;
 pub mod sweep;

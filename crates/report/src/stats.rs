@@ -47,6 +47,13 @@ impl Ratio {
 /// The ratio of `other` to `base`, or `None` when either side has no positive value
 /// (a ratio of or to nothing means nothing).
 pub fn ratio(base: &[f64], other: &[f64]) -> Option<Ratio> {
+    ratio_at(base, other, 0.95)
+}
+
+/// [`ratio`] with its interval at confidence `level` (e.g. 0.95): a sequential rule
+/// that looks at a growing sample many times spends a smaller share of its error at
+/// each look, so each look's interval is wider than 95%.
+pub fn ratio_at(base: &[f64], other: &[f64], level: f64) -> Option<Ratio> {
     let b = median(base)?;
     let o = median(other)?;
     if b <= 0.0 || o < 0.0 || !b.is_finite() || !o.is_finite() {
@@ -68,7 +75,7 @@ pub fn ratio(base: &[f64], other: &[f64]) -> Option<Ratio> {
             let df =
                 se2.powi(2) / ((vb / nb).powi(2) / (nb - 1.0) + (vo / no).powi(2) / (no - 1.0));
             let t = StudentsT::new(0.0, 1.0, df)
-                .map(|d| d.inverse_cdf(0.975))
+                .map(|d| d.inverse_cdf(0.5 + level / 2.0))
                 .unwrap_or(f64::INFINITY);
             let half = t * se2.sqrt();
             Some(((d - half).exp(), (d + half).exp()))

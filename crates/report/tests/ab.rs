@@ -53,3 +53,59 @@ fn the_same_level_on_both_sides_is_no_difference() {
     assert!(rr.p.unwrap() > 0.5, "{rr:?}");
     assert!(text(&steps, "A", "B").contains("no difference beyond the noise"));
 }
+
+#[test]
+fn duet_pairs_cancel_a_drift_both_sides_share() {
+    use plumb_report::ab::{judge, Design, Judge};
+    use plumb_report::sequential::{Rule, Settled};
+    // The machine's level swings 30% from round to round; within a round B is 3%
+    // below A. Judged as two samples the swing hides it; judged in pairs it is plain.
+    let levels = [
+        100_000.0, 70_000.0, 130_000.0, 90_000.0, 115_000.0, 80_000.0,
+    ];
+    let mk = |label: &str, first: i64, f: f64| {
+        let runs = levels
+            .iter()
+            .enumerate()
+            .map(|(k, l)| {
+                let wobble = 1.0 + 0.002 * ((k * 3 % 5) as f64 - 2.0);
+                run(
+                    first + k as i64,
+                    label,
+                    &[fig("readrandom", l * f * wobble, None)],
+                )
+            })
+            .collect();
+        version(label, runs)
+    };
+    let (a, b) = (mk("A", 1, 1.0), mk("B", 20, 0.97));
+    let two = &judge(&a, &b, Design::Interleaved, Judge::Fixed(0.05))[0];
+    assert!(!two.significant, "{two:?}");
+    let duet = &judge(&a, &b, Design::Duet, Judge::Fixed(0.05))[0];
+    assert!(duet.significant && duet.p.unwrap() < 0.001, "{duet:?}");
+    assert!((duet.ratio.unwrap() - 0.97).abs() < 0.005, "{duet:?}");
+    assert_eq!((duet.slices, duet.design), (6, Design::Duet));
+    let t = text(std::slice::from_ref(duet), "A", "B");
+    assert!(t.contains("B slower") && t.contains("duet"), "{t}");
+
+    // A sequential look: the level is what the rule spends at 6 of 20 slices, and the
+    // verdict is its interval, with no fixed-count p.
+    let rule = Rule {
+        alpha: 0.05,
+        target: 0.02,
+        min: 3,
+        cap: 20,
+    };
+    let look = &judge(&a, &b, Design::Duet, Judge::Look(rule))[0];
+    assert!((look.level - rule.level(6)).abs() < 1e-12 && look.level > 0.99);
+    assert_eq!(look.p, None);
+    assert_eq!(look.settled, Some(Settled::Changed), "{look:?}");
+    let same = &judge(&a, &mk("B", 20, 1.0), Design::Duet, Judge::Look(rule))[0];
+    assert_eq!(same.settled, Some(Settled::Within), "{same:?}");
+    assert!(!same.significant && same.precision.unwrap() <= 0.02);
+    let t = text(std::slice::from_ref(same), "A", "B");
+    assert!(
+        t.contains("no change beyond ±") && t.contains("last look"),
+        "{t}"
+    );
+}

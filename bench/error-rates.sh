@@ -19,8 +19,9 @@
 #
 #   MODE=duet bash bench/error-rates.sh [PLUMB] [TRIALS] [SLICES]
 # The same question for duet A/B (plumb ab --duet --rounds SLICES: A and B at the same
-# time, each on its own CPUs): per trial and level one duet; its verdict at 5, 10 and
-# SLICES pairs is `plumb ratio --paired` over the first pairs (p <= 0.05). Then, per
+# time, each on its own CPUs): per trial and level one duet; its verdict at 6, 10 and
+# SLICES rounds is `plumb ratio --paired` over the first rounds' blocks of two (as plumb
+# ab judges them, p <= 0.05). Then, per
 # trial, `plumb ab --duet --until 2%` (cap SLICES) on A/A, 2% and 5%: its verdict and
 # the slices it took. DURATION (default 1) sets each slice's readrandom seconds.
 set -euo pipefail
@@ -55,8 +56,11 @@ def duet(cost_ns, until=None):
     return next(s for s in j["steps"] if s["step"] == STEP), j["rounds"]
 
 def paired(a, b):
-    j = json.loads(run(["ratio", "--paired", "--json", "--base", ",".join(map(str, a)),
-                        "--other", ",".join(map(str, b))]))
+    # plumb ab judges a duet's rounds two by two (they swapped CPUs): each block's
+    # geometric means, paired.
+    blk = lambda v: [math.sqrt(v[i] * v[i + 1]) for i in range(0, len(v) - 1, 2)]
+    j = json.loads(run(["ratio", "--paired", "--json", "--base", ",".join(map(str, blk(a))),
+                        "--other", ",".join(map(str, blk(b)))]))
     return j["p"] is not None and j["p"] <= 0.05, j["ratio"]
 
 # Calibrate as the other modes do: the base op's time from three runs.
@@ -67,7 +71,7 @@ levels = {"A/A (same build)": 0}
 for p in (0.02, 0.05, 0.10):
     levels[f"{int(p*100)}% slower"] = max(1, round(t_ns * p / (1 - p)))
 print(f"calibration: {STEP} {statistics.median(ops):.0f} ops/s, {t_ns:.0f} ns/op; injected ns: {levels}", file=sys.stderr)
-looks = sorted({5, 10, slices})
+looks = sorted({6, 10, slices})
 fixed = {k: {n: [] for n in looks} for k in levels}
 sds = []
 for t in range(trials):
@@ -76,9 +80,10 @@ for t in range(trials):
         for n in looks:
             fixed[name][n].append(paired(s["a"][:n], s["b"][:n]))
         if cost == 0:
-            sds.append(statistics.stdev(math.log(b / a) for a, b in zip(s["a"], s["b"])))
+            d = [math.log(b / a) for a, b in zip(s["a"], s["b"])]
+            sds.append((statistics.stdev(d), statistics.stdev((d[i] + d[i + 1]) / 2 for i in range(0, len(d) - 1, 2))))
     print(f"trial {t+1}/{trials}: " + ", ".join(f"{k} {'sig' if v[slices][-1][0] else 'ns'} {v[slices][-1][1]:.3f}" for k, v in fixed.items()), file=sys.stderr)
-print(f"\nsd of ln(B/A) over an A/A duet's {slices} pairs: median {statistics.median(sds):.4f}, max {max(sds):.4f} ({len(sds)} duets)")
+print(f"\nsd of ln(B/A) in an A/A duet: per round median {statistics.median(x[0] for x in sds):.4f} (max {max(x[0] for x in sds):.4f}), per block of two rounds median {statistics.median(x[1] for x in sds):.4f} (max {max(x[1] for x in sds):.4f}), {len(sds)} duets of {slices} rounds")
 print(f"\n| plumb ab --duet | injected | trials | " + " | ".join(f"significant at {n} pairs" for n in looks) + " | median ratio (all pairs) |")
 print("|---|---:|---:|" + "---:|" * len(looks) + "---:|")
 for name, cost in levels.items():

@@ -30,9 +30,10 @@ shows its costs. Only read-only steps are fair to interleave on one database; a 
 step is flagged. On a 2-vCPU VM (bench/README.md) interleaved 3-s slices of one side \
 scatter by about 5%, so 5% needs ~30 slices a side; duet pairs scatter by about 1%.")]
 pub struct AbArgs {
-    /// Slices per side [default: 5; with --until, the most it may take: 20]. The order
-    /// alternates A B, B A, … (ABBA), so a linear drift cancels; in a duet, the CPUs
-    /// swap sides every round.
+    /// Slices per side [default: 5, in a duet 6; with --until, the most it may take:
+    /// 20]. The order alternates A B, B A, … (ABBA), so a linear drift cancels; in a
+    /// duet the CPUs swap sides every round and the rounds are judged two by two (an
+    /// even count).
     #[arg(long, value_name = "N")]
     rounds: Option<u32>,
     /// Run A and B at the same time, each pinned to its own half of the CPUs (swapped
@@ -45,7 +46,8 @@ pub struct AbArgs {
     duet: bool,
     /// Add slices until every judged step's interval is at most this wide (±PCT, e.g.
     /// 2%) or excludes 1, by alpha spending over the looks (the false-positive rate
-    /// holds at every look), up to --rounds; at least 3 slices a side.
+    /// holds at every look), up to --rounds; the first look is at 3 slices a side (a
+    /// duet: 6 rounds, then every 2).
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     until: Option<f64>,
     /// A step to judge and, with --until, to wait for (repeatable) [default: every
@@ -271,18 +273,32 @@ fn watched<'a>(steps: &'a [AbStep], asked: &[String]) -> Vec<&'a AbStep> {
 }
 
 pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
-    let rounds = a.rounds.unwrap_or(if a.until.is_some() { 20 } else { 5 });
+    let rounds = a.rounds.unwrap_or(match (a.until.is_some(), a.duet) {
+        (true, _) => 20,
+        (false, true) => 6,
+        (false, false) => 5,
+    });
     if rounds < 2 {
         bail!("--rounds {rounds}: at least 2 slices a side, or there is no noise to judge against (5 is the default)");
+    }
+    // A duet is judged in blocks of two rounds (one on each half of the CPUs), so the
+    // rule counts blocks; interleaved, it counts slices a side.
+    let unit = if a.duet { 2 } else { 1 };
+    if a.duet && !rounds.is_multiple_of(2) {
+        bail!("--rounds {rounds} with --duet: a duet swaps the sides' CPUs every round and judges rounds two by two, so give an even count (6 is the default)");
     }
     let rule = a.until.map(|target| Rule {
         alpha: a.alpha,
         target,
         min: 3,
-        cap: rounds as usize,
+        cap: (rounds / unit) as usize,
     });
-    if rule.is_some() && rounds < 3 {
-        bail!("--rounds {rounds} with --until: the first look is at 3 slices a side; give --rounds 3 or more (20 is the default)");
+    if rule.is_some() && rounds < 3 * unit {
+        bail!(
+            "--rounds {rounds} with --until: the first look is at {} rounds; give --rounds {} or more (20 is the default)",
+            3 * unit,
+            3 * unit
+        );
     }
     super::history::check_alpha(a.alpha)?;
     if !matches!(
@@ -407,11 +423,14 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
                 ids[i].extend(slice(&sides[i], &a.command, &tags[i], &store, None)?);
             }
         }
-        if let Some(rule) = rule.filter(|r| round as usize + 1 >= r.min) {
+        let done_rounds = round + 1;
+        if let Some(rule) = rule
+            .filter(|r| done_rounds.is_multiple_of(unit) && (done_rounds / unit) as usize >= r.min)
+        {
             let steps = judge(&ids, Judge::Look(rule))?;
             let w = watched(&steps, &a.steps);
             if !w.is_empty() && w.iter().all(|s| s.settled != Some(Settled::Open)) {
-                done = round + 1;
+                done = done_rounds;
                 break;
             }
         }
@@ -426,13 +445,12 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
             .collect()
     };
     let stopped = match rule {
-        Some(r) if (done as usize) < r.cap => format!(
+        Some(r) if done < rounds => format!(
             "stopped after {done} slices a side: every judged step settled (changed, or within ±{:.1}%)",
             100.0 * r.target
         ),
-        Some(r) => format!(
-            "reached the cap of {} slices a side (--rounds) before every judged step settled",
-            r.cap
+        Some(_) => format!(
+            "reached the cap of {rounds} slices a side (--rounds) before every judged step settled"
         ),
         None => format!("{done} slices a side"),
     };

@@ -47,10 +47,11 @@ pub struct AbStep {
     /// Each B slice's.
     pub b: Vec<f64>,
     /// B/A: median(B) / median(A) interleaved, the geometric mean of the pairs'
-    /// ratios in a duet.
+    /// ratios in a duet (over its whole blocks of two rounds).
     pub ratio: Option<f64>,
     /// The ratio's interval at `level` (Welch's t on ln slice values interleaved, the
-    /// paired t on ln pair ratios in a duet).
+    /// paired t on ln ratios of blocks of two rounds in a duet:
+    /// [`sequential::crossover`]).
     pub ci: Option<(f64, f64)>,
     /// Confidence level of `ci`: 1 − alpha at a fixed count, the look's level under a
     /// sequential rule (wider, since the error is spent over many looks).
@@ -126,9 +127,14 @@ pub fn judge(a: &Version, b: &Version, design: Design, how: Judge) -> Vec<AbStep
                 return None;
             }
             let slices = av.len().min(bv.len());
+            // What the rule counts: slices a side, or a duet's blocks of two rounds.
+            let looks = match design {
+                Design::Interleaved => slices,
+                Design::Duet => slices / 2,
+            };
             let level = match how {
                 Judge::Fixed(alpha) => 1.0 - alpha,
-                Judge::Look(rule) => rule.level(slices),
+                Judge::Look(rule) => rule.level(looks),
             };
             let (ratio, ci, p) = match design {
                 Design::Interleaved => {
@@ -140,7 +146,7 @@ pub fn judge(a: &Version, b: &Version, design: Design, how: Judge) -> Vec<AbStep
                     (r.map(|r| r.value), r.and_then(|r| r.ci), p)
                 }
                 Design::Duet => {
-                    let v = sequential::paired(&av, &bv, level);
+                    let v = sequential::crossover(&av, &bv, level);
                     let p = match how {
                         Judge::Fixed(_) => v.and_then(|v| v.p),
                         Judge::Look(_) => None,
@@ -235,7 +241,9 @@ pub fn text(steps: &[AbStep], a: &str, b: &str) -> String {
     if let Some(s) = steps.first() {
         let how = match s.design {
             Design::Interleaved => "interleaved slices (A B, B A, …), judged as two samples",
-            Design::Duet => "duet: A and B at the same time on their own CPUs, judged in pairs",
+            Design::Duet => {
+                "duet: A and B at the same time on their own CPUs, judged in pairs of rounds that swapped CPUs"
+            }
         };
         let level = if s.settled.is_some() {
             "each interval at its last look's level (the error spent over the looks)".to_string()

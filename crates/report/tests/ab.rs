@@ -97,7 +97,7 @@ fn duet_pairs_cancel_a_drift_both_sides_share() {
         cap: 20,
     };
     let look = &judge(&a, &b, Design::Duet, Judge::Look(rule))[0];
-    assert!((look.level - rule.level(6)).abs() < 1e-12 && look.level > 0.99);
+    assert!((look.level - rule.level(3)).abs() < 1e-12 && look.level > 0.99);
     assert_eq!(look.p, None);
     assert_eq!(look.settled, Some(Settled::Changed), "{look:?}");
     let same = &judge(&a, &mk("B", 20, 1.0), Design::Duet, Judge::Look(rule))[0];

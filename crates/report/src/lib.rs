@@ -27,6 +27,7 @@ pub mod stats;
 mod svg;
 pub mod sweep;
 mod text;
+pub mod warmup;
 pub mod warnings;
 
 pub use compare::{compare, Comparison, Version};

@@ -71,11 +71,103 @@ fn cpus_of(r: &plumb_store::StoredRun) -> Option<u32> {
     r.run.host.as_ref().and_then(|h| h.inventory.cpu.threads)
 }
 
-/// [`step_noise`] for every step of a run.
+/// Shift of a step's figure, as a fraction of it, above which its warm-up or drift is
+/// worth a sentence: 5%, the smallest change worth reporting on a shared VM (see
+/// [`STEAL_PCT`]). A drift smaller than that moves the figure less than back-to-back
+/// runs swing, and MSER-5 alone, on a series of a minute or so, calls a stationary one
+/// unsteady about one time in ten ([`crate::warmup::MIN_BATCHES`]): the two together
+/// keep the warning to figures that are both unsteady and moved by it.
+pub const WARMUP_SHIFT: f64 = 0.05;
+
+/// Whether MSER-5 is asked about a step of `kind`, and then whether the step can be
+/// warmed unmeasured (`--warmup`): asked only of a step whose window is set by time and
+/// meant to hold one steady rate. Not of maintenance (flush, compaction, the insert
+/// benchmark's debt: no rate to report), loads (a kv fill or YCSB load, a SQL load, the
+/// insert benchmark's l.i0, l.x and inserts, which run a fixed amount of work whose
+/// rate falls as the tree grows, by design, and take no `--warmup` or `--duration`),
+/// probes (their windows are the probe family's own, with no `--duration`) or
+/// durability trials (no rate at all).
+fn warms(kind: plumb_workloads::Kind) -> Option<bool> {
+    use plumb_workloads::{IbKind, Kind};
+    match kind {
+        Kind::Kv(k) if !k.is_maintenance() && !k.is_fill() => Some(true),
+        Kind::Sql(q) if !q.is_load() => Some(true),
+        // The insert benchmark's query steps have no unmeasured warm-up.
+        Kind::Ib(IbKind::RangeQueries | IbKind::PointQueries) => Some(false),
+        _ => None,
+    }
+}
+
+/// A step whose measured window was not a steady state, as MSER-5 finds it in the
+/// step's 1-second series ([`crate::warmup::step_warmup`]), in one sentence with the
+/// figure it rests on and what to do; `None` for a steady step. The figure is the
+/// rate averaged over the window, so a series still moving at its end (no steady
+/// state in its first half) mixes warm-up and steady state, and a long warm-up before
+/// a steady state pulls the figure away from it. Either is said only when it moves the
+/// figure by more than [`WARMUP_SHIFT`]; never for a step MSER-5 is not asked about
+/// (maintenance, loads, probes: see `warms`), a failed step (its failure is the
+/// warning) or a series too short to judge.
+pub fn step_unsteady(
+    s: &plumb_store::StepRecord,
+    intervals: &[plumb_core::Interval],
+) -> Option<String> {
+    use crate::warmup::{step_warmup, Warmup};
+    let warms = warms(s.kind)?;
+    if s.status == plumb_core::StepStatus::Failed {
+        return None;
+    }
+    let way = |shift: f64| if shift < 0.0 { "below" } else { "above" };
+    match step_warmup(intervals) {
+        Warmup::NotSteady { n, shift } if shift.abs() > WARMUP_SHIFT => Some(format!(
+            "{}: throughput was still moving at the end of the step (MSER-5 finds no \
+             steady state in its {n} one-second intervals, and their second half ran \
+             {:.0}% {} the step's average rate): the figure mixes warm-up and steady \
+             state; run it longer (--duration){}",
+            s.name,
+            shift.abs() * 100.0,
+            way(shift),
+            if warms {
+                " or warm it first (--warmup)"
+            } else {
+                ""
+            },
+        )),
+        Warmup::Steady {
+            warmup_secs,
+            n,
+            shift,
+            ..
+        } if shift.abs() > WARMUP_SHIFT => {
+            let secs = warmup_secs.round();
+            Some(format!(
+                "{}: its first {secs:.0} s were warm-up (MSER-5 over its {n} one-second \
+                 intervals), and after them it ran {:.0}% {} the step's average rate: \
+                 the figure includes the warm-up; {}run it longer (--duration) so the \
+                 warm-up weighs less",
+                s.name,
+                shift.abs() * 100.0,
+                way(shift),
+                if warms {
+                    format!("warm it first (--warmup {secs:.0}) or ")
+                } else {
+                    String::new()
+                },
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// [`step_noise`] and [`step_unsteady`] for every step of a run: what each step's
+/// figure may be bent by, from its host and from its own series.
 pub fn run_noise(r: &plumb_store::StoredRun) -> Vec<String> {
     r.steps
         .iter()
-        .flat_map(|(s, _)| step_noise(s, cpus_of(r)))
+        .flat_map(|(s, ivs)| {
+            step_noise(s, cpus_of(r))
+                .into_iter()
+                .chain(step_unsteady(s, ivs))
+        })
         .collect()
 }
 
@@ -297,8 +389,11 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
         }
     }
     for (label, r) in all_runs(versions) {
-        for (s, _) in &r.steps {
-            for n in step_noise(s, cpus_of(r)) {
+        for (s, ivs) in &r.steps {
+            for n in step_noise(s, cpus_of(r))
+                .into_iter()
+                .chain(step_unsteady(s, ivs))
+            {
                 w.push(format!("{label} run {} step {n}", r.run.id));
             }
             if let Some(p) = s.summary.pending_compaction_gb_start {
@@ -365,4 +460,221 @@ fn host_check_changes(versions: &[Version]) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plumb_core::{Interval, StepStatus, StepSummary};
+    use plumb_store::{RunRecord, StepRecord, StoredRun};
+    use plumb_workloads::{IbKind, Kind, SqlKind, StepKind};
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// `n` seconds at `level` ops/s, ±2% of seeded noise, each scaled by `shape(i)`.
+    fn series(n: usize, level: f64, shape: impl Fn(usize) -> f64) -> Vec<Interval> {
+        let mut rng = StdRng::seed_from_u64(5);
+        (0..n)
+            .map(|i| {
+                let r = level * shape(i) * (1.0 + 0.02 * (2.0 * rng.random::<f64>() - 1.0));
+                Interval {
+                    t: i as f64 + 1.0,
+                    secs: 1.0,
+                    ops: r as u64,
+                    ops_sec: r,
+                    ..Interval::default()
+                }
+            })
+            .collect()
+    }
+
+    fn flat(n: usize) -> Vec<Interval> {
+        series(n, 100_000.0, |_| 1.0)
+    }
+
+    /// Falling linearly from 100% to 70% of the rate over the window.
+    fn declining(n: usize) -> Vec<Interval> {
+        series(n, 100_000.0, |i| 1.0 - 0.3 * i as f64 / n as f64)
+    }
+
+    /// Climbing from a fifth of the rate to all of it over the first fifth.
+    fn ramp(n: usize) -> Vec<Interval> {
+        let r = n / 5;
+        series(n, 100_000.0, |i| {
+            if i < r {
+                0.2 + 0.8 * i as f64 / r as f64
+            } else {
+                1.0
+            }
+        })
+    }
+
+    /// A stored step of `kind` over `ivs`, its summary their mean, as the store holds it.
+    fn step(name: &str, kind: Kind, ivs: &[Interval]) -> StepRecord {
+        let secs: f64 = ivs.iter().map(|i| i.secs).sum();
+        let ops: u64 = ivs.iter().map(|i| i.ops).sum();
+        StepRecord {
+            seq: 0,
+            name: name.into(),
+            kind,
+            status: StepStatus::Ok,
+            error: None,
+            started_at: "2026-11-22T00:00:00.000Z".into(),
+            ended_at: "2026-11-22T00:02:00.000Z".into(),
+            config: serde_json::json!({}),
+            summary: StepSummary {
+                ops,
+                secs,
+                ops_sec: ops as f64 / secs.max(1e-9),
+                ..StepSummary::default()
+            },
+        }
+    }
+
+    fn readrandom(ivs: &[Interval]) -> StepRecord {
+        step("readrandom", StepKind::ReadRandom.into(), ivs)
+    }
+
+    fn run(steps: Vec<(StepRecord, Vec<Interval>)>) -> StoredRun {
+        StoredRun {
+            run: serde_json::from_value::<RunRecord>(serde_json::json!({
+                "id": 1, "status": "ok", "tag": null, "command": "plumb kv",
+                "workload": "readrandom", "engine": "rocksdb", "engine_version": "11.8.1",
+                "plumb_version": "0.1.0", "git_hash": null, "options": {}, "seed": "1",
+                "started_at": "a", "ended_at": "b", "data_dir": "/d", "device": "nvme0n1",
+                "host": {"inventory": {"cpu": {"threads": 2}}}
+            }))
+            .expect("a run record"),
+            steps,
+        }
+    }
+
+    /// One line of prose: no line break, no run of more than two spaces.
+    fn one_line(w: &str) {
+        assert!(!w.contains('\n') && !w.contains("   "), "{w:?}");
+    }
+
+    #[test]
+    fn a_step_still_moving_at_its_end_is_warned_once_with_reason_and_fix() {
+        let ivs = declining(120);
+        let w = step_unsteady(&readrandom(&ivs), &ivs).expect("a declining step is warned");
+        one_line(&w);
+        assert!(
+            w.starts_with("readrandom: throughput was still moving"),
+            "{w}"
+        );
+        assert!(w.contains("MSER-5 finds no steady state in its 120 one-second intervals"));
+        // Second half 77.5% of the rate, the whole 85%: 9% below.
+        assert!(w.contains("9% below the step's average rate)"), "{w}");
+        assert!(w.contains("--duration") && w.contains("--warmup"), "{w}");
+        // Folded into what show, report and the insert benchmark's report print: once.
+        let r = run(vec![(readrandom(&ivs), ivs.clone())]);
+        assert_eq!(run_noise(&r), vec![w.clone()]);
+        // And into a comparison's warnings, with the run it came from.
+        let v = Version {
+            label: "a".into(),
+            runs: vec![r],
+        };
+        let f = fairness(std::slice::from_ref(&v));
+        assert_eq!(
+            f.iter().filter(|x| x.contains("still moving")).count(),
+            1,
+            "{f:?}"
+        );
+        assert!(f.contains(&format!("a run 1 step {w}")), "{f:?}");
+    }
+
+    #[test]
+    fn a_query_step_of_the_insert_benchmark_is_told_only_what_it_can_do() {
+        let ivs = declining(120);
+        let s = step("qr100", Kind::Ib(IbKind::RangeQueries), &ivs);
+        let w = step_unsteady(&s, &ivs).expect("warned");
+        one_line(&w);
+        assert!(w.ends_with("run it longer (--duration)"), "{w}");
+        let q = step("point-query", SqlKind::PointQuery.into(), &ivs);
+        assert!(step_unsteady(&q, &ivs).unwrap().contains("--warmup"));
+    }
+
+    #[test]
+    fn no_unsteady_warning_on_a_flat_step() {
+        let ivs = flat(120);
+        assert_eq!(step_unsteady(&readrandom(&ivs), &ivs), None);
+        assert!(run_noise(&run(vec![(readrandom(&ivs), ivs.clone())])).is_empty());
+    }
+
+    #[test]
+    fn no_unsteady_warning_on_a_maintenance_step_a_load_or_a_failed_step() {
+        let ivs = declining(120);
+        for kind in [
+            Kind::Kv(StepKind::WaitForCompaction),
+            Kind::Kv(StepKind::Compact),
+            Kind::Kv(StepKind::Flush),
+            Kind::Ib(IbKind::Debt),
+            // Loads run a fixed amount of work and slow as the tree grows, by design.
+            Kind::Kv(StepKind::FillRandom),
+            Kind::Kv(StepKind::YcsbLoad),
+            Kind::Sql(SqlKind::Load),
+            Kind::Ib(IbKind::Insert),
+        ] {
+            assert_eq!(step_unsteady(&step("x", kind, &ivs), &ivs), None, "{kind}");
+        }
+        let mut failed = readrandom(&ivs);
+        failed.status = StepStatus::Failed;
+        assert_eq!(step_unsteady(&failed, &ivs), None);
+        let mut stopped = readrandom(&ivs);
+        stopped.status = StepStatus::Interrupted;
+        assert!(step_unsteady(&stopped, &ivs).is_some());
+    }
+
+    #[test]
+    fn no_unsteady_warning_on_a_step_too_short_to_judge() {
+        // 54 full seconds falling by 30%: fewer than MSER-5's 11 batches.
+        let ivs = declining(54);
+        assert_eq!(step_unsteady(&readrandom(&ivs), &ivs), None);
+        let ivs = declining(12);
+        assert_eq!(step_unsteady(&readrandom(&ivs), &ivs), None);
+    }
+
+    #[test]
+    fn no_unsteady_warning_on_a_drift_that_barely_moves_the_figure() {
+        // 120 s falling by 6%: MSER-5 finds no steady state, but the second half runs
+        // 1.5% below the average, less than back-to-back runs swing.
+        let ivs = series(120, 100_000.0, |i| 1.0 - 0.06 * i as f64 / 120.0);
+        assert!(matches!(
+            crate::warmup::step_warmup(&ivs),
+            crate::warmup::Warmup::NotSteady { .. }
+        ));
+        assert_eq!(step_unsteady(&readrandom(&ivs), &ivs), None);
+    }
+
+    #[test]
+    fn a_long_warm_up_that_moves_the_figure_is_noted() {
+        let ivs = ramp(200);
+        let w = step_unsteady(&readrandom(&ivs), &ivs).expect("noted");
+        one_line(&w);
+        assert!(w.starts_with("readrandom: its first "), "{w}");
+        assert!(w.contains(" s were warm-up (MSER-5 over its 200 one-second intervals)"));
+        assert!(w.contains("% above the step's average rate:"), "{w}");
+        let crate::warmup::Warmup::Steady { warmup_secs, .. } = crate::warmup::step_warmup(&ivs)
+        else {
+            panic!("the ramp settles");
+        };
+        assert!(
+            w.contains(&format!("--warmup {warmup_secs:.0})")),
+            "{w} after {warmup_secs} s"
+        );
+        assert!(!w.contains("still moving"), "{w}");
+    }
+
+    #[test]
+    fn a_warm_up_that_barely_moves_the_figure_is_not_noted() {
+        // 10 s at 90% of the rate, then flat: MSER-5 truncates it, but it pulls the
+        // average of 200 s down by half a percent.
+        let ivs = series(200, 100_000.0, |i| if i < 10 { 0.9 } else { 1.0 });
+        assert!(matches!(
+            crate::warmup::step_warmup(&ivs),
+            crate::warmup::Warmup::Steady { truncated, .. } if truncated > 0
+        ));
+        assert_eq!(step_unsteady(&readrandom(&ivs), &ivs), None);
+    }
 }

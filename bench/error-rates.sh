@@ -24,6 +24,12 @@
 # ab judges them, p <= 0.05). Then, per
 # trial, `plumb ab --duet --until 2%` (cap SLICES) on A/A, 2% and 5%: its verdict and
 # the slices it took. DURATION (default 1) sets each slice's readrandom seconds.
+#
+#   MODE=floors bash bench/error-rates.sh [PLUMB] [TRIALS] [REPEATS]
+# plumb check with noise floors learned from the store: first `plumb noise` (6 blocks),
+# then per trial a block of REPEATS runs of the base and of 5% and 10% slowdowns (order
+# rotated); the base block is checked against the previous trial's (A/A), each
+# slowdown against its trial's base, at check's default 5% threshold.
 set -euo pipefail
 PLUMB=${1:-target/release/plumb}
 ROUNDS=${2:-21}
@@ -33,6 +39,63 @@ mkdir -p "$OUT"
 STORE="$OUT/store.sqlite"
 rm -f "$STORE"
 export PLUMB ROUNDS REPEATS STORE
+if [ "${MODE:-}" = floors ]; then
+python3 - <<'EOF'
+import json, os, statistics, subprocess, sys
+plumb, store = os.environ["PLUMB"], os.environ["STORE"]
+trials, repeats = int(os.environ["ROUNDS"]), int(os.environ["REPEATS"])
+STEP = "readrandom"
+kv = ["kv", "--engine", "memory", "--benchmarks", f"fillseq,{STEP}"]
+env = {k: v for k, v in os.environ.items() if k != "PLUMB_TEST_MEMORY_OP_NS"}
+
+def run(args, cost=0, check=True):
+    e = dict(env)
+    if cost:
+        e["PLUMB_TEST_MEMORY_OP_NS"] = str(cost)
+    return subprocess.run([plumb, *args], env=e, check=check, capture_output=True, text=True)
+
+def block(tag, cost):
+    out = json.loads(run([*kv, "--repeat", str(repeats), "--tag", tag, "--json", "--store", store], cost).stdout)
+    return [r["run"]["id"] for r in out], [next(s["summary"]["ops_sec"] for s in r["steps"] if s["name"] == STEP) for r in out]
+
+def check(new, base):
+    p = run(["check", f"tag={new}", "--base", f"tag={base}", "--step", STEP, "--json", "--store", store], check=False)
+    j = json.loads(p.stdout)["results"][0]
+    return j["verdict"], j["ratio"], (j["floor"] or {}).get("floor")
+
+# The floor, measured on purpose first: plumb noise's blocks are history for check.
+noise = json.loads(run(["noise", "--blocks", "6", "--repeat", str(repeats), "--json", "--store", store, "--", *kv]).stdout)
+print(f"plumb noise: {noise['floors']}", file=sys.stderr)
+_, ops = block("calibration", 0)
+t_ns = 1e9 / statistics.median(ops)
+levels = {"A/A (same build)": 0}
+for p in (0.05, 0.10):
+    levels[f"{int(p*100)}% slower"] = max(1, round(t_ns * p / (1 - p)))
+print(f"calibration: {STEP} {statistics.median(ops):.0f} ops/s; injected ns: {levels}", file=sys.stderr)
+rows = {k: [] for k in levels}
+prev = "calibration"
+for t in range(trials):
+    base = f"t{t}-base"
+    order = list(levels)[t % 3:] + list(levels)[:t % 3]
+    for name in order:
+        cost = levels[name]
+        tag = base if cost == 0 else f"t{t}-{cost}"
+        block(tag, cost)
+    for name, cost in levels.items():
+        rows[name].append(check(base, prev) if cost == 0 else check(f"t{t}-{cost}", base))
+    prev = base
+    print(f"trial {t+1}/{trials}: " + ", ".join(f"{k} {v[-1][0]} {v[-1][1]:.3f} floor {v[-1][2]}" for k, v in rows.items()), file=sys.stderr)
+print(f"\n| plumb check (5%), blocks of {repeats} repeats, learned floors | injected | trials | regression | unstable | pass | median floor | median ratio |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+for name, cost in levels.items():
+    r = rows[name]
+    c = lambda w: sum(x[0] == w for x in r)
+    floors = [x[2] for x in r if x[2] is not None]
+    fl = f"{100*statistics.median(floors):.1f}%" if floors else "n/a"
+    print(f"| {name} | {cost} ns/op | {len(r)} | {c('regression')} | {c('unstable')} | {c('pass') + c('improved')} | {fl} | {statistics.median(x[1] for x in r):.3f} |")
+EOF
+exit 0
+fi
 if [ "${MODE:-}" = duet ]; then
 python3 - <<'EOF'
 import json, math, os, statistics, subprocess, sys

@@ -375,6 +375,92 @@ fn check_passes_an_aa_pair_fails_a_slowdown_and_calls_swinging_repeats_unstable(
 }
 
 #[test]
+fn noise_measures_blocks_whose_floor_check_then_holds_a_change_to() {
+    let _one_at_a_time = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("n.sqlite");
+    let junit = dir.path().join("n.xml");
+    let noise = |before: &[&str], after: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args([
+                "noise", "--blocks", "4", "--repeat", "1", "--tag", "n", "--json",
+            ])
+            .args(before)
+            .arg("--")
+            .args(KV)
+            .args(["--num", "20000"])
+            .args(after)
+            .env_remove("PLUMB_TEST_MEMORY_OP_NS")
+            .output()
+            .unwrap()
+    };
+    let s = store.to_str().unwrap();
+    // --store after -- belongs to the command: plumb noise refuses it, naming it.
+    let o = noise(&[], &["--store", s]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--store after --"), "{}", stderr(&o));
+    let o = noise(&["--store", s], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json_of(&o);
+    assert_eq!(j["blocks"].as_array().unwrap().len(), 4, "{j:#}");
+    let floors = j["floors"].as_array().unwrap();
+    assert!(
+        floors.iter().any(|f| f["step"] == "readrandom"
+            && f["metric"] == "ops_sec"
+            && f["floor"]["groups"] == 4),
+        "{j:#}"
+    );
+    // Known block medians: successive log differences 3.9%, 8.0%, 6.3%; the floor is
+    // 1.96 × 1.4826 × their median: e^0.1819 − 1 = 19.9%; the last A/A 1022/960.
+    set_readrandom(&store, "n", &[1000e3, 1040e3, 960e3, 1022e3]);
+    for _ in 0..2 {
+        kv_of(&store, "slow", 2000, "20000");
+    }
+    set_readrandom(&store, "slow", &[900e3, 905e3]);
+    let only = ["--step", "readrandom"];
+    // At 5% the step is unjudgeable: its floor is far above the threshold.
+    let (code, md, _) = check(
+        &store,
+        &[
+            "tag=slow",
+            "--base",
+            "tag=n",
+            "--threshold",
+            "5",
+            only[0],
+            only[1],
+        ],
+        &junit,
+    );
+    assert_eq!(code, 3, "{md}");
+    assert!(md.contains("noise floor on this host is 19.9%"), "{md}");
+    assert!(
+        md.contains("19.9% (+6.5%)"),
+        "the floor column with the last A/A: {md}"
+    );
+    // At 25% it is judged, and 10% lower is inside the floor and the threshold.
+    let (code, md, _) = check(
+        &store,
+        &[
+            "tag=slow",
+            "--base",
+            "tag=n",
+            "--threshold",
+            "25",
+            only[0],
+            only[1],
+        ],
+        &junit,
+    );
+    assert_eq!(code, 0, "{md}");
+    assert!(md.contains("floor 19.9%, last A/A +6.5%"), "{md}");
+    // Bad input names the flag.
+    let o = plumb(&store, &["noise", "--blocks", "2", "--", "kv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--blocks 2"), "{}", stderr(&o));
+}
+
+#[test]
 fn ab_interleaves_two_sides_and_finds_a_slowdown_by_permutation() {
     let _one_at_a_time = serial();
     let dir = tempfile::tempdir().unwrap();
@@ -616,6 +702,28 @@ fn ratio_gives_plumbs_statistics_for_outside_figures() {
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("-1 is not a positive number"),
+        "{}",
+        stderr(&o)
+    );
+    // Pairs measured together: the geometric mean of their ratios, the paired t test.
+    let paired = |base: &str, other: &str| {
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args([
+                "ratio", "--paired", "--json", "--base", base, "--other", other,
+            ])
+            .output()
+            .unwrap()
+    };
+    // The levels swing 4× between pairs; within each pair B is 5% lower.
+    let o = paired("100,400,200,50", "95,380,190,47.5");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json_of(&o);
+    assert!((j["ratio"].as_f64().unwrap() - 0.95).abs() < 1e-9, "{j}");
+    assert_eq!(j["p"].as_f64(), Some(0.0), "every pair the same ratio: {j}");
+    let o = paired("100,400", "95");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("one of each per pair"),
         "{}",
         stderr(&o)
     );

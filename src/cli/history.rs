@@ -229,20 +229,60 @@ fn history_base(store: &Store, new: &Version, groups: usize) -> anyhow::Result<V
     })
 }
 
-pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
-    for (flag, v) in [
-        ("--threshold", Some(a.threshold)),
-        ("--unstable", a.unstable),
-    ] {
-        if let Some(v) = v {
-            if !(v > 0.0 && v < 100.0) {
-                bail!("{flag} {v}: give a percentage between 0 and 100, e.g. 5");
-            }
+/// The blocks of history a noise floor is learned from: the groups of repeats of the
+/// same plan (but for seed and repeat), the same engine build and the same host as
+/// the base's runs, oldest first, the newest [`plumb_report::noise::MAX_GROUPS`] of
+/// them, leaving out the runs judged.
+pub(super) fn noise_blocks(
+    store: &Store,
+    base: &[plumb_store::RunRecord],
+    judged: &[i64],
+) -> anyhow::Result<Vec<Version>> {
+    type Key = (String, String, Option<String>);
+    let key = |r: &plumb_store::RunRecord| -> Option<Key> {
+        Some((
+            plan_identity(r.plan.as_ref())?,
+            r.engine_version.clone(),
+            r.host.as_ref().and_then(|h| h.inventory.hostname.clone()),
+        ))
+    };
+    let keys: std::collections::BTreeSet<Key> = base.iter().filter_map(key).collect();
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut groups: std::collections::BTreeMap<i64, Vec<i64>> = Default::default();
+    for r in store.runs(usize::MAX >> 1)? {
+        if r.status == plumb_core::RunStatus::Ok
+            && !judged.contains(&r.id)
+            && key(&r).is_some_and(|k| keys.contains(&k))
+        {
+            groups
+                .entry(r.group_id.unwrap_or(r.id))
+                .or_default()
+                .push(r.id);
         }
     }
-    let metrics = a
-        .metrics
-        .iter()
+    let newest = groups.len().saturating_sub(plumb_report::noise::MAX_GROUPS);
+    groups
+        .into_iter()
+        .skip(newest)
+        .map(|(g, ids)| {
+            Ok(Version {
+                label: format!("g{g}"),
+                runs: ids
+                    .iter()
+                    .map(|id| store.run(*id))
+                    .collect::<Result<Vec<_>, _>>()?,
+            })
+        })
+        .collect()
+}
+
+/// The metrics named by `--metric` flags, or an error naming the unknown one.
+pub(super) fn metrics_of(
+    ids: &[String],
+) -> anyhow::Result<Vec<&'static plumb_report::metrics::Metric>> {
+    ids.iter()
         .map(|id| {
             plumb_report::metrics::METRICS
                 .iter()
@@ -258,7 +298,21 @@ pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
                     )
                 })
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect()
+}
+
+pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
+    for (flag, v) in [
+        ("--threshold", Some(a.threshold)),
+        ("--unstable", a.unstable),
+    ] {
+        if let Some(v) = v {
+            if !(v > 0.0 && v < 100.0) {
+                bail!("{flag} {v}: give a percentage between 0 and 100, e.g. 5");
+            }
+        }
+    }
+    let metrics = metrics_of(&a.metrics)?;
     let store = a.store.open_existing()?;
     let new_sel = match &a.selector {
         Some(s) => s.clone(),
@@ -281,10 +335,22 @@ pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
             base.label
         );
     }
+    let judged: Vec<i64> = new.runs.iter().map(|r| r.run.id).collect();
+    let blocks = noise_blocks(
+        &store,
+        &base.runs.iter().map(|r| r.run.clone()).collect::<Vec<_>>(),
+        &judged,
+    )?;
+    let floors = plumb_report::noise::floors(
+        &blocks,
+        &plumb_report::compare::measured_steps(new.runs.iter()),
+        &metrics,
+    );
     let opts = CheckOptions {
         threshold: a.threshold / 100.0,
         unstable: a.unstable.unwrap_or(a.threshold) / 100.0,
         metrics,
+        floors,
     };
     let mut report = check::check(&base, &new, &opts);
     for s in &a.steps {

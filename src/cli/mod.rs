@@ -11,6 +11,7 @@ mod history;
 mod host;
 mod ib;
 mod kv;
+mod noise;
 mod options;
 mod output;
 mod probe;
@@ -86,6 +87,8 @@ enum Command {
     Ab(ab::AbArgs),
     /// A ratio with its 95% interval and permutation p, for figures measured elsewhere.
     Ratio(ab::RatioArgs),
+    /// A plan's noise floor on this host: blocks of repeats, and the drift between them.
+    Noise(noise::NoiseArgs),
 }
 
 /// `plumb --version`: the version, then each engine built in with the release it runs,
@@ -165,6 +168,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check(a) => history::check_cmd(a),
         Command::Ab(a) => ab::run(a),
         Command::Ratio(a) => ab::ratio(a),
+        Command::Noise(a) => noise::run(a),
     }
 }
 
@@ -198,6 +202,7 @@ mod fuzz {
                 "report",
                 "history",
                 "check",
+                "noise",
                 "ab",
                 "--a-bin",
                 "--b-env",

@@ -11,6 +11,12 @@
 //!   or a side has fewer than two repeats (no interval). Said so, never a silent pass;
 //! - **improved**: significantly better by more than the threshold;
 //! - **pass**: otherwise (any change is within the threshold).
+//!
+//! Where the store holds enough history of the step's plan on this host, its noise
+//! floor ([`crate::noise`]) replaces the swing rule: a change must also exceed the
+//! floor (the drift between blocks of repeats, which the interval cannot see) to
+//! count, and a step whose floor is above the threshold is unstable at that threshold
+//! with the slices of `plumb ab` it would need.
 
 use crate::compare::Version;
 use crate::metrics::{Better, Metric};
@@ -26,6 +32,8 @@ pub struct CheckOptions {
     pub unstable: f64,
     /// The figures judged (ops_sec by default).
     pub metrics: Vec<&'static Metric>,
+    /// Noise floors learned from the store, by (step, metric id).
+    pub floors: std::collections::BTreeMap<(String, String), crate::noise::Floor>,
 }
 
 /// A step's verdict.
@@ -73,6 +81,8 @@ pub struct Judged {
     pub n: (usize, usize),
     /// Each side's swing: (max − min) / median of its repeats.
     pub swing: (Option<f64>, Option<f64>),
+    /// The step's noise floor on this host, when the store holds enough history.
+    pub floor: Option<crate::noise::Floor>,
     /// The verdict.
     pub verdict: Verdict,
     /// Why, in a sentence.
@@ -120,6 +130,7 @@ fn swing(v: &[f64]) -> Option<f64> {
 pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions) -> Judged {
     let r = stats::ratio(base, new);
     let (sb, sn) = (swing(base), swing(new));
+    let floor = o.floors.get(&(step.to_string(), m.id.to_string())).copied();
     // How much worse, as a fraction: a throughput's loss (1 − ratio), a cost's rise
     // (ratio − 1); negative when better.
     let loss = |x: f64| match m.better {
@@ -146,25 +157,50 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
                     new.len()
                 ),
             ),
+            Some(_) if floor.is_some_and(|f| f.floor > o.threshold) => {
+                let f = floor.expect("checked above");
+                // The scatter of one block's median that the floor implies, and the
+                // interleaved slices that would see the threshold through it.
+                let sd = (1.0 + f.floor).ln() / (1.96 * std::f64::consts::SQRT_2);
+                (
+                    Verdict::Unstable,
+                    format!(
+                        "its noise floor on this host is {} (the drift between blocks of \
+                         repeats of its plan, from {} blocks), above the {} threshold: \
+                         blocked repeats cannot judge it at {}; interleave about {} slices \
+                         a side (plumb ab), run a duet (plumb ab --duet), or raise \
+                         --threshold",
+                        pct(f.floor),
+                        f.groups,
+                        pct(o.threshold),
+                        pct(o.threshold),
+                        crate::noise::slices_needed(sd, o.threshold),
+                    ),
+                )
+            }
             Some((lo, hi)) => {
+                // A change counts only beyond its interval and beyond the floor.
+                let beyond = |x: f64| floor.is_none_or(|f| x.ln().abs() > (1.0 + f.floor).ln());
+                let significant = r.significant() && beyond(r.value);
                 let w = loss(r.value);
                 let (w_best, w_worst) = {
                     let (a, b) = (loss(lo), loss(hi));
                     (a.min(b), a.max(b))
                 };
                 let swung = [sb, sn].into_iter().flatten().fold(0.0_f64, f64::max);
-                if r.significant() && w > o.threshold {
+                if significant && w > o.threshold {
                     (
                         Verdict::Regression,
                         format!(
-                            "worse by {} (interval {}-{}), beyond the {} threshold",
+                            "worse by {} (interval {}-{}{}), beyond the {} threshold",
                             pct(w),
                             pct(w_best),
                             pct(w_worst),
+                            floor.map_or(String::new(), |f| format!(", floor {}", pct(f.floor))),
                             pct(o.threshold)
                         ),
                     )
-                } else if swung > o.unstable {
+                } else if floor.is_none() && swung > o.unstable {
                     (
                         Verdict::Unstable,
                         format!(
@@ -175,7 +211,7 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
                             pct(o.unstable)
                         ),
                     )
-                } else if w_worst > o.threshold && !r.significant() {
+                } else if w_worst > o.threshold && !significant {
                     (
                         Verdict::Unstable,
                         format!(
@@ -185,16 +221,21 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
                             pct(o.threshold)
                         ),
                     )
-                } else if r.significant() && -w > o.threshold {
+                } else if significant && -w > o.threshold {
                     (Verdict::Improved, format!("better by {}", pct(-w)))
                 } else {
                     (
                         Verdict::Pass,
                         format!(
-                            "within {}: {} {}",
+                            "within {}: {} {}{}",
                             pct(o.threshold),
                             if w > 0.0 { "worse by" } else { "better by" },
-                            pct(w.abs())
+                            pct(w.abs()),
+                            floor.map_or(String::new(), |f| format!(
+                                " (floor {}, last A/A {:+.1}%)",
+                                pct(f.floor),
+                                100.0 * f.aa
+                            ))
                         ),
                     )
                 }
@@ -210,6 +251,7 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
         ci: r.and_then(|r| r.ci),
         n: (base.len(), new.len()),
         swing: (sb, sn),
+        floor,
         verdict,
         reason,
     }
@@ -258,8 +300,8 @@ pub fn markdown(c: &CheckReport) -> String {
     let mut o = format!(
         "### plumb check: {head}\n\n{} (runs {}) against {} (runs {}); threshold {:.1}%, \
          unstable above a {:.1}% swing.\n\n\
-         | step | metric | base | new | ratio (95% interval) | verdict | why |\n\
-         |---|---|---:|---:|---:|---|---|\n",
+         | step | metric | base | new | ratio (95% interval) | floor (last A/A) | verdict | why |\n\
+         |---|---|---:|---:|---:|---:|---|---|\n",
         cell(&c.new),
         ids(&c.run_ids.1),
         cell(&c.base),
@@ -273,14 +315,18 @@ pub fn markdown(c: &CheckReport) -> String {
             (Some(r), None) => format!("{r:.3}"),
             _ => "n/a".into(),
         };
+        let floor = j.floor.map_or("n/a".into(), |f| {
+            format!("{:.1}% ({:+.1}%)", 100.0 * f.floor, 100.0 * f.aa)
+        });
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&j.step),
             j.metric,
             crate::sig(j.base, 4),
             crate::sig(j.new, 4),
             ratio,
+            floor,
             j.verdict.word(),
             cell(&j.reason)
         );
@@ -330,6 +376,7 @@ mod tests {
             threshold: 0.05,
             unstable: 0.05,
             metrics: vec![crate::metrics::metric("ops_sec")],
+            floors: Default::default(),
         }
     }
 
@@ -389,5 +436,112 @@ mod tests {
             &o,
         );
         assert_eq!(r.verdict, Verdict::Regression, "{r:?}");
+    }
+
+    fn with_floor(floor: f64) -> CheckOptions {
+        let mut o = opts();
+        o.floors.insert(
+            ("readrandom".into(), "ops_sec".into()),
+            crate::noise::Floor {
+                floor,
+                aa: -0.01,
+                groups: 6,
+            },
+        );
+        o
+    }
+
+    #[test]
+    fn a_floor_takes_the_swing_rules_place_and_a_change_must_pass_it() {
+        let ops = crate::metrics::metric("ops_sec");
+        let base = [100.0, 101.0, 99.5, 100.5];
+        // 3.5% lower with tight repeats: significant to Welch's interval, but inside a
+        // 4.5% floor: drift, not a change; a pass that names the floor and the A/A.
+        let drift = judge(
+            "readrandom",
+            ops,
+            &base,
+            &[96.7, 96.9, 96.5, 96.8],
+            &with_floor(0.045),
+        );
+        assert_eq!(drift.verdict, Verdict::Pass, "{drift:?}");
+        // Without the floor the same repeats are a significant 3.5% change.
+        assert!(stats::ratio(&base, &[96.7, 96.9, 96.5, 96.8])
+            .unwrap()
+            .significant());
+        assert!(
+            drift.reason.contains("floor 4.5%, last A/A -1.0%"),
+            "{}",
+            drift.reason
+        );
+        assert_eq!(drift.floor.unwrap().groups, 6);
+        // 10% lower beyond a 4.5% floor: a regression, floor in its reason.
+        let slow = judge(
+            "readrandom",
+            ops,
+            &base,
+            &[90.0, 90.5, 89.6, 90.2],
+            &with_floor(0.045),
+        );
+        assert_eq!(slow.verdict, Verdict::Regression, "{slow:?}");
+        assert!(slow.reason.contains("floor 4.5%"), "{}", slow.reason);
+        // Repeats that swing 6% inside a block, but whose interval stays inside the
+        // threshold, are not unstable when the floor (which has seen such blocks) is
+        // under the threshold.
+        let swing = judge(
+            "readrandom",
+            ops,
+            &base,
+            &[97.0, 103.0, 100.0, 97.0, 103.0, 100.0],
+            &with_floor(0.045),
+        );
+        assert_eq!(swing.verdict, Verdict::Pass, "{swing:?}");
+        // Without the floor the same repeats are unstable.
+        assert_eq!(
+            judge(
+                "readrandom",
+                ops,
+                &base,
+                &[97.0, 103.0, 100.0, 97.0, 103.0, 100.0],
+                &opts()
+            )
+            .verdict,
+            Verdict::Unstable
+        );
+    }
+
+    #[test]
+    fn a_floor_above_the_threshold_is_unjudgeable_at_it_with_the_slices_it_needs() {
+        let ops = crate::metrics::metric("ops_sec");
+        let base = [100.0, 101.0, 99.5, 100.5];
+        let r = judge(
+            "readrandom",
+            ops,
+            &base,
+            &[90.0, 90.5, 89.6, 90.2],
+            &with_floor(0.12),
+        );
+        assert_eq!(r.verdict, Verdict::Unstable, "{r:?}");
+        assert!(
+            r.reason.contains("noise floor on this host is 12.0%"),
+            "{}",
+            r.reason
+        );
+        let n = crate::noise::slices_needed((1.12f64).ln() / (1.96 * 2f64.sqrt()), 0.05);
+        assert!(
+            r.reason.contains(&format!("about {n} slices")),
+            "{}",
+            r.reason
+        );
+        // Another step has no floor: judged as before.
+        let other = judge(
+            "fwdrange",
+            ops,
+            &base,
+            &[90.0, 90.5, 89.6, 90.2],
+            &with_floor(0.12),
+        );
+        assert_eq!(other.verdict, Verdict::Regression);
+        assert!(!r.reason.contains("  ") && !other.reason.contains("  "));
     }
 }

@@ -21,6 +21,7 @@ pub mod json;
 mod lsm;
 pub mod markdown;
 pub mod metrics;
+pub mod noise;
 pub mod permtest;
 pub mod sequential;
 pub mod stats;

@@ -1,0 +1,171 @@
+//! `plumb noise`: a plan's noise floor on this host, measured on purpose. The command
+//! runs as several separate blocks of repeats (each block one invocation, as a CI job
+//! or a person would run it), and the floor is the drift between the blocks' medians
+//! (plumb_report::noise). The blocks are ordinary runs in the store, so `plumb check`
+//! learns the same floor from them later, beside whatever history the plan already had.
+
+use super::StoreArg;
+use anyhow::{bail, Context};
+use std::process::{Command, ExitCode};
+
+/// `plumb noise [--blocks N] [--repeat R] -- kv ARGS…`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+plumb noise -- kv --engine rocksdb --db /data/n --use-existing-db --benchmarks readrandom\n  \
+plumb noise --blocks 6 --pause 60 -- sql --server postgres --steps point-query\n\
+The floor is the change two single blocks of repeats reach 95% of the time when nothing \
+changed; `plumb check` uses it (a change must exceed it, and a step whose floor is above \
+--threshold is unjudgeable at that threshold).")]
+pub struct NoiseArgs {
+    /// Blocks of repeats, each a separate invocation: the drift between them is what
+    /// the floor measures (at least 4).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    blocks: usize,
+    /// Repeats per block.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    repeat: u32,
+    /// Seconds to wait between blocks, so they sample more of the host's moods.
+    #[arg(long, default_value_t = 0.0, value_name = "SECS")]
+    pause: f64,
+    /// The figures whose floor is measured (metric ids), repeatable.
+    #[arg(long = "metric", value_name = "ID", default_value = "ops_sec")]
+    metrics: Vec<String>,
+    /// The tag of the blocks' runs [default: noise-UNIXTIME].
+    #[arg(long)]
+    tag: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    store: StoreArg,
+    /// The command measured, after `--` (kv, sql or ib with its arguments).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+pub fn run(a: NoiseArgs) -> anyhow::Result<ExitCode> {
+    if a.blocks < plumb_report::noise::MIN_GROUPS {
+        bail!(
+            "--blocks {}: a floor needs at least {} blocks (three differences between them)",
+            a.blocks,
+            plumb_report::noise::MIN_GROUPS
+        );
+    }
+    if a.repeat == 0 {
+        bail!("--repeat 0: give at least one run per block");
+    }
+    if !(a.pause.is_finite() && a.pause >= 0.0) {
+        bail!("--pause {}: give seconds, 0 or more", a.pause);
+    }
+    if !matches!(
+        a.command.first().map(String::as_str),
+        Some("kv" | "sql" | "ib")
+    ) {
+        bail!("the command after -- must be a plumb benchmark (kv, sql or ib) with its arguments");
+    }
+    for reserved in ["--tag", "--json", "--store", "--repeat"] {
+        if a.command
+            .iter()
+            .any(|w| w == reserved || w.starts_with(&format!("{reserved}=")))
+        {
+            bail!("{reserved} after --: plumb noise sets it for every block; give it to plumb noise instead (or drop it)");
+        }
+    }
+    let metrics = super::history::metrics_of(&a.metrics)?;
+    let me = std::env::current_exe().context("finding this plumb binary")?;
+    let tag = a.tag.clone().unwrap_or_else(|| {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        format!("noise-{secs}")
+    });
+    let store_path = a.store.path();
+    let mut last: Vec<i64> = Vec::new();
+    for b in 0..a.blocks {
+        if b > 0 && a.pause > 0.0 {
+            std::thread::sleep(std::time::Duration::from_secs_f64(a.pause));
+        }
+        eprintln!("plumb noise: block {}/{}", b + 1, a.blocks);
+        let out = Command::new(&me)
+            .args(&a.command)
+            .args(["--repeat", &a.repeat.to_string(), "--tag", &tag, "--json"])
+            .arg("--store")
+            .arg(&store_path)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .context("running a block")?;
+        if !out.status.success() {
+            bail!(
+                "block {}: `plumb {}` failed ({}); the blocks before it are kept in the store",
+                b + 1,
+                a.command.join(" "),
+                out.status
+            );
+        }
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).context("a block's --json output")?;
+        let runs = match v {
+            serde_json::Value::Array(a) => a,
+            one => vec![one],
+        };
+        last = runs
+            .iter()
+            .filter_map(|r| r["run"]["id"].as_i64())
+            .collect();
+    }
+    let store = a.store.open_existing()?;
+    let base = last
+        .iter()
+        .map(|id| store.run(*id).map(|r| r.run))
+        .collect::<Result<Vec<_>, _>>()?;
+    let blocks = super::history::noise_blocks(&store, &base, &[])?;
+    let runs: Vec<plumb_store::StoredRun> = last
+        .iter()
+        .map(|id| store.run(*id))
+        .collect::<Result<_, _>>()?;
+    let steps = plumb_report::compare::measured_steps(runs.iter());
+    let floors = plumb_report::noise::floors(&blocks, &steps, &metrics);
+    if a.json {
+        let rows: Vec<serde_json::Value> = floors
+            .iter()
+            .map(|((step, metric), f)| serde_json::json!({"step": step, "metric": metric, "floor": f}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "tag": tag,
+                "blocks": blocks.iter().map(|b| &b.label).collect::<Vec<_>>(),
+                "floors": rows,
+            }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "noise floors on this host, from {} blocks of its plan ({}):",
+        blocks.len(),
+        blocks
+            .iter()
+            .map(|b| b.label.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    for step in &steps {
+        for m in &metrics {
+            match floors.get(&(step.clone(), m.id.to_string())) {
+                Some(f) => println!(
+                    "  {step} {}: floor {:.1}%, last A/A {:+.1}%: blocked repeats tell apart changes beyond {:.1}%",
+                    m.id,
+                    100.0 * f.floor,
+                    100.0 * f.aa,
+                    100.0 * f.floor
+                ),
+                None => println!(
+                    "  {step} {}: no floor (fewer than {} blocks with a figure)",
+                    m.id,
+                    plumb_report::noise::MIN_GROUPS
+                ),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

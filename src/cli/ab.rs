@@ -75,7 +75,9 @@ pub struct AbArgs {
     /// The tag prefix of the slices' runs [default: ab-UNIXTIME].
     #[arg(long)]
     tag: Option<String>,
-    /// Significance of the permutation test.
+    /// Significance: of the permutation test (interleaved) or the paired t test
+    /// (duet) at a fixed count; with --until, the false-positive rate spent over all
+    /// the looks together.
     #[arg(long, default_value_t = 0.05, value_name = "P")]
     alpha: f64,
     /// Print the verdict as JSON.
@@ -149,19 +151,7 @@ fn slice(
             out.status
         );
     }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .with_context(|| format!("side {}: its --json output is not JSON", side.label))?;
-    let runs = match v {
-        serde_json::Value::Array(a) => a,
-        one => vec![one],
-    };
-    runs.iter()
-        .map(|r| {
-            r["run"]["id"]
-                .as_i64()
-                .with_context(|| format!("side {}: a run without an id in its output", side.label))
-        })
-        .collect()
+    super::child::run_ids(&out.stdout, &format!("side {}", side.label))
 }
 
 /// The value of `flag` in a command (`--flag V` or `--flag=V`), with the index of the
@@ -301,23 +291,7 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
         );
     }
     super::history::check_alpha(a.alpha)?;
-    if !matches!(
-        a.command.first().map(String::as_str),
-        Some("kv" | "sql" | "ib")
-    ) {
-        bail!(
-            "the command after -- must be a plumb benchmark (kv, sql or ib) with its arguments, \
-             e.g. -- kv --db /data/ab --use-existing-db --benchmarks readrandom"
-        );
-    }
-    for reserved in ["--tag", "--json", "--store", "--repeat"] {
-        if a.command
-            .iter()
-            .any(|w| w == reserved || w.starts_with(&format!("{reserved}=")))
-        {
-            bail!("{reserved} after --: plumb ab sets it for every slice; give it to plumb ab instead (or drop it)");
-        }
-    }
+    super::child::check_command(&a.command, "plumb ab", "slice")?;
     let me = std::env::current_exe().context("finding this plumb binary")?;
     let split = |s: &Option<String>| -> Vec<String> {
         s.as_deref()
@@ -357,12 +331,10 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
     } else {
         Design::Interleaved
     };
-    let tag = a.tag.clone().unwrap_or_else(|| {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        format!("ab-{secs}")
-    });
+    let tag = a
+        .tag
+        .clone()
+        .unwrap_or_else(|| super::child::default_tag("ab"));
     let store = a.store.path();
     let tags = sides.each_ref().map(|s| format!("{tag}:{}", s.label));
     let mut ids: [Vec<i64>; 2] = [Vec::new(), Vec::new()];

@@ -1,6 +1,7 @@
 //! The command line: one subcommand per job, each in its own module.
 
 mod ab;
+mod child;
 mod clients;
 mod compare;
 mod durability;
@@ -83,9 +84,9 @@ enum Command {
     History(history::HistoryArgs),
     /// The CI gate: new runs against a base or their plan's history; non-zero on a regression.
     Check(history::CheckArgs),
-    /// An interleaved A/B: two binaries or option sets, slice by slice, judged by a permutation test.
+    /// An A/B on one machine: two binaries or option sets, slice by slice (interleaved, or at once with --duet).
     Ab(ab::AbArgs),
-    /// A ratio with its 95% interval and permutation p, for figures measured elsewhere.
+    /// A ratio with its 95% interval and p (permutation, or paired), for figures measured elsewhere.
     Ratio(ab::RatioArgs),
     /// A plan's noise floor on this host: blocks of repeats, and the drift between them.
     Noise(noise::NoiseArgs),

@@ -57,28 +57,13 @@ pub fn run(a: NoiseArgs) -> anyhow::Result<ExitCode> {
     if !(a.pause.is_finite() && a.pause >= 0.0) {
         bail!("--pause {}: give seconds, 0 or more", a.pause);
     }
-    if !matches!(
-        a.command.first().map(String::as_str),
-        Some("kv" | "sql" | "ib")
-    ) {
-        bail!("the command after -- must be a plumb benchmark (kv, sql or ib) with its arguments");
-    }
-    for reserved in ["--tag", "--json", "--store", "--repeat"] {
-        if a.command
-            .iter()
-            .any(|w| w == reserved || w.starts_with(&format!("{reserved}=")))
-        {
-            bail!("{reserved} after --: plumb noise sets it for every block; give it to plumb noise instead (or drop it)");
-        }
-    }
+    super::child::check_command(&a.command, "plumb noise", "block")?;
     let metrics = super::history::metrics_of(&a.metrics)?;
     let me = std::env::current_exe().context("finding this plumb binary")?;
-    let tag = a.tag.clone().unwrap_or_else(|| {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        format!("noise-{secs}")
-    });
+    let tag = a
+        .tag
+        .clone()
+        .unwrap_or_else(|| super::child::default_tag("noise"));
     let store_path = a.store.path();
     let mut last: Vec<i64> = Vec::new();
     for b in 0..a.blocks {
@@ -102,16 +87,7 @@ pub fn run(a: NoiseArgs) -> anyhow::Result<ExitCode> {
                 out.status
             );
         }
-        let v: serde_json::Value =
-            serde_json::from_slice(&out.stdout).context("a block's --json output")?;
-        let runs = match v {
-            serde_json::Value::Array(a) => a,
-            one => vec![one],
-        };
-        last = runs
-            .iter()
-            .filter_map(|r| r["run"]["id"].as_i64())
-            .collect();
+        last = super::child::run_ids(&out.stdout, &format!("block {}", b + 1))?;
     }
     let store = a.store.open_existing()?;
     let base = last

@@ -26,6 +26,7 @@ WAIT_TIMEOUT=${WAIT_TIMEOUT:-3600}
 JOBS=${JOBS:-2}
 CXX=${CXX:-c++}
 BUILD_ROOT="$CARGO_TARGET_DIR/$PROFILE/build"
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 log() { printf '[build-db_bench] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -88,14 +89,18 @@ LZ4_INC=${LZ4_INC:-$(dirname "$LZ4_A")/include}
 
 # ------------------------------------------------------------------ flags ---
 # Reproduces librocksdb-sys 0.19.0 build.rs + cc crate defaults for a Linux
-# x86_64 release build with `-C target-cpu=native` and debug=line-tables-only
+# x86_64 release build with `-C target-cpu=$CPU` and debug=line-tables-only
 # (cc: -O3 -ffunction-sections -fdata-sections -fPIC -g -gdwarf-4
 #  -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -m64; build.rs: the rest).
 # The -m<feature> flags follow build.rs: only those whose rustc target_feature
-# is on for target-cpu=native.
-RUST_CFG=$(rustc --print cfg -C target-cpu=native 2>/dev/null || true)
+# is on for that target-cpu.
+# The CPU level plumb is built for (.cargo/config.toml), so both tools run the same
+# instructions.
+CPU=$(sed -n 's/.*target-cpu=\([A-Za-z0-9_-]*\).*/\1/p' "$ROOT/.cargo/config.toml" | head -n1)
+CPU=${CPU:-native}
+RUST_CFG=$(rustc --print cfg -C target-cpu="$CPU" 2>/dev/null || true)
 has_feat() { grep -qx "target_feature=\"$1\"" <<<"$RUST_CFG"; }
-ARCH_FLAGS=(-march=native)
+ARCH_FLAGS=(-march="$CPU")
 has_feat sse2      && ARCH_FLAGS+=(-msse2)
 has_feat sse4.1    && ARCH_FLAGS+=(-msse4.1)
 has_feat sse4.2    && ARCH_FLAGS+=(-msse4.2)

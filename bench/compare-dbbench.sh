@@ -20,6 +20,14 @@
 #   multireadrandom is db_bench --multiread_batched (BATCH_SIZE keys a call); revrange is
 #   db_bench seekrandom --reverse_iterator.
 #   DB_BENCH_EXTRA=""  PLUMB_EXTRA=""  (extra flags appended to every invocation)
+#
+#   ICOUNT=1 NUM=200000 REPEATS=1 THREADS=1 MODES=none bench/compare-dbbench.sh
+# Instructions per op instead of ops/s: each measured run under valgrind's callgrind,
+# counting only the benchmark loop's thread (db_bench: collection toggled on the
+# benchmark's function, e.g. Benchmark::ReadRandom; plumb: plumb icount, its measured
+# threads' window) over OPS ops (--reads/--writes, --ops) instead of DURATION. The
+# loads run natively. Deterministic: one repeat is enough. Callgrind's dumps stay
+# beside the logs for callgrind_annotate (where the two tools' instructions differ).
 set -euo pipefail
 
 PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
@@ -29,6 +37,10 @@ NUM=${NUM:-5000000}
 KEY_SIZE=${KEY_SIZE:-20}
 VALUE_SIZE=${VALUE_SIZE:-400}
 DURATION=${DURATION:-20}
+ICOUNT=${ICOUNT:-0}
+# db_bench's --reads also bounds the readseq that warms the block cache before a read
+# test, so ICOUNT reads every key (OPS = NUM) for both tools' caches to be alike.
+OPS=${OPS:-$NUM}
 REPEATS=${REPEATS:-3}
 THREADS=${THREADS:-"1 2"}
 TESTS=${TESTS:-"fillseq fillrandom readrandom multireadrandom fwdrange revrange overwrite"}
@@ -140,21 +152,58 @@ DBB_X=($DB_BENCH_EXTRA)
 # shellcheck disable=SC2206
 PL_X=($PLUMB_EXTRA)
 
+# How long a measured run is: DURATION seconds, or (ICOUNT) exactly OPS ops.
+if [ "$ICOUNT" = 1 ]; then
+  command -v valgrind >/dev/null 2>&1 || die "ICOUNT=1 needs valgrind (apt-get install valgrind)"
+  DBB_LEN=(--reads="$OPS" --writes="$OPS"); PL_LEN=(--ops "$OPS")
+else
+  DBB_LEN=(--duration="$DURATION"); PL_LEN=(--duration "$DURATION")
+fi
+# The db_bench function whose thread's instructions count (ICOUNT): the benchmark loop.
+dbb_fn() {
+  case "$1" in
+    readrandom) echo 'rocksdb::Benchmark::ReadRandom(*' ;;
+    seekrandom) echo 'rocksdb::Benchmark::SeekRandom(*' ;;
+    multireadrandom) echo 'rocksdb::Benchmark::MultiReadRandom(*' ;;
+    *) echo 'rocksdb::Benchmark::DoWrite(*' ;;
+  esac
+}
+
 # ------------------------------------------------------------- run helpers --
 # run_dbb LOG NAME ARGS... : runs db_bench, prints ops/s of the NAME line
 run_dbb() {
-  local logf=$1 name=$2; shift 2
-  echo "+ $DB_BENCH ${DBB_COMMON[*]} $* ${DBB_X[*]}" > "$logf"
-  "$DB_BENCH" "${DBB_COMMON[@]}" "$@" "${DBB_X[@]}" >> "$logf" 2>&1 || { log "db_bench failed, see $logf"; tail -n 20 "$logf" >&2; return 1; }
+  local logf=$1 name=$2 measured=${MEASURED:-1}; shift 2
+  local pre=()
+  # Loads (fillseq with flush and compact) run natively, measured runs under callgrind.
+  if [ "$ICOUNT" = 1 ] && [ "$measured" = 1 ]; then
+    rm -f "$logf.cg"
+    pre=(valgrind --tool=callgrind --collect-atstart=no "--toggle-collect=$(dbb_fn "$name")"
+         --dump-instr=no "--callgrind-out-file=$logf.cg" "--log-file=$logf.valgrind")
+  fi
+  echo "+ ${pre[*]} $DB_BENCH ${DBB_COMMON[*]} $* ${DBB_X[*]}" > "$logf"
+  "${pre[@]}" "$DB_BENCH" "${DBB_COMMON[@]}" "$@" "${DBB_X[@]}" >> "$logf" 2>&1 || { log "db_bench failed, see $logf"; tail -n 20 "$logf" >&2; return 1; }
+  if [ "${#pre[@]}" -gt 0 ]; then
+    # The ops of the NAME line, and the instructions of the toggled loop.
+    local ops ir
+    ops=$(awk -v n="$name" '$1==n && $2==":" { for (i=3;i<=NF;i++) if ($i=="operations;") last=$(i-1) } END { print last }' "$logf")
+    ir=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$logf.cg")
+    [ -n "$ops" ] && [ -n "$ir" ] || { log "no ops or instruction count in $logf(.cg)"; return 1; }
+    python3 -c "print(round($ir / $ops, 1))"
+    return
+  fi
   # The LAST line of that name (read tests first run readseq in the same process to warm the block cache).
   awk -v n="$name" '$1==n && $2==":" { for (i=3;i<=NF;i++) if ($i=="ops/sec") last=$(i-1) } END { if (last != "") print last }' "$logf"
 }
 # run_pl LOG NAME ARGS... : runs plumb kv, prints "ops_sec plumb%" of .steps[name==NAME]
 run_pl() {
   local logf=$1 name=$2; shift 2
-  echo "+ $PLUMB kv ${PL_COMMON[*]} $* ${PL_X[*]}" > "$logf.cmd"
-  "$PLUMB" kv "${PL_COMMON[@]}" "$@" "${PL_X[@]}" > "$logf" 2> "$logf.err" || { log "plumb failed, see $logf(.err)"; tail -n 20 "$logf.err" >&2; return 1; }
-  python3 - "$logf" "$name" <<'EOF'
+  local pre=()
+  if [ "$ICOUNT" = 1 ] && [ "${MEASURED:-1}" = 1 ]; then
+    pre=(icount --json --keep "$logf.cg.d" --)
+  fi
+  echo "+ $PLUMB ${pre[*]} kv ${PL_COMMON[*]} $* ${PL_X[*]}" > "$logf.cmd"
+  "$PLUMB" "${pre[@]}" kv "${PL_COMMON[@]}" "$@" "${PL_X[@]}" > "$logf" 2> "$logf.err" || { log "plumb failed, see $logf(.err)"; tail -n 20 "$logf.err" >&2; return 1; }
+  python3 - "$logf" "$name" "${#pre[@]}" <<'EOF'
 import json, sys
 txt = open(sys.argv[1]).read()
 try:
@@ -167,7 +216,10 @@ if not found:
     sys.exit("step %s not in plumb JSON" % sys.argv[2])
 s = found[-1]["summary"]
 h, c = s.get("harness_us_op"), s.get("cpu_us_op")
-print(s["ops_sec"], "%.2f" % (100 * h / c) if h is not None and c else "")
+if sys.argv[3] != "0":   # ICOUNT: instructions per op (plumb icount)
+    print(round(s["hw"]["instructions_op"], 1), "")
+else:
+    print(s["ops_sec"], "%.2f" % (100 * h / c) if h is not None and c else "")
 EOF
 }
 
@@ -185,13 +237,13 @@ load_db() {
   rm -rf "$DBB_LOADED" "$PL_LOADED"
   log "loading $NUM keys with db_bench (fillseq, WAL off, then flush+compact)"
   t0=$(date +%s.%N)
-  run_dbb "$LOGDIR/load-dbbench.log" fillseq --db="$DBB_LOADED" --use_existing_db=0 \
+  MEASURED=0 run_dbb "$LOGDIR/load-dbbench.log" fillseq --db="$DBB_LOADED" --use_existing_db=0 \
     --benchmarks=fillseq,flush,compact,waitforcompaction --disable_wal=1 --threads=1 >/dev/null
   t1=$(date +%s.%N)
   log "  db_bench load: $(python3 -c "print(round($t1-$t0,1))") s, $(du -sh "$DBB_LOADED" | cut -f1)"
   log "loading $NUM keys with plumb (fillseq, WAL off, then flush+compact)"
   t0=$(date +%s.%N)
-  run_pl "$LOGDIR/load-plumb.json" fillseq --db "$PL_LOADED" \
+  MEASURED=0 run_pl "$LOGDIR/load-plumb.json" fillseq --db "$PL_LOADED" \
     --benchmarks fillseq,flush,compact,waitforcompaction --disable-wal --threads 1 >/dev/null
   t1=$(date +%s.%N)
   log "  plumb load: $(python3 -c "print(round($t1-$t0,1))") s, $(du -sh "$PL_LOADED" | cut -f1)"
@@ -255,19 +307,19 @@ one_run() {
         rm -rf "$DBB_FILL" ;;
       readrandom)
         ops=$(run_dbb "$logf" readrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,readrandom \
-              --threads="$th" --duration="$DURATION") ;;
+              --threads="$th" "${DBB_LEN[@]}") ;;
       fwdrange|revrange)
         local rev=false; [ "$test" = revrange ] && rev=true
         ops=$(run_dbb "$logf" seekrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,seekrandom \
-              --seek_nexts="$SEEK_NEXTS" --reverse_iterator="$rev" --threads="$th" --duration="$DURATION") ;;
+              --seek_nexts="$SEEK_NEXTS" --reverse_iterator="$rev" --threads="$th" "${DBB_LEN[@]}") ;;
       multireadrandom)   # the batched MultiGet API, as plumb uses
         ops=$(run_dbb "$logf" multireadrandom --db="$DBB_LOADED" --use_existing_db=1 \
               --benchmarks=readseq,multireadrandom --multiread_batched=true --batch_size="$BATCH_SIZE" \
-              --threads="$th" --duration="$DURATION") ;;
+              --threads="$th" "${DBB_LEN[@]}") ;;
       overwrite)   # on a fresh copy of the loaded DB, so every run starts from the same LSM
         rm -rf "$BASE/work"; cp -a "$DBB_LOADED" "$BASE/work"
         ops=$(run_dbb "$logf" overwrite --db="$BASE/work" --use_existing_db=1 --benchmarks=overwrite \
-              --threads="$th" --duration="$DURATION") ;;
+              --threads="$th" "${DBB_LEN[@]}") ;;
       *) die "unknown test $test" ;;
     esac
   else
@@ -286,11 +338,11 @@ one_run() {
         rm -rf "$PL_FILL" ;;
       readrandom|fwdrange|revrange|multireadrandom)
         out=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --benchmarks "readseq,$test" \
-              --batch-size "$BATCH_SIZE" --threads "$th" --duration "$DURATION" "${v[@]}") ;;
+              --batch-size "$BATCH_SIZE" --threads "$th" "${PL_LEN[@]}" "${v[@]}") ;;
       overwrite)   # on a fresh copy of the loaded DB, so every run starts from the same LSM
         rm -rf "$BASE/work"; cp -a "$PL_LOADED" "$BASE/work"
         out=$(run_pl "$logf" overwrite --db "$BASE/work" --use-existing-db --benchmarks overwrite \
-              --threads "$th" --duration "$DURATION" "${v[@]}") ;;
+              --threads "$th" "${PL_LEN[@]}" "${v[@]}") ;;
       *) die "unknown test $test" ;;
     esac
     ops=${out%% *}; pct=${out#* }
@@ -351,7 +403,7 @@ NULL_JSON="$LOGDIR/null-readrandom.json"
   || { log "null run failed"; tail -n 20 "$NULL_JSON.err" >&2; }
 
 # ------------------------------------------------------------------ report --
-BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" python3 - "$CSV" "$NULL_JSON" "$LOGDIR/header.md" "$TESTS" "$THREADS" "$(( $(date +%s) - START ))" "$MODES" "$PLUMB" > "$LOGDIR/report.md" <<'EOF'
+ICOUNT=$ICOUNT BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" python3 - "$CSV" "$NULL_JSON" "$LOGDIR/header.md" "$TESTS" "$THREADS" "$(( $(date +%s) - START ))" "$MODES" "$PLUMB" > "$LOGDIR/report.md" <<'EOF'
 import csv, json, os, statistics, sys
 csv_path, null_path, header, tests, threads, elapsed, modes, plumb = sys.argv[1:9]
 sys.path.insert(0, os.environ["BENCH_DIR"])
@@ -359,6 +411,20 @@ from plumb_ratio import judged
 modes = modes.split()
 rows = list(csv.DictReader(open(csv_path)))
 print(open(header).read(), end="")
+if os.environ.get("ICOUNT") == "1":
+    print("instructions per op (callgrind: the benchmark loop's thread only; plumb icount)\n")
+    print("| test | threads | db_bench instructions/op | " + " | ".join(f"plumb --verify {m}" for m in modes)
+          + " | " + " | ".join(f"plumb/db_bench ({m})" for m in modes) + " |")
+    print("|---|---:|---:|" + "---:|" * (2 * len(modes)))
+    for t in tests.split():
+        for th in threads.split():
+            d = [float(r["ops_sec"]) for r in rows if r["tool"] == "db_bench" and r["test"] == t and r["threads"] == th]
+            if not d:
+                continue
+            ps = [[float(r["ops_sec"]) for r in rows if r["tool"] == f"plumb-{m}" and r["test"] == t and r["threads"] == th] for m in modes]
+            print(f"| {t} | {th} | {d[0]:,.0f} | " + " | ".join(f"{p[0]:,.0f}" if p else "n/a" for p in ps)
+                  + " | " + " | ".join(f"{p[0] / d[0]:.3f}" if p else "n/a" for p in ps) + " |")
+    sys.exit(0)
 cols = ["test", "threads", "db_bench median ops/s"]
 for m in modes:
     cols += [f"plumb --verify {m}", f"ratio ({m}): 95% interval, p", f"plumb% ({m})"]

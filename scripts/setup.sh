@@ -14,10 +14,11 @@ set -euo pipefail
 # (and bench/compare-iostat.sh sets beside a run's). smartmontools, nvme-cli: SMART
 # health (wear, spare, media errors, temperature) in every run's host snapshot;
 # xfsprogs: xfs_info for an xfs data dir's block size and stripe geometry (e2fsprogs'
-# dumpe2fs, for ext4, is in every Debian install).
+# dumpe2fs, for ext4, is in every Debian install). valgrind: `plumb icount` counts
+# instructions per op under its callgrind where no PMU exists (this VM).
 PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev
   postgresql mariadb-server mariadb-plugin-rocksdb sysbench linux-perf sysstat
-  smartmontools nvme-cli xfsprogs)
+  smartmontools nvme-cli xfsprogs valgrind)
 
 # shellcheck source=scripts/packages.sh
 . "$(dirname "$0")/packages.sh"

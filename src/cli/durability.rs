@@ -213,6 +213,7 @@ fn plans(a: &DurabilityArgs) -> anyhow::Result<Vec<RunPlan>> {
         seed,
         repeat: 0,
         use_existing_db: false,
+        under: None,
     };
     Ok(engines
         .into_iter()

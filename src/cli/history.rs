@@ -229,6 +229,36 @@ fn history_base(store: &Store, new: &Version, groups: usize) -> anyhow::Result<V
     })
 }
 
+/// Whether both sides were counted by callgrind (`plumb icount`); refuses a check
+/// with counted runs on one side only, whose times are callgrind's (~50× slow).
+fn counted_sides(base: &Version, new: &Version) -> anyhow::Result<bool> {
+    let counted = |v: &Version| -> Vec<bool> {
+        v.runs
+            .iter()
+            .map(|r| {
+                r.run
+                    .plan
+                    .as_ref()
+                    .and_then(|p| p.get("under"))
+                    .and_then(|u| u.as_str())
+                    == Some("callgrind")
+            })
+            .collect()
+    };
+    let all: Vec<bool> = counted(base).into_iter().chain(counted(new)).collect();
+    if all.iter().all(|&c| c) {
+        return Ok(true);
+    }
+    if all.iter().any(|&c| c) {
+        bail!(
+            "check: {} and {} mix runs counted under callgrind (plumb icount) with native              ones; callgrind's times are ~50× slow and its instructions exact: check counted              runs against counted runs",
+            base.label,
+            new.label
+        );
+    }
+    Ok(false)
+}
+
 /// The blocks of history a noise floor is learned from: the groups of repeats of the
 /// same plan (but for seed and repeat), the same engine build and the same host as
 /// the base's runs, oldest first, the newest [`plumb_report::noise::MAX_GROUPS`] of
@@ -351,6 +381,7 @@ pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
         unstable: a.unstable.unwrap_or(a.threshold) / 100.0,
         metrics,
         floors,
+        counted: counted_sides(&base, &new)?,
     };
     let mut report = check::check(&base, &new, &opts);
     for s in &a.steps {

@@ -142,6 +142,7 @@ pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
         seed,
         repeat: 0,
         use_existing_db: false,
+        under: None,
     };
     let mut store = Store::open(&a.store.path())?;
     let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });

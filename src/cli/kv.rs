@@ -177,6 +177,8 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
         seed,
         repeat: 0,
         use_existing_db: a.use_existing_db,
+        // Under `plumb icount` the run's times are callgrind's: a history of its own.
+        under: plumb_runner::kernel::callgrind::active().then(|| "callgrind".to_string()),
     };
     Ok(plumb_plan::order::rounds(&[one], a.repeat, None))
 }

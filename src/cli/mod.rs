@@ -11,6 +11,7 @@ mod families;
 mod history;
 mod host;
 mod ib;
+mod icount;
 mod kv;
 mod noise;
 mod options;
@@ -90,6 +91,8 @@ enum Command {
     Ratio(ab::RatioArgs),
     /// A plan's noise floor on this host: blocks of repeats, and the drift between them.
     Noise(noise::NoiseArgs),
+    /// Instructions per op counted exactly under callgrind, for a machine without a PMU.
+    Icount(icount::IcountArgs),
 }
 
 /// `plumb --version`: the version, then each engine built in with the release it runs,
@@ -170,6 +173,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ab(a) => ab::run(a),
         Command::Ratio(a) => ab::ratio(a),
         Command::Noise(a) => noise::run(a),
+        Command::Icount(a) => icount::run(a),
     }
 }
 
@@ -204,6 +208,7 @@ mod fuzz {
                 "history",
                 "check",
                 "noise",
+                "icount",
                 "ab",
                 "--a-bin",
                 "--b-env",

@@ -90,15 +90,12 @@ pub fn run(a: NoiseArgs) -> anyhow::Result<ExitCode> {
         last = super::child::run_ids(&out.stdout, &format!("block {}", b + 1))?;
     }
     let store = a.store.open_existing()?;
-    let base = last
-        .iter()
-        .map(|id| store.run(*id).map(|r| r.run))
-        .collect::<Result<Vec<_>, _>>()?;
-    let blocks = super::history::noise_blocks(&store, &base, &[])?;
     let runs: Vec<plumb_store::StoredRun> = last
         .iter()
         .map(|id| store.run(*id))
         .collect::<Result<_, _>>()?;
+    let base: Vec<_> = runs.iter().map(|r| r.run.clone()).collect();
+    let blocks = super::history::noise_blocks(&store, &base, &[])?;
     let steps = plumb_report::compare::measured_steps(runs.iter());
     let floors = plumb_report::noise::floors(&blocks, &steps, &metrics);
     if a.json {

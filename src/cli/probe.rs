@@ -104,6 +104,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         seed: 0,
         repeat: 0,
         use_existing_db: false,
+        under: None,
     };
     let mut store = Store::open(&a.store.path())?;
     // The process-wide flag: the running step stops, the probe file is removed on the way

@@ -151,6 +151,7 @@ pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
             seed: seed.wrapping_add(u64::from(rep)),
             repeat: rep,
             use_existing_db: false,
+            under: None,
         })
         .collect();
     let mut store = Store::open(&a.store.path())?;

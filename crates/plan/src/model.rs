@@ -469,6 +469,11 @@ pub struct RunPlan {
     /// Runs on the database already in the data dir instead of a fresh one.
     #[serde(default)]
     pub use_existing_db: bool,
+    /// The tool the run was measured under (`callgrind`, by `plumb icount`): its times
+    /// and rates are that tool's, so its runs make a history of their own (the plan's
+    /// identity differs) and are never judged against native ones; its instructions
+    /// per op are exact.
+    pub under: Option<String>,
 }
 
 /// A [`RunPlan`] as it is stored and hashed: field for field the form plumb has always
@@ -488,6 +493,9 @@ struct StoredRunPlan {
     repeat: u32,
     #[serde(default)]
     use_existing_db: bool,
+    // Absent for native runs, so their plans hash as they always have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    under: Option<String>,
 }
 
 impl From<RunPlan> for StoredRunPlan {
@@ -503,6 +511,7 @@ impl From<RunPlan> for StoredRunPlan {
             seed: p.seed,
             repeat: p.repeat,
             use_existing_db: p.use_existing_db,
+            under: p.under,
         }
     }
 }
@@ -522,6 +531,7 @@ impl From<StoredRunPlan> for RunPlan {
             seed: s.seed,
             repeat: s.repeat,
             use_existing_db: s.use_existing_db,
+            under: s.under,
         }
     }
 }
@@ -631,6 +641,7 @@ mod tests {
             seed: 7,
             repeat: 0,
             use_existing_db: false,
+            under: None,
         }
     }
 

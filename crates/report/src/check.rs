@@ -34,7 +34,13 @@ pub struct CheckOptions {
     pub metrics: Vec<&'static Metric>,
     /// Noise floors learned from the store, by (step, metric id).
     pub floors: std::collections::BTreeMap<(String, String), crate::noise::Floor>,
+    /// Every run on both sides was counted by callgrind (`plumb icount`): their
+    /// instructions per op are exact, so one run a side is judged by its ratio alone.
+    pub counted: bool,
 }
+
+/// The metric callgrind counts exactly.
+const COUNTED_METRIC: &str = "instructions_op";
 
 /// A step's verdict.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
@@ -139,6 +145,30 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
     };
     let pct = |x: f64| format!("{:.1}%", x * 100.0);
     let (verdict, reason) = match r {
+        // An exact count has no noise to see through: one run a side is an answer.
+        Some(r) if r.ci.is_none() && o.counted && m.id == COUNTED_METRIC => {
+            let w = loss(r.value);
+            let what = format!(
+                "{} {} (counted exactly by callgrind, {} base and {} new runs)",
+                if w > 0.0 { "worse by" } else { "better by" },
+                pct(w.abs()),
+                base.len(),
+                new.len()
+            );
+            if w > o.threshold {
+                (
+                    Verdict::Regression,
+                    format!("{what}, beyond the {} threshold", pct(o.threshold)),
+                )
+            } else if -w > o.threshold {
+                (Verdict::Improved, what)
+            } else {
+                (
+                    Verdict::Pass,
+                    format!("within {}: {what}", pct(o.threshold)),
+                )
+            }
+        }
         None => (
             Verdict::Unstable,
             format!(
@@ -377,6 +407,7 @@ mod tests {
             unstable: 0.05,
             metrics: vec![crate::metrics::metric("ops_sec")],
             floors: Default::default(),
+            counted: false,
         }
     }
 
@@ -543,5 +574,47 @@ mod tests {
         );
         assert_eq!(other.verdict, Verdict::Regression);
         assert!(!r.reason.contains("  ") && !other.reason.contains("  "));
+    }
+
+    #[test]
+    fn counted_instructions_judge_one_run_a_side_by_their_ratio() {
+        let o = CheckOptions {
+            threshold: 0.01,
+            counted: true,
+            ..opts()
+        };
+        let instr = crate::metrics::metric("instructions_op");
+        let slower = judge("readrandom", instr, &[2000.0], &[2040.0], &o);
+        assert_eq!(slower.verdict, Verdict::Regression, "{slower:?}");
+        assert!(
+            slower.reason.contains("counted exactly"),
+            "{}",
+            slower.reason
+        );
+        let same = judge("readrandom", instr, &[2000.0], &[2001.0], &o);
+        assert_eq!(same.verdict, Verdict::Pass, "{same:?}");
+        let fewer = judge("readrandom", instr, &[2000.0], &[1900.0], &o);
+        assert_eq!(fewer.verdict, Verdict::Improved, "{fewer:?}");
+        // Not counted (a PMU's instructions, multiplexed), or another metric: one run
+        // a side has no interval, as before.
+        let pmu = judge(
+            "readrandom",
+            instr,
+            &[2000.0],
+            &[2040.0],
+            &CheckOptions {
+                counted: false,
+                ..o.clone()
+            },
+        );
+        assert_eq!(pmu.verdict, Verdict::Unstable, "{pmu:?}");
+        let ops = judge(
+            "readrandom",
+            crate::metrics::metric("ops_sec"),
+            &[10.0],
+            &[5.0],
+            &o,
+        );
+        assert_eq!(ops.verdict, Verdict::Unstable, "{ops:?}");
     }
 }

@@ -17,6 +17,7 @@
 //! - [`ServerTree`] is the gauge of a system under test in processes of its own (a
 //!   database server), read at the window's ends.
 
+pub mod callgrind;
 mod clock;
 mod figures;
 mod lane;

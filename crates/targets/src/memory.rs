@@ -50,6 +50,13 @@ impl Stall {
 /// (`0.1.0+cost=20ns`), as a different build would, and in no option.
 pub const COST_ENV: &str = "PLUMB_TEST_MEMORY_OP_NS";
 
+/// The same injected cost as an exact number of rounds of work per op rather than
+/// nanoseconds: the rounds do not depend on a calibration against the clock, so the
+/// instructions an op executes are the same in every run and under callgrind (whose
+/// clock runs ~50× slow), which is what `plumb icount`'s tests and bench need. Shown in
+/// the version as `+rounds=N`.
+pub const ROUNDS_ENV: &str = "PLUMB_TEST_MEMORY_OP_ROUNDS";
+
 /// A fixed amount of CPU work per op: `iters` rounds of a dependent multiply-add chain,
 /// calibrated once per process so that it takes about `ns` nanoseconds. Work rather
 /// than a clock wait, so the cost is user CPU per op, as a code regression's would be.
@@ -57,14 +64,33 @@ pub const COST_ENV: &str = "PLUMB_TEST_MEMORY_OP_NS";
 struct Cost {
     ns: u64,
     iters: u64,
+    /// `iters` was given exactly ([`ROUNDS_ENV`]), not calibrated from `ns`.
+    exact: bool,
 }
 
 impl Cost {
     fn from_env() -> Result<Cost, TargetError> {
-        match std::env::var(COST_ENV) {
-            Ok(text) => Cost::parse(&text),
-            Err(_) => Ok(Cost::default()),
+        match (std::env::var(COST_ENV), std::env::var(ROUNDS_ENV)) {
+            (Ok(_), Ok(_)) => Err(TargetError::Option {
+                option: ROUNDS_ENV.into(),
+                message: format!("set {COST_ENV} or {ROUNDS_ENV}, not both"),
+            }),
+            (Ok(text), _) => Cost::parse(&text),
+            (_, Ok(text)) => Cost::rounds(&text),
+            _ => Ok(Cost::default()),
         }
+    }
+
+    fn rounds(text: &str) -> Result<Cost, TargetError> {
+        let iters: u64 = text.trim().parse().map_err(|_| TargetError::Option {
+            option: ROUNDS_ENV.into(),
+            message: format!("{text:?} is not a whole number of rounds; unset it or give e.g. 50"),
+        })?;
+        Ok(Cost {
+            ns: 0,
+            iters,
+            exact: true,
+        })
     }
 
     fn parse(text: &str) -> Result<Cost, TargetError> {
@@ -75,7 +101,11 @@ impl Cost {
             ),
         })?;
         let iters = (ns as f64 * iters_per_ns()).round() as u64;
-        Ok(Cost { ns, iters })
+        Ok(Cost {
+            ns,
+            iters,
+            exact: false,
+        })
     }
 
     #[inline]
@@ -113,9 +143,15 @@ fn iters_per_ns() -> f64 {
 }
 
 fn version_with(cost: Cost) -> String {
-    match cost.ns {
-        0 => env!("CARGO_PKG_VERSION").to_string(),
-        ns => format!("{}+cost={ns}ns", env!("CARGO_PKG_VERSION")),
+    let v = env!("CARGO_PKG_VERSION");
+    match cost {
+        Cost {
+            exact: true,
+            iters: 1..,
+            ..
+        } => format!("{v}+rounds={}", cost.iters),
+        Cost { ns: 1.., .. } => format!("{v}+cost={}ns", cost.ns),
+        _ => v.to_string(),
     }
 }
 
@@ -349,5 +385,21 @@ mod tests {
         assert_eq!(version_with(Cost::default()), env!("CARGO_PKG_VERSION"));
         let e = Cost::parse("20ns").unwrap_err().to_string();
         assert!(e.contains(COST_ENV) && e.contains("20ns"), "{e}");
+    }
+
+    #[test]
+    fn exact_rounds_are_taken_as_given_and_named_in_the_version() {
+        let c = Cost::rounds("50").unwrap();
+        assert_eq!((c.iters, c.exact), (50, true));
+        assert_eq!(
+            version_with(c),
+            format!("{}+rounds=50", env!("CARGO_PKG_VERSION"))
+        );
+        assert_eq!(
+            version_with(Cost::rounds("0").unwrap()),
+            env!("CARGO_PKG_VERSION")
+        );
+        let e = Cost::rounds("5x").unwrap_err().to_string();
+        assert!(e.contains(ROUNDS_ENV) && e.contains("5x"), "{e}");
     }
 }

@@ -695,6 +695,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                         seed,
                         repeat: 0,
                         use_existing_db: false,
+                        under: None,
                     });
                 }
             }

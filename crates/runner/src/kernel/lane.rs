@@ -3,6 +3,7 @@
 //! one relaxed store of its progress counter; once per second (when the sampler bumps
 //! the epoch) it hands its interval to the sampler over a channel.
 
+use super::callgrind;
 use super::clock::{HarnessTime, OpClock, Timing};
 use super::outcome::{Counts, Outcome, COUNTS};
 use crate::histogram::LatencyHistogram;
@@ -234,6 +235,12 @@ where
             let _ = lane.tx.send(Msg::Interval(r));
         }
     };
+    // Under `plumb icount`, the measured threads' instructions count while the window
+    // is open (from its first op, or from the first op to end after warm-up).
+    let mut counting = !writer && epoch > 0;
+    if counting {
+        callgrind::toggle();
+    }
     let mut last_end = Instant::now();
     let result = loop {
         if stoppable && (done >= quota || stop()) {
@@ -276,6 +283,10 @@ where
         if now_epoch != r.epoch {
             let next = Report::new(writer, now_epoch, open, classes);
             flush(std::mem::replace(&mut r, next));
+            if !counting && !writer && now_epoch > 0 {
+                counting = true;
+                callgrind::toggle();
+            }
         }
         let latency = match timing {
             Timing::Loop | Timing::Head => Some(ns),
@@ -313,6 +324,9 @@ where
             last_end = Instant::now();
         }
     };
+    if counting {
+        callgrind::toggle();
+    }
     flush(r);
     result
 }

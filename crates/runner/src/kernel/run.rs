@@ -4,6 +4,7 @@
 //! is done. What it gathered comes back as a [`Run`], whose figures
 //! ([`super::figures`]) every family turns into its summary.
 
+use super::callgrind;
 use super::clock::{clock_read_ns, HarnessTime};
 use super::figures::Tally;
 use super::lane::{Lane, Msg, Padded, Report, Shared};
@@ -79,6 +80,9 @@ pub struct Run<T, X> {
     pub errors: Vec<String>,
     /// Ctrl-C ended it.
     pub interrupted: bool,
+    /// Instructions the measured threads executed in the window, counted by callgrind
+    /// under `plumb icount` ([`super::callgrind`]); `None` otherwise.
+    pub instructions: Option<u64>,
 }
 
 /// Runs one step: `spec.threads` measured threads (and `spec.writers` writers), each
@@ -158,6 +162,7 @@ where
             .collect();
         (c, outputs)
     });
+    let instructions = callgrind::step_end();
     let epochs = c.marks.len() - 1;
     Run {
         opened: c.opened,
@@ -168,6 +173,7 @@ where
         backlog: c.backlog,
         errors: c.errors,
         interrupted: c.interrupted,
+        instructions,
     }
 }
 

@@ -100,21 +100,8 @@ fn memory_counts_agree_run_to_run_and_two_percent_more_work_is_a_regression_with
     assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
 
     // A native run beside counted ones: check refuses to judge across them.
-    let native = plumb(
-        &store,
-        &[
-            "kv",
-            "--engine",
-            "memory",
-            "--benchmarks",
-            "fillseq,readrandom",
-            "--num",
-            "2000",
-            "--ops",
-            "20000",
-            "--json",
-        ],
-    );
+    let native: Vec<&str> = [&["kv"][..], &MEMORY[..], &["--json"][..]].concat();
+    let native = plumb(&store, &native);
     let native = ok_json(&native);
     assert!(
         native["run"]["plan"].get("under").is_none(),

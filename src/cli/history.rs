@@ -251,7 +251,9 @@ fn counted_sides(base: &Version, new: &Version) -> anyhow::Result<bool> {
     }
     if all.iter().any(|&c| c) {
         bail!(
-            "check: {} and {} mix runs counted under callgrind (plumb icount) with native              ones; callgrind's times are ~50× slow and its instructions exact: check counted              runs against counted runs",
+            "check: {} and {} mix runs counted under callgrind (plumb icount) with native \
+             ones; callgrind's times are ~50× slow and its instructions exact: check counted \
+             runs against counted runs",
             base.label,
             new.label
         );

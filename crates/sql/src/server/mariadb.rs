@@ -151,11 +151,22 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
         opts.keep,
     );
     let defaults = format!("--defaults-file={}", cnf.display());
+    // A temporary directory of its own: a server starting removes every `#sql*` file
+    // in its tmpdir as its own leftovers, so two servers sharing /tmp (tests run in
+    // parallel, two sides of a comparison) deleted each other's temporary tables and
+    // the other's mariadb-install-db failed ("Unknown table 'mysql.tmp_user_sys'").
+    let tmp = root.join("tmp");
+    std::fs::create_dir_all(&tmp)
+        .map_err(|e| SqlError::Input(format!("{}: {e}", tmp.display())))?;
+    if let Some((uid, gid)) = owner {
+        super::chown(&tmp, uid, gid)?;
+    }
+    let tmpdir = format!("--tmpdir={}", tmp.display());
 
     // Initialise the data directory.
     let mut init = if mysql {
         let mut c = Command::new(&server);
-        c.arg(&defaults).arg("--initialize-insecure");
+        c.arg(&defaults).arg("--initialize-insecure").arg(&tmpdir);
         c
     } else {
         let tool = find(base, &["mariadb-install-db", "mysql_install_db"])
@@ -163,7 +174,8 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
         let mut c = Command::new(tool);
         c.arg(&defaults)
             .arg("--auth-root-authentication-method=normal")
-            .arg("--skip-test-db");
+            .arg("--skip-test-db")
+            .arg(&tmpdir);
         if let Some(b) = base {
             c.arg(format!("--basedir={}", b.display()));
         }
@@ -199,9 +211,10 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     drop(logf);
     let launch = {
         let (server, defaults, log) = (server.clone(), defaults.clone(), log.clone());
+        let tmpdir = tmpdir.clone();
         move || {
             let mut cmd = Command::new(&server);
-            cmd.arg(&defaults).stdin(Stdio::null());
+            cmd.arg(&defaults).arg(&tmpdir).stdin(Stdio::null());
             // Its output goes to its log (appended: a restart keeps what came before).
             match std::fs::OpenOptions::new().append(true).open(&log) {
                 Ok(f) => {

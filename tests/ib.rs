@@ -13,6 +13,13 @@ use serde_json::Value;
 const ROWS: u64 = 4000;
 const INSERTS: u64 = 1000;
 
+/// The published sequence's eleven steps at insert rates any machine keeps while it is
+/// busy (the published 500 and 1000 rows/s failed the 95% rule, rightly, on a 2-vCPU VM
+/// beside a busy loop: 750/s against PostgreSQL's synced commits). What is tested here
+/// is the counting, not the machine's speed; the 95% rule itself is tested against a
+/// fixture engine in crates/ibench.
+const STEPS: &str = "l.i0,l.x,l.i1,l.i2,reduce-debt,qr100,qp100,qr150,qp150,qr200,qp200";
+
 /// Runs the published sequence with short query steps and returns the run's JSON.
 fn sequence(target: &[&str], delete: bool, store: &std::path::Path, dir: &str) -> Value {
     let (rows, inserts) = (ROWS.to_string(), INSERTS.to_string());
@@ -29,6 +36,8 @@ fn sequence(target: &[&str], delete: bool, store: &std::path::Path, dir: &str) -
         "128",
         "--seed",
         "3",
+        "--steps",
+        STEPS,
         "--json",
         "--dir",
         dir,
@@ -129,10 +138,10 @@ fn the_sequence_on_postgres_counts_what_the_server_counts() {
     // The report: the summary table, buckets, and a per-second chart of each step.
     let text = plumb(&store, &["show", "1"]);
     let out = String::from_utf8_lossy(&text.stdout);
-    assert!(out.contains("rows/q") && out.contains("qp1000") && out.contains("≤256us"));
+    assert!(out.contains("rows/q") && out.contains("qp200") && out.contains("≤256us"));
     let html = html_report(&store, &["1"]);
     assert!(html.contains(r#"data-table="ib-summary""#));
-    assert!(html.contains(r#"data-chart="ib-seconds" data-step="qr500""#));
+    assert!(html.contains(r#"data-chart="ib-seconds" data-step="qr150""#));
 }
 
 #[test]

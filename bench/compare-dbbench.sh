@@ -20,6 +20,9 @@
 #   multireadrandom is db_bench --multiread_batched (BATCH_SIZE keys a call); revrange is
 #   db_bench seekrandom --reverse_iterator.
 #   DB_BENCH_EXTRA=""  PLUMB_EXTRA=""  (extra flags appended to every invocation)
+#   ONE_DB=0 (1: db_bench's read and overwrite tests run on plumb's loaded DB, so both
+#   tools read the same bytes and a difference left is code, not data; plumb pads keys
+#   with '0' as db_bench does, so db_bench finds every key)
 #
 #   ICOUNT=1 NUM=200000 REPEATS=1 THREADS=1 MODES=none bench/compare-dbbench.sh
 # Instructions per op instead of ops/s: each measured run under valgrind's callgrind,
@@ -57,6 +60,7 @@ BATCH_SIZE=${BATCH_SIZE:-16}
 SEED=${SEED:-42}
 NULL_DURATION=${NULL_DURATION:-5}
 RELOAD=${RELOAD:-0}
+ONE_DB=${ONE_DB:-0}
 DB_BENCH_EXTRA=${DB_BENCH_EXTRA:-}
 PLUMB_EXTRA=${PLUMB_EXTRA:-}
 
@@ -92,6 +96,12 @@ DBB_LOADED="$BASE/dbbench-loaded"
 PL_LOADED="$BASE/plumb-loaded"
 DBB_FILL="$BASE/dbbench-fill"
 PL_FILL="$BASE/plumb-fill"
+# The database db_bench's read and overwrite tests open (ONE_DB=1: plumb's).
+DBB_READ=$DBB_LOADED
+[ "$ONE_DB" = 1 ] && DBB_READ=$PL_LOADED
+# A loaded DB is reused only while NUM and the key layout stay the same (k2: keys padded
+# with '0' as db_bench pads them; plumb before it padded with zero bytes).
+MARK=".loaded-$NUM-k2"
 
 # ------------------------------------------------------- stats level probe --
 # STATS_LEVEL=auto (default): use the level plumb's RocksDB actually runs with,
@@ -191,6 +201,13 @@ run_dbb() {
     python3 -c "print(round($ir / $ops, 1))"
     return
   fi
+  # A point read that finds fewer keys than it looked up read another database than
+  # plumb's (db_bench prints "(N of M found)"): with ONE_DB that is an error, not a figure.
+  if [ "$ONE_DB" = 1 ] && [ "$measured" = 1 ]; then
+    local miss
+    miss=$(sed -n 's/.*(\([0-9]*\) of \([0-9]*\) found).*/\1 \2/p' "$logf" | awk '$1 != $2 { print $1 " of " $2 }' | head -n1)
+    [ -z "$miss" ] || { log "db_bench read only $miss on plumb's DB (key layout differs?), see $logf"; return 1; }
+  fi
   # The LAST line of that name (read tests first run readseq in the same process to warm the block cache).
   awk -v n="$name" '$1==n && $2==":" { for (i=3;i<=NF;i++) if ($i=="ops/sec") last=$(i-1) } END { if (last != "") print last }' "$logf"
 }
@@ -231,7 +248,7 @@ record() {  # tool test threads repeat ops plumb_pct wall log
 # ---------------------------------------------------------------- load DBs --
 load_db() {
   local t0 t1
-  if [ "$RELOAD" != 1 ] && [ -f "$DBB_LOADED/.loaded-$NUM" ] && [ -f "$PL_LOADED/.loaded-$NUM" ]; then
+  if [ "$RELOAD" != 1 ] && [ -f "$DBB_LOADED/$MARK" ] && [ -f "$PL_LOADED/$MARK" ]; then
     log "reusing loaded DBs in $BASE (RELOAD=1 to rebuild)"; return
   fi
   rm -rf "$DBB_LOADED" "$PL_LOADED"
@@ -247,12 +264,22 @@ load_db() {
     --benchmarks fillseq,flush,compact,waitforcompaction --disable-wal --threads 1 >/dev/null
   t1=$(date +%s.%N)
   log "  plumb load: $(python3 -c "print(round($t1-$t0,1))") s, $(du -sh "$PL_LOADED" | cut -f1)"
-  touch "$DBB_LOADED/.loaded-$NUM" "$PL_LOADED/.loaded-$NUM"
+  touch "$DBB_LOADED/$MARK" "$PL_LOADED/$MARK"
 }
 
 # Compare the options each tool's RocksDB really opened with (from the LOGs).
+# A LOG describes the latest open; with ONE_DB both tools open one DB, so the LOG each
+# tool's last read run left is kept aside (snap_log) and compared instead.
+snap_log() {  # snap_log TOOL DBDIR
+  [ "$ONE_DB" = 1 ] && [ -f "$2/LOG" ] && { cp "$2/LOG" "$LOGDIR/LOG.$1"; echo "$2" > "$LOGDIR/LOG.$1.dir"; }
+  return 0
+}
 options_diff() {
-  python3 - "$DBB_LOADED/LOG" "$DBB_LOADED" "$PL_LOADED/LOG" "$PL_LOADED" <<'PY'
+  local a=$DBB_LOADED/LOG ad=$DBB_LOADED b=$PL_LOADED/LOG bd=$PL_LOADED
+  if [ "$ONE_DB" = 1 ] && [ -f "$LOGDIR/LOG.db_bench" ] && [ -f "$LOGDIR/LOG.plumb" ]; then
+    a=$LOGDIR/LOG.db_bench ad=$(cat "$LOGDIR/LOG.db_bench.dir") b=$LOGDIR/LOG.plumb bd=$(cat "$LOGDIR/LOG.plumb.dir")
+  fi
+  python3 - "$a" "$ad" "$b" "$bd" <<'PY'
 import re, sys
 IGNORE = ("compaction_options_fifo", "create_missing_column_families", "db_log_dir", "wal_dir",
           "db_host_id", "Options.statistics:", "hash_seed", "seed")
@@ -306,18 +333,19 @@ one_run() {
               --writes=$((NUM / th)) --threads="$th")
         rm -rf "$DBB_FILL" ;;
       readrandom)
-        ops=$(run_dbb "$logf" readrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,readrandom \
-              --threads="$th" "${DBB_LEN[@]}") ;;
+        ops=$(run_dbb "$logf" readrandom --db="$DBB_READ" --use_existing_db=1 --benchmarks=readseq,readrandom \
+              --threads="$th" "${DBB_LEN[@]}")
+        snap_log db_bench "$DBB_READ" ;;
       fwdrange|revrange)
         local rev=false; [ "$test" = revrange ] && rev=true
-        ops=$(run_dbb "$logf" seekrandom --db="$DBB_LOADED" --use_existing_db=1 --benchmarks=readseq,seekrandom \
+        ops=$(run_dbb "$logf" seekrandom --db="$DBB_READ" --use_existing_db=1 --benchmarks=readseq,seekrandom \
               --seek_nexts="$SEEK_NEXTS" --reverse_iterator="$rev" --threads="$th" "${DBB_LEN[@]}") ;;
       multireadrandom)   # the batched MultiGet API, as plumb uses
-        ops=$(run_dbb "$logf" multireadrandom --db="$DBB_LOADED" --use_existing_db=1 \
+        ops=$(run_dbb "$logf" multireadrandom --db="$DBB_READ" --use_existing_db=1 \
               --benchmarks=readseq,multireadrandom --multiread_batched=true --batch_size="$BATCH_SIZE" \
               --threads="$th" "${DBB_LEN[@]}") ;;
       overwrite)   # on a fresh copy of the loaded DB, so every run starts from the same LSM
-        rm -rf "$BASE/work"; cp -a "$DBB_LOADED" "$BASE/work"
+        rm -rf "$BASE/work"; cp -a "$DBB_READ" "$BASE/work"
         ops=$(run_dbb "$logf" overwrite --db="$BASE/work" --use_existing_db=1 --benchmarks=overwrite \
               --threads="$th" "${DBB_LEN[@]}") ;;
       *) die "unknown test $test" ;;
@@ -338,7 +366,8 @@ one_run() {
         rm -rf "$PL_FILL" ;;
       readrandom|fwdrange|revrange|multireadrandom)
         out=$(run_pl "$logf" "$test" --db "$PL_LOADED" --use-existing-db --benchmarks "readseq,$test" \
-              --batch-size "$BATCH_SIZE" --threads "$th" "${PL_LEN[@]}" "${v[@]}") ;;
+              --batch-size "$BATCH_SIZE" --threads "$th" "${PL_LEN[@]}" "${v[@]}")
+        snap_log plumb "$PL_LOADED" ;;
       overwrite)   # on a fresh copy of the loaded DB, so every run starts from the same LSM
         rm -rf "$BASE/work"; cp -a "$PL_LOADED" "$BASE/work"
         out=$(run_pl "$logf" overwrite --db "$BASE/work" --use-existing-db --benchmarks overwrite \

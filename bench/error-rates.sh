@@ -24,6 +24,9 @@
 # ab judges them, p <= 0.05). Then, per
 # trial, `plumb ab --duet --until 2%` (cap SLICES) on A/A, 2% and 5%: its verdict and
 # the slices it took. DURATION (default 1) sets each slice's readrandom seconds.
+# LEVELS="0 2 5 10" picks the rows (percent slower; 0 is A/A); UNTIL=0 skips the --until
+# part; EXACT=1 injects exact rounds of work (PLUMB_TEST_MEMORY_OP_ROUNDS) calibrated
+# in a duet instead of nanoseconds calibrated on one process alone.
 #
 #   MODE=floors bash bench/error-rates.sh [PLUMB] [TRIALS] [REPEATS]
 # plumb check with noise floors learned from the store: first `plumb noise` (6 blocks),
@@ -111,7 +114,7 @@ def run(args):
                           text=True).stdout
 
 def duet(cost_ns, until=None):
-    extra = ["--b-env", f"PLUMB_TEST_MEMORY_OP_NS={cost_ns}"] if cost_ns else []
+    extra = ["--b-env", f"{knob}={cost_ns}"] if cost_ns else []
     if until:
         extra += ["--until", until]
     j = json.loads(run(["ab", "--duet", "--rounds", str(slices), "--step", STEP, "--json",
@@ -126,15 +129,32 @@ def paired(a, b):
                         "--other", ",".join(map(str, blk(b)))]))
     return j["p"] is not None and j["p"] <= 0.05, j["ratio"]
 
-# Calibrate as the other modes do: the base op's time from three runs.
-out = run([*kv, "--repeat", "3", "--json", "--store", store])
-ops = [next(s["summary"]["ops_sec"] for s in r["steps"] if s["name"] == STEP) for r in json.loads(out)]
-t_ns = 1e9 / statistics.median(ops)
-levels = {"A/A (same build)": 0}
-for p in (0.02, 0.05, 0.10):
-    levels[f"{int(p*100)}% slower"] = max(1, round(t_ns * p / (1 - p)))
-print(f"calibration: {STEP} {statistics.median(ops):.0f} ops/s, {t_ns:.0f} ns/op; injected ns: {levels}", file=sys.stderr)
-looks = sorted({6, 10, slices})
+# The injected cost: nanoseconds calibrated on one process alone (as the other modes
+# do), or with EXACT=1 rounds of work (PLUMB_TEST_MEMORY_OP_ROUNDS) calibrated in a duet
+# itself: a spin loop timed alone lands smaller with both vCPUs busy (the first table
+# in bench/README.md: "5%" ran as 3.2%), rounds do not depend on the clock.
+# LEVELS picks the rows, e.g. LEVELS="0 5" for A/A and 5%.
+exact = os.environ.get("EXACT") == "1"
+want = [float(x) for x in os.environ.get("LEVELS", "0 2 5 10").split()]
+knob = "PLUMB_TEST_MEMORY_OP_ROUNDS" if exact else "PLUMB_TEST_MEMORY_OP_NS"
+if exact:
+    probe = 40
+    j = json.loads(run(["ab", "--duet", "--rounds", "8", "--step", STEP, "--json", "--store", store,
+                        "--b-env", f"{knob}={probe}", "--", *kv]))
+    s = next(s for s in j["steps"] if s["step"] == STEP)
+    per_round = (1 / s["ratio"] - 1) / probe   # the slowdown (time) one round adds
+    levels = {("A/A (same build)" if p == 0 else f"{p:g}% slower"):
+              (0 if p == 0 else max(1, round((1 / (1 - p / 100) - 1) / per_round))) for p in want}
+    print(f"calibration in a duet: {probe} rounds made B/A {s['ratio']:.4f}; rounds: {levels}", file=sys.stderr)
+else:
+    out = run([*kv, "--repeat", "3", "--json", "--store", store])
+    ops = [next(s["summary"]["ops_sec"] for s in r["steps"] if s["name"] == STEP) for r in json.loads(out)]
+    t_ns = 1e9 / statistics.median(ops)
+    levels = {("A/A (same build)" if p == 0 else f"{p:g}% slower"):
+              (0 if p == 0 else max(1, round(t_ns * p / 100 / (1 - p / 100)))) for p in want}
+    print(f"calibration: {STEP} {statistics.median(ops):.0f} ops/s, {t_ns:.0f} ns/op; injected ns: {levels}", file=sys.stderr)
+unit = "rounds/op" if exact else "ns/op"
+looks = sorted({n for n in (6, 10, slices) if n <= slices})
 fixed = {k: {n: [] for n in looks} for k in levels}
 sds = []
 for t in range(trials):
@@ -156,7 +176,9 @@ for name, cost in levels.items():
         sig = sum(x[0] for x in r)
         cells.append(f"{sig}/{len(r)} ({100*sig/len(r):.0f}%)")
     med = statistics.median(x[1] for x in fixed[name][slices])
-    print(f"| {name} | {cost} ns/op | {trials} | " + " | ".join(cells) + f" | {med:.3f} |")
+    print(f"| {name} | {cost} {unit} | {trials} | " + " | ".join(cells) + f" | {med:.3f} |")
+if os.environ.get("UNTIL", "1") == "0":
+    sys.exit(0)
 seq = {k: [] for k in list(levels)[:3]}
 for t in range(trials):
     for name in seq:

@@ -218,8 +218,9 @@ fn a_corrupted_rocksdb_value_is_detected_and_fails_the_run() {
         let rdb =
             plumb_targets::RocksTarget::open(&db, plumb_targets::RocksOptions::default()).unwrap();
         let mut s = rdb.session().unwrap();
-        let mut key = vec![0u8; 20];
-        key[..8].copy_from_slice(&7u64.to_be_bytes());
+        let f = plumb_workloads::KeyFormat { size: 20 };
+        let mut key = f.buffer();
+        f.encode(7, &mut key);
         let mut v = Vec::new();
         assert!(
             s.get(&key, &mut |got| v = got.to_vec()).unwrap(),

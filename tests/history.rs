@@ -454,6 +454,38 @@ fn noise_measures_blocks_whose_floor_check_then_holds_a_change_to() {
     );
     assert_eq!(code, 0, "{md}");
     assert!(md.contains("floor 19.9%, last A/A +6.5%"), "{md}");
+    // compare and history print the same floor beside each change, learned from the
+    // blocks of the base's plan that are not being compared.
+    kv_of(&store, "aa", 0, "20000");
+    set_readrandom(&store, "aa", &[1002e3]);
+    let o = plumb(&store, &["compare", "tag=aa", "tag=slow"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    // 902.5k against 1002k, -9.9% (one run a base: no interval), inside a 19.9% floor.
+    assert!(
+        text.contains(
+            "floor: readrandom ops/s, tag=slow against tag=aa: -9.9%, \
+             floor 19.9%, A/A +6.5% (4 blocks): within the floor"
+        ),
+        "{text}"
+    );
+    // (Made after the compare: before it, it would have been a fifth block of the plan.)
+    kv_of(&store, "aa2", 0, "20000");
+    set_readrandom(&store, "aa2", &[1010e3]);
+    let o = plumb(
+        &store,
+        &[
+            "history", "tag=aa", "tag=slow", "tag=aa2", "--format", "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = json_of(&o);
+    let f = &step(&h, "readrandom")["floor"];
+    assert!(
+        (f["floor"].as_f64().unwrap() - 0.199).abs() < 0.001,
+        "{h:#}"
+    );
+    assert_eq!(f["groups"], 4, "{h:#}");
     // Bad input names the flag.
     let o = plumb(&store, &["noise", "--blocks", "2", "--", "kv"]);
     assert_eq!(o.status.code(), Some(2));
@@ -727,4 +759,57 @@ fn ratio_gives_plumbs_statistics_for_outside_figures() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn repeat_until_stops_once_every_step_is_precise_enough_and_says_how_far_it_got() {
+    let _one_at_a_time = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("u.sqlite");
+    let mut args: Vec<&str> = KV.to_vec();
+    args.extend([
+        "--num", "20000", "--repeat", "6", "--until", "60%", "--json",
+    ]);
+    let o = plumb(&store, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs = json_of(&o).as_array().unwrap().len();
+    let err = stderr(&o);
+    // Whether the repeats settle early depends on this machine's noise; what is asserted
+    // is that plumb did what it said: the repeats it names are the runs it made.
+    match err.split("settled after ").nth(1) {
+        Some(rest) => {
+            let k: usize = rest.split(' ').next().unwrap().parse().unwrap();
+            assert_eq!(runs, k, "{err}");
+            assert!((3..6).contains(&k), "{err}");
+            assert!(
+                err.contains("of 6 repeats") && err.contains("skipped (--until)"),
+                "{err}"
+            );
+        }
+        None => {
+            assert_eq!(runs, 6, "{err}");
+            assert!(
+                err.contains("6 repeats, every step's ops/s within ±")
+                    || err.contains("not settled at the cap of 6 repeats"),
+                "{err}"
+            );
+        }
+    }
+    // The runs made are one group, as any --repeat's.
+    let listed = common::runs_json(&store);
+    assert_eq!(listed.len(), runs);
+    let groups: std::collections::BTreeSet<String> =
+        listed.iter().map(|r| r["group_id"].to_string()).collect();
+    assert_eq!(groups.len(), 1, "{listed:?}");
+    // Too few repeats for a first look: refused before anything runs, naming the flag.
+    let mut args: Vec<&str> = KV.to_vec();
+    args.extend(["--repeat", "3", "--until", "2%"]);
+    let o = plumb(&store, &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--until with --repeat 3"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(common::runs_json(&store).len(), runs);
 }

@@ -48,7 +48,7 @@ pub struct AbArgs {
     /// 2%) or excludes 1, by alpha spending over the looks (the false-positive rate
     /// holds at every look), up to --rounds; the first look is at 3 slices a side (a
     /// duet: 6 rounds, then every 2).
-    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct)]
     until: Option<f64>,
     /// A step to judge and, with --until, to wait for (repeatable) [default: every
     /// measured step that does not write, or every step when all write].
@@ -96,17 +96,6 @@ struct Side {
     bin: PathBuf,
     args: Vec<String>,
     env: Vec<(String, String)>,
-}
-
-/// `2%`, `±2%`, `2` or `0.5%`: a relative precision, as a fraction.
-fn parse_pct(s: &str) -> Result<f64, String> {
-    let t = s.trim().trim_start_matches('±').trim_end_matches('%');
-    match t.parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 100.0 => Ok(v / 100.0),
-        _ => Err(format!(
-            "{s:?}: give the interval's half-width in percent, e.g. 2% (above 0, below 100)"
-        )),
-    }
 }
 
 fn env_pairs(flag: &str, v: &[String]) -> anyhow::Result<Vec<(String, String)>> {
@@ -416,6 +405,37 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
             .filter(|s| a.steps.contains(&s.step))
             .collect()
     };
+    // The step's floor for blocked repeats of this plan on this host, beside the
+    // verdict: what `compare` of two separate blocks would have faced instead.
+    let floors: Vec<serde_json::Value> = {
+        let st = a.store.open_existing()?;
+        let load = |label: &str, ids: &[i64]| -> anyhow::Result<Version> {
+            Ok(Version {
+                label: label.to_string(),
+                runs: ids
+                    .iter()
+                    .map(|id| st.run(*id))
+                    .collect::<Result<Vec<_>, _>>()?,
+            })
+        };
+        let learned =
+            super::history::learned_floors(&st, &[load("A", &ids[0])?, load("B", &ids[1])?])?;
+        steps
+            .iter()
+            .filter_map(|s| {
+                let f = learned.get(&(s.step.clone(), "ops_sec".to_string()))?;
+                Some(serde_json::json!({
+                    "step": s.step,
+                    "floor": f,
+                    "note": format!(
+                        "{}: {} (the floor is what blocked repeats face; this A/B's own slices judge it)",
+                        s.step,
+                        plumb_report::noise::beside_floor(s.ratio?, s.ci, f)
+                    ),
+                }))
+            })
+            .collect()
+    };
     let stopped = match rule {
         Some(r) if done < rounds => format!(
             "stopped after {done} slices a side: every judged step settled (changed, or within ±{:.1}%)",
@@ -438,10 +458,14 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
                 "cpus": duet.as_ref().map(|d| serde_json::json!({"A": d.halves[0], "B": d.halves[1]})),
                 "runs": {"A": ids[0], "B": ids[1]},
                 "steps": steps,
+                "floors": floors,
             }))?
         );
     } else {
         print!("{}", plumb_report::ab::text(&steps, "A", "B"));
+        for f in &floors {
+            println!("floor: {}", f["note"].as_str().unwrap_or_default());
+        }
         println!("{stopped}.");
         println!(
             "slices: A runs {:?}, B runs {:?}; costs: plumb compare tag={tag}:A tag={tag}:B",

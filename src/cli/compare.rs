@@ -20,7 +20,9 @@ then --repeat 3) were called significantly different 30% of the time when nothin
 changed, because drift between blocks is not in the interval; interleaved slices \
 (plumb ab --rounds 5) were wrong 5% of the time and found 95% of 10% slowdowns but 15% \
 of 5% ones (about 30 slices a side find 5%). A warning says when the sides ran in \
-separate blocks."
+separate blocks, and a `floor:` line sets each step's change beside its noise floor on \
+this host (the drift between other blocks of the base's plan in the store, as plumb \
+noise and plumb check learn it; printed once the store holds 4 such blocks)."
 )]
 pub struct CompareArgs {
     /// The base, then the versions compared to it (one is enough with --by).
@@ -79,7 +81,8 @@ pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
         ),
         None => {}
     }
-    let c = compare(&versions);
+    let mut c = compare(&versions);
+    c.set_floors(&super::history::learned_floors(&store, &versions)?);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     } else {

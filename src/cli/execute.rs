@@ -202,6 +202,26 @@ pub fn run_batch(
     profile: bool,
     extras: plumb_runner::family::Extras,
 ) -> anyhow::Result<BatchOutcome> {
+    run_batch_until(
+        store, tag, runs, suite, dirs, grouping, printer, profile, extras, None,
+    )
+}
+
+/// [`run_batch`] whose variants stop adding repeats once `until` says they are
+/// precise enough (`--repeat N --until PCT`).
+#[allow(clippy::too_many_arguments)]
+pub fn run_batch_until(
+    store: &mut Store,
+    tag: Option<String>,
+    runs: &[RunPlan],
+    suite: Option<(i64, HashSet<String>, HashMap<String, i64>)>,
+    dirs: DirPolicy,
+    grouping: Grouping,
+    printer: &mut Printer,
+    profile: bool,
+    extras: plumb_runner::family::Extras,
+    until: Option<&dyn plumb_runner::StopRule>,
+) -> anyhow::Result<BatchOutcome> {
     let perf_dir = perf_dir(profile)?;
     // Hardware counters first, so the engine's threads (started at open) inherit them.
     let hw = plumb_probes::perf::HwCounterGroup::open();
@@ -235,6 +255,7 @@ pub fn run_batch(
         grouping,
         done,
         groups,
+        until,
     })?;
     Ok(out)
 }

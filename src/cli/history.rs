@@ -128,7 +128,8 @@ pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         permutations: a.permutations,
         ..changepoint::Options::default()
     };
-    let h = plumb_report::history::history(&versions, &opts);
+    let mut h = plumb_report::history::history(&versions, &opts);
+    h.set_floors(&learned_floors(&store, &versions)?);
     let doc = match a.format {
         Format::Text | Format::Csv => plumb_report::history::text(&h),
         Format::Md => plumb_report::history::markdown(&h),
@@ -308,6 +309,32 @@ pub(super) fn noise_blocks(
             })
         })
         .collect()
+}
+
+/// The ops/s floors of the first version's plan on its host, learned from every other
+/// block in the store (none of `versions`' runs among them): what `compare`, `history`
+/// and `ab` print beside each change.
+pub(super) fn learned_floors(
+    store: &Store,
+    versions: &[Version],
+) -> anyhow::Result<std::collections::BTreeMap<(String, String), plumb_report::noise::Floor>> {
+    let Some(base) = versions.first() else {
+        return Ok(Default::default());
+    };
+    let judged: Vec<i64> = versions
+        .iter()
+        .flat_map(|v| v.runs.iter().map(|r| r.run.id))
+        .collect();
+    let blocks = noise_blocks(
+        store,
+        &base.runs.iter().map(|r| r.run.clone()).collect::<Vec<_>>(),
+        &judged,
+    )?;
+    Ok(plumb_report::noise::floors(
+        &blocks,
+        &plumb_report::compare::measured_steps(versions.iter().flat_map(|v| v.runs.iter())),
+        &[plumb_report::metrics::metric("ops_sec")],
+    ))
 }
 
 /// The metrics named by `--metric` flags, or an error naming the unknown one.

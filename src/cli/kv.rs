@@ -68,6 +68,12 @@ pub struct KvArgs {
     /// (under --db: DIR/rep-N) and its own seed (seed + N).
     #[arg(long, default_value_t = 1)]
     repeat: u32,
+    /// Stop repeating once every measured step's ops/s is known to ±PCT (e.g. 2%): --repeat
+    /// becomes the most it may take, the first look is after 3, and each look's interval
+    /// is at the level alpha spending allows it (so stopping early does not make the
+    /// interval promise more than it holds). Prints the repeats taken and the precision.
+    #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct, requires = "repeat")]
+    until: Option<f64>,
     #[command(flatten)]
     store: StoreArg,
     /// A label stored with the run.
@@ -141,6 +147,14 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
         .map_err(|e| anyhow::anyhow!("{}: {}", flag(e.key), e.message))?;
     if a.repeat == 0 || a.repeat > 1000 {
         bail!("--repeat: must be between 1 and 1000");
+    }
+    if a.until.is_some() && (a.repeat as usize) < super::until::FIRST_LOOK + 1 {
+        bail!(
+            "--until with --repeat {}: the first look is after {} repeats, so --repeat (the \
+             most it may take) must be more; give e.g. --repeat 10",
+            a.repeat,
+            super::until::FIRST_LOOK
+        );
     }
     super::check_memory_flag(a.memory_mb)?;
     if a.use_existing_db && a.db.is_none() {
@@ -250,7 +264,10 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     let style = if a.json { Style::Json } else { Style::Full };
     let mut printer = Printer::new(style);
     let mut store = plumb_store::Store::open(&a.store.path())?;
-    let out = execute::run_batch(
+    let until = a
+        .until
+        .map(|t| super::until::Precision::new(t, a.repeat as usize));
+    let out = execute::run_batch_until(
         &mut store,
         a.tag.clone(),
         &runs,
@@ -260,6 +277,7 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
         &mut printer,
         a.profile,
         plumb_runner::family::Extras::default(),
+        until.as_ref().map(|u| u as &dyn plumb_runner::StopRule),
     )?;
     printer.finish()?;
     if let Some(g) = out.groups.values().next() {

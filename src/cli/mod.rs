@@ -27,6 +27,7 @@ mod select;
 mod server_args;
 mod sql;
 mod suite;
+mod until;
 mod worker;
 
 use clap::{Parser, Subcommand};

@@ -43,8 +43,14 @@ pub struct RunArgs {
     tag: Option<String>,
     /// Do not run here: put every run of the plan into this queue in the store, for
     /// `plumb worker --queue NAME` on each host of a fleet (docs/fleet.md).
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["resume", "keep", "tag"])]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["resume", "keep", "tag", "until"])]
     queue: Option<String>,
+    /// Stop a variant's repeats once every measured step's ops/s is known to ±PCT (e.g.
+    /// 2%): the suite's `repeats` become the most a variant may take, the first look is
+    /// after 3, each look's interval at the level alpha spending allows it. The repeats
+    /// left go unrun (a variant that stopped early is noted).
+    #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct)]
+    until: Option<f64>,
     #[command(flatten)]
     store: StoreArg,
 }
@@ -205,6 +211,25 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
     let fresh = load(&a.suite, a.shuffle)?;
     // Refused before the store is touched: a suite that cannot fit writes nothing.
     refuse_if_too_big(&fresh, a.keep)?;
+    let until = match a.until {
+        None => None,
+        Some(t) => {
+            let mut per_variant: HashMap<&str, usize> = HashMap::new();
+            for r in &fresh.runs {
+                *per_variant.entry(r.variant.as_str()).or_default() += 1;
+            }
+            let cap = per_variant.values().copied().max().unwrap_or(0);
+            if cap <= super::until::FIRST_LOOK {
+                bail!(
+                    "--until: {} plans at most {cap} repeat(s) a variant and the first look is \
+                     after {}; set `repeats` in the suite to the most a variant may take, e.g. 10",
+                    a.suite.display(),
+                    super::until::FIRST_LOOK
+                );
+            }
+            Some(super::until::Precision::new(t, cap))
+        }
+    };
     let mut store = Store::open(&a.store.path())?;
     let (suite_id, plan, done, groups) = if a.resume {
         let Some(s) = store.unfinished_suite(&fresh.definition_hash)? else {
@@ -275,7 +300,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         Grouping::None
     };
     let mut printer = Printer::new(Style::Line);
-    let out = execute::run_batch(
+    let out = execute::run_batch_until(
         &mut store,
         a.tag.clone(),
         &plan.runs,
@@ -288,6 +313,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         &mut printer,
         false,
         plumb_runner::family::Extras::default(),
+        until.as_ref().map(|u| u as &dyn plumb_runner::StopRule),
     )?;
     printer.finish()?;
     let status = match out.status {

@@ -85,6 +85,55 @@ pub struct Comparison {
     /// besides the thing compared, or because of it (a release's new default).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub options_differ: Vec<OptionDiff>,
+    /// Each step's ops/s change beside its noise floor on this host, when the store
+    /// holds enough blocks of the base's plan ([`Comparison::set_floors`]): a
+    /// significant change inside the floor is what drift between blocks alone does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub floors: Vec<FloorNote>,
+}
+
+/// One step's ops/s change against the base, beside the step's noise floor.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FloorNote {
+    /// The step.
+    pub step: String,
+    /// The other version's label.
+    pub version: String,
+    /// The floor learned from the store.
+    pub floor: crate::noise::Floor,
+    /// The line printed under the tables.
+    pub note: String,
+}
+
+impl Comparison {
+    /// Sets each step's ops/s change beside its floor (`floors` by (step, metric id), as
+    /// [`crate::noise::floors`] returns them). The floors come from the store, which this
+    /// crate does not open, so the caller learns them and hands them in.
+    pub fn set_floors(
+        &mut self,
+        floors: &std::collections::BTreeMap<(String, String), crate::noise::Floor>,
+    ) {
+        self.floors.clear();
+        for (i, step) in self.steps.iter().enumerate() {
+            let Some(f) = floors.get(&(step.clone(), "ops_sec".to_string())) else {
+                continue;
+            };
+            for (vi, v) in self.versions.iter().enumerate().skip(1) {
+                let cell = &self.ops_sec.rows[i][vi];
+                let Some(r) = cell.ratio else { continue };
+                self.floors.push(FloorNote {
+                    step: step.clone(),
+                    version: v.clone(),
+                    floor: *f,
+                    note: format!(
+                        "{step} ops/s, {v} against {}: {}",
+                        self.versions[0],
+                        crate::noise::beside_floor(r, cell.ci, f)
+                    ),
+                });
+            }
+        }
+    }
 }
 
 /// A server counter the terminal and Markdown leave out, and which versions lack it,
@@ -235,12 +284,9 @@ pub struct GroupSummary {
     pub max: f64,
 }
 
-/// The values of `get` for `step` across a version's runs (ok steps only).
-pub(crate) fn values(
-    v: &Version,
-    step: &str,
-    get: &dyn Fn(&StepSummary) -> Option<f64>,
-) -> Vec<f64> {
+/// The values of `get` for `step` across a version's runs (ok steps only): what every
+/// judgement of a version's repeats reads (its cells, its floor, `--until`'s look).
+pub fn values(v: &Version, step: &str, get: &dyn Fn(&StepSummary) -> Option<f64>) -> Vec<f64> {
     v.runs
         .iter()
         .filter_map(|r| {
@@ -357,6 +403,7 @@ pub fn compare(versions: &[Version]) -> Comparison {
         server_counters_shown,
         server_counters_left_out,
         options_differ: options_differ(versions),
+        floors: Vec::new(),
     }
 }
 

@@ -75,6 +75,23 @@ pub struct StepHistory {
     pub medians: Vec<Option<f64>>,
     /// Change points, in series order.
     pub changes: Vec<Change>,
+    /// The step's noise floor on this host (blocks of the first point's plan in the
+    /// store), when there is history enough: each change is printed beside it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub floor: Option<crate::noise::Floor>,
+}
+
+impl History {
+    /// Sets each step's floor from `floors` (by (step, metric id), as
+    /// [`crate::noise::floors`] returns them; the caller learns them from the store).
+    pub fn set_floors(
+        &mut self,
+        floors: &std::collections::BTreeMap<(String, String), crate::noise::Floor>,
+    ) {
+        for s in &mut self.steps {
+            s.floor = floors.get(&(s.step.clone(), self.metric.clone())).copied();
+        }
+    }
 }
 
 /// Everything `plumb history` prints.
@@ -339,6 +356,7 @@ pub fn history(versions: &[Version], opts: &changepoint::Options) -> History {
                 step,
                 values,
                 changes,
+                floor: None,
             }
         })
         .collect();
@@ -379,14 +397,20 @@ pub fn cause_text(c: &Cause) -> String {
     )
 }
 
-fn change_line(c: &Change) -> String {
+fn change_line(c: &Change, floor: Option<&crate::noise::Floor>) -> String {
     let ci = c
         .point
         .ci
         .map(|(lo, hi)| format!(" ({lo:.2}-{hi:.2})"))
         .unwrap_or_default();
+    let beside = floor.map_or(String::new(), |f| {
+        format!(
+            "; {}",
+            crate::noise::beside_floor(c.point.ratio, c.point.ci, f)
+        )
+    });
     format!(
-        "{} between {} and {}: ops/s {} → {}, ×{:.2}{ci}, p={:.3}",
+        "{} between {} and {}: ops/s {} → {}, ×{:.2}{ci}, p={:.3}{beside}",
         if c.regression { "slower" } else { "faster" },
         c.between.0,
         c.between.1,
@@ -416,8 +440,22 @@ pub fn text(h: &History) -> String {
         if s.changes.is_empty() {
             let _ = writeln!(o, "  no change point");
         }
+        if let Some(f) = &s.floor {
+            let _ = writeln!(
+                o,
+                "  floor {:.1}%, last A/A {:+.1}% ({} blocks of this plan on this host)",
+                100.0 * f.floor,
+                100.0 * f.aa,
+                f.groups
+            );
+        }
         for c in &s.changes {
-            let _ = writeln!(o, "  change at [{}]: {}", c.point.index, change_line(c));
+            let _ = writeln!(
+                o,
+                "  change at [{}]: {}",
+                c.point.index,
+                change_line(c, s.floor.as_ref())
+            );
             if c.causes.is_empty() {
                 let _ = writeln!(o, "    no per-op cost moved significantly with it");
             }
@@ -466,7 +504,12 @@ pub fn markdown(h: &History) -> String {
     for s in &h.steps {
         for c in &s.changes {
             any = true;
-            let _ = writeln!(o, "- **{}**: {}", cell(&s.step), cell(&change_line(c)));
+            let _ = writeln!(
+                o,
+                "- **{}**: {}",
+                cell(&s.step),
+                cell(&change_line(c, s.floor.as_ref()))
+            );
             for cause in c.causes.iter().take(SHOWN_CAUSES) {
                 let _ = writeln!(o, "  - {}", cell(&cause_text(cause)));
             }
@@ -515,7 +558,7 @@ fn trend_svg(h: &History, s: &StepHistory) -> String {
             o,
             r#"<line class="change" x1="{cx:.1}" x2="{cx:.1}" y1="{top}" y2="{:.1}" stroke="{colour}" stroke-dasharray="6 4"><title>{}</title></line>"#,
             ht - bottom,
-            esc(&change_line(c))
+            esc(&change_line(c, s.floor.as_ref()))
         );
     }
     let line: Vec<String> = s
@@ -589,7 +632,7 @@ pub fn html(h: &History, runs: &[StoredRun], profiles: &crate::html::Profiles) -
             body.push_str("<p class=\"note\">No change point.</p>");
         }
         for c in &s.changes {
-            let _ = write!(body, "<h3>{}</h3><table><thead><tr><th>cost</th><th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">ratio</th><th class=\"num\">share of Δtime/op</th></tr></thead><tbody>", esc(&change_line(c)));
+            let _ = write!(body, "<h3>{}</h3><table><thead><tr><th>cost</th><th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">ratio</th><th class=\"num\">share of Δtime/op</th></tr></thead><tbody>", esc(&change_line(c, s.floor.as_ref())));
             for cause in &c.causes {
                 let _ = write!(
                     body,

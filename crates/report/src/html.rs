@@ -553,6 +553,7 @@ fn warnings(o: &mut String, runs: &[StoredRun], c: Option<&Comparison>) {
     let mut w: Vec<String> = c.map(|c| c.warnings.clone()).unwrap_or_default();
     if let Some(c) = c {
         w.extend(c.noise.iter().map(|n| n.note.clone()));
+        w.extend(c.floors.iter().map(|f| format!("noise floor: {}", f.note)));
     }
     for r in runs {
         if c.is_none() {

@@ -63,6 +63,12 @@ pub fn comparison(c: &Comparison) -> String {
             out.push_str(&format!("\\* {}\n", cell(&n.note)));
         }
     }
+    if !c.floors.is_empty() {
+        out.push_str("\nNoise floors on this host (blocks of the base's plan in the store):\n\n");
+        for f in &c.floors {
+            out.push_str(&format!("- {}\n", cell(&f.note)));
+        }
+    }
     if c.versions.len() > 1 {
         let rel = |out: &mut String, title: &str, t: &crate::compare::Table| {
             out.push_str(&format!(

@@ -88,6 +88,30 @@ pub fn floors(
     out
 }
 
+/// A change beside its noise, as reth's CI prints it ("+3.12% (±0.28%, floor 2.50%, A/A
+/// −0.01%)"): the change and its 95% interval, the step's floor and last A/A delta, and
+/// what that makes of the change. Every view that prints a verdict (`compare`, `check`,
+/// `history`, `ab`) shows it, so a reader weighs a change against what drift alone does.
+pub fn beside_floor(ratio: f64, ci: Option<(f64, f64)>, floor: &Floor) -> String {
+    let pct = |x: f64| format!("{:+.1}%", 100.0 * (x - 1.0));
+    let interval = ci.map_or(String::new(), |(lo, hi)| {
+        format!(" (95% {} to {})", pct(lo), pct(hi))
+    });
+    let within = ratio.ln().abs() <= (1.0 + floor.floor).ln();
+    format!(
+        "{}{interval}, floor {:.1}%, A/A {:+.1}% ({} blocks): {}",
+        pct(ratio),
+        100.0 * floor.floor,
+        100.0 * floor.aa,
+        floor.groups,
+        if within {
+            "within the floor, drift between blocks alone reaches it"
+        } else {
+            "beyond the floor"
+        }
+    )
+}
+
 /// Interleaved slices a side that would find a change of `delta` (0.05: 5%) 95% of the
 /// time at a 5% false-positive rate, for slices whose log values scatter by `sd`:
 /// 2·(1.96 + 1.645)²·sd²/δ², at least 2. What a step too noisy for blocked repeats
@@ -106,6 +130,24 @@ mod tests {
     use rand::rngs::StdRng;
     use rand::SeedableRng;
     use rand_distr::{Distribution, Normal};
+
+    #[test]
+    fn a_change_is_read_against_its_floor() {
+        let f = Floor {
+            floor: 0.035,
+            aa: -0.004,
+            groups: 6,
+        };
+        let inside = beside_floor(0.97, Some((0.95, 0.99)), &f);
+        assert_eq!(
+            inside,
+            "-3.0% (95% -5.0% to -1.0%), floor 3.5%, A/A -0.4% (6 blocks): within the floor, \
+             drift between blocks alone reaches it"
+        );
+        assert!(beside_floor(1.05, None, &f).ends_with("beyond the floor"));
+        // A drop's size is read on the log scale, as the floor is: 1/1.035 is on the floor.
+        assert!(beside_floor(1.0 / 1.0351, None, &f).ends_with("beyond the floor"));
+    }
 
     #[test]
     fn too_few_blocks_claim_no_floor() {

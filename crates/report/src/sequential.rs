@@ -106,6 +106,23 @@ pub fn precision((lo, hi): (f64, f64)) -> f64 {
     }
 }
 
+/// The relative half-width of the interval of one side's level (the geometric mean of
+/// `values`, e.g. a variant's repeats) at confidence `level`: a t interval on their
+/// logs, as [`precision`] reads a ratio's. `None` with fewer than two positive values,
+/// where one value says nothing about noise. What `--repeat N --until PCT` waits for.
+pub fn spread(values: &[f64], level: f64) -> Option<f64> {
+    if values.len() < 2 || !values.iter().all(|x| x.is_finite() && *x > 0.0) {
+        return None;
+    }
+    let n = values.len() as f64;
+    let l: Vec<f64> = values.iter().map(|x| x.ln()).collect();
+    let m = l.iter().sum::<f64>() / n;
+    let var = l.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    let t = StudentsT::new(0.0, 1.0, n - 1.0).ok()?;
+    let half = t.inverse_cdf(0.5 + level / 2.0) * (var / n).sqrt();
+    Some(half.exp() - 1.0)
+}
+
 /// When to stop adding slices: an interval that excludes 1, or one at least as tight
 /// as `target`, at the level the look may spend; never before `min` or after `cap`
 /// slices a side.
@@ -184,6 +201,23 @@ mod tests {
         // The first look takes what n = 1 and 2 would have: 9/400 of alpha.
         assert!((r.spent(3) - 0.05 * 9.0 / 400.0).abs() < 1e-15);
         assert!((r.level(20) - (1.0 - 0.05 * 39.0 / 400.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn spread_matches_a_hand_computation() {
+        // ln values 0, ln 1.1, ln 0.9: sd 0.1001 (n − 1), t(0.975, 2 df) = 4.3027.
+        let l = [0.0, 1.1f64.ln(), 0.9f64.ln()];
+        let m = l.iter().sum::<f64>() / 3.0;
+        let sd = (l.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0).sqrt();
+        let want = (4.302_652_7 * sd / 3f64.sqrt()).exp() - 1.0;
+        let got = spread(&[100.0, 110.0, 90.0], 0.95).unwrap();
+        assert!((got - want).abs() < 1e-6, "{got} {want}");
+        // Equal repeats: no spread; one value, or a broken one: no answer.
+        assert_eq!(spread(&[5.0, 5.0, 5.0], 0.95), Some(0.0));
+        assert_eq!(spread(&[5.0], 0.95), None);
+        assert_eq!(spread(&[5.0, 0.0], 0.95), None);
+        // A wider level is a wider interval.
+        assert!(spread(&[100.0, 110.0, 90.0], 0.99).unwrap() > got);
     }
 
     #[test]

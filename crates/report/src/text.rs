@@ -299,6 +299,9 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
     for n in &c.noise {
         out.push_str(&format!("* {}\n", n.note));
     }
+    for f in &c.floors {
+        out.push_str(&format!("floor: {}\n", f.note));
+    }
     if !c.options_differ.is_empty() {
         out.push_str("\noptions that differ\n");
         let mut h: Vec<String> = vec!["option".into()];

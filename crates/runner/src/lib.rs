@@ -22,7 +22,7 @@ pub use config::{KeySpace, StepConfig};
 pub use histogram::LatencyHistogram;
 pub use lifecycle::{
     Batch, BatchOutcome, DirPolicy, FamilyDriver, Grouping, Lifecycle, LifecycleError, Observer,
-    Provenance, RunAt, Slot,
+    Provenance, RunAt, Slot, StopRule,
 };
 pub use pacing::Pacer;
 pub use recording::Recording;

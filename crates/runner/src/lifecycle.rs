@@ -203,6 +203,17 @@ pub struct Lifecycle<'a> {
     pub driver: Option<&'a mut dyn FamilyDriver>,
 }
 
+/// When a variant's repeats have said enough (`--until`): asked after each of its runs
+/// that ended well, so a plan of N repeats stops adding them once its figures are as
+/// precise as asked, and spends the rest only on the variants that need them.
+pub trait StopRule {
+    /// A line saying the variant is settled (its remaining repeats are skipped), or
+    /// `None` to go on; `run_ids` are the variant's finished runs in this batch.
+    fn settled(&self, store: &Store, variant: &str, run_ids: &[i64]) -> Option<String>;
+    /// A line for a variant that ran every repeat without settling.
+    fn unsettled(&self, store: &Store, variant: &str, run_ids: &[i64]) -> String;
+}
+
 /// A sequence of planned runs to carry out.
 pub struct Batch<'a> {
     /// The runs, in order.
@@ -217,6 +228,8 @@ pub struct Batch<'a> {
     pub done: HashSet<String>,
     /// Groups already started by an earlier attempt, by variant.
     pub groups: HashMap<String, i64>,
+    /// Stop a variant's repeats once they are precise enough (`--until`).
+    pub until: Option<&'a dyn StopRule>,
 }
 
 /// How a batch ended.
@@ -278,10 +291,18 @@ impl Lifecycle<'_> {
             .map(|(_, r)| plumb_plan::estimate(r).secs)
             .collect();
         let (mut spent, mut planned_so_far) = (0.0f64, 0.0f64);
+        // --until: each variant's finished runs, and the variants that have said enough.
+        let mut finished: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+        let mut settled: HashSet<String> = HashSet::new();
         for (n, (i, plan)) in todo.iter().enumerate() {
             if self.interrupt.load(Ordering::Relaxed) {
                 out.status = out.status.worst(RunStatus::Interrupted);
                 break;
+            }
+            if settled.contains(&plan.variant) {
+                planned_so_far += estimates[n];
+                spent += estimates[n];
+                continue;
             }
             // Scale what is left by how the estimates have fared so far.
             let left: f64 = estimates[n..].iter().sum();
@@ -316,6 +337,22 @@ impl Lifecycle<'_> {
             out.status = out.status.worst(status);
             if status == RunStatus::Interrupted {
                 break;
+            }
+            if let (Some(rule), RunStatus::Ok) = (b.until, status) {
+                let ids = finished.entry(plan.variant.clone()).or_default();
+                ids.push(id);
+                if let Some(line) = rule.settled(self.store, &plan.variant, ids) {
+                    settled.insert(plan.variant.clone());
+                    self.observer.note(&line);
+                }
+            }
+        }
+        if let Some(rule) = b.until {
+            if out.status != RunStatus::Interrupted {
+                for (variant, ids) in finished.iter().filter(|(v, _)| !settled.contains(*v)) {
+                    self.observer
+                        .note(&rule.unsettled(self.store, variant, ids));
+                }
             }
         }
         Ok(out)

@@ -34,11 +34,12 @@ impl KvStep {
 impl Workload for KvStep {
     fn run(&self, w: &mut Worker<'_>, verify: &mut Verification) -> Result<(), TargetError> {
         let cfg = w.cfg();
+        let fmt = KeyFormat { size: cfg.key_size };
         let mut st = OpState {
-            fmt: KeyFormat { size: cfg.key_size },
-            key: vec![0u8; cfg.key_size],
+            fmt,
+            key: fmt.buffer(),
             value: vec![0u8; cfg.value_size],
-            batch: vec![vec![0u8; cfg.key_size]; cfg.batch_size.max(1)],
+            batch: vec![fmt.buffer(); cfg.batch_size.max(1)],
             payload_pos: 0,
             verify: Verification::default(),
             mode: if w.target().stores_data() {

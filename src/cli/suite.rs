@@ -46,7 +46,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME", conflicts_with_all = ["resume", "keep", "tag", "until"])]
     queue: Option<String>,
     /// Stop a variant's repeats once every measured step's ops/s is known to ±PCT (e.g.
-    /// 2%): the suite's `repeats` become the most a variant may take, the first look is
+    /// 2%): the suite's `repeat` becomes the most a variant may take, the first look is
     /// after 3, each look's interval at the level alpha spending allows it. The repeats
     /// left go unrun (a variant that stopped early is noted).
     #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct)]
@@ -222,7 +222,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
             if cap <= super::until::FIRST_LOOK {
                 bail!(
                     "--until: {} plans at most {cap} repeat(s) a variant and the first look is \
-                     after {}; set `repeats` in the suite to the most a variant may take, e.g. 10",
+                     after {}; set `repeat` in the suite to the most a variant may take, e.g. 10",
                     a.suite.display(),
                     super::until::FIRST_LOOK
                 );

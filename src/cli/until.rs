@@ -91,7 +91,7 @@ impl plumb_runner::StopRule for Precision {
                 100.0 * p
             ),
             Some((step, p)) => format!(
-                "{variant}: not settled at the cap of {} repeats (--repeat): {step}'s ops/s is \
+                "{variant}: not settled at the cap of {} repeats: {step}'s ops/s is \
                  known to ±{:.1}%, not ±{:.1}%",
                 ids.len(),
                 100.0 * p,

@@ -20,6 +20,9 @@
 #   multireadrandom is db_bench --multiread_batched (BATCH_SIZE keys a call); revrange is
 #   db_bench seekrandom --reverse_iterator.
 #   DB_BENCH_EXTRA=""  PLUMB_EXTRA=""  (extra flags appended to every invocation)
+#   UNTIL="" (e.g. 2%: after each repeat from the third, stop a test once plumb/db_bench
+#   is settled, its interval excluding 1 or within ±UNTIL, by plumb ratio --until, the
+#   rule plumb ab --until uses; REPEATS becomes the cap)
 #   ONE_DB=0 (1: db_bench's read and overwrite tests run on plumb's loaded DB, so both
 #   tools read the same bytes and a difference left is code, not data; plumb pads keys
 #   with '0' as db_bench does, so db_bench finds every key)
@@ -61,6 +64,7 @@ SEED=${SEED:-42}
 NULL_DURATION=${NULL_DURATION:-5}
 RELOAD=${RELOAD:-0}
 ONE_DB=${ONE_DB:-0}
+UNTIL=${UNTIL:-}
 DB_BENCH_EXTRA=${DB_BENCH_EXTRA:-}
 PLUMB_EXTRA=${PLUMB_EXTRA:-}
 
@@ -310,6 +314,23 @@ else:
 PY
 }
 
+# settled TEST THREADS TOOL: plumb ratio's look at TOOL's runs against db_bench's so
+# far ("open", "changed" or "within", and the interval), for UNTIL.
+settled() {
+  python3 - "$CSV" "$1" "$2" "$3" "$PLUMB" "$UNTIL" "$REPEATS" <<'PY'
+import csv, json, subprocess, sys
+path, test, th, tool, plumb, until, cap = sys.argv[1:]
+rows = [r for r in csv.DictReader(open(path)) if r["test"] == test and r["threads"] == th]
+side = lambda t: [float(r["ops_sec"]) for r in rows if r["tool"] == t]
+j = json.loads(subprocess.run([plumb, "ratio", "--json", "--until", until, "--cap", cap,
+                               "--base", ",".join(map(str, side("db_bench"))),
+                               "--other", ",".join(map(str, side(tool)))],
+                              check=True, capture_output=True, text=True).stdout)
+ci = j["ci"] or [float("nan")] * 2
+print(f"{j['settled']}: {j['ratio']:.3f} ({ci[0]:.3f}-{ci[1]:.3f} at {100 * j['level']:.1f}%)")
+PY
+}
+
 # one_run TOOL TEST THREADS REPEAT   (TOOL: db_bench or plumb-MODE)
 one_run() {
   local tool=$1 test=$2 th=$3 r=$4 logf ops pct="" t0 t1 out
@@ -389,7 +410,7 @@ START=$(date +%s)
   echo "- date: $(date -Is)  host: $(hostname)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x$(nproc)  kernel: $(uname -r)"
   echo "- plumb: $PLUMB ($(cd "$(dirname "$0")" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
   echo "- db_bench: $DB_BENCH ($("$DB_BENCH" --version 2>&1 | head -n1 || true))"
-  echo "- num=$NUM key=$KEY_SIZE value=$VALUE_SIZE duration=${DURATION}s repeats=$REPEATS cache=$CACHE_TYPE/$CACHE_SIZE compression=$COMPRESSION bloom=$BLOOM_BITS block=$BLOCK_SIZE wbs=$WRITE_BUFFER_SIZE bg_jobs=$MAX_BACKGROUND_JOBS seek_nexts=$SEEK_NEXTS batch_size=$BATCH_SIZE seed=$SEED stats_level=$STATS_LEVEL"
+  echo "- num=$NUM key=$KEY_SIZE value=$VALUE_SIZE duration=${DURATION}s repeats=$REPEATS${UNTIL:+ (at most; until ±$UNTIL)} one_db=$ONE_DB cache=$CACHE_TYPE/$CACHE_SIZE compression=$COMPRESSION bloom=$BLOOM_BITS block=$BLOCK_SIZE wbs=$WRITE_BUFFER_SIZE bg_jobs=$MAX_BACKGROUND_JOBS seek_nexts=$SEEK_NEXTS batch_size=$BATCH_SIZE seed=$SEED stats_level=$STATS_LEVEL"
   echo
 } > "$LOGDIR/header.md"
 
@@ -411,6 +432,13 @@ for t in $TESTS; do
       else
         one_run db_bench "$t" "$th" "$r"
         for m in $MODES; do one_run "plumb-$m" "$t" "$th" "$r"; done
+      fi
+      # UNTIL: stop once plumb/db_bench (the first mode) is settled, by the rule
+      # plumb ab --until uses (alpha spent over the looks; REPEATS is the cap).
+      if [ -n "$UNTIL" ] && [ "$r" -ge 3 ] && [ "$r" -lt "$REPEATS" ]; then
+        look=$(settled "$t" "$th" "plumb-${MODES%% *}")
+        log "$t t=$th after $r repeats: $look"
+        case "$look" in open*) ;; *) break ;; esac
       fi
     done
   done

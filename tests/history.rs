@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{json_of, plumb, stderr};
+use common::{json_of, ok_json, plumb, stderr};
 
 /// The tests below judge throughput: run one at a time, so they are not each other's
 /// noise (the test harness runs a binary's tests in parallel on a 2-core machine).
@@ -737,6 +737,30 @@ fn ratio_gives_plumbs_statistics_for_outside_figures() {
         "{}",
         stderr(&o)
     );
+    // One look of a sequence (--until): the interval at the level spent on this look,
+    // and whether to stop. 10% lower with 1% scatter is settled "changed" at the first look.
+    let look = |base: &str, other: &str, cap: &str| {
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args([
+                "ratio", "--json", "--until", "2%", "--cap", cap, "--base", base, "--other", other,
+            ])
+            .output()
+            .unwrap()
+    };
+    let j = ok_json(&look("100,101,99", "90,91,89", "10"));
+    assert_eq!(j["settled"], "changed", "{j}");
+    // The first look spends 9/100 of 5%: a 99.55% interval.
+    assert!((j["level"].as_f64().unwrap() - 0.9955).abs() < 1e-9, "{j}");
+    // Before the first look: add a repeat.
+    assert_eq!(ok_json(&look("100,101", "90,91", "10"))["settled"], "open");
+    // Level within ±2% at the cap (4 of 4 values): settled "within".
+    let j = ok_json(&look("100,100.5,99.5,100", "100,100.2,99.8,100.1", "4"));
+    assert_eq!(j["settled"], "within", "{j}");
+    assert!(j["precision"].as_f64().unwrap() <= 0.02, "{j}");
+    // A cap below the values given is refused, naming it.
+    let o = look("100,101,99,100", "90,91,89,90", "3");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--cap 3"), "{}", stderr(&o));
     // Pairs measured together: the geometric mean of their ratios, the paired t test.
     let paired = |base: &str, other: &str| {
         Command::new(env!("CARGO_BIN_EXE_plumb"))

@@ -490,12 +490,42 @@ pub struct RatioArgs {
     /// --duet` runs them): judge each pair's ratio with the paired t test.
     #[arg(long)]
     paired: bool,
+    /// Judge this as one look of a sequence that adds repeats until the interval is
+    /// within ±PCT or excludes 1 (as `plumb ab --until`): the interval is taken at the
+    /// level alpha spending allows the look with this many values a side, and the answer
+    /// says whether to stop (settled: changed or within) or add a repeat (open). The
+    /// parity benches loop on it.
+    #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct, requires = "cap")]
+    until: Option<f64>,
+    /// With --until: the most values a side the sequence may reach (its last look).
+    #[arg(long, value_name = "N")]
+    cap: Option<usize>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
 }
 
 pub fn ratio(a: RatioArgs) -> anyhow::Result<ExitCode> {
+    let n = a.base.len().min(a.other.len());
+    let rule = match (a.until, a.cap) {
+        (Some(target), Some(cap)) => {
+            if cap < 3 || n > cap {
+                bail!(
+                    "--cap {cap}: the looks run from 3 values a side to the cap, and this look \
+                     has {n}; give a cap of at least 3 and at least the values given"
+                );
+            }
+            Some(Rule {
+                alpha: 0.05,
+                target,
+                min: 3,
+                cap,
+            })
+        }
+        _ => None,
+    };
+    // Before the first look there is nothing to spend: the answer is "add a repeat".
+    let level = rule.map_or(0.95, |r| if n < r.min { 0.95 } else { r.level(n) });
     if let Some(bad) = a
         .base
         .iter()
@@ -512,7 +542,7 @@ pub fn ratio(a: RatioArgs) -> anyhow::Result<ExitCode> {
                 a.other.len()
             );
         }
-        let v = plumb_report::sequential::paired(&a.base, &a.other, 0.95)
+        let v = plumb_report::sequential::paired(&a.base, &a.other, level)
             .context("--base/--other: no ratio of these values")?;
         (
             plumb_report::stats::Ratio {
@@ -523,24 +553,52 @@ pub fn ratio(a: RatioArgs) -> anyhow::Result<ExitCode> {
         )
     } else {
         (
-            plumb_report::stats::ratio(&a.base, &a.other)
+            plumb_report::stats::ratio_at(&a.base, &a.other, level)
                 .context("--base/--other: no ratio of these values")?,
             plumb_report::permtest::permutation_p(&a.base, &a.other, 9999, 0),
         )
     };
+    let settled = rule.map(|rl| {
+        if n < rl.min {
+            Settled::Open
+        } else {
+            rl.settles(r.ci)
+        }
+    });
+    let precision = r.ci.map(plumb_report::sequential::precision);
     if a.json {
         println!(
             "{}",
-            serde_json::json!({"ratio": r.value, "ci": r.ci, "p": p, "significant_ci": r.significant()})
+            serde_json::json!({
+                "ratio": r.value,
+                "ci": r.ci,
+                "level": level,
+                "precision": precision,
+                "p": p,
+                "significant_ci": r.significant(),
+                "settled": settled,
+            })
         );
     } else {
         let ci =
             r.ci.map_or("no interval: one value on a side".into(), |(lo, hi)| {
-                format!("95% interval {lo:.3}-{hi:.3}")
+                format!("{:.1}% interval {lo:.3}-{hi:.3}", 100.0 * level)
             });
         let p = p.map_or("n/a".into(), |p| format!("{p:.4}"));
         let test = if a.paired { "paired t" } else { "permutation" };
-        println!("ratio {:.3} ({ci}), {test} p {p}", r.value);
+        let look = match (settled, rule) {
+            (Some(st), Some(rl)) => format!(
+                "; look at {n} of at most {} a side: {}",
+                rl.cap,
+                match st {
+                    Settled::Changed => "settled, changed".to_string(),
+                    Settled::Within => format!("settled, within ±{:.1}%", 100.0 * rl.target),
+                    Settled::Open => "open, add a repeat".to_string(),
+                }
+            ),
+            _ => String::new(),
+        };
+        println!("ratio {:.3} ({ci}), {test} p {p}{look}", r.value);
     }
     Ok(ExitCode::SUCCESS)
 }

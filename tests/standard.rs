@@ -306,11 +306,20 @@ num = 2
     for r in &pg {
         let s = &step(r, "select-only")["summary"];
         assert_eq!(s["open_loop"]["target_ops_sec"], 400.0, "{s}");
-        let tps = s["server"]["tps"].as_f64().unwrap();
-        assert!(
-            (tps / 400.0 - 1.0).abs() < 0.15,
-            "select-only at {tps} tps, 400 offered"
+        // The schedule, not this machine's speed, fixes what was offered: the ops that
+        // started plus the backlog left unstarted are the arrivals due in the 1-s window
+        // (Poisson, mean 400, sd 20; a busy machine moves ops into the backlog, it does
+        // not change their sum). The pacing caps what runs: never far above 400.
+        let (done, backlog) = (
+            s["ops"].as_f64().unwrap(),
+            s["open_loop"]["backlog_ops"].as_f64().unwrap(),
         );
+        assert!(
+            ((done + backlog) / 400.0 - 1.0).abs() < 0.25,
+            "select-only: {done} ops + {backlog} left, 400 offered: {s}"
+        );
+        let tps = s["server"]["tps"].as_f64().unwrap();
+        assert!(tps < 400.0 * 1.25, "select-only at {tps} tps, 400 offered");
     }
     let page = common::html_report(&store, &[&common::runs_json(&store)[0]["id"].to_string()]);
     assert!(

@@ -329,17 +329,7 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
     let mut ids: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
     let judge =
         |ids: &[Vec<i64>; 2], how: Judge| -> anyhow::Result<Vec<AbStep>> {
-            let st = a.store.open_existing()?;
-            let load = |label: &str, ids: &[i64]| -> anyhow::Result<Version> {
-                Ok(Version {
-                    label: label.to_string(),
-                    runs: ids
-                        .iter()
-                        .map(|id| st.run(*id))
-                        .collect::<Result<Vec<_>, _>>()?,
-                })
-            };
-            let (va, vb) = (load("A", &ids[0])?, load("B", &ids[1])?);
+            let [va, vb] = sides_of(&a.store.open_existing()?, ids)?;
             let all = plumb_report::ab::judge(&va, &vb, design, how);
             for asked in &a.steps {
                 if !all.iter().any(|s| &s.step == asked) {
@@ -409,17 +399,7 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
     // verdict: what `compare` of two separate blocks would have faced instead.
     let floors: Vec<serde_json::Value> = {
         let st = a.store.open_existing()?;
-        let load = |label: &str, ids: &[i64]| -> anyhow::Result<Version> {
-            Ok(Version {
-                label: label.to_string(),
-                runs: ids
-                    .iter()
-                    .map(|id| st.run(*id))
-                    .collect::<Result<Vec<_>, _>>()?,
-            })
-        };
-        let learned =
-            super::history::learned_floors(&st, &[load("A", &ids[0])?, load("B", &ids[1])?])?;
+        let learned = super::history::learned_floors(&st, &sides_of(&st, &ids)?)?;
         steps
             .iter()
             .filter_map(|s| {
@@ -473,6 +453,21 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The two sides' stored slices so far, as the versions A and B that every judgement of
+/// an A/B reads.
+fn sides_of(store: &plumb_store::Store, ids: &[Vec<i64>; 2]) -> anyhow::Result<[Version; 2]> {
+    let load = |label: &str, ids: &[i64]| -> anyhow::Result<Version> {
+        Ok(Version {
+            label: label.to_string(),
+            runs: ids
+                .iter()
+                .map(|id| store.run(*id))
+                .collect::<Result<Vec<_>, _>>()?,
+        })
+    };
+    Ok([load("A", &ids[0])?, load("B", &ids[1])?])
 }
 
 /// `plumb ratio --base V,… --other V,…`: the statistics plumb judges with, for figures

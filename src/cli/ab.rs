@@ -504,16 +504,17 @@ pub fn ratio(a: RatioArgs) -> anyhow::Result<ExitCode> {
     let n = a.base.len().min(a.other.len());
     let rule = match (a.until, a.cap) {
         (Some(target), Some(cap)) => {
-            if cap < 3 || n > cap {
+            let first = super::until::FIRST_LOOK;
+            if cap < first || n > cap {
                 bail!(
-                    "--cap {cap}: the looks run from 3 values a side to the cap, and this look \
-                     has {n}; give a cap of at least 3 and at least the values given"
+                    "--cap {cap}: the looks run from {first} values a side to the cap, and this \
+                     look has {n}; give a cap of at least {first} and at least the values given"
                 );
             }
             Some(Rule {
                 alpha: 0.05,
                 target,
-                min: 3,
+                min: first,
                 cap,
             })
         }

@@ -331,6 +331,29 @@ num = 40000
 }
 
 #[test]
+fn the_suite_reference_names_every_engine_kv_knows() {
+    let o = plumb_bare(&["kv", "--help"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let help = String::from_utf8_lossy(&o.stdout).replace('\n', " ");
+    let list = help
+        .split("Engine: one of ")
+        .nth(1)
+        .and_then(|rest| rest.split(" (null").next())
+        .expect("kv --help names its engines");
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/suite.md")).unwrap();
+    let engines: Vec<&str> = list.split(", ").map(str::trim).collect();
+    assert!(engines.len() >= 3 && engines.contains(&"rocksdb"), "{list}");
+    for e in engines {
+        let e = e.split_whitespace().last().unwrap_or(e);
+        assert!(
+            doc.contains(e),
+            "docs/suite.md's engine list lacks {e}, which plumb kv --engine takes"
+        );
+    }
+}
+
+#[test]
 fn the_option_reference_is_generated_from_the_definitions() {
     let o = plumb_bare(&["options"]);
     assert!(o.status.success(), "{}", stderr(&o));

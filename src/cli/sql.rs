@@ -14,23 +14,28 @@ use plumb_store::Store;
 use plumb_workloads::{sql as sqlsteps, SqlKind};
 use std::process::ExitCode;
 
-/// `plumb sql`.
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Microbenchmarks (--steps, comma-separated; .pre/.post suffixes \
-allowed): load, point-query, random-points-10/100/1000, hot-points, points-covered-pk, \
-points-notcovered-pk, points-covered-si, points-notcovered-si, range-covered-pk, \
-range-notcovered-pk, range-covered-si, range-notcovered-si, scan, read-only-10/100/10000, \
-read-only-simple, read-only-sum, read-only-order, read-only-distinct, read-only-count, \
-read-write-10/100, write-only, update-index, update-nonindex, update-one, update-zipf, \
-update-inlist, delete, insert. The default runs load, the reads (.pre), the writes, the \
-reads again (.post), delete and insert.
+/// The help's tail: every `--steps` name by the tables it runs on, then examples.
+fn after_help() -> String {
+    format!(
+        "Microbenchmarks (--steps, comma-separated; .pre/.post suffixes allowed), by the tables \
+they run on:
+{}
+The default runs sysbench's: load, the reads (.pre), the writes, the reads again (.post), \
+delete and insert. Each other set needs its load step first (pgbench-load, tpcc-load, \
+ycsb-load); cached-select makes its own table.
 
 Examples:
   plumb sql --server postgres --table-size 1000000 --threads 2 --tag pg15
   plumb sql --server mariadb --engine rocksdb --steps load,point-query,read-only-100
-  plumb sql --url postgres://bench@db1/sbtest --steps point-query --threads 8"
-)]
+  plumb sql --server postgres --steps pgbench-load,tpcb-like,select-only --scale 10
+  plumb sql --url postgres://bench@db1/sbtest --steps point-query --threads 8",
+        sqlsteps::steps_by_tables()
+    )
+}
+
+/// `plumb sql`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = after_help())]
 pub struct SqlArgs {
     #[command(flatten)]
     server: ServerArgs,

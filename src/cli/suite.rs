@@ -51,8 +51,21 @@ pub struct RunArgs {
     /// left go unrun (a variant that stopped early is noted).
     #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct)]
     until: Option<f64>,
+    /// Multiply every size (keys, rows, records) and every timed step's duration by F,
+    /// to run a suite written at a study's scale at this machine's (e.g. 0.01); what
+    /// changed is printed and stored with the suite. Cache sizes, memory limits and
+    /// threads stay as written.
+    #[arg(long, value_name = "F", value_parser = parse_scale)]
+    scale: Option<f64>,
     #[command(flatten)]
     store: StoreArg,
+}
+
+fn parse_scale(s: &str) -> Result<f64, String> {
+    let f: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number; give a factor such as 0.01"))?;
+    plumb_plan::scale::check(f)
 }
 
 /// `plumb plan`.
@@ -66,14 +79,18 @@ pub struct PlanArgs {
     /// Print the plan as JSON (every run's full plan).
     #[arg(long)]
     json: bool,
+    /// Plan at this scale, as `plumb run --scale` would.
+    #[arg(long, value_name = "F", value_parser = parse_scale)]
+    scale: Option<f64>,
 }
 
-fn load(path: &Path, shuffle: Option<u64>) -> anyhow::Result<Plan> {
+fn load(path: &Path, shuffle: Option<u64>, scale: Option<f64>) -> anyhow::Result<Plan> {
     let plan = plumb_plan::load(
         path,
         PlanOptions {
             shuffle,
             clock_seed: execute::clock_seed(),
+            scale,
         },
     )?;
     for r in &plan.runs {
@@ -131,7 +148,7 @@ fn gib(b: u64) -> String {
 }
 
 pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
-    let plan = load(&a.suite, a.shuffle)?;
+    let plan = load(&a.suite, a.shuffle, a.scale)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&plan)?);
         refuse_if_too_big(&plan, false)?;
@@ -184,6 +201,9 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
             .map(|s| format!(", shuffled with seed {s}"))
             .unwrap_or_default()
     );
+    for line in &plan.scaled {
+        println!("scaled by {}: {line}", a.scale.unwrap_or(1.0));
+    }
     println!("{}", with_table(&t));
     println!(
         "estimated time: {} (timed steps at their duration; loads at {:.0}k keys/s per thread, \
@@ -208,7 +228,10 @@ fn with_table(t: &Table) -> String {
 }
 
 pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let fresh = load(&a.suite, a.shuffle)?;
+    let fresh = load(&a.suite, a.shuffle, a.scale)?;
+    for line in &fresh.scaled {
+        eprintln!("plumb: --scale {}: {line}", a.scale.unwrap_or(1.0));
+    }
     // Refused before the store is touched: a suite that cannot fit writes nothing.
     refuse_if_too_big(&fresh, a.keep)?;
     let until = match a.until {

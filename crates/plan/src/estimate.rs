@@ -171,14 +171,12 @@ fn estimate_kv(
             }
         };
     }
-    let keeps_files = r
-        .target
-        .engine_spec()
-        .is_some_and(|e| e.capabilities().keeps_files);
-    let bytes = if keeps_files {
-        (p.data_bytes() as f64 * SPACE_ALLOWANCE) as u64
-    } else {
-        0
+    // The engine's own peak (universal compaction's transient copy), where it keeps files.
+    let bytes = match r.target.engine_spec() {
+        Some(e) if e.capabilities().keeps_files => {
+            (p.data_bytes() as f64 * e.peak_space_factor()) as u64
+        }
+        _ => 0,
     };
     Estimate { secs, bytes }
 }

@@ -8,6 +8,7 @@ pub mod estimate;
 pub mod family;
 pub mod model;
 pub mod order;
+pub mod scale;
 pub mod suite;
 
 pub use durability::{Cut, DurabilityMode, DurabilityParams, DurabilityWork};

@@ -607,6 +607,9 @@ pub struct Plan {
     pub shuffle_seed: Option<u64>,
     /// The runs, in order.
     pub runs: Vec<RunPlan>,
+    /// What `--scale` changed, one line each (empty at the suite's own scale).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scaled: Vec<String>,
 }
 
 impl Plan {

@@ -156,6 +156,22 @@ impl Counts {
             .collect()
     }
 
+    /// Each value divided by `ops`, task-clock converted from ms to µs and named
+    /// `task-clock-us` so it reads beside a CPU-per-op figure: what a SQL step stores as
+    /// `ServerCosts::perf_query`. Empty when `ops` is 0 (nothing to divide by).
+    pub fn per_op(&self, ops: u64) -> BTreeMap<String, f64> {
+        if ops == 0 {
+            return BTreeMap::new();
+        }
+        self.values
+            .iter()
+            .map(|(ev, v)| match ev.as_str() {
+                "task-clock" => ("task-clock-us".to_string(), v * 1000.0 / ops as f64),
+                _ => (ev.clone(), v / ops as f64),
+            })
+            .collect()
+    }
+
     /// The values by event name, the shape [`derived`] and the per-query maps take.
     pub fn map(&self) -> BTreeMap<String, f64> {
         self.values.iter().cloned().collect()

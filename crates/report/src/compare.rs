@@ -90,6 +90,9 @@ pub struct Comparison {
     /// significant change inside the floor is what drift between blocks alone does.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub floors: Vec<FloorNote>,
+    /// Seed 002's perf stat table per step with counters: each counter per query
+    /// relative to the base, GHz, ipc, cpu/o and QPS, and each version's bloat reading.
+    pub perf: Vec<crate::perf_table::PerfTable>,
 }
 
 /// One step's ops/s change against the base, beside the step's noise floor.
@@ -385,6 +388,7 @@ pub fn compare(versions: &[Version]) -> Comparison {
         })
         .collect();
     let labels: Vec<String> = versions.iter().map(|v| v.label.clone()).collect();
+    let perf = crate::perf_table::tables(versions, &steps);
     let (server_counters_shown, server_counters_left_out) =
         rank_server_counters(&server_counters, &labels);
     Comparison {
@@ -404,6 +408,7 @@ pub fn compare(versions: &[Version]) -> Comparison {
         server_counters_left_out,
         options_differ: options_differ(versions),
         floors: Vec::new(),
+        perf,
     }
 }
 

@@ -61,6 +61,7 @@ table.provenance tbody th, table.options tbody th { position: sticky; left: 0; z
 table.provenance tbody tr:not(.differs) th, table.options tbody tr:not(.differs) th { background: #f6f8fa; }
 .unset { color: #8c959f; font-style: italic; }
 .ratio { display: block; font-size: 12px; color: #57606a; }
+td.hi { background: #fff1c2; font-weight: 600; }
 svg.swatch { display: inline-block; vertical-align: middle; margin-right: 6px; }
 .verdict { display: inline-block; padding: 0 6px; border-radius: 4px; font-size: 12px; font-weight: 600; }
 .verdict.ok { background: #dafbe1; color: #116329; }
@@ -275,6 +276,7 @@ fn render(
     crate::durability::html_section(&mut o, runs);
     if let Some(c) = comparison {
         compare_section(&mut o, c);
+        perf_section(&mut o, c);
         server_counters_section(&mut o, c);
     }
     if !curves.is_empty() {
@@ -768,6 +770,70 @@ fn compare_section(o: &mut String, c: &Comparison) {
             r#"<p class="note">No ratio for: {} (missing on one side).</p>"#,
             esc(&none.join(", "))
         );
+    }
+}
+
+/// Seed 002's perf stat table per step: counters per query relative to the base, the
+/// ones past the seed's 1.15 on yellow as the seed marks them, and each version's bloat
+/// reading beneath.
+fn perf_section(o: &mut String, c: &Comparison) {
+    if c.perf.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        r#"<h3 id="perf-stat">perf stat per query</h3><p class="note">Seed 002's table: each counter per query relative to <b>{}</b>, with GHz, ipc, cpu/o and QPS relative as they are; yellow is more than {}× the base per query.</p>"#,
+        esc(&c.versions[0]),
+        crate::perf_table::HIGHLIGHT
+    );
+    for p in &c.perf {
+        let _ = write!(
+            o,
+            r#"<div class="scroll"><table class="perf" data-step="{s}"><caption>step <code>{s}</code>, {w}'s counters</caption><thead><tr><th>counter</th><th class="num">{b} figure</th>"#,
+            s = esc(&p.step),
+            w = esc(&p.whose),
+            b = esc(&c.versions[0])
+        );
+        for v in &c.versions {
+            let _ = write!(o, r#"<th class="num">{}</th>"#, esc(v));
+        }
+        o.push_str("</tr></thead><tbody>");
+        for r in &p.rows {
+            let _ = write!(
+                o,
+                r#"<tr><th><code>{}</code></th><td class="num">{}</td>"#,
+                esc(&r.name),
+                crate::format::sig(r.base, 3)
+            );
+            for (x, m) in r.rel.iter().zip(&r.marked) {
+                let _ = write!(
+                    o,
+                    r#"<td class="num{}">{}</td>"#,
+                    if *m { " hi" } else { "" },
+                    esc(&crate::perf_table::cell(*x, false))
+                );
+            }
+            o.push_str("</tr>");
+        }
+        o.push_str("</tbody></table></div>");
+        if p.no_pmu {
+            let _ = write!(
+                o,
+                r#"<p class="note">{}</p>"#,
+                esc(crate::perf_table::NO_PMU)
+            );
+        } else {
+            o.push_str(r#"<ul class="bloat">"#);
+            for rd in &p.readings {
+                let _ = write!(
+                    o,
+                    "<li><b>{}</b>: {}</li>",
+                    esc(&rd.version),
+                    esc(&rd.explanation)
+                );
+            }
+            o.push_str("</ul>");
+        }
     }
 }
 

@@ -22,6 +22,7 @@ mod lsm;
 pub mod markdown;
 pub mod metrics;
 pub mod noise;
+pub mod perf_table;
 pub mod permtest;
 pub mod sequential;
 pub mod stats;

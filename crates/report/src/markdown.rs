@@ -89,6 +89,39 @@ pub fn comparison(c: &Comparison) -> String {
         for t in &c.costs {
             rel(&mut out, &t.metric, t);
         }
+        for p in &c.perf {
+            out.push_str(&format!(
+                "\n**{}**\n\n",
+                cell(&crate::perf_table::title(p, &labels[0]))
+            ));
+            let mut h = vec!["counter".to_string(), format!("{} figure", labels[0])];
+            h.extend(labels.iter().cloned());
+            out.push_str(&header(&h));
+            for r in &p.rows {
+                let mut cells = vec![cell(&r.name), crate::format::sig(r.base, 3)];
+                cells.extend(r.rel.iter().zip(&r.marked).map(|(x, m)| {
+                    let text = crate::perf_table::cell(*x, *m);
+                    if *m {
+                        format!("**{}**", cell(&text))
+                    } else {
+                        cell(&text)
+                    }
+                }));
+                out.push_str(&row(&cells));
+            }
+            out.push('\n');
+            if p.no_pmu {
+                out.push_str(&format!("{}\n", cell(crate::perf_table::NO_PMU)));
+            } else {
+                for rd in &p.readings {
+                    out.push_str(&format!(
+                        "- {}: {}\n",
+                        cell(&rd.version),
+                        cell(&rd.explanation)
+                    ));
+                }
+            }
+        }
         if let Some(line) = crate::compare::left_out_line(c) {
             out.push_str(&format!("\n{}\n", cell(&line)));
         }

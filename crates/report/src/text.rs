@@ -362,6 +362,35 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
             out.push_str(&t.to_string());
             out.push('\n');
         }
+        for p in &c.perf {
+            out.push_str(&format!(
+                "\n{}\n",
+                crate::perf_table::title(p, &c.versions[0])
+            ));
+            let mut h: Vec<String> = vec!["counter".into(), format!("{} figure", c.versions[0])];
+            h.extend(c.versions.iter().cloned());
+            let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+            let mut t = table_left(&hr);
+            for row in &p.rows {
+                let mut r = vec![row.name.clone(), crate::format::sig(row.base, 3)];
+                r.extend(
+                    row.rel
+                        .iter()
+                        .zip(&row.marked)
+                        .map(|(x, m)| crate::perf_table::cell(*x, *m)),
+                );
+                t.add_row(r);
+            }
+            out.push_str(&t.to_string());
+            out.push('\n');
+            if p.no_pmu {
+                out.push_str(&format!("{}\n", crate::perf_table::NO_PMU));
+            } else {
+                for rd in &p.readings {
+                    out.push_str(&format!("{}: {}\n", rd.version, rd.explanation));
+                }
+            }
+        }
         if !c.server_counters_shown.is_empty() {
             out.push_str(&format!(
                 "\nserver counters every version has: {}, most moved per query first\n",

@@ -455,19 +455,8 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             retries,
             queries,
             perf_query: match perf {
-                Some(Ok(c)) => c
-                    .values
-                    .iter()
-                    .filter_map(|(ev, v)| {
-                        // task-clock comes in ms: µs per query reads beside srv_us_q.
-                        let (name, v) = if ev == "task-clock" {
-                            ("task-clock-us".to_string(), v * 1000.0)
-                        } else {
-                            (ev.clone(), *v)
-                        };
-                        Some((name, metrics::per_op(Some(v), ops)?))
-                    })
-                    .collect(),
+                // task-clock as µs per query, to read beside srv_us_q.
+                Some(Ok(c)) => c.per_op(ops),
                 _ => Default::default(),
             },
             perf_unavailable: match perf {

@@ -113,6 +113,12 @@ pub trait EngineKind {
     fn validate(&self) -> Result<(), TargetError> {
         Ok(())
     }
+    /// Disk bytes at a run's peak per byte of live user data (keys and values), so a
+    /// plan that would fill the disk is refused before it starts: room for space
+    /// amplification, the log and a compaction's transient copy.
+    fn peak_space_factor(&self) -> f64 {
+        DEFAULT_PEAK_SPACE_FACTOR
+    }
     /// A file whose presence says a data dir holds this engine's database.
     fn marker_file(&self) -> Option<&'static str> {
         None
@@ -129,6 +135,11 @@ pub trait EngineKind {
     /// directory when it keeps files.
     fn open(&self, dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError>;
 }
+
+/// [`EngineKind::peak_space_factor`] of an engine that says nothing else: the live data,
+/// and as much again for amplification and temporaries (a leveled LSM's ~1.1 space
+/// amplification, a B-tree's free pages, a log).
+pub const DEFAULT_PEAK_SPACE_FACTOR: f64 = 2.0;
 
 /// Sets an engine's own `sync` and cache size from `--sync` and `--cache-size`, for the
 /// engines that have both.

@@ -235,6 +235,12 @@ impl EngineSpec {
         self.kind().capabilities()
     }
 
+    /// Disk bytes at a run's peak per byte of live data (see
+    /// [`crate::engine::EngineKind::peak_space_factor`]).
+    pub fn peak_space_factor(&self) -> f64 {
+        self.kind().peak_space_factor()
+    }
+
     /// What an acknowledged write survives with these options.
     pub fn durability(&self) -> Durability {
         self.kind().durability()

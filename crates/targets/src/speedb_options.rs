@@ -36,6 +36,9 @@ impl EngineKind for SpeedbOptions {
     fn validate(&self) -> Result<(), TargetError> {
         self.0.validate()
     }
+    fn peak_space_factor(&self) -> f64 {
+        self.0.peak_space_factor()
+    }
     fn marker_file(&self) -> Option<&'static str> {
         self.0.marker_file()
     }

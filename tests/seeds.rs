@@ -6,9 +6,8 @@
 use std::path::Path;
 use std::process::Command;
 
-/// Runs `bench/seeds/NNN.sh` with `env`, returns its standard output; fails the test with
-/// its standard error when it fails.
-fn seed_command(script: &str, store: &Path, env: &[(&str, &str)]) -> String {
+/// Runs `bench/seeds/NNN.sh` with `env`: its standard output and whether it succeeded.
+fn run_seed(script: &str, store: &Path, env: &[(&str, &str)]) -> (String, bool, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let o = Command::new("bash")
         .arg(root.join("bench/seeds").join(script))
@@ -17,12 +16,18 @@ fn seed_command(script: &str, store: &Path, env: &[(&str, &str)]) -> String {
         .envs(env.iter().copied())
         .output()
         .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
         o.status.success(),
-        "{script} failed:\n{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Runs `bench/seeds/NNN.sh` with `env`, returns its standard output; fails the test with
+/// its standard error when it fails.
+fn seed_command(script: &str, store: &Path, env: &[(&str, &str)]) -> String {
+    let (out, ok, err) = run_seed(script, store, env);
+    assert!(ok, "{script} failed:\n{out}\n{err}");
     out
 }
 
@@ -85,4 +90,59 @@ fn seed_000_runs_the_seeds_sequence_and_prints_its_tables() {
         row(&out, "IO reads per query, iobound", "splinterdb")[2],
         "1.29"
     );
+}
+
+#[test]
+fn seed_003_runs_the_insert_benchmark_over_releases_each_step_relative_to_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("seed003.sqlite");
+    // 1000 and 12000 rows, 1000 inserts, half-second query steps, on PostgreSQL 12, 15
+    // (Debian's) and 18 (scripts/test.sh fetches 12 and 18).
+    let (out, ok, err) = run_seed("003.sh", &store, &[("SCALE", "0.002")]);
+    // A query step whose inserts fell below 95% of their rate fails the run (the
+    // insert benchmark's rule, which a busy machine can trip): said in its cell.
+    assert!(
+        ok || out.contains("| failed"),
+        "003.sh failed:\n{out}\n{err}"
+    );
+    for size in ["cached", "iobound"] {
+        let title = format!(
+            "### {size}: rate (inserts/s for l.*, queries/s for q*), relative to PostgreSQL 12"
+        );
+        let table = out
+            .split(&title)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no table {title:?} in\n{out}"));
+        assert!(table.contains("| step | 12 | 15 | 18 |"), "{out}");
+        for step in ["l.i0", "l.x", "l.i1", "l.i2"] {
+            let cells = row(&out, &title, step);
+            assert_eq!(cells.len(), 4, "{cells:?}");
+            let base: f64 = cells[1].replace(',', "").parse().unwrap_or_else(|_| {
+                panic!(
+                    "{size} {step}: 12's rate {:?} is not a figure in\n{out}",
+                    cells[1]
+                )
+            });
+            assert!(base > 0.0);
+            for c in &cells[2..] {
+                assert!(
+                    c.parse::<f64>().is_ok_and(|r| r > 0.0),
+                    "{size} {step}: {c}"
+                );
+            }
+        }
+        for step in ["qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"] {
+            assert_eq!(row(&out, &title, step).len(), 4, "{step}");
+        }
+        for t in [
+            "server CPU µs per operation",
+            "device reads per operation (rpq)",
+        ] {
+            assert_eq!(
+                row(&out, &format!("### {size}: {t}"), "l.i1").len(),
+                4,
+                "{t}"
+            );
+        }
+    }
 }

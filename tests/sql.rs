@@ -206,6 +206,25 @@ fn postgres_runs_every_microbenchmark_and_its_counts_match_pg_stat() {
         deleted,
     );
     assert!(counter(&run, "update-nonindex", "wal.wal_bytes") > 100.0);
+    // Which build ran: the server's binary, its GNU build id (Debian's postgres has
+    // one) and, from pg_config, how it was compiled.
+    let o = &run["run"]["options"];
+    assert!(
+        o["server.binary"].as_str().unwrap().ends_with("/postgres"),
+        "{}",
+        o["server.binary"]
+    );
+    let id = o["server.build_id"].as_str().unwrap();
+    assert!(
+        id.len() >= 16 && id.chars().all(|c| c.is_ascii_hexdigit()),
+        "{id}"
+    );
+    assert!(
+        o["server.build.CFLAGS"]
+            .as_str()
+            .is_some_and(|f| f.contains("-O")),
+        "{o}"
+    );
 }
 
 fn check_mysql(run: &Value) {

@@ -201,8 +201,11 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
             .map(|s| format!(", shuffled with seed {s}"))
             .unwrap_or_default()
     );
-    for line in &plan.scaled {
-        println!("scaled by {}: {line}", a.scale.unwrap_or(1.0));
+    if !plan.scaled.is_empty() {
+        println!("--scale {}:", a.scale.unwrap_or(1.0));
+        for line in &plan.scaled {
+            println!("  {line}");
+        }
     }
     println!("{}", with_table(&t));
     println!(
@@ -229,8 +232,11 @@ fn with_table(t: &Table) -> String {
 
 pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
     let fresh = load(&a.suite, a.shuffle, a.scale)?;
-    for line in &fresh.scaled {
-        eprintln!("plumb: --scale {}: {line}", a.scale.unwrap_or(1.0));
+    if !fresh.scaled.is_empty() {
+        eprintln!("plumb: --scale {}:", a.scale.unwrap_or(1.0));
+        for line in &fresh.scaled {
+            eprintln!("  {line}");
+        }
     }
     // Refused before the store is touched: a suite that cannot fit writes nothing.
     refuse_if_too_big(&fresh, a.keep)?;

@@ -118,12 +118,12 @@ pub fn apply(plan: &mut Plan, f: f64) -> Vec<String> {
     }
     if !unscaled.is_empty() {
         said.push(format!(
-            "not scaled: the {} workloads (their work is a count of trials or a probe's own size)",
+            "kept as written: the {} workloads (their work is a count of trials or a probe's own size)",
             unscaled.join(" and ")
         ));
     }
     said.push(
-        "not scaled: cache sizes, memory limits and threads (lower a limit with the sizes to keep a size IO-bound)"
+        "kept as written: cache sizes, memory limits and threads (lower a limit with the sizes to keep a size IO-bound)"
             .into(),
     );
     said

@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod build_id;
 pub mod cpustat;
 pub mod dirsize;
 pub mod diskstats;

@@ -264,6 +264,26 @@ impl CounterReader {
             .unwrap_or(0)
     }
 
+    /// How the server was compiled, where it says: PostgreSQL's pg_config view (the
+    /// configure line, CC and CFLAGS; superusers only, so empty otherwise). A MySQL-protocol
+    /// server's `version_compile_*` and `version_source_revision` are among its settings.
+    pub fn build(&mut self) -> Vec<(String, String)> {
+        if self.protocol != Protocol::Postgres {
+            return Vec::new();
+        }
+        self.client
+            .rows("SELECT name, setting FROM pg_config WHERE name IN ('CONFIGURE', 'CC', 'CFLAGS') ORDER BY name")
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|r| {
+                let mut it = r.into_iter();
+                let (_, k) = it.next()?;
+                let (_, v) = it.next()?;
+                Some((k?, v.unwrap_or_default()))
+            })
+            .collect()
+    }
+
     /// The server's settings, as provenance (pg_settings, SHOW GLOBAL VARIABLES).
     pub fn settings(&mut self) -> Vec<(String, String)> {
         let sql = match self.protocol {

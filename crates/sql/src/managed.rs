@@ -226,9 +226,21 @@ pub fn record_settings(
     options.insert("server.url".into(), server.endpoint().redacted_url());
     if let Server::Managed(m) = server {
         options.insert("server.config".into(), m.config_text.clone());
+        // Which build ran (seed 002 names each of its builds): the binary and its GNU
+        // build id, so two packages of one release are told apart.
+        let exe = std::path::PathBuf::from(format!("/proc/{}/exe", m.pid));
+        if let Ok(path) = std::fs::read_link(&exe) {
+            options.insert("server.binary".into(), path.display().to_string());
+        }
+        if let Some(id) = plumb_probes::build_id::gnu_build_id(&exe) {
+            options.insert("server.build_id".into(), id);
+        }
     }
     for (k, v) in counters.settings() {
         options.insert(format!("server.setting.{k}"), v);
+    }
+    for (k, v) in counters.build() {
+        options.insert(format!("server.build.{k}"), v);
     }
     let d = durability(options, storage);
     options.insert("durability".into(), d.into());

@@ -81,6 +81,47 @@ fn bindir(choice: &ServerChoice) -> Result<PathBuf, SqlError> {
     })
 }
 
+/// The settings this release's server knows (`postgres --describe-config`, which runs
+/// without a data directory), lowercased; empty when it cannot say.
+fn known_settings(bin: &Path) -> std::collections::HashSet<String> {
+    let mut cmd = command_as("postgres", &bin.join("postgres"));
+    cmd.arg("--describe-config");
+    match cmd.output() {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| l.split('\t').next())
+            .map(|n| n.trim().to_ascii_lowercase())
+            .filter(|n| !n.is_empty())
+            .collect(),
+        _ => Default::default(),
+    }
+}
+
+/// `config` (plumb's own template) with each setting line the release does not know
+/// turned into a comment that says so: the template names settings of newer releases (track_wal_io_timing is
+/// 14+), and an older server refuses to start on any name it does not know. The config
+/// stored with the run is this one, so the record says what was left out. With no list
+/// of known settings, the config is kept whole.
+pub(crate) fn for_this_release(config: &str, known: &std::collections::HashSet<String>) -> String {
+    if known.is_empty() {
+        return config.to_string();
+    }
+    config
+        .lines()
+        .map(|l| {
+            let t = l.trim_start();
+            let name = t.split(['=', ' ', '\t']).next().unwrap_or("").trim();
+            if t.starts_with('#') || name.is_empty() || known.contains(&name.to_ascii_lowercase()) {
+                l.to_string()
+            } else {
+                format!("# left out, this release has no such setting: {t}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + if config.ends_with('\n') { "\n" } else { "" }
+}
+
 fn run(mut cmd: std::process::Command, what: &str, log: &Path) -> Result<(), SqlError> {
     let out = cmd.output().map_err(|e| SqlError::Server {
         what: format!("{what}: cannot run it: {e}"),
@@ -119,6 +160,12 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     // The config first: a template that does not fill leaves no directory behind.
     let (tpl, from) = template(opts, TEMPLATE, "postgres.conf")?;
     let config_text = fill(&tpl, &from, &[("cache_mb", opts.cache_mb.to_string())])?;
+    // plumb's own template is fitted to the release; a user's --config is theirs, and a
+    // name the server does not know stays an error that names it.
+    let config_text = match opts.config {
+        None => for_this_release(&config_text, &known_settings(&bin)),
+        Some(_) => config_text,
+    };
     let root = make_root(opts, Flavor::Postgres, owner)?;
     let data = root.join("data");
     let log = root.join("server.log");
@@ -211,4 +258,26 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     c.batch("CREATE DATABASE plumb")?;
     m.endpoint.database = "plumb".into();
     Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_an_older_release_lacks_become_comments_and_the_rest_stay() {
+        let known = ["shared_buffers", "track_io_timing"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        let conf = "# a comment\nshared_buffers = 256MB\n\ntrack_wal_io_timing = on\nTrack_IO_Timing = on\n";
+        assert_eq!(
+            for_this_release(conf, &known),
+            "# a comment\nshared_buffers = 256MB\n\n\
+             # left out, this release has no such setting: track_wal_io_timing = on\n\
+             Track_IO_Timing = on\n"
+        );
+        // Without a list (describe-config failed), nothing is dropped.
+        assert_eq!(for_this_release(conf, &Default::default()), conf);
+    }
 }

@@ -5,13 +5,15 @@
 # off), then the seed's tables: per size, insert, point and range ops/s and the insert's
 # write-amp per engine, and the IO reads per point and per range query; beside each
 # engine's figures, its ratio to RocksDB leveled, ours and the seed's (the direction and
-# size of each effect: absolute numbers from a 4-core NUC do not compare).
+# size of each effect: absolute numbers from a 4-core NUC do not compare); and the CPU
+# per query, which the seed names as the cause of every cached difference.
 #
 #   bash bench/seeds/000.sh                 # this machine's scale (~25 min)
 #   SCALE=0.1 bash bench/seeds/000.sh       # a tenth of the rows and seconds
 #
 # Env: PLUMB [/var/tmp/plumb-target/release/plumb] (built with --features splinterdb),
-# STORE [a new file under /var/tmp], SCALE [1], SUITE [examples/seeds/000.toml].
+# STORE [a new file under /var/tmp], SCALE [1], SUITE [examples/seeds/000.toml],
+# REPORT_ONLY [unset; 1: no run, the tables of the newest suite in STORE].
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
@@ -20,24 +22,15 @@ SCALE=${SCALE:-1}
 SUITE=${SUITE:-examples/seeds/000.toml}
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 echo "store: $STORE"
-"$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2
+# REPORT_ONLY=1 prints the tables of the newest suite already in STORE.
+[ -n "${REPORT_ONLY:-}" ] || "$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2
 export PLUMB STORE
-python3 - <<'EOF'
-import json, os, subprocess, sys
+PYTHONPATH=bench/seeds python3 - <<'EOF'
+import os, sys
+from runs import newest_suite
 
-plumb, store = os.environ["PLUMB"], os.environ["STORE"]
-def cmd(*a):
-    return json.loads(subprocess.run([plumb, *a, "--store", store], check=True,
-                                     capture_output=True, text=True).stdout)
-runs = cmd("runs", "--json", "--limit", "100000")
-suite = max(r["suite_id"] for r in runs if r.get("suite_id"))
 got = {}   # (size, engine) -> figures
-for r in runs:
-    if r.get("suite_id") != suite:
-        continue
-    doc = cmd("show", str(r["id"]), "--json")
-    variant = doc["run"]["options"]["variant"]          # engine/workload/size
-    engine, workload, size = variant.split("/")
+for (engine, workload, size), doc in newest_suite(os.environ["PLUMB"], os.environ["STORE"]):
     steps = {s["name"]: s["summary"] for s in doc["steps"] if s["status"] == "ok"}
     g = got.setdefault((size, engine), {})
     if workload == "insert" and "fillrandom" in steps:
@@ -49,6 +42,7 @@ for r in runs:
             if step in steps:
                 g[key] = steps[step]["ops_sec"]
                 g[key + "_io"] = steps[step].get("rd_op")
+                g[key + "_cpu"] = steps[step].get("cpu_us_op")
 
 # The seed's published figures (100-byte values; IO-bound universal at 1.5B rows, beside
 # leveled at 1.5B rows), as ratios to RocksDB leveled.
@@ -95,6 +89,14 @@ for size in ("cached", "iobound"):
         g, s = got.get((size, e), {}), SEED[size][e]
         print(f"| {e} | {num(g.get('point_io'), 2)} | {num(s.get('point_io'), 2)} | "
               f"{num(g.get('range_io'), 2)} | {num(s.get('range_io'), 2)} |")
+    print(f"\nCPU µs per query, {size} (ours: what explains a cached difference, as the seed's "
+          f"\"uses less CPU/query\")\n")
+    print(f"| dbms | per point query | relative to {BASE} | per range query | relative to {BASE} |")
+    print("|---|---:|---:|---:|---:|")
+    for e in ENGINES:
+        g = got.get((size, e), {})
+        print(f"| {e} | {num(g.get('point_cpu'), 2)} | {rel(ratio(g.get('point_cpu'), base.get('point_cpu')))} | "
+              f"{num(g.get('range_cpu'), 2)} | {rel(ratio(g.get('range_cpu'), base.get('range_cpu')))} |")
 missing = [f"{s}/{e}" for s in ("cached", "iobound") for e in ENGINES if (s, e) not in got]
 if missing:
     sys.exit(f"seed000: no figures for {', '.join(missing)}")

@@ -13,7 +13,8 @@
 #   SCALE=0.1 bash bench/seeds/003.sh       # a tenth of the rows, inserts and seconds
 #
 # Env: PLUMB [/var/tmp/plumb-target/release/plumb], STORE [a new file under /var/tmp],
-# SCALE [1], SUITE [examples/seeds/003.toml]. A step that fails (a query step whose
+# SCALE [1], SUITE [examples/seeds/003.toml], REPORT_ONLY [unset; 1: no run, the
+# tables of the newest suite in STORE]. A step that fails (a query step whose
 # inserts fell below 95% of their rate) prints as "failed"; the script still prints
 # every table and exits with plumb run's status.
 set -euo pipefail
@@ -25,24 +26,16 @@ SUITE=${SUITE:-examples/seeds/003.toml}
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 echo "store: $STORE"
 status=0
-"$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2 || status=$?
+# REPORT_ONLY=1 prints the tables of the newest suite already in STORE.
+[ -n "${REPORT_ONLY:-}" ] || "$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2 || status=$?
 export PLUMB STORE
-python3 - <<'EOF'
-import json, os, subprocess
+PYTHONPATH=bench/seeds python3 - <<'EOF'
+import os
+from runs import newest_suite
 
-plumb, store = os.environ["PLUMB"], os.environ["STORE"]
-def cmd(*a):
-    return json.loads(subprocess.run([plumb, *a, "--store", store], check=True,
-                                     capture_output=True, text=True).stdout)
-runs = cmd("runs", "--json", "--limit", "100000")
-suite = max(r["suite_id"] for r in runs if r.get("suite_id"))
 got, order = {}, []   # (size, version) -> step -> figures
-for r in runs:
-    if r.get("suite_id") != suite:
-        continue
-    doc = cmd("show", str(r["id"]), "--json")
-    target, size = doc["run"]["options"]["variant"].split("/")   # pg@12/cached
-    version = target.split("@")[-1]
+for (target, size), doc in newest_suite(os.environ["PLUMB"], os.environ["STORE"]):
+    version = target.split("@")[-1]   # pg@12/cached
     steps = got.setdefault((size, version), {})
     for s in doc["steps"]:
         if s["name"] == "reduce-debt":

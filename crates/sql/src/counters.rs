@@ -268,28 +268,26 @@ impl CounterReader {
     /// configure line, CC and CFLAGS; superusers only, so empty otherwise). A MySQL-protocol
     /// server's `version_compile_*` and `version_source_revision` are among its settings.
     pub fn build(&mut self) -> Vec<(String, String)> {
-        if self.protocol != Protocol::Postgres {
-            return Vec::new();
+        match self.protocol {
+            Protocol::Postgres => self.name_value(
+                "SELECT name, setting FROM pg_config \
+                 WHERE name IN ('CONFIGURE', 'CC', 'CFLAGS') ORDER BY name",
+            ),
+            Protocol::MySql => Vec::new(),
         }
-        self.client
-            .rows("SELECT name, setting FROM pg_config WHERE name IN ('CONFIGURE', 'CC', 'CFLAGS') ORDER BY name")
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|r| {
-                let mut it = r.into_iter();
-                let (_, k) = it.next()?;
-                let (_, v) = it.next()?;
-                Some((k?, v.unwrap_or_default()))
-            })
-            .collect()
     }
 
     /// The server's settings, as provenance (pg_settings, SHOW GLOBAL VARIABLES).
     pub fn settings(&mut self) -> Vec<(String, String)> {
-        let sql = match self.protocol {
+        self.name_value(match self.protocol {
             Protocol::Postgres => "SELECT name, setting FROM pg_settings ORDER BY name",
             Protocol::MySql => "SHOW GLOBAL VARIABLES",
-        };
+        })
+    }
+
+    /// The (name, value) rows of `sql`; none when it fails (a provenance query that the
+    /// server refuses leaves its figures out, it does not stop the run).
+    fn name_value(&mut self, sql: &str) -> Vec<(String, String)> {
         self.client
             .rows(sql)
             .unwrap_or_default()

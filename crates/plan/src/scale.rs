@@ -36,78 +36,72 @@ fn secs(s: f64, f: f64) -> f64 {
     ((s * f * 1000.0).round() / 1000.0).max(MIN_SECS.min(s))
 }
 
+/// The lines [`apply`] says, one per distinct change, and the factor they scale by.
+struct Said {
+    f: f64,
+    lines: Vec<String>,
+}
+
+impl Said {
+    fn note(&mut self, family: &str, what: &str, from: String, to: String) {
+        let line = format!("{family} {what} {from} → {to}");
+        if from != to && !self.lines.contains(&line) {
+            self.lines.push(line);
+        }
+    }
+
+    /// Scales a size (keys, rows, records) in place and says so.
+    fn rows(&mut self, family: &str, what: &str, v: &mut u64) {
+        let n = rows(*v, self.f);
+        self.note(family, what, v.to_string(), n.to_string());
+        *v = n;
+    }
+
+    /// Scales a duration in seconds in place and says so.
+    fn secs(&mut self, family: &str, what: &str, v: &mut f64) {
+        let n = secs(*v, self.f);
+        self.note(family, what, format!("{v} s"), format!("{n} s"));
+        *v = n;
+    }
+}
+
 /// Multiplies every run's sizes and durations by `f`; returns one line per distinct
 /// change (`kv num 8000000 → 80000`) and the families left as they were.
 pub fn apply(plan: &mut Plan, f: f64) -> Vec<String> {
-    let mut said: Vec<String> = Vec::new();
-    let mut say = |family: &str, what: &str, from: String, to: String| {
-        let line = format!("{family} {what} {from} → {to}");
-        if from != to && !said.contains(&line) {
-            said.push(line);
-        }
+    let mut said = Said {
+        f,
+        lines: Vec::new(),
     };
     let mut unscaled: Vec<&str> = Vec::new();
     for r in &mut plan.runs {
         match &mut r.workload.family {
             Family::Kv(w) => {
                 let p = &mut w.params;
-                let n = rows(p.num, f);
-                say("kv", "num", p.num.to_string(), n.to_string());
-                p.num = n;
-                if let Some(o) = p.ops {
-                    let n = rows(o, f);
-                    say("kv", "ops", o.to_string(), n.to_string());
-                    p.ops = Some(n);
+                said.rows("kv", "num", &mut p.num);
+                if let Some(o) = p.ops.as_mut() {
+                    said.rows("kv", "ops", o);
                 }
-                if let Some(d) = p.duration {
-                    let n = secs(d, f);
-                    say("kv", "duration", format!("{d} s"), format!("{n} s"));
-                    p.duration = Some(n);
+                if let Some(d) = p.duration.as_mut() {
+                    said.secs("kv", "duration", d);
                 }
             }
             Family::Sql(w) => {
                 let p = &mut w.params;
-                let n = rows(p.table_size, f);
-                say("sql", "table_size", p.table_size.to_string(), n.to_string());
-                p.table_size = n;
-                let n = rows(p.recordcount, f);
-                say(
-                    "sql",
-                    "recordcount",
-                    p.recordcount.to_string(),
-                    n.to_string(),
-                );
-                p.recordcount = n;
-                let n = secs(p.duration, f);
-                say(
-                    "sql",
-                    "duration",
-                    format!("{} s", p.duration),
-                    format!("{n} s"),
-                );
-                p.duration = n;
-                if let Some(d) = p.read_duration {
-                    let n = secs(d, f);
-                    say("sql", "read_duration", format!("{d} s"), format!("{n} s"));
-                    p.read_duration = Some(n);
+                said.rows("sql", "table_size", &mut p.table_size);
+                said.rows("sql", "recordcount", &mut p.recordcount);
+                said.secs("sql", "duration", &mut p.duration);
+                if let Some(d) = p.read_duration.as_mut() {
+                    said.secs("sql", "read_duration", d);
+                }
+                if let Some(d) = p.write_duration.as_mut() {
+                    said.secs("sql", "write_duration", d);
                 }
             }
             Family::Ib(w) => {
                 let p = &mut w.params;
-                let n = rows(p.rows, f);
-                say("ib", "rows", p.rows.to_string(), n.to_string());
-                p.rows = n;
-                let n = rows(p.inserts, f);
-                say("ib", "inserts", p.inserts.to_string(), n.to_string());
-                p.inserts = n;
-                let n = secs(p.duration, f);
-                say(
-                    "ib",
-                    "duration",
-                    format!("{} s", p.duration),
-                    format!("{n} s"),
-                );
-                p.duration = n;
+                said.rows("ib", "rows", &mut p.rows);
+                said.rows("ib", "inserts", &mut p.inserts);
+                said.secs("ib", "duration", &mut p.duration);
             }
             Family::Probe(_) if !unscaled.contains(&"probe") => unscaled.push("probe"),
             Family::Durability(_) if !unscaled.contains(&"durability") => {
@@ -116,6 +110,7 @@ pub fn apply(plan: &mut Plan, f: f64) -> Vec<String> {
             _ => {}
         }
     }
+    let mut said = said.lines;
     if !unscaled.is_empty() {
         said.push(format!(
             "kept as written: the {} workloads (their work is a count of trials or a probe's own size)",

@@ -1,6 +1,6 @@
 //! `plumb compare` and `plumb report`: runs from the store, relative to a base.
 
-use super::{select, StoreArg};
+use super::{select, StoreArg, WindowArg};
 use anyhow::Context;
 use plumb_report::{compare, comparison_text, Reporter, TextReporter};
 use std::path::PathBuf;
@@ -34,6 +34,8 @@ pub struct CompareArgs {
     by: Option<String>,
     #[command(flatten)]
     store: StoreArg,
+    #[command(flatten)]
+    window: WindowArg,
     /// Print the comparison as JSON.
     #[arg(long)]
     json: bool,
@@ -63,6 +65,8 @@ pub struct ReportArgs {
     selectors: Vec<String>,
     #[command(flatten)]
     store: StoreArg,
+    #[command(flatten)]
+    window: WindowArg,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
@@ -74,6 +78,8 @@ pub struct ReportArgs {
 pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let store = a.store.open_existing()?;
     let mut versions = select::versions(&store, &a.selectors)?;
+    a.window
+        .apply(versions.iter_mut().flat_map(|v| v.runs.iter_mut()));
     match &a.by {
         Some(key) => versions = select::split_by(versions, key)?,
         None if versions.len() < 2 => anyhow::bail!(
@@ -86,6 +92,10 @@ pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     } else {
+        let runs: Vec<_> = versions.iter().flat_map(|v| v.runs.iter()).collect();
+        if let Some(n) = plumb_report::window::note(&runs) {
+            println!("{n}\n");
+        }
         print!("{}", comparison_or_durability(&versions, &c));
     }
     Ok(ExitCode::SUCCESS)
@@ -93,7 +103,9 @@ pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
 
 pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let store = a.store.open_existing()?;
-    let versions = select::versions(&store, &a.selectors)?;
+    let mut versions = select::versions(&store, &a.selectors)?;
+    a.window
+        .apply(versions.iter_mut().flat_map(|v| v.runs.iter_mut()));
     let runs: Vec<_> = versions
         .iter()
         .flat_map(|v| v.runs.iter().cloned())

@@ -115,6 +115,42 @@ pub fn long_version() -> &'static str {
     Box::leak(text.into_boxed_str())
 }
 
+/// `--window SECS`, shared by the commands that read runs: each step's figures over its
+/// last seconds (seed 001 reads overwrite over its last 300 s, after compaction debt
+/// has built up, beside the whole run).
+#[derive(Debug, Clone, clap::Args)]
+pub struct WindowArg {
+    /// Read each step longer than SECS over its last SECS seconds (ops/s, CPU/op, device
+    /// IO and iostat's columns from the 1-second series), the whole step's ops/s beside
+    /// it; latency percentiles and the LSM's and server's account stay the whole step's.
+    #[arg(long, value_name = "SECS", value_parser = parse_window)]
+    pub window: Option<f64>,
+}
+
+impl WindowArg {
+    /// Restricts every step of these runs to the window, if one was given.
+    pub fn apply<'a>(&self, runs: impl IntoIterator<Item = &'a mut plumb_store::StoredRun>) {
+        if let Some(secs) = self.window {
+            for r in runs {
+                plumb_report::window::apply(r, secs);
+            }
+        }
+    }
+}
+
+fn parse_window(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim_end_matches('s')
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds (e.g. 300 or 300s)"))?;
+    if !(v.is_finite() && v >= 1.0) {
+        return Err(format!(
+            "`{s}`: a window is at least 1 s, the series' interval"
+        ));
+    }
+    Ok(v)
+}
+
 /// Where the run store is, shared by every subcommand.
 #[derive(Debug, Clone, clap::Args)]
 pub struct StoreArg {

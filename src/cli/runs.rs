@@ -1,7 +1,7 @@
 //! `plumb runs` and `plumb show`: read the store.
 
 use super::output;
-use super::StoreArg;
+use super::{StoreArg, WindowArg};
 use anyhow::Context;
 use comfy_table::{presets, Table};
 use std::process::ExitCode;
@@ -26,6 +26,8 @@ pub struct ShowArgs {
     run: i64,
     #[command(flatten)]
     store: StoreArg,
+    #[command(flatten)]
+    window: WindowArg,
     /// Print JSON (the same document `plumb kv --json` prints).
     #[arg(long)]
     json: bool,
@@ -63,9 +65,10 @@ pub fn list(a: RunsArgs) -> anyhow::Result<ExitCode> {
 
 pub fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let store = a.store.open_existing()?;
-    let run = store
+    let mut run = store
         .run(a.run)
         .with_context(|| format!("reading run {}", a.run))?;
+    a.window.apply([&mut run]);
     if a.intervals {
         print!("{}", plumb_report::device::intervals_text(&run));
         return Ok(ExitCode::SUCCESS);

@@ -139,6 +139,48 @@ pub struct Qos {
     pub intervals: usize,
 }
 
+impl Qos {
+    /// Throughput stability over a step's 1-second series; `None` with fewer than two
+    /// intervals.
+    ///
+    /// Every interval but the last ended on a tick of the sampler's fixed 1 s schedule
+    /// and counts, even when a late tick on a loaded host made it 0.9 s and the next
+    /// 1.1 s. The last one ended with the step and counts only if it lasted a full
+    /// second: a 0.3 s tail, when threads finish one by one, is not a sample of steady
+    /// throughput.
+    pub fn of(intervals: &[Interval]) -> Option<Qos> {
+        Qos::of_series(intervals.iter().map(|i| (i.secs, i.ops_sec)))
+    }
+
+    /// [`Qos::of`] over any per-second rate, as (interval length s, rate) pairs: the
+    /// insert benchmark's inserted rows/s beside its queries.
+    pub fn of_series(series: impl ExactSizeIterator<Item = (f64, f64)>) -> Option<Qos> {
+        let last = series.len().saturating_sub(1);
+        let mut v: Vec<f64> = series
+            .enumerate()
+            .filter(|(n, (secs, _))| *n < last || *secs >= 0.999)
+            .map(|(_, (_, rate))| rate)
+            .collect();
+        if v.len() < 2 {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        // Nearest-rank percentile of the ascending rates.
+        let rank = |q: f64| v[((q * n).ceil().max(1.0) as usize).min(v.len()) - 1];
+        Some(Qos {
+            min: v[0],
+            p1: rank(0.01),
+            p5: rank(0.05),
+            p50: rank(0.5),
+            cv: if mean > 0.0 { var.sqrt() / mean } else { 0.0 },
+            intervals: v.len(),
+        })
+    }
+}
+
 /// What reads found wrong. Any non-zero `mismatches` or `missing` fails the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verification {
@@ -336,6 +378,25 @@ pub struct StepSummary {
     /// percentiles are all of them together.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub by_op: std::collections::BTreeMap<String, OpLatency>,
+    /// Set when a report restricted this summary to the step's last seconds
+    /// (`--window`): what the whole step gave, so both are printed. Never stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+}
+
+/// A summary restricted to a step's last seconds, and the whole step's throughput
+/// beside it: seed 001 reads overwrite over its last 300 s, after compaction debt has
+/// built up, and over the whole run, and the two can differ by 2×.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    /// The window asked for, seconds back from the step's end.
+    pub last_secs: f64,
+    /// The whole step's measured seconds.
+    pub whole_secs: f64,
+    /// The whole step's ops.
+    pub whole_ops: u64,
+    /// The whole step's ops/s.
+    pub whole_ops_sec: f64,
 }
 
 /// What an open-loop step was offered and what it kept up with. The step's
@@ -626,4 +687,38 @@ pub struct DeviceIo {
     /// means several commits shared one. `None` when the kernel does not count them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub f_s: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(ops_sec: f64, secs: f64) -> Interval {
+        Interval {
+            secs,
+            ops_sec,
+            ops: (ops_sec * secs) as u64,
+            ..Interval::default()
+        }
+    }
+
+    #[test]
+    fn qos_over_full_intervals_only() {
+        let mut v: Vec<Interval> = (1..=100).map(|i| iv(i as f64 * 10.0, 1.0)).collect();
+        v.push(iv(1.0, 0.3)); // a short final interval is left out
+        let q = Qos::of(&v).unwrap();
+        assert_eq!(q.intervals, 100);
+        assert_eq!(q.min, 10.0);
+        assert_eq!(q.p1, 10.0);
+        assert_eq!(q.p5, 50.0);
+        assert_eq!(q.p50, 500.0);
+        // mean 505, sample stddev of 10..1000 step 10 is 290.11
+        assert!((q.cv - 290.11 / 505.0).abs() < 1e-3, "{}", q.cv);
+        assert!(Qos::of(&[iv(5.0, 1.0)]).is_none());
+        // A late tick shortens the next interval; both still count.
+        let q = Qos::of(&[iv(100.0, 1.2), iv(90.0, 0.8), iv(1.0, 0.3)]).unwrap();
+        assert_eq!((q.intervals, q.min, q.p50), (2, 90.0, 90.0));
+        let q = Qos::of(&[iv(100.0, 1.0), iv(80.0, 1.0)]).unwrap();
+        assert_eq!((q.intervals, q.min), (2, 80.0));
+    }
 }

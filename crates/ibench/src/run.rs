@@ -570,7 +570,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         0.0
     };
     let rate_ok = target_ips.map(|t| ips >= 0.95 * t);
-    let ins_qos = metrics::qos_of(seconds.iter().map(|s| {
+    let ins_qos = Qos::of_series(seconds.iter().map(|s| {
         (
             s.secs,
             if s.secs > 0.0 {
@@ -607,7 +607,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     } else {
         Ok(())
     };
-    let qos: Option<Qos> = metrics::qos(&intervals);
+    let qos: Option<Qos> = Qos::of(&intervals);
     let (status, err_text, verification_failed) = if interrupted {
         (StepStatus::Interrupted, None, false)
     } else if let Some((e, verify)) = &error {

@@ -566,6 +566,7 @@ fn warnings(o: &mut String, runs: &[StoredRun], c: Option<&Comparison>) {
                     .map(|n| format!("run {} step {n}", r.run.id)),
             );
         }
+        w.extend(crate::warnings::readahead_over_max_sectors(r));
         if r.run.status != plumb_core::RunStatus::Ok {
             w.push(format!("run {} ended {}", r.run.id, r.run.status));
         }

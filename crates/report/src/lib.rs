@@ -31,6 +31,7 @@ pub mod sweep;
 mod text;
 pub mod warmup;
 pub mod warnings;
+pub mod window;
 
 pub use compare::{compare, Comparison, Version};
 pub use format::{fixed, sig};

@@ -172,12 +172,26 @@ pub fn run(r: &StoredRun) -> String {
         .chain(MARKDOWN_RUN.iter().map(|id| metric(id).short))
         .map(str::to_string)
         .collect();
+    if let Some(n) = crate::window::note(&[r]) {
+        out.push_str(&format!("{}\n\n", cell(&n)));
+    }
     out.push_str(&header(&h));
     for (s, _) in &r.steps {
         let cells: Vec<String> = std::iter::once(cell(&s.name))
             .chain(MARKDOWN_RUN.iter().map(|id| metric(id).show(&s.summary)))
             .collect();
         out.push_str(&row(&cells));
+    }
+    let lines: Vec<String> = r
+        .steps
+        .iter()
+        .filter_map(|(s, _)| crate::window::step_line(&s.name, &s.summary))
+        .collect();
+    if !lines.is_empty() {
+        out.push('\n');
+        for l in lines {
+            out.push_str(&format!("- {}\n", cell(&l)));
+        }
     }
     if let Some(device) = crate::device::markdown(r) {
         out.push_str(&device);

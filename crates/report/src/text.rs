@@ -137,6 +137,11 @@ impl Reporter for TextReporter {
             if let Some(e) = &st.error {
                 notes.push(format!("{}: {}", st.name, e));
             }
+            notes.extend(crate::window::step_line(&st.name, s));
+        }
+        if let Some(n) = crate::window::note(&[stored]) {
+            out.push_str(&n);
+            out.push_str("\n\n");
         }
         out.push_str(&main.to_string());
         out.push_str(if sql {
@@ -163,6 +168,9 @@ impl Reporter for TextReporter {
             out.push_str(&lsm);
         }
         notes.extend(crate::warnings::skew_with_writer(stored));
+        notes.extend(
+            crate::warnings::readahead_over_max_sectors(stored).map(|w| format!("warning: {w}")),
+        );
         notes.extend(
             crate::warnings::run_noise(stored)
                 .into_iter()

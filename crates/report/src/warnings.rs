@@ -240,6 +240,54 @@ pub fn skew_with_writer(r: &plumb_store::StoredRun) -> Option<String> {
     })
 }
 
+/// A RocksDB run whose compaction read through the page cache with a
+/// compaction_readahead_size in force above the data device's max_sectors_kb, in a
+/// release that prefetches compaction input with readahead(2): the kernel does not
+/// honour such a call, so compaction reads block by block (seed 001: rareq-sz fell from
+/// 52 KiB in 8.5 to 4.7 KiB in 8.6; RocksDB issue 12038). 9.9 caps the readahead at
+/// max_sectors_kb itself, and before 8.6 or under O_DIRECT compaction does its own
+/// reads, so those runs are silent. `None` when any figure it needs was not recorded.
+pub fn readahead_over_max_sectors(r: &plumb_store::StoredRun) -> Option<String> {
+    let o = &r.run.options;
+    let opt = |k: &str| {
+        o.get(&format!("rocksdb.effective.db.{k}"))
+            .map(String::as_str)
+    };
+    let readahead: u64 = opt("compaction_readahead_size")?.parse().ok()?;
+    let direct = opt("use_direct_io_for_flush_and_compaction") == Some("true")
+        || opt("use_direct_io_for_compaction_reads") == Some("true");
+    let release: Vec<u32> = r
+        .run
+        .engine_version
+        .split_whitespace()
+        .next()?
+        .split('.')
+        .map_while(|p| p.parse().ok())
+        .collect();
+    let prefetches_by_syscall = release.len() >= 2
+        && (8, 6) <= (release[0], release[1])
+        && (release[0], release[1]) < (9, 9);
+    let (dev, kb) = r
+        .run
+        .host
+        .as_ref()?
+        .storage
+        .as_ref()?
+        .devices
+        .iter()
+        .filter_map(|d| Some((d.name.as_str(), d.queue.max_sectors_kb?)))
+        .min_by_key(|(_, kb)| *kb)?;
+    (r.run.engine == "rocksdb" && !direct && prefetches_by_syscall && readahead > kb * 1024)
+        .then(|| {
+            format!(
+                "run {}: compaction_readahead_size in force is {} KiB, above {dev}'s max_sectors_kb={kb}: RocksDB {} prefetches compaction input with readahead(2), which the kernel does not honour past max_sectors_kb, so buffered compaction reads block by block (RocksDB issue 12038, seed 001; 9.9 caps it); set compaction_readahead_size to {kb} KiB or less, or raise max_sectors_kb",
+                r.run.id,
+                readahead / 1024,
+                r.run.engine_version.split_whitespace().next().unwrap_or("?"),
+            )
+        })
+}
+
 /// Sides whose runs were made in separate blocks of time rather than interleaved. The
 /// interval then holds only the noise within each block, not the machine's drift from
 /// one block to the next: on a shared VM an A/A pair of blocked groups of 3-5 repeats
@@ -552,6 +600,67 @@ mod tests {
     /// One line of prose: no line break, no run of more than two spaces.
     fn one_line(w: &str) {
         assert!(!w.contains('\n') && !w.contains("   "), "{w:?}");
+    }
+
+    /// A RocksDB run of `release` whose compaction reads are buffered or direct, with
+    /// this compaction_readahead_size in force, on a disk of this max_sectors_kb.
+    fn readahead_run(
+        release: &str,
+        direct: bool,
+        readahead: u64,
+        max_sectors_kb: u64,
+    ) -> StoredRun {
+        let mut r = run(Vec::new());
+        r.run.engine_version = format!("{release} (librocksdb-sys)");
+        for (k, v) in [
+            ("compaction_readahead_size", readahead.to_string()),
+            ("use_direct_io_for_flush_and_compaction", direct.to_string()),
+        ] {
+            r.run.options.insert(format!("rocksdb.effective.db.{k}"), v);
+        }
+        r.run.host = Some(
+            serde_json::from_value(serde_json::json!({
+                "inventory": {"cpu": {"threads": 2}},
+                "storage": {"devices": [
+                    {"name": "md2", "queue": {"max_sectors_kb": max_sectors_kb + 4}},
+                    {"name": "nvme0n1", "queue": {"max_sectors_kb": max_sectors_kb}}
+                ]}
+            }))
+            .expect("a host snapshot"),
+        );
+        r
+    }
+
+    #[test]
+    fn readahead_past_max_sectors_is_warned_only_where_the_kernel_ignores_it() {
+        let w = readahead_over_max_sectors(&readahead_run("8.8.1", false, 2 << 20, 128))
+            .expect("8.8.1, buffered, 2 MiB over 128 KiB is warned");
+        one_line(&w);
+        assert!(
+            w.contains("2048 KiB") && w.contains("nvme0n1's max_sectors_kb=128"),
+            "{w}"
+        );
+        assert!(w.contains("12038") && w.contains("128 KiB or less"), "{w}");
+        assert!(readahead_over_max_sectors(&readahead_run("8.6.7", false, 2 << 20, 512)).is_some());
+        // Silent: before 8.6 and from 9.9 (which caps it), under O_DIRECT, within the
+        // limit, and where the device's queue was not read.
+        for (release, direct, ra, kb) in [
+            ("8.1.1", false, 2 << 20, 128),
+            ("9.9.3", false, 2 << 20, 128),
+            ("11.8.1", false, 2 << 20, 128),
+            ("8.8.1", true, 2 << 20, 128),
+            ("8.8.1", false, 128 << 10, 128),
+        ] {
+            let r = readahead_run(release, direct, ra, kb);
+            assert_eq!(
+                readahead_over_max_sectors(&r),
+                None,
+                "{release} {direct} {ra} {kb}"
+            );
+        }
+        let mut r = readahead_run("8.8.1", false, 2 << 20, 128);
+        r.run.host = None;
+        assert_eq!(readahead_over_max_sectors(&r), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The formulas of DESIGN.md's metric table, as pure functions of counter deltas, so
 //! each is tested on its own.
 
-use plumb_core::{DeviceIo, EngineStats, Interval, OpLatency, Qos};
+use plumb_core::{DeviceIo, EngineStats, Interval, OpLatency};
 use plumb_probes::cpustat::{self, Reading};
 use plumb_probes::diskstats::DiskCounters;
 use plumb_probes::process::ProcessCounters;
@@ -120,12 +120,6 @@ pub fn host_noise(
     }
 }
 
-/// Nearest-rank percentile of an ascending slice (`q` in 0..=1).
-fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
-    let rank = (q * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
-}
-
 /// One second of a step from its window: `t` and `secs` in seconds, `ops` and their
 /// histogram, the process's CPU over it and the device's counters (their delta, also
 /// shown as `iostat -x` would over the interval) and the host's noise in it; the
@@ -169,42 +163,6 @@ pub fn empty_tail(intervals: &[Interval]) -> bool {
             .is_some_and(|i| i.ops == 0 && i.secs < 0.05)
 }
 
-/// Throughput stability over the 1-second series; `None` with fewer than two intervals.
-///
-/// Every interval but the last ended on a tick of the sampler's fixed 1 s schedule and
-/// counts, even when a late tick on a loaded host made it 0.9 s and the next 1.1 s.
-/// The last one ended with the step and counts only if it lasted a full second: a
-/// 0.3 s tail, when threads finish one by one, is not a sample of steady throughput.
-pub fn qos(intervals: &[Interval]) -> Option<Qos> {
-    qos_of(intervals.iter().map(|i| (i.secs, i.ops_sec)))
-}
-
-/// [`qos`] over any per-second rate, as (interval length s, rate) pairs: the insert
-/// benchmark's inserted rows/s beside its queries.
-pub fn qos_of(series: impl ExactSizeIterator<Item = (f64, f64)>) -> Option<Qos> {
-    let last = series.len().saturating_sub(1);
-    let mut v: Vec<f64> = series
-        .enumerate()
-        .filter(|(n, (secs, _))| *n < last || *secs >= 0.999)
-        .map(|(_, (_, rate))| rate)
-        .collect();
-    if v.len() < 2 {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    Some(Qos {
-        min: v[0],
-        p1: nearest_rank(&v, 0.01),
-        p5: nearest_rank(&v, 0.05),
-        p50: nearest_rank(&v, 0.5),
-        cv: if mean > 0.0 { var.sqrt() / mean } else { 0.0 },
-        intervals: v.len(),
-    })
-}
-
 /// Latency per kind of operation, by name, for the kinds that ran: what is stored for a
 /// step that times kinds apart (`classes[i]` names `hists[i]`).
 pub fn by_op(
@@ -222,15 +180,6 @@ pub fn by_op(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn iv(ops_sec: f64, secs: f64) -> Interval {
-        Interval {
-            secs,
-            ops_sec,
-            ops: (ops_sec * secs) as u64,
-            ..Interval::default()
-        }
-    }
 
     #[test]
     fn per_op_and_disk_figures() {
@@ -402,25 +351,5 @@ mod tests {
         assert_eq!(engine_w_amp(&one), Some(2.5));
         assert_eq!(engine_w_amp(&EngineStats::default()), None);
         assert_eq!(stall_pct(&EngineStats::default(), 1.0), None);
-    }
-
-    #[test]
-    fn qos_over_full_intervals_only() {
-        let mut v: Vec<Interval> = (1..=100).map(|i| iv(i as f64 * 10.0, 1.0)).collect();
-        v.push(iv(1.0, 0.3)); // a short final interval is left out
-        let q = qos(&v).unwrap();
-        assert_eq!(q.intervals, 100);
-        assert_eq!(q.min, 10.0);
-        assert_eq!(q.p1, 10.0);
-        assert_eq!(q.p5, 50.0);
-        assert_eq!(q.p50, 500.0);
-        // mean 505, sample stddev of 10..1000 step 10 is 290.11
-        assert!((q.cv - 290.11 / 505.0).abs() < 1e-3, "{}", q.cv);
-        assert!(qos(&[iv(5.0, 1.0)]).is_none());
-        // A late tick shortens the next interval; both still count.
-        let q = qos(&[iv(100.0, 1.2), iv(90.0, 0.8), iv(1.0, 0.3)]).unwrap();
-        assert_eq!((q.intervals, q.min, q.p50), (2, 90.0, 90.0));
-        let q = qos(&[iv(100.0, 1.0), iv(80.0, 1.0)]).unwrap();
-        assert_eq!((q.intervals, q.min), (2, 80.0));
     }
 }

@@ -11,7 +11,8 @@ use crate::workload::kv::KvStep;
 use crate::workload::ycsb::YcsbStep;
 use crate::workload::Workload;
 use plumb_core::{
-    HwCounters, Interval, Maintenance, StepStatus, StepSummary, Target, Verification, WriterSummary,
+    HwCounters, Interval, Maintenance, Qos, StepStatus, StepSummary, Target, Verification,
+    WriterSummary,
 };
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::perf::HwCounterGroup;
@@ -252,7 +253,7 @@ fn summarise(
             .filter(|_| live_bytes > 0.0)
             .map(|b| b as f64 / live_bytes),
         rss_gb: rss_peak.map(|b| b as f64 / GB),
-        qos: metrics::qos(&intervals),
+        qos: Qos::of(&intervals),
         verify,
         hw,
         pending_compaction_gb_start: first

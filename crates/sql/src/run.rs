@@ -13,7 +13,7 @@ use crate::client::Endpoint;
 use crate::counters::{per_query, CounterReader};
 use crate::drivers::{self, Driver, StepShared};
 use crate::error::SqlError;
-use plumb_core::{HwCounters, Interval, ServerCosts, StepStatus, StepSummary};
+use plumb_core::{HwCounters, Interval, Qos, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::perfstat::{self, Counting};
 use plumb_probes::profile::Recording;
@@ -420,7 +420,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         db_gb: db_bytes.map(|b| b as f64 / metrics::GB),
         steal_pct: noise.steal_pct,
         outside_cpu_pct: noise.outside_cpu_pct,
-        qos: metrics::qos(&intervals),
+        qos: Qos::of(&intervals),
         // The client's hardware counters are not read on SQL steps; the server's perf
         // counters are in `server.perf_query`, and what perf refused is said here.
         hw: HwCounters {

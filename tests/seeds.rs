@@ -96,6 +96,52 @@ fn seed_000_runs_the_seeds_sequence_and_prints_its_tables() {
 }
 
 #[test]
+fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("seed001.sqlite");
+    // The release plumb links only (the others are built outside CI), 25k keys, 1.2 s
+    // steps, the disk's own max_sectors_kb (a test does not retune a shared device).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let suite = std::fs::read_to_string(root.join("examples/seeds/001.toml"))
+        .unwrap()
+        .replace(r#"versions = ["8.1.1", "8.8.1", "11.8.1"]"#, r#"versions = ["11.8.1"]"#);
+    assert_eq!(suite.matches(r#"versions = ["11.8.1"]"#).count(), 2, "{suite}");
+    let file = dir.path().join("001.toml");
+    std::fs::write(&file, suite).unwrap();
+    let out = seed_command(
+        "001.sh",
+        &store,
+        &[
+            ("SCALE", "0.01"),
+            ("SUITE", file.to_str().unwrap()),
+            ("RELEASES", "11.8.1"),
+            ("MAX_SECTORS_KB", ""),
+        ],
+    );
+    for (case, seed_rareq, seed_rel) in [("iobuf", "34.2", "0.65"), ("iodir", "113.8", "1.00")] {
+        let title = format!("### {case}: iostat during overwrite");
+        let cells = row(&out, &title, "11.8.1");
+        assert_eq!(cells.len(), 13, "{cells:?}");
+        // 11.8.1 stands for the seed's 9.9.3, whose figures sit beside ours.
+        assert_eq!(cells[1], "9.9");
+        assert_eq!(cells[10], seed_rareq);
+        // Relative to the release before 8.6, which this run lacks: ours n/a, the seed's
+        // from its table.
+        assert_eq!(cells[11], format!("n/a / {seed_rel}"));
+        // The device was read: its write columns are figures, not n/a.
+        assert!(cells[6].replace(',', "").parse::<f64>().is_ok(), "{cells:?}");
+    }
+    let title = "### overwrite: ops/s over the whole step and its last";
+    let cells = row(&out, title, "iobuf");
+    assert_eq!(cells[1], "11.8.1");
+    // The readahead the seed set is the one RocksDB put in force, with the cache it named.
+    assert_eq!((cells[2], cells[4]), ("2048 KiB", "hyperclock"));
+    for c in [cells[5], cells[6]] {
+        assert!(c.replace(',', "").parse::<f64>().unwrap() > 0.0, "{cells:?}");
+    }
+}
+
+#[test]
 fn seed_003_runs_the_insert_benchmark_over_releases_each_step_relative_to_the_first() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("seed003.sqlite");

@@ -4,8 +4,9 @@ import json
 import subprocess
 
 
-def newest_suite(plumb, store):
-    """[(variant parts, document)] of every run of the store's newest suite."""
+def newest_suite(plumb, store, *show_args):
+    """[(variant parts, document)] of every run of the store's newest suite; `show_args`
+    are passed to each `plumb show` (e.g. "--window", "10")."""
     def cmd(*a):
         return json.loads(subprocess.run([plumb, *a, "--store", store], check=True,
                                          capture_output=True, text=True).stdout)
@@ -14,6 +15,6 @@ def newest_suite(plumb, store):
     out = []
     for r in runs:
         if r.get("suite_id") == suite:
-            doc = cmd("show", str(r["id"]), "--json")
+            doc = cmd("show", str(r["id"]), "--json", *show_args)
             out.append((doc["run"]["options"]["variant"].split("/"), doc))
     return out

@@ -104,8 +104,15 @@ fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let suite = std::fs::read_to_string(root.join("examples/seeds/001.toml"))
         .unwrap()
-        .replace(r#"versions = ["8.1.1", "8.8.1", "11.8.1"]"#, r#"versions = ["11.8.1"]"#);
-    assert_eq!(suite.matches(r#"versions = ["11.8.1"]"#).count(), 2, "{suite}");
+        .replace(
+            r#"versions = ["8.1.1", "8.8.1", "11.8.1"]"#,
+            r#"versions = ["11.8.1"]"#,
+        );
+    assert_eq!(
+        suite.matches(r#"versions = ["11.8.1"]"#).count(),
+        2,
+        "{suite}"
+    );
     let file = dir.path().join("001.toml");
     std::fs::write(&file, suite).unwrap();
     let out = seed_command(
@@ -129,7 +136,10 @@ fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
         // from its table.
         assert_eq!(cells[11], format!("n/a / {seed_rel}"));
         // The device was read: its write columns are figures, not n/a.
-        assert!(cells[6].replace(',', "").parse::<f64>().is_ok(), "{cells:?}");
+        assert!(
+            cells[6].replace(',', "").parse::<f64>().is_ok(),
+            "{cells:?}"
+        );
     }
     let title = "### overwrite: ops/s over the whole step and its last";
     let cells = row(&out, title, "iobuf");
@@ -137,7 +147,10 @@ fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
     // The readahead the seed set is the one RocksDB put in force, with the cache it named.
     assert_eq!((cells[2], cells[4]), ("2048 KiB", "hyperclock"));
     for c in [cells[5], cells[6]] {
-        assert!(c.replace(',', "").parse::<f64>().unwrap() > 0.0, "{cells:?}");
+        assert!(
+            c.replace(',', "").parse::<f64>().unwrap() > 0.0,
+            "{cells:?}"
+        );
     }
 }
 

@@ -807,6 +807,43 @@ pub fn fs_geometry(fs_type: &str, g: Option<&FsGeometry>) -> Check {
     )
 }
 
+/// `os.remove_ipc`: with systemd-logind's RemoveIPC=yes (its default), a login user's
+/// shared memory and /dev/shm files go when their last session ends, and a PostgreSQL
+/// started as that user loses them mid-run (seed 003 names it: "I always forget
+/// these"). As root plumb starts servers as their own system users, which logind leaves
+/// alone; as a login user it starts them as that user.
+pub fn remove_ipc(remove: Option<bool>, as_root: Option<bool>, uid: Option<u32>) -> Check {
+    let id = "os.remove_ipc";
+    match (remove, as_root, uid) {
+        (None, _, _) => check(id, Verdict::Info, "no systemd-logind configuration: nothing removes a user's shared memory at logout", None),
+        (Some(false), _, _) => check(id, Verdict::Ok, "RemoveIPC=no: a server's shared memory outlives its user's logins", None),
+        (Some(true), Some(true), _) => check(
+            id,
+            Verdict::Ok,
+            "RemoveIPC=yes, but plumb runs as root and starts servers as their system users (postgres, mysql), which logind leaves alone",
+            None,
+        ),
+        (Some(true), _, Some(uid)) if uid < 1000 => check(
+            id,
+            Verdict::Ok,
+            format!("RemoveIPC=yes, but plumb runs as system user {uid}, which logind leaves alone"),
+            None,
+        ),
+        (Some(true), _, None) => check(
+            id,
+            Verdict::Info,
+            "RemoveIPC=yes: a server started as a login user loses its shared memory when that user's last session ends (who plumb ran as is not known here)",
+            None,
+        ),
+        (Some(true), _, Some(_)) => check(
+            id,
+            Verdict::Warn,
+            "RemoveIPC=yes: when your last login session ends, systemd-logind removes your shared memory and /dev/shm files, and a PostgreSQL plumb started as you loses them mid-run",
+            Some("add RemoveIPC=no under [Login] in /etc/systemd/logind.conf, then systemctl restart systemd-logind"),
+        ),
+    }
+}
+
 /// `perf.ptrace_scope`: Yama's ptrace_scope decides whether debuggers and stack samplers
 /// (gdb, eu-stack, the poor man's profiler) can attach to a running server.
 pub fn ptrace_scope(scope: Option<i64>, as_root: Option<bool>) -> Check {
@@ -900,6 +937,7 @@ pub(crate) fn all(
         perf_paranoid(inv.perf_event_paranoid, inv.running_as_root),
         pmu(inv.core_pmu),
         ptrace_scope(inv.ptrace_scope, inv.running_as_root),
+        remove_ipc(inv.remove_ipc, inv.running_as_root, inv.uid),
         kptr_restrict(inv.kptr_restrict, inv.running_as_root),
         hybrid(c.core_types.as_ref()),
         cmdline(inv.cmdline.as_deref(), inv.cmdline_unavailable.as_deref()),

@@ -48,6 +48,46 @@ pub struct Inventory {
     pub kptr_restrict: Option<i64>,
     /// I/O, filesystem and PCIe errors in the kernel log since boot.
     pub kernel_log: KernelLog,
+    /// systemd-logind's `RemoveIPC` as configured (`/etc/systemd/logind.conf`, then
+    /// `logind.conf.d/*.conf` in order; systemd's default, yes, when none sets it):
+    /// logind then removes a login user's shared memory when their last session ends,
+    /// a PostgreSQL started as that user's among it (seed 003). `None` without logind's
+    /// configuration.
+    pub remove_ipc: Option<bool>,
+    /// plumb's effective uid (live machine only): logind leaves system users (below
+    /// 1000) alone.
+    pub uid: Option<u32>,
+}
+
+/// The `RemoveIPC` logind reads: the last assignment in `[Login]` across
+/// logind.conf and its drop-ins (read in name order, as systemd does), yes by default.
+fn read_remove_ipc(fs: &Fs) -> Option<bool> {
+    let main = fs.read("/etc/systemd/logind.conf").ok();
+    let dropins: Vec<String> = fs
+        .names("/etc/systemd/logind.conf.d")
+        .into_iter()
+        .filter(|n| n.ends_with(".conf"))
+        .filter_map(|n| fs.read(format!("/etc/systemd/logind.conf.d/{n}")).ok())
+        .collect();
+    if main.is_none() && dropins.is_empty() {
+        return None;
+    }
+    let mut value = true;
+    for text in main.iter().chain(dropins.iter()) {
+        let mut login = false;
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('[') {
+                login = line == "[Login]";
+            } else if let Some(v) = line.strip_prefix("RemoveIPC=").filter(|_| login) {
+                match v.trim().to_ascii_lowercase().as_str() {
+                    "yes" | "true" | "1" | "on" => value = true,
+                    "no" | "false" | "0" | "off" => value = false,
+                    _ => {}
+                }
+            }
+        }
+    }
+    Some(value)
 }
 
 /// The processor as the kernel sees it.
@@ -179,6 +219,9 @@ pub(crate) fn read(fs: &Fs, runner: &Runner, notes: &mut Vec<String>) -> Invento
         ptrace_scope: fs.i64("/proc/sys/kernel/yama/ptrace_scope"),
         kptr_restrict: fs.i64("/proc/sys/kernel/kptr_restrict"),
         kernel_log: kmsg::summarise(&log),
+        remove_ipc: read_remove_ipc(fs),
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        uid: fs.is_live().then(|| unsafe { libc::geteuid() }),
         cpu,
         clocksource,
         memory,

@@ -477,6 +477,20 @@ fn ptrace_scope() {
 }
 
 #[test]
+fn remove_ipc() {
+    info(k::remove_ipc(None, Some(false), Some(1000)));
+    ok(k::remove_ipc(Some(false), Some(false), Some(1000)));
+    // As root the server runs as its own system user; a system user is left alone too.
+    ok(k::remove_ipc(Some(true), Some(true), Some(0)));
+    ok(k::remove_ipc(Some(true), Some(false), Some(117)));
+    let c = warn(k::remove_ipc(Some(true), Some(false), Some(1000)));
+    assert!(c.reason.contains("loses them mid-run"), "{c:?}");
+    assert!(c.fix.as_deref().unwrap().contains("RemoveIPC=no"), "{c:?}");
+    // A recorded snapshot that does not say who ran it.
+    info(k::remove_ipc(Some(true), None, None));
+}
+
+#[test]
 fn kptr_restrict() {
     info(k::kptr_restrict(None, None));
     ok(k::kptr_restrict(Some(0), Some(false)));

@@ -600,6 +600,47 @@ fn empty_root_never_panics() {
     render_text(&s);
 }
 
+/// logind's RemoveIPC as systemd reads it: yes unless `[Login]` says no, the last
+/// assignment winning, drop-ins after the main file in name order.
+#[test]
+fn remove_ipc_is_read_as_logind_reads_it() {
+    let read = |files: &[(&str, &str)]| {
+        let t = tempfile::tempdir().unwrap();
+        put(t.path(), files);
+        snapshot(&opts(t.path(), "/")).inventory.remove_ipc
+    };
+    assert_eq!(read(&[]), None);
+    let main = "/etc/systemd/logind.conf";
+    assert_eq!(read(&[(main, "[Login]\n#RemoveIPC=no\n")]), Some(true));
+    assert_eq!(read(&[(main, "[Login]\nRemoveIPC=no\n")]), Some(false));
+    assert_eq!(read(&[(main, "[Other]\nRemoveIPC=no\n")]), Some(true));
+    assert_eq!(
+        read(&[
+            (main, "[Login]\nRemoveIPC=no\n"),
+            (
+                "/etc/systemd/logind.conf.d/10-a.conf",
+                "[Login]\nRemoveIPC=yes\n"
+            ),
+            (
+                "/etc/systemd/logind.conf.d/20-b.conf",
+                "[Login]\nRemoveIPC=no\nRemoveIPC=yes\n"
+            ),
+            (
+                "/etc/systemd/logind.conf.d/30-c.conf.bak",
+                "[Login]\nRemoveIPC=no\n"
+            ),
+        ]),
+        Some(true)
+    );
+    assert_eq!(
+        read(&[(
+            "/etc/systemd/logind.conf.d/plumb.conf",
+            "[Login]\nRemoveIPC=no\n"
+        )]),
+        Some(false)
+    );
+}
+
 /// Busy-process sampling over a fixture: two reads of the same files show no CPU use.
 #[test]
 fn busy_sampling_on_fixture() {

@@ -155,6 +155,47 @@ fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
 }
 
 #[test]
+fn seed_004_sets_this_disk_under_the_decks_sample_disk_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("seed004.sqlite");
+    let data = dir.path().join("data");
+    let out = seed_command(
+        "004.sh",
+        &store,
+        &[
+            ("QUICK", "1"),
+            ("SIZE", "64M"),
+            ("DIR", data.to_str().unwrap()),
+            ("RATED_RPM", "7200"),
+        ],
+    );
+    let title = "### Sample disk results";
+    // The deck's own rows, as published, then ours in the same columns.
+    assert_eq!(
+        row(&out, title, "3"),
+        ["3", "125", "119", "371 @ 16GB", "60 @ 100GB", "10855/s", "RAID0"]
+    );
+    let table = out.split(title).nth(1).unwrap();
+    let ours: Vec<&str> = table
+        .lines()
+        .find(|l| l.contains("this machine:"))
+        .unwrap_or_else(|| panic!("no row for this machine in\n{out}"))
+        .trim_matches('|')
+        .split('|')
+        .map(str::trim)
+        .collect();
+    assert_eq!(ours.len(), 7, "{ours:?}");
+    for (i, c) in ours[1..6].iter().enumerate() {
+        let figure = c.split([' ', '/']).next().unwrap().replace(',', "");
+        assert!(figure.parse::<f64>().unwrap() > 0.0, "column {i}: {c:?}");
+    }
+    assert!(ours[3].ends_with("@ 64MB") && ours[4].ends_with("@ 64MB"), "{ours:?}");
+    // The deck's rotational model at the rated RPM: 1 / (4.17 ms + 8.5 ms) = 79 IOPS.
+    assert!(out.contains("= 79; measured read-only seeks are"), "{out}");
+    assert!(out.contains("Commit rate judged against the device"), "{out}");
+}
+
+#[test]
 fn seed_003_runs_the_insert_benchmark_over_releases_each_step_relative_to_the_first() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("seed003.sqlite");

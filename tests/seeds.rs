@@ -173,7 +173,15 @@ fn seed_004_sets_this_disk_under_the_decks_sample_disk_results() {
     // The deck's own rows, as published, then ours in the same columns.
     assert_eq!(
         row(&out, title, "3"),
-        ["3", "125", "119", "371 @ 16GB", "60 @ 100GB", "10855/s", "RAID0"]
+        [
+            "3",
+            "125",
+            "119",
+            "371 @ 16GB",
+            "60 @ 100GB",
+            "10855/s",
+            "RAID0"
+        ]
     );
     let table = out.split(title).nth(1).unwrap();
     let ours: Vec<&str> = table
@@ -189,10 +197,16 @@ fn seed_004_sets_this_disk_under_the_decks_sample_disk_results() {
         let figure = c.split([' ', '/']).next().unwrap().replace(',', "");
         assert!(figure.parse::<f64>().unwrap() > 0.0, "column {i}: {c:?}");
     }
-    assert!(ours[3].ends_with("@ 64MB") && ours[4].ends_with("@ 64MB"), "{ours:?}");
+    assert!(
+        ours[3].ends_with("@ 64MB") && ours[4].ends_with("@ 64MB"),
+        "{ours:?}"
+    );
     // The deck's rotational model at the rated RPM: 1 / (4.17 ms + 8.5 ms) = 79 IOPS.
     assert!(out.contains("= 79; measured read-only seeks are"), "{out}");
-    assert!(out.contains("Commit rate judged against the device"), "{out}");
+    assert!(
+        out.contains("Commit rate judged against the device"),
+        "{out}"
+    );
 }
 
 #[test]

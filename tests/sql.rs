@@ -500,6 +500,93 @@ fn a_server_left_running_by_a_killed_plumb_is_stopped_by_the_next_one() {
 }
 
 #[test]
+fn postgres_writes_its_wal_under_waldir_and_the_run_says_where() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    // The server runs as the postgres user: it must reach both directories.
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (data, wal) = (d.path().join("data"), d.path().join("wal"));
+    for p in [&data, &wal] {
+        std::fs::create_dir(p).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let store = d.path().join("s.sqlite");
+    let args = |keep: bool| {
+        let mut a = vec![
+            "sql",
+            "--table-size",
+            "500",
+            "--steps",
+            "load,point-query",
+            "--duration",
+            "0.2",
+            "--warmup",
+            "0",
+            "--dir",
+            data.to_str().unwrap(),
+            "--waldir",
+            wal.to_str().unwrap(),
+        ];
+        if keep {
+            a.push("--keep");
+        }
+        a
+    };
+    let o = plumb(&store, &args(true));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = json_of(&plumb(&store, &["show", "1", "--json"]));
+    let opts = &run["run"]["options"];
+    let at = std::path::PathBuf::from(opts["server.waldir"].as_str().unwrap());
+    assert_eq!(at.parent(), Some(wal.as_path()), "{opts}");
+    assert!(!opts["server.waldir_device"].as_str().unwrap().is_empty());
+    // initdb put the log there: the data directory's pg_wal points to it, and the
+    // load's commits wrote segments into it.
+    let root = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("plumb-postgres-")
+        })
+        .expect("the kept server's directory");
+    assert_eq!(std::fs::read_link(root.join("data/pg_wal")).unwrap(), at);
+    let segments = std::fs::read_dir(&at)
+        .unwrap()
+        .filter(|e| {
+            let n = e
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            n.len() == 24 && n.chars().all(|c| c.is_ascii_hexdigit())
+        })
+        .count();
+    assert!(segments >= 1, "no WAL segment in {}", at.display());
+    // Without --keep the log's directory goes with the server.
+    std::fs::remove_dir_all(&at).unwrap();
+    let o = plumb(&store, &args(false));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&wal).unwrap().count(), 0);
+    // The log's place is PostgreSQL's to choose, given as an absolute path.
+    let o = plumb(
+        &store,
+        &["sql", "--server", "mariadb", "--waldir", "/var/tmp"],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("innodb_log_group_home_dir"),
+        "{}",
+        stderr(&o)
+    );
+    let o = plumb(&store, &["sql", "--waldir", "relative/wal"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("absolute"), "{}", stderr(&o));
+}
+
+#[test]
 fn repeats_run_on_fresh_servers_and_are_stored_as_one_group() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.sqlite");

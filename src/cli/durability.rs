@@ -172,6 +172,7 @@ fn servers(a: &DurabilityArgs, modes: &[DurabilityMode]) -> anyhow::Result<Vec<T
             engine: engine.map(str::to_string),
             basedir: None,
             config: None,
+            waldir: None,
             cache_mb: 256,
             url: None,
         };

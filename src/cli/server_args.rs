@@ -38,6 +38,10 @@ pub struct ServerArgs {
     /// {placeholders} are filled.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// PostgreSQL's write-ahead log in this directory (`initdb --waldir`), e.g. on a
+    /// device of its own; the run records where it was and on which device.
+    #[arg(long, value_name = "DIR", conflicts_with = "url")]
+    pub waldir: Option<PathBuf>,
 }
 
 impl ServerArgs {
@@ -70,6 +74,7 @@ impl ServerArgs {
                 engine: self.engine.clone(),
                 basedir: self.basedir.clone(),
                 config: self.config.clone(),
+                waldir: self.waldir.clone(),
                 cache_mb: self.cache_mb,
                 url,
             },

@@ -71,6 +71,7 @@ pub fn external_server(dir: &Path, server: &str, engine: Option<&str>) -> plumb_
             port: None,
             cache_mb: 64,
             config: None,
+            waldir: None,
         },
     )
     .unwrap()

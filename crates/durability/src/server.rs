@@ -85,6 +85,7 @@ pub fn start(spec: &ServerSpec, cut: Cut, root: &Path) -> anyhow::Result<Started
             port: None,
             cache_mb: spec.cache_mb,
             config: spec.config.clone(),
+            waldir: spec.waldir.clone(),
         },
     );
     let server = match started {

@@ -61,6 +61,10 @@ pub struct ServerSpec {
     /// A config template of the user's instead of plumb's (same `{placeholders}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<PathBuf>,
+    /// Where PostgreSQL's write-ahead log goes (`initdb --waldir`), on a device of its
+    /// own as the seeds' servers keep it: commits then wait on the log's device alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waldir: Option<PathBuf>,
     /// Buffer pool / shared_buffers / block cache, MiB.
     #[serde(default = "default_cache_mb")]
     pub cache_mb: u64,
@@ -149,6 +153,31 @@ impl ServerSpec {
         }
         if self.cache_mb == 0 {
             return bad("cache_mb", "must be at least 1 MiB".into());
+        }
+        if let Some(w) = &self.waldir {
+            if self.url.is_some() {
+                return bad(
+                    "waldir",
+                    "a running server's log is where its owner put it; drop `waldir`".into(),
+                );
+            }
+            if !self.is_postgres() {
+                return bad(
+                    "waldir",
+                    "is PostgreSQL's (initdb --waldir); MariaDB's redo log goes where \
+                     innodb_log_group_home_dir says: set it in a `config` template"
+                        .into(),
+                );
+            }
+            if !w.is_absolute() {
+                return bad(
+                    "waldir",
+                    format!(
+                        "{}: give an absolute path (a directory on the log's device)",
+                        w.display()
+                    ),
+                );
+            }
         }
         if let Some(u) = &self.url {
             let scheme_ok = ["postgres://", "postgresql://", "mysql://", "mariadb://"]
@@ -728,9 +757,35 @@ mod tests {
             engine: None,
             basedir: None,
             config: None,
+            waldir: None,
             cache_mb: 256,
             url: None,
         }
+    }
+
+    #[test]
+    fn a_wal_directory_is_postgresqls_own_and_absolute() {
+        let w = |server: &str, dir: &str, url: Option<&str>| {
+            ServerSpec {
+                server: server.into(),
+                waldir: Some(dir.into()),
+                url: url.map(str::to_string),
+                ..pg()
+            }
+            .validate()
+        };
+        assert!(w("postgres@16", "/wal", None).is_ok());
+        let e = w("mariadb", "/wal", None).unwrap_err();
+        assert_eq!(e.key, "waldir");
+        assert!(
+            e.message.contains("innodb_log_group_home_dir"),
+            "{}",
+            e.message
+        );
+        let e = w("postgres", "wal", None).unwrap_err();
+        assert!(e.message.contains("absolute"), "{}", e.message);
+        let e = w("postgres", "/wal", Some("postgres://u@h/db")).unwrap_err();
+        assert_eq!(e.key, "waldir");
     }
 
     #[test]

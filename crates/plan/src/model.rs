@@ -698,6 +698,7 @@ mod tests {
                 engine: None,
                 basedir: None,
                 config: None,
+                waldir: None,
                 cache_mb: 128,
                 url: None,
             },

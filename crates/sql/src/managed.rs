@@ -118,6 +118,7 @@ pub fn start(
             port: at.port,
             cache_mb: spec.cache_mb,
             config: spec.config.clone(),
+            waldir: spec.waldir.clone(),
         },
     )?;
     eprintln!(
@@ -234,6 +235,14 @@ pub fn record_settings(
         }
         if let Some(id) = plumb_probes::build_id::gnu_build_id(&exe) {
             options.insert("server.build_id".into(), id);
+        }
+        // Where the write-ahead log went, and on which device: the step's device figures
+        // are the data directory's, so a log on its own device is named beside them.
+        if let Some(w) = &m.wal_dir {
+            options.insert("server.waldir".into(), w.display().to_string());
+            if let Ok(d) = plumb_probes::diskstats::DeviceStats::for_path(w) {
+                options.insert("server.waldir_device".into(), d.name().to_string());
+            }
         }
     }
     for (k, v) in counters.settings() {

@@ -121,6 +121,7 @@ struct TargetDef {
     url: Option<String>,
     basedir: Option<PathBuf>,
     config: Option<PathBuf>,
+    waldir: Option<PathBuf>,
     cache_mb: Option<u64>,
     memory_mb: Option<Spanned<u64>>,
     drop_caches: bool,
@@ -140,6 +141,7 @@ const TARGET_KEYS: &[&str] = &[
     "url",
     "basedir",
     "config",
+    "waldir",
     "cache_mb",
     "memory_mb",
     "drop_caches",
@@ -183,6 +185,7 @@ impl<'de> Visitor<'de> for TargetVisitor {
             url: None,
             basedir: None,
             config: None,
+            waldir: None,
             cache_mb: None,
             memory_mb: None,
             drop_caches: false,
@@ -210,6 +213,7 @@ impl<'de> Visitor<'de> for TargetVisitor {
                 "url" => t.url = Some(m.next_value()?),
                 "basedir" => t.basedir = Some(m.next_value()?),
                 "config" => t.config = Some(m.next_value()?),
+                "waldir" => t.waldir = Some(m.next_value()?),
                 "cache_mb" => t.cache_mb = Some(m.next_value()?),
                 "memory_mb" => t.memory_mb = Some(m.next_value()?),
                 "drop_caches" => t.drop_caches = m.next_value()?,
@@ -245,6 +249,7 @@ impl<'de> Visitor<'de> for TargetVisitor {
             ("versions", t.versions.is_some() && !releases),
             ("basedir", t.basedir.is_some()),
             ("config", t.config.is_some()),
+            ("waldir", t.waldir.is_some()),
             ("cache_mb", t.cache_mb.is_some()),
         ] {
             if set {
@@ -732,6 +737,7 @@ fn server_targets(t: &TargetDef) -> Result<Vec<TargetPlan>, (&'static str, Strin
         engine: t.storage.clone(),
         basedir: t.basedir.clone(),
         config: t.config.clone(),
+        waldir: t.waldir.clone(),
         cache_mb: t.cache_mb.unwrap_or(DEFAULT_CACHE_MB),
         url: t.url.clone(),
     };

@@ -48,6 +48,13 @@ fn missing(choice: &ServerChoice, what: &str) -> SqlError {
 }
 
 pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Managed, SqlError> {
+    if opts.waldir.is_some() {
+        return Err(SqlError::Input(
+            "--waldir is PostgreSQL's (initdb --waldir); MariaDB's redo log goes where \
+             innodb_log_group_home_dir says: set it in a --config template"
+                .into(),
+        ));
+    }
     let base = choice.basedir.as_deref();
     let mysql = choice.flavor == Flavor::MySql;
     let server_names: &[&str] = if mysql {

@@ -152,6 +152,8 @@ pub struct StartOptions {
     pub cache_mb: u64,
     /// A config template of the user's instead of plumb's.
     pub config: Option<PathBuf>,
+    /// PostgreSQL's WAL directory (`initdb --waldir`); a fresh directory is made inside.
+    pub waldir: Option<PathBuf>,
 }
 
 /// A running server that plumb started: stopped when dropped.
@@ -178,6 +180,9 @@ pub struct Managed {
     /// Builds the command that starts the server on its existing data again (after a
     /// crash): `pg_ctl start`, which waits, or the server itself, which is spawned.
     pub(crate) relaunch: Option<Relaunch>,
+    /// Directories of the server's outside its root (PostgreSQL's WAL under `--waldir`),
+    /// removed with it.
+    pub wal_dir: Option<PathBuf>,
 }
 
 /// How a server is started again on its own data.
@@ -222,6 +227,7 @@ impl Managed {
             child: None,
             stopped: false,
             relaunch: None,
+            wal_dir: None,
         }
     }
 
@@ -361,6 +367,9 @@ impl Managed {
         // the next sweep clears, never an unmarked directory.
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.root);
+            if let Some(w) = &self.wal_dir {
+                let _ = std::fs::remove_dir_all(w);
+            }
         }
         plumb_store::owner::release(&self.root);
         result

@@ -2,7 +2,7 @@
 //! pg_ctl start and stop, as the postgres user when plumb runs as root.
 
 use super::{
-    command_as, fill, make_root, port, template, user_ids, Flavor, Managed, ServerChoice,
+    chown, command_as, fill, make_root, port, template, user_ids, Flavor, Managed, ServerChoice,
     StartOptions,
 };
 use crate::client::{Endpoint, Protocol};
@@ -187,6 +187,25 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     );
     let user = "postgres";
     let mut initdb = command_as(user, &bin.join("initdb"));
+    if let Some(parent) = &opts.waldir {
+        // A fresh directory of its own inside the one given, as the data's: initdb
+        // wants it empty, and it is removed with the server.
+        let wal = tempfile::Builder::new()
+            .prefix("plumb-postgres-wal-")
+            .tempdir_in(parent)
+            .map_err(|e| {
+                SqlError::Input(format!(
+                    "--waldir {}: cannot make a directory in it: {e}",
+                    parent.display()
+                ))
+            })?
+            .keep();
+        m.wal_dir = Some(wal.clone());
+        if let Some((uid, gid)) = owner {
+            chown(&wal, uid, gid)?;
+        }
+        initdb.arg("--waldir").arg(&wal);
+    }
     initdb.arg("-D").arg(&data).args([
         "-U",
         "postgres",

@@ -14,6 +14,7 @@ pub fn start(server: &str, engine: Option<&str>, dir: &Path) -> Managed {
             port: None,
             cache_mb: 128,
             config: None,
+            waldir: None,
         },
     )
     .unwrap_or_else(|e| panic!("starting {server}: {e}"))

@@ -69,6 +69,7 @@ fn every_case_on_postgres() {
             port: None,
             cache_mb: 64,
             config: None,
+            waldir: None,
         },
     )
     .expect("PostgreSQL starts (the test command installs it)");

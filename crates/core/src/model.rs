@@ -596,6 +596,11 @@ pub struct ServerCosts {
     /// was counted.
     #[serde(default)]
     pub perf_unavailable: Vec<String>,
+    /// Seconds each event of `perf_query` was counted when the events were counted one
+    /// group at a time (`--perf-groups`): each figure is exact over those seconds and
+    /// divided by their own queries. Empty when all were counted at once (multiplexed).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub perf_counted_secs: std::collections::BTreeMap<String, f64>,
 }
 
 /// One second of a step (the last may be shorter).

@@ -478,6 +478,13 @@ pub struct SqlParams {
     #[arg(long, value_name = "pQ:BOUND")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_search: Option<String>,
+    /// Count the server's perf events one group at a time, SECS seconds each, in turn
+    /// over each step's window (seed 002: groups of 10 s after a 30 s warm-up): each
+    /// event exact over its slices and divided by their own queries, instead of all
+    /// multiplexed over the window; 0 multiplexes them.
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    #[serde(skip_serializing_if = "is_zero")]
+    pub perf_groups: u32,
     /// pgbench's scale factor (pgbench-load): 100000 accounts per unit; the other
     /// pgbench steps read it from the tables, as pgbench does.
     #[arg(long, default_value_t = 1)]
@@ -506,6 +513,10 @@ pub struct SqlParams {
 
 fn is_one(v: &u32) -> bool {
     *v == 1
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 fn is_thousand(v: &u64) -> bool {

@@ -18,6 +18,7 @@ pub mod dirsize;
 pub mod diskstats;
 mod error;
 pub mod perf;
+pub mod perfgroups;
 pub mod perfstat;
 mod perftool;
 pub mod process;

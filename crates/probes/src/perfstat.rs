@@ -165,10 +165,7 @@ impl Counts {
         }
         self.values
             .iter()
-            .map(|(ev, v)| match ev.as_str() {
-                "task-clock" => ("task-clock-us".to_string(), v * 1000.0 / ops as f64),
-                _ => (ev.clone(), v / ops as f64),
-            })
+            .map(|(ev, v)| per_op_figure(ev, *v, ops))
             .collect()
     }
 
@@ -178,11 +175,31 @@ impl Counts {
     }
 }
 
+/// An event's count over `ops` ops as stored per op: task-clock converted from ms to µs
+/// and named `task-clock-us`, to read beside a CPU-per-op figure.
+pub fn per_op_figure(event: &str, value: f64, ops: u64) -> (String, f64) {
+    match event {
+        "task-clock" => ("task-clock-us".to_string(), value * 1000.0 / ops as f64),
+        _ => (event.to_string(), value / ops as f64),
+    }
+}
+
 /// Starts counting [`EVENTS`] on `pids` (and what they fork); the output goes to a file
 /// in `dir`.
 pub fn start(pids: &[u32], dir: &Path, name: &str) -> Result<Counting, String> {
+    start_events(pids, EVENTS, dir, name)
+}
+
+/// Starts counting `events` (in [`EVENTS`]' order, each `:u` twin after its event) on
+/// `pids`: one group of [`crate::perfgroups`].
+pub fn start_events(
+    pids: &[u32],
+    events: &[&str],
+    dir: &Path,
+    name: &str,
+) -> Result<Counting, String> {
     let out = dir.join(format!("{name}.perfstat"));
-    let events = EVENTS.join(",");
+    let events = events.join(",");
     let child = crate::perftool::attach(&["stat", "-x", ",", "-e", &events], &out, pids)?;
     Ok(Counting { child, out })
 }

@@ -64,6 +64,10 @@ pub struct PerfTable {
     /// Set when no hardware event was counted on any side (a VM without a PMU): the
     /// table then holds software events and CPU per query only.
     pub no_pmu: bool,
+    /// Set when every side counted its events one group at a time (`--perf-groups`),
+    /// each exact over its own seconds, as the seed counts them, rather than all at
+    /// once and multiplexed by perf.
+    pub in_turn: bool,
 }
 
 /// Software events perf counts without a PMU: a table of only these has no hardware
@@ -217,20 +221,39 @@ fn table(versions: &[Version], step: &str) -> Option<PerfTable> {
             }
         })
         .collect();
+    let in_turn = versions.iter().all(|v| {
+        v.runs.iter().any(|r| {
+            r.steps.iter().any(|(s, _)| {
+                s.name == step
+                    && s.summary
+                        .server
+                        .as_ref()
+                        .is_some_and(|srv| !srv.perf_counted_secs.is_empty())
+            })
+        })
+    });
     Some(PerfTable {
         step: step.to_string(),
         whose: whose.to_string(),
         rows,
         readings,
         no_pmu,
+        in_turn,
     })
 }
 
 /// The title line above a table, shared by the terminal and Markdown.
 pub fn title(t: &PerfTable, base: &str) -> String {
     format!(
-        "perf stat, {}: {}'s counters per query relative to {base} (GHz, ipc, cpu/o and QPS as they are; {} = more than {HIGHLIGHT}× the base per query)",
-        t.step, t.whose, MARK
+        "perf stat, {}: {}'s counters per query relative to {base} (GHz, ipc, cpu/o and QPS as they are; {} = more than {HIGHLIGHT}× the base per query; {})",
+        t.step,
+        t.whose,
+        MARK,
+        if t.in_turn {
+            "each event counted in turn with its group, exactly over its own seconds"
+        } else {
+            "all events counted at once, perf multiplexing them"
+        }
     )
 }
 

@@ -152,6 +152,7 @@ fn measure(
             shape: shape.clone(),
             distribution,
             pace,
+            perf_groups: p.perf_groups,
         };
         let mut ctx = SqlContext {
             endpoint: &ep,

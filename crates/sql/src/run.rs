@@ -15,11 +15,13 @@ use crate::drivers::{self, Driver, StepShared};
 use crate::error::SqlError;
 use plumb_core::{HwCounters, Interval, Qos, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::DeviceStats;
+use plumb_probes::perfgroups::{self, Rotation};
 use plumb_probes::perfstat::{self, Counting};
 use plumb_probes::profile::Recording;
 use plumb_runner::kernel::{self, Counts, Gauge, Lane, Mark, ServerTree, Sut, Timing};
 use plumb_runner::{metrics, Pacer, Progress, StepHistograms, StepOutcome};
 use plumb_workloads::{Distribution, Pace, SqlKind, SqlStepPlan};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, SystemTime};
@@ -46,6 +48,9 @@ pub struct SqlStepConfig {
     /// Open loop: the rate offered across the clients, each transaction timed from
     /// its intended start; `None` runs closed-loop.
     pub pace: Option<Pace>,
+    /// Seconds per group of the server's perf events counted in turn
+    /// ([`plumb_probes::perfgroups`]); 0 counts them all at once, multiplexed.
+    pub perf_groups: u32,
 }
 
 /// What YCSB's steps of a run carry from one to the next.
@@ -158,6 +163,11 @@ struct SqlGauge<'a> {
     index: usize,
     recording: Option<Result<Recording, String>>,
     counting: Option<Result<Counting, String>>,
+    /// Seconds per group when the server's events are counted in turn (0: all at once).
+    perf_groups: u32,
+    rotation: Option<Rotation>,
+    /// The groups' slices over the window, when counted in turn.
+    slices: Option<Vec<perfgroups::Slice>>,
     /// The window's profile (folded stacks), when asked for, or why there is none.
     profiled: Option<Result<String, String>>,
     /// The server's perf counts over the window, or why there are none; `None` when
@@ -168,7 +178,11 @@ struct SqlGauge<'a> {
 impl Gauge for SqlGauge<'_> {
     type Reading = ();
 
-    fn read(&mut self) {}
+    fn read(&mut self) {
+        if let Some(r) = &mut self.rotation {
+            r.mark();
+        }
+    }
 
     fn opened(&mut self) {
         self.tree.opened();
@@ -182,20 +196,30 @@ impl Gauge for SqlGauge<'_> {
             pids.extend(server.iter().flatten());
             plumb_probes::profile::start(&pids, dir, &format!("step{}", self.index))
         });
-        // The server's own perf counters over the window.
-        self.counting = server.map(|pids| {
-            perfstat::start(
-                &pids,
-                &std::env::temp_dir(),
-                &format!("plumb-{}-step{}", std::process::id(), self.index),
-            )
-        });
+        // The server's own perf counters over the window: all at once, or one group
+        // at a time.
+        let name = format!("plumb-{}-step{}", std::process::id(), self.index);
+        match (server, self.perf_groups) {
+            (Some(pids), 0) => {
+                self.counting = Some(perfstat::start(&pids, &std::env::temp_dir(), &name))
+            }
+            (Some(pids), secs) => {
+                self.rotation = Some(Rotation::start(
+                    &pids,
+                    &std::env::temp_dir(),
+                    &name,
+                    secs as usize,
+                ))
+            }
+            (None, _) => {}
+        }
     }
 
     fn closed(&mut self) {
         self.tree.closed();
         self.profiled = self.recording.take().map(|r| r.and_then(|r| r.stop()));
         self.perf = self.counting.take().map(|c| c.and_then(|c| c.stop()));
+        self.slices = self.rotation.take().map(Rotation::stop);
     }
 }
 
@@ -314,6 +338,9 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         index: cfg.index,
         recording: None,
         counting: None,
+        perf_groups: cfg.perf_groups,
+        rotation: None,
+        slices: None,
         profiled: None,
         perf: None,
     };
@@ -411,7 +438,29 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         StepStatus::Ok
     };
     let verification_failed = error.as_ref().is_some_and(|e| e.1);
-    let perf = &gauge.perf;
+    // The server's perf counts per query, what perf could not count, and (counted in
+    // turn) the seconds each event was counted; or why nothing was.
+    type PerfFigures = (
+        BTreeMap<String, f64>,
+        Vec<(String, String)>,
+        BTreeMap<String, f64>,
+    );
+    let perf: Option<Result<PerfFigures, String>> = match (gauge.slices.take(), &gauge.perf) {
+        (Some(slices), _) => {
+            let ops: Vec<u64> = intervals.iter().map(|i| i.ops).collect();
+            let secs: Vec<f64> = intervals.iter().map(|i| i.secs).collect();
+            let (per, missing) = perfgroups::per_op(&slices, &ops);
+            Some(Ok((per, missing, perfgroups::counted_secs(&slices, &secs))))
+        }
+        (None, Some(Ok(c))) => Some(Ok((c.per_op(ops), c.missing.clone(), BTreeMap::new()))),
+        (None, Some(Err(why))) => Some(Err(why.clone())),
+        (None, None) => None,
+    };
+    // task-clock as µs per query, to read beside srv_us_q.
+    let (perf_query, perf_counted_secs) = match &perf {
+        Some(Ok((per, _, secs))) => (per.clone(), secs.clone()),
+        _ => Default::default(),
+    };
     let summary = StepSummary {
         by_op: metrics::by_op(classes, &run.tally.by_class),
         open_loop: clients
@@ -424,14 +473,14 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         // The client's hardware counters are not read on SQL steps; the server's perf
         // counters are in `server.perf_query`, and what perf refused is said here.
         hw: HwCounters {
-            unsupported: Some(match perf {
-                Some(Ok(c)) if c.missing.is_empty() => {
+            unsupported: Some(match &perf {
+                Some(Ok((_, missing, _))) if missing.is_empty() => {
                     "the client's are not read on SQL steps (the server's: server.perf_query)"
                         .into()
                 }
-                Some(Ok(c)) => format!(
+                Some(Ok((_, missing, _))) => format!(
                     "the server's: {}",
-                    c.missing
+                    missing
                         .iter()
                         .map(|(e, why)| format!("{e} {why}"))
                         .collect::<Vec<_>>()
@@ -454,20 +503,16 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             counters_query,
             retries,
             queries,
-            perf_query: match perf {
-                // task-clock as µs per query, to read beside srv_us_q.
-                Some(Ok(c)) => c.per_op(ops),
-                _ => Default::default(),
-            },
-            perf_unavailable: match perf {
-                Some(Ok(c)) => c
-                    .missing
+            perf_unavailable: match &perf {
+                Some(Ok((_, missing, _))) => missing
                     .iter()
                     .map(|(e, why)| format!("{e}: {why}"))
                     .collect(),
                 Some(Err(why)) => vec![why.clone()],
                 None => vec!["not counted: plumb cannot see an external server's processes".into()],
             },
+            perf_query,
+            perf_counted_secs,
         }),
         ..base
     };

@@ -39,6 +39,7 @@ fn cfg(index: usize, step: &str, secs: f64, warmup: f64, pace: Option<Pace>) -> 
         shape: shape(),
         distribution: Distribution::Uniform,
         pace,
+        perf_groups: 0,
     }
 }
 

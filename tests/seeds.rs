@@ -102,10 +102,15 @@ fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
     // The release plumb links only (the others are built outside CI), 25k keys, 1.2 s
     // steps, the disk's own max_sectors_kb (a test does not retune a shared device).
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let suite = std::fs::read_to_string(root.join("examples/seeds/001.toml"))
+    // The targets of releases other than the linked one (8.1.1's) left out.
+    let suite: String = std::fs::read_to_string(root.join("examples/seeds/001.toml"))
         .unwrap()
+        .split("[[target]]")
+        .filter(|block| !block.contains(r#"versions = ["8.1.1"]"#))
+        .collect::<Vec<_>>()
+        .join("[[target]]")
         .replace(
-            r#"versions = ["8.1.1", "8.8.1", "11.8.1"]"#,
+            r#"versions = ["8.8.1", "11.8.1"]"#,
             r#"versions = ["11.8.1"]"#,
         );
     assert_eq!(

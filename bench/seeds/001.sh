@@ -54,10 +54,11 @@ secs = max(s["summary"]["secs"] for _, d in whole for s in d["steps"] if s["name
 window = max(1, round(secs / 6))   # the seed's last 300 of 1800 s
 last = {d["run"]["id"]: d for _, d in newest_suite(plumb, store, "--window", str(window))}
 
-got = {}   # (case, release) -> figures
-warnings = []
+got = {}   # (case, release) -> figures, the median over its repeats
+reps = {}  # (case, release) -> each repeat's figures
 for parts, doc in whole:
     case, _, release = parts[0].partition("@")
+    case = case.removesuffix("-lru")   # a release run with the LRU cache (8.1.1)
     release = release or doc["run"]["engine_version"].split()[0]
     steps = {s["name"]: s["summary"] for s in doc["steps"] if s["status"] == "ok"}
     if "overwrite" not in steps:
@@ -66,15 +67,28 @@ for parts, doc in whole:
     w = next(x["summary"] for x in last[doc["run"]["id"]]["steps"] if x["name"] == "overwrite")
     lsm = s.get("lsm") or {}
     o = doc["run"]["options"]
-    got[(case, release)] = {
+    devices = ((doc["run"].get("host") or {}).get("storage") or {}).get("devices", [])
+    kbs = [d["queue"]["max_sectors_kb"] for d in devices if d.get("queue", {}).get("max_sectors_kb")]
+    reps.setdefault((case, release), []).append({
         "dev": s.get("device") or {}, "ops": s["ops_sec"], "last": w["ops_sec"],
         "stall": s.get("stall_pct"), "comp": lsm.get("comp_secs"),
         "ra": o.get("rocksdb.effective.db.compaction_readahead_size"),
         "cache": o.get("rocksdb.cache_type", "lru"),
-    }
-    devices = ((doc["run"].get("host") or {}).get("storage") or {}).get("devices", [])
-    kbs = [d["queue"]["max_sectors_kb"] for d in devices if d.get("queue", {}).get("max_sectors_kb")]
-    got[(case, release)]["max_sectors_kb"] = min(kbs) if kbs else "n/a"
+        "max_sectors_kb": min(kbs) if kbs else "n/a",
+    })
+
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    return None if not xs else (xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2)
+
+# Repeats of a cell: the median of each figure.
+for key, rs in reps.items():
+    g = dict(rs[0])
+    for k in ("ops", "last", "stall", "comp"):
+        g[k] = median([r[k] for r in rs])
+    g["dev"] = {c: median([r["dev"].get(c) for r in rs]) for c in rs[0]["dev"]}
+    g["repeats"] = len(rs)
+    got[key] = g
 
 # The seed's iostat averages during overwrite (its "Understanding IO via iostat"), by the
 # release each of ours stands for: 8.1.1 before 8.6 (the seed's 8.5.4), 8.8.1 inside the

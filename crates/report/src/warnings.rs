@@ -240,13 +240,16 @@ pub fn skew_with_writer(r: &plumb_store::StoredRun) -> Option<String> {
     })
 }
 
-/// A RocksDB run whose compaction read through the page cache with a
-/// compaction_readahead_size in force above the data device's max_sectors_kb, in a
-/// release that prefetches compaction input with readahead(2): the kernel does not
-/// honour such a call, so compaction reads block by block (seed 001: rareq-sz fell from
-/// 52 KiB in 8.5 to 4.7 KiB in 8.6; RocksDB issue 12038). 9.9 caps the readahead at
-/// max_sectors_kb itself, and before 8.6 or under O_DIRECT compaction does its own
-/// reads, so those runs are silent. `None` when any figure it needs was not recorded.
+/// A RocksDB run whose compaction read through the page cache in block-sized requests
+/// with a compaction_readahead_size in force above the data device's max_sectors_kb, in
+/// a release that prefetches compaction input with readahead(2) (8.6 up to 9.9, which
+/// caps it at max_sectors_kb): seed 001's RocksDB issue 12038, where rareq-sz fell from
+/// 52 KiB in 8.5 to 4.7 KiB in 8.6. Whether a kernel honours a readahead past
+/// max_sectors_kb varies (this VM's 6.18 split it into max_sectors_kb requests and
+/// compaction still read ~118 KiB ones), so the warning rests on the device's own
+/// figure: a step whose compactions read data while the device's mean read request was
+/// at most two blocks. Before 8.6, under O_DIRECT, within the limit, or with large
+/// requests, it is silent; `None` too when a figure it needs was not recorded.
 pub fn readahead_over_max_sectors(r: &plumb_store::StoredRun) -> Option<String> {
     let o = &r.run.options;
     let opt = |k: &str| {
@@ -277,15 +280,32 @@ pub fn readahead_over_max_sectors(r: &plumb_store::StoredRun) -> Option<String> 
         .iter()
         .filter_map(|d| Some((d.name.as_str(), d.queue.max_sectors_kb?)))
         .min_by_key(|(_, kb)| *kb)?;
-    (r.run.engine == "rocksdb" && !direct && prefetches_by_syscall && readahead > kb * 1024)
-        .then(|| {
-            format!(
-                "run {}: compaction_readahead_size in force is {} KiB, above {dev}'s max_sectors_kb={kb}: RocksDB {} prefetches compaction input with readahead(2), which the kernel does not honour past max_sectors_kb, so buffered compaction reads block by block (RocksDB issue 12038, seed 001; 9.9 caps it); set compaction_readahead_size to {kb} KiB or less, or raise max_sectors_kb",
-                r.run.id,
-                readahead / 1024,
-                r.run.engine_version.split_whitespace().next().unwrap_or("?"),
-            )
-        })
+    if !(r.run.engine == "rocksdb" && !direct && prefetches_by_syscall && readahead > kb * 1024) {
+        return None;
+    }
+    let block_kb = o
+        .get("rocksdb.block_size")
+        .and_then(|b| b.parse::<f64>().ok())
+        .unwrap_or(4096.0)
+        / 1024.0;
+    let (step, rareq) = r.steps.iter().find_map(|(s, _)| {
+        let comp_read: u64 = s
+            .summary
+            .lsm
+            .as_ref()?
+            .levels
+            .iter()
+            .map(|l| l.read_bytes)
+            .sum();
+        let rareq = s.summary.device.as_ref()?.rareq_kb?;
+        (comp_read > 0 && rareq <= 2.0 * block_kb).then_some((s.name.as_str(), rareq))
+    })?;
+    Some(format!(
+        "run {}: {step} read {rareq:.1} KiB per device request while compaction read its input, with compaction_readahead_size {} KiB in force, above {dev}'s max_sectors_kb={kb}: RocksDB {} prefetches compaction input with readahead(2), and this kernel did not honour it past max_sectors_kb, so compaction read block by block (RocksDB issue 12038, seed 001; 9.9 caps it); set compaction_readahead_size to {kb} KiB or less, or raise max_sectors_kb",
+        r.run.id,
+        readahead / 1024,
+        r.run.engine_version.split_whitespace().next().unwrap_or("?"),
+    ))
 }
 
 /// Sides whose runs were made in separate blocks of time rather than interleaved. The
@@ -610,7 +630,37 @@ mod tests {
         readahead: u64,
         max_sectors_kb: u64,
     ) -> StoredRun {
-        let mut r = run(Vec::new());
+        readahead_run_reading(release, direct, readahead, max_sectors_kb, 4.7, 1 << 30)
+    }
+
+    /// The same, its overwrite step's compactions reading `comp_read` bytes while the
+    /// device's reads averaged `rareq_kb`; 8 KiB blocks.
+    fn readahead_run_reading(
+        release: &str,
+        direct: bool,
+        readahead: u64,
+        max_sectors_kb: u64,
+        rareq_kb: f64,
+        comp_read: u64,
+    ) -> StoredRun {
+        let mut ow = step("overwrite", StepKind::Overwrite.into(), &declining(10));
+        ow.summary.device = Some(plumb_core::DeviceIo {
+            r_s: 1000.0,
+            rareq_kb: Some(rareq_kb),
+            ..Default::default()
+        });
+        ow.summary.lsm = Some(plumb_core::LsmAccount {
+            levels: vec![plumb_core::LevelAccount {
+                level: 1,
+                read_bytes: comp_read,
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        let mut r = run(vec![(ow, Vec::new())]);
+        r.run
+            .options
+            .insert("rocksdb.block_size".into(), "8192".into());
         r.run.engine_version = format!("{release} (librocksdb-sys)");
         for (k, v) in [
             ("compaction_readahead_size", readahead.to_string()),
@@ -641,6 +691,10 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("12038") && w.contains("128 KiB or less"), "{w}");
+        assert!(
+            w.contains("overwrite read 4.7 KiB per device request"),
+            "{w}"
+        );
         assert!(readahead_over_max_sectors(&readahead_run("8.6.7", false, 2 << 20, 512)).is_some());
         // Silent: before 8.6 and from 9.9 (which caps it), under O_DIRECT, within the
         // limit, and where the device's queue was not read.
@@ -661,6 +715,13 @@ mod tests {
         let mut r = readahead_run("8.8.1", false, 2 << 20, 128);
         r.run.host = None;
         assert_eq!(readahead_over_max_sectors(&r), None);
+        // A kernel that split the readahead into max_sectors_kb requests (this VM's:
+        // 118 KiB per request from 8.8.1), and a step whose compactions read nothing,
+        // are silent: the figure the warning rests on is not there.
+        for (rareq, comp_read) in [(117.7, 1 << 30), (4.7, 0), (16.1, 1 << 30)] {
+            let r = readahead_run_reading("8.8.1", false, 2 << 20, 128, rareq, comp_read);
+            assert_eq!(readahead_over_max_sectors(&r), None, "{rareq} {comp_read}");
+        }
     }
 
     #[test]

@@ -103,8 +103,9 @@ fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
     // steps, the disk's own max_sectors_kb (a test does not retune a shared device).
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // The targets of releases other than the linked one (8.1.1's) left out.
-    let suite: String = std::fs::read_to_string(root.join("examples/seeds/001.toml"))
-        .unwrap()
+    let text = std::fs::read_to_string(root.join("examples/seeds/001.toml")).unwrap();
+    let (targets, workload) = text.split_once("[[workload]]").unwrap();
+    let suite: String = targets
         .split("[[target]]")
         .filter(|block| !block.contains(r#"versions = ["8.1.1"]"#))
         .collect::<Vec<_>>()
@@ -112,7 +113,9 @@ fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
         .replace(
             r#"versions = ["8.8.1", "11.8.1"]"#,
             r#"versions = ["11.8.1"]"#,
-        );
+        )
+        + "[[workload]]"
+        + workload;
     assert_eq!(
         suite.matches(r#"versions = ["11.8.1"]"#).count(),
         2,

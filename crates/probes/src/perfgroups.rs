@@ -14,7 +14,7 @@
 //! takes to stop and start at a slice's end go uncounted while that second's queries
 //! are counted (about 0.1% of a 10 s slice).
 
-use crate::perfstat::{self, Counting, Counts, EVENTS, SPLIT};
+use crate::perfstat::{self, Counting, Counts, EVENTS};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -229,19 +229,20 @@ pub fn counted_secs(slices: &[Slice], secs: &[f64]) -> BTreeMap<String, f64> {
     out
 }
 
-/// Whether every event of [`SPLIT`] and its user twin share a group (so a kernel half
-/// is a difference of counts over the same seconds).
-pub fn split_twins_share_groups() -> bool {
-    SPLIT.iter().all(|e| {
-        groups()
-            .iter()
-            .any(|g| g.contains(e) && g.contains(&format!("{e}:u").as_str()))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::perfstat::SPLIT;
+
+    /// Whether every event of [`SPLIT`] and its user twin share a group (so a kernel
+    /// half is a difference of counts over the same seconds).
+    fn split_twins_share_groups() -> bool {
+        SPLIT.iter().all(|e| {
+            groups()
+                .iter()
+                .any(|g| g.contains(e) && g.contains(&format!("{e}:u").as_str()))
+        })
+    }
 
     fn counts(csv: &str) -> Result<Counts, String> {
         perfstat::counts_from(csv)

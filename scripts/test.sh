@@ -9,6 +9,9 @@ bash scripts/setup.sh
 # release-series suite in tests/families.rs, 12 and 18 for seed 003's study in
 # tests/seeds.rs.
 for major in 16 12 18; do bash scripts/get-postgres.sh "$major" >/dev/null; done
+# MariaDB point releases from Debian's archive (~10 MB each once) for seed 002's study
+# in tests/seeds.rs (InnoDB and MyRocks, 10.11.18 against 10.11.19).
+for release in 10.11.18 10.11.19; do bash scripts/get-mariadb.sh "$release" >/dev/null; done
 # SplinterDB has no package: build it from third_party/ (~2 min once, then skipped), so
 # the engine conformance suite runs on it too.
 bash scripts/build-splinterdb.sh

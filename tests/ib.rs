@@ -234,3 +234,123 @@ fn bad_input_gets_one_clear_error_and_stores_nothing() {
     // Every check runs before the store is opened: not even the file is made.
     assert!(!store.exists(), "bad input created the store");
 }
+
+/// Asserts seed 002's counting on a step's `summary.perf`: whose processes, the software
+/// events counted over the window less at most its last partial second, and each
+/// hardware event counted over its own groups' seconds or refused with perf's reason.
+fn check_counted_in_turn(name: &str, s: &Value, whose: &str) {
+    let perf = &s["summary"]["perf"];
+    assert_eq!(perf["whose"], whose, "{name}: {perf}");
+    let secs = s["summary"]["secs"].as_f64().unwrap();
+    let counted = perf["counted_secs"].as_object().expect("counted in turn");
+    let task = counted["task-clock"].as_f64().unwrap();
+    assert!(
+        task > secs - 1.0 && task <= secs + 1e-6,
+        "{name}: {task} of {secs}"
+    );
+    assert!(
+        perf["per_op"]["task-clock-us"].as_f64().unwrap() > 0.0,
+        "{perf}"
+    );
+    let unavailable: Vec<&str> = perf["unavailable"]
+        .as_array()
+        .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect())
+        .unwrap_or_default();
+    for e in ["cycles", "instructions", "LLC-loads"] {
+        match counted.get(e) {
+            Some(t) => assert!(
+                t.as_f64().unwrap() < secs * 0.5,
+                "{name} {e}: {t} of {secs}"
+            ),
+            None => assert!(
+                unavailable.iter().any(|u| u.starts_with(&format!("{e}:"))),
+                "{name}: {e} neither counted nor refused: {unavailable:?}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn perf_groups_count_the_servers_events_per_insert_and_per_query() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let o = plumb(
+        &store,
+        &[
+            "ib",
+            "--server",
+            "postgres",
+            "--rows",
+            "20000",
+            "--duration",
+            "4",
+            "--cache-mb",
+            "128",
+            "--steps",
+            "l.i0,qr100",
+            "--perf-groups",
+            "1",
+            "--json",
+            "--dir",
+            d.path().to_str().unwrap(),
+        ],
+    );
+    let run = json_of(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The query step's events per query, counted in turn over its seconds.
+    check_counted_in_turn("qr100", step(&run, "qr100"), "server");
+    // Compare reads them as seed 002's table (here against itself).
+    let c = plumb(&store, &["compare", "1", "1", "--json"]);
+    let cmp = json_of(&c);
+    let tables = cmp["perf"].as_array().unwrap();
+    assert!(
+        tables
+            .iter()
+            .any(|t| t["step"] == "qr100" && t["whose"] == "server" && t["in_turn"] == true),
+        "{tables:?}"
+    );
+}
+
+#[test]
+fn perf_groups_count_plumbs_own_process_on_a_kv_step() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--engine",
+            "memory",
+            "--num",
+            "20000",
+            "--benchmarks",
+            "fillseq,readrandom",
+            "--duration",
+            "4",
+            "--perf-groups",
+            "1",
+            "--json",
+        ],
+    );
+    let run = json_of(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    check_counted_in_turn("readrandom", step(&run, "readrandom"), "plumb");
+    // Without the flag a kv step counts no perf stat events (its four counters only).
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--engine",
+            "memory",
+            "--num",
+            "20000",
+            "--benchmarks",
+            "fillseq,readrandom",
+            "--duration",
+            "1",
+            "--json",
+        ],
+    );
+    let run = json_of(&o);
+    assert!(step(&run, "readrandom")["summary"]["perf"].is_null());
+}

@@ -111,7 +111,7 @@ fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
         .collect::<Vec<_>>()
         .join("[[target]]")
         .replace(
-            r#"versions = ["8.8.1", "11.8.1"]"#,
+            r#"versions = ["8.6.7", "11.8.1"]"#,
             r#"versions = ["11.8.1"]"#,
         )
         + "[[workload]]"
@@ -215,6 +215,12 @@ fn seed_004_sets_this_disk_under_the_decks_sample_disk_results() {
         out.contains("Commit rate judged against the device"),
         "{out}"
     );
+    // The deck's read-ahead reading, one way or the other, naming the device's setting.
+    assert!(
+        (out.contains("Writes faster than reads") || out.contains("Reads at least as fast"))
+            && out.contains("read_ahead_kb"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -270,4 +276,67 @@ fn seed_003_runs_the_insert_benchmark_over_releases_each_step_relative_to_the_fi
             );
         }
     }
+}
+
+#[test]
+fn seed_002_reads_perf_stat_per_query_across_releases_of_each_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("seed002.sqlite");
+    // 5000 rows, half-second steps after a half-second warm-up, 1-second perf groups,
+    // on PostgreSQL 12, 15 and 18 and on MariaDB 10.11.18 and 10.11.19 with InnoDB and
+    // MyRocks (scripts/test.sh fetches them).
+    let out = seed_command("002.sh", &store, &[("SCALE", "0.01")]);
+    let title = "### QPS: each release relative to its family's oldest";
+    let table = out
+        .split(title)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no table {title:?} in\n{out}"));
+    assert!(
+        table.contains(
+            "| step | pg 15 / 12 | pg 18 / 12 | innodb 10.11.19 / 10.11.18 | myrocks 10.11.19 / 10.11.18 \
+             | seed: InnoDB 8.0.39 / 5.6.51 | seed: MyRocks 8.0.32 / 5.6.35 |"
+        ),
+        "{out}"
+    );
+    for (step, seed) in [
+        ("scan", ["0.69", "0.70"]),
+        ("insert", ["1.11", "0.79"]),
+        ("point-query", ["0.83", "0.89"]),
+        ("update-index", ["3.61", "0.91"]),
+    ] {
+        let cells = row(&out, title, step);
+        assert_eq!(cells.len(), 7, "{cells:?}");
+        // Every release of ours has a relative QPS: its runs were counted by perf.
+        for c in &cells[1..5] {
+            assert!(
+                c.parse::<f64>().is_ok_and(|r| r > 0.0),
+                "{step}: {c} in\n{out}"
+            );
+        }
+        assert_eq!(cells[5..], seed, "{step}: the seed's published ratios");
+        // CPU per query relative, from the same tables.
+        let cpu = row(&out, "### server CPU per query (cpu/o)", step);
+        assert!(
+            cpu[1..5].iter().all(|c| c.parse::<f64>().is_ok()),
+            "{cpu:?}"
+        );
+    }
+    // One perf stat table per step and family, counted in turn, with the seed's figures
+    // beside where the family is the seed's.
+    let t = "### point-query: perf stat per query, innodb (server), relative to 10.11.18 \
+             (each counted in turn, exact over its own seconds)";
+    let qps = row(&out, t, "QPS");
+    assert_eq!(qps.len(), 4, "{qps:?}");
+    assert_eq!(
+        qps[3], "0.83",
+        "the seed's InnoDB point-query QPS beside ours"
+    );
+    assert!(row(&out, t, "task-clock-us")[1].parse::<f64>().is_ok());
+    let pg = "### scan: perf stat per query, pg (server), relative to 12";
+    assert_eq!(row(&out, pg, "cpu/o").len(), 4, "12 (per query), 15, 18");
+    // Each release reads its counters: a verdict, or the PMU's absence, said.
+    assert!(
+        out.contains("pg 18: ") && out.contains("myrocks 10.11.19: "),
+        "{out}"
+    );
 }

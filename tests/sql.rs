@@ -363,6 +363,44 @@ fn a_config_the_server_rejects_shows_its_log_and_leaves_nothing_behind() {
     }
 }
 
+#[test]
+fn ram_sized_sizes_postgresqls_memory_from_the_memory_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let o = plumb(
+        &store,
+        &[
+            "sql",
+            "--ram-sized",
+            "--memory-mb",
+            "1024",
+            "--table-size",
+            "1000",
+            "--steps",
+            "load",
+            "--json",
+            "--dir",
+            d.path().to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = json_of(&o);
+    let opts = &run["run"]["options"];
+    // pg_settings in its own units: 8 kB pages for the buffers, kB for work_mem. A
+    // quarter of the 1 GiB limit, three quarters for the OS's cache, work_mem at its
+    // floor (768 MiB over 600 sorts is under 4 MiB).
+    assert_eq!(opts["server.setting.shared_buffers"], "32768", "{opts}");
+    assert_eq!(
+        opts["server.setting.effective_cache_size"], "98304",
+        "{opts}"
+    );
+    assert_eq!(opts["server.setting.work_mem"], "4096", "{opts}");
+    // MariaDB's buffer pool is --cache-mb: one error naming the flag's key.
+    let o = plumb(&store, &["sql", "--server", "mariadb", "--ram-sized"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("ram_sized"), "{}", stderr(&o));
+}
+
 /// Starts `plumb sql` on a long step and returns it once the step runs, with the
 /// server's pid and the lines printed so far.
 fn start_long_run(store: &Path, dir: &Path) -> (std::process::Child, u32, Vec<String>) {

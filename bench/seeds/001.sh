@@ -10,12 +10,12 @@
 # compaction time, which explain a throughput difference.
 #
 #   bash scripts/build-rocksdb-release.sh 8.1.1   # once each (~20 min), outside CI
-#   bash scripts/build-rocksdb-release.sh 8.8.1
+#   bash scripts/build-rocksdb-release.sh 8.6.7
 #   bash bench/seeds/001.sh                       # ~12 min at scale 1
 #
 # Env: PLUMB [/var/tmp/plumb-target/release/plumb] (links the newest release, 11.8.1);
 # STORE [a new file under /var/tmp]; SCALE [1]; SUITE [examples/seeds/001.toml];
-# MAX_SECTORS_KB [128] ("" keeps the disk's own); RELEASES ["8.1.1 8.8.1 11.8.1"] the
+# MAX_SECTORS_KB [128] ("" keeps the disk's own); RELEASES ["8.1.1 8.6.7 11.8.1"] the
 # releases the tables must hold (the suite's `versions`); REPORT_ONLY [unset; 1: no run,
 # the tables of the newest suite in STORE].
 set -euo pipefail
@@ -42,7 +42,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
   echo "data on $dev ($(findmnt -no FSTYPE -T "$dir")); max_sectors_kb $(cat "$q/max_sectors_kb") (the disk's own: $was)"
   "$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2
 fi
-RELEASES=${RELEASES:-8.1.1 8.8.1 11.8.1}
+RELEASES=${RELEASES:-8.1.1 8.6.7 11.8.1}
 export PLUMB STORE RELEASES
 PYTHONPATH=bench/seeds python3 - <<'EOF'
 import os, sys
@@ -91,8 +91,9 @@ for key, rs in reps.items():
     got[key] = g
 
 # The seed's iostat averages during overwrite (its "Understanding IO via iostat"), by the
-# release each of ours stands for: 8.1.1 before 8.6 (the seed's 8.5.4), 8.8.1 inside the
-# regression (8.6.7; 9.7.4 gave the same), 11.8.1 after 9.9's cap (9.9.3).
+# release each of ours stands for: 8.1.1 before 8.6 (the seed's 8.5.4), 8.6.7 inside the
+# regression (the seed's own 8.6.7; 8.8.1 and 9.7.4 are inside it too), 11.8.1 after 9.9's
+# cap (9.9.3).
 SEED = {
     "iobuf": {"8.5": (6101, 352.1, 0.42, 52.4, 14878, 1391.8, 0.41, 96.1),
               "8.6": (40471, 184.7, 0.10, 4.7, 8552, 784.1, 0.31, 93.6),
@@ -101,7 +102,7 @@ SEED = {
               "8.6": (12978, 1444.3, 0.84, 112.9, 16981, 1563.0, 0.46, 93.4),
               "9.9": (12990, 1450.7, 0.83, 113.8, 16704, 1576.0, 0.41, 96.3)},
 }
-STANDS_FOR = {"8.1.1": "8.5", "8.8.1": "8.6", "11.8.1": "9.9"}
+STANDS_FOR = {"8.1.1": "8.5", "8.6.7": "8.6", "8.8.1": "8.6", "11.8.1": "9.9"}
 COLS = ("r_s", "rmb_s", "r_await_ms", "rareq_kb", "w_s", "wmb_s", "w_await_ms", "wareq_kb")
 BASE = "8.1.1"
 

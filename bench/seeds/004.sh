@@ -93,6 +93,18 @@ if cached:
           f"cache rather than the disk ({num(rate('seqread.buffered', 'mb_sec'))} MB/s "
           f"sequential, {num(buffered)} seeks/s buffered): the table's Seq Rd is O_DIRECT, "
           f"as its seeks are.")
+# The deck: "Writes faster than reads? Probably low read-ahead settings somewhere." The
+# buffered figures, as its dd ran (its reads through the page cache, which read-ahead
+# feeds), with the read-ahead of each device under the file.
+rd_buf, wr_buf = rate("seqread.buffered", "mb_sec"), rate("seqwrite.buffered", "mb_sec")
+ra = ", ".join(f"{x['name']} read_ahead_kb {(x.get('queue') or {}).get('read_ahead_kb', '?')}"
+               for x in devices) or "read_ahead_kb unknown"
+if rd_buf and wr_buf and wr_buf > rd_buf:
+    print(f"Writes faster than reads ({wr_buf:,.0f} MB/s written, {rd_buf:,.0f} MB/s read "
+          f"buffered): the deck's \"probably low read-ahead settings somewhere\" ({ra}).")
+elif rd_buf and wr_buf:
+    print(f"Reads at least as fast as writes buffered ({rd_buf:,.0f} against {wr_buf:,.0f} "
+          f"MB/s): read-ahead is not holding reads back ({ra}).")
 rpm, seek = os.environ.get("RATED_RPM"), float(os.environ["SEEK_MS"])
 if rpm:
     model_iops = 1 / ((60 / float(rpm)) / 2 + seek / 1000)

@@ -173,6 +173,7 @@ fn servers(a: &DurabilityArgs, modes: &[DurabilityMode]) -> anyhow::Result<Vec<T
             basedir: None,
             config: None,
             waldir: None,
+            ram_sized: false,
             cache_mb: 256,
             url: None,
         };

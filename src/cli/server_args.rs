@@ -34,6 +34,12 @@ pub struct ServerArgs {
     /// Buffer pool / shared_buffers / block cache, MiB.
     #[arg(long, default_value_t = plumb_plan::family::DEFAULT_CACHE_MB, value_name = "MIB")]
     pub cache_mb: u64,
+    /// Size PostgreSQL's memory from the RAM it has (the host's, or --memory-mb), as the
+    /// PostgreSQL deck and pgtune do, instead of from --cache-mb: shared_buffers a
+    /// quarter, effective_cache_size three quarters, maintenance_work_mem a sixteenth
+    /// (at most 2 GiB), work_mem the rest over 3 × max_connections, wal_buffers 16 MB.
+    #[arg(long, conflicts_with = "url")]
+    pub ram_sized: bool,
     /// A config template to use instead of plumb's (crates/sql/config/*): the same
     /// {placeholders} are filled.
     #[arg(long, value_name = "FILE")]
@@ -76,6 +82,7 @@ impl ServerArgs {
                 config: self.config.clone(),
                 waldir: self.waldir.clone(),
                 cache_mb: self.cache_mb,
+                ram_sized: self.ram_sized,
                 url,
             },
             password,

@@ -72,6 +72,7 @@ pub fn external_server(dir: &Path, server: &str, engine: Option<&str>) -> plumb_
             cache_mb: 64,
             config: None,
             waldir: None,
+            ram_mb: None,
         },
     )
     .unwrap()

@@ -364,6 +364,13 @@ pub struct StepSummary {
     /// response-time buckets); `None` for other workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ib: Option<IbSummary>,
+    /// perf stat's counts per op of the system under test, for the families whose step
+    /// has no [`ServerCosts`] to hold them: an insert-benchmark step's server processes,
+    /// a key-value step's own process under `--perf-groups` (seed 002 reads every
+    /// release's counters per op against the base's, for kv and ib as for sql). `None`
+    /// when nothing was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perf: Option<PerfCounted>,
     /// A durability step's trials: writes acknowledged, lost and wrong after the kills
     /// (or power cuts), and the verdict; `None` for other workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -559,6 +566,24 @@ pub struct IbSummary {
     pub rows_counted: Option<u64>,
     /// Per-second inserts, deletes and queries.
     pub seconds: Vec<IbSecond>,
+}
+
+/// perf stat's counts of one step per op, as [`ServerCosts`] keeps a SQL step's
+/// (`perf_query`, `perf_unavailable`, `perf_counted_secs`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerfCounted {
+    /// Whose processes were counted: `server` or `plumb` (an embedded engine's, in
+    /// plumb's process).
+    pub whose: String,
+    /// Each event per op (`task-clock-us` for task-clock, µs).
+    pub per_op: std::collections::BTreeMap<String, f64>,
+    /// Events perf could not count and why, or why nothing was counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<String>,
+    /// Seconds each event was counted when counted one group at a time
+    /// (`--perf-groups`); empty when all were counted at once over the window.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub counted_secs: std::collections::BTreeMap<String, f64>,
 }
 
 /// A SQL step's figures that an embedded engine has no use for: transactions beside

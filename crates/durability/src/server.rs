@@ -86,6 +86,7 @@ pub fn start(spec: &ServerSpec, cut: Cut, root: &Path) -> anyhow::Result<Started
             cache_mb: spec.cache_mb,
             config: spec.config.clone(),
             waldir: spec.waldir.clone(),
+            ram_mb: None,
         },
     );
     let server = match started {

@@ -128,6 +128,18 @@ pub struct Cpu {
     /// Performance and efficiency CPUs on a hybrid processor (efficiency empty when not
     /// hybrid); `None` when `/sys/devices` was not readable.
     pub core_types: Option<CoreTypes>,
+    /// The OS's energy/performance preference of CPU 0 (`energy_performance_preference`:
+    /// `performance`, `balance_performance`, `power` …, set by intel_pstate and
+    /// amd-pstate-epp): how eagerly the hardware raises the clock, which the PostgreSQL
+    /// deck (seed 004) names beside the BIOS power profile.
+    pub epp: Option<String>,
+    /// The platform's power profile (`/sys/firmware/acpi/platform_profile`:
+    /// `performance`, `balanced`, `low-power`, `quiet`), the firmware's own knob.
+    pub platform_profile: Option<String>,
+    /// The processor's temperature when the snapshot was taken, °C (hwmon's coretemp
+    /// `Package id 0`, k10temp `Tctl`/`Tdie`, or the `x86_pkg_temp` thermal zone): a hot
+    /// CPU throttles; `None` where the kernel shows none (VMs).
+    pub temperature_c: Option<f64>,
 }
 
 /// One CPU cache, as listed under `/sys/devices/system/cpu/cpu0/cache/index*`.
@@ -361,7 +373,47 @@ fn read_cpu(fs: &Fs, info: Option<&procfs_core::CpuInfo>) -> Cpu {
         boost_source,
         hypervisor_flag,
         core_types: platform::read_core_types(fs),
+        epp: fs.string(format!("{pol}/energy_performance_preference")),
+        platform_profile: fs.string("/sys/firmware/acpi/platform_profile"),
+        temperature_c: cpu_temperature(fs),
     }
+}
+
+/// The CPU package's temperature, °C: hwmon's coretemp (`Package id 0`) or k10temp
+/// (`Tctl`, else `Tdie`) sensors, else the `x86_pkg_temp` thermal zone.
+fn cpu_temperature(fs: &Fs) -> Option<f64> {
+    let milli = |p: String| fs.i64(p).map(|m| m as f64 / 1000.0);
+    for hw in fs.names("/sys/class/hwmon") {
+        let dir = format!("/sys/class/hwmon/{hw}");
+        let want: &[&str] = match fs.string(format!("{dir}/name")).as_deref() {
+            Some("coretemp") => &["Package id 0"],
+            Some("k10temp" | "zenpower") => &["Tctl", "Tdie"],
+            _ => continue,
+        };
+        let mut inputs: Vec<(String, String)> = fs
+            .names(&dir)
+            .into_iter()
+            .filter_map(|f| {
+                let n = f.strip_suffix("_label")?.to_string();
+                Some((fs.string(format!("{dir}/{f}"))?, n))
+            })
+            .collect();
+        inputs.sort();
+        for label in want {
+            if let Some((_, n)) = inputs.iter().find(|(l, _)| l == label) {
+                if let Some(t) = milli(format!("{dir}/{n}_input")) {
+                    return Some(t);
+                }
+            }
+        }
+    }
+    fs.names("/sys/class/thermal")
+        .into_iter()
+        .filter(|z| z.starts_with("thermal_zone"))
+        .find(|z| {
+            fs.string(format!("/sys/class/thermal/{z}/type")).as_deref() == Some("x86_pkg_temp")
+        })
+        .and_then(|z| milli(format!("/sys/class/thermal/{z}/temp")))
 }
 
 /// `32K`, `1024K`, `32768 KB`, `2M` → KiB.

@@ -70,6 +70,13 @@ pub fn render_text(s: &HostSnapshot) -> String {
         format!("{} (driver {})", opt(&c.governor), opt(&c.freq_driver)),
     );
     kv(
+        "power profile",
+        format!("EPP {}, platform {}", opt(&c.epp), opt(&c.platform_profile)),
+    );
+    if let Some(t) = c.temperature_c {
+        kv("CPU temperature", format!("{t:.0} °C"));
+    }
+    kv(
         "turbo/boost",
         match c.boost {
             Some(true) => "on".into(),

@@ -28,6 +28,9 @@ pub struct DiskHealth {
     pub unavailable: Option<String>,
     /// Model as the tool reports it.
     pub model: Option<String>,
+    /// The drive's firmware revision (smartctl's `firmware_version`): an SSD's firmware
+    /// changes its garbage collection and so its write latency (seed 004 records it).
+    pub firmware: Option<String>,
     /// Share of rated endurance used, percent (NVMe `percentage_used`; ATA 100 minus the
     /// normalised wear attribute). Can exceed 100.
     pub percentage_used: Option<u64>,
@@ -105,6 +108,9 @@ impl DiskHealth {
         }
         if let Some(h) = self.power_on_hours {
             v.push(format!("{h} h powered on"));
+        }
+        if let Some(f) = &self.firmware {
+            v.push(format!("firmware {f}"));
         }
         if let Some(b) = self.bytes_written {
             v.push(format!("{:.1} TB written", b as f64 / 1e12));
@@ -203,6 +209,10 @@ pub fn parse_smartctl_json(text: &str) -> Result<DiskHealth, String> {
         source: Some("smartctl".into()),
         model: j
             .get("model_name")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        firmware: j
+            .get("firmware_version")
             .and_then(Value::as_str)
             .map(str::to_string),
         smart_passed: j.pointer("/smart_status/passed").and_then(Value::as_bool),

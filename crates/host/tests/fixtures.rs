@@ -122,6 +122,15 @@ fn nvme_bare_metal(root: &Path) {
             ("/sys/devices/system/cpu/intel_pstate/no_turbo", "0\n"),
             ("/sys/devices/system/cpu/cpufreq/policy0/scaling_governor", "powersave\n"),
             ("/sys/devices/system/cpu/cpufreq/policy0/scaling_driver", "intel_pstate\n"),
+            ("/sys/devices/system/cpu/cpufreq/policy0/energy_performance_preference", "balance_power\n"),
+            ("/sys/firmware/acpi/platform_profile", "balanced\n"),
+            ("/sys/class/hwmon/hwmon0/name", "acpitz\n"),
+            ("/sys/class/hwmon/hwmon0/temp1_input", "27800\n"),
+            ("/sys/class/hwmon/hwmon1/name", "coretemp\n"),
+            ("/sys/class/hwmon/hwmon1/temp2_label", "Core 0\n"),
+            ("/sys/class/hwmon/hwmon1/temp2_input", "51000\n"),
+            ("/sys/class/hwmon/hwmon1/temp1_label", "Package id 0\n"),
+            ("/sys/class/hwmon/hwmon1/temp1_input", "54000\n"),
             ("/sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq", "2900000\n"),
             ("/sys/devices/system/cpu/cpufreq/policy0/cpuinfo_min_freq", "800000\n"),
             ("/sys/devices/system/cpu/cpufreq/policy0/cpuinfo_max_freq", "3200000\n"),
@@ -191,6 +200,11 @@ fn nvme_bare_metal_turbo_hpet() {
     );
     assert_eq!(inv.cpu.boost, Some(true));
     assert_eq!(inv.cpu.governor.as_deref(), Some("powersave"));
+    // The power profile the deck names (EPP, the platform's), and the package's
+    // temperature, not a core's or the ACPI zone's.
+    assert_eq!(inv.cpu.epp.as_deref(), Some("balance_power"));
+    assert_eq!(inv.cpu.platform_profile.as_deref(), Some("balanced"));
+    assert_eq!(inv.cpu.temperature_c, Some(54.0));
     assert_eq!(
         (
             inv.cpu.freq_cur_mhz,

@@ -23,6 +23,7 @@ fn smartctl_nvme() {
     let h = parse_smartctl_json(SMARTCTL_NVME).unwrap();
     assert_eq!(h.source.as_deref(), Some("smartctl"));
     assert_eq!(h.model.as_deref(), Some("SAMSUNG MZQL23T8HCLS-00A07"));
+    assert_eq!(h.firmware.as_deref(), Some("GDC5602Q"));
     assert_eq!(h.percentage_used, Some(3));
     assert_eq!(
         (h.available_spare, h.available_spare_threshold),
@@ -48,6 +49,7 @@ fn smartctl_nvme() {
 fn smartctl_sata_ssd() {
     let mut h = parse_smartctl_json(SMARTCTL_ATA).unwrap();
     assert_eq!(h.model.as_deref(), Some("Samsung SSD 870 EVO 1TB"));
+    assert_eq!(h.firmware.as_deref(), Some("SVT02B6Q"));
     // 177 Wear_Leveling_Count normalised 14: 86% of rated life used.
     assert_eq!(h.percentage_used, Some(86));
     // 187 Uncorrectable_Error_Cnt 3 + 198 Offline_Uncorrectable 0.

@@ -262,6 +262,7 @@ fn measure(
             rows_per_query: p.rows_per_query,
             seed: plan.seed,
             query_pace: p.query_pace(),
+            perf_groups: p.perf_groups,
         };
         let mut ctx = IbContext {
             target,

@@ -10,10 +10,14 @@
 use crate::error::IbError;
 use crate::row::{Row, RowGen};
 use crate::target::{IbConn, IbTarget, SecIndex};
-use plumb_core::{IbSecond, IbSummary, Interval, OpLatency, Qos, StepStatus, StepSummary};
+use plumb_core::{
+    IbSecond, IbSummary, Interval, OpLatency, PerfCounted, Qos, StepStatus, StepSummary,
+};
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::process;
-use plumb_runner::kernel::{self, Counts, Gauge, Lane, Mark, Part, ServerTree, Sut, Timing};
+use plumb_runner::kernel::{
+    self, Counts, Gauge, Lane, Mark, Part, ServerGauge, ServerTree, Sut, Timing,
+};
 use plumb_runner::{metrics, LatencyHistogram, Pacer, Progress, StepHistograms, StepOutcome};
 use plumb_workloads::{IbKind, IbStepPlan};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -42,6 +46,10 @@ pub struct IbStepConfig {
     /// them, each query timed from its intended start; `None`: as fast as they can,
     /// the insert benchmark's own way.
     pub query_pace: Option<plumb_workloads::Pace>,
+    /// Seconds per group of perf events counted in turn over the step's window
+    /// ([`plumb_probes::perfgroups`]); 0 counts them all at once (a server's always; an
+    /// embedded engine's only in turn, as `plumb kv --perf-groups`).
+    pub perf_groups: u32,
 }
 
 /// What plumb knows of the table between steps.
@@ -320,7 +328,7 @@ pub fn run_ib_step(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult 
 fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     let started = SystemTime::now();
     ctx.progress.start(&cfg.plan.name, None, None);
-    let mut gauge = ServerTree::new(sut(ctx));
+    let mut gauge = ServerGauge::new(sut(ctx), cfg.index, cfg.perf_groups, None);
     let a = Mark::read(ctx.disk, &mut gauge);
     gauge.opened();
     let (rows, note) = match cfg.plan.kind {
@@ -348,11 +356,22 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         rows_expected: ctx.tally.rows,
         ..IbSummary::default()
     };
-    costs(ctx, &gauge, &a, &b, rows, rows, &mut ib);
+    costs(ctx, &gauge.tree, &a, &b, rows, rows, &mut ib);
     let counted = count_check(ctx, &mut ib);
     // No op was timed on its own: no percentiles.
     let base = kernel::summary(&a, &b, rows, &LatencyHistogram::new());
-    let summary = summary_of(ctx, &gauge, &a, &b, base, ib);
+    let summary = StepSummary {
+        perf: perf_of(
+            &gauge,
+            &[Interval {
+                secs,
+                ops: rows,
+                ..Interval::default()
+            }],
+            rows,
+        ),
+        ..summary_of(ctx, &gauge.tree, &a, &b, base, ib)
+    };
     let (device, steal_pct, outside_cpu_pct) =
         (summary.device, summary.steal_pct, summary.outside_cpu_pct);
     let (status, error, verification_failed) = match counted {
@@ -382,6 +401,12 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         },
         note,
     }
+}
+
+/// What perf counted over the window per op, as stored (whose: the server's processes,
+/// or plumb's own with an embedded engine counted in turn).
+fn perf_of(gauge: &ServerGauge<'_>, intervals: &[Interval], total: u64) -> Option<PerfCounted> {
+    kernel::perf_counted(&gauge.perf, gauge.perf_whose?, intervals, total)
 }
 
 /// The kernel's figures of the window from `a` to `b` (`base`: its ops are the step's
@@ -494,7 +519,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         interrupt: ctx.interrupt,
         progress: ctx.progress,
     };
-    let mut gauge = ServerTree::new(sut(ctx));
+    let mut gauge = ServerGauge::new(sut(ctx), cfg.index, cfg.perf_groups, None);
     let run = kernel::run(&spec, &mut gauge, |lane: &Lane<'_>, out: &mut Client| {
         let r = client(lane, &sh);
         if let Err(e @ IbError::Verify(_)) = &r {
@@ -534,7 +559,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     // A server's CPU is known over the whole window only.
     let whole = |a: &Mark<()>, b: &Mark<()>| a.at == first.at && b.at == last.at;
     let intervals = run.intervals(|a, b, iv| {
-        let noise = gauge.noise(a, b, whole(a, b));
+        let noise = gauge.tree.noise(a, b, whole(a, b));
         Interval {
             steal_pct: noise.steal_pct,
             outside_cpu_pct: noise.outside_cpu_pct,
@@ -600,7 +625,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         seconds,
         ..IbSummary::default()
     };
-    costs(ctx, &gauge, first, last, main_ops, inserted, &mut ib);
+    costs(ctx, &gauge.tree, first, last, main_ops, inserted, &mut ib);
     // Every client is gone: the engine's own count must agree with plumb's.
     let counted = if error.is_none() && !interrupted {
         count_check(ctx, &mut ib)
@@ -635,7 +660,9 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
             .query_pace
             .filter(|_| queries)
             .map(|p| run.tally.open.summary(&p, run.backlog)),
-        ..summary_of(ctx, &gauge, first, last, base, ib)
+        // perf's counts per main op: an inserted row, or a query in a query step.
+        perf: perf_of(&gauge, &intervals, main_ops),
+        ..summary_of(ctx, &gauge.tree, first, last, base, ib)
     };
     IbStepResult {
         outcome: StepOutcome {

@@ -112,6 +112,7 @@ fn cfg(step: &str, rows: u64, secs: f64, delete: bool) -> IbStepConfig {
         rows_per_query: 10,
         seed: 42,
         query_pace: None,
+        perf_groups: 0,
     }
 }
 

@@ -68,6 +68,11 @@ pub struct ServerSpec {
     /// Buffer pool / shared_buffers / block cache, MiB.
     #[serde(default = "default_cache_mb")]
     pub cache_mb: u64,
+    /// PostgreSQL's memory sized from the RAM the server has (the host's, or the
+    /// target's memory limit), as the PostgreSQL deck and pgtune size it, instead of
+    /// from `cache_mb` (seed 004's "Simple PostgreSQL Configuration").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ram_sized: bool,
     /// A running server instead, as `postgres://USER@HOST[:PORT]/DB` or `mysql://…`:
     /// never with its password (that comes from the environment when the run starts:
     /// PGPASSWORD, MYSQL_PWD, or PLUMB_URL_PASSWORD).
@@ -153,6 +158,15 @@ impl ServerSpec {
         }
         if self.cache_mb == 0 {
             return bad("cache_mb", "must be at least 1 MiB".into());
+        }
+        if self.ram_sized && (self.url.is_some() || !self.is_postgres()) {
+            return bad(
+                "ram_sized",
+                "sizes a PostgreSQL that plumb starts (shared_buffers, effective_cache_size, \
+                 work_mem …); a MariaDB buffer pool is `cache_mb`, a running server's \
+                 memory its owner's: drop `ram_sized`"
+                    .into(),
+            );
         }
         if let Some(w) = &self.waldir {
             if self.url.is_some() {
@@ -515,7 +529,7 @@ fn is_one(v: &u32) -> bool {
     *v == 1
 }
 
-fn is_zero(v: &u32) -> bool {
+pub(crate) fn is_zero(v: &u32) -> bool {
     *v == 0
 }
 
@@ -688,6 +702,13 @@ pub struct IbParams {
     #[arg(long, value_name = "pQ:BOUND")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_search: Option<String>,
+    /// Count perf events one group at a time, SECS seconds each, in turn over each
+    /// step's window (seed 002's method, as `plumb sql --perf-groups`): a server's
+    /// processes, or plumb's own with an embedded engine; 0 counts a server's all at
+    /// once, multiplexed, and an embedded engine's not at all.
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    #[serde(skip_serializing_if = "is_zero")]
+    pub perf_groups: u32,
 }
 
 impl Default for IbParams {
@@ -770,7 +791,25 @@ mod tests {
             config: None,
             waldir: None,
             cache_mb: 256,
+            ram_sized: false,
             url: None,
+        }
+    }
+
+    #[test]
+    fn ram_sizing_is_for_a_postgresql_plumb_starts() {
+        let r = |server: &str, url: Option<&str>| {
+            ServerSpec {
+                server: server.into(),
+                ram_sized: true,
+                url: url.map(str::to_string),
+                ..pg()
+            }
+            .validate()
+        };
+        assert!(r("postgres@16", None).is_ok());
+        for e in [r("mariadb", None), r("postgres", Some("postgres://u@h/db"))] {
+            assert_eq!(e.unwrap_err().key, "ram_sized");
         }
     }
 

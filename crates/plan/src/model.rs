@@ -89,6 +89,13 @@ pub struct KvParams {
     #[arg(long = "ycsb", value_name = "NAME=VALUE")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ycsb: Vec<String>,
+    /// Count perf stat's events on plumb's own process (the embedded engine runs in it)
+    /// one group at a time, SECS seconds each, in turn over each step's window (seed
+    /// 002's method, as `plumb sql --perf-groups`): each event exact over its slices and
+    /// divided by their own ops, stored per op beside the four counters read always.
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    #[serde(skip_serializing_if = "crate::family::is_zero")]
+    pub perf_groups: u32,
 }
 
 /// Whether arrivals are the default (left out of stored plans, which keep their hash).
@@ -699,6 +706,7 @@ mod tests {
                 basedir: None,
                 config: None,
                 waldir: None,
+                ram_sized: false,
                 cache_mb: 128,
                 url: None,
             },

@@ -57,6 +57,17 @@ impl Said {
         *v = n;
     }
 
+    /// Scales the seconds per group of perf events (`perf_groups`) in place and says so:
+    /// whole seconds, at least 1, since the groups turn on the sampler's 1-second marks;
+    /// 0 (all at once) stays 0.
+    fn groups(&mut self, family: &str, v: &mut u32) {
+        if *v > 0 {
+            let n = ((f64::from(*v) * self.f).round() as u32).max(1);
+            self.note(family, "perf_groups", format!("{v} s"), format!("{n} s"));
+            *v = n;
+        }
+    }
+
     /// Scales a duration in seconds in place and says so.
     fn secs(&mut self, family: &str, what: &str, v: &mut f64) {
         let n = secs(*v, self.f);
@@ -84,6 +95,7 @@ pub fn apply(plan: &mut Plan, f: f64) -> Vec<String> {
                 if let Some(d) = p.duration.as_mut() {
                     said.secs("kv", "duration", d);
                 }
+                said.groups("kv", &mut p.perf_groups);
             }
             Family::Sql(w) => {
                 let p = &mut w.params;
@@ -96,12 +108,21 @@ pub fn apply(plan: &mut Plan, f: f64) -> Vec<String> {
                 if let Some(d) = p.write_duration.as_mut() {
                     said.secs("sql", "write_duration", d);
                 }
+                said.secs("sql", "warmup", &mut p.warmup);
+                for (step, d) in p.step_duration.iter_mut() {
+                    said.secs("sql", &format!("step_duration.{step}"), d);
+                }
+                for (step, d) in p.step_warmup.iter_mut() {
+                    said.secs("sql", &format!("step_warmup.{step}"), d);
+                }
+                said.groups("sql", &mut p.perf_groups);
             }
             Family::Ib(w) => {
                 let p = &mut w.params;
                 said.rows("ib", "rows", &mut p.rows);
                 said.rows("ib", "inserts", &mut p.inserts);
                 said.secs("ib", "duration", &mut p.duration);
+                said.groups("ib", &mut p.perf_groups);
             }
             Family::Probe(_) if !unscaled.contains(&"probe") => unscaled.push("probe"),
             Family::Durability(_) if !unscaled.contains(&"durability") => {
@@ -138,5 +159,56 @@ mod tests {
         assert_eq!(secs(0.2, 0.5), 0.2);
         assert!(check(0.0).is_err() && check(f64::NAN).is_err() && check(-1.0).is_err());
         assert_eq!(check(0.25), Ok(0.25));
+    }
+
+    #[test]
+    fn the_sql_warm_up_and_the_perf_groups_scale_with_the_durations() {
+        let suite = r#"
+name = "s"
+[sql]
+table_size = 500000
+warmup = 10
+duration = 40
+perf_groups = 4
+[sql.step_warmup]
+scan = 20
+[[target]]
+name = "pg"
+server = "postgres"
+[[workload]]
+name = "w"
+sql = ["load", "scan"]
+"#;
+        let o = |scale| crate::suite::PlanOptions {
+            shuffle: None,
+            clock_seed: 1,
+            scale,
+        };
+        let plan = crate::suite::parse(suite, "s.toml", "s", o(Some(0.1))).unwrap();
+        let Family::Sql(w) = &plan.runs[0].workload.family else {
+            panic!("not sql")
+        };
+        let p = &w.params;
+        assert_eq!((p.table_size, p.duration, p.warmup), (50_000, 4.0, 1.0));
+        assert_eq!(p.step_warmup["scan"], 2.0);
+        // 0.4 s groups would be shorter than a mark: one second, said.
+        assert_eq!(p.perf_groups, 1);
+        assert!(
+            plan.scaled
+                .contains(&"sql perf_groups 4 s → 1 s".to_string()),
+            "{:?}",
+            plan.scaled
+        );
+        assert!(
+            plan.scaled.contains(&"sql warmup 10 s → 1 s".to_string()),
+            "{:?}",
+            plan.scaled
+        );
+        // At the suite's own scale nothing changes.
+        let same = crate::suite::parse(suite, "s.toml", "s", o(None)).unwrap();
+        let Family::Sql(w) = &same.runs[0].workload.family else {
+            panic!("not sql")
+        };
+        assert_eq!((w.params.warmup, w.params.perf_groups), (10.0, 4));
     }
 }

@@ -21,6 +21,7 @@ pub mod perf;
 pub mod perfgroups;
 pub mod perfstat;
 mod perftool;
+pub mod perfwindow;
 pub mod process;
 pub mod proctree;
 pub mod profile;

@@ -11,9 +11,11 @@
 //! query relative is cpu/o's hardware twin), which the header says.
 //!
 //! Whose counts: a SQL step's are the server's (`ServerCosts::perf_query`, every event
-//! perf counted); a KV step's are plumb's own process with the embedded engine in it
-//! (`HwCounters`: instructions, cycles, cache and branch misses, with the process's CPU
-//! per op standing in for task-clock). The insert benchmark records none.
+//! perf counted); an insert-benchmark step's the server's too (`StepSummary::perf`), or
+//! plumb's own with an embedded engine when counted in turn; a KV step's are plumb's own
+//! process with the embedded engine in it: every event perf counted when counted in turn
+//! (`--perf-groups`, `StepSummary::perf`), else `HwCounters` (instructions, cycles,
+//! cache and branch misses, with the process's CPU per op standing in for task-clock).
 
 use crate::compare::{values, Version};
 use crate::stats;
@@ -84,6 +86,14 @@ const SOFTWARE: &[&str] = &[
 fn counts(s: &StepSummary) -> Option<(BTreeMap<String, f64>, &'static str)> {
     if let Some(srv) = s.server.as_ref().filter(|srv| !srv.perf_query.is_empty()) {
         return Some((srv.perf_query.clone(), "server"));
+    }
+    if let Some(p) = s.perf.as_ref().filter(|p| !p.per_op.is_empty()) {
+        let whose = if p.whose == "server" {
+            "server"
+        } else {
+            "plumb's process"
+        };
+        return Some((p.per_op.clone(), whose));
     }
     let hw = &s.hw;
     let m: BTreeMap<String, f64> = [
@@ -225,10 +235,15 @@ fn table(versions: &[Version], step: &str) -> Option<PerfTable> {
         v.runs.iter().any(|r| {
             r.steps.iter().any(|(s, _)| {
                 s.name == step
-                    && s.summary
+                    && (s
+                        .summary
                         .server
                         .as_ref()
                         .is_some_and(|srv| !srv.perf_counted_secs.is_empty())
+                        || s.summary
+                            .perf
+                            .as_ref()
+                            .is_some_and(|p| !p.counted_secs.is_empty()))
             })
         })
     });

@@ -264,6 +264,54 @@ fn a_kv_step_reads_plumbs_own_process_counters() {
     assert_eq!(t.readings[0].verdict, "code bloat");
 }
 
+/// A run whose step `step` holds `csv`'s counts per op in `StepSummary::perf`, counted
+/// in turn (whose: `plumb` or `server`), as `plumb kv --perf-groups` and `plumb ib`
+/// store them.
+fn counted_run(id: i64, tag: &str, step: &str, whose: &str, csv: &str, ops_sec: f64) -> StoredRun {
+    let mut r = run(id, tag, &[fig(step, ops_sec, Some(5.0))]);
+    let per_op = perfstat::parse(csv).per_op(QUERIES);
+    let secs = per_op.keys().map(|e| (e.clone(), 8.0)).collect();
+    r.steps[0].0.summary.perf = Some(plumb_core::PerfCounted {
+        whose: whose.into(),
+        per_op,
+        unavailable: Vec::new(),
+        counted_secs: secs,
+    });
+    r
+}
+
+#[test]
+fn kv_and_ib_steps_counted_in_turn_read_every_event() {
+    let new = scaled(
+        MULTIPLEXED,
+        &[("instructions", 1.44), ("instructions:u", 1.44)],
+    );
+    for (step, whose, said) in [
+        ("readrandom", "plumb", "plumb's process"),
+        ("qr100", "server", "server"),
+    ] {
+        let vs = vec![
+            version(
+                "a",
+                vec![counted_run(1, "a", step, whose, MULTIPLEXED, 100.0)],
+            ),
+            version("b", vec![counted_run(2, "b", step, whose, &new, 100.0)]),
+        ];
+        let c = compare(&vs);
+        assert_eq!(c.perf.len(), 1, "{step}");
+        let t = &c.perf[0];
+        assert_eq!((t.step.as_str(), t.whose.as_str()), (step, said));
+        // Every event of the recording, not the four `HwCounters` hold.
+        assert!(close(row(t, "instructions").rel[1], 1.44));
+        assert!(close(row(t, "L1-icache-load-misses").rel[1], 1.0));
+        assert!(
+            t.in_turn,
+            "counted_secs says the events were counted in turn"
+        );
+        assert_eq!(t.readings[0].verdict, "code bloat", "{step}");
+    }
+}
+
 #[test]
 fn steps_without_counters_and_a_single_version_have_no_table() {
     let one = vec![version("a", vec![sql_run(1, "a", MULTIPLEXED, 100.0)])];

@@ -46,6 +46,10 @@ pub struct StepConfig {
     /// YCSB properties over each YCSB phase's preset (`--ycsb NAME=VALUE`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ycsb: Vec<(String, String)>,
+    /// Seconds per group of perf events counted in turn on plumb's own process over the
+    /// window (`--perf-groups`); 0 counts none beyond the four hardware counters.
+    #[serde(default)]
+    pub perf_groups: u32,
 }
 
 impl StepConfig {

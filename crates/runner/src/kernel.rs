@@ -34,4 +34,4 @@ pub use lane::Lane;
 pub use mark::{Gauge, Mark};
 pub use outcome::{Counts, Outcome, COUNTS};
 pub use run::{run, NoProgress, Progress, Run, Spec};
-pub use server::{ServerTree, Sut};
+pub use server::{perf_counted, ServerGauge, ServerTree, Sut};

@@ -6,6 +6,7 @@
 use crate::kernel::{Gauge, Mark};
 use plumb_core::{EngineStats, LsmAccount, Target};
 use plumb_probes::perf::{HwCounterGroup, HwReading};
+use plumb_probes::perfwindow::PerfWindow;
 use plumb_probes::process;
 use plumb_probes::profile::Recording;
 use std::path::Path;
@@ -32,22 +33,33 @@ pub(crate) struct KvGauge<'a> {
     pub(crate) lsm: [Option<LsmAccount>; 2],
     /// The window's CPU profile (folded stacks), when asked for, or why there is none.
     pub(crate) profiled: Option<Result<String, String>>,
+    /// perf stat of plumb's own process, its groups in turn (`--perf-groups`), beside
+    /// the four counters of `hw`; `None` when not asked for.
+    pub(crate) perf: Option<PerfWindow>,
+    /// The step's index, for perf's file names.
+    index: usize,
 }
 
 impl<'a> KvGauge<'a> {
-    /// A gauge of `target` and `hw`, profiling into `profile` when given.
+    /// A gauge of `target` and `hw` for the step at `index`, profiling into `profile`
+    /// when given, and counting perf's events in groups of `perf_groups` seconds when
+    /// above 0.
     pub(crate) fn new(
         target: &'a dyn Target,
         hw: Option<&'a HwCounterGroup>,
-        profile: Option<(&'a Path, usize)>,
+        index: usize,
+        profile: Option<&'a Path>,
+        perf_groups: u32,
     ) -> Self {
         KvGauge {
             target,
             hw,
-            profile,
+            profile: profile.map(|dir| (dir, index)),
             recording: None,
             lsm: [None, None],
             profiled: None,
+            perf: (perf_groups > 0).then(|| PerfWindow::new(perf_groups)),
+            index,
         }
     }
 }
@@ -56,6 +68,9 @@ impl Gauge for KvGauge<'_> {
     type Reading = KvReading;
 
     fn read(&mut self) -> KvReading {
+        if let Some(p) = &mut self.perf {
+            p.mark();
+        }
         KvReading {
             engine: self.target.stats(),
             rss: process::self_rss_bytes(),
@@ -68,11 +83,18 @@ impl Gauge for KvGauge<'_> {
             plumb_probes::profile::start(&[std::process::id()], dir, &format!("step{index}"))
         });
         self.lsm[0] = self.target.lsm();
+        if let Some(p) = &mut self.perf {
+            let me = std::process::id();
+            p.open(&[me], &format!("plumb-{me}-kvstep{}", self.index));
+        }
     }
 
     fn closed(&mut self) {
         self.lsm[1] = self.target.lsm();
         self.profiled = self.recording.take().map(|r| r.and_then(|r| r.stop()));
+        if let Some(p) = &mut self.perf {
+            p.close();
+        }
     }
 }
 

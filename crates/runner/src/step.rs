@@ -117,7 +117,9 @@ fn gauge_of<'a>(ctx: &RunContext<'a>, cfg: &StepConfig) -> KvGauge<'a> {
     KvGauge::new(
         ctx.target,
         ctx.hw.as_ref().ok().copied(),
-        ctx.profile.map(|dir| (dir, cfg.index)),
+        cfg.index,
+        ctx.profile,
+        cfg.perf_groups,
     )
 }
 
@@ -265,6 +267,11 @@ fn summarise(
         server: None,
         ib: None,
         durability: None,
+        // perf stat's events in turn on plumb's own process (`--perf-groups`).
+        perf: gauge
+            .perf
+            .as_ref()
+            .and_then(|p| crate::kernel::perf_counted(p, "plumb", &intervals, ops)),
         open_loop: cfg.pace.map(|p| run.tally.open.summary(&p, run.backlog)),
         by_op: metrics::by_op(classes, &run.tally.by_class),
         writer: (writer.ops > 0).then(|| WriterSummary {

@@ -77,6 +77,9 @@ pub struct Placement {
     pub keep: bool,
     /// Its TCP port [default: a free one].
     pub port: Option<u16>,
+    /// The RAM it has, MiB (the plan's memory limit, else the host's), when its memory is
+    /// sized from RAM (`ram_sized`).
+    pub ram_mb: Option<u64>,
 }
 
 /// The password of a URL server: the one given on the command line, else the
@@ -119,6 +122,7 @@ pub fn start(
             cache_mb: spec.cache_mb,
             config: spec.config.clone(),
             waldir: spec.waldir.clone(),
+            ram_mb: at.ram_mb,
         },
     )?;
     eprintln!(
@@ -255,6 +259,19 @@ pub fn record_settings(
     options.insert("durability".into(), d.into());
 }
 
+/// The host's RAM, MiB (`MemTotal`).
+fn host_ram_mb() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kb / 1024)
+}
+
 /// A server started for one planned run: the server, plumb's choice of it (`None` for
 /// a URL) and the plan's memory limit holding its processes.
 pub struct Started<'a> {
@@ -280,6 +297,10 @@ pub fn with_server<T>(
         dir: root,
         keep,
         port: extras.port,
+        ram_mb: spec
+            .ram_sized
+            .then(|| plan.target.memory_mb.or_else(host_ram_mb))
+            .flatten(),
     };
     let (mut server, choice) = start(spec, extras.password.as_deref(), &place)?;
     let limit = match plumb_runner::family::memory_limit(plan, "server") {

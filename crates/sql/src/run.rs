@@ -4,7 +4,7 @@
 //! What is the SQL family's here: each thread's client ([`drivers`]), the counts of its
 //! events per interval (transactions, queries, rows, retries), the server's processes'
 //! CPU read at the window's ends with a profile and the server's perf counters over it
-//! ([`SqlGauge`]), and the server's own counters, read before the clients connect and
+//! ([`ServerGauge`]), and the server's own counters, read before the clients connect and
 //! after they leave. Together they give the costs per query on both sides: plumb's own
 //! CPU (the client) and the server's, the device's IO, and the server's counters.
 
@@ -15,10 +15,7 @@ use crate::drivers::{self, Driver, StepShared};
 use crate::error::SqlError;
 use plumb_core::{HwCounters, Interval, Qos, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::DeviceStats;
-use plumb_probes::perfgroups::{self, Rotation};
-use plumb_probes::perfstat::{self, Counting};
-use plumb_probes::profile::Recording;
-use plumb_runner::kernel::{self, Counts, Gauge, Lane, Mark, ServerTree, Sut, Timing};
+use plumb_runner::kernel::{self, Counts, Lane, Mark, ServerGauge, Sut, Timing};
 use plumb_runner::{metrics, Pacer, Progress, StepHistograms, StepOutcome};
 use plumb_workloads::{Distribution, Pace, SqlKind, SqlStepPlan};
 use std::collections::BTreeMap;
@@ -151,78 +148,6 @@ struct Client {
     verify: Option<String>,
 }
 
-/// The SQL family's gauge: nothing per second (a walk of /proc would count as the
-/// client's CPU), and at the window's ends the server's process tree ([`ServerTree`]);
-/// over the window a CPU profile of plumb and the server, and the server's perf
-/// counters, when asked for and possible.
-struct SqlGauge<'a> {
-    tree: ServerTree,
-    /// Where the profile's data goes, when one is asked for.
-    profile: Option<&'a Path>,
-    /// The step's index, its name among the profiles and perf's files.
-    index: usize,
-    recording: Option<Result<Recording, String>>,
-    counting: Option<Result<Counting, String>>,
-    /// Seconds per group when the server's events are counted in turn (0: all at once).
-    perf_groups: u32,
-    rotation: Option<Rotation>,
-    /// The groups' slices over the window, when counted in turn.
-    slices: Option<Vec<perfgroups::Slice>>,
-    /// The window's profile (folded stacks), when asked for, or why there is none.
-    profiled: Option<Result<String, String>>,
-    /// The server's perf counts over the window, or why there are none; `None` when
-    /// its processes are not visible (an external server).
-    perf: Option<Result<perfstat::Counts, String>>,
-}
-
-impl Gauge for SqlGauge<'_> {
-    type Reading = ();
-
-    fn read(&mut self) {
-        if let Some(r) = &mut self.rotation {
-            r.mark();
-        }
-    }
-
-    fn opened(&mut self) {
-        self.tree.opened();
-        let server: Option<Vec<u32>> = self.tree.ends[0]
-            .as_ref()
-            .map(|s| s.procs.keys().copied().collect());
-        // The client (plumb) and every server process alive now: the step's backends
-        // connected before the window opened.
-        self.recording = self.profile.map(|dir| {
-            let mut pids = vec![std::process::id()];
-            pids.extend(server.iter().flatten());
-            plumb_probes::profile::start(&pids, dir, &format!("step{}", self.index))
-        });
-        // The server's own perf counters over the window: all at once, or one group
-        // at a time.
-        let name = format!("plumb-{}-step{}", std::process::id(), self.index);
-        match (server, self.perf_groups) {
-            (Some(pids), 0) => {
-                self.counting = Some(perfstat::start(&pids, &std::env::temp_dir(), &name))
-            }
-            (Some(pids), secs) => {
-                self.rotation = Some(Rotation::start(
-                    &pids,
-                    &std::env::temp_dir(),
-                    &name,
-                    secs as usize,
-                ))
-            }
-            (None, _) => {}
-        }
-    }
-
-    fn closed(&mut self) {
-        self.tree.closed();
-        self.profiled = self.recording.take().map(|r| r.and_then(|r| r.stop()));
-        self.perf = self.counting.take().map(|c| c.and_then(|c| c.stop()));
-        self.slices = self.rotation.take().map(Rotation::stop);
-    }
-}
-
 /// What every client thread of a step shares.
 struct Clients<'a> {
     endpoint: &'a Endpoint,
@@ -332,18 +257,12 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         interrupt: ctx.interrupt,
         progress: ctx.progress,
     };
-    let mut gauge = SqlGauge {
-        tree: ServerTree::new(Sut::Server(ctx.server_pid)),
-        profile: ctx.profile,
-        index: cfg.index,
-        recording: None,
-        counting: None,
-        perf_groups: cfg.perf_groups,
-        rotation: None,
-        slices: None,
-        profiled: None,
-        perf: None,
-    };
+    let mut gauge = ServerGauge::new(
+        Sut::Server(ctx.server_pid),
+        cfg.index,
+        cfg.perf_groups,
+        ctx.profile,
+    );
     let mut run = kernel::run(&spec, &mut gauge, |lane: &Lane<'_>, out: &mut Client| {
         let r = clients.run(lane, out);
         if let Err(e @ SqlError::Verify(_)) = &r {
@@ -439,28 +358,9 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     };
     let verification_failed = error.as_ref().is_some_and(|e| e.1);
     // The server's perf counts per query, what perf could not count, and (counted in
-    // turn) the seconds each event was counted; or why nothing was.
-    type PerfFigures = (
-        BTreeMap<String, f64>,
-        Vec<(String, String)>,
-        BTreeMap<String, f64>,
-    );
-    let perf: Option<Result<PerfFigures, String>> = match (gauge.slices.take(), &gauge.perf) {
-        (Some(slices), _) => {
-            let ops: Vec<u64> = intervals.iter().map(|i| i.ops).collect();
-            let secs: Vec<f64> = intervals.iter().map(|i| i.secs).collect();
-            let (per, missing) = perfgroups::per_op(&slices, &ops);
-            Some(Ok((per, missing, perfgroups::counted_secs(&slices, &secs))))
-        }
-        (None, Some(Ok(c))) => Some(Ok((c.per_op(ops), c.missing.clone(), BTreeMap::new()))),
-        (None, Some(Err(why))) => Some(Err(why.clone())),
-        (None, None) => None,
-    };
-    // task-clock as µs per query, to read beside srv_us_q.
-    let (perf_query, perf_counted_secs) = match &perf {
-        Some(Ok((per, _, secs))) => (per.clone(), secs.clone()),
-        _ => Default::default(),
-    };
+    // turn) the seconds each event was counted; `None` when its processes are not
+    // visible.
+    let perf = kernel::perf_counted(&gauge.perf, "server", &intervals, ops);
     let summary = StepSummary {
         by_op: metrics::by_op(classes, &run.tally.by_class),
         open_loop: clients
@@ -474,19 +374,11 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         // counters are in `server.perf_query`, and what perf refused is said here.
         hw: HwCounters {
             unsupported: Some(match &perf {
-                Some(Ok((_, missing, _))) if missing.is_empty() => {
+                Some(p) if p.unavailable.is_empty() => {
                     "the client's are not read on SQL steps (the server's: server.perf_query)"
                         .into()
                 }
-                Some(Ok((_, missing, _))) => format!(
-                    "the server's: {}",
-                    missing
-                        .iter()
-                        .map(|(e, why)| format!("{e} {why}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                Some(Err(why)) => format!("the server's: {why}"),
+                Some(p) => format!("the server's: {}", p.unavailable.join(", ")),
                 None => "not read: an external server's processes are not visible".into(),
             }),
             ..HwCounters::default()
@@ -504,15 +396,11 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             retries,
             queries,
             perf_unavailable: match &perf {
-                Some(Ok((_, missing, _))) => missing
-                    .iter()
-                    .map(|(e, why)| format!("{e}: {why}"))
-                    .collect(),
-                Some(Err(why)) => vec![why.clone()],
+                Some(p) => p.unavailable.clone(),
                 None => vec!["not counted: plumb cannot see an external server's processes".into()],
             },
-            perf_query,
-            perf_counted_secs,
+            perf_query: perf.as_ref().map(|p| p.per_op.clone()).unwrap_or_default(),
+            perf_counted_secs: perf.map(|p| p.counted_secs).unwrap_or_default(),
         }),
         ..base
     };

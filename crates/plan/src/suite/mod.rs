@@ -123,6 +123,7 @@ struct TargetDef {
     config: Option<PathBuf>,
     waldir: Option<PathBuf>,
     cache_mb: Option<u64>,
+    ram_sized: Option<bool>,
     memory_mb: Option<Spanned<u64>>,
     drop_caches: bool,
     /// The host itself (the probes' target).
@@ -143,6 +144,7 @@ const TARGET_KEYS: &[&str] = &[
     "config",
     "waldir",
     "cache_mb",
+    "ram_sized",
     "memory_mb",
     "drop_caches",
     "host",
@@ -187,6 +189,7 @@ impl<'de> Visitor<'de> for TargetVisitor {
             config: None,
             waldir: None,
             cache_mb: None,
+            ram_sized: None,
             memory_mb: None,
             drop_caches: false,
             host: false,
@@ -215,6 +218,7 @@ impl<'de> Visitor<'de> for TargetVisitor {
                 "config" => t.config = Some(m.next_value()?),
                 "waldir" => t.waldir = Some(m.next_value()?),
                 "cache_mb" => t.cache_mb = Some(m.next_value()?),
+                "ram_sized" => t.ram_sized = Some(m.next_value()?),
                 "memory_mb" => t.memory_mb = Some(m.next_value()?),
                 "drop_caches" => t.drop_caches = m.next_value()?,
                 "host" => t.host = m.next_value()?,
@@ -251,6 +255,7 @@ impl<'de> Visitor<'de> for TargetVisitor {
             ("config", t.config.is_some()),
             ("waldir", t.waldir.is_some()),
             ("cache_mb", t.cache_mb.is_some()),
+            ("ram_sized", t.ram_sized.is_some()),
         ] {
             if set {
                 return Err(de::Error::custom(format!(
@@ -739,6 +744,7 @@ fn server_targets(t: &TargetDef) -> Result<Vec<TargetPlan>, (&'static str, Strin
         config: t.config.clone(),
         waldir: t.waldir.clone(),
         cache_mb: t.cache_mb.unwrap_or(DEFAULT_CACHE_MB),
+        ram_sized: t.ram_sized.unwrap_or(false),
         url: t.url.clone(),
     };
     let name = t.name.get_ref();

@@ -5,8 +5,12 @@
 
 use super::mark::{Gauge, Mark};
 use crate::metrics::HostNoise;
+use plumb_core::{Interval, PerfCounted};
+use plumb_probes::perfwindow::PerfWindow;
 use plumb_probes::process::ProcessCounters;
 use plumb_probes::proctree::{self, TreeSnapshot};
+use plumb_probes::profile::Recording;
+use std::path::Path;
 
 /// Where the system under test runs, for its share of the machine's CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,4 +82,114 @@ impl Gauge for ServerTree {
     fn closed(&mut self) {
         self.ends[1] = self.read_tree();
     }
+}
+
+/// A server's gauge, the same for every family that drives one (the SQL steps and the
+/// insert benchmark): its process tree at the window's ends ([`ServerTree`]), perf stat
+/// of its processes over the window ([`PerfWindow`], all events at once or one group at
+/// a time on the marks), and, when asked, a CPU profile of plumb and the server.
+pub struct ServerGauge<'a> {
+    /// The server's processes at the window's ends.
+    pub tree: ServerTree,
+    /// perf stat of the server's processes over the window.
+    pub perf: PerfWindow,
+    /// Where the profile's data goes, when one is asked for, and the step's index (its
+    /// name among the profiles and perf's files).
+    profile: Option<&'a Path>,
+    index: usize,
+    /// Seconds per group of perf events (0: all at once).
+    perf_groups: u32,
+    recording: Option<Result<Recording, String>>,
+    /// The window's profile (folded stacks), when asked for, or why there is none.
+    pub profiled: Option<Result<String, String>>,
+    /// Whose processes perf counted: `server`, `plumb` (an embedded engine's, counted
+    /// only when groups were asked for, as a key-value step does), or `None`.
+    pub perf_whose: Option<&'static str>,
+}
+
+impl<'a> ServerGauge<'a> {
+    /// A gauge of `sut` for the step at `index`, its perf events in groups of
+    /// `perf_groups` seconds (0: all at once), profiling into `profile` when given.
+    pub fn new(sut: Sut, index: usize, perf_groups: u32, profile: Option<&'a Path>) -> Self {
+        ServerGauge {
+            tree: ServerTree::new(sut),
+            perf: PerfWindow::new(perf_groups),
+            profile,
+            index,
+            perf_groups,
+            recording: None,
+            profiled: None,
+            perf_whose: None,
+        }
+    }
+}
+
+impl Gauge for ServerGauge<'_> {
+    type Reading = ();
+
+    fn read(&mut self) {
+        self.perf.mark();
+    }
+
+    fn opened(&mut self) {
+        self.tree.opened();
+        // Every server process alive now: the step's backends connected before the
+        // window opened.
+        let server: Option<Vec<u32>> = self.tree.ends[0]
+            .as_ref()
+            .map(|s| s.procs.keys().copied().collect());
+        self.recording = self.profile.map(|dir| {
+            let mut pids = vec![std::process::id()];
+            pids.extend(server.iter().flatten());
+            plumb_probes::profile::start(&pids, dir, &format!("step{}", self.index))
+        });
+        let counted = match (server, self.tree.sut) {
+            (Some(pids), _) => Some((pids, "server")),
+            // An embedded engine (the insert benchmark on a key-value engine) runs in
+            // plumb's process: counted in turn when asked, as `plumb kv` does.
+            (None, Sut::InProcess) if self.perf_groups > 0 => {
+                Some((vec![std::process::id()], "plumb"))
+            }
+            _ => None,
+        };
+        if let Some((pids, whose)) = counted {
+            let name = format!("plumb-{}-step{}", std::process::id(), self.index);
+            self.perf.open(&pids, &name);
+            self.perf_whose = Some(whose);
+        }
+    }
+
+    fn closed(&mut self) {
+        self.tree.closed();
+        self.profiled = self.recording.take().map(|r| r.and_then(|r| r.stop()));
+        self.perf.close();
+    }
+}
+
+/// What `perf` counted over a step's window per op, as a step stores it: counted in turn,
+/// each event over its slices' seconds divided by those seconds' ops (from the step's
+/// 1-second series `intervals`); at once, over the window's `total` ops. `None` when
+/// nothing was started (no processes to count); perf's refusal is kept in
+/// `unavailable`.
+pub fn perf_counted(
+    perf: &PerfWindow,
+    whose: &str,
+    intervals: &[Interval],
+    total: u64,
+) -> Option<PerfCounted> {
+    let ops: Vec<u64> = intervals.iter().map(|i| i.ops).collect();
+    let secs: Vec<f64> = intervals.iter().map(|i| i.secs).collect();
+    Some(match perf.figures(&ops, &secs, total)? {
+        Ok(f) => PerfCounted {
+            whose: whose.to_string(),
+            unavailable: f.unavailable(),
+            per_op: f.per_op,
+            counted_secs: f.counted_secs,
+        },
+        Err(why) => PerfCounted {
+            whose: whose.to_string(),
+            unavailable: vec![why],
+            ..PerfCounted::default()
+        },
+    })
 }

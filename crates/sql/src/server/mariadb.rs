@@ -16,6 +16,66 @@ use std::time::{Duration, Instant};
 const INNODB: &str = include_str!("../../config/innodb.cnf");
 const MYROCKS: &str = include_str!("../../config/myrocks.cnf");
 
+/// Where other MariaDB point releases go (scripts/get-mariadb.sh unpacks Debian's
+/// packages of a release there, one directory per version).
+pub const EXTRA_INSTALLS: &str = "/var/tmp/plumb-mariadb";
+
+/// The version `server --version` prints (`10.11.18-MariaDB-0+deb12u1` → `10.11.18`
+/// and what follows it).
+fn server_version(server: &Path) -> Result<String, SqlError> {
+    let out = Command::new(server)
+        .arg("--version")
+        .output()
+        .map_err(|e| SqlError::Input(format!("{}: cannot run it: {e}", server.display())))?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    Ok(text
+        .split_whitespace()
+        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .unwrap_or("?")
+        .to_string())
+}
+
+/// Whether a server of version `has` is the `want` asked for: the same release, or one
+/// of the series `want` names (`10.11` takes `10.11.19-MariaDB`).
+fn version_matches(has: &str, want: &str) -> bool {
+    has == want || has.starts_with(&format!("{want}.")) || has.starts_with(&format!("{want}-"))
+}
+
+/// The install to run: `--basedir`; else, when a version is asked for that the system's
+/// server is not, the newest matching release under [`EXTRA_INSTALLS`] (a suite's
+/// `versions = ["10.11.18", "10.11.19"]` then runs each from its own install); else the
+/// system's (`None`), whose version is checked by the caller.
+fn install(choice: &ServerChoice) -> Result<Option<PathBuf>, SqlError> {
+    if choice.basedir.is_some() || choice.flavor == Flavor::MySql {
+        return Ok(choice.basedir.clone());
+    }
+    let Some(want) = &choice.version else {
+        return Ok(None);
+    };
+    let system = find(None, &["mariadbd", "mysqld"]);
+    if let Some(s) = &system {
+        if version_matches(&server_version(s)?, want) {
+            return Ok(None);
+        }
+    }
+    let mut found: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir(EXTRA_INSTALLS)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join("sbin/mariadbd").exists())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            version_matches(&name, want).then(|| {
+                let key = name.split('.').map(|p| p.parse().unwrap_or(0)).collect();
+                (key, e.path())
+            })
+        })
+        .collect();
+    found.sort();
+    // None found: the system's, whose version the caller refuses with the way out.
+    Ok(found.pop().map(|(_, p)| p))
+}
+
 /// The first of `names` under the install's bin dirs, or on the system.
 fn find(base: Option<&Path>, names: &[&str]) -> Option<PathBuf> {
     let dirs: Vec<PathBuf> = match base {
@@ -55,7 +115,8 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
                 .into(),
         ));
     }
-    let base = choice.basedir.as_deref();
+    let installed = install(choice)?;
+    let base = installed.as_deref();
     let mysql = choice.flavor == Flavor::MySql;
     let server_names: &[&str] = if mysql {
         &["mysqld"]
@@ -66,25 +127,20 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     let admin = find(base, &["mariadb-admin", "mysqladmin"])
         .ok_or_else(|| missing(choice, "mariadb-admin"))?;
     if let Some(want) = &choice.version {
-        let out = Command::new(&server)
-            .arg("--version")
-            .output()
-            .map_err(|e| SqlError::Input(format!("{}: cannot run it: {e}", server.display())))?;
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        let has = text
-            .split_whitespace()
-            .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
-            .unwrap_or("?")
-            .to_string();
-        if !(has == *want
-            || has.starts_with(&format!("{want}."))
-            || has.starts_with(&format!("{want}-")))
-        {
+        let has = server_version(&server)?;
+        if !version_matches(&has, want) {
             return Err(SqlError::Input(format!(
-                "--server {}@{want}: {} is version {has}; install that release and point \
-                 --basedir at it",
+                "--server {}@{want}: {} is version {has}; {}",
                 choice.flavor.name(),
-                server.display()
+                server.display(),
+                if mysql {
+                    "install that release and point --basedir at it".to_string()
+                } else {
+                    format!(
+                        "`bash scripts/get-mariadb.sh {want}` installs a Debian point release \
+                         into {EXTRA_INSTALLS}, or point --basedir at another install"
+                    )
+                }
             )));
         }
     }
@@ -219,9 +275,14 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     let launch = {
         let (server, defaults, log) = (server.clone(), defaults.clone(), log.clone());
         let tmpdir = tmpdir.clone();
+        // Its plugins (ha_rocksdb.so), messages and character sets from its own install.
+        let basedir = base.map(|b| format!("--basedir={}", b.display()));
         move || {
             let mut cmd = Command::new(&server);
-            cmd.arg(&defaults).arg(&tmpdir).stdin(Stdio::null());
+            cmd.arg(&defaults)
+                .arg(&tmpdir)
+                .args(basedir.iter())
+                .stdin(Stdio::null());
             // Its output goes to its log (appended: a restart keeps what came before).
             match std::fs::OpenOptions::new().append(true).open(&log) {
                 Ok(f) => {

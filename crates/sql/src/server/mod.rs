@@ -154,6 +154,9 @@ pub struct StartOptions {
     pub config: Option<PathBuf>,
     /// PostgreSQL's WAL directory (`initdb --waldir`); a fresh directory is made inside.
     pub waldir: Option<PathBuf>,
+    /// Size PostgreSQL's memory from this much RAM, MiB ([`postgres::ram_sized`]),
+    /// instead of from `cache_mb`; `None` leaves the template's sizes.
+    pub ram_mb: Option<u64>,
 }
 
 /// A running server that plumb started: stopped when dropped.

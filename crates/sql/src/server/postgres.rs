@@ -81,6 +81,31 @@ fn bindir(choice: &ServerChoice) -> Result<PathBuf, SqlError> {
     })
 }
 
+/// Connections plumb's template allows (`max_connections`), which work_mem is shared by.
+const MAX_CONNECTIONS: u64 = 200;
+
+/// PostgreSQL's memory sized from `ram_mb` of RAM, as the PostgreSQL deck (seed 004:
+/// "Simple PostgreSQL Configuration - 2GB or more of RAM", shared_buffers 512MB,
+/// wal_buffers 16MB, "and the also important work_mem") points to pgtune for:
+/// shared_buffers a quarter of RAM, effective_cache_size three quarters (what the OS
+/// caches beside it), maintenance_work_mem a sixteenth up to 2 GiB, work_mem what
+/// shared_buffers leaves over three sorts per connection, wal_buffers 16 MB. Appended to
+/// the config, so each line wins over the template's.
+pub fn ram_sized(ram_mb: u64) -> String {
+    let shared = (ram_mb / 4).max(128);
+    let work_kb = (ram_mb.saturating_sub(shared) * 1024 / (3 * MAX_CONNECTIONS)).max(4096);
+    format!(
+        "# Sized from {ram_mb} MiB of RAM (ram_sized), as pgtune and the PostgreSQL deck size it:\n\
+         shared_buffers = {shared}MB\n\
+         effective_cache_size = {}MB\n\
+         maintenance_work_mem = {}MB\n\
+         work_mem = {work_kb}kB\n\
+         wal_buffers = 16MB\n",
+        ram_mb * 3 / 4,
+        (ram_mb / 16).clamp(64, 2048),
+    )
+}
+
 /// The settings this release's server knows (`postgres --describe-config`, which runs
 /// without a data directory), lowercased; empty when it cannot say.
 fn known_settings(bin: &Path) -> std::collections::HashSet<String> {
@@ -160,6 +185,11 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     // The config first: a template that does not fill leaves no directory behind.
     let (tpl, from) = template(opts, TEMPLATE, "postgres.conf")?;
     let config_text = fill(&tpl, &from, &[("cache_mb", opts.cache_mb.to_string())])?;
+    // Sized from RAM: the lines come last, so they win over the template's.
+    let config_text = match opts.ram_mb {
+        Some(ram) => format!("{config_text}\n{}", ram_sized(ram)),
+        None => config_text,
+    };
     // plumb's own template is fitted to the release; a user's --config is theirs, and a
     // name the server does not know stays an error that names it.
     let config_text = match opts.config {
@@ -282,6 +312,28 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ram_sizing_follows_pgtune_and_the_template_keeps_max_connections() {
+        // 24 GiB, this machine's: 6 GiB of buffers, 18 GiB the OS caches, 1.5 GiB for
+        // maintenance, (24576 - 6144) MiB over 600 sorts.
+        let c = ram_sized(24576);
+        for line in [
+            "shared_buffers = 6144MB",
+            "effective_cache_size = 18432MB",
+            "maintenance_work_mem = 1536MB",
+            "work_mem = 31457kB",
+            "wal_buffers = 16MB",
+        ] {
+            assert!(c.lines().any(|l| l == line), "{line} not in\n{c}");
+        }
+        // A small limit keeps the floors; a large host caps maintenance at 2 GiB.
+        assert!(ram_sized(256).contains("shared_buffers = 128MB\nef"));
+        assert!(ram_sized(256).contains("work_mem = 4096kB"));
+        assert!(ram_sized(262_144).contains("maintenance_work_mem = 2048MB"));
+        // work_mem is shared by the connections the template allows.
+        assert!(TEMPLATE.contains(&format!("max_connections = {MAX_CONNECTIONS}\n")));
+    }
 
     #[test]
     fn settings_an_older_release_lacks_become_comments_and_the_rest_stay() {

@@ -15,6 +15,7 @@ pub fn start(server: &str, engine: Option<&str>, dir: &Path) -> Managed {
             cache_mb: 128,
             config: None,
             waldir: None,
+            ram_mb: None,
         },
     )
     .unwrap_or_else(|e| panic!("starting {server}: {e}"))

@@ -70,6 +70,7 @@ fn every_case_on_postgres() {
             cache_mb: 64,
             config: None,
             waldir: None,
+            ram_mb: None,
         },
     )
     .expect("PostgreSQL starts (the test command installs it)");

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Seed 002's perf stat study over server releases, the way the seed ran it
+# (examples/seeds/002.toml: sysbench's scan, insert, point-query and update-index on a
+# cached database with prepared statements, the server's perf events counted one group
+# at a time after a warm-up), then the seed's reading: per release family (PostgreSQL
+# 12/15/18, InnoDB and MyRocks on MariaDB 10.11.18/10.11.19), each release's QPS and CPU
+# per query relative to the family's oldest, the seed's newest-vs-oldest figures beside
+# (MySQL 8.0.39 vs 5.6.51, FB MyRocks 8.0.32 vs 5.6.35, its Intel Xeon tables), then one
+# perf stat table per step and family as `plumb compare` computes it (each counter per
+# query relative to the base, GHz, ipc, cpu/o, QPS; past 1.15 marked `+`) with each
+# release's verdict: code bloat, memory-system bloat or neither.
+#
+#   bash scripts/get-postgres.sh 12 && bash scripts/get-postgres.sh 18          # once
+#   bash scripts/get-mariadb.sh 10.11.18 && bash scripts/get-mariadb.sh 10.11.19  # once
+#   bash bench/seeds/002.sh                 # this machine's scale (~25 min)
+#   SCALE=0.1 bash bench/seeds/002.sh       # a tenth of the rows and seconds
+#
+# Env: PLUMB [/var/tmp/plumb-target/release/plumb], STORE [a new file under /var/tmp],
+# SCALE [1], SUITE [examples/seeds/002.toml], REPORT_ONLY [unset; 1: no run, the
+# tables of the newest suite in STORE]. The script prints every table it can and exits
+# with plumb run's status.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
+STORE=${STORE:-$(mktemp -u /var/tmp/plumb-seed002.XXXXXX.sqlite)}
+SCALE=${SCALE:-1}
+SUITE=${SUITE:-examples/seeds/002.toml}
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "store: $STORE"
+status=0
+[ -n "${REPORT_ONLY:-}" ] || "$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2 || status=$?
+export PLUMB STORE
+PYTHONPATH=bench/seeds python3 - <<'EOF'
+import json, os, subprocess
+from runs import newest_suite
+
+plumb, store = os.environ["PLUMB"], os.environ["STORE"]
+STEPS = ["scan", "insert", "point-query", "update-index"]   # the seed's order
+# The seed's newest release relative to its oldest (its Intel Xeon tables, per query):
+# (QPS, cpu/o, instructions) per step.
+SEED = {
+    "InnoDB 8.0.39 / 5.6.51": {"scan": (0.69, 1.42, 1.51), "insert": (1.11, 0.99, 1.60),
+                               "point-query": (0.83, 1.22, 1.31), "update-index": (3.61, 0.41, 0.56)},
+    "MyRocks 8.0.32 / 5.6.35": {"scan": (0.70, 1.47, 1.44), "insert": (0.79, 1.44, 0.82),
+                                "point-query": (0.89, 1.14, 1.18), "update-index": (0.91, 1.10, 1.28)},
+}
+SEED_OF = {"innodb": "InnoDB 8.0.39 / 5.6.51", "myrocks": "MyRocks 8.0.32 / 5.6.35"}
+
+runs = newest_suite(plumb, store)
+suite = runs[0][1]["run"]["suite_id"] if runs and runs[0][1]["run"].get("suite_id") else None
+if suite is None:
+    suite = max(r["suite_id"] for r in json.loads(subprocess.run(
+        [plumb, "runs", "--json", "--limit", "100000", "--store", store],
+        check=True, capture_output=True, text=True).stdout) if r.get("suite_id"))
+def vkey(v):
+    return [int(x) for x in v.split(".") if x.isdigit()]
+families = {}   # family -> [versions], oldest first
+for parts, _ in runs:
+    fam, _, ver = parts[0].partition("@")
+    families.setdefault(fam, set()).add(ver)
+families = {f: sorted(vs, key=vkey) for f, vs in families.items()}
+
+# plumb compare per family: the oldest release the base.
+tables = {}   # (family, step) -> perf table (compare --json's `perf`)
+for fam, vers in families.items():
+    if len(vers) < 2:
+        continue
+    sel = [f"s{suite},target={fam}@{v}" for v in vers]
+    out = subprocess.run([plumb, "compare", *sel, "--json", "--store", store],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        print(f"\n{fam}: plumb compare failed: {out.stderr.strip()}")
+        continue
+    for t in json.loads(out.stdout)["perf"]:
+        tables[(fam, t["step"])] = t
+
+def row_of(t, name):
+    return next((r for r in t["rows"] if r["name"] == name), None) if t else None
+
+def rel(t, name, i):
+    r = row_of(t, name)
+    v = r["rel"][i] if r and i < len(r["rel"]) else None
+    return "n/a" if v is None else f"{v:.2f}"
+
+cols = [(f, i, v) for f, vs in families.items() for i, v in enumerate(vs) if i > 0]
+for what, name, k in (("QPS", "QPS", 0), ("server CPU per query (cpu/o)", "cpu/o", 1)):
+    print(f"\n### {what}: each release relative to its family's oldest, the seed's newest relative to its oldest beside\n")
+    heads = [f"{f} {v} / {families[f][0]}" for f, _, v in cols] + [f"seed: {s}" for s in SEED]
+    print("| step | " + " | ".join(heads) + " |")
+    print("|---|" + "---:|" * len(heads))
+    for step in STEPS:
+        cells = [rel(tables.get((f, step)), name, i) for f, i, _ in cols]
+        cells += [f"{SEED[s][step][k]:.2f}" for s in SEED]
+        print(f"| {step} | " + " | ".join(cells) + " |")
+
+for fam, vers in families.items():
+    for step in STEPS:
+        t = tables.get((fam, step))
+        if t is None:
+            continue
+        seed = SEED_OF.get(fam)
+        how = "each counted in turn, exact over its own seconds" if t["in_turn"] else "multiplexed by perf over the window"
+        print(f"\n### {step}: perf stat per query, {fam} ({t['whose']}), relative to {vers[0]} ({how})\n")
+        heads = [f"{vers[0]} per query"] + vers[1:] + ([f"seed: {seed}"] if seed else [])
+        print("| counter | " + " | ".join(heads) + " |")
+        print("|---|" + "---:|" * len(heads))
+        for r in t["rows"]:
+            base = "n/a" if r["base"] is None else f"{r['base']:,.3g}"
+            cells = [base]
+            for i in range(1, len(vers)):
+                v = r["rel"][i] if i < len(r["rel"]) else None
+                mark = "+" if i < len(r["marked"]) and r["marked"][i] else ""
+                cells.append("n/a" if v is None else f"{v:.2f}{mark}")
+            if seed:
+                s = SEED[seed][step]
+                known = {"QPS": s[0], "cpu/o": s[1], "instructions": s[2]}
+                cells.append(f"{known[r['name']]:.2f}" if r["name"] in known else "")
+            print(f"| {r['name']} | " + " | ".join(cells) + " |")
+        if t["no_pmu"]:
+            print("\nNo hardware counters on this host (no PMU): software events and CPU per query only.")
+        # One reading per release after the base, in the selectors' order.
+        for v, rd in zip(vers[1:], t["readings"]):
+            print(f"\n{fam} {v}: {rd['verdict']}: {rd['explanation']}")
+missing = [f"{f}/{s}" for f in families for s in STEPS if (f, s) not in tables and len(families[f]) > 1]
+if missing:
+    print(f"\nno perf table (no counts, or the step failed): {', '.join(missing)}")
+EOF
+exit "$status"

@@ -223,8 +223,18 @@ pub fn run_batch_until(
     until: Option<&dyn plumb_runner::StopRule>,
 ) -> anyhow::Result<BatchOutcome> {
     let perf_dir = perf_dir(profile)?;
-    // Hardware counters first, so the engine's threads (started at open) inherit them.
-    let hw = plumb_probes::perf::HwCounterGroup::open();
+    // Hardware counters first, so the engine's threads (started at open) inherit them;
+    // not beside perf stat's groups (`--perf-groups` on a kv run), which count exactly
+    // only when no other event holds a counter.
+    let grouped = runs.iter().any(|r| match &r.workload.family {
+        plumb_plan::Family::Kv(w) => w.params.perf_groups > 0,
+        _ => false,
+    });
+    let hw = if grouped {
+        Err("not read: perf stat counts plumb's own events in turn (--perf-groups, summary.perf)".to_string())
+    } else {
+        plumb_probes::perf::HwCounterGroup::open()
+    };
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
     let tty = printer.tty && printer.style != Style::Json;
     let bar = Bar::new();

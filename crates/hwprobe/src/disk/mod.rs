@@ -523,6 +523,14 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             d.path().display(),
             plan::human(d.size)
         ));
+        // Blocks never written read as zeros, and an SSD serves those without its flash.
+        match device::zero_blocks(&d.file, d.size, device::ZERO_SAMPLES) {
+            Ok((zeros, n)) => rep.notes.extend(device::zero_note(d.path(), zeros, n)),
+            Err(e) => rep.notes.push(format!(
+                "disk: could not sample {} for never-written blocks: {e}",
+                d.path().display()
+            )),
+        }
         let stats = device_stats(dev);
         let s = Subject {
             direct: Some(&d.file),

@@ -47,15 +47,14 @@ SEED = {
 SEED_OF = {"innodb": "InnoDB 8.0.39 / 5.6.51", "myrocks": "MyRocks 8.0.32 / 5.6.35"}
 
 runs = newest_suite(plumb, store)
-suite = runs[0][1]["run"]["suite_id"] if runs and runs[0][1]["run"].get("suite_id") else None
-if suite is None:
-    suite = max(r["suite_id"] for r in json.loads(subprocess.run(
-        [plumb, "runs", "--json", "--limit", "100000", "--store", store],
-        check=True, capture_output=True, text=True).stdout) if r.get("suite_id"))
+# The suite the runs came from, for plumb compare's selectors (s<ID>,target=…).
+suite = max(r["suite_id"] for r in json.loads(subprocess.run(
+    [plumb, "runs", "--json", "--limit", "100000", "--store", store],
+    check=True, capture_output=True, text=True).stdout) if r.get("suite_id"))
 def vkey(v):
     return [int(x) for x in v.split(".") if x.isdigit()]
-families = {}   # family -> [versions], oldest first
-for parts, _ in runs:
+families = {}   # family -> [versions], oldest first; families in the suite's order
+for parts, _ in sorted(runs, key=lambda r: r[1]["run"]["id"]):
     fam, _, ver = parts[0].partition("@")
     families.setdefault(fam, set()).add(ver)
 families = {f: sorted(vs, key=vkey) for f, vs in families.items()}

@@ -231,7 +231,10 @@ pub fn run_batch_until(
         _ => false,
     });
     let hw = if grouped {
-        Err("not read: perf stat counts plumb's own events in turn (--perf-groups, summary.perf)".to_string())
+        Err(
+            "not read: perf stat counts plumb's own events in turn (--perf-groups, summary.perf)"
+                .to_string(),
+        )
     } else {
         plumb_probes::perf::HwCounterGroup::open()
     };

@@ -267,7 +267,14 @@ fn a_kv_step_reads_plumbs_own_process_counters() {
 /// A run whose step `step` holds `csv`'s counts per op in `StepSummary::perf`, counted
 /// in turn (whose: `plumb` or `server`), as `plumb kv --perf-groups` and `plumb ib`
 /// store them.
-fn counted_run(id: i64, tag: &str, step: &str, whose: &str, csv: &str, ops_sec: f64) -> StoredRun {
+fn counted_run(
+    id: i64,
+    tag: &str,
+    step: &'static str,
+    whose: &str,
+    csv: &str,
+    ops_sec: f64,
+) -> StoredRun {
     let mut r = run(id, tag, &[fig(step, ops_sec, Some(5.0))]);
     let per_op = perfstat::parse(csv).per_op(QUERIES);
     let secs = per_op.keys().map(|e| (e.clone(), 8.0)).collect();

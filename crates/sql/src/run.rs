@@ -18,7 +18,6 @@ use plumb_probes::diskstats::DeviceStats;
 use plumb_runner::kernel::{self, Counts, Lane, Mark, ServerGauge, Sut, Timing};
 use plumb_runner::{metrics, Pacer, Progress, StepHistograms, StepOutcome};
 use plumb_workloads::{Distribution, Pace, SqlKind, SqlStepPlan};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, SystemTime};

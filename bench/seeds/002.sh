@@ -54,10 +54,17 @@ suite = max(r["suite_id"] for r in json.loads(subprocess.run(
 def vkey(v):
     return [int(x) for x in v.split(".") if x.isdigit()]
 families = {}   # family -> [versions], oldest first; families in the suite's order
-for parts, _ in sorted(runs, key=lambda r: r[1]["run"]["id"]):
+failed = []     # releases with no finished run: left out of their family's comparison
+for parts, doc in sorted(runs, key=lambda r: r[1]["run"]["id"]):
     fam, _, ver = parts[0].partition("@")
-    families.setdefault(fam, set()).add(ver)
+    families.setdefault(fam, set())
+    if doc["run"]["status"] == "ok":
+        families[fam].add(ver)
+    else:
+        failed.append(f"{fam}@{ver}")
 families = {f: sorted(vs, key=vkey) for f, vs in families.items()}
+for f in failed:
+    print(f"\n{f}: the run did not finish (plumb show it in the store for its error); left out")
 
 # plumb compare per family: the oldest release the base.
 tables = {}   # (family, step) -> perf table (compare --json's `perf`)
@@ -119,7 +126,8 @@ for fam, vers in families.items():
             print("\nNo hardware counters on this host (no PMU): software events and CPU per query only.")
         # One reading per release after the base, in the selectors' order.
         for v, rd in zip(vers[1:], t["readings"]):
-            print(f"\n{fam} {v}: {rd['verdict']}: {rd['explanation']}")
+            why = "" if rd["explanation"] in rd["verdict"] else f": {rd['explanation']}"
+            print(f"\n{fam} {v}: {rd['verdict']}{why}")
 missing = [f"{f}/{s}" for f in families for s in STEPS if (f, s) not in tables and len(families[f]) > 1]
 if missing:
     print(f"\nno perf table (no counts, or the step failed): {', '.join(missing)}")

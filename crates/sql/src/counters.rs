@@ -115,7 +115,19 @@ impl CounterReader {
                     "tables.",
                     &mut out,
                 )?;
-                if self.pg_version >= 140000 {
+                if self.pg_version >= 180000 {
+                    // 18 moved the WAL's writes and syncs to pg_stat_io (object 'wal'):
+                    // read there under the same names.
+                    self.one_row(
+                        "SELECT w.wal_records, w.wal_fpi, w.wal_bytes::float8 AS wal_bytes, \
+                         coalesce(sum(io.writes),0)::float8 AS wal_write, \
+                         coalesce(sum(io.fsyncs),0)::float8 AS wal_sync \
+                         FROM pg_stat_wal w, pg_stat_io io WHERE io.object = 'wal' \
+                         GROUP BY w.wal_records, w.wal_fpi, w.wal_bytes",
+                        "wal.",
+                        &mut out,
+                    )?;
+                } else if self.pg_version >= 140000 {
                     self.one_row(
                         "SELECT wal_records, wal_fpi, wal_bytes::float8 AS wal_bytes, wal_write, wal_sync \
                          FROM pg_stat_wal",

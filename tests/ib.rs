@@ -235,39 +235,17 @@ fn bad_input_gets_one_clear_error_and_stores_nothing() {
     assert!(!store.exists(), "bad input created the store");
 }
 
-/// Asserts seed 002's counting on a step's `summary.perf`: whose processes, the software
-/// events counted over the window less at most its last partial second, and each
-/// hardware event counted over its own groups' seconds or refused with perf's reason.
+/// Seed 002's counting on a step's `summary.perf`, whose processes `whose` says.
 fn check_counted_in_turn(name: &str, s: &Value, whose: &str) {
     let perf = &s["summary"]["perf"];
     assert_eq!(perf["whose"], whose, "{name}: {perf}");
-    let secs = s["summary"]["secs"].as_f64().unwrap();
-    let counted = perf["counted_secs"].as_object().expect("counted in turn");
-    let task = counted["task-clock"].as_f64().unwrap();
-    assert!(
-        task > secs - 1.0 && task <= secs + 1e-6,
-        "{name}: {task} of {secs}"
+    common::assert_counted_in_turn(
+        name,
+        s["summary"]["secs"].as_f64().unwrap(),
+        &perf["per_op"],
+        &perf["counted_secs"],
+        &perf["unavailable"],
     );
-    assert!(
-        perf["per_op"]["task-clock-us"].as_f64().unwrap() > 0.0,
-        "{perf}"
-    );
-    let unavailable: Vec<&str> = perf["unavailable"]
-        .as_array()
-        .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect())
-        .unwrap_or_default();
-    for e in ["cycles", "instructions", "LLC-loads"] {
-        match counted.get(e) {
-            Some(t) => assert!(
-                t.as_f64().unwrap() < secs * 0.5,
-                "{name} {e}: {t} of {secs}"
-            ),
-            None => assert!(
-                unavailable.iter().any(|u| u.starts_with(&format!("{e}:"))),
-                "{name}: {e} neither counted nor refused: {unavailable:?}"
-            ),
-        }
-    }
 }
 
 #[test]

@@ -648,42 +648,12 @@ fn perf_groups_count_the_servers_events_in_turn_each_over_its_own_seconds() {
     let run = json_of(&plumb(&store, &["show", "1", "--json"]));
     let s = step(&run, "point-query");
     let server = &s["summary"]["server"];
-    let secs = s["summary"]["secs"].as_f64().unwrap();
-    let counted = server["perf_counted_secs"]
-        .as_object()
-        .expect("counted in turn");
-    // The software events are in every group: counted over the whole window, less at
-    // most its last partial second.
-    let task = counted["task-clock"].as_f64().unwrap();
-    assert!(task > secs - 1.0 && task <= secs + 1e-6, "{task} of {secs}");
-    assert!(server["perf_query"]["task-clock-us"].as_f64().unwrap() > 0.0);
-    // Each hardware event was either counted over its groups' seconds (about a fifth
-    // of the window, five groups of one second in turn) or refused by perf with its
-    // reason: never silently absent.
-    let unavailable: Vec<&str> = server["perf_unavailable"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
-    for e in [
-        "cycles",
-        "instructions",
-        "branches",
-        "LLC-loads",
-        "dTLB-load-misses",
-    ] {
-        match counted.get(e) {
-            Some(t) => assert!(t.as_f64().unwrap() < secs * 0.5, "{e}: {t} of {secs}"),
-            None => assert!(
-                unavailable.iter().any(|u| u.starts_with(&format!("{e}:"))),
-                "{e} neither counted nor refused: {unavailable:?}"
-            ),
-        }
-    }
-    assert!(
-        !unavailable.iter().any(|u| u.contains("No such file")),
-        "{unavailable:?}"
+    common::assert_counted_in_turn(
+        "point-query",
+        s["summary"]["secs"].as_f64().unwrap(),
+        &server["perf_query"],
+        &server["perf_counted_secs"],
+        &server["perf_unavailable"],
     );
 }
 

@@ -16,15 +16,8 @@
 # REPORT_ONLY [unset; 1: no run, the tables of the newest suite in STORE].
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
-STORE=${STORE:-$(mktemp -u /var/tmp/plumb-seed000.XXXXXX.sqlite)}
-SCALE=${SCALE:-1}
-SUITE=${SUITE:-examples/seeds/000.toml}
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-echo "store: $STORE"
-# REPORT_ONLY=1 prints the tables of the newest suite already in STORE.
-[ -n "${REPORT_ONLY:-}" ] || "$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2
-export PLUMB STORE
+. bench/seeds/suite.sh
+seed_suite 000
 PYTHONPATH=bench/seeds python3 - <<'EOF'
 import os, sys
 from runs import newest_suite
@@ -101,3 +94,4 @@ missing = [f"{s}/{e}" for s in ("cached", "iobound") for e in ENGINES if (s, e) 
 if missing:
     sys.exit(f"seed000: no figures for {', '.join(missing)}")
 EOF
+exit "$status"

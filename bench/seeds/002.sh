@@ -21,15 +21,8 @@
 # with plumb run's status.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
-STORE=${STORE:-$(mktemp -u /var/tmp/plumb-seed002.XXXXXX.sqlite)}
-SCALE=${SCALE:-1}
-SUITE=${SUITE:-examples/seeds/002.toml}
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-echo "store: $STORE"
-status=0
-[ -n "${REPORT_ONLY:-}" ] || "$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2 || status=$?
-export PLUMB STORE
+. bench/seeds/suite.sh
+seed_suite 002
 PYTHONPATH=bench/seeds python3 - <<'EOF'
 import json, os, subprocess
 from runs import newest_suite

@@ -19,16 +19,8 @@
 # every table and exits with plumb run's status.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
-STORE=${STORE:-$(mktemp -u /var/tmp/plumb-seed003.XXXXXX.sqlite)}
-SCALE=${SCALE:-1}
-SUITE=${SUITE:-examples/seeds/003.toml}
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-echo "store: $STORE"
-status=0
-# REPORT_ONLY=1 prints the tables of the newest suite already in STORE.
-[ -n "${REPORT_ONLY:-}" ] || "$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2 || status=$?
-export PLUMB STORE
+. bench/seeds/suite.sh
+seed_suite 003
 PYTHONPATH=bench/seeds python3 - <<'EOF'
 import os
 from runs import newest_suite

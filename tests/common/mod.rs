@@ -146,6 +146,51 @@ pub fn resumed_once(store: &Path, suite: &str, planned: usize) -> Vec<Value> {
     after
 }
 
+/// Seed 002's counting of one step (`--perf-groups`) holds: the software events counted
+/// over the window less at most its last partial second (they are in every group), a
+/// figure per op for task-clock, and each hardware event either counted over its own
+/// groups' seconds (about a fifth of the window with five groups in turn) or refused by
+/// perf with its reason: never silently absent. `per_op`, `counted` and `unavailable` are
+/// the step's maps and list, as `summary.server` or `summary.perf` names them.
+pub fn assert_counted_in_turn(
+    name: &str,
+    secs: f64,
+    per_op: &Value,
+    counted: &Value,
+    unavailable: &Value,
+) {
+    let counted = counted.as_object().expect("counted in turn");
+    let task = counted["task-clock"].as_f64().unwrap();
+    assert!(
+        task > secs - 1.0 && task <= secs + 1e-6,
+        "{name}: {task} of {secs}"
+    );
+    assert!(per_op["task-clock-us"].as_f64().unwrap() > 0.0, "{name}: {per_op}");
+    let unavailable: Vec<&str> = unavailable
+        .as_array()
+        .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect())
+        .unwrap_or_default();
+    for e in [
+        "cycles",
+        "instructions",
+        "branches",
+        "LLC-loads",
+        "dTLB-load-misses",
+    ] {
+        match counted.get(e) {
+            Some(t) => assert!(t.as_f64().unwrap() < secs * 0.5, "{name} {e}: {t} of {secs}"),
+            None => assert!(
+                unavailable.iter().any(|u| u.starts_with(&format!("{e}:"))),
+                "{name}: {e} neither counted nor refused: {unavailable:?}"
+            ),
+        }
+    }
+    assert!(
+        !unavailable.iter().any(|u| u.contains("No such file")),
+        "{name}: {unavailable:?}"
+    );
+}
+
 /// A step summary's CPU per op is its user and system parts (`usr_us_op` +
 /// `sys_us_op` = `cpu_us_op`).
 pub fn assert_cpu_split(name: &str, sum: &Value) {

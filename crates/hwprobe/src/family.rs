@@ -77,6 +77,13 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
                 if p.size.is_some() {
                     anyhow::bail!("--size: --device reads the whole device; leave --size out");
                 }
+                if p.precondition.is_some() {
+                    anyhow::bail!(
+                        "--precondition: --device is read-only and plumb never writes it; \
+                         precondition the device yourself (e.g. fio --rw=randwrite over all of \
+                         it), or probe a file with --dir"
+                    );
+                }
                 disk::DiskOptions::for_device(dev.clone(), p.quick)
             }
             (None, Some(dir)) => disk::DiskOptions::new(dir.to_path_buf(), p.quick),
@@ -92,6 +99,12 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
             .transpose()?;
         o.grid = plan::Grid::from_options(p.jobs.as_deref(), p.depths.as_deref(), &o.grid.clone())?;
         o.secs = p.secs;
+        o.precondition = match p.precondition {
+            Some(s) if !(s.is_finite() && s > 0.0) => {
+                anyhow::bail!("--precondition {s}: give the seconds of random writes, above 0")
+            }
+            s => s.map(std::time::Duration::from_secs_f64),
+        };
         if o.device.is_none() || p.io != "both" {
             o.modes = disk::parse_modes(&p.io)?;
         }
@@ -114,6 +127,7 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
             ("--bs", p.bs.is_some()),
             ("--device", p.device.is_some()),
             ("--zcav", p.zcav),
+            ("--precondition", p.precondition.is_some()),
             ("--rated", p.rated.is_some()),
             ("--rated-set", !p.rated_set.is_empty()),
         ] {

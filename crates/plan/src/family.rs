@@ -326,6 +326,14 @@ pub struct ProbeParams {
     #[arg(long, value_name = "FILE")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rated: Option<std::path::PathBuf>,
+    /// Before the disk probe measures, write its file with 4 KiB random writes for SECS
+    /// seconds after the sequential fill (O_DIRECT where the filesystem allows), so an
+    /// SSD's flash translation layer has no fresh blocks left and the figures are its
+    /// steady state rather than fresh-out-of-box (the deck: "trust no one"; SNIA's
+    /// preconditioning). Files only: a block device is never written.
+    #[arg(long, value_name = "SECS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<f64>,
     /// A rated figure as a flag, over --rated's, repeatable: device.class=hdd,
     /// device.rpm=7200, device.power_loss_protection=false, rated.seqread_mbps=200…
     #[arg(long, value_name = "TABLE.KEY=VALUE")]

@@ -33,8 +33,9 @@ pub(crate) struct KvGauge<'a> {
     pub(crate) lsm: [Option<LsmAccount>; 2],
     /// The window's CPU profile (folded stacks), when asked for, or why there is none.
     pub(crate) profiled: Option<Result<String, String>>,
-    /// perf stat of plumb's own process, its groups in turn (`--perf-groups`), beside
-    /// the four counters of `hw`; `None` when not asked for.
+    /// perf stat of plumb's own process, its groups in turn (`--perf-groups`), every
+    /// event perf has where `hw` reads four (a run that asks for groups leaves `hw`
+    /// closed, so the groups have the counters to themselves); `None` when not asked.
     pub(crate) perf: Option<PerfWindow>,
     /// The step's index, for perf's file names.
     index: usize,

@@ -84,6 +84,9 @@ pub struct DiskOptions {
     pub seq_bs: Vec<usize>,
     /// Slices of the position scan, when `patterns` holds [`Pattern::Zcav`].
     pub zcav_slices: usize,
+    /// Random 4 KiB writes over the file for this long before measuring
+    /// ([`precondition`]); `None`: the sequential fill only.
+    pub precondition: Option<Duration>,
 }
 
 impl DiskOptions {
@@ -112,6 +115,7 @@ impl DiskOptions {
             },
             seq_bs: vec![SEQ_BS],
             zcav_slices: if quick { ZCAV_SLICES.1 } else { ZCAV_SLICES.0 },
+            precondition: None,
         }
     }
 
@@ -357,6 +361,12 @@ fn layout(f: &ProbeFile) -> Result<(), ProbeError> {
         }
         off += r as u64;
     }
+    synced_and_dropped(f, fd)
+}
+
+/// Syncs what was written to `f` through `fd` and drops it from the page cache, so the
+/// first measured step neither pays for the writes nor reads them from memory.
+fn synced_and_dropped(f: &ProbeFile, fd: std::os::unix::io::RawFd) -> Result<(), ProbeError> {
     // SAFETY: valid fd.
     if unsafe { libc::fdatasync(fd) } != 0 {
         return Err(ProbeError::io(
@@ -367,6 +377,46 @@ fn layout(f: &ProbeFile) -> Result<(), ProbeError> {
     }
     drop_cache(&f.buffered, false);
     Ok(())
+}
+
+/// The request size of [`precondition`]'s random writes: the page an SSD's flash
+/// translation layer maps, so every write remaps one.
+pub const PRECONDITION_BS: usize = 4096;
+
+/// Overwrites `f` with [`PRECONDITION_BS`] writes at random aligned offsets for `d`, one
+/// at a time (O_DIRECT where the file has it), then syncs: what the measured steps meet
+/// is a drive whose blocks have all been rewritten out of order at least in part, not a
+/// fresh one. Returns the writes made. Stops early on Ctrl-C.
+pub fn precondition(f: &ProbeFile, d: Duration) -> Result<u64, ProbeError> {
+    let file = f.direct.as_ref().unwrap_or(&f.buffered);
+    let fd = file.as_raw_fd();
+    let mut buf = file::AlignedBuf::new(PRECONDITION_BS, 7).map_err(|e| ProbeError::Io {
+        what: "allocating a buffer for",
+        path: f.path().to_path_buf(),
+        source: std::io::Error::other(e),
+    })?;
+    let blocks = (f.size / PRECONDITION_BS as u64).max(1);
+    let mut rng = crate::rng::Rng::new(0x9c0d);
+    let until = std::time::Instant::now() + d;
+    let mut n = 0u64;
+    while std::time::Instant::now() < until && !crate::interrupted() {
+        let off = rng.below(blocks) * PRECONDITION_BS as u64;
+        buf.as_mut_slice()[..8].copy_from_slice(&n.to_le_bytes());
+        // SAFETY: buf holds PRECONDITION_BS bytes, aligned for O_DIRECT; fd is open.
+        let r = unsafe {
+            libc::pwrite(fd, buf.ptr_at(0).cast(), PRECONDITION_BS, off as libc::off_t)
+        };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(ProbeError::io("preconditioning", f.path(), e));
+        }
+        n += 1;
+    }
+    synced_and_dropped(f, fd)?;
+    Ok(n)
 }
 
 /// One step to run.
@@ -555,6 +605,16 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
     }
     let stats = DeviceStats::for_path(&p.opts.dir).ok();
     layout(&f)?;
+    if let Some(d) = p.opts.precondition {
+        let n = precondition(&f, d)?;
+        rep.notes.push(format!(
+            "disk: preconditioned: after the sequential fill, {n} random 4 KiB writes in {:.0} s \
+             ({:.2}× the file{}), unmeasured",
+            d.as_secs_f64(),
+            (n * PRECONDITION_BS as u64) as f64 / p.size as f64,
+            if f.direct.is_some() { ", O_DIRECT" } else { ", buffered then synced" }
+        ));
+    }
     let s = Subject {
         direct: f.direct.as_ref(),
         buffered: &f.buffered,
@@ -713,6 +773,30 @@ mod tests {
         o.size = Some(32 << 20);
         o.secs = Some(0.2);
         prepare(o).unwrap()
+    }
+
+    #[test]
+    fn precondition_rewrites_the_file_at_random_and_says_how_much() {
+        let t = tempfile::tempdir().unwrap();
+        let mut p = plan_for(t.path());
+        p.opts.patterns = vec![Pattern::SeqRead];
+        p.opts.modes = vec![Mode::Buffered];
+        p.opts.precondition = Some(Duration::from_millis(200));
+        let rep = run(&p).unwrap();
+        let note = rep
+            .notes
+            .iter()
+            .find(|n| n.starts_with("disk: preconditioned:"))
+            .unwrap_or_else(|| panic!("no precondition note in {:?}", rep.notes));
+        // "… N random 4 KiB writes in 0 s (X× the file …": at least one write was made.
+        let n: u64 = note
+            .split(", ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{note}"));
+        assert!(n > 0, "{note}");
+        assert_eq!(rep.steps.len(), 1, "preconditioning is not a measured step");
     }
 
     #[test]

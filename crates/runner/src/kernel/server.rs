@@ -2,6 +2,9 @@
 //! server): their CPU and context switches over the window, read from /proc at its two
 //! ends only. Walking the server's process tree costs CPU that would count as plumb's,
 //! so it is never read every second: the intervals between carry no server figure.
+//! [`ServerGauge`] adds what the SQL and insert-benchmark families both want over the
+//! window: perf stat of the server's processes and a CPU profile, so neither family
+//! keeps a gauge of its own.
 
 use super::mark::{Gauge, Mark};
 use crate::metrics::HostNoise;

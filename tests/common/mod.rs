@@ -165,7 +165,10 @@ pub fn assert_counted_in_turn(
         task > secs - 1.0 && task <= secs + 1e-6,
         "{name}: {task} of {secs}"
     );
-    assert!(per_op["task-clock-us"].as_f64().unwrap() > 0.0, "{name}: {per_op}");
+    assert!(
+        per_op["task-clock-us"].as_f64().unwrap() > 0.0,
+        "{name}: {per_op}"
+    );
     let unavailable: Vec<&str> = unavailable
         .as_array()
         .map(|a| a.iter().map(|v| v.as_str().unwrap()).collect())
@@ -178,7 +181,10 @@ pub fn assert_counted_in_turn(
         "dTLB-load-misses",
     ] {
         match counted.get(e) {
-            Some(t) => assert!(t.as_f64().unwrap() < secs * 0.5, "{name} {e}: {t} of {secs}"),
+            Some(t) => assert!(
+                t.as_f64().unwrap() < secs * 0.5,
+                "{name} {e}: {t} of {secs}"
+            ),
             None => assert!(
                 unavailable.iter().any(|u| u.starts_with(&format!("{e}:"))),
                 "{name}: {e} neither counted nor refused: {unavailable:?}"

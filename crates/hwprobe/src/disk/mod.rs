@@ -404,7 +404,12 @@ pub fn precondition(f: &ProbeFile, d: Duration) -> Result<u64, ProbeError> {
         buf.as_mut_slice()[..8].copy_from_slice(&n.to_le_bytes());
         // SAFETY: buf holds PRECONDITION_BS bytes, aligned for O_DIRECT; fd is open.
         let r = unsafe {
-            libc::pwrite(fd, buf.ptr_at(0).cast(), PRECONDITION_BS, off as libc::off_t)
+            libc::pwrite(
+                fd,
+                buf.ptr_at(0).cast(),
+                PRECONDITION_BS,
+                off as libc::off_t,
+            )
         };
         if r < 0 {
             let e = std::io::Error::last_os_error();
@@ -612,7 +617,11 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
              ({:.2}× the file{}), unmeasured",
             d.as_secs_f64(),
             (n * PRECONDITION_BS as u64) as f64 / p.size as f64,
-            if f.direct.is_some() { ", O_DIRECT" } else { ", buffered then synced" }
+            if f.direct.is_some() {
+                ", O_DIRECT"
+            } else {
+                ", buffered then synced"
+            }
         ));
     }
     let s = Subject {

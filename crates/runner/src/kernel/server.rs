@@ -136,11 +136,18 @@ impl Gauge for ServerGauge<'_> {
 
     fn opened(&mut self) {
         self.tree.opened();
-        // Every server process alive now: the step's backends connected before the
-        // window opened.
-        let server: Option<Vec<u32>> = self.tree.ends[0]
-            .as_ref()
-            .map(|s| s.procs.keys().copied().collect());
+        // Every server process alive now, its root first (perf keeps the root whatever
+        // its age, and counts what it forks later): the step's backends connected before
+        // the window opened.
+        let root = match self.tree.sut {
+            Sut::Server(Some(pid)) => Some(pid),
+            _ => None,
+        };
+        let server: Option<Vec<u32>> = self.tree.ends[0].as_ref().map(|s| {
+            root.into_iter()
+                .chain(s.procs.keys().copied().filter(|p| Some(*p) != root))
+                .collect()
+        });
         self.recording = self.profile.map(|dir| {
             let mut pids = vec![std::process::id()];
             pids.extend(server.iter().flatten());

@@ -5,52 +5,25 @@
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-/// A process younger than this when perf attaches is left out of its list: perf stops
-/// counting altogether when one pid of the list has gone by the time it attaches, and a
-/// young process is most likely a transient one (a PostgreSQL scan's parallel workers
-/// live a tenth of a second). Its CPU is lost to the counts while it lives; processes
-/// its parent forks after perf attaches are counted through the parent (perf stat counts
-/// children forked later).
-pub(crate) const MIN_AGE_SECS: f64 = 1.0;
+/// Process titles of helpers a server forks per query or per job and ends within a
+/// moment (PostgreSQL's parallel and autovacuum workers): left out of perf's list, since
+/// perf stops counting altogether when one pid of the list has gone by the time it
+/// attaches; those forked after perf attaches are counted through their parent (perf stat
+/// and record follow what a counted process forks), those alive at attach are not.
+pub(crate) const TRANSIENT: &[&str] = &["postgres: parallel worker", "postgres: autovacuum worker"];
 
-/// The processes of `pids` to give perf now: those still alive and at least
-/// [`MIN_AGE_SECS`] old, the first (the root of a server's tree, or plumb) kept while it
-/// is alive whatever its age.
+/// The processes of `pids` to give perf now: those still alive and not [`TRANSIENT`].
 pub(crate) fn settled(pids: &[u32]) -> Vec<u32> {
-    let now = uptime_secs();
     pids.iter()
-        .enumerate()
-        .filter(|(i, pid)| match age_secs(**pid, now) {
-            None => false,
-            Some(age) => *i == 0 || age >= MIN_AGE_SECS,
+        .copied()
+        .filter(|pid| match std::fs::read(format!("/proc/{pid}/cmdline")) {
+            Ok(cmd) => {
+                let title = String::from_utf8_lossy(&cmd);
+                !TRANSIENT.iter().any(|t| title.starts_with(t))
+            }
+            Err(_) => false,
         })
-        .map(|(_, pid)| *pid)
         .collect()
-}
-
-/// Seconds since boot (`/proc/uptime`); `None` when unreadable.
-fn uptime_secs() -> Option<f64> {
-    std::fs::read_to_string("/proc/uptime")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
-/// How long `pid` has lived, seconds; `None` when it is gone. When the clock cannot be
-/// read the process counts as old (alive is what matters most).
-fn age_secs(pid: u32, now: Option<f64>) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 22, starttime in clock ticks since boot, counted after the comm's ')'.
-    let start: f64 = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(19))
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(0.0);
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    Some(now.map_or(f64::INFINITY, |n| n - start / hz))
 }
 
 /// Runs `perf ARGS -o OUT -p PIDS` in the background, on the processes of `pids` that are
@@ -88,35 +61,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gone_and_newborn_processes_are_left_to_perf_s_inheritance() {
-        // This process is old enough once a second has passed since it started; a child
-        // started now is not, and a pid that never was is gone.
+    fn gone_and_transient_processes_are_left_to_perf_s_inheritance() {
         let me = std::process::id();
         let mut child = std::process::Command::new("sleep")
             .arg("5")
             .spawn()
             .unwrap();
         let kid = child.id();
-        let settled_now = settled(&[me, kid, u32::MAX - 1]);
+        assert_eq!(
+            settled(&[me, kid, u32::MAX - 1]),
+            vec![me, kid],
+            "a gone pid goes"
+        );
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(!settled_now.contains(&kid), "a newborn is left out");
-        assert!(
-            !settled_now.contains(&(u32::MAX - 1)),
-            "a gone pid is left out"
-        );
-        // The first pid (the tree's root) stays whatever its age; gone, it goes too.
-        assert_eq!(
-            settled(&[kid]),
-            Vec::<u32>::new(),
-            "the reaped child is gone"
-        );
-        let mut young = std::process::Command::new("sleep")
-            .arg("5")
+        assert!(settled(&[kid]).is_empty(), "the reaped child is gone");
+        // A process whose title is a transient helper's (exec -a sets argv[0]).
+        let mut worker = std::process::Command::new("bash")
+            .args([
+                "-c",
+                "exec -a 'postgres: parallel worker for PID 1' sleep 5",
+            ])
             .spawn()
             .unwrap();
-        assert_eq!(settled(&[young.id()]), vec![young.id()]);
-        young.kill().unwrap();
-        young.wait().unwrap();
+        let w = worker.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::fs::read_to_string(format!("/proc/{w}/cmdline"))
+            .map(|c| !c.starts_with("postgres:"))
+            .unwrap_or(true)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(settled(&[me, w]), vec![me], "a parallel worker is left out");
+        worker.kill().unwrap();
+        worker.wait().unwrap();
     }
 }

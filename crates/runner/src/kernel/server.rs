@@ -136,9 +136,8 @@ impl Gauge for ServerGauge<'_> {
 
     fn opened(&mut self) {
         self.tree.opened();
-        // Every server process alive now, its root first (perf keeps the root whatever
-        // its age, and counts what it forks later): the step's backends connected before
-        // the window opened.
+        // Every server process alive now, its root first: the step's backends connected
+        // before the window opened; what the root forks later perf counts through it.
         let root = match self.tree.sut {
             Sut::Server(Some(pid)) => Some(pid),
             _ => None,

@@ -109,6 +109,18 @@ fn bad_open_loop_knobs_get_one_clear_error() {
             "drop --rate",
         ),
         (vec!["--arrivals", "bursty"], "constant or poisson"),
+        (
+            vec!["--rate-profile", "hold:1k/10s,ramp:1k..2k"],
+            "--rate-profile: rate profile phase 2 (\"ramp:1k..2k\"): a ramp needs its duration",
+        ),
+        (
+            vec!["--rate", "100", "--rate-profile", "hold:1k"],
+            "drop --rate",
+        ),
+        (
+            vec!["--rate-profile", "hold:1k", "--rate-search", "p99:2ms"],
+            "drop --rate and --rate-profile",
+        ),
     ] {
         let mut a = vec!["kv", "--engine", "memory", "--benchmarks", "readrandom"];
         a.extend(args.iter());
@@ -118,6 +130,65 @@ fn bad_open_loop_knobs_get_one_clear_error() {
         assert!(e.contains(want), "{args:?}: {e}");
         assert!(!e.contains("panicked"), "{e}");
     }
+}
+
+#[test]
+fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what_was_served() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let o = common::plumb(
+        &store,
+        &[
+            "kv",
+            "--engine",
+            "memory",
+            "--num",
+            "2000",
+            "--benchmarks",
+            "fillseq,readrandom",
+            "--duration",
+            "3",
+            "--rate-profile",
+            "ramp:500..1500/2s,hold:200",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = json_of(&o);
+    let all = steps(&run);
+    // The fill runs closed-loop, as with --rate.
+    assert!(all[0]["summary"]["open_loop"].is_null());
+    let rr = all[1];
+    let ol = &rr["summary"]["open_loop"];
+    assert_eq!(ol["profile"], "ramp:500..1500/2s,hold:200");
+    // Offered: 750 (the ramp's first second's mean), 1250, then 200 held.
+    let offered: Vec<f64> = rr["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["target_ops_sec"].as_f64().unwrap())
+        .collect();
+    assert!(offered.len() >= 3, "{offered:?}");
+    for (got, want) in offered.iter().zip([750.0, 1250.0, 200.0]) {
+        assert!((got - want).abs() < want * 0.03, "{offered:?}");
+    }
+    // The step's target is the profile's mean over the window: (750+1250+200)/3.
+    let mean = ol["target_ops_sec"].as_f64().unwrap();
+    assert!((mean - 733.3).abs() < 25.0, "{mean}");
+    // Shown beside what was served, second by second.
+    let id = run["run"]["id"].as_i64().unwrap().to_string();
+    let o = common::plumb(&store, &["show", &id, "--intervals"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("target/s"), "{text}");
+    assert!(text.contains("1250"), "{text}");
+    let o = common::plumb(&store, &["show", &id]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("readrandom: offered ramp:500..1500/2s,hold:200"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -413,8 +413,13 @@ pub struct Window {
 /// user waits, service time says whether the engine or the queue made them wait.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpenLoop {
-    /// Ops per second offered, across threads.
+    /// Ops per second offered, across threads (with a rate profile, its mean over the
+    /// measured window; each interval's is in [`Interval::target_ops_sec`]).
     pub target_ops_sec: f64,
+    /// The rate profile offered, as written (`ramp:1k..20k/60s,hold:20k/120s`); `None`
+    /// for one rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// `constant` or `poisson`.
     pub arrivals: String,
     /// Service time: from each op's actual start.
@@ -672,6 +677,11 @@ pub struct Interval {
     /// second would cost the client).
     #[serde(default)]
     pub outside_cpu_pct: Option<f64>,
+    /// Ops per second offered in it, on an open-loop step (the rate profile's mean over
+    /// the interval): the load beside what was served, so a slow second shows as ops
+    /// below their target, not as a lower target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ops_sec: Option<f64>,
 }
 
 /// The block device over a window as sysstat's `iostat -x` reports it, from the

@@ -353,9 +353,12 @@ fn store_step(
     if let Some(did) = did {
         config["did"] = did.into();
     }
-    if let Some(q) = cfg.query_pace {
+    if let Some(q) = &cfg.query_pace {
         config["query_rate"] = q.ops_per_sec.into();
         config["arrivals"] = q.arrivals.to_string().into();
+        if let Some(profile) = &q.profile {
+            config["query_rate_profile"] = profile.to_string().into();
+        }
     }
     if let Some(x) = search {
         config["rate_search"] = x;

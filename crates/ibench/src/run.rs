@@ -265,14 +265,9 @@ fn querier(
     let point = cfg.plan.kind == IbKind::PointQueries;
     let per = cfg.rows_per_query.max(1);
     let mut ids = vec![0u64; per as usize];
-    let mut pacer = cfg.query_pace.map(|p| {
+    let mut pacer = cfg.query_pace.as_ref().map(|p| {
         let seed = plumb_workloads::distribution::worker_seed(cfg.seed ^ 0x9ace, cfg.index, client);
-        Pacer::with_arrivals(
-            p.ops_per_sec / f64::from(cfg.clients.max(1)),
-            lane.window_start(),
-            p.arrivals,
-            seed,
-        )
+        Pacer::share(p, cfg.clients as usize, lane.window_start(), seed)
     });
     lane.drive_counted(Timing::Loop, u64::MAX, pacer.as_mut(), |_| {
         let found = if point {
@@ -558,7 +553,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     let (first, last) = (run.first(), run.last());
     // A server's CPU is known over the whole window only.
     let whole = |a: &Mark<()>, b: &Mark<()>| a.at == first.at && b.at == last.at;
-    let intervals = run.intervals(|a, b, iv| {
+    let mut intervals = run.intervals(|a, b, iv| {
         let noise = gauge.tree.noise(a, b, whole(a, b));
         Interval {
             steal_pct: noise.steal_pct,
@@ -566,6 +561,12 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
             ..iv
         }
     });
+    // Each interval's offered rate is the queries', in a query step.
+    let open_loop = cfg
+        .query_pace
+        .as_ref()
+        .filter(|_| queries)
+        .map(|p| run.tally.open.summary(p, run.backlog, &mut intervals));
     let seconds: Vec<IbSecond> = intervals
         .iter()
         .zip(ins)
@@ -656,10 +657,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     };
     let summary = StepSummary {
         qos,
-        open_loop: cfg
-            .query_pace
-            .filter(|_| queries)
-            .map(|p| run.tally.open.summary(&p, run.backlog)),
+        open_loop,
         // perf's counts per main op: an inserted row, or a query in a query step.
         perf: perf_of(&gauge, &intervals, main_ops),
         ..summary_of(ctx, &gauge.tree, first, last, base, ib)

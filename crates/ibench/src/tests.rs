@@ -276,10 +276,10 @@ fn open_loop_queries_keep_their_rate_and_report_service_time_beside_response_tim
     let mut tally = IbTally::default();
     step(&f, &mut tally, &cfg("l.i0", 1000, 0.0, false));
     let mut c = cfg("qp100", 0, 2.0, false);
-    c.query_pace = Some(plumb_workloads::Pace {
-        ops_per_sec: 400.0,
-        arrivals: plumb_workloads::Arrivals::Poisson,
-    });
+    c.query_pace = Some(plumb_workloads::Pace::constant(
+        400.0,
+        plumb_workloads::Arrivals::Poisson,
+    ));
     let r = step(&f, &mut tally, &c).outcome;
     assert_eq!(r.status, StepStatus::Ok, "{:?}", r.error);
     let ib = r.summary.ib.as_ref().unwrap();

@@ -490,6 +490,12 @@ pub struct SqlParams {
     #[arg(long, value_name = "TPS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
+    /// Open loop at a rate that changes over time (transactions per second), from each
+    /// step's measured start, as `plumb kv --rate-profile`, e.g.
+    /// `ramp:100..2k/60s,hold:2k/60s,sine:mean=1k,amp=500,period=30s`.
+    #[arg(long, value_name = "PHASES")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_profile: Option<String>,
     /// How open-loop arrivals are spaced: constant or poisson.
     #[arg(long, default_value = "constant")]
     #[serde(skip_serializing_if = "crate::model::is_constant")]
@@ -613,7 +619,12 @@ impl SqlParams {
             secs_ok("step_warmup", d, true)?;
             known_sql_step(name, "step_warmup")?;
         }
-        crate::model::pace_of(self.rate, self.arrivals, self.rate_search.as_deref())?;
+        crate::model::pace_of(
+            self.rate,
+            self.rate_profile.as_deref(),
+            self.arrivals,
+            self.rate_search.as_deref(),
+        )?;
         for (key, v) in [
             ("scale", u64::from(self.scale)),
             ("warehouses", u64::from(self.warehouses)),
@@ -700,6 +711,11 @@ pub struct IbParams {
     #[arg(long, value_name = "QPS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query_rate: Option<f64>,
+    /// Open loop for the query clients at a rate that changes over time, from each
+    /// query step's measured start, as `plumb kv --rate-profile` (queries per second).
+    #[arg(long, value_name = "PHASES")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_rate_profile: Option<String>,
     /// How open-loop query arrivals are spaced: constant or poisson.
     #[arg(long, default_value = "constant")]
     #[serde(skip_serializing_if = "crate::model::is_constant")]
@@ -748,19 +764,33 @@ impl IbParams {
         if self.inserts > i32::MAX as u64 / 4 {
             return bad("inserts", format!("at most {} rows", i32::MAX / 4));
         }
-        crate::model::pace_of(self.query_rate, self.arrivals, self.rate_search.as_deref())
-            .map_err(|e| ParamError {
-                key: if e.key == "rate" { "query_rate" } else { e.key },
-                ..e
-            })?;
+        crate::model::pace_of(
+            self.query_rate,
+            self.query_rate_profile.as_deref(),
+            self.arrivals,
+            self.rate_search.as_deref(),
+        )
+        .map_err(|e| ParamError {
+            key: match e.key {
+                "rate" => "query_rate",
+                "rate_profile" => "query_rate_profile",
+                k => k,
+            },
+            message: e.message.replace("--rate", "--query-rate"),
+        })?;
         secs_ok("duration", self.duration, false)
     }
 
     /// The open-loop load of the query steps' query clients.
     pub fn query_pace(&self) -> Option<plumb_workloads::Pace> {
-        crate::model::pace_of(self.query_rate, self.arrivals, None)
-            .ok()
-            .and_then(|(p, _)| p)
+        crate::model::pace_of(
+            self.query_rate,
+            self.query_rate_profile.as_deref(),
+            self.arrivals,
+            None,
+        )
+        .ok()
+        .and_then(|(p, _)| p)
     }
 
     /// Rows a step writes: the load's, l.i1's, l.i2's (a fifth), none for the others.

@@ -6,7 +6,7 @@ use crate::family::{Family, ServerSpec, Subject};
 use plumb_core::value::VerifyMode;
 use plumb_targets::EngineSpec;
 use plumb_workloads::steps::StepPlan;
-use plumb_workloads::{Arrivals, Distribution, LatencyBound, Pace, StepKind};
+use plumb_workloads::{Arrivals, Distribution, LatencyBound, Pace, RateProfile, StepKind};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -74,6 +74,15 @@ pub struct KvParams {
     #[arg(long, value_name = "OPS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
+    /// Open loop at a rate that changes over time, from each non-fill step's measured
+    /// start: phases apart by commas, e.g.
+    /// `ramp:1k..20k/60s,hold:20k/120s,sine:mean=10k,amp=5k,period=300s` (rates with k
+    /// or m; the last phase may go without a duration and lasts to the step's end).
+    /// Intended start times follow the integrated rate, so a slow op shows as lateness,
+    /// not as a lower rate; each interval stores what it was offered.
+    #[arg(long, value_name = "PHASES")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_profile: Option<String>,
     /// How open-loop arrivals are spaced: constant or poisson.
     #[arg(long, default_value = "constant")]
     #[serde(skip_serializing_if = "is_constant")]
@@ -134,21 +143,32 @@ pub fn ycsb_props_ok(list: &[String]) -> Result<(), ParamError> {
 /// (`None`: closed loop) and the bound of a rate search.
 pub fn pace_of(
     rate: Option<f64>,
+    rate_profile: Option<&str>,
     arrivals: Arrivals,
     rate_search: Option<&str>,
 ) -> Result<(Option<Pace>, Option<LatencyBound>), ParamError> {
-    let pace = match rate {
-        Some(r) if !(r > 0.0 && r.is_finite()) => {
+    let pace = match (rate, rate_profile) {
+        (Some(_), Some(_)) => {
+            return Err(ParamError {
+                key: "rate_profile",
+                message: "a rate profile sets the rate over time: drop --rate".into(),
+            })
+        }
+        (Some(r), None) if !(r > 0.0 && r.is_finite()) => {
             return Err(ParamError {
                 key: "rate",
                 message: format!("{r}: give ops per second > 0"),
             })
         }
-        Some(r) => Some(Pace {
-            ops_per_sec: r,
+        (Some(r), None) => Some(Pace::constant(r, arrivals)),
+        (None, Some(text)) => Some(Pace::profiled(
+            text.parse::<RateProfile>().map_err(|message| ParamError {
+                key: "rate_profile",
+                message,
+            })?,
             arrivals,
-        }),
-        None => None,
+        )),
+        (None, None) => None,
     };
     let bound = match rate_search {
         Some(b) => Some(b.parse::<LatencyBound>().map_err(|message| ParamError {
@@ -160,7 +180,7 @@ pub fn pace_of(
     if pace.is_some() && bound.is_some() {
         return Err(ParamError {
             key: "rate_search",
-            message: "a rate search chooses its own rates: drop --rate".into(),
+            message: "a rate search chooses its own rates: drop --rate and --rate-profile".into(),
         });
     }
     Ok((pace, bound))
@@ -226,7 +246,12 @@ impl KvParams {
         if !(self.write_rate_mb > 0.0 && self.write_rate_mb.is_finite()) {
             return bad("write_rate_mb", "must be > 0 MB/s".into());
         }
-        pace_of(self.rate, self.arrivals, self.rate_search.as_deref())?;
+        pace_of(
+            self.rate,
+            self.rate_profile.as_deref(),
+            self.arrivals,
+            self.rate_search.as_deref(),
+        )?;
         ycsb_props_ok(&self.ycsb)?;
         if self.batch_size == 0 || self.batch_size > 4096 {
             return bad("batch_size", "must be between 1 and 4096".into());
@@ -262,7 +287,9 @@ impl KvParams {
     /// The open-loop load of a step of `kind`: fills and maintenance run closed-loop
     /// (their work is a quota, not an offered rate).
     pub fn step_pace(&self, kind: StepKind) -> Option<Pace> {
-        let p = pace_of(self.rate, self.arrivals, None).ok()?.0?;
+        let p = pace_of(self.rate, self.rate_profile.as_deref(), self.arrivals, None)
+            .ok()?
+            .0?;
         (!kind.is_fill() && !kind.is_maintenance()).then_some(p)
     }
 

@@ -68,6 +68,17 @@ impl Said {
         }
     }
 
+    /// Scales a rate profile's durations in place (its rates stay) and says so; one
+    /// that does not parse is left for validation to name.
+    fn profile(&mut self, family: &str, what: &str, v: &mut Option<String>) {
+        let Some(text) = v.as_mut() else { return };
+        if let Ok(p) = text.parse::<plumb_workloads::RateProfile>() {
+            let n = p.scaled(self.f).to_string();
+            self.note(family, what, text.clone(), n.clone());
+            *text = n;
+        }
+    }
+
     /// Scales a duration in seconds in place and says so.
     fn secs(&mut self, family: &str, what: &str, v: &mut f64) {
         let n = secs(*v, self.f);
@@ -96,6 +107,7 @@ pub fn apply(plan: &mut Plan, f: f64) -> Vec<String> {
                     said.secs("kv", "duration", d);
                 }
                 said.groups("kv", &mut p.perf_groups);
+                said.profile("kv", "rate_profile", &mut p.rate_profile);
             }
             Family::Sql(w) => {
                 let p = &mut w.params;
@@ -116,6 +128,7 @@ pub fn apply(plan: &mut Plan, f: f64) -> Vec<String> {
                     said.secs("sql", &format!("step_warmup.{step}"), d);
                 }
                 said.groups("sql", &mut p.perf_groups);
+                said.profile("sql", "rate_profile", &mut p.rate_profile);
             }
             Family::Ib(w) => {
                 let p = &mut w.params;
@@ -123,6 +136,7 @@ pub fn apply(plan: &mut Plan, f: f64) -> Vec<String> {
                 said.rows("ib", "inserts", &mut p.inserts);
                 said.secs("ib", "duration", &mut p.duration);
                 said.groups("ib", &mut p.perf_groups);
+                said.profile("ib", "query_rate_profile", &mut p.query_rate_profile);
             }
             Family::Probe(_) if !unscaled.contains(&"probe") => unscaled.push("probe"),
             Family::Durability(_) if !unscaled.contains(&"durability") => {

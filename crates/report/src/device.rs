@@ -130,9 +130,13 @@ pub fn intervals_text(r: &StoredRun) -> String {
             continue;
         }
         any = true;
-        let mut head = vec![
-            "t", "secs", "ops/s", "p50", "p99", "cpu%", "steal%", "outside%",
-        ];
+        // An open-loop step's offered rate beside what it served, second by second.
+        let offered = ivs.iter().any(|iv| iv.target_ops_sec.is_some());
+        let mut head = vec!["t", "secs"];
+        if offered {
+            head.push("target/s");
+        }
+        head.extend(["ops/s", "p50", "p99", "cpu%", "steal%", "outside%"]);
         head.extend(DEVICE.iter().map(|id| metric(id).short));
         let mut t = crate::text::table_left(&head);
         for iv in ivs {
@@ -140,16 +144,18 @@ pub fn intervals_text(r: &StoredRun) -> String {
                 .cpu_us
                 .filter(|_| iv.secs > 0.0)
                 .map(|us| us / (iv.secs * 1e6) * 100.0);
-            let mut row = vec![
-                fixed(Some(iv.t), 1),
-                fixed(Some(iv.secs), 2),
+            let mut row = vec![fixed(Some(iv.t), 1), fixed(Some(iv.secs), 2)];
+            if offered {
+                row.push(fixed(iv.target_ops_sec, 0));
+            }
+            row.extend([
                 fixed(Some(iv.ops_sec), 0),
                 sig(iv.p50_us, 3),
                 sig(iv.p99_us, 3),
                 fixed(cpu_pct, 0),
                 fixed(iv.steal_pct, 1),
                 fixed(iv.outside_cpu_pct, 1),
-            ];
+            ]);
             row.extend(DEVICE.iter().map(|id| interval_cell(iv, id)));
             t.add_row(row);
         }

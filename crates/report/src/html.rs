@@ -958,13 +958,31 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
                 .map(|(s, iv)| (v, s, iv.as_slice()))
         })
         .collect();
-    let through: Vec<Series<'_>> = found
+    // What each open-loop run was offered, dashed in its colour beside what it served:
+    // a rate profile's phases, and a second that fell behind them.
+    let offered: Vec<Look> = found
+        .iter()
+        .map(|(v, _, _)| Look {
+            label: format!("{} offered", v.look.label),
+            colour: v.look.colour,
+            dash: "6 3",
+        })
+        .collect();
+    let mut through: Vec<Series<'_>> = found
         .iter()
         .map(|(v, _, iv)| Series {
             look: &v.look,
             points: iv.iter().map(|i| (i.t, Some(i.ops_sec))).collect(),
         })
         .collect();
+    for ((_, _, iv), look) in found.iter().zip(&offered) {
+        if iv.iter().any(|i| i.target_ops_sec.is_some()) {
+            through.push(Series {
+                look,
+                points: iv.iter().map(|i| (i.t, i.target_ops_sec)).collect(),
+            });
+        }
+    }
     let lat: Vec<Series<'_>> = found
         .iter()
         .map(|(v, s, _)| {

@@ -5,6 +5,7 @@ use crate::format::sig;
 use crate::Reporter;
 use comfy_table::{presets, CellAlignment, Table};
 use plumb_store::StoredRun;
+use std::fmt::Write as _;
 
 /// Plain-text tables for a terminal or a log file.
 #[derive(Debug, Default)]
@@ -237,10 +238,18 @@ fn open_loop_text(stored: &StoredRun) -> Option<String> {
         "backlog", "test",
     ]);
     let mut any = false;
+    let mut profiles = String::new();
     for (st, _) in &stored.steps {
         let s = &st.summary;
         let Some(o) = &s.open_loop else { continue };
         any = true;
+        if let Some(p) = &o.profile {
+            let _ = writeln!(
+                profiles,
+                "{}: offered {p} (target/s is its mean; each second's is in --intervals)",
+                st.name
+            );
+        }
         let served = s.server.as_ref().map_or(s.ops_sec, |x| x.tps);
         t.add_row(vec![
             sig(Some(o.target_ops_sec), 4),
@@ -258,7 +267,7 @@ fn open_loop_text(stored: &StoredRun) -> Option<String> {
     any.then(|| {
         format!(
             "open loop: response time counts from each op's intended start, service time from \
-             its actual start; backlog = ops due but never started\n{t}\n"
+             its actual start; backlog = ops due but never started\n{t}\n{profiles}"
         )
     })
 }

@@ -207,6 +207,7 @@ mod tests {
             rss_gb: Some(t),
             steal_pct: Some(1.0),
             outside_cpu_pct: None,
+            target_ops_sec: None,
         }
     }
 

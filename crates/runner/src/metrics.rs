@@ -151,6 +151,7 @@ pub fn interval(
         rss_gb: None,
         steal_pct: noise.steal_pct,
         outside_cpu_pct: noise.outside_cpu_pct,
+        target_ops_sec: None,
     }
 }
 

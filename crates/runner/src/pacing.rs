@@ -3,8 +3,8 @@
 //! (no coordinated omission). Arrivals are evenly spaced or a Poisson process.
 
 use crate::histogram::LatencyHistogram;
-use plumb_core::OpenLoop;
-use plumb_workloads::{Arrivals, Pace};
+use plumb_core::{Interval, OpenLoop};
+use plumb_workloads::{Arrivals, Pace, RateProfile};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp1};
@@ -68,12 +68,18 @@ impl OpenTally {
         self.late += o.late;
     }
 
-    /// What is stored for a step that was offered `pace` and left `backlog` ops due
-    /// and never started.
-    pub fn summary(&self, pace: &Pace, backlog: u64) -> OpenLoop {
+    /// What is stored for a step that was offered `pace` over `intervals` and left
+    /// `backlog` ops due and never started; each interval is marked with what it was
+    /// offered.
+    pub fn summary(&self, pace: &Pace, backlog: u64, intervals: &mut [Interval]) -> OpenLoop {
         let n = self.service.count();
+        for iv in intervals.iter_mut() {
+            iv.target_ops_sec = Some(pace.offered_between(iv.t - iv.secs, iv.t));
+        }
+        let secs = intervals.last().map_or(0.0, |iv| iv.t);
         OpenLoop {
-            target_ops_sec: pace.ops_per_sec,
+            target_ops_sec: pace.offered_between(0.0, secs),
+            profile: pace.profile.as_ref().map(|p| p.to_string()),
             arrivals: pace.arrivals.to_string(),
             service: self.service.op_latency(),
             lag_max_ms: self.lag_max_ns as f64 / 1e6,
@@ -87,12 +93,25 @@ impl OpenTally {
     }
 }
 
-/// Hands out intended start times at a rate, evenly or as a Poisson process.
+/// How a pacer's intended start times are laid out in time.
+enum Schedule {
+    /// One rate: op `w` (in ops offered so far) is due at `w × interval_ns`.
+    Fixed { interval_ns: f64 },
+    /// A rate that changes over time, shared by `threads` threads alike: op `w` of a
+    /// thread is due when the profile has offered `w × threads` ops.
+    Profile { profile: RateProfile, threads: f64 },
+}
+
+/// Hands out intended start times at a rate, or following a rate profile, evenly or as a
+/// Poisson process. Both are one rule: each op is due when the ops offered since the
+/// start (the integral of the rate) reach its place in the sequence, one apart for even
+/// arrivals and unit exponential gaps apart for a Poisson process (a Poisson process of
+/// varying rate is a unit one in the integrated rate's time).
 pub struct Pacer {
     start: Instant,
-    interval_ns: f64,
-    /// Ns from `start` to the next op's intended start.
-    next_ns: f64,
+    schedule: Schedule,
+    /// The next op's place in the sequence: ops offered to this thread before it.
+    work: f64,
     poisson: Option<SmallRng>,
     /// No op due at or after this is handed out ([`Pacer::until`]).
     end: Option<Instant>,
@@ -109,20 +128,43 @@ impl Pacer {
     /// Arrivals at `ops_per_sec` (> 0) spaced as `arrivals` says; a Poisson process
     /// draws its gaps from a generator seeded with `seed`, so a run replays.
     pub fn with_arrivals(ops_per_sec: f64, start: Instant, arrivals: Arrivals, seed: u64) -> Self {
+        let interval_ns = 1e9 / ops_per_sec;
+        Self::build(Schedule::Fixed { interval_ns }, start, arrivals, seed)
+    }
+
+    /// One of `threads` threads' share of `pace` (its rate, or its profile), from
+    /// `start`: what every open-loop step's threads run.
+    pub fn share(pace: &Pace, threads: usize, start: Instant, seed: u64) -> Self {
+        let threads = threads.max(1) as f64;
+        match &pace.profile {
+            Some(profile) => Self::build(
+                Schedule::Profile {
+                    profile: profile.clone(),
+                    threads,
+                },
+                start,
+                pace.arrivals,
+                seed,
+            ),
+            None => Self::with_arrivals(pace.ops_per_sec / threads, start, pace.arrivals, seed),
+        }
+    }
+
+    fn build(schedule: Schedule, start: Instant, arrivals: Arrivals, seed: u64) -> Self {
         // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only this thread.
         unsafe {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
         }
         let mut p = Pacer {
             start,
-            interval_ns: 1e9 / ops_per_sec,
-            next_ns: 0.0,
+            schedule,
+            work: 0.0,
             poisson: (arrivals == Arrivals::Poisson).then(|| SmallRng::seed_from_u64(seed)),
             end: None,
         };
         // A Poisson process's first arrival is one gap in, as every other.
         if p.poisson.is_some() {
-            p.next_ns = p.gap();
+            p.work = p.gap();
         }
         p
     }
@@ -136,22 +178,25 @@ impl Pacer {
         self
     }
 
+    /// The gap to the next op, in ops offered.
     fn gap(&mut self) -> f64 {
         match &mut self.poisson {
-            Some(rng) => {
-                let e: f64 = Exp1.sample(rng);
-                e * self.interval_ns
-            }
-            None => self.interval_ns,
+            Some(rng) => Exp1.sample(rng),
+            None => 1.0,
         }
     }
 
-    fn due(&self) -> Instant {
-        self.start + Duration::from_nanos(self.next_ns as u64)
+    /// Ns from the start to when op `work` is due; infinite when the rate has ended at
+    /// zero before it.
+    fn due_ns(&self, work: f64) -> f64 {
+        match &self.schedule {
+            Schedule::Fixed { interval_ns } => work * interval_ns,
+            Schedule::Profile { profile, threads } => profile.time_of(work * threads) * 1e9,
+        }
     }
 
     /// Waits for the next op's intended start; `None` if stopped first, or when the op
-    /// would start at or after the pacer's end.
+    /// would start at or after the pacer's end (or never: a profile ended at rate 0).
     pub fn wait_next(&mut self, stop: &dyn Fn() -> bool) -> Option<Arrival> {
         let a = self.next(stop)?;
         match self.end {
@@ -161,8 +206,13 @@ impl Pacer {
     }
 
     fn next(&mut self, stop: &dyn Fn() -> bool) -> Option<Arrival> {
-        let due = self.due();
-        self.next_ns += self.gap();
+        let due_ns = self.due_ns(self.work);
+        // Past any run's length (and past what an Instant can hold): never due.
+        if due_ns.is_nan() || due_ns >= 1e18 {
+            return None;
+        }
+        let due = self.start + Duration::from_nanos(due_ns as u64);
+        self.work += self.gap();
         if stop() || self.end.is_some_and(|end| due >= end) {
             return None;
         }
@@ -197,9 +247,9 @@ impl Pacer {
     pub fn backlog_at(&mut self, at: Instant) -> u64 {
         let end_ns = at.saturating_duration_since(self.start).as_nanos() as f64;
         let mut n = 0;
-        while self.next_ns <= end_ns {
+        while self.due_ns(self.work) <= end_ns {
             n += 1;
-            self.next_ns += self.gap();
+            self.work += self.gap();
         }
         n
     }
@@ -249,11 +299,12 @@ mod tests {
         let t0 = Instant::now();
         let mut p = Pacer::with_arrivals(1000.0, t0, Arrivals::Poisson, 9);
         let mut gaps = Vec::new();
-        let mut last = p.next_ns;
+        let mut last = p.due_ns(p.work);
         for _ in 0..20_000 {
-            p.next_ns += p.gap();
-            gaps.push(p.next_ns - last);
-            last = p.next_ns;
+            p.work += p.gap();
+            let due = p.due_ns(p.work);
+            gaps.push(due - last);
+            last = due;
         }
         let n = gaps.len() as f64;
         let mean = gaps.iter().sum::<f64>() / n;
@@ -264,5 +315,81 @@ mod tests {
         // Constant arrivals have no spread.
         let mut c = Pacer::new(1000.0, t0);
         assert_eq!(c.gap(), c.gap());
+    }
+
+    /// The intended starts `pacer` hands out before `secs` seconds, seconds from
+    /// `start` (in the past, so none is slept for).
+    fn due_secs(pacer: Pacer, start: Instant, secs: f64) -> Vec<f64> {
+        let mut p = pacer.until(start + Duration::from_secs_f64(secs));
+        std::iter::from_fn(|| p.wait_next(&|| false))
+            .map(|a| (a.from - start).as_secs_f64())
+            .collect()
+    }
+
+    /// Ops due in each whole second of `due`.
+    fn per_second(due: &[f64], secs: usize) -> Vec<usize> {
+        let mut n = vec![0; secs];
+        for &d in due {
+            n[d as usize] += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn a_profiles_intended_starts_follow_its_integrated_rate_on_every_thread() {
+        let profile: RateProfile =
+            "hold:1k/1s,ramp:1k..3k/1s,hold:0/1s,sine:mean=2k,amp=2k,period=2s"
+                .parse()
+                .unwrap();
+        let start = Instant::now() - Duration::from_secs(30);
+        for arrivals in [Arrivals::Constant, Arrivals::Poisson] {
+            let pace = Pace::profiled(profile.clone(), arrivals);
+            assert_eq!(pace.ops_per_sec, 4000.0, "the peak");
+            // Two threads, each its half of the profile.
+            let mut due = Vec::new();
+            for t in 0..2 {
+                due.extend(due_secs(Pacer::share(&pace, 2, start, t), start, 6.0));
+            }
+            let got = per_second(&due, 6);
+            // Offered per second: 1000, 2000 (the ramp's mean), 0, then the sine to the
+            // end, its half periods of 1 s each offering 2000 ± 2000·2/π in turn.
+            let sine_half = 2000.0 * 2.0 / std::f64::consts::PI;
+            let (up, down) = (2000.0 + sine_half, 2000.0 - sine_half);
+            let want = [1000.0, 2000.0, 0.0, up, down, up];
+            for (s, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                // Even arrivals: exact but for the op on each second's edge; a Poisson
+                // process (seeded, so this is always the same draw): within 5 standard
+                // deviations of its mean.
+                let tol = match arrivals {
+                    Arrivals::Constant => 2.0,
+                    Arrivals::Poisson => 5.0 * w.sqrt() + 1.0,
+                };
+                assert!(
+                    (g as f64 - w).abs() <= tol,
+                    "{arrivals} second {s}: {g} ops due, offered {w}"
+                );
+            }
+        }
+        // Even arrivals: op k of a thread is due exactly when the profile has offered
+        // k ops per thread, so a thread's starts are the profile's own.
+        let pace = Pace::profiled(profile.clone(), Arrivals::Constant);
+        let due = due_secs(Pacer::share(&pace, 2, start, 0), start, 6.0);
+        for (k, &d) in due.iter().enumerate() {
+            let want = profile.time_of(k as f64 * 2.0);
+            assert!((d - want).abs() < 2e-9, "op {k}: {d} vs {want}");
+        }
+        // None due in the pause.
+        assert!(due.iter().all(|&d| !(2.0001..3.0).contains(&d)));
+    }
+
+    #[test]
+    fn a_profile_that_ends_at_zero_hands_out_nothing_more_and_leaves_no_backlog() {
+        let pace = Pace::profiled("ramp:100..0/2s".parse().unwrap(), Arrivals::Constant);
+        let start = Instant::now() - Duration::from_secs(30);
+        let mut p = Pacer::share(&pace, 1, start, 0);
+        let n = std::iter::from_fn(|| p.wait_next(&|| false)).count();
+        // 100 ops offered over the ramp (its mean 50/s for 2 s), the first at 0.
+        assert!((100..=101).contains(&n), "{n}");
+        assert_eq!(p.backlog_at(Instant::now()), 0);
     }
 }

@@ -243,10 +243,7 @@ pub fn run<E>(
             return None;
         }
         let probe_name = format!("{name}@{rate:.0}/s");
-        let pace = Pace {
-            ops_per_sec: rate,
-            arrivals: Arrivals::Constant,
-        };
+        let pace = Pace::constant(rate, Arrivals::Constant);
         let out = match ask(Ask::Probe(&probe_name, pace)) {
             Ok(Some(out)) => out,
             Ok(None) => return None,
@@ -269,10 +266,8 @@ pub fn run<E>(
         return Ok(None);
     };
     ask(Ask::Note(&result_line(name, &found, bound)))?;
-    let max_pace = max.summary.open_loop.as_ref().map(|o| Pace {
-        ops_per_sec: o.target_ops_sec,
-        arrivals: Arrivals::Constant,
-    });
+    let max_pace = (max.summary.open_loop.as_ref())
+        .map(|o| Pace::constant(o.target_ops_sec, Arrivals::Constant));
     let account = account(&found, bound, capacity);
     let last = outcomes.pop().unwrap_or_else(|| max.clone());
     Ok(Some(Searched {

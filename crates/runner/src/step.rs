@@ -196,11 +196,15 @@ fn summarise(
     for v in &run.outputs {
         verify.merge(v);
     }
-    let intervals = run.intervals(|a, b, iv| Interval {
+    let mut intervals = run.intervals(|a, b, iv| Interval {
         stall_us: sampler::delta(b.extra.engine.stall_micros, a.extra.engine.stall_micros),
         rss_gb: b.extra.rss.map(|r| r as f64 / GB),
         ..iv
     });
+    let open_loop = cfg
+        .pace
+        .as_ref()
+        .map(|p| run.tally.open.summary(p, run.backlog, &mut intervals));
     let disk = last.disk_since(first);
     let engine = sampler::engine_delta(&last.extra.engine, &first.extra.engine);
     let user_written = if kind.writes() && kind != StepKind::DeleteRandom {
@@ -272,7 +276,7 @@ fn summarise(
             .perf
             .as_ref()
             .and_then(|p| crate::kernel::perf_counted(p, "plumb", &intervals, ops)),
-        open_loop: cfg.pace.map(|p| run.tally.open.summary(&p, run.backlog)),
+        open_loop,
         by_op: metrics::by_op(classes, &run.tally.by_class),
         writer: (writer.ops > 0).then(|| WriterSummary {
             ops: writer.ops,

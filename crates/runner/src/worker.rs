@@ -89,12 +89,11 @@ impl<'a> Worker<'a> {
         F: FnMut(&OpClock) -> Result<(u64, u64), TargetError>,
     {
         let cfg = self.env.cfg;
-        match cfg.pace.filter(|_| !self.lane.writer()) {
+        match cfg.pace.as_ref().filter(|_| !self.lane.writer()) {
             Some(p) => {
                 let (t, start) = (self.lane.index(), self.lane.window_start());
                 let seed = plumb_workloads::distribution::worker_seed(cfg.seed, cfg.index, t);
-                let rate = p.ops_per_sec / cfg.threads.max(1) as f64;
-                let mut pacer = Pacer::with_arrivals(rate, start, p.arrivals, seed ^ 0x9ace);
+                let mut pacer = Pacer::share(p, cfg.threads, start, seed ^ 0x9ace);
                 self.lane.drive(quota, Some(&mut pacer), op)
             }
             None => self.lane.drive(quota, None, op),

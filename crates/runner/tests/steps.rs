@@ -341,10 +341,7 @@ fn open_loop_response_time_counts_a_stall_for_every_op_behind_it_and_service_tim
         c.pace = pace;
         run(&t, &c, &mut KeySpace::empty())
     };
-    let o = run_with(Some(Pace {
-        ops_per_sec: 2000.0,
-        arrivals: Arrivals::Constant,
-    }));
+    let o = run_with(Some(Pace::constant(2000.0, Arrivals::Constant)));
     assert_eq!(o.status, StepStatus::Ok, "{:?}", o.error);
     let s = &o.summary;
     let ol = s.open_loop.as_ref().expect("an open-loop step says so");
@@ -383,15 +380,55 @@ fn open_loop_response_time_counts_a_stall_for_every_op_behind_it_and_service_tim
 }
 
 #[test]
+fn a_rate_profile_is_offered_second_by_second_and_a_stall_shows_as_lateness_not_a_lower_rate() {
+    use plumb_workloads::{Arrivals, Pace};
+    // 1000 ops/s for a second, then 3000; a 300 ms stall 500 ms in.
+    let t = MemoryTarget::with_stall(Duration::from_millis(500), Duration::from_millis(300));
+    let mut c = cfg("readrandom", 0, 1000, 1);
+    c.duration = Some(Duration::from_millis(2000));
+    let profile = "hold:1k/1s,hold:3k/1s".parse().unwrap();
+    c.pace = Some(Pace::profiled(profile, Arrivals::Constant));
+    let o = run(&t, &c, &mut KeySpace::empty());
+    assert_eq!(o.status, StepStatus::Ok, "{:?}", o.error);
+    let ol = o.summary.open_loop.as_ref().unwrap();
+    assert_eq!(ol.profile.as_deref(), Some("hold:1k/1s,hold:3k/1s"));
+    // Each interval stores what it was offered: the profile's mean over it, whatever
+    // was served.
+    let offered: Vec<f64> = o
+        .intervals
+        .iter()
+        .map(|i| i.target_ops_sec.unwrap())
+        .collect();
+    assert!(offered.len() >= 2, "{offered:?}");
+    assert!((offered[0] - 1000.0).abs() < 20.0 && (offered[1] - 3000.0).abs() < 60.0);
+    assert!(
+        (ol.target_ops_sec - 2000.0).abs() < 40.0,
+        "{}",
+        ol.target_ops_sec
+    );
+    // The stall held ~300 ops due behind it: they ran late, from their intended
+    // starts, rather than being skipped (the pacer catches up; nothing is sent less).
+    assert!(ol.lag_max_ms >= 250.0, "lag {}", ol.lag_max_ms);
+    assert!(ol.late_pct >= 5.0, "late {}%", ol.late_pct);
+    assert!(
+        o.summary.ops as f64 >= 0.95 * 4000.0,
+        "{} ops",
+        o.summary.ops
+    );
+    assert!(
+        o.summary.p99_us.unwrap() >= 100_000.0,
+        "{:?}",
+        o.summary.p99_us
+    );
+}
+
+#[test]
 fn poisson_arrivals_keep_their_rate_across_threads() {
     use plumb_workloads::{Arrivals, Pace};
     let t = MemoryTarget::new();
     let mut c = cfg("readrandom", 0, 1000, 2);
     c.duration = Some(Duration::from_millis(1500));
-    c.pace = Some(Pace {
-        ops_per_sec: 4000.0,
-        arrivals: Arrivals::Poisson,
-    });
+    c.pace = Some(Pace::constant(4000.0, Arrivals::Poisson));
     let o = run(&t, &c, &mut KeySpace::empty());
     assert_eq!(o.status, StepStatus::Ok);
     let rate = o.summary.ops_sec;

@@ -46,8 +46,13 @@ fn measure(
     let distribution = p
         .validate()
         .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
-    let (pace, bound) = plumb_plan::pace_of(p.rate, p.arrivals, p.rate_search.as_deref())
-        .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+    let (pace, bound) = plumb_plan::pace_of(
+        p.rate,
+        p.rate_profile.as_deref(),
+        p.arrivals,
+        p.rate_search.as_deref(),
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
     let ep = server.endpoint().clone();
     let mut counters = CounterReader::connect(&ep)?;
     let id = server::identify(spec, server, choice, &mut counters)?;
@@ -151,7 +156,7 @@ fn measure(
             seed: plan.seed,
             shape: shape.clone(),
             distribution,
-            pace,
+            pace: pace.clone(),
             perf_groups: p.perf_groups,
         };
         let mut ctx = SqlContext {
@@ -344,9 +349,12 @@ fn store_step(
     kind: SqlKind,
 ) -> anyhow::Result<()> {
     let mut config = config.clone();
-    if let Some(p) = cfg.pace {
+    if let Some(p) = &cfg.pace {
         config["rate"] = p.ops_per_sec.into();
         config["arrivals"] = p.arrivals.to_string().into();
+        if let Some(profile) = &p.profile {
+            config["rate_profile"] = profile.to_string().into();
+        }
     }
     if let Some(x) = search {
         config["rate_search"] = x;

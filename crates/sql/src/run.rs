@@ -180,10 +180,10 @@ impl Clients<'_> {
         let st = out
             .conn
             .insert(drivers::connect(self.endpoint, &plan, self.shared)?);
-        let mut pacer = self.pace.map(|p| {
-            let rate = p.ops_per_sec / self.threads as f64;
-            Pacer::with_arrivals(rate, lane.window_start(), p.arrivals, plan.seed ^ 0x9ace)
-        });
+        let mut pacer = self
+            .pace
+            .as_ref()
+            .map(|p| Pacer::share(p, self.threads, lane.window_start(), plan.seed ^ 0x9ace));
         let queries = &mut out.queries;
         lane.drive_counted(Timing::Loop, u64::MAX, pacer.as_mut(), |clock| {
             let out = st.event()?;
@@ -242,7 +242,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             plumb_workloads::SqlTables::Ycsb => ctx.ycsb.loaded,
             _ => *ctx.all_present,
         },
-        pace: cfg.pace.filter(|_| !load),
+        pace: cfg.pace.clone().filter(|_| !load),
     };
     let spec = kernel::Spec {
         threads,
@@ -325,7 +325,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     // The kernel's figures; the server's CPU is known over the whole window only.
     let (first, last) = (run.first(), run.last());
     let whole = |a: &Mark<()>, b: &Mark<()>| a.at == first.at && b.at == last.at;
-    let intervals = run.intervals(|a, b, iv| {
+    let mut intervals = run.intervals(|a, b, iv| {
         let noise = gauge.tree.noise(a, b, whole(a, b));
         Interval {
             steal_pct: noise.steal_pct,
@@ -333,6 +333,10 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             ..iv
         }
     });
+    let open_loop = clients
+        .pace
+        .as_ref()
+        .map(|p| run.tally.open.summary(p, run.backlog, &mut intervals));
     let n_intervals = intervals.len();
     let base = run.summary();
     let (ops, secs) = (base.ops, base.secs);
@@ -362,9 +366,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let perf = kernel::perf_counted(&gauge.perf, "server", &intervals, ops);
     let summary = StepSummary {
         by_op: metrics::by_op(classes, &run.tally.by_class),
-        open_loop: clients
-            .pace
-            .map(|p| run.tally.open.summary(&p, run.backlog)),
+        open_loop,
         db_gb: db_bytes.map(|b| b as f64 / metrics::GB),
         steal_pct: noise.steal_pct,
         outside_cpu_pct: noise.outside_cpu_pct,

@@ -129,10 +129,7 @@ fn a_step_runs_through_the_kernel_with_the_servers_costs_per_query() {
     }
 
     // Open loop: the rate offered, not more, each query timed from its intended start.
-    let pace = Pace {
-        ops_per_sec: 200.0,
-        arrivals: Arrivals::Constant,
-    };
+    let pace = Pace::constant(200.0, Arrivals::Constant);
     let ol = step(&cfg(2, "point-query", 2.0, 0.0, Some(pace)));
     intervals_add_up("point-query@200/s", &ol);
     let s = &ol.summary;
@@ -142,4 +139,31 @@ fn a_step_runs_through_the_kernel_with_the_servers_costs_per_query() {
     assert_eq!(o.service.ops, s.ops);
     assert!(o.backlog_ops <= 2, "{o:?}");
     assert!(s.p99_us.unwrap() >= o.service.p99_us.unwrap() * 0.99);
+
+    // A rate that changes over time: 100 queries/s for a second, then 400, shared by
+    // the two clients; each interval stores what it was offered.
+    let profile = "hold:100/1s,hold:400/1s".parse().unwrap();
+    let pace = Pace::profiled(profile, Arrivals::Constant);
+    let ol = step(&cfg(3, "point-query", 2.0, 0.0, Some(pace)));
+    intervals_add_up("point-query@profile", &ol);
+    let s = &ol.summary;
+    assert!((425..=525).contains(&s.ops), "{} queries", s.ops);
+    let o = s.open_loop.as_ref().expect("open-loop figures");
+    assert_eq!(o.profile.as_deref(), Some("hold:100/1s,hold:400/1s"));
+    let offered: Vec<f64> = ol
+        .intervals
+        .iter()
+        .filter_map(|i| i.target_ops_sec)
+        .collect();
+    assert_eq!(offered.len(), ol.intervals.len());
+    assert!(
+        (offered[0] - 100.0).abs() < 5.0 && (offered[1] - 400.0).abs() < 20.0,
+        "{offered:?}"
+    );
+    // Served follows offered: the second second ran more than twice the first's queries.
+    assert!(
+        ol.intervals[1].ops > 2 * ol.intervals[0].ops,
+        "{:?}",
+        ol.intervals
+    );
 }

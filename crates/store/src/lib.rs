@@ -425,9 +425,9 @@ impl Store {
                 db.exec(
                     "INSERT INTO intervals (step_id, idx, t, secs, ops, ops_sec, p50_us, p99_us,
                        pmax_us, cpu_us, rd, rkb, wr, wkb, stall_us, rss_gb, device, steal_pct,
-                       outside_cpu_pct)
+                       outside_cpu_pct, target_ops_sec)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                       ?17, ?18, ?19)",
+                       ?17, ?18, ?19, ?20)",
                     &[
                         step_id.into(),
                         (i as i64).into(),
@@ -450,6 +450,7 @@ impl Store {
                             .into(),
                         iv.steal_pct.into(),
                         iv.outside_cpu_pct.into(),
+                        iv.target_ops_sec.into(),
                     ],
                 )?;
             }
@@ -814,7 +815,8 @@ impl Store {
         let u = |v: Option<i64>| v.map(|x| x as u64);
         self.rows(
             "SELECT t, secs, ops, ops_sec, p50_us, p99_us, pmax_us, cpu_us, rd, rkb, wr, wkb,
-               stall_us, rss_gb, device, steal_pct, outside_cpu_pct FROM intervals WHERE step_id = ?1 ORDER BY idx",
+               stall_us, rss_gb, device, steal_pct, outside_cpu_pct, target_ops_sec
+             FROM intervals WHERE step_id = ?1 ORDER BY idx",
             &[step_id.into()],
             |r| {
                 Ok(Interval {
@@ -841,6 +843,7 @@ impl Store {
                         })?,
                     steal_pct: r.opt_real(15)?,
                     outside_cpu_pct: r.opt_real(16)?,
+                    target_ops_sec: r.opt_real(17)?,
                 })
             },
         )

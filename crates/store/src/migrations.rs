@@ -134,6 +134,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // of the machine's CPU time (plumb_core::Interval::steal_pct, outside_cpu_pct).
     "ALTER TABLE intervals ADD COLUMN steal_pct REAL;
      ALTER TABLE intervals ADD COLUMN outside_cpu_pct REAL;",
+    // 9: the ops per second an open-loop interval was offered (a rate profile's mean
+    // over it; plumb_core::Interval::target_ops_sec).
+    "ALTER TABLE intervals ADD COLUMN target_ops_sec REAL;",
 ];
 
 /// The advisory lock key two plumbs migrating one PostgreSQL store at once take

@@ -78,6 +78,7 @@ fn round_trip_of_run_steps_and_intervals(open: &dyn Fn() -> Store) {
             device: Some(device()),
             steal_pct: Some(12.5),
             outside_cpu_pct: Some(48.25),
+            target_ops_sec: Some(1250.5),
             ..Interval::default()
         },
         Interval {

@@ -4,6 +4,7 @@
 //! issue 9478), YCSB (731, 425) and sysbench (216, 408) ask for a fixed arrival rate
 //! instead, with each op timed from when it was due.
 
+use crate::rate_profile::RateProfile;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -41,13 +42,47 @@ impl FromStr for Arrivals {
     }
 }
 
-/// The load a step is offered: `ops_per_sec` in total across its threads.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// The load a step is offered: `ops_per_sec` in total across its threads, or a rate
+/// that changes over time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pace {
-    /// Ops per second offered, in total; each thread gets an equal share.
+    /// Ops per second offered, in total; each thread gets an equal share. With a
+    /// profile: its peak (what a step must be able to serve).
     pub ops_per_sec: f64,
     /// How they are spaced.
     pub arrivals: Arrivals,
+    /// The rate over time from the measured window's start, when it changes; each
+    /// thread gets an equal share of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<RateProfile>,
+}
+
+impl Pace {
+    /// A constant rate.
+    pub fn constant(ops_per_sec: f64, arrivals: Arrivals) -> Pace {
+        Pace {
+            ops_per_sec,
+            arrivals,
+            profile: None,
+        }
+    }
+
+    /// A rate that follows `profile`.
+    pub fn profiled(profile: RateProfile, arrivals: Arrivals) -> Pace {
+        Pace {
+            ops_per_sec: profile.peak(),
+            arrivals,
+            profile: Some(profile),
+        }
+    }
+
+    /// The mean rate offered between `t0` and `t1` seconds into the window.
+    pub fn offered_between(&self, t0: f64, t1: f64) -> f64 {
+        match &self.profile {
+            Some(p) => p.mean_between(t0, t1),
+            None => self.ops_per_sec,
+        }
+    }
 }
 
 /// A latency bound a rate search must keep: quantile `q` of the response time (from

@@ -177,7 +177,8 @@ impl RateProfile {
         let (mut start, mut sum) = (0.0, 0.0);
         for p in &self.phases {
             let in_phase = p.ops(p.secs());
-            if ops <= sum + in_phase && p.secs().is_finite() || p.secs().is_infinite() {
+            // An untimed last phase holds every op left.
+            if p.secs().is_infinite() || ops <= sum + in_phase {
                 if ops <= sum {
                     return start;
                 }

@@ -7,6 +7,12 @@
 #
 #   bench/compare-pgbench.sh                          # scale 10, 2 clients, 10 s, 3 rounds
 #   SCALE=1 SECS=3 REPEATS=1 TOOLS=pgbench bench/compare-pgbench.sh   # pgbench half only
+#   SCRIPTS="crates/sql/src/pgscript/builtin/tpcb-like.sql bench/pgbench/custom.sql" \
+#     MODE=simple bench/compare-pgbench.sh   # script files: plumb --script F vs pgbench -f F
+#
+# A SCRIPTS entry ending in .sql is a script file: pgbench runs it with -f FILE -M MODE,
+# plumb with --script FILE --query-mode MODE (its `script` step). Other entries are
+# built-in names: pgbench -b NAME -M prepared against plumb's built-in step of that name.
 #
 # Client CPU per transaction is the user + system time of the tool's whole process (the
 # rusage of the waited child, as `times` reports it) over the transactions it reports,
@@ -18,6 +24,7 @@
 #
 # Env (defaults): PLUMB=target/release/plumb  SCALE=10  CLIENTS=2  SECS=10  REPEATS=3
 #   SCRIPTS="tpcb-like simple-update select-only"  CACHE_MB=2048 (shared_buffers)
+#   MODE=simple (-M for script files; pgbench's default)
 #   TOOLS="pgbench plumb" (drop plumb to check the server, init and pgbench parsing)
 #   PGBIN (default: the newest /usr/lib/postgresql/*/bin)
 # The server's settings are plumb's own for managed PostgreSQL
@@ -33,6 +40,7 @@ REPEATS=${REPEATS:-3}
 SCRIPTS=${SCRIPTS:-"tpcb-like simple-update select-only"}
 CACHE_MB=${CACHE_MB:-2048}
 TOOLS=${TOOLS:-"pgbench plumb"}
+MODE=${MODE:-simple}
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 [ -x "$PGBIN/pgbench" ] && [ -x "$PGBIN/postgres" ] || {
   echo "no PostgreSQL with pgbench under ${PGBIN:-/usr/lib/postgresql/*/bin}: apt-get install postgresql (scripts/setup.sh)" >&2
@@ -101,8 +109,10 @@ cpu_of() { # cpu_of OUT CMD...: runs CMD (stdout to OUT), its user+system second
 # Each round prints: tps, transactions, client CPU µs per transaction (whole process),
 # the tool's own in-window CPU µs per transaction (plumb only, else -), failed txns.
 pgbench_round() { # $1 script
-  cpu_of "$WORK/g.txt" "$PGBIN/pgbench" -M prepared -n -c "$CLIENTS" -j "$CLIENTS" -T "$SECS" \
-    -b "$1" "${PG[@]}" "$DB"
+  local sel=(-M prepared -b "$1")
+  case $1 in *.sql) sel=(-M "$MODE" -f "$1") ;; esac
+  cpu_of "$WORK/g.txt" "$PGBIN/pgbench" "${sel[@]}" -n -c "$CLIENTS" -j "$CLIENTS" -T "$SECS" \
+    "${PG[@]}" "$DB"
   python3 - "$WORK/g.txt" "$(cat "$WORK/g.txt.cpu")" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -118,7 +128,9 @@ PY
 }
 
 plumb_round() { # $1 script
-  cpu_of "$WORK/p.json" "$PLUMB" sql --url "$URL" --steps "$1" --threads "$CLIENTS" \
+  local sel=(--steps "$1")
+  case $1 in *.sql) sel=(--script "$1" --query-mode "$MODE") ;; esac
+  cpu_of "$WORK/p.json" "$PLUMB" sql --url "$URL" "${sel[@]}" --threads "$CLIENTS" \
     --duration "$SECS" --warmup 0 --store "$STORE" --tag "plumb-$1" --json
   python3 - "$WORK/p.json" "$(cat "$WORK/p.json.cpu")" <<'PY'
 import json, sys
@@ -135,7 +147,7 @@ PY
 }
 
 round_of() { # $1 tool $2 script $3 round
-  printf '%s\t%s\t%s\t%s\n' "$2" "$1" "$3" "$("${1}_round" "$2")" >>"$RESULTS"
+  printf '%s\t%s\t%s\t%s\n' "$(basename "$2")" "$1" "$3" "$("${1}_round" "$2")" >>"$RESULTS"
   tail -1 "$RESULTS" >&2
 }
 
@@ -158,7 +170,7 @@ done
 echo
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) vCPUs;" \
   "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}'), scale $SCALE, $CLIENTS clients," \
-  "${SECS}s, $REPEATS rounds alternated"
+  "${SECS}s, $REPEATS rounds alternated, script files -M $MODE"
 BENCH_DIR="$HERE" python3 - "$RESULTS" "$PLUMB" <<'PY'
 import csv, os, statistics, sys
 sys.path.insert(0, os.environ["BENCH_DIR"])

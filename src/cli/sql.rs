@@ -28,6 +28,8 @@ Examples:
   plumb sql --server postgres --table-size 1000000 --threads 2 --tag pg15
   plumb sql --server mariadb --engine rocksdb --steps load,point-query,read-only-100
   plumb sql --server postgres --steps pgbench-load,tpcb-like,select-only --scale 10
+  plumb sql --url postgres://bench@db1/pgbench --script my.sql@3 -b select-only@1 -M prepared
+  plumb sql --server postgres --steps pgbench-load,script --script custom.sql -D zipf=1.2
   plumb sql --url postgres://bench@db1/sbtest --steps point-query --threads 8",
         sqlsteps::steps_by_tables()
     )
@@ -85,15 +87,42 @@ pub struct SqlArgs {
     json: bool,
 }
 
-fn check(a: &SqlArgs) -> anyhow::Result<Vec<sqlsteps::SqlStepPlan>> {
+fn check(a: &mut SqlArgs) -> anyhow::Result<Vec<sqlsteps::SqlStepPlan>> {
     super::check_memory_flag(a.memory_mb)?;
     a.params
         .validate()
         .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
+    let scripted = !a.params.script.is_empty() || !a.params.builtin.is_empty();
     let steps = match &a.steps {
         Some(s) => sqlsteps::parse_steps(s)?,
+        // Scripts alone run as pgbench -f runs them: on the tables there are.
+        None if scripted => sqlsteps::parse_steps("script")?,
         None => sqlsteps::default_order(),
     };
+    let script_step = steps.iter().any(|s| s.kind == SqlKind::Script);
+    if scripted && !script_step {
+        bail!(
+            "--script/--builtin give the `script` step's scripts, but --steps has no `script`; \
+             add it, e.g. --steps pgbench-load,script"
+        );
+    }
+    if script_step {
+        // Read the files now: the plan keeps their text, and a bad script fails here,
+        // naming its file and line, before a server starts.
+        a.params.scripts = a
+            .params
+            .script
+            .iter()
+            .map(|s| plumb_plan::ScriptSource::read(s, None))
+            .collect::<Result<_, _>>()
+            .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
+        plumb_sql::pgscript::ScriptStep::new(
+            &a.params.scripts,
+            &a.params.builtin,
+            &a.params.define,
+            &a.params.query_mode,
+        )?;
+    }
     if steps.is_empty() {
         bail!("--steps: no microbenchmarks given; e.g. --steps load,point-query");
     }
@@ -129,8 +158,8 @@ fn check(a: &SqlArgs) -> anyhow::Result<Vec<sqlsteps::SqlStepPlan>> {
 
 /// Runs `plumb sql`: one planned run per repeat, each on a fresh server (and a fresh
 /// load), through the one runner.
-pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
-    let steps = check(&a)?;
+pub fn run(mut a: SqlArgs) -> anyhow::Result<ExitCode> {
+    let steps = check(&mut a)?;
     let (spec, password) = a.server.spec();
     spec.validate()
         .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;

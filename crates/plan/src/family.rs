@@ -537,6 +537,103 @@ pub struct SqlParams {
     #[arg(long = "ycsb", value_name = "NAME=VALUE")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ycsb: Vec<String>,
+    /// A pgbench script file for the `script` step, FILE[@WEIGHT], repeatable (pgbench's
+    /// -f): SQL ended by ;, \set with pgbench's expressions and random functions,
+    /// \sleep, \if/\elif/\else/\endif, \gset, \aset, :variables. With several
+    /// scripts (and --builtin) each transaction picks one by weight. The text is stored
+    /// with the run, so `plumb rerun` runs it even if the file changes.
+    #[arg(long = "script", short = 'f', value_name = "FILE[@WEIGHT]")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub script: Vec<String>,
+    /// One of pgbench's built-in scripts in the `script` step's mix, NAME[@WEIGHT]
+    /// (pgbench's -b): tpcb-like, simple-update, select-only.
+    #[arg(long = "builtin", short = 'b', value_name = "NAME[@WEIGHT]")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub builtin: Vec<String>,
+    /// A script variable, NAME=VALUE, repeatable (pgbench's -D).
+    #[arg(long = "define", short = 'D', value_name = "NAME=VALUE")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub define: Vec<String>,
+    /// How the `script` step sends SQL (pgbench's -M): simple (text, pgbench's
+    /// default), extended (unnamed statements, PostgreSQL only) or prepared (once per
+    /// connection).
+    #[arg(
+        long = "query-mode",
+        short = 'M',
+        value_name = "MODE",
+        default_value = "simple"
+    )]
+    #[serde(skip_serializing_if = "is_simple")]
+    pub query_mode: String,
+    /// The scripts' texts as read when the run was planned (from --script and
+    /// --builtin): the run keeps what it ran, and a rerun runs the same text.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<ScriptSource>,
+}
+
+fn is_simple(v: &str) -> bool {
+    v == "simple"
+}
+
+/// A workload file as a run keeps it: its name, weight in the mix, text and the text's
+/// SHA-256, so a stored run says exactly what it ran and `plumb rerun` runs it again
+/// even if the file has changed or gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptSource {
+    /// The file as given (or `builtin:NAME`).
+    pub name: String,
+    /// Its weight in the mix.
+    pub weight: u32,
+    /// Its text.
+    pub text: String,
+    /// SHA-256 of the text, hex.
+    pub sha256: String,
+}
+
+impl ScriptSource {
+    /// A source with its hash computed.
+    pub fn new(name: String, weight: u32, text: String) -> ScriptSource {
+        use sha2::Digest;
+        let sha256 = sha2::Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        ScriptSource {
+            name,
+            weight,
+            text,
+            sha256,
+        }
+    }
+
+    /// Reads `FILE[@WEIGHT]` (relative to `base` when not absolute), naming the file
+    /// and what to do when it cannot be read.
+    pub fn read(spec: &str, base: Option<&std::path::Path>) -> Result<ScriptSource, ParamError> {
+        let (file, weight) = match spec.rsplit_once('@') {
+            Some((f, w)) if !f.is_empty() && w.chars().all(|c| c.is_ascii_digit()) => (
+                f,
+                w.parse().map_err(|_| ParamError {
+                    key: "script",
+                    message: format!("{spec:?}: the weight after @ must be at most 4294967295"),
+                })?,
+            ),
+            _ => (spec, 1),
+        };
+        let path = match base {
+            Some(b) if std::path::Path::new(file).is_relative() => b.join(file),
+            _ => std::path::PathBuf::from(file),
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| ParamError {
+            key: "script",
+            message: format!(
+                "{}: cannot read the script: {e}; give a pgbench script file, FILE[@WEIGHT]",
+                path.display()
+            ),
+        })?;
+        Ok(ScriptSource::new(file.to_string(), weight, text))
+    }
 }
 
 fn is_one(v: &u32) -> bool {

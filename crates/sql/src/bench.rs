@@ -34,6 +34,8 @@ pub struct Shape {
     /// YCSB properties given by the user (`name=value`), applied over each workload's
     /// preset.
     pub ycsb_props: Vec<(String, String)>,
+    /// The `script` step's scripts and how they run (`None` without scripts).
+    pub scripts: Option<crate::pgscript::ScriptStep>,
 }
 
 /// Values per IN-list in the points-*, hot-points and update-inlist steps.
@@ -125,7 +127,7 @@ pub fn statements(kind: SqlKind, t: u32) -> Vec<String> {
         Insert => vec![INSERT.into()],
         // Other families' steps: their statements live in their own modules.
         PgbenchLoad | TpcbLike | SimpleUpdate | SelectOnly | TpccLoad | TprocC | YcsbLoad
-        | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF | CachedSelect => vec![],
+        | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF | CachedSelect | Script => vec![],
     };
     v.into_iter()
         .map(|s| s.replace("{t}", &t.to_string()))
@@ -302,7 +304,7 @@ impl ThreadState {
         match self.kind {
             Load => self.load_step(),
             PgbenchLoad | TpcbLike | SimpleUpdate | SelectOnly | TpccLoad | TprocC | YcsbLoad
-            | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF | CachedSelect => {
+            | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF | CachedSelect | Script => {
                 Err(SqlError::Input(format!(
                     "{}: not a sysbench microbenchmark (crate::drivers picks its client)",
                     self.kind

@@ -198,6 +198,10 @@ pub struct Values {
     /// Each value's span in `text`, row by row; [`NULL`] for NULL.
     cells: Vec<(u32, u32)>,
     cols: usize,
+    /// The result's column names, kept only when asked ([`Values::keep_names`]): a
+    /// script's `\gset` names its variables after them, the measured queries need none.
+    names: Vec<String>,
+    keep_names: bool,
 }
 
 /// The span of a NULL value.
@@ -285,6 +289,28 @@ impl Values {
         self.cols = cols;
     }
 
+    /// Asks the clients to keep the next results' column names (they cost a message
+    /// on PostgreSQL's extended protocol and a string per column), for a caller that
+    /// names variables after them.
+    pub fn keep_names(&mut self, yes: bool) {
+        self.keep_names = yes;
+    }
+
+    /// Whether column names are wanted.
+    pub(crate) fn wants_names(&self) -> bool {
+        self.keep_names
+    }
+
+    /// The last result's column names (empty unless [`Values::keep_names`]).
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Sets the result's column names.
+    pub(crate) fn set_names(&mut self, names: Vec<String>) {
+        self.names = names;
+    }
+
     /// Sets the width once the first row shows it (PostgreSQL's rows carry their
     /// count; a result without rows keeps 0).
     pub(crate) fn set_cols(&mut self, cols: usize) {
@@ -360,6 +386,16 @@ pub type TextRows = Vec<Vec<(String, Option<String>)>>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stmt(pub(crate) usize);
 
+/// What one statement's reply counted: rows it returned and rows it changed (a
+/// script's command may be either, and its step counts both).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counted {
+    /// Rows returned.
+    pub rows: u64,
+    /// Rows inserted, updated or deleted.
+    pub affected: u64,
+}
+
 /// One connection, as a microbenchmark uses it.
 pub trait SqlClient: Send {
     /// Prepares `sql` (with `?` placeholders) on this connection.
@@ -381,6 +417,34 @@ pub trait SqlClient: Send {
     fn batch(&mut self, sql: &str) -> Result<(), SqlError>;
     /// Runs a query as text and returns its rows, every value as text (NULL as None).
     fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError>;
+    /// Runs a prepared statement of any kind (a script's command: plumb does not know
+    /// whether it reads or writes) and counts both; with `out`, the values it returned
+    /// are kept there (emptied first).
+    fn run(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        out: Option<&mut Values>,
+    ) -> Result<Counted, SqlError>;
+    /// Runs SQL text on the simple (text) protocol, pgbench's `-M simple`, counting
+    /// rows returned and changed; with `out`, the values are kept there as text.
+    fn run_text(&mut self, sql: &str, out: Option<&mut Values>) -> Result<Counted, SqlError>;
+    /// Runs `sql` (placeholders `$1 …`) as an unnamed statement, parsed, bound and
+    /// executed in one round trip: pgbench's `-M extended`. Only PostgreSQL's protocol
+    /// has it.
+    fn run_extended(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        out: Option<&mut Values>,
+    ) -> Result<Counted, SqlError> {
+        let _ = (sql, params, out);
+        Err(SqlError::Input(
+            "-M extended is PostgreSQL's extended query protocol, which MySQL and MariaDB do \
+             not have; use --query-mode simple or prepared"
+                .into(),
+        ))
+    }
 }
 
 /// Renumbers `?` placeholders to PostgreSQL's `$1, $2, …` (the statements plumb sends

@@ -11,6 +11,7 @@ use crate::ceiling::{self, CachedSelectThread};
 use crate::client::{Endpoint, SqlClient};
 use crate::error::SqlError;
 use crate::pgbench::{self, PgbenchConfig, PgbenchLoader, PgbenchScript, PgbenchThread};
+use crate::pgscript::{ScriptThread, ScriptThreadPlan};
 use crate::tpcc::{self, TpccConfig, TpccLoader, TpccThread, TpccThreadPlan};
 use crate::ycsb::{self, YcsbPhase, YcsbSqlPlan, YcsbSqlThread};
 use plumb_workloads::ycsb::{CoreParams, YcsbShared};
@@ -38,6 +39,12 @@ impl Driver for ThreadState {
 impl Driver for PgbenchThread {
     fn event(&mut self) -> Result<Outcome, SqlError> {
         PgbenchThread::event(self)
+    }
+}
+
+impl Driver for ScriptThread {
+    fn event(&mut self) -> Result<Outcome, SqlError> {
+        ScriptThread::event(self)
     }
 }
 
@@ -181,6 +188,15 @@ pub fn before(
         SqlTables::Ceiling => {
             ceiling::create_table(ep.connect()?.as_mut(), &shape.engine_clause, shape.postgres)?
         }
+        SqlTables::Own => {
+            if shape.scripts.is_none() {
+                return Err(SqlError::Input(
+                    "the script step has no scripts: give --script FILE[@WEIGHT] or --builtin \
+                     NAME[@WEIGHT]"
+                        .into(),
+                ));
+            }
+        }
     }
     Ok(shared)
 }
@@ -246,6 +262,23 @@ pub fn connect(
             Box::new(YcsbSqlThread::new(ep, &p)?)
         }
         SqlTables::Ceiling => Box::new(CachedSelectThread::new(ep, plan.seed, plan.thread)?),
+        SqlTables::Own => {
+            let s = plan.shape.scripts.as_ref().ok_or_else(|| {
+                SqlError::Input("the script step has no scripts (--script, --builtin)".into())
+            })?;
+            Box::new(ScriptThread::new(
+                ep,
+                &ScriptThreadPlan {
+                    set: s.set.clone(),
+                    mode: s.mode,
+                    defines: s.defines.clone(),
+                    scale: plan.shape.scale,
+                    client_id: plan.thread,
+                    seed: plan.seed,
+                    run_seed: plan.run_seed,
+                },
+            )?)
+        }
     })
 }
 
@@ -281,11 +314,21 @@ pub fn after(client: &mut dyn SqlClient, kind: SqlKind, shape: &Shape) -> Result
 }
 
 /// The names of the kinds of operation a step times apart (its events' `class`
-/// indexes them); empty when it has one kind.
-pub fn classes(kind: SqlKind) -> &'static [&'static str] {
-    match kind.tables() {
+/// indexes them); empty when it has one kind. A script step's are its scripts, each
+/// timed apart as pgbench reports each script's latency.
+pub fn classes(kind: SqlKind, shape: &Shape) -> Vec<String> {
+    let fixed: &[&str] = match kind.tables() {
         SqlTables::Ycsb if !kind.is_load() => ycsb::YCSB_CLASSES,
         SqlTables::Tpcc if !kind.is_load() => &tpcc::TPCC_CLASSES,
+        SqlTables::Own => {
+            return match &shape.scripts {
+                Some(s) if s.set.scripts.len() > 1 => {
+                    s.set.scripts.iter().map(|s| s.name.clone()).collect()
+                }
+                _ => Vec::new(),
+            }
+        }
         _ => &[],
-    }
+    };
+    fixed.iter().map(|s| s.to_string()).collect()
 }

@@ -122,13 +122,15 @@ fn measure(
         ycsb_props: p
             .ycsb_props()
             .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?,
+        scripts: script_step(p, steps)?,
     };
     // pgbench's steps without pgbench-load run on tables made before (by `pgbench -i`
     // or an earlier run): their scale is read from them, as pgbench reads it.
     let mut shape = shape;
     let pgbench_steps = steps
         .iter()
-        .any(|s| s.kind.tables() == plumb_workloads::SqlTables::Pgbench);
+        .any(|s| s.kind.tables() == plumb_workloads::SqlTables::Pgbench)
+        || shape.scripts.as_ref().is_some_and(|s| s.has_builtin());
     if pgbench_steps && !steps.iter().any(|s| s.kind == SqlKind::PgbenchLoad) {
         shape.scale = crate::pgbench::scale_of(ep.connect()?.as_mut()).map_err(|e| {
             anyhow::anyhow!(
@@ -179,7 +181,7 @@ fn measure(
                 place + 1
             );
         }
-        let config = serde_json::json!({
+        let mut config = serde_json::json!({
             "microbenchmark": step.kind.name(),
             "threads": p.threads,
             "duration_s": duration,
@@ -190,6 +192,21 @@ fn measure(
             "distribution": distribution.to_string(),
             "seed": plan.seed.to_string(),
         });
+        if let (SqlKind::Script, Some(s)) = (step.kind, &shape.scripts) {
+            // What ran, by name, weight and hash (the texts are in the run's plan).
+            config["query_mode"] = s.mode.name().into();
+            config["scripts"] = s
+                .set
+                .scripts
+                .iter()
+                .zip(script_hashes(p))
+                .map(|(s, h)| serde_json::json!({"name": s.name, "weight": s.weight, "sha256": h}))
+                .collect();
+            if !s.defines.is_empty() {
+                config["define"] = p.define.clone().into();
+            }
+            config["scale"] = shape.scale.into();
+        }
         let mut run_and_store = |ctx: &mut SqlContext<'_>,
                                  cfg: &SqlStepConfig|
          -> anyhow::Result<plumb_runner::StepOutcome> {
@@ -420,4 +437,45 @@ impl plumb_runner::family::Family for SqlFamily {
         };
         run(plan, spec, work, extras, slot)
     }
+}
+
+/// The script step's scripts, when the run has one: the files read when the run was
+/// planned (kept in its plan), then the built-ins.
+fn script_step(
+    p: &plumb_plan::SqlParams,
+    steps: &[plumb_workloads::SqlStepPlan],
+) -> anyhow::Result<Option<crate::pgscript::ScriptStep>> {
+    if !steps.iter().any(|s| s.kind == SqlKind::Script) {
+        return Ok(None);
+    }
+    if p.scripts.len() != p.script.len() {
+        bail!(
+            "--script: {} file(s) named but {} read; the plan was made without reading them \
+             (plan the run with `plumb sql` or a suite)",
+            p.script.len(),
+            p.scripts.len()
+        );
+    }
+    Ok(Some(crate::pgscript::ScriptStep::new(
+        &p.scripts,
+        &p.builtin,
+        &p.define,
+        &p.query_mode,
+    )?))
+}
+
+/// Each script's hash, files then built-ins, in the order of the step's scripts.
+fn script_hashes(p: &plumb_plan::SqlParams) -> Vec<String> {
+    let mut v: Vec<String> = p.scripts.iter().map(|s| s.sha256.clone()).collect();
+    for b in &p.builtin {
+        let name = crate::pgscript::parse::split_weight(b)
+            .map(|(n, _)| n)
+            .unwrap_or(b);
+        v.push(
+            crate::pgscript::builtin::source(name, 1)
+                .map(|s| s.sha256)
+                .unwrap_or_default(),
+        );
+    }
+    v
 }

@@ -8,7 +8,7 @@
 //! spent 1.3-1.7× sysbench's client CPU per query and sent 0.75-0.86× its QPS on the
 //! same server (bench/compare-sysbench.sh).
 
-use crate::client::{put_cents, Endpoint, Param, SqlClient, Stmt, TextRows, Values};
+use crate::client::{put_cents, Counted, Endpoint, Param, SqlClient, Stmt, TextRows, Values};
 use crate::error::SqlError;
 use crate::wire::{io_err, Wire};
 
@@ -50,6 +50,8 @@ enum Sink<'a> {
     Count,
     Text(&'a mut TextRows),
     Values(&'a mut Values),
+    /// Text-protocol rows (COM_QUERY) into the caller's buffer: a script's `-M simple`.
+    TextValues(&'a mut Values),
 }
 
 /// A prepared statement on the server.
@@ -363,24 +365,27 @@ impl MyWire {
                         lenenc(p, &mut at).ok_or_else(|| bad(&self.context, "column count"))?;
                     let mut names = Vec::new();
                     self.col_types.clear();
-                    if let Sink::Values(out) = &mut sink {
-                        out.start(cols as usize);
-                    }
+                    let keep_names = match &mut sink {
+                        Sink::Values(out) | Sink::TextValues(out) => {
+                            out.start(cols as usize);
+                            out.wants_names()
+                        }
+                        Sink::Text(_) => true,
+                        Sink::Count => false,
+                    };
                     for _ in 0..cols {
                         let (a, b) = self.span()?;
                         let d = &self.wire.buf[a..b];
-                        match sink {
-                            Sink::Count => {}
-                            Sink::Text(_) => {
-                                // catalog, schema, table, org_table, name …
-                                let mut at = 0;
-                                for _ in 0..4 {
-                                    let _ = lenenc_str(d, &mut at);
-                                }
-                                let name = lenenc_str(d, &mut at).flatten().unwrap_or(b"");
-                                names.push(String::from_utf8_lossy(name).into_owned());
-                            }
-                            Sink::Values(_) => self.col_types.push(column_type(d)),
+                        if keep_names {
+                            names.push(column_name(d));
+                        }
+                        if let Sink::Values(_) = sink {
+                            self.col_types.push(column_type(d));
+                        }
+                    }
+                    if let Sink::Values(out) | Sink::TextValues(out) = &mut sink {
+                        if keep_names {
+                            out.set_names(std::mem::take(&mut names));
                         }
                     }
                     self.span()?; // EOF after the column definitions
@@ -397,6 +402,14 @@ impl MyWire {
                         if let Sink::Values(out) = &mut sink {
                             binary_row(row, &self.col_types, out)
                                 .ok_or_else(|| bad(&self.context, "a binary row"))?;
+                        }
+                        if let Sink::TextValues(out) = &mut sink {
+                            let mut at = 0;
+                            for _ in 0..cols {
+                                let v = lenenc_str(row, &mut at)
+                                    .ok_or_else(|| bad(&self.context, "a text row"))?;
+                                out.push(v);
+                            }
                         }
                         if let Sink::Text(out) = &mut sink {
                             let mut at = 0;
@@ -484,6 +497,16 @@ impl Extend<u8> for Fill<'_> {
             }
         }
     }
+}
+
+/// A column definition's name (its label): after catalog, schema, table and org_table.
+fn column_name(d: &[u8]) -> String {
+    let mut at = 0;
+    for _ in 0..4 {
+        let _ = lenenc_str(d, &mut at);
+    }
+    let name = lenenc_str(d, &mut at).flatten().unwrap_or(b"");
+    String::from_utf8_lossy(name).into_owned()
 }
 
 /// A column definition's type and flags: after catalog, schema, table, org_table,
@@ -710,6 +733,51 @@ impl SqlClient for MyWire {
         let mut out = Vec::new();
         self.reply(Sink::Text(&mut out))?;
         Ok(out)
+    }
+
+    fn run(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        out: Option<&mut Values>,
+    ) -> Result<Counted, SqlError> {
+        let sink = match out {
+            Some(v) => {
+                v.start(0);
+                Sink::Values(v)
+            }
+            None => Sink::Count,
+        };
+        let r = self.exec(stmt, params, sink)?;
+        Ok(Counted {
+            rows: r.rows,
+            affected: r.affected,
+        })
+    }
+
+    fn run_text(&mut self, sql: &str, out: Option<&mut Values>) -> Result<Counted, SqlError> {
+        self.command(COM_QUERY);
+        self.out.extend_from_slice(sql.as_bytes());
+        self.send()?;
+        let sink = match out {
+            Some(v) => {
+                v.start(0);
+                Sink::TextValues(v)
+            }
+            None => Sink::Count,
+        };
+        let r = self.reply(sink).map_err(|e| match e {
+            SqlError::Query { message, code, .. } => SqlError::Query {
+                context: sql.chars().take(200).collect(),
+                message,
+                code,
+            },
+            e => e,
+        })?;
+        Ok(Counted {
+            rows: r.rows,
+            affected: r.affected,
+        })
     }
 }
 

@@ -439,7 +439,7 @@ fn check_protocol(ep: &Endpoint, cfg: &PgbenchConfig) -> Result<(), SqlError> {
 /// deadlock (1213, SQLSTATE 40001) and a snapshot-isolation conflict (1020, "record has
 /// changed since last read"). Not a lock wait timeout, which is not a conflict but a
 /// server too slow, nor a duplicate key, which pgbench's scripts cannot cause.
-fn is_conflict(e: &SqlError) -> bool {
+pub(crate) fn is_conflict(e: &SqlError) -> bool {
     matches!(e, SqlError::Query { code: Some(c), .. }
         if matches!(c.as_str(), "40001" | "40P01" | "1213" | "1020"))
 }

@@ -9,7 +9,7 @@
 //! ([`crate::wire`]).
 
 use crate::client::{
-    pg_placeholders, put_cents, Endpoint, Param, SqlClient, Stmt, TextRows, Values,
+    pg_placeholders, put_cents, Counted, Endpoint, Param, SqlClient, Stmt, TextRows, Values,
 };
 use crate::error::SqlError;
 use crate::wire::{io_err, Wire};
@@ -248,6 +248,13 @@ impl PgWire {
                         .unwrap_or(0);
                 }
                 b'T' if matches!(sink, Sink::Text(_)) => names = row_names(&self.wire.buf[a..b]),
+                b'T' => {
+                    if let Sink::Values(out) = &mut sink {
+                        if out.wants_names() {
+                            out.set_names(row_names(&self.wire.buf[a..b]));
+                        }
+                    }
+                }
                 b'E' => r.error = Some(error_of(&self.wire.buf[a..b], &self.context)),
                 b'Z' => return Ok(r),
                 _ => {} // ParseComplete, BindComplete, NoData, notices, parameter changes
@@ -261,10 +268,31 @@ impl PgWire {
         params: &[Param<'_>],
         sink: Sink<'_>,
     ) -> Result<Reply, SqlError> {
-        let name = &self.stmts[stmt.0];
+        let name = std::mem::take(&mut self.stmts[stmt.0]);
+        let r = self.exchange(None, &name, params, sink);
+        self.stmts[stmt.0] = name;
+        r
+    }
+
+    /// One round trip of the extended protocol: Parse of `parse` as the unnamed
+    /// statement if given, then Bind of `statement` to the unnamed portal, Describe of
+    /// the portal when the caller keeps column names, Execute and Sync.
+    fn exchange(
+        &mut self,
+        parse: Option<&str>,
+        statement: &str,
+        params: &[Param<'_>],
+        sink: Sink<'_>,
+    ) -> Result<Reply, SqlError> {
+        if let Some(sql) = parse {
+            if frontend::parse("", sql, std::iter::empty(), &mut self.out).is_err() {
+                self.out.clear();
+                return Err(io_err(sql, bad_reply()));
+            }
+        }
         let bound = frontend::bind(
             "",
-            name,
+            statement,
             std::iter::empty::<i16>(),
             params,
             |p, out| {
@@ -282,6 +310,9 @@ impl PgWire {
             self.out.clear();
             return Err(io_err(&self.context, bad_reply()));
         }
+        if matches!(&sink, Sink::Values(v) if v.wants_names()) {
+            let _ = frontend::describe(b'P', "", &mut self.out);
+        }
         let _ = frontend::execute("", 0, &mut self.out);
         frontend::sync(&mut self.out);
         self.send()?;
@@ -292,17 +323,18 @@ impl PgWire {
         }
     }
 
-    fn simple(&mut self, sql: &str, sink: Sink<'_>) -> Result<(), SqlError> {
+    fn simple(&mut self, sql: &str, sink: Sink<'_>) -> Result<Reply, SqlError> {
         frontend::query(sql, &mut self.out).map_err(|e| io_err(sql, e))?;
         self.send()?;
-        match self.reply(sink)?.error {
+        let mut r = self.reply(sink)?;
+        match r.error.take() {
             Some(SqlError::Query { message, code, .. }) => Err(SqlError::Query {
                 context: sql.to_string(),
                 message,
                 code,
             }),
             Some(e) => Err(e),
-            None => Ok(()),
+            None => Ok(r),
         }
     }
 }
@@ -418,13 +450,58 @@ impl SqlClient for PgWire {
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), SqlError> {
-        self.simple(sql, Sink::Count)
+        self.simple(sql, Sink::Count).map(|_| ())
     }
 
     fn rows(&mut self, sql: &str) -> Result<TextRows, SqlError> {
         let mut out = Vec::new();
         self.simple(sql, Sink::Text(&mut out))?;
         Ok(out)
+    }
+
+    fn run(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        out: Option<&mut Values>,
+    ) -> Result<Counted, SqlError> {
+        let r = self.bind_execute(stmt, params, sink_of(out))?;
+        Ok(Counted {
+            rows: r.rows,
+            affected: r.affected,
+        })
+    }
+
+    fn run_text(&mut self, sql: &str, out: Option<&mut Values>) -> Result<Counted, SqlError> {
+        let r = self.simple(sql, sink_of(out))?;
+        Ok(Counted {
+            rows: r.rows,
+            affected: r.affected,
+        })
+    }
+
+    fn run_extended(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        out: Option<&mut Values>,
+    ) -> Result<Counted, SqlError> {
+        let r = self.exchange(Some(sql), "", params, sink_of(out))?;
+        Ok(Counted {
+            rows: r.rows,
+            affected: r.affected,
+        })
+    }
+}
+
+/// Values kept when the caller gives a buffer, counted only otherwise.
+fn sink_of(out: Option<&mut Values>) -> Sink<'_> {
+    match out {
+        Some(v) => {
+            v.start(0);
+            Sink::Values(v)
+        }
+        None => Sink::Count,
     }
 }
 

@@ -201,7 +201,8 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let kind = cfg.plan.kind;
     let load = kind.is_load();
     let threads = drivers::threads_of(kind, &cfg.shape, cfg.threads);
-    let classes = drivers::classes(kind);
+    let classes = drivers::classes(kind, &cfg.shape);
+    let classes: Vec<&str> = classes.iter().map(String::as_str).collect();
     let fail = |e: SqlError| StepOutcome {
         histograms: None,
         status: StepStatus::Failed,
@@ -365,7 +366,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     // visible.
     let perf = kernel::perf_counted(&gauge.perf, "server", &intervals, ops);
     let summary = StepSummary {
-        by_op: metrics::by_op(classes, &run.tally.by_class),
+        by_op: metrics::by_op(&classes, &run.tally.by_class),
         open_loop,
         db_gb: db_bytes.map(|b| b as f64 / metrics::GB),
         steal_pct: noise.steal_pct,

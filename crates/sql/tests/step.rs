@@ -25,6 +25,7 @@ fn shape() -> Shape {
         spec_timing: false,
         ycsb_records: 1000,
         ycsb_props: Vec::new(),
+        scripts: None,
     }
 }
 

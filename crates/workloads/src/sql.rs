@@ -99,6 +99,7 @@ sql_kinds! {
     YcsbD = "ycsb-d", Standard, "YCSB workload D: 95% reads of the latest records, 5% inserts.";
     YcsbE = "ycsb-e", Standard, "YCSB workload E: 95% short scans, 5% inserts.";
     YcsbF = "ycsb-f", Standard, "YCSB workload F: 50% reads, 50% read-modify-writes, zipfian.";
+    Script = "script", Standard, "pgbench script files and built-ins (--script FILE@W, --builtin NAME@W), run as pgbench runs them, on whatever tables they name.";
     CachedSelect = "cached-select", Point, "The CPU ceiling a database sees: trivial point SELECTs on a 1000-row table of its own (always cached), at 1, 2, 4 … clients up to twice the hardware threads (or --threads, if more); each client count is stored as a step and as this host's ceiling.";
 }
 
@@ -145,6 +146,7 @@ impl SqlKind {
             TpccLoad | TprocC => SqlTables::Tpcc,
             YcsbLoad | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF => SqlTables::Ycsb,
             CachedSelect => SqlTables::Ceiling,
+            Script => SqlTables::Own,
             _ => SqlTables::Sysbench,
         }
     }
@@ -158,6 +160,8 @@ impl SqlKind {
             SqlTables::Ycsb => SqlKind::YcsbLoad,
             // It makes its own table before it starts.
             SqlTables::Ceiling => SqlKind::CachedSelect,
+            // The user's scripts run on tables made before (pgbench -i, pgbench-load, …).
+            SqlTables::Own => SqlKind::Script,
         }
     }
 
@@ -216,6 +220,8 @@ pub enum SqlTables {
     Ycsb,
     /// plumb's own tiny table for the cached-SELECT ceiling, made by the step itself.
     Ceiling,
+    /// Whatever tables the user's scripts name, made before the step.
+    Own,
 }
 
 /// A name that is not a SQL microbenchmark; lists the known ones.
@@ -252,6 +258,7 @@ pub fn steps_by_tables() -> String {
         (SqlTables::Tpcc, "TPC-C"),
         (SqlTables::Ycsb, "YCSB"),
         (SqlTables::Ceiling, "the CPU ceiling"),
+        (SqlTables::Own, "your own scripts"),
     ]
     .iter()
     .map(|(t, label)| {
@@ -377,12 +384,12 @@ mod tests {
             assert!(seen.insert(k.name()), "{k} twice");
             assert_eq!(k.name().parse::<SqlKind>(), Ok(k));
         }
-        assert_eq!(seen.len(), 47);
+        assert_eq!(seen.len(), 48);
         // Every step of another family has its load, of its own tables; the
         // cached-SELECT ceiling makes its own table and is its own "load".
         for k in SqlKind::all() {
             assert_eq!(k.load_of().tables(), k.tables(), "{k}");
-            if k.tables() == SqlTables::Ceiling {
+            if matches!(k.tables(), SqlTables::Ceiling | SqlTables::Own) {
                 assert_eq!(k.load_of(), k);
             } else {
                 assert!(k.load_of().is_load(), "{k}");

@@ -354,7 +354,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             message,
         }
     };
-    let f: SuiteFile = toml::from_str(raw).map_err(|e| at(e.span(), tidy(e.message())))?;
+    let mut f: SuiteFile = toml::from_str(raw).map_err(|e| at(e.span(), tidy(e.message())))?;
     // A parameter that parsed but cannot be used: point at its key in [params].
     f.params.validate().map_err(|e| {
         at(
@@ -490,6 +490,16 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
         )
     };
     f.sql.validate().map_err(|e| family_param("sql", e))?;
+    // The [sql] table's script files, relative to the suite, read now: the plan keeps
+    // their text, so a run (and its rerun) runs what the suite named when it was read.
+    let base = Path::new(file).parent();
+    f.sql.scripts = f
+        .sql
+        .script
+        .iter()
+        .map(|s| crate::ScriptSource::read(s, base))
+        .collect::<Result<_, _>>()
+        .map_err(|e| family_param("sql", e))?;
     f.ib.validate().map_err(|e| family_param("ib", e))?;
     f.durability
         .validate()

@@ -400,6 +400,12 @@ pub struct Counted {
 pub trait SqlClient: Send {
     /// Prepares `sql` (with `?` placeholders) on this connection.
     fn prepare(&mut self, sql: &str) -> Result<Stmt, SqlError>;
+    /// Prepares `sql` as written, in the server's own placeholder syntax (`$1 …` on
+    /// PostgreSQL): a user's script may hold a `?` that is an operator (jsonb's), not
+    /// a placeholder.
+    fn prepare_native(&mut self, sql: &str) -> Result<Stmt, SqlError> {
+        self.prepare(sql)
+    }
     /// Runs a prepared query and returns how many rows came back.
     fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> Result<u64, SqlError>;
     /// Runs a prepared query, keeps the values of the rows it read in `out` (emptied

@@ -410,14 +410,13 @@ fn data_row(body: &[u8], names: &[String]) -> Vec<(String, Option<String>)> {
 
 impl SqlClient for PgWire {
     fn prepare(&mut self, sql: &str) -> Result<Stmt, SqlError> {
+        self.prepare_native(&pg_placeholders(sql))
+    }
+
+    fn prepare_native(&mut self, sql: &str) -> Result<Stmt, SqlError> {
         let name = format!("plumb{}", self.stmts.len());
-        frontend::parse(
-            &name,
-            &pg_placeholders(sql),
-            std::iter::empty(),
-            &mut self.out,
-        )
-        .map_err(|e| io_err(sql, e))?;
+        frontend::parse(&name, sql, std::iter::empty(), &mut self.out)
+            .map_err(|e| io_err(sql, e))?;
         frontend::sync(&mut self.out);
         self.send()?;
         if let Some(SqlError::Query { message, code, .. }) = self.reply(Sink::Count)?.error {

@@ -334,7 +334,7 @@ impl ScriptThread {
     fn prepare(&mut self, k: usize) -> Result<(), Failed> {
         for (pc, b) in self.bound[k].iter().enumerate() {
             if let Some(b) = b {
-                let stmt = self.client.prepare(&b.text).map_err(|e| (pc, e))?;
+                let stmt = self.client.prepare_native(&b.text).map_err(|e| (pc, e))?;
                 self.prepared[k][pc] = Some(Prepared {
                     stmt,
                     params: b.params.clone(),

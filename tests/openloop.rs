@@ -189,6 +189,53 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
         text.contains("readrandom: offered ramp:500..1500/2s,hold:200"),
         "{text}"
     );
+    // Phase by phase: the ramp's two seconds offered 1000/s on average, the hold 200.
+    let phases = text
+        .split("readrandom phase by phase")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no phase table: {text}"));
+    let row = |name: &str| -> Vec<String> {
+        phases
+            .lines()
+            .find(|l| l.trim_end().ends_with(name))
+            .unwrap_or_else(|| panic!("no row {name}: {phases}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    for (name, want) in [("ramp:500..1500/2s", 1000.0), ("hold:200", 200.0)] {
+        let offered: f64 = row(name)[2].parse().unwrap();
+        assert!((offered - want).abs() < want * 0.03, "{name}: {phases}");
+    }
+    // A second run under the same profile compares phase against phase, and the HTML
+    // chart marks where each phase began.
+    let o = common::plumb(
+        &store,
+        &[
+            "kv",
+            "--engine",
+            "memory",
+            "--num",
+            "2000",
+            "--benchmarks",
+            "fillseq,readrandom",
+            "--duration",
+            "3",
+            "--rate-profile",
+            "ramp:500..1500/2s,hold:200",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let second = (id.parse::<i64>().unwrap() + 1).to_string();
+    let o = common::plumb(&store, &["compare", &id, &second]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("readrandom phase by phase under ramp:500..1500/2s,hold:200"),
+        "{text}"
+    );
+    let html = common::html_report(&store, &[&id, &second]);
+    assert!(html.contains(r#"data-mark="phase""#), "no phase marks");
 }
 
 #[test]

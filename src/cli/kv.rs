@@ -9,6 +9,7 @@ use plumb_plan::{KvParams, RunPlan, TargetPlan, WorkloadPlan};
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_targets::{EngineCommon, EngineFlags, EngineSpec, ENGINE_NAMES};
 use plumb_workloads::steps;
+use plumb_workloads::StepKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -177,6 +178,8 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
     if let Some(why) = plumb_plan::refused(&engine, &steps, &a.params) {
         bail!("--engine {}: {why}", engine.name());
     }
+    let mut params = a.params.clone();
+    check_mix(&steps, &mut params)?;
     let seed = a.seed.unwrap_or_else(execute::clock_seed);
     let one = RunPlan {
         suite: "kv".into(),
@@ -186,7 +189,7 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
             drop_caches: a.drop_caches,
             ..TargetPlan::engine(engine.name(), engine)
         },
-        workload: WorkloadPlan::kv_with(name, steps, a.params.clone()),
+        workload: WorkloadPlan::kv_with(name, steps, params),
         size: None,
         seed,
         repeat: 0,
@@ -195,6 +198,48 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
         under: plumb_runner::kernel::callgrind::active().then(|| "callgrind".to_string()),
     };
     Ok(plumb_plan::order::rounds(&[one], a.repeat, None))
+}
+
+/// The op-mix steps' inputs, checked before anything runs: `mix` needs `--mix FILE`
+/// (read into the plan, so the run keeps its text; a bad file names its line and
+/// field), `mixgraph` takes db_bench's parameter names; either given without its step
+/// is a mistake said as such.
+fn check_mix(steps: &[plumb_workloads::steps::StepPlan], p: &mut KvParams) -> anyhow::Result<()> {
+    let has = |k| steps.iter().any(|s| s.kind == k);
+    match (has(StepKind::Mix), &p.mix) {
+        (true, None) => bail!(
+            "--benchmarks mix: the mix step runs an op-mix file; give it with --mix FILE \
+             (examples/mixes/ has YCSB's A-F and mixgraph as such files)"
+        ),
+        (false, Some(m)) => bail!("--mix {m}: add `mix` to --benchmarks to run it"),
+        _ => {}
+    }
+    if !p.mixgraph.is_empty() && !has(StepKind::MixGraph) {
+        bail!("--mixgraph: add `mixgraph` to --benchmarks to run it");
+    }
+    p.read_mix(None)
+        .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
+    if let Some(src) = &p.mix_file {
+        let mix = plumb_workloads::mix::parse_mix(&src.text, &src.name)?;
+        if mix
+            .ops
+            .iter()
+            .any(|o| o.kind == plumb_workloads::MixOpKind::Merge)
+        {
+            bail!(
+                "--mix {}: merge needs the engine's merge operator, and plumb opens every \
+                 engine without one; write the op as rmw (a get, then a put of the new value)",
+                src.name
+            );
+        }
+    }
+    if has(StepKind::MixGraph) {
+        let pairs = p
+            .mixgraph_params()
+            .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
+        plumb_workloads::mix::mixgraph(&pairs)?;
+    }
+    Ok(())
 }
 
 /// Checks --db: created when absent, refused when it holds something else.

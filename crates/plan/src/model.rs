@@ -98,6 +98,24 @@ pub struct KvParams {
     #[arg(long = "ycsb", value_name = "NAME=VALUE")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ycsb: Vec<String>,
+    /// The `mix` step's op-mix file (TOML: operations with weights, a key distribution,
+    /// value-size and scan-length distributions; examples/mixes/ has YCSB's A-F,
+    /// readrandomwriterandom and mixgraph as such files). Its text is stored with the
+    /// run, so `plumb rerun` runs it even if the file changes.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mix: Option<String>,
+    /// The mix file's text as read when the run was planned.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mix_file: Option<crate::family::ScriptSource>,
+    /// A db_bench mixgraph parameter over its default, NAME=VALUE, repeatable, with
+    /// db_bench's names: mix_get_ratio, mix_put_ratio, mix_seek_ratio,
+    /// keyrange_dist_a..d, keyrange_num, key_dist_a, key_dist_b, value_k, value_sigma,
+    /// iter_k, iter_sigma, mix_max_value_size, mix_max_scan_len.
+    #[arg(long = "mixgraph", value_name = "NAME=VALUE")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mixgraph: Vec<String>,
     /// Count perf stat's events on plumb's own process (the embedded engine runs in it)
     /// one group at a time, SECS seconds each, in turn over each step's window (seed
     /// 002's method, as `plumb sql --perf-groups`): each event exact over its slices and
@@ -105,6 +123,34 @@ pub struct KvParams {
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     #[serde(skip_serializing_if = "crate::family::is_zero")]
     pub perf_groups: u32,
+}
+
+impl KvParams {
+    /// The mixgraph parameters as pairs; a malformed one names itself.
+    pub fn mixgraph_params(&self) -> Result<Vec<(String, String)>, ParamError> {
+        ycsb_props(&self.mixgraph).map_err(|e| ParamError {
+            key: "mixgraph",
+            message: e
+                .message
+                .replace("requestdistribution=uniform", "mix_get_ratio=0.5"),
+        })
+    }
+
+    /// Reads the `--mix` file into the plan (relative to `base` when not absolute), so
+    /// the run keeps its text; a missing file names its path.
+    pub fn read_mix(&mut self, base: Option<&std::path::Path>) -> Result<(), ParamError> {
+        if let Some(m) = &self.mix {
+            let mut src = crate::family::ScriptSource::read(m, base).map_err(|e| ParamError {
+                key: "mix",
+                message: e
+                    .message
+                    .replace("a pgbench script file, FILE[@WEIGHT]", "a mix file"),
+            })?;
+            src.weight = 1;
+            self.mix_file = Some(src);
+        }
+        Ok(())
+    }
 }
 
 /// Whether arrivals are the default (left out of stored plans, which keep their hash).

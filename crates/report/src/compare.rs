@@ -70,6 +70,11 @@ pub struct Comparison {
     /// the few both can be read against (see [`rank_server_counters`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_counters_shown: Vec<usize>,
+    /// Steps every version ran under the same rate profile, phase by phase: a mean
+    /// over a ramp that asked for different rates in each phase hides where one side
+    /// fell behind.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseComparison>,
     /// The counters left out of the terminal and Markdown because only some versions
     /// have them (PostgreSQL's pg_stat_* beside MariaDB's status variables): without a
     /// figure on both sides there is no ratio to read, only a list to scroll past.
@@ -389,6 +394,7 @@ pub fn compare(versions: &[Version]) -> Comparison {
         .collect();
     let labels: Vec<String> = versions.iter().map(|v| v.label.clone()).collect();
     let perf = crate::perf_table::tables(versions, &steps);
+    let phases = phase_comparisons(versions, &steps);
     let (server_counters_shown, server_counters_left_out) =
         rank_server_counters(&server_counters, &labels);
     Comparison {
@@ -405,11 +411,115 @@ pub fn compare(versions: &[Version]) -> Comparison {
         groups,
         server_counters,
         server_counters_shown,
+        phases,
         server_counters_left_out,
         options_differ: options_differ(versions),
         floors: Vec::new(),
         perf,
     }
+}
+
+/// One step's phases under one rate profile, every version's figures per phase
+/// (medians over its repeats).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PhaseComparison {
+    /// The step.
+    pub step: String,
+    /// The profile every version ran.
+    pub profile: String,
+    /// Each phase as written.
+    pub phase: Vec<String>,
+    /// Served ops/s, `[phase][version]`.
+    pub served: Vec<Vec<Option<f64>>>,
+    /// The worst second's p99 response time, µs, `[phase][version]`.
+    pub p99_worst_us: Vec<Vec<Option<f64>>>,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The steps every version ran under one and the same rate profile, phase by phase.
+pub fn phase_comparisons(versions: &[Version], steps: &[String]) -> Vec<PhaseComparison> {
+    let mut out = Vec::new();
+    for step in steps {
+        // Every run of every version: the step's profile and its phase rows.
+        let mut per_version: Vec<Vec<Vec<crate::phases::PhaseRow>>> = Vec::new();
+        let mut profile: Option<String> = None;
+        let mut same = true;
+        for v in versions {
+            let mut runs = Vec::new();
+            for r in &v.runs {
+                let Some((st, ivs)) = r.steps.iter().find(|(s, _)| &s.name == step) else {
+                    continue;
+                };
+                let Some(p) = st
+                    .summary
+                    .open_loop
+                    .as_ref()
+                    .and_then(|o| o.profile.clone())
+                else {
+                    same = false;
+                    continue;
+                };
+                if profile.get_or_insert_with(|| p.clone()) != &p {
+                    same = false;
+                }
+                if let Some(rows) = crate::phases::phase_rows(&p, ivs) {
+                    runs.push(rows);
+                }
+            }
+            per_version.push(runs);
+        }
+        let Some(profile) = profile.filter(|_| same && versions.len() > 1) else {
+            continue;
+        };
+        let Ok(parsed) = profile.parse::<plumb_workloads::RateProfile>() else {
+            continue;
+        };
+        let names: Vec<String> = parsed.phases().iter().map(|p| p.to_string()).collect();
+        let pick = |f: &dyn Fn(&crate::phases::PhaseRow) -> Option<f64>| -> Vec<Vec<Option<f64>>> {
+            names
+                .iter()
+                .map(|name| {
+                    per_version
+                        .iter()
+                        .map(|runs| {
+                            median(
+                                runs.iter()
+                                    .filter_map(|rows| rows.iter().find(|r| &r.phase == name))
+                                    .filter_map(f)
+                                    .collect(),
+                            )
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let served = pick(&|r| Some(r.served));
+        let p99 = pick(&|r| r.p99_worst_us);
+        // Phases no version reached say nothing.
+        let keep: Vec<usize> = (0..names.len())
+            .filter(|&i| served[i].iter().any(Option::is_some))
+            .collect();
+        out.push(PhaseComparison {
+            step: step.clone(),
+            profile,
+            phase: keep.iter().map(|&i| names[i].clone()).collect(),
+            served: keep.iter().map(|&i| served[i].clone()).collect(),
+            p99_worst_us: keep.iter().map(|&i| p99[i].clone()).collect(),
+        });
+    }
+    out
 }
 
 /// How far a counter moved per query: the largest |ln ratio| over its cells, so a

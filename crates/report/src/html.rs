@@ -997,14 +997,27 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
             }
         })
         .collect();
+    // A rate profile's phases, marked where each began (the first run's profile).
+    let marks: Vec<(f64, String)> = found
+        .iter()
+        .find_map(|(_, s, _)| s.summary.open_loop.as_ref()?.profile.clone())
+        .and_then(|p| p.parse::<plumb_workloads::RateProfile>().ok())
+        .map(|p| {
+            p.spans()
+                .into_iter()
+                .map(|(ph, start, _)| (start, ph.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
     o.push_str(r#"<div class="charts"><figure><figcaption>Throughput over time</figcaption>"#);
-    o.push_str(&svg::line_chart(
+    o.push_str(&svg::marked_line_chart(
         &[("data-chart", "throughput"), ("data-step", step)],
         &format!("{step}: ops/s per 1-second interval"),
         &through,
         "seconds into the measured window",
         "ops/s",
         740.0,
+        &marks,
     ));
     o.push_str(r#"</figure><figure><figcaption>Latency percentiles</figcaption>"#);
     o.push_str(&svg::category_log_chart(

@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod noise;
 pub mod perf_table;
 pub mod permtest;
+pub mod phases;
 pub mod sequential;
 pub mod stats;
 mod svg;

@@ -215,6 +215,20 @@ pub(crate) fn line_chart(
     y_label: &str,
     w: f64,
 ) -> String {
+    marked_line_chart(attrs, title, series, x_label, y_label, w, &[])
+}
+
+/// [`line_chart`] with vertical marks at some x, each labelled (a rate profile's
+/// phases: where each began).
+pub(crate) fn marked_line_chart(
+    attrs: &[(&str, &str)],
+    title: &str,
+    series: &[Series<'_>],
+    x_label: &str,
+    y_label: &str,
+    w: f64,
+    marks: &[(f64, String)],
+) -> String {
     let pts = || {
         series
             .iter()
@@ -289,6 +303,20 @@ pub(crate) fn line_chart(
         esc(y_label)
     );
     out.push_str("</g>");
+    if !marks.is_empty() {
+        out.push_str(r#"<g class="marks">"#);
+        for (x, label) in marks.iter().filter(|(x, _)| *x >= 0.0 && *x <= x_hi) {
+            let _ = write!(
+                out,
+                r#"<line data-mark="phase" x1="{x}" x2="{x}" y1="{}" y2="{}" stroke="currentColor" stroke-opacity="0.5" stroke-dasharray="2 3"/>"#,
+                n(py0),
+                n(py1),
+                x = n(sx(*x))
+            );
+            text(&mut out, sx(*x) + 3.0, py0 + 10.0, "start", "tick", label);
+        }
+        out.push_str("</g>");
+    }
     if with_data.is_empty() {
         text(
             &mut out,

@@ -239,7 +239,7 @@ fn open_loop_text(stored: &StoredRun) -> Option<String> {
     ]);
     let mut any = false;
     let mut profiles = String::new();
-    for (st, _) in &stored.steps {
+    for (st, ivs) in &stored.steps {
         let s = &st.summary;
         let Some(o) = &s.open_loop else { continue };
         any = true;
@@ -249,6 +249,31 @@ fn open_loop_text(stored: &StoredRun) -> Option<String> {
                 "{}: offered {p} (target/s is its mean; each second's is in --intervals)",
                 st.name
             );
+            if let Some(rows) = crate::phases::phase_rows(p, ivs) {
+                let mut pt = table(&[
+                    "from_s",
+                    "secs",
+                    "offered/s",
+                    "served/s",
+                    "worst_p99",
+                    "phase",
+                ]);
+                for r in rows {
+                    pt.add_row(vec![
+                        format!("{:.0}", r.start),
+                        format!("{:.0}", r.secs),
+                        sig(r.offered, 4),
+                        sig(Some(r.served), 4),
+                        sig(r.p99_worst_us, 3),
+                        r.phase,
+                    ]);
+                }
+                let _ = writeln!(
+                    profiles,
+                    "{} phase by phase (worst_p99: its worst second's p99 response, µs)\n{pt}",
+                    st.name
+                );
+            }
         }
         let served = s.server.as_ref().map_or(s.ops_sec, |x| x.tps);
         t.add_row(vec![
@@ -407,6 +432,35 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
                     out.push_str(&format!("{}: {}\n", rd.version, rd.explanation));
                 }
             }
+        }
+        for pc in &c.phases {
+            out.push_str(&format!(
+                "\n{} phase by phase under {} (served ops/s, and each version's worst second's p99 µs)\n",
+                pc.step, pc.profile
+            ));
+            let mut h: Vec<String> = vec!["phase".into()];
+            h.extend(c.versions.iter().map(|v| format!("{v} served/s")));
+            h.extend(
+                c.versions[1..]
+                    .iter()
+                    .map(|v| format!("{v}/{}", c.versions[0])),
+            );
+            h.extend(c.versions.iter().map(|v| format!("{v} p99")));
+            let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+            let mut t = table_left(&hr);
+            for (i, ph) in pc.phase.iter().enumerate() {
+                let served = &pc.served[i];
+                let mut r = vec![ph.clone()];
+                r.extend(served.iter().map(|s| crate::format::sig(*s, 4)));
+                r.extend(served[1..].iter().map(|s| match (s, served[0]) {
+                    (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                    _ => "-".into(),
+                }));
+                r.extend(pc.p99_worst_us[i].iter().map(|s| crate::format::sig(*s, 3)));
+                t.add_row(r);
+            }
+            out.push_str(&t.to_string());
+            out.push('\n');
         }
         if !c.server_counters_shown.is_empty() {
             out.push_str(&format!(

@@ -46,6 +46,12 @@ pub struct StepConfig {
     /// YCSB properties over each YCSB phase's preset (`--ycsb NAME=VALUE`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ycsb: Vec<(String, String)>,
+    /// The `mix` step's file, as the run keeps it (name, text, hash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<plumb_plan::ScriptSource>,
+    /// db_bench mixgraph's parameters over its defaults (`--mixgraph NAME=VALUE`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mixgraph: Vec<(String, String)>,
     /// Seconds per group of perf events counted in turn on plumb's own process over the
     /// window (`--perf-groups`); 0 counts none beyond the four hardware counters.
     #[serde(default)]

@@ -586,6 +586,8 @@ impl Lifecycle<'_> {
                 verify: params.verify,
                 pace: params.step_pace(sp.kind),
                 ycsb: params.ycsb_props().unwrap_or_default(),
+                mix: params.mix_file.clone(),
+                mixgraph: params.mixgraph_params().unwrap_or_default(),
                 perf_groups: params.perf_groups,
             };
             let out = run_step(&ctx, &cfg, &mut keys);

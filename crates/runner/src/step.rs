@@ -8,6 +8,7 @@ use crate::metrics::{self, GB};
 use crate::sampler::{self, KvGauge, KvReading, Snapshot};
 use crate::worker::{Worker, WorkerEnv};
 use crate::workload::kv::KvStep;
+use crate::workload::mix::MixStep;
 use crate::workload::ycsb::YcsbStep;
 use crate::workload::Workload;
 use plumb_core::{
@@ -79,6 +80,12 @@ pub fn run_step(ctx: &RunContext<'_>, cfg: &StepConfig, keys: &mut KeySpace) -> 
     let kind = cfg.plan.kind;
     if kind.is_maintenance() {
         return run_maintenance(ctx, &mut gauge_of(ctx, cfg), kind, cfg);
+    }
+    if kind.is_mix() {
+        return match MixStep::new(cfg) {
+            Ok(step) => run_workload(ctx, cfg, keys, &step),
+            Err(e) => refused(e),
+        };
     }
     if kind.is_ycsb() {
         return match YcsbStep::new(cfg, keys) {
@@ -169,6 +176,7 @@ pub fn run_workload(
     );
     let ended = SystemTime::now();
     ctx.progress.finish();
+    let classes: Vec<&str> = classes.iter().map(String::as_str).collect();
     summarise(ctx, cfg, keys, run, gauge, &classes, started, ended)
 }
 
@@ -182,7 +190,7 @@ fn summarise(
     keys: &mut KeySpace,
     run: Run<Verification, KvReading>,
     gauge: KvGauge<'_>,
-    classes: &[&'static str],
+    classes: &[&str],
     started: SystemTime,
     ended: SystemTime,
 ) -> StepOutcome {

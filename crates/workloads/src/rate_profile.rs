@@ -140,6 +140,20 @@ impl RateProfile {
         &self.phases
     }
 
+    /// Each phase with the seconds it starts and ends at from the step's start (the
+    /// last may end at infinity): what a report needs to read a step phase by phase.
+    pub fn spans(&self) -> Vec<(Phase, f64, f64)> {
+        let mut at = 0.0;
+        self.phases
+            .iter()
+            .map(|p| {
+                let start = at;
+                at += p.secs();
+                (*p, start, at)
+            })
+            .collect()
+    }
+
     /// The rate `t` seconds after the start, ops/s.
     pub fn rate_at(&self, t: f64) -> f64 {
         let mut start = 0.0;
@@ -272,46 +286,54 @@ fn fmt_secs(s: f64) -> String {
     }
 }
 
+impl fmt::Display for Phase {
+    /// The phase as `--rate-profile` writes it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dur = |s: f64| {
+            if s.is_finite() {
+                format!("/{}", fmt_secs(s))
+            } else {
+                String::new()
+            }
+        };
+        match *self {
+            Phase::Ramp { from, to, secs } => write!(
+                f,
+                "ramp:{}..{}/{}",
+                fmt_rate(from),
+                fmt_rate(to),
+                fmt_secs(secs)
+            ),
+            Phase::Hold { rate, secs } => write!(f, "hold:{}{}", fmt_rate(rate), dur(secs)),
+            Phase::Sine {
+                mean,
+                amp,
+                period,
+                secs,
+            } => {
+                write!(
+                    f,
+                    "sine:mean={},amp={},period={}",
+                    fmt_rate(mean),
+                    fmt_rate(amp),
+                    fmt_secs(period)
+                )?;
+                if secs.is_finite() {
+                    write!(f, ",for={}", fmt_secs(secs))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 impl fmt::Display for RateProfile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, p) in self.phases.iter().enumerate() {
             if i > 0 {
                 f.write_str(",")?;
             }
-            let dur = |s: f64| {
-                if s.is_finite() {
-                    format!("/{}", fmt_secs(s))
-                } else {
-                    String::new()
-                }
-            };
-            match *p {
-                Phase::Ramp { from, to, secs } => write!(
-                    f,
-                    "ramp:{}..{}/{}",
-                    fmt_rate(from),
-                    fmt_rate(to),
-                    fmt_secs(secs)
-                )?,
-                Phase::Hold { rate, secs } => write!(f, "hold:{}{}", fmt_rate(rate), dur(secs))?,
-                Phase::Sine {
-                    mean,
-                    amp,
-                    period,
-                    secs,
-                } => {
-                    write!(
-                        f,
-                        "sine:mean={},amp={},period={}",
-                        fmt_rate(mean),
-                        fmt_rate(amp),
-                        fmt_secs(period)
-                    )?;
-                    if secs.is_finite() {
-                        write!(f, ",for={}", fmt_secs(secs))?;
-                    }
-                }
-            }
+            write!(f, "{p}")?;
         }
         Ok(())
     }

@@ -102,9 +102,14 @@ pub enum StepKind {
     /// YCSB workload F: 50% reads, 50% read-modify-writes, zipfian.
     #[serde(rename = "ycsb-f")]
     YcsbF,
+    /// The user's own op mix, from a mix file (`--mix FILE`, see [`crate::mix`]).
+    Mix,
+    /// db_bench's mixgraph: its op mix and key, value-size and scan-length
+    /// distributions, with db_bench's parameter names and defaults (`--mixgraph`).
+    MixGraph,
 }
 
-const ALL: [(StepKind, &str); 26] = [
+const ALL: [(StepKind, &str); 28] = [
     (StepKind::FillSeq, "fillseq"),
     (StepKind::FillRandom, "fillrandom"),
     (StepKind::FillUniqueRandom, "filluniquerandom"),
@@ -131,6 +136,8 @@ const ALL: [(StepKind, &str); 26] = [
     (StepKind::YcsbD, "ycsb-d"),
     (StepKind::YcsbE, "ycsb-e"),
     (StepKind::YcsbF, "ycsb-f"),
+    (StepKind::Mix, "mix"),
+    (StepKind::MixGraph, "mixgraph"),
 ];
 
 impl StepKind {
@@ -201,9 +208,18 @@ impl StepKind {
                 | StepKind::RevRangeWhileWriting
         )
     }
-    /// Its measured ops write user bytes (key + value) or delete keys.
+    /// Its measured ops write user bytes (key + value) or delete keys (a mix may).
     pub fn writes(self) -> bool {
-        self.is_fill() || matches!(self, StepKind::Overwrite | StepKind::DeleteRandom)
+        self.is_fill()
+            || matches!(
+                self,
+                StepKind::Overwrite | StepKind::DeleteRandom | StepKind::Mix | StepKind::MixGraph
+            )
+    }
+
+    /// An op mix ([`crate::mix`]): `mix` from a file, `mixgraph` db_bench's.
+    pub fn is_mix(self) -> bool {
+        matches!(self, StepKind::Mix | StepKind::MixGraph)
     }
     /// Its measured ops read back values that can be verified.
     pub fn reads(self) -> bool {

@@ -324,9 +324,11 @@ fn drive_kind(
         | StepKind::YcsbC
         | StepKind::YcsbD
         | StepKind::YcsbE
-        | StepKind::YcsbF => Err(TargetError::Option {
+        | StepKind::YcsbF
+        | StepKind::Mix
+        | StepKind::MixGraph => Err(TargetError::Option {
             option: "--benchmarks".into(),
-            message: format!("{kind} is a YCSB phase, run by the YCSB workload"),
+            message: format!("{kind} is run by its own workload (YCSB's or the op mix's)"),
         }),
     }
 }

@@ -2,11 +2,12 @@
 //! hands each a [`Worker`], and a workload decides what its ops are: it sets up per
 //! thread (a session, buffers, a key chooser), then calls [`Worker::drive`] with one op
 //! as a closure, which the kernel's timed loop ([`crate::kernel`]) inlines. The
-//! key-value family's steps (db_bench's, YCSB's) implement [`Workload`]; the hardware
+//! key-value family's steps (db_bench's, YCSB's, the op mixes) implement [`Workload`]; the hardware
 //! probes, the sysbench microbenchmarks (crates/sql/src/run.rs) and the insert benchmark
 //! (crates/ibench/src/run.rs) drive the same kernel directly.
 
 pub mod kv;
+pub mod mix;
 pub mod ycsb;
 
 pub use crate::kernel::OpClock;
@@ -27,7 +28,7 @@ pub trait Workload: Sync {
 
     /// The names of the kinds of operation it times apart (YCSB's read, update …), as
     /// [`OpClock::set_class`] indexes them; empty when it has one kind.
-    fn classes(&self) -> Vec<&'static str> {
+    fn classes(&self) -> Vec<String> {
         Vec::new()
     }
 

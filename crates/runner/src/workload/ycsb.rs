@@ -238,11 +238,11 @@ impl Workload for YcsbStep {
         r
     }
 
-    fn classes(&self) -> Vec<&'static str> {
+    fn classes(&self) -> Vec<String> {
         if self.kind == StepKind::YcsbLoad {
             Vec::new()
         } else {
-            YCSB_OPS.to_vec()
+            YCSB_OPS.iter().map(|s| s.to_string()).collect()
         }
     }
 

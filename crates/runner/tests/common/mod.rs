@@ -30,6 +30,8 @@ pub fn cfg(step: &str, index: usize, num: u64, threads: usize) -> StepConfig {
         verify: VerifyMode::Sample,
         pace: None,
         ycsb: Vec::new(),
+        mix: None,
+        mixgraph: Vec::new(),
         perf_groups: 0,
     }
 }

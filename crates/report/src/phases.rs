@@ -1,0 +1,100 @@
+//! A step under a rate profile, phase by phase: each phase of the profile (a ramp, a
+//! hold, a sine) with what it offered and what the step served in its seconds, so a
+//! reader sees where a ramp passed the engine's capacity or a burst left latency
+//! behind, and two runs under the same profile compare phase against phase rather
+//! than as one mean over phases that asked for different things.
+
+use plumb_core::Interval;
+use plumb_workloads::RateProfile;
+
+/// One phase of a step's profile and the step's seconds in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseRow {
+    /// The phase as written (`ramp:1k..20k/60s`).
+    pub phase: String,
+    /// Seconds from the step's start at which it began.
+    pub start: f64,
+    /// Measured seconds that fell in it.
+    pub secs: f64,
+    /// Mean rate offered over those seconds, ops/s.
+    pub offered: Option<f64>,
+    /// Mean rate served, ops/s.
+    pub served: f64,
+    /// The worst second's p99 response time, µs.
+    pub p99_worst_us: Option<f64>,
+}
+
+/// The phases of `profile` (as stored) with the intervals that fall in each (by their
+/// midpoint); phases the step never reached are left out. `None` when the profile does
+/// not parse (a run stored by a plumb with another syntax).
+pub fn phase_rows(profile: &str, intervals: &[Interval]) -> Option<Vec<PhaseRow>> {
+    let p: RateProfile = profile.parse().ok()?;
+    let mut rows = Vec::new();
+    for (phase, start, end) in p.spans() {
+        let inside: Vec<&Interval> = intervals
+            .iter()
+            .filter(|iv| {
+                let mid = iv.t - iv.secs / 2.0;
+                mid >= start && mid < end
+            })
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        let secs: f64 = inside.iter().map(|iv| iv.secs).sum();
+        let ops: u64 = inside.iter().map(|iv| iv.ops).sum();
+        let offered: Vec<f64> = inside
+            .iter()
+            .filter_map(|iv| iv.target_ops_sec.map(|r| r * iv.secs))
+            .collect();
+        rows.push(PhaseRow {
+            phase: phase.to_string(),
+            start,
+            secs,
+            offered: (!offered.is_empty() && secs > 0.0)
+                .then(|| offered.iter().sum::<f64>() / secs),
+            served: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+            p99_worst_us: inside
+                .iter()
+                .filter_map(|iv| iv.p99_us)
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v)))),
+        });
+    }
+    Some(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(t: f64, ops: u64, target: f64, p99: f64) -> Interval {
+        Interval {
+            t,
+            secs: 1.0,
+            ops,
+            ops_sec: ops as f64,
+            p99_us: Some(p99),
+            target_ops_sec: Some(target),
+            ..Interval::default()
+        }
+    }
+
+    #[test]
+    fn seconds_fall_in_their_phase_and_unreached_phases_are_left_out() {
+        let ivs = vec![
+            iv(1.0, 100, 100.0, 5.0),
+            iv(2.0, 100, 100.0, 7.0),
+            iv(3.0, 250, 300.0, 90.0),
+            iv(4.0, 260, 300.0, 40.0),
+        ];
+        let rows = phase_rows("hold:100/2s,hold:300/2s,hold:1k/10s", &ivs).unwrap();
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0].phase, "hold:100/2s");
+        assert_eq!((rows[0].secs, rows[0].served), (2.0, 100.0));
+        assert_eq!(rows[1].start, 2.0);
+        assert_eq!(rows[1].served, 255.0);
+        assert_eq!(rows[1].offered, Some(300.0));
+        assert_eq!(rows[1].p99_worst_us, Some(90.0));
+        assert!(phase_rows("nonsense", &ivs).is_none());
+    }
+}

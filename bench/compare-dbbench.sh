@@ -18,7 +18,12 @@
 #   BLOOM_BITS=10   BLOCK_SIZE=8192   WRITE_BUFFER_SIZE=67108864   MAX_BACKGROUND_JOBS=2
 #   SEEK_NEXTS=10   BATCH_SIZE=16   SEED=42   NULL_DURATION=5   RELOAD=0 (1: rebuild the loaded DBs)
 #   multireadrandom is db_bench --multiread_batched (BATCH_SIZE keys a call); revrange is
-#   db_bench seekrandom --reverse_iterator.
+#   db_bench seekrandom --reverse_iterator. mixgraph (not in the default TESTS) runs
+#   db_bench's mixgraph and plumb's (--benchmarks mixgraph) on a fresh copy of each
+#   loaded DB with the parameters in MIXGRAPH (default: the mixgraph paper's, RocksDB PR
+#   5953: gets 0.85, puts 0.14, seeks 0.01, key_dist_a 0.002312, key_dist_b 0.3467,
+#   keyrange_num 30, value_k 0.2615, value_sigma 25.45, iter_k 2.517, iter_sigma 14.236),
+#   given to db_bench as --NAME=VALUE and to plumb as --mixgraph NAME=VALUE.
 #   DB_BENCH_EXTRA=""  PLUMB_EXTRA=""  (extra flags appended to every invocation)
 #   UNTIL="" (e.g. 2%: after each repeat from the third, stop a test once plumb/db_bench
 #   is settled, its interval excluding 1 or within ±UNTIL, by plumb ratio --until, the
@@ -161,6 +166,9 @@ PL_COMMON=(
   --compaction-style leveled --distribution uniform --seek-nexts "$SEEK_NEXTS"
   --store "$STORE" --tag compare-dbbench --json
 )
+MIXGRAPH=${MIXGRAPH:-"mix_get_ratio=0.85 mix_put_ratio=0.14 mix_seek_ratio=0.01 key_dist_a=0.002312 key_dist_b=0.3467 keyrange_num=30 value_k=0.2615 value_sigma=25.45 iter_k=2.517 iter_sigma=14.236"}
+MG_DBB=(); MG_PL=()
+for kv in $MIXGRAPH; do MG_DBB+=("--$kv"); MG_PL+=(--mixgraph "$kv"); done
 # shellcheck disable=SC2206
 DBB_X=($DB_BENCH_EXTRA)
 # shellcheck disable=SC2206
@@ -369,6 +377,10 @@ one_run() {
         rm -rf "$BASE/work"; cp -a "$DBB_READ" "$BASE/work"
         ops=$(run_dbb "$logf" overwrite --db="$BASE/work" --use_existing_db=1 --benchmarks=overwrite \
               --threads="$th" "${DBB_LEN[@]}") ;;
+      mixgraph)   # writes too: on a fresh copy of the loaded DB
+        rm -rf "$BASE/work"; cp -a "$DBB_READ" "$BASE/work"
+        ops=$(run_dbb "$logf" mixgraph --db="$BASE/work" --use_existing_db=1 --benchmarks=mixgraph \
+              --threads="$th" "${DBB_LEN[@]}" "${MG_DBB[@]}") ;;
       *) die "unknown test $test" ;;
     esac
   else
@@ -393,6 +405,10 @@ one_run() {
         rm -rf "$BASE/work"; cp -a "$PL_LOADED" "$BASE/work"
         out=$(run_pl "$logf" overwrite --db "$BASE/work" --use-existing-db --benchmarks overwrite \
               --threads "$th" "${PL_LEN[@]}" "${v[@]}") ;;
+      mixgraph)
+        rm -rf "$BASE/work"; cp -a "$PL_LOADED" "$BASE/work"
+        out=$(run_pl "$logf" mixgraph --db "$BASE/work" --use-existing-db --benchmarks mixgraph \
+              --threads "$th" "${PL_LEN[@]}" "${v[@]}" "${MG_PL[@]}") ;;
       *) die "unknown test $test" ;;
     esac
     ops=${out%% *}; pct=${out#* }

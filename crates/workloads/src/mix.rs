@@ -802,6 +802,36 @@ struct PowerKeys {
     a: f64,
     b: f64,
     power: bool,
+    /// No key ranges: db_bench's plain power model, whose key is its generator's first
+    /// output cast to a signed number modulo num (see [`PowerKeys::key_of`]).
+    plain: bool,
+}
+
+/// The first output of C++'s `std::mt19937_64` seeded with `seed`: what db_bench's
+/// `Random64(seed).Next()` returns, computed without the generator's 2.5 KiB of state
+/// (the seeding recurrence up to word 156, one twist, the tempering).
+fn first_mt64(seed: u64) -> u64 {
+    const F: u64 = 6_364_136_223_846_793_005;
+    let (m0, mut prev, mut m1, mut m156) = (seed, seed, 0u64, 0u64);
+    for i in 1..=156u64 {
+        prev = F.wrapping_mul(prev ^ (prev >> 62)).wrapping_add(i);
+        if i == 1 {
+            m1 = prev;
+        }
+        if i == 156 {
+            m156 = prev;
+        }
+    }
+    let x = (m0 & 0xFFFF_FFFF_8000_0000) | (m1 & 0x7FFF_FFFF);
+    let mut xa = x >> 1;
+    if x & 1 == 1 {
+        xa ^= 0xB502_6F5A_A966_19E9;
+    }
+    let mut y = m156 ^ xa;
+    y ^= (y >> 29) & 0x5555_5555_5555_5555;
+    y ^= (y << 17) & 0x71D6_7FFF_EDA6_0000;
+    y ^= (y << 37) & 0xFFF7_EEE0_0000_0000;
+    y ^ (y >> 43)
 }
 
 impl PowerKeys {
@@ -827,6 +857,7 @@ impl PowerKeys {
             a: p.key_dist_a,
             b: p.key_dist_b,
             power: p.has_power(),
+            plain: !p.has_ranges(),
         })
     }
 
@@ -844,7 +875,18 @@ impl PowerKeys {
             }
         }
         let within = ini % self.size;
-        let offset = if self.power {
+        let offset = if self.power && self.plain {
+            // db_bench's plain power model (MixGraph without keyrange_dist_*):
+            // `static_cast<int64_t>(Random64(seed).Next()) % FLAGS_num`, a signed
+            // remainder, so about half the keys come out negative and are written as
+            // 2^64 - |k|: keys after every loaded one, which its reads miss unless a put
+            // wrote them. Followed as it is, so plumb's mixgraph reads what db_bench's
+            // reads (its hit rate, about 52% with the paper's parameters).
+            let u = within as f64 / self.size as f64;
+            let seed = cast_i64((u / self.a).powf(1.0 / self.b).ceil());
+            let k = (first_mt64(seed as u64) as i64) % (self.size as i64);
+            return k as u64;
+        } else if self.power {
             let u = within as f64 / self.size as f64;
             let seed = cast_i64((u / self.a).powf(1.0 / self.b).ceil());
             scatter(seed as u64) % self.size
@@ -963,7 +1005,9 @@ impl MixSampler {
 
     /// The key of a `get`, `put`, `delete`, `seek`, `merge`, `rmw` or of each key of a
     /// `multiget`: below `num`, except under `latest`, which reaches the newest key
-    /// reported to [`Self::inserted`].
+    /// reported to [`Self::inserted`], and under `power-keyrange` without key ranges
+    /// (mixgraph's plain power model), where about half are db_bench's wrapped keys
+    /// above 2^64 - num (see `PowerKeys::key_of`).
     #[inline]
     pub fn key(&mut self) -> u64 {
         let num = self.num;
@@ -2256,6 +2300,54 @@ pub fn mixgraph_rate_profile(
     }
     out.push_str(&sine);
     Ok(out)
+}
+
+#[cfg(test)]
+mod db_bench_keys {
+    use super::*;
+
+    #[test]
+    fn the_first_mt64_output_is_cpps() {
+        // std::mt19937_64's first outputs for seeds 5489 (its default: the C++
+        // standard's 10000th-output check does not apply to the first) and 0, 1.
+        assert_eq!(first_mt64(5489), 14_514_284_786_278_117_030);
+        assert_eq!(first_mt64(0), 2_947_667_278_772_165_694);
+        assert_eq!(first_mt64(1), 2_469_588_189_546_311_528);
+    }
+
+    #[test]
+    fn plain_power_keys_wrap_as_db_benchs_do() {
+        // Golden keys from db_bench's formula with std::mt19937_64 (C++, num = 1e6,
+        // key_dist_a 0.002312, key_dist_b 0.3467, no key ranges).
+        let p = PowerKeyrange {
+            keyrange_dist_a: 0.0,
+            keyrange_dist_b: 0.0,
+            keyrange_dist_c: 0.0,
+            keyrange_dist_d: 0.0,
+            keyrange_num: 1,
+            key_dist_a: 0.002312,
+            key_dist_b: 0.3467,
+        };
+        let k = PowerKeys::new(&p, 1_000_000).unwrap();
+        for (ini, want) in [
+            (0u64, 165_694u64),
+            (1, 311_528),
+            (2312, 311_528),
+            (2313, 18_446_744_073_709_154_828),
+            (5000, 18_446_744_073_708_791_794),
+            (123_456, 18_446_744_073_709_168_436),
+            (500_000, 18_446_744_073_709_378_270),
+            (999_999, 18_446_744_073_709_268_642),
+        ] {
+            assert_eq!(k.key_of(ini), want, "ini {ini}");
+        }
+        // Over every draw, the share of wrapped keys is db_bench's 0.50056.
+        let wrapped = (0..1_000_000u64)
+            .filter(|&i| k.key_of(i) >= 1_000_000)
+            .count() as f64
+            / 1e6;
+        assert!((wrapped - 0.50056).abs() < 0.0005, "{wrapped}");
+    }
 }
 
 #[cfg(test)]

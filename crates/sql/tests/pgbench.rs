@@ -11,42 +11,11 @@ use plumb_sql::pgbench::{
     after_load, create_tables, scale_of, PgbenchConfig, PgbenchLoader, PgbenchScript,
     PgbenchThread, PgbenchThreadPlan,
 };
-use plumb_sql::{Managed, SqlError};
+use plumb_sql::SqlError;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// A started server and the directory it lives in; the server stops first (fields
-/// drop in order).
-struct Server {
-    m: Managed,
-    _dir: tempfile::TempDir,
-}
-
-fn start(name: &str, engine: Option<&str>) -> Server {
-    // Under /var/tmp with 0755: the server runs as the postgres user when the tests run
-    // as root, and must reach its directory.
-    let dir = tempfile::Builder::new()
-        .prefix("plumb-pgbench-test")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let m = common::start(name, engine, dir.path());
-    Server { m, _dir: dir }
-}
-
-fn rows(c: &mut dyn SqlClient, sql: &str) -> TextRows {
-    c.rows(sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-fn int(c: &mut dyn SqlClient, sql: &str) -> i64 {
-    let r = rows(c, sql);
-    let v = r[0][0]
-        .1
-        .as_deref()
-        .unwrap_or_else(|| panic!("{sql}: NULL"));
-    v.parse().unwrap_or_else(|_| panic!("{sql}: {v:?}"))
-}
+use common::{int, rows, start_fresh as start};
 
 static NEXT_SEED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 

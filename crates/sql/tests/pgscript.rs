@@ -7,43 +7,15 @@
 
 mod common;
 
-use plumb_sql::client::{Endpoint, SqlClient, TextRows};
+use plumb_sql::client::{Endpoint, SqlClient};
 use plumb_sql::pgbench::{
     after_load, create_tables, PgbenchConfig, PgbenchLoader, PgbenchScript, PgbenchThread,
     PgbenchThreadPlan,
 };
 use plumb_sql::pgscript::{builtin, ScriptSource, ScriptStep, ScriptThread, ScriptThreadPlan};
-use plumb_sql::Managed;
 use std::process::Command;
 
-struct Server {
-    m: Managed,
-    _dir: tempfile::TempDir,
-}
-
-fn start(name: &str, engine: Option<&str>) -> Server {
-    let dir = tempfile::Builder::new()
-        .prefix("plumb-pgscript-test")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let m = common::start(name, engine, dir.path());
-    Server { m, _dir: dir }
-}
-
-fn rows(c: &mut dyn SqlClient, sql: &str) -> TextRows {
-    c.rows(sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-fn int(c: &mut dyn SqlClient, sql: &str) -> i64 {
-    let r = rows(c, sql);
-    let v = r[0][0]
-        .1
-        .as_deref()
-        .unwrap_or_else(|| panic!("{sql}: NULL"));
-    v.parse().unwrap_or_else(|_| panic!("{sql}: {v:?}"))
-}
+use common::{int, start_fresh as start};
 
 fn load(ep: &Endpoint, postgres: bool, engine: &str) -> PgbenchConfig {
     let cfg = PgbenchConfig {

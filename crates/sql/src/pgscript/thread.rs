@@ -59,7 +59,6 @@ pub struct ScriptThread {
     client: Box<dyn SqlClient>,
     set: Arc<ScriptSet>,
     mode: QueryMode,
-    postgres: bool,
     vars: Vec<Var>,
     rng: SmallRng,
     /// Cumulative weights, for the pick.
@@ -158,7 +157,6 @@ impl ScriptThread {
         Ok(ScriptThread {
             client,
             mode: plan.mode,
-            postgres,
             vars,
             rng: SmallRng::seed_from_u64(plan.seed ^ 0x7067_7363_7269_7074),
             cumulative,
@@ -488,11 +486,6 @@ impl ScriptThread {
             }
         }
         Ok(())
-    }
-
-    /// Whether this client speaks PostgreSQL.
-    pub fn postgres(&self) -> bool {
-        self.postgres
     }
 }
 

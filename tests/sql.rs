@@ -788,8 +788,10 @@ fn profiles_are_stored_per_step_and_drawn_as_flame_graphs_against_the_base() {
             "2000",
             "--steps",
             "load,point-query",
+            // Two seconds: a profile of a one-second window on a machine busy with the
+            // other tests once came back without the step (no differential to draw).
             "--duration",
-            "1",
+            "2",
             "--warmup",
             "0",
             "--threads",
@@ -800,6 +802,12 @@ fn profiles_are_stored_per_step_and_drawn_as_flame_graphs_against_the_base() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    // Why a step has no profile, if one has none (plumb says so on stderr).
+    let why: Vec<String> = stderr(&o)
+        .lines()
+        .filter(|l| l.contains("no profile"))
+        .map(str::to_string)
+        .collect();
     let runs = json_of(&plumb(&store, &["runs", "--json"]));
     let mut ids: Vec<i64> = runs
         .as_array()
@@ -814,7 +822,7 @@ fn profiles_are_stored_per_step_and_drawn_as_flame_graphs_against_the_base() {
     // A differential graph per query against the base, and one graph per profiled step.
     assert!(
         page.contains(&format!("point-query: run {b} against run {a} (per query)")),
-        "no differential"
+        "no differential; {why:?}"
     );
     assert!(page.matches("<iframe class=\"flame\"").count() >= 3);
     // Both sides were sampled: plumb's client threads and PostgreSQL's backends.

@@ -59,6 +59,12 @@ fn by_op(s: &Value) -> Vec<(String, u64)> {
     v
 }
 
+/// The share of `name` among the ops `by_op` counted.
+fn share(ops: &[(String, u64)], name: &str) -> f64 {
+    let total: u64 = ops.iter().map(|x| x.1).sum();
+    ops.iter().find(|(n, _)| n == name).map_or(0, |x| x.1) as f64 / total as f64
+}
+
 #[test]
 fn a_mix_with_every_operation_runs_on_every_engine() {
     let d = tempfile::tempdir().unwrap();
@@ -140,12 +146,9 @@ fn op_shares_follow_the_weights_and_the_examples_run_as_written() {
         let ops = by_op(s);
         let total: u64 = ops.iter().map(|x| x.1).sum();
         assert_eq!(total, 100_000, "{file}");
-        for (name, share) in want {
-            let got = ops.iter().find(|(n, _)| n == name).map_or(0, |x| x.1) as f64 / total as f64;
-            assert!(
-                (got - share).abs() < 0.01,
-                "{file}: {name} {got} vs {share}"
-            );
+        for (name, want) in want {
+            let got = share(&ops, name);
+            assert!((got - want).abs() < 0.01, "{file}: {name} {got} vs {want}");
         }
     }
 }
@@ -189,13 +192,9 @@ fn mixgraph_runs_with_db_benchs_names_and_shares() {
     let s = step(&run, "mixgraph");
     assert_eq!(s["status"], "ok", "{}", s["error"]);
     let ops = by_op(s);
-    let total: u64 = ops.iter().map(|x| x.1).sum();
-    for (name, share) in [("get", 0.85), ("put", 0.14), ("seek", 0.01)] {
-        let got = ops.iter().find(|(n, _)| n == name).map_or(0, |x| x.1) as f64 / total as f64;
-        assert!(
-            (got - share).abs() < 0.01,
-            "{name} {got} vs {share}: {ops:?}"
-        );
+    for (name, want) in [("get", 0.85), ("put", 0.14), ("seek", 0.01)] {
+        let got = share(&ops, name);
+        assert!((got - want).abs() < 0.01, "{name} {got} vs {want}: {ops:?}");
     }
     // db_bench's plain power model sends about half its keys past the loaded ones (a
     // signed remainder, see plumb_workloads::mix): its reads miss about half the time,

@@ -621,15 +621,36 @@ impl ScriptSource {
             ),
             _ => (spec, 1),
         };
+        Self::read_file(
+            "script",
+            file,
+            weight,
+            base,
+            ("script", "a pgbench script file, FILE[@WEIGHT]"),
+        )
+    }
+
+    /// Reads `file` (relative to `base` when not absolute) as the workload file of the
+    /// parameter `key`; an unreadable one names its path, what it is (`what.0`) and
+    /// what to give instead (`what.1`).
+    pub fn read_file(
+        key: &'static str,
+        file: &str,
+        weight: u32,
+        base: Option<&std::path::Path>,
+        what: (&str, &str),
+    ) -> Result<ScriptSource, ParamError> {
         let path = match base {
             Some(b) if std::path::Path::new(file).is_relative() => b.join(file),
             _ => std::path::PathBuf::from(file),
         };
         let text = std::fs::read_to_string(&path).map_err(|e| ParamError {
-            key: "script",
+            key,
             message: format!(
-                "{}: cannot read the script: {e}; give a pgbench script file, FILE[@WEIGHT]",
-                path.display()
+                "{}: cannot read the {}: {e}; give {}",
+                path.display(),
+                what.0,
+                what.1
             ),
         })?;
         Ok(ScriptSource::new(file.to_string(), weight, text))

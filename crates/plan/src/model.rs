@@ -128,26 +128,20 @@ pub struct KvParams {
 impl KvParams {
     /// The mixgraph parameters as pairs; a malformed one names itself.
     pub fn mixgraph_params(&self) -> Result<Vec<(String, String)>, ParamError> {
-        ycsb_props(&self.mixgraph).map_err(|e| ParamError {
-            key: "mixgraph",
-            message: e
-                .message
-                .replace("requestdistribution=uniform", "mix_get_ratio=0.5"),
-        })
+        name_values("mixgraph", &self.mixgraph, "mix_get_ratio=0.5")
     }
 
     /// Reads the `--mix` file into the plan (relative to `base` when not absolute), so
     /// the run keeps its text; a missing file names its path.
     pub fn read_mix(&mut self, base: Option<&std::path::Path>) -> Result<(), ParamError> {
         if let Some(m) = &self.mix {
-            let mut src = crate::family::ScriptSource::read(m, base).map_err(|e| ParamError {
-                key: "mix",
-                message: e
-                    .message
-                    .replace("a pgbench script file, FILE[@WEIGHT]", "a mix file"),
-            })?;
-            src.weight = 1;
-            self.mix_file = Some(src);
+            self.mix_file = Some(crate::family::ScriptSource::read_file(
+                "mix",
+                m,
+                1,
+                base,
+                ("mix file", "a mix file (TOML; examples/mixes/ has some)"),
+            )?);
         }
         Ok(())
     }
@@ -161,14 +155,24 @@ pub(crate) fn is_constant(a: &Arrivals) -> bool {
 /// `NAME=VALUE` YCSB properties as pairs (`--ycsb`, shared by the kv and sql
 /// families); a malformed one names itself.
 pub fn ycsb_props(list: &[String]) -> Result<Vec<(String, String)>, ParamError> {
+    name_values("ycsb", list, "requestdistribution=uniform")
+}
+
+/// `NAME=VALUE` items of the parameter `key` as pairs; a malformed one names itself and
+/// shows `example`.
+fn name_values(
+    key: &'static str,
+    list: &[String],
+    example: &str,
+) -> Result<Vec<(String, String)>, ParamError> {
     list.iter()
         .map(|s| match s.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => {
                 Ok((k.trim().to_string(), v.trim().to_string()))
             }
             _ => Err(ParamError {
-                key: "ycsb",
-                message: format!("{s:?}: write NAME=VALUE, e.g. requestdistribution=uniform"),
+                key,
+                message: format!("{s:?}: write NAME=VALUE, e.g. {example}"),
             }),
         })
         .collect()

@@ -3,8 +3,9 @@
 //! in the engine's version as a rebuilt engine's would be).
 //!
 //! The machine is shared: points are run round-robin (every point's first repeat,
-//! then every point's second), so drift during the test falls on all points alike, and
-//! the injected changes are many times the noise.
+//! then every point's second), so drift during the test falls on all points alike; the
+//! figures a verdict is judged on are then set to known series of the injected size, so
+//! the verdict is the statistics' answer and never this machine's noise.
 
 use serde_json::Value;
 use std::path::Path;
@@ -98,6 +99,19 @@ fn history_finds_an_injected_step_change_where_it_is_and_names_the_cpu_first() {
     let store = dir.path().join("h.sqlite");
     // A cost of 1.5 µs per op from point 4 on: readrandom's ~1 µs op gets ~2.5× slower.
     series(&store, 7, 2, |p| if p >= 4 { 1500 } else { 0 });
+    // The figures judged are then set to known ones of that size (a spurious second
+    // change point once came from a busy machine's drift between live runs): 1M ops/s
+    // and 0.6 µs of user CPU per op, then 0.4M and 2.1 µs, each repeat ±0.6%.
+    for p in 0..7 {
+        let (ops, usr) = if p >= 4 { (0.4e6, 2.1) } else { (1.0e6, 0.6) };
+        let f: Vec<(f64, f64)> = (0..2)
+            .map(|r| {
+                let j = 1.0 + 0.003 * (((p * 2 + r) % 5) as f64 - 2.0);
+                (ops * j, usr / j)
+            })
+            .collect();
+        set_step(&store, &format!("p{p}"), "readrandom", &f);
+    }
     let h = history(&store, 7);
     let rr = step(&h, "readrandom");
     let changes = rr["changes"].as_array().unwrap();
@@ -188,6 +202,18 @@ fn history_of_an_unchanged_series_reports_no_change() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("h.sqlite");
     series(&store, 6, 2, |_| 0);
+    // Known flat figures (±0.6% between repeats), for the same reason as above.
+    for p in 0..6 {
+        for (name, ops) in [("fillseq", 2.0e6), ("readrandom", 1.0e6)] {
+            let f: Vec<(f64, f64)> = (0..2)
+                .map(|r| {
+                    let j = 1.0 + 0.003 * (((p * 2 + r) % 5) as f64 - 2.0);
+                    (ops * j, 0.6 / j)
+                })
+                .collect();
+            set_step(&store, &format!("p{p}"), name, &f);
+        }
+    }
     let h = history(&store, 6);
     for name in ["fillseq", "readrandom"] {
         let s = step(&h, name);
@@ -243,6 +269,31 @@ fn set_readrandom(store: &Path, tag: &str, figures: &[f64]) {
             )
             .unwrap();
         assert_eq!(n, 1, "run {id} has one readrandom step");
+    }
+}
+
+/// Sets `step`'s throughput and user CPU per op in the runs tagged `tag` (in run order)
+/// to `figures`, as [`set_readrandom`] does for throughput alone.
+fn set_step(store: &Path, tag: &str, step: &str, figures: &[(f64, f64)]) {
+    let db = rusqlite::Connection::open(store).unwrap();
+    let ids: Vec<i64> = db
+        .prepare("SELECT id FROM runs WHERE tag = ?1 ORDER BY id")
+        .unwrap()
+        .query_map([tag], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(ids.len(), figures.len(), "runs tagged {tag}");
+    for (id, (ops, usr)) in ids.iter().zip(figures) {
+        let n = db
+            .execute(
+                "UPDATE steps SET ops_sec = ?1,
+                   summary = json_set(summary, '$.ops_sec', ?1, '$.usr_us_op', ?2)
+                 WHERE run_id = ?3 AND name = ?4",
+                rusqlite::params![ops, usr, id, step],
+            )
+            .unwrap();
+        assert_eq!(n, 1, "run {id} has one {step} step");
     }
 }
 

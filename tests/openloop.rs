@@ -236,6 +236,36 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
     );
     let html = common::html_report(&store, &[&id, &second]);
     assert!(html.contains(r#"data-mark="phase""#), "no phase marks");
+    // History follows each phase as its own series: the served rate of the hold is
+    // about the offered 200/s at both points (an open loop that keeps up serves what it
+    // is offered), the ramp's about 1000/s.
+    let o = common::plumb(&store, &["history", &id, &second, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = json_of(&o);
+    let series = |name: &str| -> Vec<f64> {
+        h["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("no series {name}: {h}"))["medians"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_f64().unwrap())
+            .collect()
+    };
+    for (name, want) in [
+        ("readrandom [hold:200]", 200.0),
+        ("readrandom [ramp:500..1500/2s]", 1000.0),
+    ] {
+        let got = series(name);
+        assert_eq!(got.len(), 2, "{name}: {got:?}");
+        // Loose: the series are told apart (1000 against 200), whatever the load.
+        for g in got {
+            assert!((g - want).abs() < want * 0.25, "{name}: {g}");
+        }
+    }
 }
 
 #[test]

@@ -11,7 +11,7 @@ use plumb_plan::{Family, RunPlan, SqlParams, SqlWork, TargetPlan, WorkloadPlan};
 use plumb_runner::family::Extras;
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
-use plumb_workloads::{sql as sqlsteps, SqlKind};
+use plumb_workloads::{sql as sqlsteps, SqlKind, SqlTables};
 use std::process::ExitCode;
 
 /// The help's tail: every `--steps` name by the tables it runs on, then examples.
@@ -30,7 +30,9 @@ Examples:
   plumb sql --server postgres --steps pgbench-load,tpcb-like,select-only --scale 10
   plumb sql --url postgres://bench@db1/pgbench --script my.sql@3 -b select-only@1 -M prepared
   plumb sql --server postgres --steps pgbench-load,script --script custom.sql -D zipf=1.2
-  plumb sql --url postgres://bench@db1/sbtest --steps point-query --threads 8",
+  plumb sql --url postgres://bench@db1/sbtest --steps point-query --threads 8
+  plumb sql --server mariadb --lua /usr/share/sysbench/oltp_read_write.lua --lua-opt table_size=100000
+  plumb sql --url mysql://sb@db1/sbtest --lua my_oltp.lua --lua-opt tables=4 --threads 16",
         sqlsteps::steps_by_tables()
     )
 }
@@ -93,12 +95,52 @@ fn check(a: &mut SqlArgs) -> anyhow::Result<Vec<sqlsteps::SqlStepPlan>> {
         .validate()
         .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
     let scripted = !a.params.script.is_empty() || !a.params.builtin.is_empty();
+    let lua = a.params.lua.is_some();
+    if scripted && lua && a.steps.is_none() {
+        bail!(
+            "--lua and --script/--builtin give two steps' scripts; say their order with \
+             --steps, e.g. --steps lua-prepare,lua,script"
+        );
+    }
     let steps = match &a.steps {
         Some(s) => sqlsteps::parse_steps(s)?,
         // Scripts alone run as pgbench -f runs them: on the tables there are.
         None if scripted => sqlsteps::parse_steps("script")?,
+        // A Lua script on a server plumb starts needs its tables first (sysbench's
+        // prepare); on a --url server, the tables there are (run lua-prepare to make
+        // them).
+        None if lua && a.server.url.is_none() => sqlsteps::parse_steps("lua-prepare,lua")?,
+        None if lua => sqlsteps::parse_steps("lua")?,
         None => sqlsteps::default_order(),
     };
+    let lua_step = steps.iter().any(|s| s.kind.tables() == SqlTables::Lua);
+    if lua != lua_step {
+        bail!(
+            "{}",
+            if lua {
+                "--lua gives the `lua` step's script, but --steps has no `lua` or \
+                 `lua-prepare`; add them, e.g. --steps lua-prepare,lua"
+            } else {
+                "--steps has a Lua step but no script: give --lua FILE (e.g. \
+                 /usr/share/sysbench/oltp_read_write.lua)"
+            }
+        );
+    }
+    if lua_step {
+        // Read the script and the modules it requires now: the plan keeps their text,
+        // and a script that does not load, or an unknown option, fails here.
+        a.params
+            .read_lua(None)
+            .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
+        plumb_sql::lua::LuaStep::new(
+            &a.params.lua_sources,
+            &a.params.lua_opt,
+            a.params.threads,
+            a.params.duration,
+        )?;
+    } else if !a.params.lua_opt.is_empty() {
+        bail!("--lua-opt sets the --lua script's options; give --lua FILE");
+    }
     let script_step = steps.iter().any(|s| s.kind == SqlKind::Script);
     if scripted && !script_step {
         bail!(

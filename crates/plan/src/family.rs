@@ -570,6 +570,114 @@ pub struct SqlParams {
     #[arg(skip)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scripts: Vec<ScriptSource>,
+    /// A sysbench 1.0 Lua script for the `lua` step (its `prepare` command is the
+    /// `lua-prepare` step), run unchanged as `sysbench SCRIPT run` runs it: the
+    /// scripts Debian's sysbench installs in /usr/share/sysbench (oltp_read_write.lua,
+    /// …) or your own; the modules it requires are read beside it and stored with it.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lua: Option<String>,
+    /// An option of the Lua script or of sysbench, NAME=VALUE, repeatable: what
+    /// sysbench takes as --NAME=VALUE, e.g. --lua-opt table_size=100000 --lua-opt
+    /// rand-type=uniform (a suite: `lua_opt = ["tables=4"]`).
+    #[arg(long = "lua-opt", value_name = "NAME=VALUE")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lua_opt: Vec<String>,
+    /// The Lua script's text and the modules it requires, as read when the run was
+    /// planned (the script first): a rerun runs the same text.
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lua_sources: Vec<ScriptSource>,
+}
+
+/// Where sysbench looks for the modules a script requires after the script's own
+/// directory: its package's data directory (Debian's, and a source install's).
+pub const SYSBENCH_LUA_DIRS: [&str; 2] = ["/usr/share/sysbench", "/usr/local/share/sysbench"];
+
+impl SqlParams {
+    /// Reads `--lua` (relative to `base` when not absolute) and the modules it requires
+    /// by name (`require("oltp_common")`, found beside it or in sysbench's data
+    /// directory, as sysbench finds them), into `lua_sources`, the script first.
+    pub fn read_lua(&mut self, base: Option<&std::path::Path>) -> Result<(), ParamError> {
+        let Some(file) = self.lua.clone() else {
+            self.lua_sources.clear();
+            return Ok(());
+        };
+        let main = ScriptSource::read_file(
+            "lua",
+            &file,
+            1,
+            base,
+            (
+                "Lua script",
+                "a sysbench Lua script, e.g. /usr/share/sysbench/oltp_read_write.lua",
+            ),
+        )?;
+        let path = match base {
+            Some(b) if std::path::Path::new(&file).is_relative() => b.join(&file),
+            _ => std::path::PathBuf::from(&file),
+        };
+        let mut dirs = vec![path.parent().map(|d| d.to_path_buf()).unwrap_or_default()];
+        dirs.extend(SYSBENCH_LUA_DIRS.iter().map(std::path::PathBuf::from));
+        let mut sources = vec![main];
+        let mut i = 0;
+        while i < sources.len() {
+            for module in required_modules(&sources[i].text) {
+                if sources.iter().skip(1).any(|s| s.name == module) {
+                    continue;
+                }
+                let rel = format!("{}.lua", module.replace('.', "/"));
+                let Some(found) = dirs.iter().map(|d| d.join(&rel)).find(|p| p.is_file()) else {
+                    // sysbench's own modules (ffi, …) and ones the script guards itself.
+                    continue;
+                };
+                let text = std::fs::read_to_string(&found).map_err(|e| ParamError {
+                    key: "lua",
+                    message: format!(
+                        "{}: cannot read the module {module:?} that {} requires: {e}",
+                        found.display(),
+                        sources[i].name
+                    ),
+                })?;
+                sources.push(ScriptSource::new(module, 1, text));
+            }
+            i += 1;
+        }
+        self.lua_sources = sources;
+        Ok(())
+    }
+}
+
+/// The module names a Lua text requires with a literal name: `require("x")`,
+/// `require "x"`, `require 'x'` (comments are not told apart: a module named only in a
+/// comment is read and stored too, and never run).
+pub fn required_modules(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("require") {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at + "require".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == ':') {
+            continue;
+        }
+        let t = rest.trim_start();
+        let t = t.strip_prefix('(').map(str::trim_start).unwrap_or(t);
+        let Some(q) = t.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        if let Some(end) = t[1..].find(q) {
+            let name = &t[1..1 + end];
+            if !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '-')
+                && !out.iter().any(|m| m == name)
+            {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
 }
 
 fn is_simple(v: &str) -> bool {

@@ -320,7 +320,7 @@ pub fn history(versions: &[Version], opts: &changepoint::Options) -> History {
     let defs = cost_defs(versions);
     let steps = steps
         .into_iter()
-        .map(|step| {
+        .flat_map(|step| {
             let values: Vec<Vec<f64>> = (0..versions.len())
                 .map(|i| pooled(versions, i..i + 1, &step, &|s| Some(s.summary.ops_sec)))
                 .collect();
@@ -351,13 +351,15 @@ pub fn history(versions: &[Version], opts: &changepoint::Options) -> History {
                     }
                 })
                 .collect();
-            StepHistory {
+            let mut series = vec![StepHistory {
                 medians: values.iter().map(|v| stats::median(v)).collect(),
-                step,
+                step: step.clone(),
                 values,
                 changes,
                 floor: None,
-            }
+            }];
+            series.extend(phase_series(versions, &step, opts));
+            series
         })
         .collect();
     History {
@@ -377,6 +379,92 @@ pub fn history(versions: &[Version], opts: &changepoint::Options) -> History {
             opts.permutations, opts.alpha
         ),
     }
+}
+
+/// A step run under one rate profile at every point, phase by phase: one series per
+/// phase (`readrandom [ramp:1k..20k/60s]`) of the rate it served, with its change
+/// points, so a release that keeps up in a hold but falls behind in a ramp shows where.
+/// Their changes name no causes: a step's costs are measured over the whole step. None
+/// when the profile differs between runs, or the step ran without one.
+fn phase_series(versions: &[Version], step: &str, opts: &changepoint::Options) -> Vec<StepHistory> {
+    let mut profile: Option<String> = None;
+    // Per point, per run: the phases' rows.
+    let mut rows: Vec<Vec<Vec<crate::phases::PhaseRow>>> = Vec::new();
+    for v in versions {
+        let mut runs = Vec::new();
+        for r in &v.runs {
+            let Some((st, ivs)) = r
+                .steps
+                .iter()
+                .find(|(s, _)| s.name == step && s.status == StepStatus::Ok)
+            else {
+                continue;
+            };
+            let Some(p) = st
+                .summary
+                .open_loop
+                .as_ref()
+                .and_then(|o| o.profile.clone())
+            else {
+                return Vec::new();
+            };
+            if profile.get_or_insert_with(|| p.clone()) != &p {
+                return Vec::new();
+            }
+            if let Some(r) = crate::phases::phase_rows(&p, ivs) {
+                runs.push(r);
+            }
+        }
+        rows.push(runs);
+    }
+    let Some(parsed) = profile.and_then(|p| p.parse::<plumb_workloads::RateProfile>().ok()) else {
+        return Vec::new();
+    };
+    let names: Vec<String> = parsed.phases().iter().map(|p| p.to_string()).collect();
+    if names.len() < 2 {
+        return Vec::new();
+    }
+    names
+        .iter()
+        .map(|name| {
+            let values: Vec<Vec<f64>> = rows
+                .iter()
+                .map(|runs| {
+                    runs.iter()
+                        .filter_map(|r| r.iter().find(|p| &p.phase == name))
+                        .map(|p| p.served)
+                        .filter(|x| x.is_finite())
+                        .collect()
+                })
+                .collect();
+            let changes = changepoint::detect(&values, opts)
+                .into_iter()
+                .map(|cp| {
+                    let last_before = (0..cp.index)
+                        .rev()
+                        .find(|&i| !values[i].is_empty())
+                        .unwrap_or(0);
+                    Change {
+                        between: (
+                            versions[last_before].label.clone(),
+                            versions[cp.index].label.clone(),
+                        ),
+                        regression: cp.ratio < 1.0,
+                        counters: String::new(),
+                        causes: Vec::new(),
+                        point: cp,
+                    }
+                })
+                .collect();
+            StepHistory {
+                step: format!("{step} [{name}]"),
+                medians: values.iter().map(|v| stats::median(v)).collect(),
+                values,
+                changes,
+                floor: None,
+            }
+        })
+        .collect()
 }
 
 /// A cause in one line: `usr_us_op 1.02 → 1.24 (×1.22, 0.97 of the change)`.

@@ -36,6 +36,8 @@ pub struct Shape {
     pub ycsb_props: Vec<(String, String)>,
     /// The `script` step's scripts and how they run (`None` without scripts).
     pub scripts: Option<crate::pgscript::ScriptStep>,
+    /// The `lua` step's script and options (`None` without `--lua`).
+    pub lua: Option<crate::lua::LuaStep>,
 }
 
 /// Values per IN-list in the points-*, hot-points and update-inlist steps.
@@ -127,7 +129,8 @@ pub fn statements(kind: SqlKind, t: u32) -> Vec<String> {
         Insert => vec![INSERT.into()],
         // Other families' steps: their statements live in their own modules.
         PgbenchLoad | TpcbLike | SimpleUpdate | SelectOnly | TpccLoad | TprocC | YcsbLoad
-        | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF | CachedSelect | Script => vec![],
+        | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF | CachedSelect | Script | Lua
+        | LuaPrepare => vec![],
     };
     v.into_iter()
         .map(|s| s.replace("{t}", &t.to_string()))
@@ -304,12 +307,11 @@ impl ThreadState {
         match self.kind {
             Load => self.load_step(),
             PgbenchLoad | TpcbLike | SimpleUpdate | SelectOnly | TpccLoad | TprocC | YcsbLoad
-            | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF | CachedSelect | Script => {
-                Err(SqlError::Input(format!(
-                    "{}: not a sysbench microbenchmark (crate::drivers picks its client)",
-                    self.kind
-                )))
-            }
+            | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF | CachedSelect | Script | Lua
+            | LuaPrepare => Err(SqlError::Input(format!(
+                "{}: not a sysbench microbenchmark (crate::drivers picks its client)",
+                self.kind
+            ))),
             PointQuery => {
                 let t = self.table();
                 let id = self.id();

@@ -159,6 +159,12 @@ pub enum Param<'a> {
     /// text (`-12.34`): a float would make `w_ytd + ?` inexact, and the consistency
     /// checks compare such sums to the cent.
     Cents(i64),
+    /// A BIGINT value (a sysbench script's integer parameters are 64-bit).
+    Big(i64),
+    /// A DOUBLE value.
+    Double(f64),
+    /// NULL.
+    Null,
 }
 
 /// Writes `cents` as decimal text with two places (`-0.05`, `300000.00`), without

@@ -10,6 +10,7 @@ use crate::bench::{Outcome, Shape, ThreadPlan, ThreadState};
 use crate::ceiling::{self, CachedSelectThread};
 use crate::client::{Endpoint, SqlClient};
 use crate::error::SqlError;
+use crate::lua::{LuaPrepare, LuaThread, LuaThreadPlan};
 use crate::pgbench::{self, PgbenchConfig, PgbenchLoader, PgbenchScript, PgbenchThread};
 use crate::pgscript::{ScriptThread, ScriptThreadPlan};
 use crate::tpcc::{self, TpccConfig, TpccLoader, TpccThread, TpccThreadPlan};
@@ -27,6 +28,34 @@ pub trait Driver: Send {
     /// times when the spec's timing is asked for).
     fn pause(&mut self) -> Duration {
         Duration::ZERO
+    }
+    /// After the thread's last event, before its connection closes (a Lua script's
+    /// thread_done); an error fails the step.
+    fn finish(&mut self) -> Result<(), SqlError> {
+        Ok(())
+    }
+    /// Hands the last event's parts to `f` (a Lua script's statements: kind, latency
+    /// in ns), for steps that time statements within a transaction.
+    fn parts(&mut self, f: &mut dyn FnMut(u8, u64)) {
+        let _ = f;
+    }
+}
+
+impl Driver for LuaThread {
+    fn event(&mut self) -> Result<Outcome, SqlError> {
+        LuaThread::event(self)
+    }
+    fn finish(&mut self) -> Result<(), SqlError> {
+        LuaThread::finish(self)
+    }
+    fn parts(&mut self, f: &mut dyn FnMut(u8, u64)) {
+        LuaThread::parts(self, f)
+    }
+}
+
+impl Driver for LuaPrepare {
+    fn event(&mut self) -> Result<Outcome, SqlError> {
+        LuaPrepare::event(self)
     }
 }
 
@@ -146,6 +175,12 @@ pub fn threads_of(kind: SqlKind, shape: &Shape, asked: usize) -> usize {
     let n = match (kind, kind.tables()) {
         (SqlKind::Load, _) => asked.min(shape.tables as usize),
         (SqlKind::TpccLoad, _) => asked.min(shape.warehouses as usize),
+        // sysbench runs a prepare command on every thread only when the script marks
+        // it parallel.
+        (SqlKind::LuaPrepare, _) => match &shape.lua {
+            Some(l) if l.parallel_prepare => asked,
+            _ => 1,
+        },
         _ => asked,
     };
     n.max(1)
@@ -187,6 +222,15 @@ pub fn before(
         }
         SqlTables::Ceiling => {
             ceiling::create_table(ep.connect()?.as_mut(), &shape.engine_clause, shape.postgres)?
+        }
+        SqlTables::Lua => {
+            if shape.lua.is_none() {
+                return Err(SqlError::Input(
+                    "the lua step has no script: give --lua FILE (e.g. \
+                     /usr/share/sysbench/oltp_read_write.lua)"
+                        .into(),
+                ));
+            }
         }
         SqlTables::Own => {
             if shape.scripts.is_none() {
@@ -262,6 +306,23 @@ pub fn connect(
             Box::new(YcsbSqlThread::new(ep, &p)?)
         }
         SqlTables::Ceiling => Box::new(CachedSelectThread::new(ep, plan.seed, plan.thread)?),
+        SqlTables::Lua => {
+            let step = plan
+                .shape
+                .lua
+                .clone()
+                .ok_or_else(|| SqlError::Input("the lua step has no script (--lua)".into()))?;
+            let p = LuaThreadPlan {
+                step,
+                tid: plan.thread,
+                seed: plan.seed,
+            };
+            if kind.is_load() {
+                Box::new(LuaPrepare::new(ep, &p)?)
+            } else {
+                Box::new(LuaThread::new(ep, &p)?)
+            }
+        }
         SqlTables::Own => {
             let s = plan.shape.scripts.as_ref().ok_or_else(|| {
                 SqlError::Input("the script step has no scripts (--script, --builtin)".into())
@@ -320,6 +381,7 @@ pub fn classes(kind: SqlKind, shape: &Shape) -> Vec<String> {
     let fixed: &[&str] = match kind.tables() {
         SqlTables::Ycsb if !kind.is_load() => ycsb::YCSB_CLASSES,
         SqlTables::Tpcc if !kind.is_load() => &tpcc::TPCC_CLASSES,
+        SqlTables::Lua if !kind.is_load() => &crate::lua::LUA_CLASSES,
         SqlTables::Own => {
             return match &shape.scripts {
                 Some(s) if s.set.scripts.len() > 1 => {

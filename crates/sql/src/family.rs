@@ -123,6 +123,7 @@ fn measure(
             .ycsb_props()
             .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?,
         scripts: script_step(p, steps)?,
+        lua: lua_step(p, steps, id.storage.map(|e| e.sql_name()))?,
     };
     // pgbench's steps without pgbench-load run on tables made before (by `pgbench -i`
     // or an earlier run): their scale is read from them, as pgbench reads it.
@@ -206,6 +207,18 @@ fn measure(
                 config["define"] = p.define.clone().into();
             }
             config["scale"] = shape.scale.into();
+        }
+        if let (plumb_workloads::SqlTables::Lua, Some(l)) = (step.kind.tables(), &shape.lua) {
+            // What ran: the script and its modules by name and hash (the texts are in
+            // the run's plan), and the options given.
+            config["lua"] = l
+                .sources
+                .iter()
+                .map(|s| serde_json::json!({"name": s.name, "sha256": s.sha256}))
+                .collect();
+            if !p.lua_opt.is_empty() {
+                config["lua_opt"] = p.lua_opt.clone().into();
+            }
         }
         let mut run_and_store = |ctx: &mut SqlContext<'_>,
                                  cfg: &SqlStepConfig|
@@ -462,6 +475,42 @@ fn script_step(
         &p.define,
         &p.query_mode,
     )?))
+}
+
+/// The Lua step's script, when the run has one: the sources read when the run was
+/// planned, its options resolved; a managed MariaDB's storage engine is the script's
+/// `mysql_storage_engine` unless `--lua-opt` sets it.
+fn lua_step(
+    p: &plumb_plan::SqlParams,
+    steps: &[plumb_workloads::SqlStepPlan],
+    storage: Option<&str>,
+) -> anyhow::Result<Option<crate::lua::LuaStep>> {
+    let Some(step) = steps
+        .iter()
+        .find(|s| s.kind.tables() == plumb_workloads::SqlTables::Lua && !s.kind.is_load())
+        .or_else(|| {
+            steps
+                .iter()
+                .find(|s| s.kind.tables() == plumb_workloads::SqlTables::Lua)
+        })
+    else {
+        return Ok(None);
+    };
+    if p.lua_sources.is_empty() {
+        bail!(
+            "--lua: the script was not read when the run was planned; plan the run with \
+             `plumb sql --lua FILE` or a suite's `lua = \"FILE\"`"
+        );
+    }
+    let mut l =
+        crate::lua::LuaStep::new(&p.lua_sources, &p.lua_opt, p.threads, p.duration_of(step))?;
+    if let Some(e) = storage {
+        l.default_option(
+            "mysql_storage_engine",
+            crate::lua::OptValue::Str(e.to_ascii_lowercase()),
+        );
+    }
+    Ok(Some(l))
 }
 
 /// Each script's hash, files then built-ins, in the order of the step's scripts.

@@ -1,7 +1,7 @@
 //! Database servers as plumb targets. A server is managed (plumb starts PostgreSQL or
 //! MariaDB from their real binaries with a config from `config/`, and stops it) or
 //! external (a URL); the sysbench microbenchmarks, pgbench's built-in scripts
-//! ([`pgbench`]) and pgbench script files ([`pgscript`]), TPROC-C and YCSB's core workloads ([`ycsb`], with the statements
+//! ([`pgbench`]), pgbench script files ([`pgscript`]), sysbench's Lua scripts ([`lua`]), TPROC-C and YCSB's core workloads ([`ycsb`], with the statements
 //! YCSB's JDBC binding sends) run against it through the real wire protocols, one
 //! connection per client thread ([`drivers`] picks each step's), and every step is
 //! explained by what each query cost on the client and on the server.
@@ -13,6 +13,7 @@ pub mod counters;
 pub mod drivers;
 pub mod error;
 pub mod family;
+pub mod lua;
 pub mod managed;
 pub mod mywire;
 pub mod pgbench;

@@ -451,19 +451,31 @@ impl MyWire {
         self.out.extend_from_slice(&1u32.to_le_bytes());
         if !params.is_empty() {
             let bitmap = params.len().div_ceil(8);
+            let at = self.out.len();
             self.out.extend(std::iter::repeat_n(0u8, bitmap));
+            for (i, p) in params.iter().enumerate() {
+                if matches!(p, Param::Null) {
+                    self.out[at + i / 8] |= 1 << (i % 8);
+                }
+            }
             self.out.push(1); // types follow
             for p in params {
                 let t = match p {
                     Param::Int(_) => TYPE_LONG,
                     Param::Str(_) => TYPE_VAR_STRING,
                     Param::Cents(_) => TYPE_NEWDECIMAL,
+                    Param::Big(_) => TYPE_LONGLONG,
+                    Param::Double(_) => TYPE_DOUBLE,
+                    Param::Null => TYPE_NULL,
                 };
                 self.out.extend_from_slice(&[t, 0]);
             }
             for p in params {
                 match p {
                     Param::Int(i) => self.out.extend_from_slice(&i.to_le_bytes()),
+                    Param::Big(i) => self.out.extend_from_slice(&i.to_le_bytes()),
+                    Param::Double(d) => self.out.extend_from_slice(&d.to_le_bytes()),
+                    Param::Null => {}
                     Param::Str(s) => {
                         put_lenenc(&mut self.out, s.len() as u64);
                         self.out.extend_from_slice(s.as_bytes());

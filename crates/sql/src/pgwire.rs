@@ -67,6 +67,20 @@ fn error_of(body: &[u8], context: &str) -> SqlError {
 }
 
 /// Writes `v` in decimal, as libpq's text parameters are.
+/// Writes a value's decimal text (a BIGINT's, a DOUBLE's shortest round-trip form)
+/// without allocating.
+fn put_display(v: &dyn std::fmt::Display, out: &mut BytesMut) {
+    use std::fmt::Write as _;
+    struct W<'b>(&'b mut BytesMut);
+    impl std::fmt::Write for W<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.extend_from_slice(s.as_bytes());
+            Ok(())
+        }
+    }
+    let _ = write!(W(out), "{v}");
+}
+
 fn put_int(v: i32, out: &mut BytesMut) {
     let mut tmp = [0u8; 12];
     let mut i = tmp.len();
@@ -300,6 +314,9 @@ impl PgWire {
                     Param::Int(i) => put_int(*i, out),
                     Param::Str(s) => out.extend_from_slice(s.as_bytes()),
                     Param::Cents(c) => put_cents(*c, out),
+                    Param::Big(i) => put_display(i, out),
+                    Param::Double(d) => put_display(d, out),
+                    Param::Null => return Ok(IsNull::Yes),
                 }
                 Ok(IsNull::No)
             },

@@ -185,13 +185,17 @@ impl Clients<'_> {
             .as_ref()
             .map(|p| Pacer::share(p, self.threads, lane.window_start(), plan.seed ^ 0x9ace));
         let queries = &mut out.queries;
-        lane.drive_counted(Timing::Loop, u64::MAX, pacer.as_mut(), |clock| {
+        let driven = lane.drive_counted(Timing::Loop, u64::MAX, pacer.as_mut(), |clock| {
             let out = st.event()?;
             *queries += out.queries;
             clock.set_class(out.class);
+            st.parts(&mut |class, ns| clock.part(class, ns));
             let pause = if out.done { Duration::ZERO } else { st.pause() };
             Ok(Event { out, pause })
-        })
+        });
+        let finished = st.finish();
+        driven?;
+        finished
     }
 }
 

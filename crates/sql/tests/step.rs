@@ -26,6 +26,7 @@ fn shape() -> Shape {
         ycsb_records: 1000,
         ycsb_props: Vec::new(),
         scripts: None,
+        lua: None,
     }
 }
 

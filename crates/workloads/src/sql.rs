@@ -100,6 +100,8 @@ sql_kinds! {
     YcsbE = "ycsb-e", Standard, "YCSB workload E: 95% short scans, 5% inserts.";
     YcsbF = "ycsb-f", Standard, "YCSB workload F: 50% reads, 50% read-modify-writes, zipfian.";
     Script = "script", Standard, "pgbench script files and built-ins (--script FILE@W, --builtin NAME@W), run as pgbench runs them, on whatever tables they name.";
+    LuaPrepare = "lua-prepare", Load, "The --lua script's prepare command, as `sysbench SCRIPT prepare` runs it (in parallel across --threads when the script says it may).";
+    Lua = "lua", Standard, "A sysbench Lua script (--lua FILE, its options --lua-opt NAME=VALUE), run as `sysbench SCRIPT run` runs it: one event() per transaction.";
     CachedSelect = "cached-select", Point, "The CPU ceiling a database sees: trivial point SELECTs on a 1000-row table of its own (always cached), at 1, 2, 4 … clients up to twice the hardware threads (or --threads, if more); each client count is stored as a step and as this host's ceiling.";
 }
 
@@ -147,6 +149,7 @@ impl SqlKind {
             YcsbLoad | YcsbA | YcsbB | YcsbC | YcsbD | YcsbE | YcsbF => SqlTables::Ycsb,
             CachedSelect => SqlTables::Ceiling,
             Script => SqlTables::Own,
+            Lua | LuaPrepare => SqlTables::Lua,
             _ => SqlTables::Sysbench,
         }
     }
@@ -162,6 +165,7 @@ impl SqlKind {
             SqlTables::Ceiling => SqlKind::CachedSelect,
             // The user's scripts run on tables made before (pgbench -i, pgbench-load, …).
             SqlTables::Own => SqlKind::Script,
+            SqlTables::Lua => SqlKind::LuaPrepare,
         }
     }
 
@@ -222,6 +226,8 @@ pub enum SqlTables {
     Ceiling,
     /// Whatever tables the user's scripts name, made before the step.
     Own,
+    /// Whatever tables a sysbench Lua script's prepare command makes.
+    Lua,
 }
 
 /// A name that is not a SQL microbenchmark; lists the known ones.
@@ -259,6 +265,7 @@ pub fn steps_by_tables() -> String {
         (SqlTables::Ycsb, "YCSB"),
         (SqlTables::Ceiling, "the CPU ceiling"),
         (SqlTables::Own, "your own scripts"),
+        (SqlTables::Lua, "a sysbench Lua script's"),
     ]
     .iter()
     .map(|(t, label)| {
@@ -384,7 +391,7 @@ mod tests {
             assert!(seen.insert(k.name()), "{k} twice");
             assert_eq!(k.name().parse::<SqlKind>(), Ok(k));
         }
-        assert_eq!(seen.len(), 48);
+        assert_eq!(seen.len(), 50);
         // Every step of another family has its load, of its own tables; the
         // cached-SELECT ceiling makes its own table and is its own "load".
         for k in SqlKind::all() {

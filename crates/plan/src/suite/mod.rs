@@ -500,6 +500,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
         .map(|s| crate::ScriptSource::read(s, base))
         .collect::<Result<_, _>>()
         .map_err(|e| family_param("sql", e))?;
+    f.sql.read_lua(base).map_err(|e| family_param("sql", e))?;
     f.params
         .read_mix(base)
         .map_err(|e| family_param("params", e))?;

@@ -61,6 +61,9 @@ pub struct OpClock {
     pub(super) own_ns: Cell<u64>,
     /// Where the op's timed part ended ([`Timing::Head`]).
     pub(super) end: Cell<Option<Instant>>,
+    /// Latencies of the op's parts, each kept with its kind's ([`OpClock::part`]): a
+    /// sysbench script's statements within its transaction. Emptied, never freed.
+    pub(super) parts: std::cell::RefCell<Vec<(u8, u64)>>,
 }
 
 /// The cost of one `Instant::now()` on this machine, measured once per process: every
@@ -94,6 +97,7 @@ impl Default for OpClock {
             class: Cell::new(0),
             own_ns: Cell::new(0),
             end: Cell::new(None),
+            parts: std::cell::RefCell::new(Vec::new()),
         }
     }
 }
@@ -133,6 +137,14 @@ impl OpClock {
     #[inline(always)]
     pub fn set_class(&self, class: u8) {
         self.class.set(class);
+    }
+
+    /// Hands in the latency of a part of this op (one statement of a transaction),
+    /// kept with its kind's (`class`) beside the op's own: a kind's count is then its
+    /// parts', not ops.
+    #[inline]
+    pub fn part(&self, class: u8, ns: u64) {
+        self.parts.borrow_mut().push((class, ns));
     }
 
     /// Hands in this op's latency, measured by the op itself: what a lane driven with

@@ -304,6 +304,11 @@ where
                 h.record_ns(ns);
             }
         }
+        for (class, ns) in clock.parts.borrow_mut().drain(..) {
+            if let Some(h) = r.by_class.get_mut(usize::from(class)) {
+                h.record_ns(ns);
+            }
+        }
         if let Some(o) = r.open.as_mut() {
             o.record(&slot, end);
         }

@@ -237,9 +237,31 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
     let html = common::html_report(&store, &[&id, &second]);
     assert!(html.contains(r#"data-mark="phase""#), "no phase marks");
     // History follows each phase as its own series: the served rate of the hold is
-    // about the offered 200/s at both points (an open loop that keeps up serves what it
+    // about the offered 200/s at every point (an open loop that keeps up serves what it
     // is offered), the ramp's about 1000/s.
-    let o = common::plumb(&store, &["history", &id, &second, "--format", "json"]);
+    // (A series needs three points: a third run under the same profile.)
+    let o = common::plumb(
+        &store,
+        &[
+            "kv",
+            "--engine",
+            "memory",
+            "--num",
+            "2000",
+            "--benchmarks",
+            "fillseq,readrandom",
+            "--duration",
+            "3",
+            "--rate-profile",
+            "ramp:500..1500/2s,hold:200",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let third = (id.parse::<i64>().unwrap() + 2).to_string();
+    let o = common::plumb(
+        &store,
+        &["history", &id, &second, &third, "--format", "json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let h = json_of(&o);
     let series = |name: &str| -> Vec<f64> {
@@ -260,7 +282,7 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
         ("readrandom [ramp:500..1500/2s]", 1000.0),
     ] {
         let got = series(name);
-        assert_eq!(got.len(), 2, "{name}: {got:?}");
+        assert_eq!(got.len(), 3, "{name}: {got:?}");
         // Loose: the series are told apart (1000 against 200), whatever the load.
         for g in got {
             assert!((g - want).abs() < want * 0.25, "{name}: {g}");

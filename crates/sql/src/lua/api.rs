@@ -7,8 +7,7 @@ use super::options::{OptKind, OptValue, ScriptOption};
 use crate::client::{Endpoint, Param, Protocol, SqlClient, Stmt, Values};
 use crate::error::SqlError;
 use mlua::{
-    AnyUserData, Function, IntoLuaMulti, Lua, MultiValue, Table, UserData, UserDataMethods, Value,
-    Variadic,
+    AnyUserData, Function, IntoLuaMulti, Lua, Table, UserData, UserDataMethods, Value, Variadic,
 };
 use plumb_plan::ScriptSource;
 use rand::rngs::SmallRng;
@@ -48,17 +47,12 @@ fn ctx(lua: &Lua) -> mlua::AppDataRefMut<'_, Ctx> {
         .expect("every plumb Lua state has its context")
 }
 
-/// sysbench's generators on a per-thread stream (sysbench's xoroshiro128+; plumb's
-/// SmallRng, seeded from the run's seed and the thread), with sysbench's
-/// distributions and their parameters.
+/// What of sysbench's generators runs in Rust: strings (a CHAR value of 120
+/// characters per call), zipfian, and the unique sequence every thread shares. The
+/// numbers a script draws per statement (uniform, default, gaussian, special, pareto)
+/// are prelude.lua's, in Lua, with no call into Rust.
 pub(crate) struct Rand {
     rng: SmallRng,
-    kind: String,
-    iter: u32,
-    pct_mult: f64,
-    pct_2_mult: f64,
-    res_mult: f64,
-    pareto_power: f64,
     zipf_exp: f64,
     unique: Arc<AtomicU32>,
     unique_offset: u32,
@@ -79,30 +73,16 @@ fn permute(x: u32) -> u32 {
 
 impl Rand {
     fn new(seed: u64, options: &[(String, OptValue)], unique: Arc<AtomicU32>) -> Rand {
-        let num = |n: &str, d: f64| match options.iter().find(|(k, _)| k == n) {
+        let zipf_exp = match options.iter().find(|(k, _)| k == "rand_zipfian_exp") {
             Some((_, OptValue::Num(v))) => *v,
-            _ => d,
+            _ => 0.8,
         };
-        let kind = match options.iter().find(|(k, _)| k == "rand_type") {
-            Some((_, OptValue::Str(s))) => s.clone(),
-            _ => "special".into(),
-        };
-        let pct = num("rand_spec_pct", 1.0);
-        let res = num("rand_spec_res", 75.0);
-        let h = num("rand_pareto_h", 0.2);
-        let rng = SmallRng::seed_from_u64(seed);
         // One offset for every thread (sysbench's is one per process), so the
         // threads' unique numbers never meet.
         let unique_offset = permute(permute(0x2545_f491).wrapping_add(0x4679_0905));
         Rand {
-            rng,
-            kind,
-            iter: (num("rand_spec_iter", 12.0) as u32).max(1),
-            pct_mult: pct / 100.0,
-            pct_2_mult: pct / 200.0,
-            res_mult: 100.0 / (100.0 - res),
-            pareto_power: h.ln() / (1.0 - h).ln(),
-            zipf_exp: num("rand_zipfian_exp", 0.8),
+            rng: SmallRng::seed_from_u64(seed),
+            zipf_exp,
             unique,
             unique_offset,
         }
@@ -117,46 +97,11 @@ impl Rand {
         (f64::from(a) + self.double() * span) as u32
     }
 
-    fn gaussian(&mut self, a: u32, b: u32) -> u32 {
-        let t = f64::from(b) - f64::from(a) + 1.0;
-        let sum: f64 = (0..self.iter).map(|_| self.double() * t).sum();
-        a.wrapping_add((sum / f64::from(self.iter)) as u32)
-    }
-
-    /// sysbench's `special`: (100 - res)% of values gaussian over the whole range, the
-    /// rest uniform over `pct`% of it in the middle.
-    fn special(&mut self, a: u32, b: u32) -> u32 {
-        let t = f64::from(b) - f64::from(a);
-        let rnd = self.double();
-        if rnd * t * self.res_mult < t {
-            let sum: f64 = (0..self.iter).map(|_| self.double()).sum();
-            return (f64::from(a) + sum * t / f64::from(self.iter)) as u32;
-        }
-        let d = t * self.pct_mult;
-        let res = rnd * (d + 1.0) + t / 2.0 - t * self.pct_2_mult;
-        a.wrapping_add(res as u32)
-    }
-
-    fn pareto(&mut self, a: u32, b: u32) -> u32 {
-        let span = f64::from(b) - f64::from(a) + 1.0;
-        a.wrapping_add((span * self.double().powf(self.pareto_power)) as u32)
-    }
-
     fn zipfian(&mut self, a: u32, b: u32) -> u32 {
         let n = f64::from(b) - f64::from(a) + 1.0;
         match rand_distr::Zipf::new(n, self.zipf_exp) {
             Ok(z) => a.wrapping_add(self.rng.sample(z) as u32 - 1),
             Err(_) => a,
-        }
-    }
-
-    fn default(&mut self, a: u32, b: u32) -> u32 {
-        match self.kind.as_str() {
-            "uniform" => self.uniform(a, b),
-            "gaussian" => self.gaussian(a, b),
-            "pareto" => self.pareto(a, b),
-            "zipfian" => self.zipfian(a, b),
-            _ => self.special(a, b),
         }
     }
 
@@ -180,87 +125,14 @@ impl Rand {
     }
 }
 
-/// A statement parameter made by `stmt:bind_create`: its type and current value.
-struct ParamUd {
-    kind: ParamKind,
-    max_len: usize,
-    null: bool,
-    int: i64,
-    dbl: f64,
-    text: String,
-}
-
-#[derive(Clone, Copy, PartialEq)]
+/// How a bound parameter is sent: prelude.lua's parameters are Lua tables (their
+/// `set` runs in Lua, with no call into Rust); `stmt:bind_param` tells Rust each one's
+/// kind once, and `execute` hands over the values.
+#[derive(Clone, Copy, PartialEq, Debug)]
 enum ParamKind {
     Int,
     Double,
     Text,
-}
-
-impl ParamUd {
-    fn as_param(&self) -> Param<'_> {
-        if self.null {
-            return Param::Null;
-        }
-        match self.kind {
-            ParamKind::Int => Param::Big(self.int),
-            ParamKind::Double => Param::Double(self.dbl),
-            ParamKind::Text => Param::Str(&self.text),
-        }
-    }
-}
-
-impl UserData for ParamUd {
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("set", |lua, this, v: Value| {
-            this.null = false;
-            match (this.kind, &v) {
-                (_, Value::Nil) => this.null = true,
-                (ParamKind::Int, _) => {
-                    this.int = lua_number(lua, &v)? as i64;
-                }
-                (ParamKind::Double, _) => this.dbl = lua_number(lua, &v)?,
-                (ParamKind::Text, Value::String(s)) => {
-                    let b = s.as_bytes();
-                    let n = b.len().min(this.max_len);
-                    this.text.clear();
-                    this.text.push_str(&String::from_utf8_lossy(&b[..n]));
-                }
-                (ParamKind::Text, other) => {
-                    let s = lua.coerce_string(other.clone())?.ok_or_else(|| {
-                        mlua::Error::runtime(format!(
-                            "param:set(): a {} is not a string",
-                            other.type_name()
-                        ))
-                    })?;
-                    this.text.clear();
-                    this.text.push_str(&s.to_str()?);
-                    this.text.truncate(this.max_len);
-                }
-            }
-            Ok(())
-        });
-        m.add_method_mut("set_rand_str", |lua, this, fmt: mlua::String| {
-            if this.kind != ParamKind::Text {
-                return Err(mlua::Error::runtime(
-                    "param:set_rand_str(): the parameter is not CHAR or VARCHAR",
-                ));
-            }
-            this.null = false;
-            let mut text = std::mem::take(&mut this.text);
-            ctx(lua)
-                .rand
-                .string_into(&fmt.as_bytes(), this.max_len, &mut text);
-            this.text = text;
-            Ok(())
-        });
-    }
-}
-
-fn lua_number(lua: &Lua, v: &Value) -> mlua::Result<f64> {
-    lua.coerce_number(v.clone())?.ok_or_else(|| {
-        mlua::Error::runtime(format!("param:set(): a {} is not a number", v.type_name()))
-    })
 }
 
 /// A statement made by `con:prepare`: server-side (`handle`) or sent as text with its
@@ -271,7 +143,7 @@ struct StmtUd {
     /// Its kind, an index into [`super::LUA_CLASSES`].
     class: u8,
     handle: Option<Stmt>,
-    params: Vec<AnyUserData>,
+    params: Vec<ParamKind>,
     /// The connection's life it was prepared in (a reconnect ends it).
     life: u32,
 }
@@ -293,10 +165,23 @@ struct ConnUd {
 }
 
 /// A statement's outcome as prelude.lua takes it: rows and fields, or (nil, errno,
-/// state, message, ignorable).
-fn reply(lua: &Lua, postgres: bool, r: Result<(u64, usize), SqlError>) -> mlua::Result<MultiValue> {
+/// state, message, ignorable); five values on the stack, no table or list made.
+type Reply = (Value, Value, Value, Value, Value);
+
+/// A reply of one value (a statement object, `true`).
+fn one(v: Value) -> Reply {
+    (v, Value::Nil, Value::Nil, Value::Nil, Value::Nil)
+}
+
+fn reply(lua: &Lua, postgres: bool, r: Result<(u64, usize), SqlError>) -> mlua::Result<Reply> {
     match r {
-        Ok((n, f)) => (n as f64, f as f64).into_lua_multi(lua),
+        Ok((n, f)) => Ok((
+            Value::Number(n as f64),
+            Value::Number(f as f64),
+            Value::Nil,
+            Value::Nil,
+            Value::Nil,
+        )),
         Err(e) => {
             let (errno, state, msg) = match &e {
                 SqlError::Query { message, code, .. } => {
@@ -312,14 +197,22 @@ fn reply(lua: &Lua, postgres: bool, r: Result<(u64, usize), SqlError>) -> mlua::
                 other if postgres => (0, "08006".into(), other.to_string()),
                 other => (2013, String::new(), other.to_string()),
             };
-            let c = ctx(lua);
-            let key = if postgres {
-                state.clone()
-            } else {
-                errno.to_string()
+            let ignorable = {
+                let c = ctx(lua);
+                let key = if postgres {
+                    state.clone()
+                } else {
+                    errno.to_string()
+                };
+                c.ignore_all || c.ignore.contains(&key)
             };
-            let ignorable = c.ignore_all || c.ignore.contains(&key);
-            (Value::Nil, errno as f64, state, msg, ignorable).into_lua_multi(lua)
+            Ok((
+                Value::Nil,
+                Value::Number(errno as f64),
+                Value::String(lua.create_string(&state)?),
+                Value::String(lua.create_string(&msg)?),
+                Value::Boolean(ignorable),
+            ))
         }
     }
 }
@@ -354,7 +247,12 @@ impl ConnUd {
         Ok((n, f))
     }
 
-    fn execute(&mut self, lua: &Lua, st: &StmtUd) -> Result<(u64, usize), SqlError> {
+    fn execute(
+        &mut self,
+        lua: &Lua,
+        st: &StmtUd,
+        vals: &[Value],
+    ) -> Result<(u64, usize), SqlError> {
         if st.life != self.life {
             return Err(SqlError::Query {
                 context: "lua".into(),
@@ -363,13 +261,40 @@ impl ConnUd {
                 code: None,
             });
         }
-        let guards = st
-            .params
-            .iter()
-            .map(|p| p.borrow::<ParamUd>())
-            .collect::<Result<SmallVec<[_; 16]>, _>>()
-            .map_err(|e| SqlError::Input(format!("stmt:execute(): {e}")))?;
-        let params: SmallVec<[Param<'_>; 16]> = guards.iter().map(|g| g.as_param()).collect();
+        let bad = |i: usize, why: String| {
+            SqlError::Input(format!("stmt:execute(): parameter {}: {why}", i + 1))
+        };
+        if vals.len() != st.params.len() {
+            return Err(bad(
+                vals.len().min(st.params.len()),
+                format!(
+                    "{} bound (stmt:bind_param), {} given",
+                    st.params.len(),
+                    vals.len()
+                ),
+            ));
+        }
+        let mut texts: SmallVec<[mlua::BorrowedStr<'_>; 16]> = SmallVec::new();
+        for (i, v) in vals.iter().enumerate() {
+            if let Value::String(s) = v {
+                texts.push(s.to_str().map_err(|e| bad(i, e.to_string()))?);
+            }
+        }
+        let mut next_text = texts.iter();
+        let mut params: SmallVec<[Param<'_>; 16]> = SmallVec::new();
+        for (i, (v, kind)) in vals.iter().zip(&st.params).enumerate() {
+            params.push(match (kind, v) {
+                (_, Value::Nil) => Param::Null,
+                (_, Value::String(_)) => Param::Str(next_text.next().map(|s| &**s).unwrap_or("")),
+                (ParamKind::Double, Value::Number(n)) => Param::Double(*n),
+                (ParamKind::Double, Value::Integer(n)) => Param::Double(*n as f64),
+                (_, Value::Number(n)) => Param::Big(*n as i64),
+                (_, Value::Integer(n)) => Param::Big(*n as i64),
+                (_, other) => {
+                    return Err(bad(i, format!("a {} is not a value", other.type_name())))
+                }
+            });
+        }
         match st.handle {
             Some(h) => {
                 let client = self.client.as_mut().ok_or_else(closed)?;
@@ -550,24 +475,31 @@ impl UserData for ConnUd {
                 params: Vec::new(),
                 life: this.life,
             };
-            lua.create_userdata(st)?.into_lua_multi(lua)
+            Ok(one(Value::UserData(lua.create_userdata(st)?)))
         });
         m.add_method_mut(
             "bind",
-            |_, _this, (stmt, params): (AnyUserData, Variadic<AnyUserData>)| {
+            |_, _this, (stmt, kinds): (AnyUserData, Variadic<i64>)| {
                 let mut st = stmt.borrow_mut::<StmtUd>()?;
-                for p in params.iter() {
-                    p.borrow::<ParamUd>()?;
-                }
-                st.params = params.into_iter().collect();
+                st.params = kinds
+                    .iter()
+                    .map(|k| match k {
+                        1 => ParamKind::Int,
+                        2 => ParamKind::Double,
+                        _ => ParamKind::Text,
+                    })
+                    .collect();
                 Ok(0)
             },
         );
-        m.add_method_mut("execute", |lua, this, stmt: AnyUserData| {
-            let st = stmt.borrow::<StmtUd>()?;
-            let r = this.execute(lua, &st);
-            reply(lua, this.postgres, r)
-        });
+        m.add_method_mut(
+            "execute",
+            |lua, this, (stmt, vals): (AnyUserData, Variadic<Value>)| {
+                let st = stmt.borrow::<StmtUd>()?;
+                let r = this.execute(lua, &st, &vals);
+                reply(lua, this.postgres, r)
+            },
+        );
         m.add_method_mut("close", |_, _this, stmt: AnyUserData| {
             let mut st = stmt.borrow_mut::<StmtUd>()?;
             st.params.clear();
@@ -622,13 +554,13 @@ impl UserData for ConnUd {
                 buf.push_str(&v);
                 *rows += 1;
             }
-            true.into_lua_multi(lua)
+            Ok(one(Value::Boolean(true)))
         });
         m.add_method_mut("bulk_done", |lua, this, ()| {
             let r = this.flush(lua);
             this.bulk = None;
             match r {
-                Ok(()) => true.into_lua_multi(lua),
+                Ok(()) => Ok(one(Value::Boolean(true))),
                 Err(e) => reply(lua, this.postgres, Err(e)),
             }
         });
@@ -927,6 +859,12 @@ impl State {
             loaders.raw_insert(2, loader)?;
             let p = lua.create_table()?;
             p.set("driver_name", if postgres { "pgsql" } else { "mysql" })?;
+            // The Lua generator's state: four nonzero 32-bit words from the thread's seed.
+            let mut seeder = SmallRng::seed_from_u64(seed ^ 0x5eed_1a7e);
+            let words: Vec<f64> = (0..4)
+                .map(|_| f64::from(seeder.random::<u32>() | 1))
+                .collect();
+            p.set("seed", lua.create_sequence_from(words)?)?;
             p.set(
                 "connect",
                 lua.create_function(|lua, ()| {
@@ -954,33 +892,6 @@ impl State {
                         }
                         Err(e) => (Value::Nil, e.to_string()).into_lua_multi(lua),
                     }
-                })?,
-            )?;
-            p.set(
-                "param",
-                lua.create_function(|lua, (btype, max_len): (i64, Option<f64>)| {
-                    let kind = match btype {
-                        1..=4 => ParamKind::Int,
-                        5 | 6 => ParamKind::Double,
-                        11 | 12 => ParamKind::Text,
-                        other => {
-                            return (Value::Nil, format!("Unsupported argument type: {other}"))
-                                .into_lua_multi(lua)
-                        }
-                    };
-                    let max_len = match kind {
-                        ParamKind::Text => max_len.unwrap_or(0.0).max(0.0) as usize,
-                        _ => 8,
-                    };
-                    lua.create_userdata(ParamUd {
-                        kind,
-                        max_len,
-                        null: false,
-                        int: 0,
-                        dbl: 0.0,
-                        text: String::with_capacity(max_len),
-                    })?
-                    .into_lua_multi(lua)
                 })?,
             )?;
             p.set(
@@ -1054,37 +965,18 @@ impl State {
     }
 }
 
-/// `sysbench.rand`.
+/// `sysbench.rand`'s functions in Rust; prelude.lua adds the rest.
 fn rand_table(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    macro_rules! two {
-        ($name:literal, $m:ident) => {
-            t.set(
-                $name,
-                lua.create_function(|lua, (a, b): (f64, f64)| {
-                    Ok(f64::from(ctx(lua).rand.$m(a as u32, b as u32)))
-                })?,
-            )?;
-        };
-    }
-    two!("default", default);
-    two!("uniform", uniform);
-    two!("gaussian", gaussian);
-    two!("special", special);
-    two!("pareto", pareto);
-    two!("zipfian", zipfian);
+    t.set(
+        "zipfian",
+        lua.create_function(|lua, (a, b): (f64, f64)| {
+            Ok(f64::from(ctx(lua).rand.zipfian(a as u32, b as u32)))
+        })?,
+    )?;
     t.set(
         "unique",
         lua.create_function(|lua, ()| Ok(f64::from(ctx(lua).rand.unique())))?,
-    )?;
-    t.set(
-        "uniform_double",
-        lua.create_function(|lua, ()| Ok(ctx(lua).rand.double()))?,
-    )?;
-    // A Lua number holds 53 bits exactly: the top 53 of the draw.
-    t.set(
-        "uniform_uint64",
-        lua.create_function(|lua, ()| Ok((ctx(lua).rand.rng.random::<u64>() >> 11) as f64))?,
     )?;
     t.set(
         "string",
@@ -1134,33 +1026,65 @@ mod tests {
         assert!(substitute("SELECT ?, ?", &[Param::Null], false, &mut out).is_err());
     }
 
+    fn plan_state(options: &[(String, OptValue)]) -> State {
+        let src = ScriptSource {
+            name: "t.lua".into(),
+            weight: 1,
+            text: "function event() end".into(),
+            sha256: String::new(),
+        };
+        State::new(
+            &Arc::new(vec![src]),
+            options,
+            Role::Plan,
+            Arc::new(AtomicU32::new(0)),
+        )
+        .unwrap()
+    }
+
     #[test]
     fn sysbench_distributions_stay_in_range_and_special_favours_the_middle() {
-        let u = Arc::new(AtomicU32::new(0));
-        let mut r = Rand::new(7, &[], u);
-        let mut middle = 0;
-        for _ in 0..20_000 {
-            for v in [
-                r.uniform(10, 20),
-                r.gaussian(10, 20),
-                r.pareto(10, 20),
-                r.zipfian(10, 20),
-            ] {
-                assert!((10..=20).contains(&v), "{v}");
-            }
-            let s = r.special(1, 1000);
-            assert!((1..=1000).contains(&s), "{s}");
-            if (494..=507).contains(&s) {
-                middle += 1;
+        let s = plan_state(&[]);
+        let draw = |f: &str, a: u32, b: u32| -> Vec<f64> {
+            s.lua
+                .load(format!(
+                    "local t = {{}} for i = 1, 20000 do t[i] = sysbench.rand.{f}({a}, {b}) end \
+                     return t"
+                ))
+                .eval::<Vec<f64>>()
+                .unwrap()
+        };
+        for f in [
+            "uniform", "gaussian", "pareto", "zipfian", "special", "default",
+        ] {
+            for v in draw(f, 10, 20) {
+                assert!((10.0..=20.0).contains(&v) && v.fract() == 0.0, "{f}: {v}");
             }
         }
         // 75% of draws land in the middle 1% (sysbench's rand-spec-res/pct: its upper
         // three quarters, as sysbench reuses the draw that chose the branch), plus the
         // gaussian's share there (about 1.4%); a fixed seed, so a fixed count.
+        let middle = draw("special", 1, 1000)
+            .iter()
+            .filter(|v| (494.0..=507.0).contains(*v))
+            .count();
         assert!(middle > 20_000 * 3 / 4, "{middle}");
-        let mut s = String::new();
-        r.string_into(b"##-@@x", usize::MAX, &mut s);
-        let b = s.as_bytes();
+        // uniform: every value about as often (20000 draws over 11 values).
+        let u = draw("uniform", 10, 20);
+        for k in 10..=20 {
+            let n = u.iter().filter(|v| **v == f64::from(k)).count();
+            assert!((1500..2150).contains(&n), "{k}: {n}");
+        }
+        let d: f64 = s
+            .lua
+            .load("return sysbench.rand.uniform_double()")
+            .eval()
+            .unwrap();
+        assert!((0.0..1.0).contains(&d));
+        let mut r = Rand::new(7, &[], Arc::new(AtomicU32::new(0)));
+        let mut t = String::new();
+        r.string_into(b"##-@@x", usize::MAX, &mut t);
+        let b = t.as_bytes();
         assert!(b[0].is_ascii_digit() && b[1].is_ascii_digit() && b[2] == b'-');
         assert!(b[3].is_ascii_lowercase() && b[4].is_ascii_lowercase() && b[5] == b'x');
     }

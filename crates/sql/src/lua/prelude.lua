@@ -180,25 +180,83 @@ function connection_m.next_result(self)
    return nil
 end
 
+-- A parameter is a Lua table: `set` stores its value in Lua (no call into Rust per
+-- value); `execute` hands the values over together.
+local param_m = {}
+local param_mt = { __index = param_m, __tostring = function() return "<sql_param>" end }
+local INT, DOUBLE, TEXT = 1, 2, 3
+
 function statement_m.bind_create(self, btype, max_len)
-   local p, err = P.param(btype, max_len)
-   if p == nil then
-      error(err, 2)
+   local kind
+   if btype == sql.type.TINYINT or btype == sql.type.SMALLINT or
+      btype == sql.type.INT or btype == sql.type.BIGINT then
+      kind = INT
+   elseif btype == sql.type.FLOAT or btype == sql.type.DOUBLE then
+      kind = DOUBLE
+   elseif btype == sql.type.CHAR or btype == sql.type.VARCHAR then
+      kind = TEXT
+   else
+      error("Unsupported argument type: " .. tostring(btype), 2)
    end
-   return p
+   return setmetatable({ kind = kind, max_len = max_len or 0 }, param_mt)
+end
+
+function param_m.set(self, value)
+   if value == nil then
+      self.value = nil
+   elseif self.kind == TEXT then
+      value = tostring(value)
+      if #value > self.max_len then
+         value = value:sub(1, self.max_len)
+      end
+      self.value = value
+   else
+      local n = tonumber(value)
+      if n == nil then
+         error("param:set(): " .. tostring(value) .. " is not a number", 2)
+      end
+      self.value = n
+   end
+end
+
+function param_m.set_rand_str(self, fmt)
+   if self.kind ~= TEXT then
+      error("param:set_rand_str(): the parameter is not CHAR or VARCHAR", 2)
+   end
+   local value = sysbench.rand.string(fmt)
+   if #value > self.max_len then
+      value = value:sub(1, self.max_len)
+   end
+   self.value = value
 end
 
 function statement_m.bind_param(self, ...)
-   return self.connection._c:bind(self._s, ...)
+   local n = select("#", ...)
+   local params, kinds = { ... }, {}
+   for i = 1, n do
+      kinds[i] = params[i].kind
+   end
+   self._p, self._n, self._v = params, n, {}
+   self.connection._c:bind(self._s, unpack(kinds, 1, n))
+   return 0
 end
 
 function statement_m.execute(self)
    local con = self.connection
-   local n, f, state, msg, ign = con._c:execute(self._s)
-   if n == nil then
+   local p, n, v = self._p, self._n or 0, self._v
+   for i = 1, n do
+      v[i] = p[i].value
+   end
+   local r, f, state, msg, ign
+   if n == 0 then
+      r, f, state, msg, ign = con._c:execute(self._s)
+   else
+      r, f, state, msg, ign = con._c:execute(self._s, unpack(v, 1, n))
+   end
+   if r == nil then
       failed(con, "<prepared statement>", f, state, msg, ign, 2)
    end
-   return result(con, n, f)
+   return result(con, r, f)
 end
 
 function statement_m.next_result(self)
@@ -216,6 +274,84 @@ end
 
 function result_m.free(self)
    return true
+end
+
+-- sysbench.rand: the numbers a script draws per statement, in Lua -----------------
+
+-- xorshift128 on 32-bit words (LuaJIT's bit library), seeded per thread by plumb;
+-- 53 random bits per double, as sysbench's sb_rand_uniform_double.
+local bxor, lshift, rshift = bit.bxor, bit.lshift, bit.rshift
+local floor = math.floor
+local sx, sy, sz, sw = P.seed[1], P.seed[2], P.seed[3], P.seed[4]
+
+local function next32()
+   local t = bxor(sx, lshift(sx, 11))
+   sx, sy, sz = sy, sz, sw
+   sw = bxor(bxor(sw, rshift(sw, 19)), bxor(t, rshift(t, 8)))
+   return sw
+end
+
+local function double()
+   local hi = next32() % 4294967296
+   local lo = rshift(next32(), 11)
+   return (hi * 2097152 + lo) / 9007199254740992
+end
+
+local opt = sysbench.opt
+local rand = sysbench.rand
+local iter = math.max(1, opt.rand_spec_iter or 12)
+local pct = opt.rand_spec_pct or 1
+local res_mult = 100 / (100 - (opt.rand_spec_res or 75))
+local pareto_h = opt.rand_pareto_h or 0.2
+local pareto_power = math.log(pareto_h) / math.log(1 - pareto_h)
+
+function rand.uniform_double()
+   return double()
+end
+
+function rand.uniform_uint64()
+   return floor(double() * 9007199254740992)
+end
+
+function rand.uniform(a, b)
+   return floor(a + double() * (b - a + 1))
+end
+
+function rand.gaussian(a, b)
+   local t, sum = b - a + 1, 0
+   for _ = 1, iter do
+      sum = sum + double() * t
+   end
+   return a + floor(sum / iter)
+end
+
+-- sysbench's `special`: (100 - rand_spec_res)% of values gaussian over the range, the
+-- rest uniform over rand_spec_pct% of it in the middle, from the same draw.
+function rand.special(a, b)
+   local t = b - a
+   local rnd = double()
+   if rnd * t * res_mult < t then
+      local sum = 0
+      for _ = 1, iter do
+         sum = sum + double()
+      end
+      return floor(a + sum * t / iter)
+   end
+   local d = t * pct / 100
+   return a + floor(rnd * (d + 1) + t / 2 - t * pct / 200)
+end
+
+function rand.pareto(a, b)
+   return a + floor((b - a + 1) * double() ^ pareto_power)
+end
+
+local kinds = {
+   uniform = rand.uniform, gaussian = rand.gaussian, special = rand.special,
+   pareto = rand.pareto, zipfian = rand.zipfian,
+}
+local default = kinds[opt.rand_type or "special"] or rand.special
+function rand.default(a, b)
+   return default(a, b)
 end
 
 -- sysbench 1.0's legacy globals ------------------------------------------------

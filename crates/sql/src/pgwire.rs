@@ -67,8 +67,7 @@ fn error_of(body: &[u8], context: &str) -> SqlError {
 }
 
 /// Writes `v` in decimal, as libpq's text parameters are.
-/// Writes a value's decimal text (a BIGINT's, a DOUBLE's shortest round-trip form)
-/// without allocating.
+/// Writes a value's text (a DOUBLE's shortest round-trip form) without allocating.
 fn put_display(v: &dyn std::fmt::Display, out: &mut BytesMut) {
     use std::fmt::Write as _;
     struct W<'b>(&'b mut BytesMut);
@@ -82,10 +81,16 @@ fn put_display(v: &dyn std::fmt::Display, out: &mut BytesMut) {
 }
 
 fn put_int(v: i32, out: &mut BytesMut) {
-    let mut tmp = [0u8; 12];
+    put_i64(i64::from(v), out)
+}
+
+/// Writes `v` in decimal without allocating or formatting machinery (a BIGINT
+/// parameter is text on this protocol, one per statement of a script).
+fn put_i64(v: i64, out: &mut BytesMut) {
+    let mut tmp = [0u8; 20];
     let mut i = tmp.len();
     let neg = v < 0;
-    let mut n = i64::from(v).unsigned_abs();
+    let mut n = v.unsigned_abs();
     loop {
         i -= 1;
         tmp[i] = b'0' + (n % 10) as u8;
@@ -314,7 +319,7 @@ impl PgWire {
                     Param::Int(i) => put_int(*i, out),
                     Param::Str(s) => out.extend_from_slice(s.as_bytes()),
                     Param::Cents(c) => put_cents(*c, out),
-                    Param::Big(i) => put_display(i, out),
+                    Param::Big(i) => put_i64(*i, out),
                     Param::Double(d) => put_display(d, out),
                     Param::Null => return Ok(IsNull::Yes),
                 }

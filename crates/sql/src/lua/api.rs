@@ -949,11 +949,14 @@ impl State {
         (c.queries, c.rows)
     }
 
-    /// Hands the last event's statements (kind, latency) to `f`, emptied for the next.
-    pub fn drain_parts(&self, f: &mut dyn FnMut(u8, u64)) {
-        for (c, ns) in ctx(&self.lua).parts.drain(..) {
-            f(c, ns);
-        }
+    /// What was sent since the last call: statements and rows (counted from zero
+    /// again), and each statement's kind and latency, swapped into `parts` (emptied
+    /// first): one look at the state's context per event.
+    pub fn take(&self, parts: &mut Vec<(u8, u64)>) -> (u64, u64) {
+        let mut c = ctx(&self.lua);
+        parts.clear();
+        std::mem::swap(parts, &mut c.parts);
+        (std::mem::take(&mut c.queries), std::mem::take(&mut c.rows))
     }
 
     /// A global function of the script, if it defines one.

@@ -35,6 +35,8 @@ pub struct LuaThread {
     tid: f64,
     thread_done: Option<Function>,
     done: bool,
+    /// The last event's statements: kind and latency.
+    parts: Vec<(u8, u64)>,
 }
 
 impl LuaThread {
@@ -59,7 +61,8 @@ impl LuaThread {
                 .map_err(|e| failed(&step, "thread_init()", &e))?;
         }
         // thread_init's statements are setup, not the first event's.
-        state.drain_parts(&mut |_, _| {});
+        let mut parts = Vec::with_capacity(64);
+        state.take(&mut parts);
         let thread_done = state.function("thread_done");
         Ok(LuaThread {
             state,
@@ -67,6 +70,7 @@ impl LuaThread {
             tid,
             thread_done,
             done: false,
+            parts,
         })
     }
 
@@ -74,16 +78,15 @@ impl LuaThread {
     /// sysbench's thread loop does; an event that returns a value other than nil or
     /// false ends the thread, uncounted.
     pub fn event(&mut self) -> Result<Outcome, SqlError> {
-        let (q0, r0) = self.state.counts();
         let (stop, restarts): (bool, u32) = self
             .state
             .run_event
             .call(self.tid)
             .map_err(|e| failed(&self.step, "event()", &e))?;
-        let (q1, r1) = self.state.counts();
+        let (queries, rows) = self.state.take(&mut self.parts);
         Ok(Outcome {
-            queries: q1 - q0,
-            rows: r1 - r0,
+            queries,
+            rows,
             ops: 1,
             retried: restarts > 0,
             done: stop,
@@ -93,7 +96,9 @@ impl LuaThread {
 
     /// Hands each statement of the last event to `f`: its kind and latency.
     pub fn parts(&mut self, f: &mut dyn FnMut(u8, u64)) {
-        self.state.drain_parts(f);
+        for (c, ns) in self.parts.drain(..) {
+            f(c, ns);
+        }
     }
 
     /// The script's `thread_done` (a bulk insert's last rows, closing statements).

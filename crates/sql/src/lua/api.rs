@@ -738,6 +738,16 @@ pub(crate) struct State {
     pub run_prepare: Function,
 }
 
+// SAFETY: mlua's handles are not Send because they share the state through
+// reference counts without atomics. A `State` owns its Lua state and every handle into
+// it (the functions above; the script's objects live inside the state, and the Rust
+// values the state holds are Send: the endpoint, counters, an Arc of the sources), so
+// moving a `State` moves all of them together, and one thread at a time uses it: the
+// client thread that made it, then whichever thread drops it. (mlua's `send` feature
+// would make this safe by locking a mutex around every call into Lua, several per
+// statement; this is plumb's hot path.)
+unsafe impl Send for State {}
+
 fn opt_value(lua: &Lua, v: &OptValue) -> mlua::Result<Value> {
     Ok(match v {
         OptValue::Bool(b) => Value::Boolean(*b),

@@ -7,7 +7,6 @@ use super::LuaStep;
 use crate::bench::Outcome;
 use crate::client::Endpoint;
 use crate::error::SqlError;
-use mlua::Function;
 
 /// What a step hands each Lua client.
 #[derive(Debug, Clone)]
@@ -33,7 +32,6 @@ pub struct LuaThread {
     state: State,
     step: LuaStep,
     tid: f64,
-    thread_done: Option<Function>,
     done: bool,
     /// The last event's statements: kind and latency.
     parts: Vec<(u8, u64)>,
@@ -63,12 +61,10 @@ impl LuaThread {
         // thread_init's statements are setup, not the first event's.
         let mut parts = Vec::with_capacity(64);
         state.take(&mut parts);
-        let thread_done = state.function("thread_done");
         Ok(LuaThread {
             state,
             step,
             tid,
-            thread_done,
             done: false,
             parts,
         })
@@ -107,7 +103,7 @@ impl LuaThread {
             return Ok(());
         }
         self.done = true;
-        match self.thread_done.take() {
+        match self.state.function("thread_done") {
             Some(f) => f
                 .call::<()>(self.tid)
                 .map_err(|e| failed(&self.step, "thread_done()", &e)),

@@ -251,14 +251,7 @@ fn case<'a>(s: &'a junit_parser::TestSuites, name: &str) -> &'a junit_parser::Te
 /// runs are real (made, stored, judged by the real command), the figures judged are
 /// known, so the verdict is the statistics' answer and never this machine's noise.
 fn set_readrandom(store: &Path, tag: &str, figures: &[f64]) {
-    let db = rusqlite::Connection::open(store).unwrap();
-    let ids: Vec<i64> = db
-        .prepare("SELECT id FROM runs WHERE tag = ?1 ORDER BY id")
-        .unwrap()
-        .query_map([tag], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let (db, ids) = tagged(store, tag);
     assert_eq!(ids.len(), figures.len(), "runs tagged {tag}");
     for (id, f) in ids.iter().zip(figures) {
         let n = db
@@ -272,9 +265,8 @@ fn set_readrandom(store: &Path, tag: &str, figures: &[f64]) {
     }
 }
 
-/// Sets `step`'s throughput and user CPU per op in the runs tagged `tag` (in run order)
-/// to `figures`, as [`set_readrandom`] does for throughput alone.
-fn set_step(store: &Path, tag: &str, step: &str, figures: &[(f64, f64)]) {
+/// The store, and the ids of the runs tagged `tag`, in run order.
+fn tagged(store: &Path, tag: &str) -> (rusqlite::Connection, Vec<i64>) {
     let db = rusqlite::Connection::open(store).unwrap();
     let ids: Vec<i64> = db
         .prepare("SELECT id FROM runs WHERE tag = ?1 ORDER BY id")
@@ -283,6 +275,13 @@ fn set_step(store: &Path, tag: &str, step: &str, figures: &[(f64, f64)]) {
         .unwrap()
         .map(Result::unwrap)
         .collect();
+    (db, ids)
+}
+
+/// Sets `step`'s throughput and user CPU per op in the runs tagged `tag` (in run order)
+/// to `figures`, as [`set_readrandom`] does for throughput alone.
+fn set_step(store: &Path, tag: &str, step: &str, figures: &[(f64, f64)]) {
+    let (db, ids) = tagged(store, tag);
     assert_eq!(ids.len(), figures.len(), "runs tagged {tag}");
     for (id, (ops, usr)) in ids.iter().zip(figures) {
         let n = db

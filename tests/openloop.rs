@@ -132,6 +132,27 @@ fn bad_open_loop_knobs_get_one_clear_error() {
     }
 }
 
+/// One more memory-engine run under the test's profile, stored in `store`.
+fn profiled(store: &std::path::Path) {
+    let o = common::plumb(
+        store,
+        &[
+            "kv",
+            "--engine",
+            "memory",
+            "--num",
+            "2000",
+            "--benchmarks",
+            "fillseq,readrandom",
+            "--duration",
+            "3",
+            "--rate-profile",
+            "ramp:500..1500/2s,hold:200",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what_was_served() {
     let _one = serial();
@@ -209,23 +230,7 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
     }
     // A second run under the same profile compares phase against phase, and the HTML
     // chart marks where each phase began.
-    let o = common::plumb(
-        &store,
-        &[
-            "kv",
-            "--engine",
-            "memory",
-            "--num",
-            "2000",
-            "--benchmarks",
-            "fillseq,readrandom",
-            "--duration",
-            "3",
-            "--rate-profile",
-            "ramp:500..1500/2s,hold:200",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    profiled(&store);
     let second = (id.parse::<i64>().unwrap() + 1).to_string();
     let o = common::plumb(&store, &["compare", &id, &second]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -240,23 +245,7 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
     // about the offered 200/s at every point (an open loop that keeps up serves what it
     // is offered), the ramp's about 1000/s.
     // (A series needs three points: a third run under the same profile.)
-    let o = common::plumb(
-        &store,
-        &[
-            "kv",
-            "--engine",
-            "memory",
-            "--num",
-            "2000",
-            "--benchmarks",
-            "fillseq,readrandom",
-            "--duration",
-            "3",
-            "--rate-profile",
-            "ramp:500..1500/2s,hold:200",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    profiled(&store);
     let third = (id.parse::<i64>().unwrap() + 2).to_string();
     let o = common::plumb(
         &store,

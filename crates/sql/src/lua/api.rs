@@ -4,7 +4,7 @@
 //! objects of prelude.lua, and sysbench's random generators.
 
 use super::options::{OptKind, OptValue, ScriptOption};
-use crate::client::{Endpoint, Param, Protocol, SqlClient, Stmt, Values};
+use crate::client::{Counted, Endpoint, Param, Protocol, SqlClient, Stmt, Values};
 use crate::error::SqlError;
 use mlua::{
     AnyUserData, Function, IntoLuaMulti, Lua, Table, UserData, UserDataMethods, Value, Variadic,
@@ -219,11 +219,7 @@ fn reply(lua: &Lua, postgres: bool, r: Result<(u64, usize), SqlError>) -> mlua::
 
 impl ConnUd {
     fn client(&mut self) -> Result<&mut Box<dyn SqlClient>, SqlError> {
-        self.client.as_mut().ok_or_else(|| SqlError::Query {
-            context: "lua".into(),
-            message: "the connection was closed (con:disconnect())".into(),
-            code: None,
-        })
+        self.client.as_mut().ok_or_else(closed)
     }
 
     /// Runs SQL text, keeping its rows for `fetch_row`.
@@ -232,19 +228,34 @@ impl ConnUd {
         self.row = 0;
         let t = Instant::now();
         let r = client.run_text(sql, Some(&mut self.values));
+        self.tally(lua, class, t, r)
+    }
+
+    /// Counts a statement sent at `t` (its kind and latency among the event's parts)
+    /// and reads its reply as sysbench's result: rows returned, or rows changed by a
+    /// statement with no columns, and the columns.
+    fn tally(
+        &self,
+        lua: &Lua,
+        class: u8,
+        t: Instant,
+        r: Result<Counted, SqlError>,
+    ) -> Result<(u64, usize), SqlError> {
         let ns = t.elapsed().as_nanos() as u64;
         let mut c = ctx(lua);
         c.queries += 1;
         c.parts.push((class, ns));
         let counted = r?;
-        let f = self.values.cols();
-        let n = if f > 0 {
-            counted.rows
-        } else {
-            counted.affected
-        };
         c.rows += counted.rows + counted.affected;
-        Ok((n, f))
+        let f = self.values.cols();
+        Ok((
+            if f > 0 {
+                counted.rows
+            } else {
+                counted.affected
+            },
+            f,
+        ))
     }
 
     fn execute(
@@ -289,7 +300,7 @@ impl ConnUd {
                 (ParamKind::Double, Value::Number(n)) => Param::Double(*n),
                 (ParamKind::Double, Value::Integer(n)) => Param::Double(*n as f64),
                 (_, Value::Number(n)) => Param::Big(*n as i64),
-                (_, Value::Integer(n)) => Param::Big(*n as i64),
+                (_, Value::Integer(n)) => Param::Big(*n),
                 (_, other) => {
                     return Err(bad(i, format!("a {} is not a value", other.type_name())))
                 }
@@ -301,19 +312,7 @@ impl ConnUd {
                 self.row = 0;
                 let t = Instant::now();
                 let r = client.run(h, &params, Some(&mut self.values));
-                let ns = t.elapsed().as_nanos() as u64;
-                let mut c = ctx(lua);
-                c.queries += 1;
-                c.parts.push((st.class, ns));
-                let counted = r?;
-                let f = self.values.cols();
-                let n = if f > 0 {
-                    counted.rows
-                } else {
-                    counted.affected
-                };
-                c.rows += counted.rows + counted.affected;
-                Ok((n, f))
+                self.tally(lua, st.class, t, r)
             }
             None => {
                 let mut text = std::mem::take(&mut self.text);

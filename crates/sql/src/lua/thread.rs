@@ -19,6 +19,23 @@ pub struct LuaThreadPlan {
     pub seed: u64,
 }
 
+impl LuaThreadPlan {
+    /// This thread's state for sysbench's `command`, the script loaded.
+    fn state(&self, ep: &Endpoint, command: &'static str) -> Result<State, SqlError> {
+        State::new(
+            &self.step.sources,
+            &self.step.options,
+            Role::Thread {
+                endpoint: ep,
+                tid: self.tid,
+                seed: self.seed,
+                command,
+            },
+            self.step.unique.clone(),
+        )
+    }
+}
+
 fn failed(step: &LuaStep, what: &str, e: &mlua::Error) -> SqlError {
     SqlError::Query {
         context: format!("{} {what}", step.name()),
@@ -42,17 +59,7 @@ impl LuaThread {
     /// connection and prepared statements made), outside the measured window.
     pub fn new(ep: &Endpoint, plan: &LuaThreadPlan) -> Result<LuaThread, SqlError> {
         let step = plan.step.clone();
-        let state = State::new(
-            &step.sources,
-            &step.options,
-            Role::Thread {
-                endpoint: ep,
-                tid: plan.tid,
-                seed: plan.seed,
-                command: "run",
-            },
-            step.unique.clone(),
-        )?;
+        let state = plan.state(ep, "run")?;
         let tid = plan.tid as f64;
         if let Some(init) = state.function("thread_init") {
             init.call::<()>(tid)
@@ -132,17 +139,7 @@ impl LuaPrepare {
         }
         let runs = plan.tid == 0 || step.parallel_prepare;
         let state = if runs {
-            Some(State::new(
-                &step.sources,
-                &step.options,
-                Role::Thread {
-                    endpoint: ep,
-                    tid: plan.tid,
-                    seed: plan.seed,
-                    command: "prepare",
-                },
-                step.unique.clone(),
-            )?)
+            Some(plan.state(ep, "prepare")?)
         } else {
             None
         };

@@ -124,6 +124,18 @@ fn counters(c: &mut dyn SqlClient, postgres: bool) -> Vec<(String, i64)> {
                 .map(|(n, (_, x))| (n.to_string(), x.as_deref().unwrap().parse().unwrap()))
                 .collect::<Vec<(String, i64)>>()
         };
+        // A tool's backends flush at exit: wait until none is left but this reader.
+        for _ in 0..100 {
+            let others = int(
+                c,
+                "select count(*) from pg_stat_activity where datname = current_database() \
+                 and pid <> pg_backend_pid()",
+            );
+            if others == 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         let mut last = read(c);
         for _ in 0..50 {
             std::thread::sleep(std::time::Duration::from_millis(300));

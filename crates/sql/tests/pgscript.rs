@@ -88,12 +88,14 @@ fn diff(a: &[i64], b: &[i64]) -> Vec<i64> {
     a.iter().zip(b).map(|(x, y)| y - x).collect()
 }
 
-/// Waits until PostgreSQL's statistics show `want` more history inserts than `base`
-/// (they are flushed by each backend as it goes idle, within a second).
+/// Waits until PostgreSQL's statistics show at least `want` more of every count than
+/// `base` (each backend flushes them as it goes idle, within a second, and a table's
+/// entry whose lock is busy waits for a later flush: the history's count can arrive
+/// before the accounts').
 fn settled(c: &mut dyn SqlClient, base: &[i64], want: i64) -> Vec<i64> {
     for _ in 0..100 {
         let now = pg_counts(c);
-        if now[3] - base[3] >= want {
+        if now.iter().zip(base).all(|(n, b)| n - b >= want) {
             return now;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));

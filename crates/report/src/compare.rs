@@ -453,34 +453,9 @@ pub fn phase_comparisons(versions: &[Version], steps: &[String]) -> Vec<PhaseCom
     let mut out = Vec::new();
     for step in steps {
         // Every run of every version: the step's profile and its phase rows.
-        let mut per_version: Vec<Vec<Vec<crate::phases::PhaseRow>>> = Vec::new();
-        let mut profile: Option<String> = None;
-        let mut same = true;
-        for v in versions {
-            let mut runs = Vec::new();
-            for r in &v.runs {
-                let Some((st, ivs)) = r.steps.iter().find(|(s, _)| &s.name == step) else {
-                    continue;
-                };
-                let Some(p) = st
-                    .summary
-                    .open_loop
-                    .as_ref()
-                    .and_then(|o| o.profile.clone())
-                else {
-                    same = false;
-                    continue;
-                };
-                if profile.get_or_insert_with(|| p.clone()) != &p {
-                    same = false;
-                }
-                if let Some(rows) = crate::phases::phase_rows(&p, ivs) {
-                    runs.push(rows);
-                }
-            }
-            per_version.push(runs);
-        }
-        let Some(profile) = profile.filter(|_| same && versions.len() > 1) else {
+        let Some((profile, per_version)) =
+            crate::phases::rows_by_version(versions, step, false).filter(|_| versions.len() > 1)
+        else {
             continue;
         };
         let Ok(parsed) = profile.parse::<plumb_workloads::RateProfile>() else {

@@ -387,37 +387,11 @@ pub fn history(versions: &[Version], opts: &changepoint::Options) -> History {
 /// Their changes name no causes: a step's costs are measured over the whole step. None
 /// when the profile differs between runs, or the step ran without one.
 fn phase_series(versions: &[Version], step: &str, opts: &changepoint::Options) -> Vec<StepHistory> {
-    let mut profile: Option<String> = None;
     // Per point, per run: the phases' rows.
-    let mut rows: Vec<Vec<Vec<crate::phases::PhaseRow>>> = Vec::new();
-    for v in versions {
-        let mut runs = Vec::new();
-        for r in &v.runs {
-            let Some((st, ivs)) = r
-                .steps
-                .iter()
-                .find(|(s, _)| s.name == step && s.status == StepStatus::Ok)
-            else {
-                continue;
-            };
-            let Some(p) = st
-                .summary
-                .open_loop
-                .as_ref()
-                .and_then(|o| o.profile.clone())
-            else {
-                return Vec::new();
-            };
-            if profile.get_or_insert_with(|| p.clone()) != &p {
-                return Vec::new();
-            }
-            if let Some(r) = crate::phases::phase_rows(&p, ivs) {
-                runs.push(r);
-            }
-        }
-        rows.push(runs);
-    }
-    let Some(parsed) = profile.and_then(|p| p.parse::<plumb_workloads::RateProfile>().ok()) else {
+    let Some((profile, rows)) = crate::phases::rows_by_version(versions, step, true) else {
+        return Vec::new();
+    };
+    let Ok(parsed) = profile.parse::<plumb_workloads::RateProfile>() else {
         return Vec::new();
     };
     let names: Vec<String> = parsed.phases().iter().map(|p| p.to_string()).collect();

@@ -63,6 +63,38 @@ pub fn phase_rows(profile: &str, intervals: &[Interval]) -> Option<Vec<PhaseRow>
     Some(rows)
 }
 
+/// Per version, per run: the phase rows of `step` (only its ok runs when `ok_only`),
+/// with the profile they ran under; `None` when a run of the step had no profile or
+/// another one than the rest, or none had one, as `plumb compare` and `history` set
+/// phase against phase only under one profile.
+pub fn rows_by_version(
+    versions: &[crate::compare::Version],
+    step: &str,
+    ok_only: bool,
+) -> Option<(String, Vec<Vec<Vec<PhaseRow>>>)> {
+    let mut profile: Option<String> = None;
+    let mut per_version = Vec::new();
+    for v in versions {
+        let mut runs = Vec::new();
+        for r in &v.runs {
+            let Some((st, ivs)) = r.steps.iter().find(|(s, _)| {
+                s.name == step && (!ok_only || s.status == plumb_core::StepStatus::Ok)
+            }) else {
+                continue;
+            };
+            let p = st.summary.open_loop.as_ref()?.profile.clone()?;
+            if profile.get_or_insert_with(|| p.clone()) != &p {
+                return None;
+            }
+            if let Some(rows) = phase_rows(&p, ivs) {
+                runs.push(rows);
+            }
+        }
+        per_version.push(runs);
+    }
+    Some((profile?, per_version))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

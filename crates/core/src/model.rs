@@ -380,6 +380,10 @@ pub struct StepSummary {
     /// closed-loop steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoop>,
+    /// The threads profile a closed-loop step ran under (`--threads-profile`, as
+    /// written), so a report reads it phase by phase; `None` for a fixed thread count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_profile: Option<String>,
     /// Latency per kind of operation, by the name its users know (YCSB's `read`,
     /// `update` …, TPC-C's `new-order` …), for workloads that mix kinds; the step's
     /// percentiles are all of them together.
@@ -682,6 +686,11 @@ pub struct Interval {
     /// below their target, not as a lower target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_ops_sec: Option<f64>,
+    /// Threads running ops in it, on a step under a threads profile (the profile's mean
+    /// over the interval): the load beside what it served, as the offered rate is for
+    /// an open-loop step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<f64>,
 }
 
 /// The block device over a window as sysstat's `iostat -x` reports it, from the

@@ -41,6 +41,7 @@ where
         disk,
         interrupt: &crate::INTERRUPTED,
         progress: &NoProgress,
+        clients: None,
     };
     let run = kernel::run(&spec, &mut (), |lane: &Lane<'_>, _: &mut ()| body(lane));
     let ended = SystemTime::now();

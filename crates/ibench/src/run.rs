@@ -513,6 +513,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         disk: ctx.disk,
         interrupt: ctx.interrupt,
         progress: ctx.progress,
+        clients: None,
     };
     let mut gauge = ServerGauge::new(sut(ctx), cfg.index, cfg.perf_groups, None);
     let run = kernel::run(&spec, &mut gauge, |lane: &Lane<'_>, out: &mut Client| {

@@ -496,6 +496,15 @@ pub struct SqlParams {
     #[arg(long, value_name = "PHASES")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_profile: Option<String>,
+    /// Closed-loop clients whose number changes over time, from each step's measured
+    /// start (the loads run --threads): phases as --rate-profile writes them, the value
+    /// a count of clients, e.g. `hold:1/20s,ramp:1..16/160s,hold:4/20s`. The step
+    /// connects the profile's peak; client i runs transactions while more than i are
+    /// counted and idles, connected, otherwise. Each interval stores how many ran; a
+    /// timed profile sets the step's length (over --duration).
+    #[arg(long, value_name = "PHASES")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_profile: Option<String>,
     /// How open-loop arrivals are spaced: constant or poisson.
     #[arg(long, default_value = "constant")]
     #[serde(skip_serializing_if = "crate::model::is_constant")]
@@ -851,6 +860,10 @@ impl SqlParams {
             self.arrivals,
             self.rate_search.as_deref(),
         )?;
+        crate::model::clients_of(
+            self.threads_profile.as_deref(),
+            self.rate.is_some() || self.rate_profile.is_some() || self.rate_search.is_some(),
+        )?;
         for (key, v) in [
             ("scale", u64::from(self.scale)),
             ("warehouses", u64::from(self.warehouses)),
@@ -879,12 +892,30 @@ impl SqlParams {
         if let Some(d) = self.step_duration.get(step.kind.name()) {
             return *d;
         }
+        if let Some(s) = self
+            .clients_of(step)
+            .map(|c| c.secs())
+            .filter(|s| s.is_finite())
+        {
+            return s;
+        }
         let class = match step.kind.group() {
             SqlGroup::Load => None,
             SqlGroup::Write => self.write_duration,
             _ => self.read_duration,
         };
         class.unwrap_or(self.duration)
+    }
+
+    /// The threads profile of `step`: loads run their --threads throughout.
+    pub fn clients_of(&self, step: &SqlStepPlan) -> Option<plumb_workloads::ThreadsProfile> {
+        let c = crate::model::clients_of(self.threads_profile.as_deref(), false).ok()??;
+        (step.kind.group() != SqlGroup::Load).then_some(c)
+    }
+
+    /// The client threads of `step`: a threads profile's peak, or --threads.
+    pub fn threads_of(&self, step: &SqlStepPlan) -> usize {
+        self.clients_of(step).map_or(self.threads, |c| c.peak())
     }
 
     /// The warm-up seconds of `step`.

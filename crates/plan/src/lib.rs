@@ -18,7 +18,7 @@ pub use family::{
     ServerSpec, SqlParams, SqlWork, Subject,
 };
 pub use model::{
-    check_memory_mb, hash_of, pace_of, refused, KvParams, KvWork, ParamError, Plan, RunPlan,
-    TargetPlan, WorkloadPlan, MAX_VALUE_SIZE, QUICK_SECS,
+    check_memory_mb, clients_of, hash_of, pace_of, refused, KvParams, KvWork, ParamError, Plan,
+    RunPlan, TargetPlan, WorkloadPlan, MAX_VALUE_SIZE, QUICK_SECS,
 };
 pub use suite::{load, parse, PlanOptions, SuiteError};

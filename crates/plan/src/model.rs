@@ -6,7 +6,9 @@ use crate::family::{Family, ServerSpec, Subject};
 use plumb_core::value::VerifyMode;
 use plumb_targets::EngineSpec;
 use plumb_workloads::steps::StepPlan;
-use plumb_workloads::{Arrivals, Distribution, LatencyBound, Pace, RateProfile, StepKind};
+use plumb_workloads::{
+    Arrivals, Distribution, LatencyBound, Pace, RateProfile, StepKind, ThreadsProfile,
+};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -83,6 +85,16 @@ pub struct KvParams {
     #[arg(long, value_name = "PHASES")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_profile: Option<String>,
+    /// Closed loop with a number of threads that changes over time, from each non-fill
+    /// step's measured start: phases as --rate-profile writes them, the value a thread
+    /// count, e.g. `hold:1/30s,ramp:1..8/80s,hold:4` (each moment runs the value
+    /// rounded to whole threads). The step starts the profile's peak of threads, and
+    /// thread i runs ops while more than i are counted, sleeping otherwise; each interval
+    /// stores how many ran. Sets --threads; a timed profile sets the step's length
+    /// (over --duration).
+    #[arg(long, value_name = "PHASES")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_profile: Option<String>,
     /// How open-loop arrivals are spaced: constant or poisson.
     #[arg(long, default_value = "constant")]
     #[serde(skip_serializing_if = "is_constant")]
@@ -236,6 +248,31 @@ pub fn pace_of(
     Ok((pace, bound))
 }
 
+/// Checks a threads profile, shared by every family that has one: it drives a closed
+/// loop, so an offered rate (fixed, profiled or searched) cannot go with it.
+pub fn clients_of(
+    threads_profile: Option<&str>,
+    open_loop: bool,
+) -> Result<Option<ThreadsProfile>, ParamError> {
+    let Some(text) = threads_profile else {
+        return Ok(None);
+    };
+    if open_loop {
+        return Err(ParamError {
+            key: "threads_profile",
+            message: "a threads profile runs closed-loop clients; an offered rate that \
+                      changes is --rate-profile: give one of them"
+                .into(),
+        });
+    }
+    text.parse::<ThreadsProfile>()
+        .map(Some)
+        .map_err(|message| ParamError {
+            key: "threads_profile",
+            message,
+        })
+}
+
 fn verify_mode(s: &str) -> Result<VerifyMode, String> {
     s.parse()
 }
@@ -302,6 +339,10 @@ impl KvParams {
             self.arrivals,
             self.rate_search.as_deref(),
         )?;
+        clients_of(
+            self.threads_profile.as_deref(),
+            self.rate.is_some() || self.rate_profile.is_some() || self.rate_search.is_some(),
+        )?;
         ycsb_props_ok(&self.ycsb)?;
         if self.batch_size == 0 || self.batch_size > 4096 {
             return bad("batch_size", "must be between 1 and 4096".into());
@@ -324,8 +365,13 @@ impl KvParams {
     /// How long a step of `kind` is allowed to run (`None`: until its op quota).
     pub fn step_duration(&self, plan: &StepPlan) -> Option<Duration> {
         let kind = plan.kind;
+        let profiled = self
+            .step_clients(kind)
+            .map(|c| c.secs())
+            .filter(|s| s.is_finite());
         match (self.duration, self.ops) {
             _ if kind.full_pass() => None,
+            _ if profiled.is_some() => profiled.map(Duration::from_secs_f64),
             (Some(d), _) => Some(Duration::from_secs_f64(d)),
             (None, None) if !kind.is_fill() && plan.ops_fraction_of_num.is_none() => {
                 Some(Duration::from_secs_f64(QUICK_SECS))
@@ -352,9 +398,18 @@ impl KvParams {
     pub fn step_threads(&self, kind: StepKind) -> usize {
         if kind.is_fill() {
             self.fill_threads.unwrap_or(self.threads)
+        } else if let Some(c) = self.step_clients(kind) {
+            c.peak()
         } else {
             self.threads
         }
+    }
+
+    /// The threads profile of a step of `kind`: fills and maintenance run their
+    /// threads throughout (their work is a quota).
+    pub fn step_clients(&self, kind: StepKind) -> Option<ThreadsProfile> {
+        let c = clients_of(self.threads_profile.as_deref(), false).ok()??;
+        (!kind.is_fill() && !kind.is_maintenance()).then_some(c)
     }
 
     /// Bytes of keys and values when every key is live.

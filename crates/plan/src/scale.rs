@@ -68,7 +68,7 @@ impl Said {
         }
     }
 
-    /// Scales a rate profile's durations in place (its rates stay) and says so; one
+    /// Scales a rate or threads profile's durations in place (its values stay) and says so; one
     /// that does not parse is left for validation to name.
     fn profile(&mut self, family: &str, what: &str, v: &mut Option<String>) {
         let Some(text) = v.as_mut() else { return };
@@ -108,6 +108,7 @@ pub fn apply(plan: &mut Plan, f: f64) -> Vec<String> {
                 }
                 said.groups("kv", &mut p.perf_groups);
                 said.profile("kv", "rate_profile", &mut p.rate_profile);
+                said.profile("kv", "threads_profile", &mut p.threads_profile);
             }
             Family::Sql(w) => {
                 let p = &mut w.params;
@@ -129,6 +130,7 @@ pub fn apply(plan: &mut Plan, f: f64) -> Vec<String> {
                 }
                 said.groups("sql", &mut p.perf_groups);
                 said.profile("sql", "rate_profile", &mut p.rate_profile);
+                said.profile("sql", "threads_profile", &mut p.threads_profile);
             }
             Family::Ib(w) => {
                 let p = &mut w.params;

@@ -130,11 +130,16 @@ pub fn intervals_text(r: &StoredRun) -> String {
             continue;
         }
         any = true;
-        // An open-loop step's offered rate beside what it served, second by second.
+        // An open-loop step's offered rate beside what it served, second by second, or
+        // the clients a threads profile ran.
         let offered = ivs.iter().any(|iv| iv.target_ops_sec.is_some());
+        let threads = ivs.iter().any(|iv| iv.threads.is_some());
         let mut head = vec!["t", "secs"];
         if offered {
             head.push("target/s");
+        }
+        if threads {
+            head.push("threads");
         }
         head.extend(["ops/s", "p50", "p99", "cpu%", "steal%", "outside%"]);
         head.extend(DEVICE.iter().map(|id| metric(id).short));
@@ -147,6 +152,9 @@ pub fn intervals_text(r: &StoredRun) -> String {
             let mut row = vec![fixed(Some(iv.t), 1), fixed(Some(iv.secs), 2)];
             if offered {
                 row.push(fixed(iv.target_ops_sec, 0));
+            }
+            if threads {
+                row.push(fixed(iv.threads, 2));
             }
             row.extend([
                 fixed(Some(iv.ops_sec), 0),

@@ -997,10 +997,10 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
             }
         })
         .collect();
-    // A rate profile's phases, marked where each began (the first run's profile).
+    // A rate or threads profile's phases, marked where each began (the first run's).
     let marks: Vec<(f64, String)> = found
         .iter()
-        .find_map(|(_, s, _)| s.summary.open_loop.as_ref()?.profile.clone())
+        .find_map(|(_, s, _)| crate::phases::profile_of(&s.summary))
         .and_then(|p| p.parse::<plumb_workloads::RateProfile>().ok())
         .map(|p| {
             p.spans()

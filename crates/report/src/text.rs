@@ -160,6 +160,10 @@ impl Reporter for TextReporter {
             out.push('\n');
             out.push_str(&open);
         }
+        if let Some(clients) = threads_profile_text(stored) {
+            out.push('\n');
+            out.push_str(&clients);
+        }
         if let Some(device) = crate::device::text(stored) {
             out.push('\n');
             out.push_str(&device);
@@ -249,31 +253,7 @@ fn open_loop_text(stored: &StoredRun) -> Option<String> {
                 "{}: offered {p} (target/s is its mean; each second's is in --intervals)",
                 st.name
             );
-            if let Some(rows) = crate::phases::phase_rows(p, ivs) {
-                let mut pt = table(&[
-                    "from_s",
-                    "secs",
-                    "offered/s",
-                    "served/s",
-                    "worst_p99",
-                    "phase",
-                ]);
-                for r in rows {
-                    pt.add_row(vec![
-                        format!("{:.0}", r.start),
-                        format!("{:.0}", r.secs),
-                        sig(r.offered, 4),
-                        sig(Some(r.served), 4),
-                        sig(r.p99_worst_us, 3),
-                        r.phase,
-                    ]);
-                }
-                let _ = writeln!(
-                    profiles,
-                    "{} phase by phase (worst_p99: its worst second's p99 response, µs)\n{pt}",
-                    st.name
-                );
-            }
+            profiles.push_str(&phase_table(&st.name, p, ivs));
         }
         let served = s.server.as_ref().map_or(s.ops_sec, |x| x.tps);
         t.add_row(vec![
@@ -295,6 +275,46 @@ fn open_loop_text(stored: &StoredRun) -> Option<String> {
              its actual start; backlog = ops due but never started\n{t}\n{profiles}"
         )
     })
+}
+
+/// A step's phases under its profile (rate or threads): what each asked for beside
+/// what it served; empty when the profile does not parse.
+fn phase_table(step: &str, profile: &str, ivs: &[plumb_core::Interval]) -> String {
+    let Some(rows) = crate::phases::phase_rows(profile, ivs) else {
+        return String::new();
+    };
+    let threads = rows.iter().any(|r| r.threads.is_some());
+    let asked = if threads { "threads" } else { "offered/s" };
+    let mut pt = table(&["from_s", "secs", asked, "served/s", "worst_p99", "phase"]);
+    for r in rows {
+        pt.add_row(vec![
+            format!("{:.0}", r.start),
+            format!("{:.0}", r.secs),
+            sig(if threads { r.threads } else { r.offered }, 4),
+            sig(Some(r.served), 4),
+            sig(r.p99_worst_us, 3),
+            r.phase,
+        ]);
+    }
+    format!("{step} phase by phase (worst_p99: its worst second's p99 response, µs)\n{pt}\n")
+}
+
+/// The closed-loop steps run under a threads profile, phase by phase; `None` when no
+/// step had one.
+fn threads_profile_text(stored: &StoredRun) -> Option<String> {
+    let mut out = String::new();
+    for (st, ivs) in &stored.steps {
+        let Some(p) = &st.summary.threads_profile else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "{}: clients {p} (each second's count is in --intervals)",
+            st.name
+        );
+        out.push_str(&phase_table(&st.name, p, ivs));
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// `verdict id` for every host check that warned or failed, from a stored snapshot.

@@ -208,6 +208,7 @@ mod tests {
             steal_pct: Some(1.0),
             outside_cpu_pct: None,
             target_ops_sec: None,
+            threads: None,
         }
     }
 

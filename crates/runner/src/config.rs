@@ -56,6 +56,10 @@ pub struct StepConfig {
     /// window (`--perf-groups`); 0 counts none beyond the four hardware counters.
     #[serde(default)]
     pub perf_groups: u32,
+    /// Closed loop whose running threads follow this profile (`threads` is its peak);
+    /// `None` runs all `threads` throughout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<plumb_workloads::ThreadsProfile>,
 }
 
 impl StepConfig {

@@ -152,6 +152,7 @@ pub fn interval(
         steal_pct: noise.steal_pct,
         outside_cpu_pct: noise.outside_cpu_pct,
         target_ops_sec: None,
+        threads: None,
     }
 }
 

@@ -163,6 +163,7 @@ pub fn run_workload(
         disk: ctx.disk,
         interrupt: ctx.interrupt,
         progress: ctx.progress,
+        clients: cfg.clients.as_ref(),
     };
     let mut gauge = gauge_of(ctx, cfg);
     ctx.progress

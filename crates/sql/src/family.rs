@@ -153,7 +153,8 @@ fn measure(
         let cfg = SqlStepConfig {
             index: i,
             plan: step.clone(),
-            threads: p.threads,
+            threads: p.threads_of(step),
+            clients: p.clients_of(step),
             duration: Duration::from_secs_f64(duration),
             warmup: Duration::from_secs_f64(warmup),
             seed: plan.seed,

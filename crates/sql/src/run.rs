@@ -29,8 +29,11 @@ pub struct SqlStepConfig {
     pub index: usize,
     /// What and under which name.
     pub plan: SqlStepPlan,
-    /// Client threads (connections).
+    /// Client threads (connections): a threads profile's peak.
     pub threads: usize,
+    /// Closed loop whose running clients follow this profile; `None` runs all
+    /// `threads` throughout.
+    pub clients: Option<plumb_workloads::ThreadsProfile>,
     /// Measured time (the load runs to its end).
     pub duration: Duration,
     /// Unmeasured time first, on the same connections.
@@ -260,6 +263,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         disk: ctx.disk,
         interrupt: ctx.interrupt,
         progress: ctx.progress,
+        clients: cfg.clients.as_ref().filter(|_| !load),
     };
     let mut gauge = ServerGauge::new(
         Sut::Server(ctx.server_pid),

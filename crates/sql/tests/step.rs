@@ -42,6 +42,7 @@ fn cfg(index: usize, step: &str, secs: f64, warmup: f64, pace: Option<Pace>) -> 
         distribution: Distribution::Uniform,
         pace,
         perf_groups: 0,
+        clients: None,
     }
 }
 

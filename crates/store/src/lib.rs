@@ -425,9 +425,9 @@ impl Store {
                 db.exec(
                     "INSERT INTO intervals (step_id, idx, t, secs, ops, ops_sec, p50_us, p99_us,
                        pmax_us, cpu_us, rd, rkb, wr, wkb, stall_us, rss_gb, device, steal_pct,
-                       outside_cpu_pct, target_ops_sec)
+                       outside_cpu_pct, target_ops_sec, threads)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                       ?17, ?18, ?19, ?20)",
+                       ?17, ?18, ?19, ?20, ?21)",
                     &[
                         step_id.into(),
                         (i as i64).into(),
@@ -451,6 +451,7 @@ impl Store {
                         iv.steal_pct.into(),
                         iv.outside_cpu_pct.into(),
                         iv.target_ops_sec.into(),
+                        iv.threads.into(),
                     ],
                 )?;
             }
@@ -815,7 +816,8 @@ impl Store {
         let u = |v: Option<i64>| v.map(|x| x as u64);
         self.rows(
             "SELECT t, secs, ops, ops_sec, p50_us, p99_us, pmax_us, cpu_us, rd, rkb, wr, wkb,
-               stall_us, rss_gb, device, steal_pct, outside_cpu_pct, target_ops_sec
+               stall_us, rss_gb, device, steal_pct, outside_cpu_pct, target_ops_sec,
+               threads
              FROM intervals WHERE step_id = ?1 ORDER BY idx",
             &[step_id.into()],
             |r| {
@@ -844,6 +846,7 @@ impl Store {
                     steal_pct: r.opt_real(15)?,
                     outside_cpu_pct: r.opt_real(16)?,
                     target_ops_sec: r.opt_real(17)?,
+                    threads: r.opt_real(18)?,
                 })
             },
         )

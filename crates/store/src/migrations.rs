@@ -137,6 +137,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 9: the ops per second an open-loop interval was offered (a rate profile's mean
     // over it; plumb_core::Interval::target_ops_sec).
     "ALTER TABLE intervals ADD COLUMN target_ops_sec REAL;",
+    // 10: the threads an interval ran with under a threads profile (its mean over the
+    // interval; plumb_core::Interval::threads).
+    "ALTER TABLE intervals ADD COLUMN threads REAL;",
 ];
 
 /// The advisory lock key two plumbs migrating one PostgreSQL store at once take

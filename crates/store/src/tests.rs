@@ -79,6 +79,7 @@ fn round_trip_of_run_steps_and_intervals(open: &dyn Fn() -> Store) {
             steal_pct: Some(12.5),
             outside_cpu_pct: Some(48.25),
             target_ops_sec: Some(1250.5),
+            threads: Some(2.5),
             ..Interval::default()
         },
         Interval {

@@ -13,6 +13,7 @@ pub mod permutation;
 pub mod rate_profile;
 pub mod sql;
 pub mod steps;
+pub mod threads_profile;
 pub mod ycsb;
 
 pub use distribution::{Distribution, KeyChooser};
@@ -25,3 +26,4 @@ pub use permutation::Permutation;
 pub use rate_profile::RateProfile;
 pub use sql::{SqlGroup, SqlKind, SqlStepPlan, SqlTables};
 pub use steps::{StepKind, WorkloadError};
+pub use threads_profile::ThreadsProfile;

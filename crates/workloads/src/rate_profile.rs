@@ -404,6 +404,20 @@ fn split_dur(s: &str, last: bool) -> Result<(&str, f64), String> {
 impl FromStr for RateProfile {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
+        let p = RateProfile::parse_phases(s, "rate profile", EXAMPLE)?;
+        if p.peak() <= 0.0 {
+            return Err(format!(
+                "rate profile {s:?} offers no ops (every rate is 0); write e.g. {EXAMPLE}"
+            ));
+        }
+        Ok(p)
+    }
+}
+
+impl RateProfile {
+    /// The phases written in `s`, whatever their value means (`noun` and `example` name
+    /// it in errors: a rate profile's ops/s, a threads profile's threads).
+    pub(crate) fn parse_phases(s: &str, noun: &str, example: &str) -> Result<Self, String> {
         // Phases are apart by commas, and so are a sine's fields: a piece without a
         // `kind:` belongs to the phase before it.
         let mut pieces: Vec<String> = Vec::new();
@@ -425,7 +439,7 @@ impl FromStr for RateProfile {
             let last = i + 1 == n;
             let bad = |why: String| {
                 format!(
-                    "rate profile phase {} ({piece:?}): {why}; write e.g. {EXAMPLE}",
+                    "{noun} phase {} ({piece:?}): {why}; write e.g. {example}",
                     i + 1
                 )
             };
@@ -514,13 +528,7 @@ impl FromStr for RateProfile {
             }
             phases.push(phase);
         }
-        let p = RateProfile { phases };
-        if p.peak() <= 0.0 {
-            return Err(format!(
-                "rate profile {s:?} offers no ops (every rate is 0); write e.g. {EXAMPLE}"
-            ));
-        }
-        Ok(p)
+        Ok(RateProfile { phases })
     }
 }
 

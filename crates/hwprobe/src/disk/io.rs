@@ -463,6 +463,7 @@ mod tests {
             disk: None,
             interrupt: &interrupt,
             progress: &kernel::NoProgress,
+            clients: None,
         };
         kernel::run(&spec, &mut (), |lane: &Lane<'_>, _: &mut ()| {
             let mut ring = worker_ring(depth as u32)?;

@@ -195,6 +195,13 @@ impl<T, X: Copy> Run<T, X> {
                     b.disk_since(a),
                     b.noise_since(a),
                 );
+                let iv = Interval {
+                    threads: self
+                        .clients
+                        .as_ref()
+                        .map(|c| c.mean_between(iv.t - iv.secs, iv.t)),
+                    ..iv
+                };
                 extra(a, b, iv)
             })
             .collect();
@@ -208,11 +215,14 @@ impl<T, X: Copy> Run<T, X> {
     /// latency percentiles, CPU, context switches and device IO per op, the device as
     /// iostat shows it, and the host's noise. The rest is left at its default.
     pub fn summary(&self) -> StepSummary {
-        summary(
-            self.first(),
-            self.last(),
-            self.tally.ops(),
-            &self.tally.total,
-        )
+        StepSummary {
+            threads_profile: self.clients.as_ref().map(ToString::to_string),
+            ..summary(
+                self.first(),
+                self.last(),
+                self.tally.ops(),
+                &self.tally.total,
+            )
+        }
     }
 }

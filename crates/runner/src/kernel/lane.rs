@@ -8,11 +8,21 @@ use super::clock::{HarnessTime, OpClock, Timing};
 use super::outcome::{Counts, Outcome, COUNTS};
 use crate::histogram::LatencyHistogram;
 use crate::pacing::{Arrival, OpenTally, Pacer};
+use plumb_workloads::ThreadsProfile;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::Sender;
 use std::sync::{Barrier, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How often a thread under a threads profile asks whether it should still run, between
+/// its ops: a count that drops is followed within this (a few dozen ns per ask).
+const GATE_EVERY: Duration = Duration::from_millis(1);
+
+/// The longest a thread out of the count sleeps before it looks again (it wakes at its
+/// turn, found to [`GATE_EVERY`], when that comes sooner), so a resting thread wakes a
+/// few times a second, not a thousand.
+const GATE_REST: Duration = Duration::from_millis(100);
 
 /// A counter on its own cache line, so threads never share a line.
 #[repr(align(128))]
@@ -91,6 +101,8 @@ pub struct Lane<'s> {
     pub(super) index: usize,
     pub(super) writer: bool,
     pub(super) classes: usize,
+    /// The threads profile this measured thread follows, if any.
+    pub(super) gate: Option<&'s ThreadsProfile>,
     pub(super) released: Cell<bool>,
     pub(super) harness: Cell<HarnessTime>,
     pub(super) backlog: Cell<u64>,
@@ -185,6 +197,29 @@ impl Lane<'_> {
         r
     }
 
+    /// Sleeps while the threads profile counts this thread out, until its turn (looked
+    /// for [`GATE_EVERY`] apart up to [`GATE_REST`] ahead); false when the step stopped
+    /// meanwhile. Before the window opens (warm-up) the profile's first count holds.
+    fn wait_for_turn(&self, profile: &ThreadsProfile, stop: &dyn Fn() -> bool) -> bool {
+        let step = GATE_EVERY.as_secs_f64();
+        let ahead = (GATE_REST.as_secs_f64() / step) as u32;
+        loop {
+            let opened = self.shared.window_start.get();
+            let t = opened.map_or(0.0, |s| s.elapsed().as_secs_f64());
+            if profile.runs(self.index, t) {
+                return true;
+            }
+            if stop() {
+                return false;
+            }
+            // In warm-up the count cannot change before the window opens.
+            let turn = (1..=ahead)
+                .find(|&k| opened.is_some() && profile.runs(self.index, t + f64::from(k) * step))
+                .unwrap_or(ahead);
+            std::thread::sleep(GATE_EVERY * turn);
+        }
+    }
+
     /// Waits for the step to start: every thread and the sampler meet once when all
     /// have set up, the sampler opens the window if there is no warm-up, and they meet
     /// again to start together.
@@ -242,9 +277,22 @@ where
         callgrind::toggle();
     }
     let mut last_end = Instant::now();
+    // Under a threads profile: when to ask next whether this thread is in the count
+    // (now, before the first op). A finish runs its tail whatever the profile says.
+    let gate = lane.gate.filter(|_| stoppable);
+    let mut ask_at = last_end;
     let result = loop {
         if stoppable && (done >= quota || stop()) {
             break Ok(());
+        }
+        if let Some(profile) = gate {
+            if last_end >= ask_at {
+                if !lane.wait_for_turn(profile, &stop) {
+                    break Ok(());
+                }
+                last_end = Instant::now();
+                ask_at = last_end + GATE_EVERY;
+            }
         }
         // Closed loop: an op starts when the previous one ended (one clock read per op,
         // as db_bench's FinishedOps does; the few ns of key choice in between count as

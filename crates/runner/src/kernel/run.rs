@@ -10,6 +10,7 @@ use super::figures::Tally;
 use super::lane::{Lane, Msg, Padded, Report, Shared};
 use super::mark::{Gauge, Mark};
 use plumb_probes::diskstats::DeviceStats;
+use plumb_workloads::ThreadsProfile;
 use std::cell::Cell;
 use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,6 +60,10 @@ pub struct Spec<'a> {
     pub interrupt: &'a AtomicBool,
     /// Where the once-a-second tick goes.
     pub progress: &'a dyn Progress,
+    /// A closed-loop step whose active threads change over time: `threads` is its
+    /// peak, and measured thread `i` runs ops only while the profile counts more than
+    /// `i` (from the window's start; warm-up runs its first count).
+    pub clients: Option<&'a ThreadsProfile>,
 }
 
 /// What a step's threads and sampler gathered.
@@ -83,6 +88,8 @@ pub struct Run<T, X> {
     /// Instructions the measured threads executed in the window, counted by callgrind
     /// under `plumb icount` ([`super::callgrind`]); `None` otherwise.
     pub instructions: Option<u64>,
+    /// The threads profile the step ran under ([`Spec::clients`]).
+    pub clients: Option<ThreadsProfile>,
 }
 
 /// Runs one step: `spec.threads` measured threads (and `spec.writers` writers), each
@@ -132,6 +139,7 @@ where
                             index: t,
                             writer,
                             classes,
+                            gate: spec.clients.filter(|_| !writer),
                             released: Cell::new(false),
                             harness: Cell::new(HarnessTime::default()),
                             backlog: Cell::new(0),
@@ -174,6 +182,7 @@ where
         errors: c.errors,
         interrupted: c.interrupted,
         instructions,
+        clients: spec.clients.cloned(),
     }
 }
 

@@ -17,6 +17,7 @@ fn spec<'a>(threads: usize, secs: f64, interrupt: &'a AtomicBool) -> Spec<'a> {
         disk: None,
         interrupt,
         progress: &NoProgress,
+        clients: None,
     }
 }
 
@@ -396,4 +397,55 @@ fn the_summary_divides_the_windows_counters_by_its_ops() {
     // No ops: no per-op figure rather than a division by zero.
     let none = summary(&a, &b, 0, &crate::LatencyHistogram::new());
     assert_eq!(none.majflt_op, None);
+}
+
+/// When each op of a thread started, seconds from the window's start.
+#[derive(Default)]
+struct Starts(Vec<f64>);
+
+#[test]
+fn under_a_threads_profile_a_thread_runs_only_once_the_profile_counts_it_in() {
+    let stop = AtomicBool::new(false);
+    let profile: plumb_workloads::ThreadsProfile =
+        "hold:1/400ms,hold:3/400ms,hold:2/400ms".parse().unwrap();
+    let mut s = spec(profile.peak(), 1.2, &stop);
+    s.clients = Some(&profile);
+    let run = run(&s, &mut (), |lane: &Lane<'_>, starts: &mut Starts| {
+        let opened = lane.window_start();
+        lane.drive(u64::MAX, None, |_| {
+            starts.0.push(opened.elapsed().as_secs_f64());
+            std::thread::sleep(Duration::from_micros(200));
+            Ok::<_, String>((1, 0))
+        })
+    });
+    assert!(run.errors.is_empty(), "{:?}", run.errors);
+    assert_eq!(run.outputs.len(), 3, "the profile's peak of threads");
+    // A thread asks the profile before it starts an op, so none starts before its turn
+    // (threads 1 and 2 at 0.4 s), whatever the machine's load.
+    for (t, starts) in run.outputs.iter().enumerate().skip(1) {
+        assert!(!starts.0.is_empty(), "thread {t} ran in its phase");
+        let first = starts.0[0];
+        assert!(
+            first >= 0.4,
+            "thread {t} started at {first} s, before its turn"
+        );
+    }
+    assert!(!run.outputs[0].0.is_empty());
+    // Each interval says how many threads the profile ran in it: the mean of the count
+    // over the interval, here worked out by hand from the three holds.
+    let by_hand = |a: f64, b: f64| {
+        let held = |from: f64, to: f64, n: f64| (b.min(to) - a.max(from)).max(0.0) * n;
+        (held(0.0, 0.4, 1.0) + held(0.4, 0.8, 3.0) + held(0.8, f64::INFINITY, 2.0)) / (b - a)
+    };
+    let intervals = run.intervals(|_, _, iv| iv);
+    assert!(!intervals.is_empty());
+    for iv in &intervals {
+        let want = by_hand(iv.t - iv.secs, iv.t);
+        let got = iv.threads.expect("threads stored");
+        assert!((got - want).abs() < 0.01, "{iv:?}: {got} vs {want}");
+    }
+    assert_eq!(
+        run.summary().threads_profile.as_deref(),
+        Some("hold:1/400ms,hold:3/400ms,hold:2/400ms")
+    );
 }

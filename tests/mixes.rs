@@ -294,3 +294,85 @@ fn the_mix_file_is_kept_for_rerun_and_bad_files_are_refused_by_line() {
         assert!(!e.contains("panicked"), "{e}");
     }
 }
+
+#[test]
+fn a_mix_with_phases_draws_each_phases_weights_at_each_phases_load() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.sqlite");
+    let file = d.path().join("phased.toml");
+    // One second of gets on one thread, one of puts on two: the phases set the threads
+    // and the step's length.
+    std::fs::write(
+        &file,
+        "[[op]]\nkind = \"get\"\nweight = 1\n[[op]]\nkind = \"put\"\nweight = 1\n\
+         [[phase]]\nsecs = 1\nweights = [1, 0]\nthreads = 1\n\
+         [[phase]]\nsecs = 1\nweights = [0, 1]\nthreads = 2\n",
+    )
+    .unwrap();
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--engine",
+            "memory",
+            "--num",
+            "10000",
+            "--benchmarks",
+            "fillseq,mix",
+            "--mix",
+            file.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = json_of(&o);
+    let s = step(&run, "mix");
+    assert_eq!(s["status"], "ok", "{}", s["error"]);
+    assert_eq!(s["config"]["threads"], 2);
+    assert_eq!(s["summary"]["threads_profile"], "hold:1/1s,hold:2/1s");
+    let secs = s["summary"]["secs"].as_f64().unwrap();
+    assert!((1.9..2.5).contains(&secs), "{secs}");
+    // Every get in the first second, every put in the second: each op takes its
+    // phase's weights when it starts, so the shares follow the seconds' ops.
+    let ivs: Vec<(u64, f64)> = s["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["secs"].as_f64().unwrap() > 0.5)
+        .map(|i| (i["ops"].as_u64().unwrap(), i["threads"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(ivs.len(), 2, "{ivs:?}");
+    assert!(
+        (ivs[0].1 - 1.0).abs() < 0.1 && (ivs[1].1 - 2.0).abs() < 0.1,
+        "{ivs:?}"
+    );
+    let ops = by_op(s);
+    let (gets, puts) = (share(&ops, "get"), share(&ops, "put"));
+    let first = ivs[0].0 as f64 / (ivs[0].0 + ivs[1].0) as f64;
+    assert!(
+        (gets - first).abs() < 0.1,
+        "gets {gets} vs first second's {first}: {ops:?}"
+    );
+    assert!(gets > 0.0 && puts > 0.0, "{ops:?}");
+    // A phase's load cannot be set twice.
+    let o = plumb(
+        &store,
+        &[
+            "kv",
+            "--engine",
+            "memory",
+            "--benchmarks",
+            "fillseq,mix",
+            "--mix",
+            file.to_str().unwrap(),
+            "--threads-profile",
+            "hold:2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("its phases set the threads"),
+        "{}",
+        stderr(&o)
+    );
+}

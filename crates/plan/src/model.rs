@@ -143,6 +143,43 @@ impl KvParams {
         name_values("mixgraph", &self.mixgraph, "mix_get_ratio=0.5")
     }
 
+    /// The `mix` step's file when it has phases (a file that does not parse is named
+    /// by the step itself, with its line).
+    fn phased_mix(&self, kind: StepKind) -> Option<plumb_workloads::Mix> {
+        if kind != StepKind::Mix {
+            return None;
+        }
+        let src = self.mix_file.as_ref()?;
+        plumb_workloads::parse_mix(&src.text, &src.name)
+            .ok()
+            .filter(|m| !m.phases.is_empty())
+    }
+
+    /// The load a phased mix file sets (its phases' rates or threads) against the
+    /// flags that would set it too: one of them must.
+    fn mix_phases_ok(&self) -> Result<(), ParamError> {
+        let Some(m) = self.phased_mix(StepKind::Mix) else {
+            return Ok(());
+        };
+        let rated = self.rate.is_some() || self.rate_profile.is_some();
+        let conflict = if m.rate_profile().is_some() && (rated || self.threads_profile.is_some()) {
+            Some("its phases set the rate: drop --rate, --rate-profile and --threads-profile")
+        } else if m.threads_profile().is_some() && (rated || self.threads_profile.is_some()) {
+            Some("its phases set the threads: drop --rate, --rate-profile and --threads-profile")
+        } else if m.rate_profile().is_some() && self.rate_search.is_some() {
+            Some("its phases set the rate: drop --rate-search")
+        } else {
+            None
+        };
+        match conflict {
+            Some(message) => Err(ParamError {
+                key: "mix",
+                message: format!("{}: {message}", self.mix.as_deref().unwrap_or("mix")),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Reads the `--mix` file into the plan (relative to `base` when not absolute), so
     /// the run keeps its text; a missing file names its path.
     pub fn read_mix(&mut self, base: Option<&std::path::Path>) -> Result<(), ParamError> {
@@ -343,6 +380,7 @@ impl KvParams {
             self.threads_profile.as_deref(),
             self.rate.is_some() || self.rate_profile.is_some() || self.rate_search.is_some(),
         )?;
+        self.mix_phases_ok()?;
         ycsb_props_ok(&self.ycsb)?;
         if self.batch_size == 0 || self.batch_size > 4096 {
             return bad("batch_size", "must be between 1 and 4096".into());
@@ -368,7 +406,8 @@ impl KvParams {
         let profiled = self
             .step_clients(kind)
             .map(|c| c.secs())
-            .filter(|s| s.is_finite());
+            .filter(|s| s.is_finite())
+            .or_else(|| self.phased_mix(kind)?.phases_secs());
         match (self.duration, self.ops) {
             _ if kind.full_pass() => None,
             _ if profiled.is_some() => profiled.map(Duration::from_secs_f64),
@@ -383,6 +422,9 @@ impl KvParams {
     /// The open-loop load of a step of `kind`: fills and maintenance run closed-loop
     /// (their work is a quota, not an offered rate).
     pub fn step_pace(&self, kind: StepKind) -> Option<Pace> {
+        if let Some(text) = self.phased_mix(kind).and_then(|m| m.rate_profile()) {
+            return Some(Pace::profiled(text.parse().ok()?, self.arrivals));
+        }
         let p = pace_of(self.rate, self.rate_profile.as_deref(), self.arrivals, None)
             .ok()?
             .0?;
@@ -408,6 +450,9 @@ impl KvParams {
     /// The threads profile of a step of `kind`: fills and maintenance run their
     /// threads throughout (their work is a quota).
     pub fn step_clients(&self, kind: StepKind) -> Option<ThreadsProfile> {
+        if let Some(text) = self.phased_mix(kind).and_then(|m| m.threads_profile()) {
+            return text.parse().ok();
+        }
         let c = clients_of(self.threads_profile.as_deref(), false).ok()??;
         (!kind.is_fill() && !kind.is_maintenance()).then_some(c)
     }

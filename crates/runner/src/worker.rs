@@ -34,6 +34,12 @@ pub struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
+    /// The thread's lane, for what an op needs of the kernel beside its clock (where
+    /// the step is in time: [`Lane::since_open`]).
+    pub fn lane(&self) -> &'a Lane<'a> {
+        self.lane
+    }
+
     /// The handle of the thread of `lane`.
     pub(crate) fn new(env: &'a WorkerEnv<'a>, lane: &'a Lane<'a>) -> Self {
         Worker { env, lane }

@@ -47,6 +47,33 @@
 //! | size | `dist = "zipfian"` | `min`, `max`, `theta` (YCSB's length zipfian: `min` likeliest; θ default 0.99) |
 //! | size | `dist = "pareto"` | `k`, `sigma`, `theta` (default 0), `min` (default 0), `max`, `wrap` (optional): db_bench mixgraph's generalized Pareto |
 //!
+//!
+//! # Phases
+//!
+//! A mix may change over the step, as BenchBase's `<phase>`s do (each with a time, a
+//! rate and weights): `[[phase]]` tables, in order from the measured window's start.
+//!
+//! ```toml
+//! [[phase]]
+//! secs = 60
+//! weights = [95, 5, 0]     # one per [[op]], in file order
+//! rate = 20000             # ops/s (open loop), or threads = 4 (closed loop)
+//!
+//! [[phase]]                # the last phase may go without secs: it lasts to the end
+//! weights = [50, 45, 5]
+//! rate = 5000
+//! ```
+//!
+//! | where | key | meaning |
+//! |---|---|---|
+//! | `[[phase]]` | `secs` | seconds > 0; every phase but the last |
+//! | `[[phase]]` | `weights` | whole numbers ≥ 0, one per op, not all 0; default: the ops' own weights |
+//! | `[[phase]]` | `rate` | ops/s ≥ 0 offered in the phase: in every phase or none; the phases become the step's rate profile (`hold:RATE/SECS,…`) |
+//! | `[[phase]]` | `threads` | threads running in the phase, 0…1024: in every phase or none; the phases become the step's threads profile |
+//!
+//! A timed last phase leaves its weights (and rate or threads) in force to the step's
+//! end. Warm-up runs the first phase.
+//!
 //! Indexes in messages count from 1: `op[2]` is the file's second `[[op]]`.
 //!
 //! # Operations
@@ -360,6 +387,21 @@ pub struct Mix {
     pub ops: Vec<MixOp>,
     /// How keys are chosen.
     pub keys: KeySpec,
+    /// How the mix changes over the step (empty: the ops' weights throughout).
+    pub phases: Vec<MixPhase>,
+}
+
+/// One phase of a mix: how long, the ops' weights in it, and the load it runs at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MixPhase {
+    /// Seconds it lasts; infinite for a last phase without `secs`.
+    pub secs: f64,
+    /// One weight per op, in op order.
+    pub weights: Vec<u32>,
+    /// Ops/s offered in it (open loop), when the phases set a rate.
+    pub rate: Option<f64>,
+    /// Threads running in it, when the phases set a thread count.
+    pub threads: Option<u32>,
 }
 
 /// What is wrong with a mix file, a built-in's flags, or a mix for this run. Messages
@@ -993,9 +1035,25 @@ pub struct MixSampler {
     keys: KeyGen,
     next_insert: u64,
     insert_stride: u64,
+    /// Each phase's cumulative weights and their total, copied into `cumulative` and
+    /// `total` by [`MixSampler::set_phase`] (empty without phases).
+    phases: Vec<(Vec<u64>, u64)>,
+    phase: usize,
 }
 
 impl MixSampler {
+    /// Draws ops by phase `i`'s weights from now on ([`Mix::phase_at`] says which is in
+    /// force); a copy into the sampler's own table, no allocation.
+    pub fn set_phase(&mut self, i: usize) {
+        if i != self.phase {
+            if let Some((c, t)) = self.phases.get(i) {
+                self.cumulative.copy_from_slice(c);
+                self.total = *t;
+                self.phase = i;
+            }
+        }
+    }
+
     /// The next op, an index into [`Mix::ops`] (and [`Mix::op_names`]), drawn by weight.
     #[inline]
     pub fn next_op(&mut self) -> usize {
@@ -1132,6 +1190,11 @@ impl Mix {
         if let Some((f, m)) = keys_problem(&self.keys) {
             return Err(bad(format!("keys.{f}"), m));
         }
+        for (i, p) in self.phases.iter().enumerate() {
+            if let Some((f, m)) = phase_problem(p, i, &self.phases, self.ops.len()) {
+                return Err(bad(format!("phase[{}].{f}", i + 1), m));
+            }
+        }
         Ok(())
     }
 
@@ -1225,13 +1288,28 @@ impl Mix {
                 KeyGen::Power(PowerKeys::new(&p, num).map_err(|m| bad("keys.keyrange_num", m))?)
             }
         };
-        let mut cumulative = Vec::with_capacity(self.ops.len());
-        let mut total = 0u64;
-        for op in &self.ops {
-            total += u64::from(op.weight);
-            cumulative.push(total);
-        }
+        let table = |weights: &mut dyn Iterator<Item = u32>| {
+            let mut total = 0u64;
+            let c: Vec<u64> = weights
+                .map(|w| {
+                    total += u64::from(w);
+                    total
+                })
+                .collect();
+            (c, total)
+        };
+        let phases: Vec<(Vec<u64>, u64)> = self
+            .phases
+            .iter()
+            .map(|p| table(&mut p.weights.iter().copied()))
+            .collect();
+        let (cumulative, total) = match phases.first() {
+            Some(first) => first.clone(),
+            None => table(&mut self.ops.iter().map(|o| o.weight)),
+        };
         Ok(MixSampler {
+            phases,
+            phase: 0,
             rng: SmallRng::seed_from_u64(seed),
             num,
             cumulative,
@@ -1250,6 +1328,52 @@ impl Mix {
             next_insert: num.saturating_add(thread as u64),
             insert_stride: threads as u64,
         })
+    }
+
+    /// The phase in force `t` seconds after the measured window opened (0 before and
+    /// without phases): the last phase holds after the phases end.
+    pub fn phase_at(&self, t: f64) -> usize {
+        let mut end = 0.0;
+        for (i, p) in self.phases.iter().enumerate() {
+            end += p.secs;
+            if t < end {
+                return i;
+            }
+        }
+        self.phases.len().saturating_sub(1)
+    }
+
+    /// The phases' length, seconds; `None` without phases or when the last has no
+    /// `secs` (it lasts to the step's end).
+    pub fn phases_secs(&self) -> Option<f64> {
+        let s: f64 = self.phases.iter().map(|p| p.secs).sum();
+        (!self.phases.is_empty() && s.is_finite()).then_some(s)
+    }
+
+    /// The phases' rates as a rate profile (`hold:RATE/SECS,…`), when they set one.
+    pub fn rate_profile(&self) -> Option<String> {
+        self.profile_of(|p| p.rate)
+    }
+
+    /// The phases' thread counts as a threads profile, when they set them.
+    pub fn threads_profile(&self) -> Option<String> {
+        self.profile_of(|p| p.threads.map(f64::from))
+    }
+
+    fn profile_of(&self, value: impl Fn(&MixPhase) -> Option<f64>) -> Option<String> {
+        let holds: Option<Vec<String>> = self
+            .phases
+            .iter()
+            .map(|p| {
+                let v = value(p)?;
+                Some(if p.secs.is_finite() {
+                    format!("hold:{v}/{}s", p.secs)
+                } else {
+                    format!("hold:{v}")
+                })
+            })
+            .collect();
+        holds.filter(|h| !h.is_empty()).map(|h| h.join(","))
     }
 
     /// Names for per-op results, in op order: the kind, with `#2`, `#3`, … on the
@@ -1338,8 +1462,92 @@ impl Mix {
                 s.push_str(&format!("keys = {}\n", op.keys));
             }
         }
+        for p in &self.phases {
+            s.push_str("\n[[phase]]\n");
+            if p.secs.is_finite() {
+                s.push_str(&format!("secs = {}\n", float(p.secs)));
+            }
+            let w: Vec<String> = p.weights.iter().map(u32::to_string).collect();
+            s.push_str(&format!("weights = [{}]\n", w.join(", ")));
+            if let Some(r) = p.rate {
+                s.push_str(&format!("rate = {}\n", float(r)));
+            }
+            if let Some(t) = p.threads {
+                s.push_str(&format!("threads = {t}\n"));
+            }
+        }
         s
     }
+}
+
+/// What is wrong with phase `i` of `all` in a mix of `ops` ops: (field, message).
+fn phase_problem(
+    p: &MixPhase,
+    i: usize,
+    all: &[MixPhase],
+    ops: usize,
+) -> Option<(&'static str, String)> {
+    let last = i + 1 == all.len();
+    if !(p.secs > 0.0 && (p.secs.is_finite() || last)) {
+        return Some((
+            "secs",
+            if p.secs.is_infinite() {
+                "only the last phase may go without secs: give how long it lasts".into()
+            } else {
+                format!("{} seconds: a phase lasts > 0 s", p.secs)
+            },
+        ));
+    }
+    if p.weights.len() != ops {
+        return Some((
+            "weights",
+            format!(
+                "{} weights for {ops} ops: give one per [[op]], in file order",
+                p.weights.len()
+            ),
+        ));
+    }
+    if p.weights.iter().all(|&w| w == 0) {
+        return Some((
+            "weights",
+            "every weight is 0; a pause is rate = 0 or threads = 0 with the weights kept".into(),
+        ));
+    }
+    if p.rate.is_some() != all[0].rate.is_some() {
+        return Some((
+            "rate",
+            "give a rate in every phase or in none (the phases are one rate profile)".into(),
+        ));
+    }
+    if p.threads.is_some() != all[0].threads.is_some() {
+        return Some((
+            "threads",
+            "give threads in every phase or in none (the phases are one threads profile)".into(),
+        ));
+    }
+    if p.rate.is_some() && p.threads.is_some() {
+        return Some((
+            "threads",
+            "a phase sets a rate (open loop) or threads (closed loop), not both".into(),
+        ));
+    }
+    if let Some(r) = p.rate.filter(|r| !(r.is_finite() && *r >= 0.0)) {
+        return Some(("rate", format!("{r}: give ops per second >= 0")));
+    }
+    if let Some(t) = p.threads.filter(|&t| t > 1024) {
+        return Some(("threads", format!("{t} threads: give 0 to 1024")));
+    }
+    if last
+        && all
+            .iter()
+            .all(|p| p.rate == Some(0.0) || p.threads == Some(0))
+    {
+        return Some((
+            if p.rate.is_some() { "rate" } else { "threads" },
+            "every phase is a pause (0): give one phase some load".into(),
+        ));
+    }
+    None
 }
 
 fn toml_string(s: &str) -> String {
@@ -1396,6 +1604,17 @@ struct RawMix {
     keys: Option<Spanned<RawKeys>>,
     #[serde(default)]
     op: Vec<Spanned<RawOp>>,
+    #[serde(default)]
+    phase: Vec<Spanned<RawPhase>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPhase {
+    secs: Option<Spanned<f64>>,
+    weights: Option<Spanned<Vec<Spanned<f64>>>>,
+    rate: Option<Spanned<f64>>,
+    threads: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -1940,6 +2159,54 @@ pub fn parse_mix(text: &str, file: &str) -> Result<Mix, MixError> {
              weight above 0",
         ));
     }
+    let mut phases = Vec::with_capacity(raw.phase.len());
+    for (i, rp) in raw.phase.iter().enumerate() {
+        let path = format!("phase[{}]", i + 1);
+        let r = rp.get_ref();
+        let weights = match &r.weights {
+            Some(w) => w
+                .get_ref()
+                .iter()
+                .enumerate()
+                .map(|(j, v)| {
+                    ctx.whole(
+                        v,
+                        &format!("{path}.weights[{}]", j + 1),
+                        0,
+                        u64::from(u32::MAX),
+                    )
+                    .map(|x| x as u32)
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            None => ops.iter().map(|o| o.weight).collect(),
+        };
+        let threads = match &r.threads {
+            Some(t) => Some(ctx.whole(t, &format!("{path}.threads"), 0, 1024)? as u32),
+            None => None,
+        };
+        let phase = MixPhase {
+            secs: r.secs.as_ref().map_or(f64::INFINITY, |s| *s.get_ref()),
+            weights,
+            rate: r.rate.as_ref().map(|x| *x.get_ref()),
+            threads,
+        };
+        phases.push(phase);
+    }
+    // Checked with each phase's place (a rule across phases points at the phase that
+    // breaks it).
+    for (i, rp) in raw.phase.iter().enumerate() {
+        let r = rp.get_ref();
+        if let Some((f, m)) = phase_problem(&phases[i], i, &phases, ops.len()) {
+            let span = match f {
+                "secs" => r.secs.as_ref().map(|s| s.span()),
+                "weights" => r.weights.as_ref().map(|s| s.span()),
+                "rate" => r.rate.as_ref().map(|s| s.span()),
+                _ => r.threads.as_ref().map(|s| s.span()),
+            }
+            .unwrap_or(rp.span());
+            return Err(ctx.at(span, format!("phase[{}].{f}", i + 1), m));
+        }
+    }
     let mix = Mix {
         name,
         description: raw
@@ -1949,6 +2216,7 @@ pub fn parse_mix(text: &str, file: &str) -> Result<Mix, MixError> {
             .unwrap_or_default(),
         ops,
         keys,
+        phases,
     };
     // Everything was checked with its place above; this cannot fail, but a rule added
     // to `validate` alone should still be enforced.
@@ -2180,6 +2448,7 @@ pub fn mixgraph(params: &[(String, String)]) -> Result<Mix, MixError> {
         description,
         ops: vec![get_op, put_op, seek_op],
         keys,
+        phases: Vec::new(),
     };
     mix.validate()?;
     Ok(mix)
@@ -2399,7 +2668,11 @@ mod tests {
         ALLOCS.with(Cell::get)
     }
 
-    const EXAMPLES: [(&str, &str); 9] = [
+    const EXAMPLES: [(&str, &str); 10] = [
+        (
+            "phases.toml",
+            include_str!("../../../examples/mixes/phases.toml"),
+        ),
         (
             "ycsb-a.toml",
             include_str!("../../../examples/mixes/ycsb-a.toml"),
@@ -2770,6 +3043,7 @@ mod tests {
             description: String::new(),
             ops: vec![MixOp::new(MixOpKind::Get, 1)],
             keys: KeySpec::PowerKeyrange(p),
+            phases: Vec::new(),
         };
         let mut s = mix.sampler(num, 100, 11).unwrap();
         let draws = 400_000;
@@ -2822,6 +3096,7 @@ mod tests {
             description: String::new(),
             ops: vec![MixOp::new(MixOpKind::Get, 1)],
             keys,
+            phases: Vec::new(),
         };
         let mut s = mix.sampler(num, 100, 5).unwrap();
         let mut c = vec![0usize; num as usize];
@@ -3078,5 +3353,116 @@ mod tests {
             .contains("below zero"));
         assert!(mixgraph_rate_profile(f64::NAN, 1.0, 0.0, 1.0).is_err());
         assert!(mixgraph_rate_profile(0.0, 1.0, 0.0, 0.0).is_err());
+    }
+
+    const PHASED: &str = r#"
+[[op]]
+kind = "get"
+weight = 9
+
+[[op]]
+kind = "put"
+weight = 1
+
+[[phase]]
+secs = 10
+weights = [1, 0]
+threads = 1
+
+[[phase]]
+secs = 5
+threads = 0
+
+[[phase]]
+weights = [0, 1]
+threads = 4
+"#;
+
+    #[test]
+    fn phases_change_the_weights_drawn_and_become_the_steps_profile() {
+        let m = parse_mix(PHASED, "phased.toml").unwrap();
+        assert_eq!(m.phases.len(), 3);
+        // A phase without weights keeps the ops' own.
+        assert_eq!(m.phases[1].weights, vec![9, 1]);
+        assert!(m.phases[2].secs.is_infinite());
+        assert_eq!(
+            (m.phase_at(0.0), m.phase_at(9.9), m.phase_at(10.0)),
+            (0, 0, 1)
+        );
+        assert_eq!((m.phase_at(15.0), m.phase_at(1e9)), (2, 2));
+        assert_eq!(m.phases_secs(), None, "the last phase lasts to the end");
+        assert_eq!(m.rate_profile(), None);
+        assert_eq!(
+            m.threads_profile().as_deref(),
+            Some("hold:1/10s,hold:0/5s,hold:4")
+        );
+        // Round trip through the file format.
+        assert_eq!(parse_mix(&m.to_toml(), "phased.toml").unwrap(), m);
+        // Each phase draws by its own weights.
+        let mut s = m.sampler(1000, 100, 7).unwrap();
+        let draw = |s: &mut MixSampler| {
+            let mut n = [0usize; 2];
+            for _ in 0..10_000 {
+                n[s.next_op()] += 1;
+            }
+            n
+        };
+        assert_eq!(draw(&mut s), [10_000, 0]);
+        s.set_phase(2);
+        assert_eq!(draw(&mut s), [0, 10_000]);
+        s.set_phase(1);
+        let n = draw(&mut s);
+        assert!((8_700..9_300).contains(&n[0]), "{n:?}");
+        // The example: each phase its own rate, a profile of holds, 150 s long.
+        let e = example("phases.toml");
+        assert_eq!(
+            e.rate_profile().as_deref(),
+            Some("hold:20000/60s,hold:8000/30s,hold:5000/60s")
+        );
+        assert_eq!(e.phases_secs(), Some(150.0));
+        assert_eq!(e.phases[2].weights, vec![45, 5, 50]);
+        // Rates make a rate profile instead.
+        let rated = PHASED
+            .replace("threads = 1", "rate = 500")
+            .replace("threads = 0", "rate = 0")
+            .replace("threads = 4", "rate = 2000\nsecs = 1");
+        let m = parse_mix(&rated, "rated.toml").unwrap();
+        assert_eq!(
+            m.rate_profile().as_deref(),
+            Some("hold:500/10s,hold:0/5s,hold:2000/1s")
+        );
+        assert_eq!(m.phases_secs(), Some(16.0));
+        assert_eq!(m.threads_profile(), None);
+    }
+
+    #[test]
+    fn a_bad_phase_is_named_with_its_line_and_what_to_write() {
+        let e = err(&PHASED.replace("weights = [1, 0]", "weights = [1]"));
+        assert!(
+            e.contains(":12:11:")
+                && e.contains("phase[1].weights")
+                && e.contains("1 weights for 2 ops"),
+            "{e}"
+        );
+        let e = err(&PHASED.replace("weights = [1, 0]", "weights = [0, 0]"));
+        assert!(e.contains("phase[1].weights: every weight is 0"), "{e}");
+        let e = err(&PHASED.replace("secs = 5\n", ""));
+        assert!(e.contains("phase[2].secs: only the last phase"), "{e}");
+        let e = err(&PHASED.replace("threads = 0", "rate = 0"));
+        assert!(
+            e.contains("phase[2].rate: give a rate in every phase or in none"),
+            "{e}"
+        );
+        let e = err(&PHASED.replace("threads = 4", "threads = 2000"));
+        assert!(
+            e.contains("phase[3].threads") && e.contains("0 to 1024"),
+            "{e}"
+        );
+        let e = err(&PHASED
+            .replace("threads = 1\n", "threads = 0\n")
+            .replace("threads = 4", "threads = 0"));
+        assert!(e.contains("every phase is a pause"), "{e}");
+        let e = err(&PHASED.replace("secs = 10", "secs = 10\nspeed = 3"));
+        assert!(e.contains("phase") && e.contains("speed"), "{e}");
     }
 }

@@ -121,6 +121,15 @@ impl Lane<'_> {
         self.writer
     }
 
+    /// Seconds since the measured window opened (or the first paced thread started);
+    /// 0 before (in warm-up): where a step that changes over time is in its phases.
+    pub fn since_open(&self) -> f64 {
+        self.shared
+            .window_start
+            .get()
+            .map_or(0.0, |s| s.elapsed().as_secs_f64())
+    }
+
     /// Waits for the step to start (as the first drive does), then gives the instant
     /// every paced thread of the step counts its arrivals from: the measured window's
     /// start, or the first asker's now if it has not opened yet (during warm-up).
@@ -204,8 +213,8 @@ impl Lane<'_> {
         let step = GATE_EVERY.as_secs_f64();
         let ahead = (GATE_REST.as_secs_f64() / step) as u32;
         loop {
-            let opened = self.shared.window_start.get();
-            let t = opened.map_or(0.0, |s| s.elapsed().as_secs_f64());
+            let opened = self.shared.window_start.get().is_some();
+            let t = self.since_open();
             if profile.runs(self.index, t) {
                 return true;
             }
@@ -214,7 +223,7 @@ impl Lane<'_> {
             }
             // In warm-up the count cannot change before the window opens.
             let turn = (1..=ahead)
-                .find(|&k| opened.is_some() && profile.runs(self.index, t + f64::from(k) * step))
+                .find(|&k| opened && profile.runs(self.index, t + f64::from(k) * step))
                 .unwrap_or(ahead);
             std::thread::sleep(GATE_EVERY * turn);
         }

@@ -118,7 +118,13 @@ impl Workload for MixStep {
             c.engine(|| s.put(key, &val[..n]))?;
             Ok((key.len() + n) as u64)
         };
+        // A mix with phases draws by the weights of the phase in force when each op
+        // starts (one clock read per op, for phased mixes only).
+        let (lane, phased) = (w.lane(), !self.mix.phases.is_empty());
         let r = w.drive(quota, |c| {
+            if phased {
+                sampler.set_phase(self.mix.phase_at(lane.since_open()));
+            }
             let i = sampler.next_op();
             c.set_class(i as u8);
             let op = &ops[i];

@@ -3,17 +3,8 @@
 
 mod common;
 
-use common::{json_of, plumb, stderr};
+use common::{json_of, phase_row, plumb, stderr, step};
 use serde_json::Value;
-
-fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
-    run["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no step {name}: {run}"))
-}
 
 /// Each interval's stored thread count.
 fn threads(s: &Value) -> Vec<f64> {
@@ -87,25 +78,14 @@ fn a_kv_step_runs_the_profiles_threads_second_by_second_and_shows_them_phase_by_
         text.contains("readrandom: clients hold:1/1s,hold:2/1s,hold:0/1s,hold:2/1s"),
         "{text}"
     );
-    let phases = text
-        .split("readrandom phase by phase")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no phase table: {text}"));
-    assert!(
-        phases.lines().nth(1).unwrap().contains("threads"),
-        "{phases}"
+    assert_eq!(
+        phase_row(&text, "readrandom", "phase")[2],
+        "threads",
+        "{text}"
     );
-    let row = |name: &str| -> Vec<String> {
-        phases
-            .lines()
-            .find(|l| l.trim_end().ends_with(name))
-            .unwrap_or_else(|| panic!("no row {name}: {phases}"))
-            .split_whitespace()
-            .map(str::to_string)
-            .collect()
-    };
-    let clients: f64 = row("hold:2/1s")[2].parse().unwrap();
-    assert!((clients - 2.0).abs() < 0.1, "{phases}");
+    let row = phase_row(&text, "readrandom", "hold:2/1s");
+    let clients: f64 = row[2].parse().unwrap();
+    assert!((clients - 2.0).abs() < 0.1, "{row:?}");
 }
 
 #[test]

@@ -211,22 +211,10 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
         "{text}"
     );
     // Phase by phase: the ramp's two seconds offered 1000/s on average, the hold 200.
-    let phases = text
-        .split("readrandom phase by phase")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no phase table: {text}"));
-    let row = |name: &str| -> Vec<String> {
-        phases
-            .lines()
-            .find(|l| l.trim_end().ends_with(name))
-            .unwrap_or_else(|| panic!("no row {name}: {phases}"))
-            .split_whitespace()
-            .map(str::to_string)
-            .collect()
-    };
     for (name, want) in [("ramp:500..1500/2s", 1000.0), ("hold:200", 200.0)] {
-        let offered: f64 = row(name)[2].parse().unwrap();
-        assert!((offered - want).abs() < want * 0.03, "{name}: {phases}");
+        let row = common::phase_row(&text, "readrandom", name);
+        let offered: f64 = row[2].parse().unwrap();
+        assert!((offered - want).abs() < want * 0.03, "{name}: {row:?}");
     }
     // A second run under the same profile compares phase against phase, and the HTML
     // chart marks where each phase began.

@@ -59,6 +59,22 @@ pub fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no step {name}"))
 }
 
+/// The cells of phase `phase`'s row in `plumb show`'s phase table of `step` (from_s,
+/// secs, what it asked for, served/s, worst_p99, phase).
+pub fn phase_row(show: &str, step: &str, phase: &str) -> Vec<String> {
+    let table = show
+        .split(&format!("{step} phase by phase"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no phase table of {step}: {show}"));
+    table
+        .lines()
+        .find(|l| l.trim_end().ends_with(phase))
+        .unwrap_or_else(|| panic!("no row {phase}: {table}"))
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
 /// Someone else's server for `--url` tests: started here through the library (in
 /// `dir`, 64 MiB of cache), not by the run under test.
 pub fn external_server(dir: &Path, server: &str, engine: Option<&str>) -> plumb_sql::Managed {

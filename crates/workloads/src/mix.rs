@@ -33,6 +33,7 @@
 //! | where | key | meaning |
 //! |---|---|---|
 //! | top | `name`, `description` | strings |
+//! | top | `one_draw` | `true`: db_bench mixgraph's one draw per op (a uniform number below num chooses the op modulo the weights' sum, is the first key's draw under `uniform` and `power-keyrange`, and its quantile is the Pareto sizes' draw), so a key always comes with the same op and sizes; default `false`, each drawn apart |
 //! | `[keys]` | `distribution` | `uniform`, `zipfian`, `scrambled-zipfian`, `latest`, `hotspot`, `sequential`, `power-keyrange` |
 //! | `[keys]` | `theta` | `zipfian` (> 0, plumb's `--distribution zipfian:θ`), `scrambled-zipfian` and `latest` (0 < θ < 1, YCSB's); default 0.99 |
 //! | `[keys]` | `hot_fraction`, `hot_ops` | `hotspot`: YCSB's `hotspotdatafraction` (0 < f ≤ 1, default 0.2) and `hotspotopnfraction` (0 ≤ f ≤ 1, default 0.8) |
@@ -389,6 +390,12 @@ pub struct Mix {
     pub keys: KeySpec,
     /// How the mix changes over the step (empty: the ops' weights throughout).
     pub phases: Vec<MixPhase>,
+    /// db_bench mixgraph's one draw per op: a uniform number below `num` chooses the
+    /// op (modulo the weights' sum), is the first key's draw (uniform and
+    /// power-keyrange keys) and, divided by `num`, the quantile of the op's Pareto
+    /// value size or scan length, so a key always comes with the same op and sizes.
+    /// False: each drawn apart.
+    pub one_draw: bool,
 }
 
 /// One phase of a mix: how long, the ops' weights in it, and the load it runs at.
@@ -992,7 +999,9 @@ impl SizeGen {
     }
 
     #[inline]
-    fn next(&mut self, rng: &mut SmallRng) -> u64 {
+    /// The next size; a Pareto takes `quantile` as its uniform draw when given (an op's
+    /// one draw, [`Mix::one_draw`]).
+    fn next(&mut self, rng: &mut SmallRng, quantile: Option<f64>) -> u64 {
         match self {
             SizeGen::Fixed(n) => *n,
             SizeGen::Uniform(u) => u.next(rng).max(0) as u64,
@@ -1005,7 +1014,8 @@ impl SizeGen {
                 max,
                 wrap,
             } => {
-                let x = pareto_inversion(rng.random::<f64>(), *theta, *k, *sigma);
+                let u = quantile.unwrap_or_else(|| rng.random::<f64>());
+                let x = pareto_inversion(u, *theta, *k, *sigma);
                 fold(x, *min, *max, *wrap)
             }
         }
@@ -1039,6 +1049,11 @@ pub struct MixSampler {
     /// `total` by [`MixSampler::set_phase`] (empty without phases).
     phases: Vec<(Vec<u64>, u64)>,
     phase: usize,
+    /// [`Mix::one_draw`]: this op's draw, for its first key, and its quantile, for
+    /// its Pareto size; each taken once.
+    one_draw: bool,
+    ini: Option<u64>,
+    quantile: Option<f64>,
 }
 
 impl MixSampler {
@@ -1057,7 +1072,16 @@ impl MixSampler {
     /// The next op, an index into [`Mix::ops`] (and [`Mix::op_names`]), drawn by weight.
     #[inline]
     pub fn next_op(&mut self) -> usize {
-        let r = self.rng.random_range(0..self.total);
+        let r = if self.one_draw {
+            // db_bench's MixGraph: ini = GetRandomKey(), the op QueryDecider's
+            // GetType(ini % num), u = (ini % num) / num.
+            let ini = self.rng.random_range(0..self.num);
+            self.ini = Some(ini);
+            self.quantile = Some(ini as f64 / self.num as f64);
+            ini % self.total
+        } else {
+            self.rng.random_range(0..self.total)
+        };
         self.cumulative.partition_point(|&c| c <= r)
     }
 
@@ -1068,6 +1092,13 @@ impl MixSampler {
     /// above 2^64 - num (see `PowerKeys::key_of`).
     #[inline]
     pub fn key(&mut self) -> u64 {
+        if let Some(ini) = self.ini.take() {
+            match &self.keys {
+                KeyGen::Uniform => return ini,
+                KeyGen::Power(p) => return p.key_of(ini),
+                _ => {}
+            }
+        }
         let num = self.num;
         match &mut self.keys {
             KeyGen::Uniform => self.rng.random_range(0..num),
@@ -1100,8 +1131,9 @@ impl MixSampler {
     /// Bytes to write for op `op` (an index from [`Self::next_op`]; 0 for any other).
     #[inline]
     pub fn value_size(&mut self, op: usize) -> usize {
+        let u = self.quantile.take();
         match self.values.get_mut(op) {
-            Some(g) => g.next(&mut self.rng) as usize,
+            Some(g) => g.next(&mut self.rng, u) as usize,
             None => 0,
         }
     }
@@ -1109,8 +1141,9 @@ impl MixSampler {
     /// Entries a `seek` reads for op `op` (0 for an index not from [`Self::next_op`]).
     #[inline]
     pub fn scan_length(&mut self, op: usize) -> usize {
+        let u = self.quantile.take();
         match self.scans.get_mut(op) {
-            Some(g) => g.next(&mut self.rng) as usize,
+            Some(g) => g.next(&mut self.rng, u) as usize,
             None => 0,
         }
     }
@@ -1310,6 +1343,9 @@ impl Mix {
         Ok(MixSampler {
             phases,
             phase: 0,
+            one_draw: self.one_draw,
+            ini: None,
+            quantile: None,
             rng: SmallRng::seed_from_u64(seed),
             num,
             cumulative,
@@ -1408,6 +1444,9 @@ impl Mix {
                 "description = {}\n",
                 toml_string(&self.description)
             ));
+        }
+        if self.one_draw {
+            s.push_str("one_draw = true\n");
         }
         s.push_str(&format!(
             "\n[keys]\ndistribution = \"{}\"\n",
@@ -1606,6 +1645,7 @@ struct RawMix {
     op: Vec<Spanned<RawOp>>,
     #[serde(default)]
     phase: Vec<Spanned<RawPhase>>,
+    one_draw: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -2217,6 +2257,7 @@ pub fn parse_mix(text: &str, file: &str) -> Result<Mix, MixError> {
         ops,
         keys,
         phases,
+        one_draw: raw.one_draw.as_ref().is_some_and(|b| *b.get_ref()),
     };
     // Everything was checked with its place above; this cannot fail, but a rule added
     // to `validate` alone should still be enforced.
@@ -2274,13 +2315,16 @@ const MIXGRAPH_DESCRIPTION: &str =
 /// folded by `%`) and the scan lengths (Pareto from `iter_*` `% mix_max_scan_len`,
 /// negative draws reading nothing). A σ of 0 makes a fixed size, as in db_bench.
 ///
-/// What does not: db_bench draws one number per op and derives the op, the key, the
-/// value size and the scan length all from it, so a key always gets (nearly) the same
-/// value size and scan length; a mix draws them independently (same distributions,
-/// no coupling). The power model's rank is scattered by a hash, not a freshly seeded
-/// Mersenne Twister (see `power-keyrange`): which keys are hot differs, not how hot.
-/// The op is drawn by weight, not as `rand % 1000` of the key's draw (db_bench's tiny
-/// modulo bias is gone). The QPS sine (`sine_*`, `sine_mix_rate*`) is a pacing matter:
+/// One number per op, as db_bench draws it ([`Mix::one_draw`]): `ini` uniform below
+/// num picks the op as `QueryDecider::GetType(ini)` does (`ini % 1000` against the
+/// weights), is the key's draw, and `ini / num` is the Pareto quantile of the put's
+/// value size and the seek's scan length, so a key always comes with the same op and
+/// sizes (a key that is put is never read by a get, which is why db_bench's gets miss
+/// more than independent draws would).
+///
+/// What does not map: the power model's rank is scattered by a hash, not a freshly
+/// seeded Mersenne Twister (see `power-keyrange`): which keys are hot differs, not how
+/// hot. The QPS sine (`sine_*`, `sine_mix_rate*`) is a pacing matter:
 /// see [`mixgraph_rate_profile`]. `num` is the run's key count, `reads`/`duration` the
 /// step's length, and a value's bytes come from the driver.
 pub fn mixgraph(params: &[(String, String)]) -> Result<Mix, MixError> {
@@ -2449,6 +2493,7 @@ pub fn mixgraph(params: &[(String, String)]) -> Result<Mix, MixError> {
         ops: vec![get_op, put_op, seek_op],
         keys,
         phases: Vec::new(),
+        one_draw: true,
     };
     mix.validate()?;
     Ok(mix)
@@ -3044,6 +3089,7 @@ mod tests {
             ops: vec![MixOp::new(MixOpKind::Get, 1)],
             keys: KeySpec::PowerKeyrange(p),
             phases: Vec::new(),
+            one_draw: false,
         };
         let mut s = mix.sampler(num, 100, 11).unwrap();
         let draws = 400_000;
@@ -3097,6 +3143,7 @@ mod tests {
             ops: vec![MixOp::new(MixOpKind::Get, 1)],
             keys,
             phases: Vec::new(),
+            one_draw: false,
         };
         let mut s = mix.sampler(num, 100, 5).unwrap();
         let mut c = vec![0usize; num as usize];
@@ -3464,5 +3511,52 @@ threads = 4
         assert!(e.contains("every phase is a pause"), "{e}");
         let e = err(&PHASED.replace("secs = 10", "secs = 10\nspeed = 3"));
         assert!(e.contains("phase") && e.contains("speed"), "{e}");
+    }
+
+    #[test]
+    fn one_draw_ties_the_op_the_key_and_the_size_to_one_number_as_db_bench() {
+        let text = "one_draw = true\n[[op]]\nkind = \"get\"\nweight = 1\n[[op]]\nkind = \"put\"\n\
+                    weight = 1\nvalue_size = { dist = \"pareto\", k = 0.2615, sigma = 25.45, \
+                    min = 10, max = 1024, wrap = 1024 }\n";
+        let m = parse_mix(text, "one.toml").unwrap();
+        assert!(m.one_draw);
+        assert_eq!(parse_mix(&m.to_toml(), "one.toml").unwrap(), m);
+        let num = 10_000u64;
+        let mut s = m.sampler(num, 100, 3).unwrap();
+        let mut size_of = std::collections::HashMap::new();
+        let (mut gets, mut puts) = (0, 0);
+        for _ in 0..20_000 {
+            let op = s.next_op();
+            let k = s.key();
+            // The op is the draw modulo the weights' sum (2): gets take even keys, puts
+            // odd ones, so no get ever reads a key a put wrote.
+            assert_eq!(k % 2, op as u64, "op {op} key {k}");
+            if op == 1 {
+                puts += 1;
+                let size = s.value_size(op);
+                // The size is the Pareto at the key's quantile: the same key, the same
+                // size, every time.
+                let want = fold(
+                    pareto_inversion(k as f64 / num as f64, 0.0, 0.2615, 25.45),
+                    10,
+                    1024,
+                    Some(1024),
+                );
+                assert_eq!(size as u64, want, "key {k}");
+                assert_eq!(*size_of.entry(k).or_insert(size), size);
+            } else {
+                gets += 1;
+            }
+        }
+        assert!(gets > 9_000 && puts > 9_000, "{gets} {puts}");
+        // Drawn apart (the default), a key meets both ops.
+        let apart = parse_mix(&text.replace("one_draw = true\n", ""), "apart.toml").unwrap();
+        let mut s = apart.sampler(num, 100, 3).unwrap();
+        let odd_gets = (0..2_000)
+            .filter(|_| s.next_op() == 0 && s.key() % 2 == 1)
+            .count();
+        assert!(odd_gets > 300, "{odd_gets}");
+        // mixgraph draws once, as db_bench does.
+        assert!(mixgraph(&[]).unwrap().one_draw);
     }
 }

@@ -13,6 +13,10 @@ use plumb_plan::ScriptSource;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use smallvec::SmallVec;
+use std::cell::RefCell;
+use std::ffi::c_int;
+use std::ops::{Deref, DerefMut};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,15 +32,22 @@ const BULK_PACKET: usize = 512 * 1024;
 /// the generators, and how errors are judged.
 pub(crate) struct Ctx {
     endpoint: Option<Endpoint>,
+    /// What was sent, shared with every connection (which count into it without a
+    /// look at the state's app data).
+    tally: Rc<RefCell<Tally>>,
+    rand: Rand,
+    /// Server-side prepared statements (`db_ps_mode=auto`), or text.
+    prepared: bool,
+}
+
+/// What a Lua state's connections sent, and how their errors are judged.
+pub(crate) struct Tally {
     /// Statements sent (queries and executions, bulk inserts' flushes).
     pub queries: u64,
     /// Rows returned or changed.
     pub rows: u64,
     /// Each statement's kind ([`super::LUA_CLASSES`]) and latency in this event.
     pub parts: Vec<(u8, u64)>,
-    rand: Rand,
-    /// Server-side prepared statements (`db_ps_mode=auto`), or text.
-    prepared: bool,
     /// Error codes that restart the event (MySQL errnos or PostgreSQL SQLSTATEs).
     ignore: Vec<String>,
     ignore_all: bool,
@@ -148,10 +159,16 @@ struct StmtUd {
     life: u32,
 }
 
-impl UserData for StmtUd {}
+/// A statement as Lua holds it: boxed, so the address `execute` is handed (a light
+/// userdata beside it) stays put for the statement's life.
+struct StmtBox(Box<StmtUd>);
+
+impl UserData for StmtBox {}
 
 /// A connection made by `drv:connect()`.
-struct ConnUd {
+pub(crate) struct ConnUd {
+    /// The state's counts, shared.
+    tally: Rc<RefCell<Tally>>,
     client: Option<Box<dyn SqlClient>>,
     postgres: bool,
     values: Values,
@@ -173,7 +190,7 @@ fn one(v: Value) -> Reply {
     (v, Value::Nil, Value::Nil, Value::Nil, Value::Nil)
 }
 
-fn reply(lua: &Lua, postgres: bool, r: Result<(u64, usize), SqlError>) -> mlua::Result<Reply> {
+fn reply(lua: &Lua, conn: &ConnUd, r: Result<(u64, usize), SqlError>) -> mlua::Result<Reply> {
     match r {
         Ok((n, f)) => Ok((
             Value::Number(n as f64),
@@ -183,29 +200,7 @@ fn reply(lua: &Lua, postgres: bool, r: Result<(u64, usize), SqlError>) -> mlua::
             Value::Nil,
         )),
         Err(e) => {
-            let (errno, state, msg) = match &e {
-                SqlError::Query { message, code, .. } => {
-                    let code = code.clone().unwrap_or_default();
-                    if postgres {
-                        (0i64, code, message.clone())
-                    } else {
-                        (code.parse().unwrap_or(0), String::new(), message.clone())
-                    }
-                }
-                // The connection is gone: MySQL's CR_SERVER_LOST, PostgreSQL's
-                // connection_failure.
-                other if postgres => (0, "08006".into(), other.to_string()),
-                other => (2013, String::new(), other.to_string()),
-            };
-            let ignorable = {
-                let c = ctx(lua);
-                let key = if postgres {
-                    state.clone()
-                } else {
-                    errno.to_string()
-                };
-                c.ignore_all || c.ignore.contains(&key)
-            };
+            let (errno, state, msg, ignorable) = conn.failure(&e);
             Ok((
                 Value::Nil,
                 Value::Number(errno as f64),
@@ -222,13 +217,40 @@ impl ConnUd {
         self.client.as_mut().ok_or_else(closed)
     }
 
+    /// An error as sysbench's driver reports it to the script: errno, SQLSTATE,
+    /// message, and whether the driver ignores it (restarting the event).
+    fn failure(&self, e: &SqlError) -> (i64, String, String, bool) {
+        let (errno, state, msg) = match e {
+            SqlError::Query { message, code, .. } => {
+                let code = code.clone().unwrap_or_default();
+                if self.postgres {
+                    (0i64, code, message.clone())
+                } else {
+                    (code.parse().unwrap_or(0), String::new(), message.clone())
+                }
+            }
+            // The connection is gone: MySQL's CR_SERVER_LOST, PostgreSQL's
+            // connection_failure.
+            other if self.postgres => (0, "08006".into(), other.to_string()),
+            other => (2013, String::new(), other.to_string()),
+        };
+        let t = self.tally.borrow();
+        let ignorable = t.ignore_all
+            || if self.postgres {
+                t.ignore.contains(&state)
+            } else {
+                t.ignore.contains(&errno.to_string())
+            };
+        (errno, state, msg, ignorable)
+    }
+
     /// Runs SQL text, keeping its rows for `fetch_row`.
-    fn text(&mut self, lua: &Lua, sql: &str, class: u8) -> Result<(u64, usize), SqlError> {
+    fn text(&mut self, sql: &str, class: u8) -> Result<(u64, usize), SqlError> {
         let client = self.client.as_mut().ok_or_else(closed)?;
         self.row = 0;
         let t = Instant::now();
         let r = client.run_text(sql, Some(&mut self.values));
-        self.tally(lua, class, t, r)
+        self.tally(class, t, r)
     }
 
     /// Counts a statement sent at `t` (its kind and latency among the event's parts)
@@ -236,13 +258,12 @@ impl ConnUd {
     /// statement with no columns, and the columns.
     fn tally(
         &self,
-        lua: &Lua,
         class: u8,
         t: Instant,
         r: Result<Counted, SqlError>,
     ) -> Result<(u64, usize), SqlError> {
         let ns = t.elapsed().as_nanos() as u64;
-        let mut c = ctx(lua);
+        let mut c = self.tally.borrow_mut();
         c.queries += 1;
         c.parts.push((class, ns));
         let counted = r?;
@@ -258,12 +279,8 @@ impl ConnUd {
         ))
     }
 
-    fn execute(
-        &mut self,
-        lua: &Lua,
-        st: &StmtUd,
-        vals: &[Value],
-    ) -> Result<(u64, usize), SqlError> {
+    /// Executes `st` with `params` (their values, in order), as `stmt:execute()`.
+    fn execute(&mut self, st: &StmtUd, params: &[Param<'_>]) -> Result<(u64, usize), SqlError> {
         if st.life != self.life {
             return Err(SqlError::Query {
                 context: "lua".into(),
@@ -272,70 +289,129 @@ impl ConnUd {
                 code: None,
             });
         }
-        let bad = |i: usize, why: String| {
-            SqlError::Input(format!("stmt:execute(): parameter {}: {why}", i + 1))
-        };
-        if vals.len() != st.params.len() {
-            return Err(bad(
-                vals.len().min(st.params.len()),
-                format!(
-                    "{} bound (stmt:bind_param), {} given",
-                    st.params.len(),
-                    vals.len()
-                ),
-            ));
-        }
-        let mut texts: SmallVec<[mlua::BorrowedStr<'_>; 16]> = SmallVec::new();
-        for (i, v) in vals.iter().enumerate() {
-            if let Value::String(s) = v {
-                texts.push(s.to_str().map_err(|e| bad(i, e.to_string()))?);
-            }
-        }
-        let mut next_text = texts.iter();
-        let mut params: SmallVec<[Param<'_>; 16]> = SmallVec::new();
-        for (i, (v, kind)) in vals.iter().zip(&st.params).enumerate() {
-            params.push(match (kind, v) {
-                (_, Value::Nil) => Param::Null,
-                (_, Value::String(_)) => Param::Str(next_text.next().map(|s| &**s).unwrap_or("")),
-                (ParamKind::Double, Value::Number(n)) => Param::Double(*n),
-                (ParamKind::Double, Value::Integer(n)) => Param::Double(*n as f64),
-                (_, Value::Number(n)) => Param::Big(*n as i64),
-                (_, Value::Integer(n)) => Param::Big(*n),
-                (_, other) => {
-                    return Err(bad(i, format!("a {} is not a value", other.type_name())))
-                }
-            });
+        if params.len() != st.params.len() {
+            return Err(SqlError::Input(format!(
+                "stmt:execute(): {} parameters bound (stmt:bind_param), {} given",
+                st.params.len(),
+                params.len()
+            )));
         }
         match st.handle {
             Some(h) => {
                 let client = self.client.as_mut().ok_or_else(closed)?;
                 self.row = 0;
                 let t = Instant::now();
-                let r = client.run(h, &params, Some(&mut self.values));
-                self.tally(lua, st.class, t, r)
+                let r = client.run(h, params, Some(&mut self.values));
+                self.tally(st.class, t, r)
             }
             None => {
                 let mut text = std::mem::take(&mut self.text);
-                substitute(&st.sql, &params, self.postgres, &mut text)?;
-                let r = self.text(lua, &text, st.class);
+                substitute(&st.sql, params, self.postgres, &mut text)?;
+                let r = self.text(&text, st.class);
                 self.text = text;
                 r
             }
         }
     }
 
-    fn flush(&mut self, lua: &Lua) -> Result<(), SqlError> {
+    fn flush(&mut self) -> Result<(), SqlError> {
         let Some((mut buf, head, rows)) = self.bulk.take() else {
             return Ok(());
         };
         let r = if rows > 0 {
-            self.text(lua, &buf, INSERT).map(|_| ())
+            self.text(&buf, INSERT).map(|_| ())
         } else {
             Ok(())
         };
         buf.truncate(head);
         self.bulk = Some((buf, head, 0));
         r
+    }
+}
+
+/// `P.exec(con_ptr, stmt_ptr, v1, …)`, prelude.lua's `stmt:execute()`: the statement
+/// with its values, replying as the connection's methods do (rows and fields, or nil,
+/// errno, SQLSTATE, message and whether the driver ignores it). A plain C function on
+/// the Lua stack, with no conversion layer between: the one call per statement of
+/// every event, and what a sysbench client spends beside the server's work (mlua's
+/// method call cost plumb ~0.35 µs per statement over sysbench's FFI call).
+///
+/// # Safety
+/// Called by Lua only, as a C function. Its first two arguments are the light
+/// userdata `ConnBox`'s `ptr` and `prepare` gave for objects prelude.lua keeps beside
+/// them (so they are alive, and boxed where they were); nothing else in the state
+/// touches them while it runs (one thread per state, and `exec` calls no Lua).
+unsafe extern "C-unwind" fn exec(l: *mut mlua::ffi::lua_State) -> c_int {
+    use mlua::ffi;
+    let conn = ffi::lua_touserdata(l, 1) as *mut ConnUd;
+    let st = ffi::lua_touserdata(l, 2) as *const StmtUd;
+    let push_str = |s: &str| {
+        ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len());
+    };
+    if conn.is_null() || st.is_null() {
+        ffi::lua_pushnil(l);
+        ffi::lua_pushnumber(l, 0.0);
+        push_str("");
+        push_str("stmt:execute(): not a statement of a connection");
+        ffi::lua_pushboolean(l, 0);
+        return 5;
+    }
+    let (conn, st) = (&mut *conn, &*st);
+    let n = ffi::lua_gettop(l);
+    let mut params: SmallVec<[Param<'_>; 16]> = SmallVec::new();
+    let mut bad = None;
+    for i in 3..=n {
+        let kind = st.params.get((i - 3) as usize).copied();
+        params.push(match ffi::lua_type(l, i) {
+            ffi::LUA_TNIL => Param::Null,
+            ffi::LUA_TNUMBER => {
+                let x = ffi::lua_tonumber(l, i);
+                if kind == Some(ParamKind::Double) {
+                    Param::Double(x)
+                } else {
+                    Param::Big(x as i64)
+                }
+            }
+            ffi::LUA_TSTRING => {
+                let mut len = 0usize;
+                let p = ffi::lua_tolstring(l, i, &mut len);
+                // The string stays on the stack, so alive, until `exec` returns.
+                match std::str::from_utf8(std::slice::from_raw_parts(p.cast::<u8>(), len)) {
+                    Ok(s) => Param::Str(s),
+                    Err(e) => {
+                        bad = Some(format!("parameter {}: {e}", i - 2));
+                        break;
+                    }
+                }
+            }
+            _ => {
+                bad = Some(format!(
+                    "parameter {}: a table or function is not a value",
+                    i - 2
+                ));
+                break;
+            }
+        });
+    }
+    let r = match bad {
+        Some(why) => Err(SqlError::Input(format!("stmt:execute(): {why}"))),
+        None => conn.execute(st, &params),
+    };
+    match r {
+        Ok((rows, fields)) => {
+            ffi::lua_pushnumber(l, rows as f64);
+            ffi::lua_pushnumber(l, fields as f64);
+            2
+        }
+        Err(e) => {
+            let (errno, state, msg, ignorable) = conn.failure(&e);
+            ffi::lua_pushnil(l);
+            ffi::lua_pushnumber(l, errno as f64);
+            push_str(&state);
+            push_str(&msg);
+            ffi::lua_pushboolean(l, c_int::from(ignorable));
+            5
+        }
     }
 }
 
@@ -442,12 +518,34 @@ fn substitute(
     Ok(())
 }
 
-impl UserData for ConnUd {
+/// A connection as Lua holds it: boxed, so the address `execute` is handed (a light
+/// userdata beside it) stays put for the connection's life.
+struct ConnBox(Box<ConnUd>);
+
+impl Deref for ConnBox {
+    type Target = ConnUd;
+    fn deref(&self) -> &ConnUd {
+        &self.0
+    }
+}
+
+impl DerefMut for ConnBox {
+    fn deref_mut(&mut self) -> &mut ConnUd {
+        &mut self.0
+    }
+}
+
+impl UserData for ConnBox {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        // The address `P.exec` takes for this connection.
+        m.add_method_mut("ptr", |_, this, ()| {
+            let p: *mut ConnUd = &mut *this.0;
+            Ok(Value::LightUserData(mlua::LightUserData(p.cast())))
+        });
         m.add_method_mut("query", |lua, this, sql: mlua::String| {
             let sql = sql.to_str()?;
-            let r = this.text(lua, &sql, statement_class(&sql));
-            reply(lua, this.postgres, r)
+            let r = this.text(&sql, statement_class(&sql));
+            reply(lua, this, r)
         });
         m.add_method_mut("prepare", |lua, this, sql: mlua::String| {
             let sql = sql.to_str()?.to_string();
@@ -460,27 +558,35 @@ impl UserData for ConnUd {
                         // ER_UNSUPPORTED_PS: BEGIN, some DDL) is sent as text, as sysbench
                         // falls back.
                         Err(SqlError::Query { code: Some(c), .. }) if c == "1295" => None,
-                        Err(e) => return reply(lua, this.postgres, Err(e)),
+                        Err(e) => return reply(lua, this, Err(e)),
                     },
-                    Err(e) => return reply(lua, this.postgres, Err(e)),
+                    Err(e) => return reply(lua, this, Err(e)),
                 }
             } else {
                 None
             };
-            let st = StmtUd {
+            let mut st = StmtBox(Box::new(StmtUd {
                 class: statement_class(&sql),
                 sql,
                 handle,
                 params: Vec::new(),
                 life: this.life,
-            };
-            Ok(one(Value::UserData(lua.create_userdata(st)?)))
+            }));
+            // The statement, and the address `P.exec` takes for it.
+            let p: *mut StmtUd = &mut *st.0;
+            Ok((
+                Value::UserData(lua.create_userdata(st)?),
+                Value::LightUserData(mlua::LightUserData(p.cast())),
+                Value::Nil,
+                Value::Nil,
+                Value::Nil,
+            ))
         });
         m.add_method_mut(
             "bind",
             |_, _this, (stmt, kinds): (AnyUserData, Variadic<i64>)| {
-                let mut st = stmt.borrow_mut::<StmtUd>()?;
-                st.params = kinds
+                let mut st = stmt.borrow_mut::<StmtBox>()?;
+                st.0.params = kinds
                     .iter()
                     .map(|k| match k {
                         1 => ParamKind::Int,
@@ -491,17 +597,9 @@ impl UserData for ConnUd {
                 Ok(0)
             },
         );
-        m.add_method_mut(
-            "execute",
-            |lua, this, (stmt, vals): (AnyUserData, Variadic<Value>)| {
-                let st = stmt.borrow::<StmtUd>()?;
-                let r = this.execute(lua, &st, &vals);
-                reply(lua, this.postgres, r)
-            },
-        );
         m.add_method_mut("close", |_, _this, stmt: AnyUserData| {
-            let mut st = stmt.borrow_mut::<StmtUd>()?;
-            st.params.clear();
+            let mut st = stmt.borrow_mut::<StmtBox>()?;
+            st.0.params.clear();
             Ok(())
         });
         m.add_method_mut("fetch_row", |lua, this, ()| {
@@ -542,8 +640,8 @@ impl UserData for ConnUd {
                 Some((buf, _, rows)) => *rows > 0 && buf.len() + v.len() + 1 > BULK_PACKET,
             };
             if full {
-                if let Err(e) = this.flush(lua) {
-                    return reply(lua, this.postgres, Err(e));
+                if let Err(e) = this.flush() {
+                    return reply(lua, this, Err(e));
                 }
             }
             if let Some((buf, _, rows)) = this.bulk.as_mut() {
@@ -556,11 +654,11 @@ impl UserData for ConnUd {
             Ok(one(Value::Boolean(true)))
         });
         m.add_method_mut("bulk_done", |lua, this, ()| {
-            let r = this.flush(lua);
+            let r = this.flush();
             this.bulk = None;
             match r {
                 Ok(()) => Ok(one(Value::Boolean(true))),
-                Err(e) => reply(lua, this.postgres, Err(e)),
+                Err(e) => reply(lua, this, Err(e)),
             }
         });
         m.add_method_mut("disconnect", |_, this, ()| {
@@ -810,13 +908,15 @@ impl State {
         );
         lua.set_app_data(Ctx {
             endpoint,
-            queries: 0,
-            rows: 0,
-            parts: Vec::with_capacity(64),
+            tally: Rc::new(RefCell::new(Tally {
+                queries: 0,
+                rows: 0,
+                parts: Vec::with_capacity(64),
+                ignore_all: ignore.iter().any(|i| i == "all"),
+                ignore,
+            })),
             rand: Rand::new(seed, options, unique),
             prepared,
-            ignore_all: ignore.iter().any(|i| i == "all"),
-            ignore,
         });
         let setup = || -> mlua::Result<(Function, Function)> {
             let g = lua.globals();
@@ -874,6 +974,8 @@ impl State {
                 .map(|_| f64::from(seeder.random::<u32>() | 1))
                 .collect();
             p.set("seed", lua.create_sequence_from(words)?)?;
+            // SAFETY: `exec` reads only its own arguments and pushes only its results.
+            p.set("exec", unsafe { lua.create_c_function(exec)? })?;
             p.set(
                 "connect",
                 lua.create_function(|lua, ()| {
@@ -888,7 +990,8 @@ impl State {
                     };
                     match ep.connect() {
                         Ok(client) => {
-                            let c = ConnUd {
+                            let c = ConnBox(Box::new(ConnUd {
+                                tally: ctx(lua).tally.clone(),
                                 client: Some(client),
                                 postgres: ep.protocol == Protocol::Postgres,
                                 values: Values::new(),
@@ -896,7 +999,7 @@ impl State {
                                 bulk: None,
                                 life: 0,
                                 text: String::new(),
-                            };
+                            }));
                             lua.create_userdata(c)?.into_lua_multi(lua)
                         }
                         Err(e) => (Value::Nil, e.to_string()).into_lua_multi(lua),
@@ -955,17 +1058,19 @@ impl State {
     /// Statements sent and rows returned or changed so far.
     pub fn counts(&self) -> (u64, u64) {
         let c = ctx(&self.lua);
-        (c.queries, c.rows)
+        let t = c.tally.borrow();
+        (t.queries, t.rows)
     }
 
     /// What was sent since the last call: statements and rows (counted from zero
     /// again), and each statement's kind and latency, swapped into `parts` (emptied
     /// first): one look at the state's context per event.
     pub fn take(&self, parts: &mut Vec<(u8, u64)>) -> (u64, u64) {
-        let mut c = ctx(&self.lua);
+        let c = ctx(&self.lua);
+        let mut t = c.tally.borrow_mut();
         parts.clear();
-        std::mem::swap(parts, &mut c.parts);
-        (std::mem::take(&mut c.queries), std::mem::take(&mut c.rows))
+        std::mem::swap(parts, &mut t.parts);
+        (std::mem::take(&mut t.queries), std::mem::take(&mut t.rows))
     }
 
     /// A global function of the script, if it defines one.

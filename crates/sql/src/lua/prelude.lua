@@ -6,6 +6,7 @@
 -- random generators. Facts from sysbench 1.0.20's documentation and sources; the
 -- code is plumb's.
 local P = ...
+local exec = P.exec
 
 sysbench.hooks = {}
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
@@ -74,7 +75,8 @@ function driver_m.connect(self)
    if c == nil then
       error("connection creation failed: " .. tostring(err), 2)
    end
-   local con = setmetatable({ _c = c, error = sql.error.NONE, driver = self }, connection_mt)
+   local con = setmetatable({ _c = c, _p = c:ptr(), error = sql.error.NONE, driver = self },
+                            connection_mt)
    con._rs = setmetatable({ _con = con, nrows = 0, nfields = 0 }, result_mt)
    return con
 end
@@ -127,11 +129,12 @@ function connection_m.query_row(self, query)
 end
 
 function connection_m.prepare(self, query)
-   local s, errno, state, msg, ign = self._c:prepare(query)
+   -- The statement, and its address for P.exec (or nil, errno, … on failure).
+   local s, sp_or_errno, state, msg, ign = self._c:prepare(query)
    if s == nil then
-      failed(self, query, errno, state, msg, ign, 2)
+      failed(self, query, sp_or_errno, state, msg, ign, 2)
    end
-   return setmetatable({ _s = s, connection = self }, statement_mt)
+   return setmetatable({ _s = s, _sp = sp_or_errno, connection = self }, statement_mt)
 end
 
 function connection_m.bulk_insert_init(self, query)
@@ -249,9 +252,11 @@ function statement_m.execute(self)
    end
    local r, f, state, msg, ign
    if n == 0 then
-      r, f, state, msg, ign = con._c:execute(self._s)
+      r, f, state, msg, ign = exec(con._p, self._sp)
+   elseif n == 1 then
+      r, f, state, msg, ign = exec(con._p, self._sp, v[1])
    else
-      r, f, state, msg, ign = con._c:execute(self._s, unpack(v, 1, n))
+      r, f, state, msg, ign = exec(con._p, self._sp, unpack(v, 1, n))
    end
    if r == nil then
       failed(con, "<prepared statement>", f, state, msg, ign, 2)

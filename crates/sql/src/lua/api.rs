@@ -342,6 +342,26 @@ impl ConnUd {
 /// them (so they are alive, and boxed where they were); nothing else in the state
 /// touches them while it runs (one thread per state, and `exec` calls no Lua).
 unsafe extern "C-unwind" fn exec(l: *mut mlua::ffi::lua_State) -> c_int {
+    // A panic must not unwind into LuaJIT's frames: it becomes the statement's error.
+    match std::panic::catch_unwind(|| exec_values(l)) {
+        Ok(n) => n,
+        Err(_) => {
+            let msg = "stmt:execute(): plumb's statement call panicked";
+            mlua::ffi::lua_pushnil(l);
+            mlua::ffi::lua_pushnumber(l, 0.0);
+            mlua::ffi::lua_pushlstring(l, "".as_ptr().cast(), 0);
+            mlua::ffi::lua_pushlstring(l, msg.as_ptr().cast(), msg.len());
+            mlua::ffi::lua_pushboolean(l, 0);
+            5
+        }
+    }
+}
+
+/// [`exec`]'s work: its arguments from the stack, the statement, its reply pushed.
+///
+/// # Safety
+/// As [`exec`].
+unsafe fn exec_values(l: *mut mlua::ffi::lua_State) -> c_int {
     use mlua::ffi;
     let conn = ffi::lua_touserdata(l, 1) as *mut ConnUd;
     let st = ffi::lua_touserdata(l, 2) as *const StmtUd;

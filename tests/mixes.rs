@@ -354,10 +354,13 @@ fn a_mix_with_phases_draws_each_phases_weights_at_each_phases_load() {
         "gets {gets} vs first second's {first}: {ops:?}"
     );
     assert!(gets > 0.0 && puts > 0.0, "{ops:?}");
-    // A phase's load cannot be set twice.
-    let o = plumb(
-        &store,
-        &[
+    // A phase's load cannot be set twice: not by a threads profile, nor by a rate
+    // search (whose probes would pace threads the phases park).
+    for flag in [
+        ["--threads-profile", "hold:2"],
+        ["--rate-search", "p99:1ms"],
+    ] {
+        let mut a = vec![
             "kv",
             "--engine",
             "memory",
@@ -365,14 +368,14 @@ fn a_mix_with_phases_draws_each_phases_weights_at_each_phases_load() {
             "fillseq,mix",
             "--mix",
             file.to_str().unwrap(),
-            "--threads-profile",
-            "hold:2",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("its phases set the threads"),
-        "{}",
-        stderr(&o)
-    );
+        ];
+        a.extend(flag);
+        let o = plumb(&store, &a);
+        assert_eq!(o.status.code(), Some(2), "{flag:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("its phases set the threads: drop --rate"),
+            "{}",
+            stderr(&o)
+        );
+    }
 }

@@ -161,23 +161,28 @@ impl KvParams {
         let Some(m) = self.phased_mix(StepKind::Mix) else {
             return Ok(());
         };
-        let rated = self.rate.is_some() || self.rate_profile.is_some();
-        let conflict = if m.rate_profile().is_some() && (rated || self.threads_profile.is_some()) {
-            Some("its phases set the rate: drop --rate, --rate-profile and --threads-profile")
-        } else if m.threads_profile().is_some() && (rated || self.threads_profile.is_some()) {
-            Some("its phases set the threads: drop --rate, --rate-profile and --threads-profile")
-        } else if m.rate_profile().is_some() && self.rate_search.is_some() {
-            Some("its phases set the rate: drop --rate-search")
+        let what = if m.rate_profile().is_some() {
+            "rate"
+        } else if m.threads_profile().is_some() {
+            "threads"
         } else {
-            None
+            return Ok(());
         };
-        match conflict {
-            Some(message) => Err(ParamError {
+        let flags = self.rate.is_some()
+            || self.rate_profile.is_some()
+            || self.rate_search.is_some()
+            || self.threads_profile.is_some();
+        if flags {
+            return Err(ParamError {
                 key: "mix",
-                message: format!("{}: {message}", self.mix.as_deref().unwrap_or("mix")),
-            }),
-            None => Ok(()),
+                message: format!(
+                    "{}: its phases set the {what}: drop --rate, --rate-profile, \
+                     --rate-search and --threads-profile",
+                    self.mix.as_deref().unwrap_or("mix")
+                ),
+            });
         }
+        Ok(())
     }
 
     /// Reads the `--mix` file into the plan (relative to `base` when not absolute), so

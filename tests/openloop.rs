@@ -132,25 +132,26 @@ fn bad_open_loop_knobs_get_one_clear_error() {
     }
 }
 
-/// One more memory-engine run under the test's profile, stored in `store`.
-fn profiled(store: &std::path::Path) {
-    let o = common::plumb(
-        store,
-        &[
-            "kv",
-            "--engine",
-            "memory",
-            "--num",
-            "2000",
-            "--benchmarks",
-            "fillseq,readrandom",
-            "--duration",
-            "3",
-            "--rate-profile",
-            "ramp:500..1500/2s,hold:200",
-        ],
-    );
+/// One more memory-engine run under the test's profile, stored in `store`, with
+/// `extra` arguments after the test's own.
+fn profiled(store: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "kv",
+        "--engine",
+        "memory",
+        "--num",
+        "2000",
+        "--benchmarks",
+        "fillseq,readrandom",
+        "--duration",
+        "3",
+        "--rate-profile",
+        "ramp:500..1500/2s,hold:200",
+    ];
+    args.extend_from_slice(extra);
+    let o = common::plumb(store, &args);
     assert!(o.status.success(), "{}", stderr(&o));
+    o
 }
 
 #[test]
@@ -158,24 +159,7 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.sqlite");
-    let o = common::plumb(
-        &store,
-        &[
-            "kv",
-            "--engine",
-            "memory",
-            "--num",
-            "2000",
-            "--benchmarks",
-            "fillseq,readrandom",
-            "--duration",
-            "3",
-            "--rate-profile",
-            "ramp:500..1500/2s,hold:200",
-            "--json",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = profiled(&store, &["--json"]);
     let run = json_of(&o);
     let all = steps(&run);
     // The fill runs closed-loop, as with --rate.
@@ -218,7 +202,7 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
     }
     // A second run under the same profile compares phase against phase, and the HTML
     // chart marks where each phase began.
-    profiled(&store);
+    profiled(&store, &[]);
     let second = (id.parse::<i64>().unwrap() + 1).to_string();
     let o = common::plumb(&store, &["compare", &id, &second]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -233,7 +217,7 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
     // about the offered 200/s at every point (an open loop that keeps up serves what it
     // is offered), the ramp's about 1000/s.
     // (A series needs three points: a third run under the same profile.)
-    profiled(&store);
+    profiled(&store, &[]);
     let third = (id.parse::<i64>().unwrap() + 2).to_string();
     let o = common::plumb(
         &store,

@@ -9,6 +9,7 @@ pub mod lsm;
 pub mod model;
 pub mod target;
 pub mod value;
+pub mod waits;
 
 pub use error::TargetError;
 pub use lsm::{CacheLookups, LevelAccount, LsmAccount, Stalls};
@@ -18,3 +19,4 @@ pub use model::{
     WriterSummary, HARNESS_SAMPLE_EVERY, IB_BUCKETS_US, NOISE_MIN_CPU_SECS,
 };
 pub use target::{BatchOp, EngineStats, Maintenance, Session, Target, WriteBatch};
+pub use waits::{QueryWaits, ServerSecond, WaitProfile, WaitShare};

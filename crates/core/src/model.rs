@@ -384,6 +384,14 @@ pub struct StepSummary {
     /// written), so a report reads it phase by phase; `None` for a fixed thread count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads_profile: Option<String>,
+    /// What a server's sessions waited on over the window, sampled from a separate
+    /// connection; `None` for embedded engines and runs stored before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<crate::WaitProfile>,
+    /// The server's own counters second by second over the window (their rates), so
+    /// a checkpoint or a stall shows in time beside throughput and the device.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_seconds: Vec<crate::ServerSecond>,
     /// Latency per kind of operation, by the name its users know (YCSB's `read`,
     /// `update` …, TPC-C's `new-order` …), for workloads that mix kinds; the step's
     /// percentiles are all of them together.

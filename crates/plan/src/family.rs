@@ -522,6 +522,13 @@ pub struct SqlParams {
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     #[serde(skip_serializing_if = "is_zero")]
     pub perf_groups: u32,
+    /// Samples per second of what the step's sessions wait on (PostgreSQL's
+    /// pg_stat_activity, MariaDB's performance_schema), taken on a connection of its
+    /// own over each step's window and stored as the step's wait profile; 0 samples
+    /// none. The server's counters are read every second either way.
+    #[arg(long, value_name = "HZ", default_value_t = 20.0)]
+    #[serde(skip_serializing_if = "is_twenty")]
+    pub wait_hz: f64,
     /// pgbench's scale factor (pgbench-load): 100000 accounts per unit; the other
     /// pgbench steps read it from the tables, as pgbench does.
     #[arg(long, default_value_t = 1)]
@@ -840,6 +847,15 @@ impl SqlParams {
         }
         secs_ok("duration", self.duration, false)?;
         secs_ok("warmup", self.warmup, true)?;
+        if !(0.0..=1000.0).contains(&self.wait_hz) {
+            return bad(
+                "wait_hz",
+                format!(
+                    "{} samples per second: give 0 (none) to 1000 (20 is the default)",
+                    self.wait_hz
+                ),
+            );
+        }
         if let Some(d) = self.read_duration {
             secs_ok("read_duration", d, false)?;
         }
@@ -997,6 +1013,11 @@ impl Default for IbParams {
     fn default() -> Self {
         plumb_targets::options::defaults::<IbParams>()
     }
+}
+
+/// The wait sampler's default rate (kept out of stored options when unchanged).
+fn is_twenty(x: &f64) -> bool {
+    *x == 20.0
 }
 
 impl IbParams {

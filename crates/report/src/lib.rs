@@ -12,6 +12,7 @@ pub mod compare;
 pub mod csv;
 pub mod device;
 pub mod durability;
+pub mod explain;
 pub mod flame;
 mod format;
 pub mod history;

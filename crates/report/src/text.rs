@@ -144,6 +144,20 @@ impl Reporter for TextReporter {
             out.push_str(&n);
             out.push_str("\n\n");
         }
+        // The answer first, one line a step; the tables after it are the evidence.
+        let said = crate::explain::lines(stored);
+        if !said.is_empty() {
+            out.push_str(if sql {
+                "where a query's time went (per client)\n"
+            } else {
+                "where an op's time went (per thread)\n"
+            });
+            for l in said {
+                out.push_str(&l);
+                out.push('\n');
+            }
+            out.push('\n');
+        }
         out.push_str(&main.to_string());
         out.push_str(if sql {
             "\n\nper query and QoS (interval queries/s over the 1-second ticks)\n"
@@ -163,6 +177,10 @@ impl Reporter for TextReporter {
         if let Some(clients) = threads_profile_text(stored) {
             out.push('\n');
             out.push_str(&clients);
+        }
+        if let Some(waits) = crate::explain::waits_text(stored) {
+            out.push('\n');
+            out.push_str(&waits);
         }
         if let Some(device) = crate::device::text(stored) {
             out.push('\n');

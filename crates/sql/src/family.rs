@@ -162,6 +162,7 @@ fn measure(
             distribution,
             pace: pace.clone(),
             perf_groups: p.perf_groups,
+            wait_hz: p.wait_hz,
         };
         let mut ctx = SqlContext {
             endpoint: &ep,

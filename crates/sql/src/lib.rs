@@ -22,6 +22,7 @@ pub mod pgwire;
 pub mod run;
 pub mod server;
 pub mod tpcc;
+pub mod waits;
 mod wire;
 pub mod ycsb;
 

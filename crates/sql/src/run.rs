@@ -13,6 +13,7 @@ use crate::client::Endpoint;
 use crate::counters::{per_query, CounterReader};
 use crate::drivers::{self, Driver, StepShared};
 use crate::error::SqlError;
+use crate::waits::{self, Watched, Watcher};
 use plumb_core::{HwCounters, Interval, Qos, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::DeviceStats;
 use plumb_runner::kernel::{self, Counts, Lane, Mark, ServerGauge, Sut, Timing};
@@ -50,6 +51,9 @@ pub struct SqlStepConfig {
     /// Seconds per group of the server's perf events counted in turn
     /// ([`plumb_probes::perfgroups`]); 0 counts them all at once, multiplexed.
     pub perf_groups: u32,
+    /// Samples per second of the sessions' waits ([`crate::waits`]); 0 samples none
+    /// (the server's counters are still read every second).
+    pub wait_hz: f64,
 }
 
 /// What YCSB's steps of a run carry from one to the next.
@@ -265,12 +269,22 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         progress: ctx.progress,
         clients: cfg.clients.as_ref().filter(|_| !load),
     };
-    let mut gauge = ServerGauge::new(
-        Sut::Server(ctx.server_pid),
-        cfg.index,
-        cfg.perf_groups,
-        ctx.profile,
-    );
+    // The watcher connects before the window, as the clients do; a server that
+    // refuses it loses the waits and the per-second counters, not the step.
+    let (watcher, watch_error) = match Watcher::start(ctx.endpoint, cfg.wait_hz) {
+        Ok(w) => (Some(w), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let mut gauge = SqlGauge {
+        server: ServerGauge::new(
+            Sut::Server(ctx.server_pid),
+            cfg.index,
+            cfg.perf_groups,
+            ctx.profile,
+        ),
+        watcher,
+        watched: Watched::default(),
+    };
     let mut run = kernel::run(&spec, &mut gauge, |lane: &Lane<'_>, out: &mut Client| {
         let r = clients.run(lane, out);
         if let Err(e @ SqlError::Verify(_)) = &r {
@@ -335,7 +349,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let (first, last) = (run.first(), run.last());
     let whole = |a: &Mark<()>, b: &Mark<()>| a.at == first.at && b.at == last.at;
     let mut intervals = run.intervals(|a, b, iv| {
-        let noise = gauge.tree.noise(a, b, whole(a, b));
+        let noise = gauge.server.tree.noise(a, b, whole(a, b));
         Interval {
             steal_pct: noise.steal_pct,
             outside_cpu_pct: noise.outside_cpu_pct,
@@ -352,8 +366,8 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let counts = run.tally.counts();
     let (txns, queries, rows, retries) =
         (counts[TXNS], counts[QUERIES], counts[ROWS], counts[RETRIES]);
-    let server = gauge.tree.spent();
-    let noise = gauge.tree.noise(first, last, true);
+    let server = gauge.server.tree.spent();
+    let noise = gauge.server.tree.noise(first, last, true);
     // Per op: per query, except for the load, whose ops are rows (a statement there
     // inserts a thousand).
     let per_q = |x: f64| metrics::per_op(Some(x), ops);
@@ -372,7 +386,17 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     // The server's perf counts per query, what perf could not count, and (counted in
     // turn) the seconds each event was counted; `None` when its processes are not
     // visible.
-    let perf = kernel::perf_counted(&gauge.perf, "server", &intervals, ops);
+    let perf = kernel::perf_counted(&gauge.server.perf, "server", &intervals, ops);
+    let ends: Vec<f64> = intervals.iter().map(|i| i.t).collect();
+    let lengths: Vec<f64> = intervals.iter().map(|i| i.secs).collect();
+    let server_seconds = waits::seconds(&gauge.watched.marks, &ends, &lengths);
+    let waits = gauge.watched.waits.take().or_else(|| {
+        watch_error.map(|e| plumb_core::WaitProfile {
+            unavailable: Some(format!("no sampler connection: {e}")),
+            hz: cfg.wait_hz,
+            ..Default::default()
+        })
+    });
     let summary = StepSummary {
         by_op: metrics::by_op(&classes, &run.tally.by_class),
         open_loop,
@@ -412,6 +436,8 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             perf_query: perf.as_ref().map(|p| p.per_op.clone()).unwrap_or_default(),
             perf_counted_secs: perf.map(|p| p.counted_secs).unwrap_or_default(),
         }),
+        waits,
+        server_seconds,
         ..base
     };
     StepOutcome {
@@ -432,6 +458,40 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         ended,
         summary,
         intervals,
-        profile: gauge.profiled,
+        profile: gauge.server.profiled,
+    }
+}
+
+/// The SQL family's gauge: the server's processes and perf counters over the window
+/// ([`ServerGauge`]) and the watcher beside them, told of every mark (it reads the
+/// server's counters there) and of the window's ends (it samples waits in between).
+struct SqlGauge<'a> {
+    server: ServerGauge<'a>,
+    watcher: Option<Watcher>,
+    watched: Watched,
+}
+
+impl kernel::Gauge for SqlGauge<'_> {
+    type Reading = ();
+
+    fn read(&mut self) {
+        self.server.read();
+        if let Some(w) = &self.watcher {
+            w.mark();
+        }
+    }
+
+    fn opened(&mut self) {
+        self.server.opened();
+        if let Some(w) = &self.watcher {
+            w.open();
+        }
+    }
+
+    fn closed(&mut self) {
+        if let Some(w) = &mut self.watcher {
+            self.watched = w.close();
+        }
+        self.server.closed();
     }
 }

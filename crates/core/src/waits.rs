@@ -1,0 +1,136 @@
+//! Where a server's sessions spent the step's time when a sampler looked: the share of
+//! active session time by wait class and event (PostgreSQL's `wait_event_type` and
+//! `wait_event`, MariaDB's performance_schema instruments), and the server's counters
+//! second by second. Throughput and CPU say how much; these say what the sessions were
+//! waiting on when they were not on a CPU.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The class a session is in when it waits on nothing the server names: on a CPU, or
+/// runnable, or in code without an instrument. PostgreSQL's `wait_event_type` is NULL
+/// then; a MariaDB thread has no wait in progress (or only the handler call around an
+/// engine's work).
+pub const CPU: &str = "CPU";
+
+/// One wait event and how often an active session was seen in it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitShare {
+    /// The event's class: `CPU`, `Lock`, `LWLock`, `IO`, `IPC`, `Client`, `Timeout`,
+    /// `Activity` (PostgreSQL's types), `Mutex`, `RWLock`, `Cond`, `Lock` (MariaDB's
+    /// instruments, grouped).
+    pub class: String,
+    /// The event (`transactionid`, `DataFileRead`, `innodb_data_file` …); `CPU` for the
+    /// CPU class.
+    pub event: String,
+    /// Sessions seen in it, summed over the samples.
+    pub samples: u64,
+}
+
+/// One statement's waits: the sessions seen running it, by event.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueryWaits {
+    /// The statement as the server shows it, literals replaced by `?` and cut to 120
+    /// characters, so one statement with different values is one row.
+    pub query: String,
+    /// Sessions seen running it, summed over the samples.
+    pub samples: u64,
+    /// Its events, most seen first.
+    pub events: Vec<WaitShare>,
+}
+
+/// A step's wait profile: what its active sessions waited on, sampled from a separate
+/// connection over the measured window. A finished wait is never counted: PostgreSQL
+/// shows the wait in progress only, and MariaDB's rows are kept only while their
+/// `END_EVENT_ID` is NULL (HammerDB counted finished ones as current and reported a
+/// third of its time in waits that had ended).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitProfile {
+    /// Where the samples come from (`pg_stat_activity`, `performance_schema`).
+    pub source: String,
+    /// Samples per second asked for.
+    pub hz: f64,
+    /// Samples taken in the window.
+    pub samples: u64,
+    /// Seconds the sampler ran (the window's length).
+    pub secs: f64,
+    /// Active sessions seen, summed over the samples: `sessions / samples` is the mean
+    /// number of the step's sessions active in the server.
+    pub sessions: u64,
+    /// Every event seen, most seen first.
+    pub events: Vec<WaitShare>,
+    /// The statements seen most, most first (at most 10).
+    pub by_query: Vec<QueryWaits>,
+    /// The sampler's mean time per sample, µs: one query of the server's views, its
+    /// cost to the server beside the step's own.
+    pub sample_us: f64,
+    /// Why the server's waits are partly unseen (performance_schema off, an
+    /// instrument disabled), or why nothing was sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+impl WaitProfile {
+    /// Mean sessions of the step active in the server.
+    pub fn active_sessions(&self) -> f64 {
+        if self.samples == 0 {
+            0.0
+        } else {
+            self.sessions as f64 / self.samples as f64
+        }
+    }
+
+    /// The share of active session time in `class` (every event of it), 0-1.
+    pub fn class_share(&self, class: &str) -> f64 {
+        self.share(|w| w.class == class)
+    }
+
+    /// The share of active session time in one event, 0-1.
+    pub fn event_share(&self, class: &str, event: &str) -> f64 {
+        self.share(|w| w.class == class && w.event == event)
+    }
+
+    fn share(&self, keep: impl Fn(&WaitShare) -> bool) -> f64 {
+        if self.sessions == 0 {
+            return 0.0;
+        }
+        let n: u64 = self
+            .events
+            .iter()
+            .filter(|w| keep(w))
+            .map(|w| w.samples)
+            .sum();
+        n as f64 / self.sessions as f64
+    }
+
+    /// The classes and their shares (0-1), most first.
+    pub fn classes(&self) -> Vec<(String, f64)> {
+        let mut by: BTreeMap<&str, u64> = BTreeMap::new();
+        for w in &self.events {
+            *by.entry(w.class.as_str()).or_default() += w.samples;
+        }
+        let mut v: Vec<(String, f64)> = by
+            .into_iter()
+            .map(|(c, n)| (c.to_string(), n as f64 / self.sessions.max(1) as f64))
+            .collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+
+    /// Active session time per query, µs, over a window of `secs` that ran `queries`:
+    /// the mean active sessions times the window, shared among its queries.
+    pub fn active_us_query(&self, queries: u64) -> Option<f64> {
+        (queries > 0 && self.samples > 0)
+            .then(|| self.active_sessions() * self.secs * 1e6 / queries as f64)
+    }
+}
+
+/// One second of a server's own counters: each counter's change over the second,
+/// per second (`db.blks_read` 1200 is 1200 blocks read in that second).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerSecond {
+    /// Seconds from the window's start to this second's end (as an interval's `t`).
+    pub t: f64,
+    /// Counter name to its rate over the second.
+    pub rates: BTreeMap<String, f64>,
+}

@@ -125,6 +125,36 @@ impl WaitProfile {
     }
 }
 
+/// A step's active session time per query in each wait event, µs, by `Class:event`
+/// (`CPU` for on-CPU time): what compare and history set against the base, as they do
+/// the server's counters per query. Empty for steps no sampler watched.
+pub fn us_query(s: &crate::StepSummary) -> BTreeMap<String, f64> {
+    let Some(w) = s.waits.as_ref().filter(|w| w.sessions > 0) else {
+        return BTreeMap::new();
+    };
+    // Per query on server steps (a load's ops are rows), per op otherwise.
+    let queries = s
+        .server
+        .as_ref()
+        .map(|c| c.queries)
+        .filter(|q| *q > 0)
+        .unwrap_or(s.ops);
+    let Some(active) = w.active_us_query(queries) else {
+        return BTreeMap::new();
+    };
+    w.events
+        .iter()
+        .map(|e| {
+            let name = if e.class == CPU {
+                CPU.to_string()
+            } else {
+                format!("{}:{}", e.class, e.event)
+            };
+            (name, active * e.samples as f64 / w.sessions as f64)
+        })
+        .collect()
+}
+
 /// One second of a server's own counters: each counter's change over the second,
 /// per second (`db.blks_read` 1200 is 1200 blocks read in that second).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -263,6 +263,7 @@ fn measure(
             seed: plan.seed,
             query_pace: p.query_pace(),
             perf_groups: p.perf_groups,
+            wait_hz: p.wait_hz,
         };
         let mut ctx = IbContext {
             target,

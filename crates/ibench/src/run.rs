@@ -19,6 +19,7 @@ use plumb_runner::kernel::{
     self, Counts, Gauge, Lane, Mark, Part, ServerGauge, ServerTree, Sut, Timing,
 };
 use plumb_runner::{metrics, LatencyHistogram, Pacer, Progress, StepHistograms, StepOutcome};
+use plumb_sql::waits::WatchedGauge;
 use plumb_workloads::{IbKind, IbStepPlan};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, SystemTime};
@@ -50,6 +51,9 @@ pub struct IbStepConfig {
     /// ([`plumb_probes::perfgroups`]); 0 counts them all at once (a server's always; an
     /// embedded engine's only in turn, as `plumb kv --perf-groups`).
     pub perf_groups: u32,
+    /// Samples per second of a server's sessions' waits ([`plumb_sql::waits`]); 0
+    /// samples none.
+    pub wait_hz: f64,
 }
 
 /// What plumb knows of the table between steps.
@@ -323,7 +327,11 @@ pub fn run_ib_step(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult 
 fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     let started = SystemTime::now();
     ctx.progress.start(&cfg.plan.name, None, None);
-    let mut gauge = ServerGauge::new(sut(ctx), cfg.index, cfg.perf_groups, None);
+    let mut gauge = WatchedGauge::new(
+        ServerGauge::new(sut(ctx), cfg.index, cfg.perf_groups, None),
+        ctx.target.endpoint(),
+        cfg.wait_hz,
+    );
     let a = Mark::read(ctx.disk, &mut gauge);
     gauge.opened();
     let (rows, note) = match cfg.plan.kind {
@@ -351,21 +359,22 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         rows_expected: ctx.tally.rows,
         ..IbSummary::default()
     };
-    costs(ctx, &gauge.tree, &a, &b, rows, rows, &mut ib);
+    costs(ctx, &gauge.server.tree, &a, &b, rows, rows, &mut ib);
     let counted = count_check(ctx, &mut ib);
     // No op was timed on its own: no percentiles.
     let base = kernel::summary(&a, &b, rows, &LatencyHistogram::new());
+    let whole = [Interval {
+        t: secs,
+        secs,
+        ops: rows,
+        ..Interval::default()
+    }];
+    let (waits, server_seconds) = gauge.watched(&whole);
     let summary = StepSummary {
-        perf: perf_of(
-            &gauge,
-            &[Interval {
-                secs,
-                ops: rows,
-                ..Interval::default()
-            }],
-            rows,
-        ),
-        ..summary_of(ctx, &gauge.tree, &a, &b, base, ib)
+        perf: perf_of(&gauge.server, &whole, rows),
+        waits,
+        server_seconds,
+        ..summary_of(ctx, &gauge.server.tree, &a, &b, base, ib)
     };
     let (device, steal_pct, outside_cpu_pct) =
         (summary.device, summary.steal_pct, summary.outside_cpu_pct);
@@ -515,7 +524,11 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         progress: ctx.progress,
         clients: None,
     };
-    let mut gauge = ServerGauge::new(sut(ctx), cfg.index, cfg.perf_groups, None);
+    let mut gauge = WatchedGauge::new(
+        ServerGauge::new(sut(ctx), cfg.index, cfg.perf_groups, None),
+        ctx.target.endpoint(),
+        cfg.wait_hz,
+    );
     let run = kernel::run(&spec, &mut gauge, |lane: &Lane<'_>, out: &mut Client| {
         let r = client(lane, &sh);
         if let Err(e @ IbError::Verify(_)) = &r {
@@ -555,7 +568,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     // A server's CPU is known over the whole window only.
     let whole = |a: &Mark<()>, b: &Mark<()>| a.at == first.at && b.at == last.at;
     let mut intervals = run.intervals(|a, b, iv| {
-        let noise = gauge.tree.noise(a, b, whole(a, b));
+        let noise = gauge.server.tree.noise(a, b, whole(a, b));
         Interval {
             steal_pct: noise.steal_pct,
             outside_cpu_pct: noise.outside_cpu_pct,
@@ -627,7 +640,15 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         seconds,
         ..IbSummary::default()
     };
-    costs(ctx, &gauge.tree, first, last, main_ops, inserted, &mut ib);
+    costs(
+        ctx,
+        &gauge.server.tree,
+        first,
+        last,
+        main_ops,
+        inserted,
+        &mut ib,
+    );
     // Every client is gone: the engine's own count must agree with plumb's.
     let counted = if error.is_none() && !interrupted {
         count_check(ctx, &mut ib)
@@ -635,6 +656,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         Ok(())
     };
     let qos: Option<Qos> = Qos::of(&intervals);
+    let (waits, server_seconds) = gauge.watched(&intervals);
     let (status, err_text, verification_failed) = if interrupted {
         (StepStatus::Interrupted, None, false)
     } else if let Some((e, verify)) = &error {
@@ -660,8 +682,10 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         qos,
         open_loop,
         // perf's counts per main op: an inserted row, or a query in a query step.
-        perf: perf_of(&gauge, &intervals, main_ops),
-        ..summary_of(ctx, &gauge.tree, first, last, base, ib)
+        perf: perf_of(&gauge.server, &intervals, main_ops),
+        waits,
+        server_seconds,
+        ..summary_of(ctx, &gauge.server.tree, first, last, base, ib)
     };
     IbStepResult {
         outcome: StepOutcome {

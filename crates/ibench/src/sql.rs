@@ -168,6 +168,10 @@ impl IbTarget for SqlTable {
         self.pid
     }
 
+    fn endpoint(&self) -> Option<&plumb_sql::Endpoint> {
+        Some(&self.endpoint)
+    }
+
     fn data_dir(&self) -> Option<&std::path::Path> {
         self.data_dir.as_deref()
     }

@@ -63,6 +63,11 @@ pub trait IbTarget: Sync {
     fn server_pid(&self) -> Option<u32> {
         None
     }
+    /// Where a server's sessions are sampled for their waits and its counters read
+    /// every second; `None` for an embedded engine.
+    fn endpoint(&self) -> Option<&plumb_sql::Endpoint> {
+        None
+    }
     /// Where its files are, for their size and the device's counters.
     fn data_dir(&self) -> Option<&std::path::Path> {
         None

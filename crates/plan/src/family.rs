@@ -847,15 +847,7 @@ impl SqlParams {
         }
         secs_ok("duration", self.duration, false)?;
         secs_ok("warmup", self.warmup, true)?;
-        if !(0.0..=1000.0).contains(&self.wait_hz) {
-            return bad(
-                "wait_hz",
-                format!(
-                    "{} samples per second: give 0 (none) to 1000 (20 is the default)",
-                    self.wait_hz
-                ),
-            );
-        }
+        wait_hz_ok(self.wait_hz)?;
         if let Some(d) = self.read_duration {
             secs_ok("read_duration", d, false)?;
         }
@@ -1006,6 +998,12 @@ pub struct IbParams {
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     #[serde(skip_serializing_if = "is_zero")]
     pub perf_groups: u32,
+    /// Samples per second of what a server's sessions wait on (PostgreSQL's
+    /// pg_stat_activity, MariaDB's performance_schema), as `plumb sql --wait-hz`: taken
+    /// on a connection of its own over each step's window; 0 samples none.
+    #[arg(long, value_name = "HZ", default_value_t = 20.0)]
+    #[serde(skip_serializing_if = "is_twenty")]
+    pub wait_hz: f64,
 }
 
 impl Default for IbParams {
@@ -1020,10 +1018,22 @@ fn is_twenty(x: &f64) -> bool {
     *x == 20.0
 }
 
+/// Refuses a wait sampling rate no sampler can keep.
+fn wait_hz_ok(hz: f64) -> Result<(), ParamError> {
+    if (0.0..=1000.0).contains(&hz) {
+        return Ok(());
+    }
+    Err(ParamError {
+        key: "wait_hz",
+        message: format!("{hz} samples per second: give 0 (none) to 1000 (20 is the default)"),
+    })
+}
+
 impl IbParams {
     /// Refuses values that cannot run, naming the parameter.
     pub fn validate(&self) -> Result<(), ParamError> {
         let bad = |key, message: String| Err(ParamError { key, message });
+        wait_hz_ok(self.wait_hz)?;
         for (key, v) in [
             ("rows", self.rows),
             ("clients", u64::from(self.clients)),

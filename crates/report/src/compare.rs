@@ -377,6 +377,9 @@ pub fn compare(versions: &[Version]) -> Comparison {
         .map(|name| {
             let n = name.clone();
             table(versions, &steps, &format!("{name}/query"), &move |s| {
+                if let Some(ev) = n.strip_prefix("wait.") {
+                    return plumb_core::waits::us_query(s).get(ev).copied();
+                }
                 let srv = s.server.as_ref()?;
                 match n.strip_prefix("perf.") {
                     Some(ev) => srv.perf_query.get(ev).copied(),
@@ -620,12 +623,20 @@ fn counter_names(versions: &[Version]) -> Vec<String> {
         .iter()
         .flat_map(|v| v.runs.iter())
         .flat_map(|r| r.steps.iter())
-        .filter_map(|(s, _)| s.summary.server.as_ref())
-        .flat_map(|c| {
-            c.counters_query
-                .keys()
-                .cloned()
-                .chain(c.perf_query.keys().map(|k| format!("perf.{k}")))
+        .flat_map(|(s, _)| {
+            let c = s.summary.server.as_ref();
+            c.into_iter()
+                .flat_map(|c| {
+                    c.counters_query
+                        .keys()
+                        .cloned()
+                        .chain(c.perf_query.keys().map(|k| format!("perf.{k}")))
+                })
+                .chain(
+                    plumb_core::waits::us_query(&s.summary)
+                        .into_keys()
+                        .map(|k| format!("wait.{k}")),
+                )
                 .collect::<Vec<_>>()
         })
         .collect();

@@ -168,6 +168,9 @@ pub fn intervals_text(r: &StoredRun) -> String {
             t.add_row(row);
         }
         let _ = write!(out, "\nstep {} ({})\n{t}\n", st.name, st.status);
+        if let Some(server) = crate::server_seconds::text(&st.summary) {
+            out.push_str(&server);
+        }
     }
     if !any {
         out.push_str("\nno step has intervals\n");

@@ -34,7 +34,9 @@ fn us(x: f64) -> String {
 /// The step's line, `None` for maintenance steps and steps without ops.
 pub fn step_line(st: &StepRecord, ivs: &[Interval]) -> Option<String> {
     let s = &st.summary;
-    if st.kind.is_maintenance() || s.ops == 0 || s.secs <= 0.0 {
+    // The insert benchmark's steps run inserters and queriers together, each with a
+    // time of its own: its report has their waits and response times apart.
+    if st.kind.is_maintenance() || s.ops == 0 || s.secs <= 0.0 || s.ib.is_some() {
         return None;
     }
     let n = threads(st, ivs);

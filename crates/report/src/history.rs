@@ -137,13 +137,24 @@ fn cost_defs(versions: &[Version]) -> Vec<CostDef> {
         .collect();
     // The server's own counters per query, where the runs have them.
     let mut names = std::collections::BTreeSet::new();
+    let mut waits = std::collections::BTreeSet::new();
     for r in versions.iter().flat_map(|v| v.runs.iter()) {
         for (s, _) in &r.steps {
             if let Some(srv) = &s.summary.server {
                 names.extend(srv.counters_query.keys().map(|k| (false, k.clone())));
                 names.extend(srv.perf_query.keys().map(|k| (true, k.clone())));
             }
+            waits.extend(plumb_core::waits::us_query(&s.summary).into_keys());
         }
+    }
+    // Active session time per query in each wait event, µs: a time, set against the
+    // change in time per query as the costs in µs are.
+    for name in waits {
+        defs.push(CostDef {
+            id: format!("wait.{name} µs/query"),
+            time: true,
+            get: Box::new(move |s| plumb_core::waits::us_query(s).get(&name).copied()),
+        });
     }
     for (perf, name) in names {
         let key = name.clone();

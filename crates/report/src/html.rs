@@ -70,6 +70,10 @@ svg.swatch { display: inline-block; vertical-align: middle; margin-right: 6px; }
 tr.bad td { color: #cf222e; }
 .verdict.fail { background: #ffebe9; color: #a40e26; }
 .reason { display: block; font-size: 12px; color: #57606a; max-width: 360px; }
+.waitrow { display: flex; align-items: center; gap: 8px; margin: 2px 0; }
+.waitrun { min-width: 120px; font-size: 12px; }
+.waitbar { display: flex; flex: 1; max-width: 740px; height: 18px; border: 1px solid #d0d7de; }
+.waitbar span { display: block; height: 100%; overflow: hidden; white-space: nowrap; font-size: 11px; color: #fff; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px 24px; align-items: flex-start; }
 .chart { max-width: 100%; height: auto; display: block; }
 figure { margin: 0; }
@@ -1030,6 +1034,8 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
         480.0,
     ));
     o.push_str("</figure></div>");
+    server_seconds_charts(o, step, &found);
+    waits_bars(o, &found);
 
     o.push_str(
         r#"<div class="scroll"><table class="summary"><thead><tr><th>run</th><th>status</th>"#,
@@ -1064,6 +1070,116 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
         .collect();
     o.push_str(&crate::device::html(&device));
     o.push_str("</section>");
+}
+
+/// The server's counters second by second, a small chart per counter (the first four
+/// that moved), each run a line in its colour; nothing for steps without them.
+fn server_seconds_charts(o: &mut String, step: &str, found: &Found<'_>) {
+    use crate::server_seconds::{label, moved, value};
+    let all: Vec<plumb_core::ServerSecond> = found
+        .iter()
+        .flat_map(|(_, s, _)| s.summary.server_seconds.iter().cloned())
+        .collect();
+    let names = moved(&all);
+    if names.is_empty() {
+        return;
+    }
+    o.push_str(r#"<div class="charts" data-chart="server-seconds">"#);
+    for name in names.iter().take(4) {
+        let series: Vec<Series<'_>> = found
+            .iter()
+            .map(|(v, s, _)| Series {
+                look: &v.look,
+                points: s
+                    .summary
+                    .server_seconds
+                    .iter()
+                    .map(|sec| {
+                        (
+                            sec.t,
+                            Some(sec.rates.get(*name).map_or(0.0, |r| value(name, *r))),
+                        )
+                    })
+                    .collect(),
+            })
+            .collect();
+        let _ = write!(
+            o,
+            r#"<figure><figcaption>Server: {}</figcaption>"#,
+            esc(&label(name))
+        );
+        o.push_str(&svg::marked_line_chart(
+            &[("data-counter", name), ("data-step", step)],
+            &format!("{step}: {} each second", label(name)),
+            &series,
+            "seconds into the measured window",
+            &label(name),
+            360.0,
+            &[],
+        ));
+        o.push_str("</figure>");
+    }
+    o.push_str("</div>");
+}
+
+/// A colour per wait class, the same in every bar.
+fn wait_colour(class: &str) -> &'static str {
+    match class {
+        "CPU" => "#54aeff",
+        "Lock" => "#cf222e",
+        "LWLock" | "Mutex" | "RWLock" => "#fb8f44",
+        "IO" => "#8250df",
+        "IPC" | "Cond" => "#bf8700",
+        "Client" => "#8c959f",
+        "Timeout" | "Activity" => "#d0d7de",
+        _ => "#57606a",
+    }
+}
+
+/// Each run's wait profile as one bar of its sessions' time by class and event;
+/// nothing for steps no sampler watched.
+fn waits_bars(o: &mut String, found: &Found<'_>) {
+    let sampled: Vec<_> = found
+        .iter()
+        .filter_map(|(v, s, _)| Some((v, s.summary.waits.as_ref().filter(|w| w.sessions > 0)?)))
+        .collect();
+    if sampled.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        r#"<figure class="waits"><figcaption>Where the sessions waited</figcaption><p class="note">Share of the step's active session time by wait event, sampled from {} at {}/s.</p>"#,
+        esc(&sampled[0].1.source),
+        crate::format::sig(Some(sampled[0].1.hz), 3)
+    );
+    for (v, w) in sampled {
+        let _ = write!(
+            o,
+            r#"<div class="waitrow"><span class="waitrun">{}</span><div class="waitbar">"#,
+            run_name(v)
+        );
+        for e in &w.events {
+            let pct = 100.0 * e.samples as f64 / w.sessions as f64;
+            let name = if e.class == plumb_core::waits::CPU {
+                "CPU".to_string()
+            } else {
+                format!("{}:{}", e.class, e.event)
+            };
+            let _ = write!(
+                o,
+                r#"<span data-wait="{n}" style="width:{pct:.2}%;background:{c}" title="{n} {pct:.1}%">{shown}</span>"#,
+                n = esc(&name),
+                c = wait_colour(&e.class),
+                shown = if pct >= 8.0 {
+                    esc(&name)
+                } else {
+                    String::new()
+                },
+            );
+        }
+        o.push_str("</div></div>");
+    }
+    o.push_str("</figure>");
 }
 
 /// A step's runs as the step section finds them.

@@ -139,6 +139,10 @@ pub fn text(r: &StoredRun) -> String {
         t.add_row(row);
     }
     out.push_str(&t.to_string());
+    if let Some(waits) = crate::explain::waits_text(r) {
+        out.push_str("\n\n");
+        out.push_str(waits.trim_end());
+    }
     out.push_str(
         "\n\nresponse time: commits (from their intended start when rate-limited) and \
          queries per bucket\n",

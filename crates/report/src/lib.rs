@@ -27,6 +27,7 @@ pub mod perf_table;
 pub mod permtest;
 pub mod phases;
 pub mod sequential;
+pub mod server_seconds;
 pub mod stats;
 mod svg;
 pub mod sweep;

@@ -13,7 +13,7 @@ use crate::client::Endpoint;
 use crate::counters::{per_query, CounterReader};
 use crate::drivers::{self, Driver, StepShared};
 use crate::error::SqlError;
-use crate::waits::{self, Watched, Watcher};
+use crate::waits::WatchedGauge;
 use plumb_core::{HwCounters, Interval, Qos, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::DeviceStats;
 use plumb_runner::kernel::{self, Counts, Lane, Mark, ServerGauge, Sut, Timing};
@@ -269,22 +269,16 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         progress: ctx.progress,
         clients: cfg.clients.as_ref().filter(|_| !load),
     };
-    // The watcher connects before the window, as the clients do; a server that
-    // refuses it loses the waits and the per-second counters, not the step.
-    let (watcher, watch_error) = match Watcher::start(ctx.endpoint, cfg.wait_hz) {
-        Ok(w) => (Some(w), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
-    let mut gauge = SqlGauge {
-        server: ServerGauge::new(
+    let mut gauge = WatchedGauge::new(
+        ServerGauge::new(
             Sut::Server(ctx.server_pid),
             cfg.index,
             cfg.perf_groups,
             ctx.profile,
         ),
-        watcher,
-        watched: Watched::default(),
-    };
+        Some(ctx.endpoint),
+        cfg.wait_hz,
+    );
     let mut run = kernel::run(&spec, &mut gauge, |lane: &Lane<'_>, out: &mut Client| {
         let r = clients.run(lane, out);
         if let Err(e @ SqlError::Verify(_)) = &r {
@@ -387,16 +381,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     // turn) the seconds each event was counted; `None` when its processes are not
     // visible.
     let perf = kernel::perf_counted(&gauge.server.perf, "server", &intervals, ops);
-    let ends: Vec<f64> = intervals.iter().map(|i| i.t).collect();
-    let lengths: Vec<f64> = intervals.iter().map(|i| i.secs).collect();
-    let server_seconds = waits::seconds(&gauge.watched.marks, &ends, &lengths);
-    let waits = gauge.watched.waits.take().or_else(|| {
-        watch_error.map(|e| plumb_core::WaitProfile {
-            unavailable: Some(format!("no sampler connection: {e}")),
-            hz: cfg.wait_hz,
-            ..Default::default()
-        })
-    });
+    let (waits, server_seconds) = gauge.watched(&intervals);
     let summary = StepSummary {
         by_op: metrics::by_op(&classes, &run.tally.by_class),
         open_loop,
@@ -459,39 +444,5 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         summary,
         intervals,
         profile: gauge.server.profiled,
-    }
-}
-
-/// The SQL family's gauge: the server's processes and perf counters over the window
-/// ([`ServerGauge`]) and the watcher beside them, told of every mark (it reads the
-/// server's counters there) and of the window's ends (it samples waits in between).
-struct SqlGauge<'a> {
-    server: ServerGauge<'a>,
-    watcher: Option<Watcher>,
-    watched: Watched,
-}
-
-impl kernel::Gauge for SqlGauge<'_> {
-    type Reading = ();
-
-    fn read(&mut self) {
-        self.server.read();
-        if let Some(w) = &self.watcher {
-            w.mark();
-        }
-    }
-
-    fn opened(&mut self) {
-        self.server.opened();
-        if let Some(w) = &self.watcher {
-            w.open();
-        }
-    }
-
-    fn closed(&mut self) {
-        if let Some(w) = &mut self.watcher {
-            self.watched = w.close();
-        }
-        self.server.closed();
     }
 }

@@ -9,7 +9,8 @@ use crate::client::{Endpoint, Protocol, SqlClient};
 use crate::counters::CounterReader;
 use crate::error::SqlError;
 use plumb_core::waits::CPU;
-use plumb_core::{QueryWaits, ServerSecond, WaitProfile, WaitShare};
+use plumb_core::{Interval, QueryWaits, ServerSecond, WaitProfile, WaitShare};
+use plumb_runner::kernel::{Gauge, ServerGauge};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -147,6 +148,83 @@ fn watch(
         out.waits = Some(tally.profile(sampler, hz, secs));
     }
     out
+}
+
+/// A server's gauge with the watcher beside it, for every family that drives a
+/// server (the SQL steps, the insert benchmark): the server's processes and perf
+/// counters over the window ([`ServerGauge`]), and the watcher, told of every mark (it
+/// reads the server's counters there) and of the window's ends (it samples waits in
+/// between).
+pub struct WatchedGauge<'a> {
+    /// The server's processes, perf counters and profile.
+    pub server: ServerGauge<'a>,
+    watcher: Option<Watcher>,
+    /// Why there is no watcher (its connection was refused), said with the profile.
+    refused: Option<String>,
+    hz: f64,
+    gathered: Watched,
+}
+
+impl<'a> WatchedGauge<'a> {
+    /// `server`'s gauge with a watcher on `endpoint` (none for an embedded engine)
+    /// sampling waits `hz` times a second. It connects now, before the window, as the
+    /// clients do; a server that refuses it loses the waits and the per-second
+    /// counters, not the step.
+    pub fn new(server: ServerGauge<'a>, endpoint: Option<&Endpoint>, hz: f64) -> Self {
+        let (watcher, refused) = match endpoint.map(|ep| Watcher::start(ep, hz)) {
+            Some(Ok(w)) => (Some(w), None),
+            Some(Err(e)) => (None, Some(e.to_string())),
+            None => (None, None),
+        };
+        WatchedGauge {
+            server,
+            watcher,
+            refused,
+            hz,
+            gathered: Watched::default(),
+        }
+    }
+
+    /// The wait profile and the server's counters second by second over `intervals`
+    /// (the step's, from the same marks); `None` and empty without a watcher.
+    pub fn watched(&mut self, intervals: &[Interval]) -> (Option<WaitProfile>, Vec<ServerSecond>) {
+        let ends: Vec<f64> = intervals.iter().map(|i| i.t).collect();
+        let lengths: Vec<f64> = intervals.iter().map(|i| i.secs).collect();
+        let per_second = seconds(&self.gathered.marks, &ends, &lengths);
+        let waits = self.gathered.waits.take().or_else(|| {
+            self.refused.take().map(|e| WaitProfile {
+                unavailable: Some(format!("no sampler connection: {e}")),
+                hz: self.hz,
+                ..Default::default()
+            })
+        });
+        (waits, per_second)
+    }
+}
+
+impl Gauge for WatchedGauge<'_> {
+    type Reading = ();
+
+    fn read(&mut self) {
+        self.server.read();
+        if let Some(w) = &self.watcher {
+            w.mark();
+        }
+    }
+
+    fn opened(&mut self) {
+        self.server.opened();
+        if let Some(w) = &self.watcher {
+            w.open();
+        }
+    }
+
+    fn closed(&mut self) {
+        if let Some(w) = &mut self.watcher {
+            self.gathered = w.close();
+        }
+        self.server.closed();
+    }
 }
 
 /// One active session as a sample saw it.
@@ -484,18 +562,32 @@ pub fn normalise(q: &str) -> String {
 /// The counters at the kernel's marks as per-second rates, one [`ServerSecond`] per
 /// interval (interval `i` spans marks `i` and `i + 1`, ending at `ends[i]` seconds
 /// after the window opened, `secs[i]` long); counters that did not move, went
-/// backwards (a reset) or were not read at both marks are left out.
+/// backwards (a reset) or were not read at both marks are left out. An interval under
+/// a quarter of a second (the window's last, cut short) is folded into the one before
+/// it: a server publishes some counters only every so often (a PostgreSQL backend at
+/// most once a second, and when it exits), and over a few milliseconds that lump would
+/// read as a rate a hundred times the step's.
 pub fn seconds(marks: &[BTreeMap<String, f64>], ends: &[f64], secs: &[f64]) -> Vec<ServerSecond> {
-    marks
-        .windows(2)
-        .zip(ends.iter().zip(secs))
-        .map(|(m, (&t, &s))| ServerSecond {
+    // (first mark, last mark, end, length) of each span.
+    let mut spans: Vec<(usize, usize, f64, f64)> = Vec::new();
+    for (i, (&t, &s)) in ends.iter().zip(secs).enumerate() {
+        if i + 1 >= marks.len() {
+            break;
+        }
+        match spans.last_mut() {
+            Some(last) if s < 0.25 => *last = (last.0, i + 1, t, last.3 + s),
+            _ => spans.push((i, i + 1, t, s)),
+        }
+    }
+    spans
+        .into_iter()
+        .map(|(a, b, t, s)| ServerSecond {
             t,
-            rates: m[1]
+            rates: marks[b]
                 .iter()
-                .filter_map(|(k, b)| {
-                    let a = m[0].get(k)?;
-                    (b > a && s > 0.0).then(|| (k.clone(), (b - a) / s))
+                .filter_map(|(k, later)| {
+                    let earlier = marks[a].get(k)?;
+                    (later > earlier && s > 0.0).then(|| (k.clone(), (later - earlier) / s))
                 })
                 .collect(),
         })
@@ -624,13 +716,21 @@ mod tests {
     #[test]
     fn counters_become_rates_per_interval() {
         let m = |x: f64, y: f64| BTreeMap::from([("a".to_string(), x), ("b".to_string(), y)]);
-        let marks = vec![m(0.0, 5.0), m(100.0, 5.0), m(150.0, 1.0)];
-        let s = seconds(&marks, &[1.0, 1.5], &[1.0, 0.5]);
-        assert_eq!(s.len(), 2);
+        let marks = vec![m(0.0, 5.0), m(100.0, 5.0), m(150.0, 1.0), m(450.0, 1.0)];
+        let s = seconds(&marks, &[1.0, 1.5, 1.51], &[1.0, 0.5, 0.01]);
+        assert_eq!(
+            s.len(),
+            2,
+            "the last 10 ms are folded into the half second before"
+        );
         assert_eq!(s[0].rates.get("a"), Some(&100.0));
         assert_eq!(s[0].rates.get("b"), None, "did not move");
-        assert_eq!(s[1].rates.get("a"), Some(&100.0), "50 over half a second");
+        assert_eq!(
+            s[1].rates.get("a"),
+            Some(&(350.0 / 0.51)),
+            "350 over 0.51 s"
+        );
         assert_eq!(s[1].rates.get("b"), None, "went backwards");
-        assert_eq!(s[1].t, 1.5);
+        assert_eq!(s[1].t, 1.51);
     }
 }

@@ -14,9 +14,9 @@ pub mod waits;
 pub use error::TargetError;
 pub use lsm::{CacheLookups, LevelAccount, LsmAccount, Stalls};
 pub use model::{
-    DeviceIo, DurabilitySummary, HwCounters, IbSecond, IbSummary, Interval, OpLatency, OpenLoop,
-    PerfCounted, Qos, RunStatus, ServerCosts, StepStatus, StepSummary, Verification, Window,
-    WriterSummary, HARNESS_SAMPLE_EVERY, IB_BUCKETS_US, NOISE_MIN_CPU_SECS,
+    DeviceIo, DurabilitySummary, EnginePerf, HwCounters, IbSecond, IbSummary, Interval, OpLatency,
+    OpenLoop, PerfCounted, Qos, RunStatus, ServerCosts, StepStatus, StepSummary, Verification,
+    Window, WriterSummary, HARNESS_SAMPLE_EVERY, IB_BUCKETS_US, NOISE_MIN_CPU_SECS,
 };
 pub use target::{BatchOp, EngineStats, Maintenance, Session, Target, WriteBatch};
 pub use waits::{QueryWaits, ServerSecond, WaitProfile, WaitShare};

@@ -392,6 +392,10 @@ pub struct StepSummary {
     /// a checkpoint or a stall shows in time beside throughput and the device.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_seconds: Vec<crate::ServerSecond>,
+    /// The engine's own per-op breakdown over the window (RocksDB's PerfContext at
+    /// `--perf-level`), summed over the measured threads; `None` when not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_perf: Option<EnginePerf>,
     /// Latency per kind of operation, by the name its users know (YCSB's `read`,
     /// `update` …, TPC-C's `new-order` …), for workloads that mix kinds; the step's
     /// percentiles are all of them together.
@@ -643,6 +647,20 @@ pub struct ServerCosts {
     /// divided by their own queries. Empty when all were counted at once (multiplexed).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub perf_counted_secs: std::collections::BTreeMap<String, f64>,
+}
+
+/// An engine's own account of where an op went, summed over a step's measured threads
+/// and divided by its ops: RocksDB's PerfContext (`block_read_time` ns per op,
+/// `block_read_count` per op …) at the level asked for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnginePerf {
+    /// The level counted at (db_bench's `--perf_level` numbers).
+    pub level: u8,
+    /// Each counter per op, by the engine's name (`*_time`/`*_nanos` in ns).
+    pub per_op: std::collections::BTreeMap<String, f64>,
+    /// What the engine cannot give, or why nothing was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
 }
 
 /// One second of a step (the last may be shorter).

@@ -37,6 +37,20 @@ pub trait Target: Send + Sync {
     fn lsm(&self) -> Option<crate::LsmAccount> {
         None
     }
+    /// Starts the calling thread's count of the engine's own per-op breakdown from
+    /// zero, at `level` (db_bench's `--perf_level`: 1 off, 2 counts, 3 waits, 4 times
+    /// but mutexes', 5 with CPU times, 6 all): RocksDB's PerfContext is per thread, so
+    /// each measured thread starts and reads its own. Engines without one do nothing.
+    fn thread_perf_start(&self, _level: u8) {}
+    /// The calling thread's counts since [`Target::thread_perf_start`], by the engine's
+    /// names (`block_read_time` in ns, `block_read_count` …), zeros left out; `Err`
+    /// says why the engine has none.
+    fn thread_perf(&self) -> Result<Vec<(String, u64)>, String> {
+        Err(format!(
+            "{} keeps no per-op breakdown of its own",
+            self.name()
+        ))
+    }
 }
 
 /// One worker's connection to a target. Methods take caller-owned buffers so that an op

@@ -42,6 +42,7 @@ where
         interrupt: &crate::INTERRUPTED,
         progress: &NoProgress,
         clients: None,
+        on_open: None,
     };
     let run = kernel::run(&spec, &mut (), |lane: &Lane<'_>, _: &mut ()| body(lane));
     let ended = SystemTime::now();

@@ -523,6 +523,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         interrupt: ctx.interrupt,
         progress: ctx.progress,
         clients: None,
+        on_open: None,
     };
     let mut gauge = WatchedGauge::new(
         ServerGauge::new(sut(ctx), cfg.index, cfg.perf_groups, None),

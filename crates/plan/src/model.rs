@@ -135,6 +135,19 @@ pub struct KvParams {
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     #[serde(skip_serializing_if = "crate::family::is_zero")]
     pub perf_groups: u32,
+    /// RocksDB's PerfContext level on each measured thread (db_bench's --perf_level): 1
+    /// off (db_bench's default), 2 counts (RocksDB's own default: block reads, cache
+    /// hits, bloom checks, keys compared), 3 with waits (write delay, mutexes), 4 with
+    /// times (memtable, block reads, decompression, WAL), 5 with CPU times, 6 all. Summed
+    /// over each step's window and stored per op; engines without one say so.
+    #[arg(long, value_name = "LEVEL", default_value_t = 2)]
+    #[serde(skip_serializing_if = "is_two")]
+    pub perf_level: u8,
+}
+
+/// RocksDB's own default PerfContext level (kept out of stored options when unchanged).
+fn is_two(x: &u8) -> bool {
+    *x == 2
 }
 
 impl KvParams {

@@ -120,11 +120,15 @@ fn server_line(name: &str, s: &StepSummary, queries: u64, n: f64) -> String {
 /// time off a CPU, with device reads per op.
 fn engine_line(name: &str, s: &StepSummary, n: f64) -> String {
     let per = n * s.secs * 1e6 / s.ops as f64;
-    let threads = format!(
-        "{} thread{}",
-        sig(Some(n), 2),
-        if n == 1.0 { "" } else { "s" }
-    );
+    let threads = if (n - n.round()).abs() < 0.05 {
+        format!(
+            "{} thread{}",
+            n.round(),
+            if n.round() == 1.0 { "" } else { "s" }
+        )
+    } else {
+        format!("{n:.1} threads")
+    };
     let mut out = format!("{name}: {} µs/op ({threads})", us(per));
     if let Some(cpu) = s.cpu_us_op {
         // CPU per op across every thread, background work included, against a
@@ -134,7 +138,8 @@ fn engine_line(name: &str, s: &StepSummary, n: f64) -> String {
             .harness_us_op
             .map(|h| format!(" (plumb {})", us(h / n)))
             .unwrap_or_default();
-        if cpu_thread > per {
+        // Within 2% is the same time, read twice.
+        if cpu_thread > per * 1.02 {
             out.push_str(&format!(
                 " < {} CPU{harness}: background threads (flush, compaction) worked beside",
                 us(cpu_thread)
@@ -143,7 +148,7 @@ fn engine_line(name: &str, s: &StepSummary, n: f64) -> String {
             out.push_str(&format!(
                 " = {} CPU{harness} + {} off a CPU",
                 us(cpu_thread),
-                us(per - cpu_thread)
+                us((per - cpu_thread).max(0.0))
             ));
         }
     }
@@ -152,7 +157,118 @@ fn engine_line(name: &str, s: &StepSummary, n: f64) -> String {
         Some(r) => out.push_str(&format!("; {} device reads/op", sig(Some(r), 3))),
         None => {}
     }
+    if let Some(p) = &s.engine_perf {
+        let times = engine_times(&p.per_op);
+        if !times.is_empty() {
+            let named: Vec<String> = times
+                .iter()
+                .take(NAMED)
+                .map(|(k, ns)| format!("{} {}", us(ns / 1e3), short(k)))
+                .collect();
+            out.push_str(&format!("; inside the engine {} µs", named.join(" + ")));
+        }
+        if let Some(n) = p.per_op.get("block_read_count").filter(|n| **n > 0.0) {
+            out.push_str(&format!(", {} block reads/op", sig(Some(*n), 2)));
+        }
+    }
     out
+}
+
+/// An engine's timed counters (`*_time`, `*_nanos`, ns per op), largest first, those
+/// that nest others left out so the parts do not count twice: a get's memtable and
+/// SST lookups are named, not the get around them.
+fn engine_times(per_op: &std::collections::BTreeMap<String, f64>) -> Vec<(&str, f64)> {
+    const PARTS: &[&str] = &[
+        "get_from_memtable_time",
+        "get_from_output_files_time",
+        "get_snapshot_time",
+        "get_post_process_time",
+        "seek_on_memtable_time",
+        "seek_child_seek_time",
+        "find_next_user_entry_time",
+        "write_wal_time",
+        "write_memtable_time",
+        "write_delay_time",
+        "write_pre_and_post_process_time",
+        "db_mutex_lock_nanos",
+        "db_condition_wait_nanos",
+    ];
+    let mut v: Vec<(&str, f64)> = PARTS
+        .iter()
+        .filter_map(|k| per_op.get(*k).filter(|x| **x > 0.0).map(|x| (*k, *x)))
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    v
+}
+
+/// A PerfContext counter's name as a line says it.
+fn short(k: &str) -> String {
+    match k {
+        "get_from_memtable_time" => "memtable".into(),
+        "get_from_output_files_time" => "SST files".into(),
+        "write_wal_time" => "WAL".into(),
+        "write_memtable_time" => "memtable insert".into(),
+        "write_delay_time" => "write stall".into(),
+        "write_pre_and_post_process_time" => "write queue".into(),
+        "db_mutex_lock_nanos" => "DB mutex".into(),
+        "db_condition_wait_nanos" => "DB condition wait".into(),
+        _ => k
+            .trim_end_matches("_time")
+            .trim_end_matches("_nanos")
+            .replace('_', " "),
+    }
+}
+
+/// Each key-value step's engine counters per op (RocksDB's PerfContext), a line each:
+/// times in µs first, then the counts. `None` when no step has them.
+pub fn engine_perf_text(stored: &StoredRun) -> Option<String> {
+    let mut out = String::new();
+    let mut level = None;
+    for (st, _) in &stored.steps {
+        let Some(p) = &st.summary.engine_perf else {
+            continue;
+        };
+        if p.per_op.is_empty() {
+            if let Some(why) = &p.unavailable {
+                out.push_str(&format!("{}: {why}\n", st.name));
+            }
+            continue;
+        }
+        level.get_or_insert(p.level);
+        let timed = |k: &str| k.ends_with("_time") || k.ends_with("_nanos");
+        let mut times: Vec<(&String, &f64)> = p.per_op.iter().filter(|(k, _)| timed(k)).collect();
+        times.sort_by(|a, b| b.1.total_cmp(a.1));
+        let counts: Vec<String> = p
+            .per_op
+            .iter()
+            .filter(|(k, _)| !timed(k) && !k.ends_with("_byte") && !k.ends_with("_bytes"))
+            .map(|(k, v)| format!("{k} {}", sig(Some(*v), 3)))
+            .collect();
+        let times: Vec<String> = times
+            .iter()
+            .take(8)
+            .map(|(k, v)| format!("{k} {}", sig(Some(**v / 1e3), 3)))
+            .collect();
+        out.push_str(&format!("{}:", st.name));
+        if !times.is_empty() {
+            out.push_str(&format!(" µs/op: {}", times.join(" · ")));
+        }
+        if !counts.is_empty() {
+            out.push_str(&format!(
+                "{}per op: {}",
+                if times.is_empty() { " " } else { "\n    " },
+                counts.join(" · ")
+            ));
+        }
+        out.push('\n');
+    }
+    if out.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "inside the engine per op (RocksDB's PerfContext{}; --perf-level 4 adds times)\n{out}",
+        level.map(|l| format!(", level {l}")).unwrap_or_default()
+    ))
 }
 
 /// Every step's line, in run order.

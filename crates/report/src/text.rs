@@ -190,6 +190,10 @@ impl Reporter for TextReporter {
             out.push('\n');
             out.push_str(&lsm);
         }
+        if let Some(engine) = crate::explain::engine_perf_text(stored) {
+            out.push('\n');
+            out.push_str(&engine);
+        }
         notes.extend(crate::warnings::skew_with_writer(stored));
         notes.extend(
             crate::warnings::readahead_over_max_sectors(stored).map(|w| format!("warning: {w}")),

@@ -56,6 +56,10 @@ pub struct StepConfig {
     /// window (`--perf-groups`); 0 counts none beyond the four hardware counters.
     #[serde(default)]
     pub perf_groups: u32,
+    /// RocksDB's PerfContext level on each measured thread (`--perf-level`, db_bench's
+    /// numbers); 1 or less counts nothing.
+    #[serde(default = "rocksdb_default_level")]
+    pub perf_level: u8,
     /// Closed loop whose running threads follow this profile (`threads` is its peak);
     /// `None` runs all `threads` throughout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -189,4 +193,9 @@ mod tests {
         cut.after(StepKind::FillSeq, 50, 100, false);
         assert!(!cut.all_present);
     }
+}
+
+/// RocksDB's own PerfContext level for configs stored before `perf_level` existed.
+fn rocksdb_default_level() -> u8 {
+    2
 }

@@ -589,6 +589,7 @@ impl Lifecycle<'_> {
                 mix: params.mix_file.clone(),
                 mixgraph: params.mixgraph_params().unwrap_or_default(),
                 perf_groups: params.perf_groups,
+                perf_level: params.perf_level,
                 clients: params.step_clients(sp.kind),
             };
             let out = run_step(&ctx, &cfg, &mut keys);

@@ -149,6 +149,11 @@ pub fn run_workload(
         perm: &perm,
         all_present: keys.all_present,
     };
+    // RocksDB's PerfContext is per thread: each measured thread starts its own as the
+    // window opens (after warm-up) and reads it when its ops are done.
+    let level = cfg.perf_level;
+    let start = move || ctx.target.thread_perf_start(level);
+    let perf_start: Option<&(dyn Fn() + Sync)> = (level > 1).then_some(&start);
     let spec = kernel::Spec {
         threads: cfg.threads,
         writers: usize::from(workload.has_writer()),
@@ -164,21 +169,62 @@ pub fn run_workload(
         interrupt: ctx.interrupt,
         progress: ctx.progress,
         clients: cfg.clients.as_ref(),
+        on_open: perf_start,
     };
     let mut gauge = gauge_of(ctx, cfg);
     ctx.progress
         .start(&cfg.plan.name, cfg.total_ops(), cfg.duration);
-    let run = kernel::run(
-        &spec,
-        &mut gauge,
-        |lane: &Lane<'_>, verify: &mut Verification| {
-            workload.run(&mut Worker::new(&env, lane), verify)
-        },
-    );
+    let counted = cfg.perf_level > 1;
+    let run = kernel::run(&spec, &mut gauge, |lane: &Lane<'_>, out: &mut ThreadOut| {
+        let r = workload.run(&mut Worker::new(&env, lane), &mut out.verify);
+        // The thread's own PerfContext, read on the thread that counted it.
+        if counted && !lane.writer() {
+            out.perf = Some(ctx.target.thread_perf());
+        }
+        r
+    });
     let ended = SystemTime::now();
     ctx.progress.finish();
     let classes: Vec<&str> = classes.iter().map(String::as_str).collect();
     summarise(ctx, cfg, keys, run, gauge, &classes, started, ended)
+}
+
+/// What a measured thread leaves the step: what its reads verified, and its engine's
+/// own per-op counts when asked for (`Err`: the engine has none).
+#[derive(Default)]
+struct ThreadOut {
+    verify: Verification,
+    perf: Option<Result<Vec<(String, u64)>, String>>,
+}
+
+/// The measured threads' engine counts summed and divided by the step's `ops`; `None`
+/// when the level counts nothing.
+fn engine_perf(level: u8, outs: &[ThreadOut], ops: u64) -> Option<plumb_core::EnginePerf> {
+    if level <= 1 {
+        return None;
+    }
+    let mut sum: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut unavailable = None;
+    for o in outs {
+        match &o.perf {
+            Some(Ok(counts)) => {
+                for (k, v) in counts {
+                    *sum.entry(k.clone()).or_default() += v;
+                }
+            }
+            Some(Err(why)) => unavailable = Some(why.clone()),
+            None => {}
+        }
+    }
+    Some(plumb_core::EnginePerf {
+        level,
+        per_op: sum
+            .into_iter()
+            .filter(|_| ops > 0)
+            .map(|(k, v)| (k, v as f64 / ops as f64))
+            .collect(),
+        unavailable,
+    })
 }
 
 /// A key-value step's outcome: the kernel's common figures, then the engine's (write
@@ -189,7 +235,7 @@ fn summarise(
     ctx: &RunContext<'_>,
     cfg: &StepConfig,
     keys: &mut KeySpace,
-    run: Run<Verification, KvReading>,
+    run: Run<ThreadOut, KvReading>,
     gauge: KvGauge<'_>,
     classes: &[&str],
     started: SystemTime,
@@ -203,8 +249,9 @@ fn summarise(
     let writer = &run.tally.writer;
     let mut verify = Verification::default();
     for v in &run.outputs {
-        verify.merge(v);
+        verify.merge(&v.verify);
     }
+    let engine_perf = engine_perf(cfg.perf_level, &run.outputs, ops);
     let mut intervals = run.intervals(|a, b, iv| Interval {
         stall_us: sampler::delta(b.extra.engine.stall_micros, a.extra.engine.stall_micros),
         rss_gb: b.extra.rss.map(|r| r as f64 / GB),
@@ -277,6 +324,7 @@ fn summarise(
             .pending_compaction_bytes
             .map(|b| b as f64 / GB),
         lsm: lsm_since(&gauge.lsm),
+        engine_perf,
         server: None,
         ib: None,
         durability: None,

@@ -268,6 +268,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         interrupt: ctx.interrupt,
         progress: ctx.progress,
         clients: cfg.clients.as_ref().filter(|_| !load),
+        on_open: None,
     };
     let mut gauge = WatchedGauge::new(
         ServerGauge::new(

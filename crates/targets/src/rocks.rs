@@ -480,6 +480,36 @@ impl Target for RocksTarget {
         }
         Self::check(err)
     }
+    fn thread_perf_start(&self, level: u8) {
+        // SAFETY: both act on the calling thread's own PerfContext and level.
+        unsafe {
+            librocksdb_sys::rocksdb_set_perf_level(c_int::from(level));
+            let ctx = librocksdb_sys::rocksdb_perfcontext_create();
+            librocksdb_sys::rocksdb_perfcontext_reset(ctx);
+            librocksdb_sys::rocksdb_perfcontext_destroy(ctx);
+        }
+    }
+
+    fn thread_perf(&self) -> Result<Vec<(String, u64)>, String> {
+        // SAFETY: the context is the calling thread's; the report is a string RocksDB
+        // allocated, freed once read. Its names are PerfContext's own (the C API's
+        // metric numbers differ between releases; the names do not).
+        let text = unsafe {
+            let ctx = librocksdb_sys::rocksdb_perfcontext_create();
+            let report = librocksdb_sys::rocksdb_perfcontext_report(ctx, 1);
+            librocksdb_sys::rocksdb_perfcontext_destroy(ctx);
+            if report.is_null() {
+                return Err("RocksDB gave no PerfContext report".into());
+            }
+            let t = std::ffi::CStr::from_ptr(report)
+                .to_string_lossy()
+                .into_owned();
+            librocksdb_sys::rocksdb_free(report.cast());
+            t
+        };
+        Ok(crate::rocks_account::perf_report(&text))
+    }
+
     fn stats(&self) -> EngineStats {
         let t = self.tickers();
         EngineStats {

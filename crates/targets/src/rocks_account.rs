@@ -12,6 +12,19 @@ use std::path::Path;
 /// Bytes in RocksDB's "GB" (its internal_stats divide by 1024³).
 const GIB: f64 = (1u64 << 30) as f64;
 
+/// RocksDB's PerfContext report (`PerfContext::ToString`: `name = value, ` pairs, then
+/// by-level counters as `name = 3@level0, 5@level1, `) as (name, value) pairs, zeros
+/// and the by-level counters left out.
+pub fn perf_report(text: &str) -> Vec<(String, u64)> {
+    text.split(", ")
+        .filter_map(|pair| {
+            let (k, v) = pair.split_once(" = ")?;
+            let v: u64 = v.trim().parse().ok()?;
+            (v > 0).then(|| (k.trim().to_string(), v))
+        })
+        .collect()
+}
+
 /// The LSM account from the shim's `key=value` lines.
 pub fn parse_lsm(text: &str) -> LsmAccount {
     let map: BTreeMap<&str, &str> = text
@@ -151,6 +164,21 @@ fn section_name(head: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_perf_context_report_becomes_named_counts() {
+        let text = "user_key_comparison_count = 12, block_cache_hit_count = 0, \
+                    block_read_time = 3400, bloom_filter_useful = 3@level0, 5@level1, \
+                    get_from_memtable_count = 2, ";
+        assert_eq!(
+            perf_report(text),
+            vec![
+                ("user_key_comparison_count".to_string(), 12),
+                ("block_read_time".to_string(), 3400),
+                ("get_from_memtable_count".to_string(), 2),
+            ]
+        );
+    }
 
     /// The shape of RocksDB 8.5+'s output (the "cfstats" map, as the shim prints it).
     const LSM_85: &str = "\

@@ -464,6 +464,7 @@ mod tests {
             interrupt: &interrupt,
             progress: &kernel::NoProgress,
             clients: None,
+            on_open: None,
         };
         kernel::run(&spec, &mut (), |lane: &Lane<'_>, _: &mut ()| {
             let mut ring = worker_ring(depth as u32)?;

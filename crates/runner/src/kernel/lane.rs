@@ -104,11 +104,25 @@ pub struct Lane<'s> {
     /// The threads profile this measured thread follows, if any.
     pub(super) gate: Option<&'s ThreadsProfile>,
     pub(super) released: Cell<bool>,
+    /// Called on a measured thread, once, as its first op of the window is counted
+    /// ([`super::Spec::on_open`]); `None` when the step has nothing to start there.
+    pub(super) on_open: Option<&'s (dyn Fn() + Sync)>,
+    /// The hook has run on this thread.
+    pub(super) hooked: Cell<bool>,
     pub(super) harness: Cell<HarnessTime>,
     pub(super) backlog: Cell<u64>,
 }
 
 impl Lane<'_> {
+    /// The window opened for this thread: runs the step's hook once (an engine's
+    /// thread-local counters start from zero here, after warm-up).
+    #[cold]
+    fn window_opened(&self) {
+        if let Some(f) = self.on_open.filter(|_| !self.hooked.replace(true)) {
+            f();
+        }
+    }
+
     /// The thread's index for seeding and slicing: 0..threads for measured threads,
     /// `threads + w` for writer `w`.
     pub fn index(&self) -> usize {
@@ -285,6 +299,11 @@ where
     if counting {
         callgrind::toggle();
     }
+    // The window is open already (no warm-up, or a second drive): the thread's own
+    // counters start before its first measured op.
+    if !writer && epoch > 0 {
+        lane.window_opened();
+    }
     let mut last_end = Instant::now();
     // Under a threads profile: when to ask next whether this thread is in the count
     // (now, before the first op). A finish runs its tail whatever the profile says.
@@ -348,6 +367,7 @@ where
             if !writer && now_epoch > 0 {
                 counting = true;
                 callgrind::toggle();
+                lane.window_opened();
             }
         }
         let latency = match timing {

@@ -64,6 +64,10 @@ pub struct Spec<'a> {
     /// peak, and measured thread `i` runs ops only while the profile counts more than
     /// `i` (from the window's start; warm-up runs its first count).
     pub clients: Option<&'a ThreadsProfile>,
+    /// Called on each measured thread as the window opens for it (after warm-up,
+    /// before its first measured op is counted): what counts per thread from there,
+    /// as RocksDB's thread-local PerfContext, starts there.
+    pub on_open: Option<&'a (dyn Fn() + Sync)>,
 }
 
 /// What a step's threads and sampler gathered.
@@ -141,6 +145,8 @@ where
                             classes,
                             gate: spec.clients.filter(|_| !writer),
                             released: Cell::new(false),
+                            on_open: spec.on_open,
+                            hooked: Cell::new(false),
                             harness: Cell::new(HarnessTime::default()),
                             backlog: Cell::new(0),
                         };

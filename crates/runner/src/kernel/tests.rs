@@ -18,6 +18,7 @@ fn spec<'a>(threads: usize, secs: f64, interrupt: &'a AtomicBool) -> Spec<'a> {
         interrupt,
         progress: &NoProgress,
         clients: None,
+        on_open: None,
     }
 }
 

@@ -33,6 +33,7 @@ pub fn cfg(step: &str, index: usize, num: u64, threads: usize) -> StepConfig {
         mix: None,
         mixgraph: Vec::new(),
         perf_groups: 0,
+        perf_level: 2,
         clients: None,
     }
 }

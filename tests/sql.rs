@@ -818,7 +818,7 @@ fn profiles_are_stored_per_step_and_drawn_as_flame_graphs_against_the_base() {
     ids.sort_unstable();
     let (a, b) = (ids[0].to_string(), ids[1].to_string());
     let page = html_report(&store, &[&a, &b]);
-    assert!(page.contains("CPU profiles"));
+    assert!(page.contains("<h2 id=\"profiles\">Profiles</h2>"));
     // A differential graph per query against the base, and one graph per profiled step.
     assert!(
         page.contains(&format!("point-query: run {b} against run {a} (per query)")),

@@ -244,7 +244,7 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
         },
         Grouping::None,
         &mut printer,
-        false,
+        None,
         plumb_runner::family::Extras::default(),
     )?;
     printer.finish()?;

@@ -84,7 +84,7 @@ pub fn run(a: ExecPlanArgs) -> anyhow::Result<ExitCode> {
         },
         grouping,
         &mut printer,
-        false,
+        None,
         plumb_runner::family::Extras::default(),
     )?;
     printer.finish()?;

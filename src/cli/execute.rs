@@ -6,6 +6,7 @@ use super::progress::Bar;
 use super::provenance::command_line;
 use plumb_core::RunStatus;
 use plumb_plan::RunPlan;
+use plumb_probes::profile::{ProfileKind, Profiling};
 use plumb_runner::{
     Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, NoProgress, Observer, Progress,
     Provenance, RunAt,
@@ -199,7 +200,7 @@ pub fn run_batch(
     dirs: DirPolicy,
     grouping: Grouping,
     printer: &mut Printer,
-    profile: bool,
+    profile: Option<ProfileKind>,
     extras: plumb_runner::family::Extras,
 ) -> anyhow::Result<BatchOutcome> {
     run_batch_until(
@@ -218,11 +219,11 @@ pub fn run_batch_until(
     dirs: DirPolicy,
     grouping: Grouping,
     printer: &mut Printer,
-    profile: bool,
+    profile: Option<ProfileKind>,
     extras: plumb_runner::family::Extras,
     until: Option<&dyn plumb_runner::StopRule>,
 ) -> anyhow::Result<BatchOutcome> {
-    let perf_dir = perf_dir(profile)?;
+    let perf_dir = perf_dir(profile.is_some())?;
     // Hardware counters first, so the engine's threads (started at open) inherit them;
     // not beside perf stat's groups (`--perf-groups` on a kv run), which count exactly
     // only when no other event holds a counter.
@@ -258,7 +259,10 @@ pub fn run_batch_until(
             bar: &bar,
         },
         provenance: provenance(tag),
-        profile: perf_dir.as_ref().map(|d| d.path()),
+        profile: perf_dir.as_ref().zip(profile).map(|(d, kind)| Profiling {
+            dir: d.path(),
+            kind,
+        }),
         driver: Some(&mut driver),
     };
     let out = life.run_batch(&Batch {

@@ -157,7 +157,7 @@ pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
         },
         Grouping::None,
         &mut printer,
-        false,
+        None,
         Extras {
             password,
             port: a.server.port,

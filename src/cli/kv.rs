@@ -6,6 +6,7 @@ use super::execute::{self, Printer, Style};
 use super::StoreArg;
 use anyhow::bail;
 use plumb_plan::{KvParams, RunPlan, TargetPlan, WorkloadPlan};
+use plumb_probes::profile::ProfileKind;
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_targets::{EngineCommon, EngineFlags, EngineSpec, ENGINE_NAMES};
 use plumb_workloads::steps;
@@ -84,11 +85,15 @@ pub struct KvArgs {
     /// of such documents.
     #[arg(long)]
     json: bool,
-    /// Record a CPU profile of each measured step (perf record on the software clock,
-    /// with call graphs); `plumb report --format html` draws a flame graph per step and
-    /// a differential one per op against the base.
-    #[arg(long)]
-    profile: bool,
+    /// Record a profile of each measured step: `cpu` (the default: perf record on the
+    /// software clock, with call graphs), `offcpu` (every context switch on the machine,
+    /// each of plumb's threads' weighed by the time until it ran again, its stack ending
+    /// in the state it left in: D for IO, S for a lock or a sleep, R preempted) or
+    /// `wall` (both in one graph). `plumb report --format html` draws a flame graph
+    /// per step and a differential one per op against the base. offcpu records every
+    /// switch on the machine: meant for steps that wait, not for a throughput figure.
+    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "cpu")]
+    profile: Option<ProfileKind>,
 }
 
 /// `--engine`'s help, from the registry: every engine plumb knows and those this build

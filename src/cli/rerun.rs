@@ -94,7 +94,7 @@ pub fn run(a: RerunArgs) -> anyhow::Result<ExitCode> {
         },
         Grouping::None,
         &mut printer,
-        false,
+        None,
         plumb_runner::family::Extras::default(),
     )?;
     printer.finish()?;

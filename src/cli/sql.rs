@@ -8,6 +8,7 @@ use super::server_args::ServerArgs;
 use super::StoreArg;
 use anyhow::bail;
 use plumb_plan::{Family, RunPlan, SqlParams, SqlWork, TargetPlan, WorkloadPlan};
+use plumb_probes::profile::ProfileKind;
 use plumb_runner::family::Extras;
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
@@ -55,12 +56,16 @@ pub struct SqlArgs {
     /// Random seed [default: from the clock, printed and stored].
     #[arg(long)]
     seed: Option<u64>,
-    /// Record a CPU profile of each measured step (perf record on the software clock,
-    /// with call graphs) of plumb and the server's processes; `plumb report --format
-    /// html` draws a flame graph per step and, in a comparison, a differential one per
-    /// query against the base.
-    #[arg(long)]
-    profile: bool,
+    /// Record a profile of each measured step, of plumb and the server's processes:
+    /// `cpu` (the default: perf record on the software clock, with call graphs),
+    /// `offcpu` (every context switch on the machine, each of the measured processes'
+    /// threads weighed by the time until it ran again, its stack ending in the state it
+    /// left in: D for IO, S for a lock or a socket, R preempted) or `wall` (both in one
+    /// graph). `plumb report --format html` draws a flame graph per step and, in a
+    /// comparison, a differential one per query against the base. offcpu records every
+    /// switch on the machine: meant for steps that wait, not for a throughput figure.
+    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "cpu")]
+    profile: Option<ProfileKind>,
     /// Limit the managed server's processes to this much memory, page cache included
     /// (a cgroup), so a table larger than it is read from the device.
     #[arg(long, value_name = "MIB")]

@@ -340,7 +340,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         },
         grouping,
         &mut printer,
-        false,
+        None,
         plumb_runner::family::Extras::default(),
         until.as_ref().map(|u| u as &dyn plumb_runner::StopRule),
     )?;

@@ -215,7 +215,7 @@ pub fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
                 Grouping::None
             },
             &mut printer,
-            false,
+            None,
             plumb_runner::family::Extras::default(),
         );
         printer.finish()?;

@@ -333,7 +333,7 @@ fn profile_section(
     comparison: Option<&Comparison>,
     profiles: &Profiles,
 ) {
-    o.push_str(r#"<h2 id="profiles">CPU profiles</h2><p class="note">perf record on the software clock during each measured window, plumb's threads and the server's processes together; widths are CPU time. Click a frame to zoom.</p>"#);
+    o.push_str(r#"<h2 id="profiles">Profiles</h2><p class="note">perf during each measured window, plumb's threads and the server's processes together; widths are time: on a CPU (sampled on the software clock, <code>--profile cpu</code>), or off a CPU where a stack ends in <code>[off-cpu D]</code> (uninterruptible: IO), <code>[off-cpu S]</code> (sleeping: a lock, a socket, a condition) or <code>[off-cpu R]</code> (preempted, waiting for a CPU) (<code>--profile offcpu</code>; <code>wall</code> draws both in one graph). Click a frame to zoom.</p>"#);
     let first_of = |label: &str| -> Option<&StoredRun> {
         let c = comparison?;
         let i = c.versions.iter().position(|v| v == label)?;

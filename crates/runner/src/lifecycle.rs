@@ -178,7 +178,7 @@ pub struct Slot<'a> {
     /// Run-level events: the driver calls `run_starting` and `run_finished`.
     pub observer: &'a mut dyn Observer,
     /// Profile every measured step (perf's data files go here).
-    pub profile: Option<&'a Path>,
+    pub profile: Option<plumb_probes::profile::Profiling<'a>>,
     /// Its place in the batch: (1-based index, total, estimated seconds left).
     pub at: (usize, usize, f64),
 }
@@ -198,7 +198,7 @@ pub struct Lifecycle<'a> {
     /// Recorded with every run.
     pub provenance: Provenance,
     /// Profile every measured step (perf's data files go in this directory).
-    pub profile: Option<&'a Path>,
+    pub profile: Option<plumb_probes::profile::Profiling<'a>>,
     /// Runs the families the runner does not drive itself.
     pub driver: Option<&'a mut dyn FamilyDriver>,
 }

@@ -8,8 +8,8 @@ use plumb_core::{EngineStats, LsmAccount, Target};
 use plumb_probes::perf::{HwCounterGroup, HwReading};
 use plumb_probes::perfwindow::PerfWindow;
 use plumb_probes::process;
+use plumb_probes::profile::Profiling;
 use plumb_probes::profile::Recording;
-use std::path::Path;
 
 /// A key-value step's mark.
 pub(crate) type Snapshot = Mark<KvReading>;
@@ -27,7 +27,7 @@ pub(crate) struct KvGauge<'a> {
     pub(crate) target: &'a dyn Target,
     pub(crate) hw: Option<&'a HwCounterGroup>,
     /// Where a CPU profile of the window goes and the step's index (its name there).
-    pub(crate) profile: Option<(&'a Path, usize)>,
+    pub(crate) profile: Option<(Profiling<'a>, usize)>,
     recording: Option<Result<Recording, String>>,
     /// The LSM's account at the window's start and end (never per second).
     pub(crate) lsm: [Option<LsmAccount>; 2],
@@ -49,13 +49,13 @@ impl<'a> KvGauge<'a> {
         target: &'a dyn Target,
         hw: Option<&'a HwCounterGroup>,
         index: usize,
-        profile: Option<&'a Path>,
+        profile: Option<Profiling<'a>>,
         perf_groups: u32,
     ) -> Self {
         KvGauge {
             target,
             hw,
-            profile: profile.map(|dir| (dir, index)),
+            profile: profile.map(|p| (p, index)),
             recording: None,
             lsm: [None, None],
             profiled: None,
@@ -80,8 +80,8 @@ impl Gauge for KvGauge<'_> {
     }
 
     fn opened(&mut self) {
-        self.recording = self.profile.map(|(dir, index)| {
-            plumb_probes::profile::start(&[std::process::id()], dir, &format!("step{index}"))
+        self.recording = self.profile.map(|(p, index)| {
+            plumb_probes::profile::start(p, &[std::process::id()], &format!("step{index}"))
         });
         self.lsm[0] = self.target.lsm();
         if let Some(p) = &mut self.perf {

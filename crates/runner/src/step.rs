@@ -37,7 +37,7 @@ pub struct RunContext<'a> {
     pub progress: &'a dyn Progress,
     /// Record a CPU profile of this process during each measured window, perf's data
     /// file in this directory (`plumb kv --profile`).
-    pub profile: Option<&'a std::path::Path>,
+    pub profile: Option<plumb_probes::profile::Profiling<'a>>,
 }
 
 /// A finished step: what is stored and reported.

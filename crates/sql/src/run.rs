@@ -86,7 +86,7 @@ pub struct SqlContext<'a> {
     pub all_present: &'a mut bool,
     /// Record a CPU profile of plumb and the server during each measured window, with
     /// perf's data file in this directory.
-    pub profile: Option<&'a Path>,
+    pub profile: Option<plumb_probes::profile::Profiling<'a>>,
     /// What YCSB's steps carry from one to the next.
     pub ycsb: &'a mut YcsbState,
 }

@@ -12,8 +12,8 @@ use plumb_core::{Interval, PerfCounted};
 use plumb_probes::perfwindow::PerfWindow;
 use plumb_probes::process::ProcessCounters;
 use plumb_probes::proctree::{self, TreeSnapshot};
+use plumb_probes::profile::Profiling;
 use plumb_probes::profile::Recording;
-use std::path::Path;
 
 /// Where the system under test runs, for its share of the machine's CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +98,7 @@ pub struct ServerGauge<'a> {
     pub perf: PerfWindow,
     /// Where the profile's data goes, when one is asked for, and the step's index (its
     /// name among the profiles and perf's files).
-    profile: Option<&'a Path>,
+    profile: Option<Profiling<'a>>,
     index: usize,
     /// Seconds per group of perf events (0: all at once).
     perf_groups: u32,
@@ -113,7 +113,7 @@ pub struct ServerGauge<'a> {
 impl<'a> ServerGauge<'a> {
     /// A gauge of `sut` for the step at `index`, its perf events in groups of
     /// `perf_groups` seconds (0: all at once), profiling into `profile` when given.
-    pub fn new(sut: Sut, index: usize, perf_groups: u32, profile: Option<&'a Path>) -> Self {
+    pub fn new(sut: Sut, index: usize, perf_groups: u32, profile: Option<Profiling<'a>>) -> Self {
         ServerGauge {
             tree: ServerTree::new(sut),
             perf: PerfWindow::new(perf_groups),
@@ -147,10 +147,10 @@ impl Gauge for ServerGauge<'_> {
                 .chain(s.procs.keys().copied().filter(|p| Some(*p) != root))
                 .collect()
         });
-        self.recording = self.profile.map(|dir| {
+        self.recording = self.profile.map(|p| {
             let mut pids = vec![std::process::id()];
             pids.extend(server.iter().flatten());
-            plumb_probes::profile::start(&pids, dir, &format!("step{}", self.index))
+            plumb_probes::profile::start(p, &pids, &format!("step{}", self.index))
         });
         let counted = match (server, self.tree.sut) {
             (Some(pids), _) => Some((pids, "server")),

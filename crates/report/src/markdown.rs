@@ -175,6 +175,14 @@ pub fn run(r: &StoredRun) -> String {
     if let Some(n) = crate::window::note(&[r]) {
         out.push_str(&format!("{}\n\n", cell(&n)));
     }
+    // Where each step's time went, before the table that is its evidence.
+    let said = crate::explain::lines(r);
+    if !said.is_empty() {
+        for l in said {
+            out.push_str(&format!("- {}\n", cell(&l)));
+        }
+        out.push('\n');
+    }
     out.push_str(&header(&h));
     for (s, _) in &r.steps {
         let cells: Vec<String> = std::iter::once(cell(&s.name))
@@ -191,6 +199,15 @@ pub fn run(r: &StoredRun) -> String {
         out.push('\n');
         for l in lines {
             out.push_str(&format!("- {}\n", cell(&l)));
+        }
+    }
+    if let Some(waits) = crate::explain::waits_text(r) {
+        let mut lines = waits.lines();
+        if let Some(head) = lines.next() {
+            out.push_str(&format!("\n{}\n\n", cell(head)));
+        }
+        for l in lines {
+            out.push_str(&format!("- {}\n", cell(l.trim())));
         }
     }
     if let Some(device) = crate::device::markdown(r) {

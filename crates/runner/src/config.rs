@@ -155,6 +155,11 @@ impl KeySpace {
     }
 }
 
+/// RocksDB's own PerfContext level for configs stored before `perf_level` existed.
+fn rocksdb_default_level() -> u8 {
+    2
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,9 +198,4 @@ mod tests {
         cut.after(StepKind::FillSeq, 50, 100, false);
         assert!(!cut.all_present);
     }
-}
-
-/// RocksDB's own PerfContext level for configs stored before `perf_level` existed.
-fn rocksdb_default_level() -> u8 {
-    2
 }

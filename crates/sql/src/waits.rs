@@ -475,15 +475,12 @@ pub fn mysql_seen(rows: &crate::client::TextRows) -> Vec<Seen> {
         if s.class == "Lock" && s.event == "innodb_row_lock" {
             continue;
         }
-        match (col(2), col(3)) {
-            // In progress: the newest such row (rows come in event order) wins.
-            (Some(name), None) => {
-                let (class, event) = mysql_class(&name);
-                s.class = class.into();
-                s.event = event;
-            }
-            // Finished, or no row: on a CPU or somewhere uninstrumented.
-            _ => {}
+        // In progress: the newest such row (rows come in event order) wins. Finished,
+        // or no row: on a CPU or somewhere uninstrumented.
+        if let (Some(name), None) = (col(2), col(3)) {
+            let (class, event) = mysql_class(&name);
+            s.class = class.into();
+            s.event = event;
         }
     }
     out

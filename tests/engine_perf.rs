@@ -53,6 +53,24 @@ fn rocksdb_perf_context_is_stored_per_op_at_the_level_asked_for() {
         "{fill}"
     );
 
+    // The report leads with a line per step, the engine's own parts in it, before the
+    // tables; the counters follow them.
+    let id = r["run"]["id"].to_string();
+    let text = String::from_utf8_lossy(&plumb(&store, &["show", &id]).stdout).to_string();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("readrandom: ") && l.contains("inside the engine"))
+        .unwrap_or_else(|| panic!("no line for readrandom: {text}"));
+    let table = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("ops_sec"))
+        .unwrap_or_else(|| panic!("no table: {text}"));
+    assert!(line < table, "the line comes before the tables: {text}");
+    assert!(
+        text.contains("inside the engine per op (RocksDB's PerfContext, level 4"),
+        "{text}"
+    );
+
     // Level 2 (RocksDB's own default) counts, and times nothing.
     let r = kv(&store, "rocksdb", &[]);
     let p = &step(&r, "readrandom")["summary"]["engine_perf"];

@@ -157,6 +157,28 @@ fn postgres_clients_updating_one_row_wait_on_its_lock() {
         text.contains("waits (share of the step's active session time"),
         "{text}"
     );
+
+    // The server's counters second by second: stored, printed with the intervals,
+    // charted beside the wait bars in the HTML report.
+    let seconds = step(&r, "script")["summary"]["server_seconds"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(seconds.len() >= 2, "{seconds:?}");
+    assert!(
+        seconds
+            .iter()
+            .any(|s| s["rates"]["db.xact_commit"].as_f64().unwrap_or(0.0) > 0.0),
+        "no second with commits: {seconds:?}"
+    );
+    let shown = plumb(&d.path().join("s.sqlite"), &["show", &id, "--intervals"]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("server counters each second"), "{shown}");
+    assert!(shown.contains("xact_commit/s"), "{shown}");
+    let page = common::html_report(&d.path().join("s.sqlite"), &[&id]);
+    assert!(page.contains(r#"data-chart="server-seconds""#));
+    assert!(page.contains(r#"data-counter="db.xact_commit""#));
+    assert!(page.contains(r#"data-wait="Lock:transactionid""#));
 }
 
 #[test]
@@ -176,7 +198,7 @@ fn postgres_a_table_locked_by_another_session_and_a_sleep_are_their_events() {
     let relation = share(&r, "Lock", Some("relation"));
     assert!(relation >= 0.9, "Lock:relation share {relation}");
 
-    let args = script_args(d.path(), &url, "SELECT pg_sleep(0.05);\n", 2, 2.0);
+    let args = script_args(d.path(), &url, "SELECT pg_sleep(0.05);\n", 2, 3.0);
     let r = run(&d.path().join("b.sqlite"), &args);
     let sleep = share(&r, "Timeout", Some("PgSleep"));
     assert!(sleep >= 0.9, "Timeout:PgSleep share {sleep}");

@@ -164,3 +164,45 @@ pub struct ServerSecond {
     /// Counter name to its rate over the second.
     pub rates: BTreeMap<String, f64>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2 sessions active on average over 1 s and 1000 queries: 2000 µs of server time
+    /// per query, three quarters of it in a lock.
+    #[test]
+    fn waits_per_query_share_the_active_time() {
+        let s = crate::StepSummary {
+            ops: 1000,
+            waits: Some(WaitProfile {
+                samples: 10,
+                secs: 1.0,
+                sessions: 20,
+                events: vec![
+                    WaitShare {
+                        class: "Lock".into(),
+                        event: "tuple".into(),
+                        samples: 15,
+                    },
+                    WaitShare {
+                        class: CPU.into(),
+                        event: CPU.into(),
+                        samples: 5,
+                    },
+                ],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let w = s.waits.as_ref().unwrap();
+        assert_eq!(w.active_sessions(), 2.0);
+        assert_eq!(w.class_share("Lock"), 0.75);
+        assert_eq!(w.event_share("Lock", "tuple"), 0.75);
+        assert_eq!(w.classes()[0], ("Lock".to_string(), 0.75));
+        let per = us_query(&s);
+        assert_eq!(per.get("Lock:tuple"), Some(&1500.0));
+        assert_eq!(per.get("CPU"), Some(&500.0));
+        assert!(us_query(&crate::StepSummary::default()).is_empty());
+    }
+}

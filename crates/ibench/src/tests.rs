@@ -113,7 +113,7 @@ fn cfg(step: &str, rows: u64, secs: f64, delete: bool) -> IbStepConfig {
         seed: 42,
         query_pace: None,
         perf_groups: 0,
-        wait_hz: 20.0,
+        wait_hz: 10.0,
     }
 }
 

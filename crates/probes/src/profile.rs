@@ -125,11 +125,19 @@ impl Recording {
     }
 }
 
-/// Stops a CPU recording and folds it.
-fn stop_cpu(child: &mut Child, data: &Path) -> Result<String, String> {
+/// Stops a recording and gives what `perf script ARGS` prints of it (its data file is
+/// removed); `refused` says why, when perf left nothing to read.
+fn stop_script(
+    child: &mut Child,
+    data: &Path,
+    args: &[&str],
+    refused: &str,
+) -> Result<Vec<u8>, String> {
     let status = crate::perftool::detach(child).map_err(|e| format!("perf record: {e}"))?;
     let out = Command::new("perf")
-        .args(["script", "-i"])
+        .arg("script")
+        .args(args)
+        .arg("-i")
         .arg(data)
         .stderr(Stdio::null())
         .output()
@@ -137,11 +145,15 @@ fn stop_cpu(child: &mut Child, data: &Path) -> Result<String, String> {
     let _ = std::fs::remove_file(data);
     let out = out?;
     if !out.status.success() {
-        return Err(format!(
-            "perf record ended with {status}; perf script found no samples"
-        ));
+        return Err(format!("perf record ended with {status}; {refused}"));
     }
-    let folded = fold(&out.stdout)?;
+    Ok(out.stdout)
+}
+
+/// Stops a CPU recording and folds it.
+fn stop_cpu(child: &mut Child, data: &Path) -> Result<String, String> {
+    let script = stop_script(child, data, &[], "perf script found no samples")?;
+    let folded = fold(&script)?;
     if folded.trim().is_empty() {
         return Err("no samples (the window ended before perf was attached)".into());
     }
@@ -150,22 +162,14 @@ fn stop_cpu(child: &mut Child, data: &Path) -> Result<String, String> {
 
 /// Stops a scheduler recording and folds the switches of `pids`' threads.
 fn stop_off(child: &mut Child, data: &Path, pids: &HashSet<u32>) -> Result<String, String> {
-    let status = crate::perftool::detach(child).map_err(|e| format!("perf record: {e}"))?;
-    let out = Command::new("perf")
-        .args(["script", "-F", "comm,pid,tid,time,trace,ip,sym", "-i"])
-        .arg(data)
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| format!("perf script: {e}"));
-    let _ = std::fs::remove_file(data);
-    let out = out?;
-    if !out.status.success() {
-        return Err(format!(
-            "perf record -e sched:sched_switch ended with {status} and left nothing to read \
-             (the kernel's tracepoints may be closed to plumb: perf_event_paranoid, tracefs)"
-        ));
-    }
-    let folded = fold_switches(&String::from_utf8_lossy(&out.stdout), pids);
+    let script = stop_script(
+        child,
+        data,
+        &["-F", "comm,pid,tid,time,trace,ip,sym"],
+        "sched:sched_switch left nothing to read (the kernel's tracepoints may be closed \
+         to plumb: perf_event_paranoid, tracefs)",
+    )?;
+    let folded = fold_switches(&String::from_utf8_lossy(&script), pids);
     if folded.trim().is_empty() {
         return Err("no switch of the measured processes was recorded".into());
     }

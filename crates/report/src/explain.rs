@@ -26,6 +26,17 @@ fn threads(st: &StepRecord, ivs: &[Interval]) -> f64 {
     st.config["threads"].as_f64().unwrap_or(1.0).max(1.0)
 }
 
+/// `n` of `what` (`2 clients`, `1 thread`), with a decimal when a threads profile made
+/// the mean fractional.
+fn count(n: f64, what: &str) -> String {
+    if (n - n.round()).abs() < 0.05 {
+        let n = n.round();
+        format!("{n} {what}{}", if n == 1.0 { "" } else { "s" })
+    } else {
+        format!("{n:.1} {what}s")
+    }
+}
+
 /// `x` µs with three significant digits.
 fn us(x: f64) -> String {
     sig(Some(x), 3)
@@ -50,15 +61,7 @@ pub fn step_line(st: &StepRecord, ivs: &[Interval]) -> Option<String> {
 /// seen doing, and the rest.
 fn server_line(name: &str, s: &StepSummary, queries: u64, n: f64) -> String {
     let per = n * s.secs * 1e6 / queries as f64;
-    let clients = if (n - n.round()).abs() < 0.05 {
-        format!(
-            "{} client{}",
-            n.round(),
-            if n.round() == 1.0 { "" } else { "s" }
-        )
-    } else {
-        format!("{n:.1} clients")
-    };
+    let clients = count(n, "client");
     let mut parts = Vec::new();
     let mut known = 0.0;
     // plumb's CPU per op is per query, except for a load, whose ops are rows.
@@ -97,10 +100,20 @@ fn server_line(name: &str, s: &StepSummary, queries: u64, n: f64) -> String {
         }
     }
     let rest = per - known;
-    parts.push(format!(
-        "{} outside a statement (network, socket reads and writes, run queue)",
-        us(rest)
-    ));
+    parts.push(if rest >= 0.0 {
+        format!(
+            "{} outside a statement (network, socket reads and writes, run queue)",
+            us(rest)
+        )
+    } else {
+        // Samples are a sample: on a busy machine they can see the sessions inside a
+        // statement more often than they are.
+        format!(
+            "0 outside a statement (the samples saw {} µs more in the server than the \
+             clients spent: sampling error)",
+            us(-rest)
+        )
+    });
     // The sampled CPU is a session's time on a CPU inside a statement; the server's
     // processes spend more (socket IO between statements, background writers).
     let procs = match (&s.waits, srv.cpu_us_query) {
@@ -120,15 +133,7 @@ fn server_line(name: &str, s: &StepSummary, queries: u64, n: f64) -> String {
 /// time off a CPU, with device reads per op.
 fn engine_line(name: &str, s: &StepSummary, n: f64) -> String {
     let per = n * s.secs * 1e6 / s.ops as f64;
-    let threads = if (n - n.round()).abs() < 0.05 {
-        format!(
-            "{} thread{}",
-            n.round(),
-            if n.round() == 1.0 { "" } else { "s" }
-        )
-    } else {
-        format!("{n:.1} threads")
-    };
+    let threads = count(n, "thread");
     let mut out = format!("{name}: {} µs/op ({threads})", us(per));
     if let Some(cpu) = s.cpu_us_op {
         // CPU per op across every thread, background work included, against a

@@ -788,3 +788,66 @@ fn no_neighbour_warning_on_a_maintenance_step_or_a_window_of_a_few_ticks() {
     }
     assert_eq!(outside(&short), 0);
 }
+
+/// `r` with a wait profile on step `x`: `lock` of 20 sessions seen in a row lock, the
+/// rest on a CPU, 10 samples over the 2-second step (2 sessions active on average).
+fn with_waits(mut r: plumb_store::StoredRun, lock: u64) -> plumb_store::StoredRun {
+    use plumb_core::{WaitProfile, WaitShare};
+    for (s, _) in r.steps.iter_mut() {
+        s.summary.waits = Some(WaitProfile {
+            source: "pg_stat_activity".into(),
+            hz: 5.0,
+            samples: 10,
+            secs: 2.0,
+            sessions: 20,
+            events: vec![
+                WaitShare {
+                    class: "Lock".into(),
+                    event: "tuple".into(),
+                    samples: lock,
+                },
+                WaitShare {
+                    class: "CPU".into(),
+                    event: "CPU".into(),
+                    samples: 20 - lock,
+                },
+            ],
+            ..Default::default()
+        });
+    }
+    r
+}
+
+/// Each wait's µs per query is set against the base as a server counter is: a lock
+/// that held sessions three times as long per query reads × 3.
+#[test]
+fn waits_per_query_compare_against_the_base() {
+    let vs = vec![
+        version(
+            "A",
+            vec![with_waits(run(1, "A", &[fig("x", 100.0, None)]), 5)],
+        ),
+        version(
+            "B",
+            vec![with_waits(run(2, "B", &[fig("x", 100.0, None)]), 15)],
+        ),
+    ];
+    let c = compare(&vs);
+    let t = c
+        .server_counters
+        .iter()
+        .find(|t| t.metric == "wait.Lock:tuple/query")
+        .unwrap_or_else(|| {
+            panic!(
+                "no wait row: {:?}",
+                c.server_counters
+                    .iter()
+                    .map(|t| &t.metric)
+                    .collect::<Vec<_>>()
+            )
+        });
+    // 2 active × 2 s / 200 queries = 20000 µs per query, a quarter of it in the lock.
+    assert_eq!(t.rows[0][0].median, Some(5000.0));
+    assert_eq!(t.rows[0][1].median, Some(15000.0));
+    assert!((t.rows[0][1].ratio.unwrap() - 3.0).abs() < 1e-9);
+}

@@ -5,7 +5,7 @@
 //! second. It runs beside the clients, never in their loop; its cost is one small query
 //! per sample, stated with the profile.
 
-use crate::client::{Endpoint, Protocol, SqlClient};
+use crate::client::{Endpoint, Protocol, SqlClient, Stmt, Values};
 use crate::counters::CounterReader;
 use crate::error::SqlError;
 use plumb_core::waits::CPU;
@@ -15,10 +15,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// Samples per second unless `--wait-hz` says otherwise: two sessions over a 5-second
-/// step give 200 looks, a share within a few points, at a cost of about 0.3% of a CPU.
-pub const DEFAULT_HZ: f64 = 20.0;
 
 /// What the sampler is told by the kernel's sampler thread.
 enum Cmd {
@@ -327,21 +323,26 @@ enum Views {
     ProcessList,
 }
 
-/// One connection that samples the server's sessions.
+/// One connection that samples the server's sessions with one statement prepared
+/// once, its rows read into memory kept from sample to sample.
 pub struct Sampler {
     client: Box<dyn SqlClient>,
     views: Views,
+    stmt: Stmt,
+    values: Values,
     /// What the views cannot show on this server, said with the profile.
     partial: Option<String>,
 }
 
 /// PostgreSQL: the step's active sessions (its clients are named `plumb`; the sampler
-/// itself is left out by its pid) and the event each is in now.
+/// itself is left out by its pid) and the event each is in now, from the function
+/// under pg_stat_activity (the view joins the catalogs for names plumb does not need).
 const PG_SAMPLE: &str =
     "SELECT coalesce(wait_event_type, 'CPU') AS c, coalesce(wait_event, 'CPU') AS e, \
-     left(query, 400) AS q FROM pg_stat_activity \
+     left(query, 400) AS q FROM pg_stat_get_activity(NULL) \
      WHERE state = 'active' AND backend_type = 'client backend' AND application_name = 'plumb' \
-     AND datname = current_database() AND pid <> pg_backend_pid()";
+     AND datid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+     AND pid <> pg_backend_pid()";
 
 /// MariaDB/MySQL: each session running a statement, by the process list's command
 /// (performance_schema's copy of it stays `Query` while a MariaDB thread waits for
@@ -402,9 +403,16 @@ impl Sampler {
                 }
             }
         };
+        let stmt = client.prepare_native(match views {
+            Views::Postgres => PG_SAMPLE,
+            Views::PerformanceSchema => PS_SAMPLE,
+            Views::ProcessList => PL_SAMPLE,
+        })?;
         Ok(Sampler {
             client,
             views,
+            stmt,
+            values: Values::new(),
             partial,
         })
     }
@@ -420,25 +428,29 @@ impl Sampler {
 
     /// The step's active sessions now.
     pub fn sample(&mut self) -> Result<Vec<Seen>, SqlError> {
-        match self.views {
-            Views::Postgres => Ok(self
-                .client
-                .rows(PG_SAMPLE)?
+        self.client.fetch(self.stmt, &[], &mut self.values)?;
+        let v = &self.values;
+        let rows: Vec<Vec<Option<String>>> = (0..v.rows())
+            .map(|r| {
+                (0..v.cols())
+                    .map(|c| v.get(r, c).map(str::to_string))
+                    .collect()
+            })
+            .collect();
+        Ok(match self.views {
+            Views::Postgres => rows
                 .into_iter()
                 .map(|r| {
-                    let mut it = r.into_iter().map(|(_, v)| v.unwrap_or_default());
-                    let class = it.next().unwrap_or_default();
-                    let event = it.next().unwrap_or_default();
+                    let col = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
                     Seen {
-                        class,
-                        event,
-                        query: normalise(&it.next().unwrap_or_default()),
+                        class: col(0),
+                        event: col(1),
+                        query: normalise(&col(2)),
                     }
                 })
-                .collect()),
-            Views::PerformanceSchema => Ok(mysql_seen(&self.client.rows(PS_SAMPLE)?)),
-            Views::ProcessList => Ok(mysql_seen(&self.client.rows(PL_SAMPLE)?)),
-        }
+                .collect(),
+            Views::PerformanceSchema | Views::ProcessList => mysql_seen(&rows),
+        })
     }
 }
 
@@ -447,15 +459,16 @@ fn first(rows: crate::client::TextRows) -> Option<String> {
 }
 
 /// One session per thread from [`PS_SAMPLE`]'s rows (thread, event id, event name, end
-/// event id, InnoDB trx state, statement), ordered by thread and event: the thread's
-/// newest wait still in progress (`END_EVENT_ID` NULL) is its event; a finished one is
-/// not (the thread has moved on, to a CPU or to something uninstrumented); an InnoDB
-/// lock wait is `Lock:innodb_row_lock` whatever the instruments show.
-pub fn mysql_seen(rows: &crate::client::TextRows) -> Vec<Seen> {
+/// event id, InnoDB trx state, statement; NULL as `None`), ordered by thread and event:
+/// the thread's newest wait still in progress (`END_EVENT_ID` NULL) is its event; a
+/// finished one is not (the thread has moved on, to a CPU or to something
+/// uninstrumented); an InnoDB lock wait is `Lock:innodb_row_lock` whatever the
+/// instruments show.
+pub fn mysql_seen(rows: &[Vec<Option<String>>]) -> Vec<Seen> {
     let mut out: Vec<Seen> = Vec::new();
     let mut last_tid: Option<String> = None;
     for r in rows {
-        let col = |i: usize| r.get(i).and_then(|(_, v)| v.clone());
+        let col = |i: usize| r.get(i).cloned().flatten();
         let tid = col(0);
         let new_thread = tid != last_tid;
         last_tid = tid;
@@ -483,6 +496,9 @@ pub fn mysql_seen(rows: &crate::client::TextRows) -> Vec<Seen> {
             s.event = event;
         }
     }
+    // A session waiting for its client's next statement is not in one (the process
+    // list still says Query for a moment after a statement ends).
+    out.retain(|s| !(s.class == "Client" && s.event == "idle"));
     out
 }
 
@@ -515,6 +531,10 @@ pub fn mysql_class(name: &str) -> (&'static str, String) {
 /// A statement with its literals made `?` (numbers, quoted strings) and cut to 120
 /// characters, so one statement with different values counts as one.
 pub fn normalise(q: &str) -> String {
+    if q.trim().is_empty() {
+        // Between statements of one call (a commit's tail), or a command with no text.
+        return "(no statement text)".into();
+    }
     let mut out = String::with_capacity(q.len().min(160));
     let mut chars = q.chars().peekable();
     let mut prev_word = false;
@@ -595,13 +615,8 @@ pub fn seconds(marks: &[BTreeMap<String, f64>], ends: &[f64], secs: &[f64]) -> V
 mod tests {
     use super::*;
 
-    fn row(cols: &[Option<&str>]) -> Vec<(String, Option<String>)> {
-        let names = ["tid", "eid", "ev", "fin", "trx", "q"];
-        names
-            .iter()
-            .zip(cols)
-            .map(|(n, v)| (n.to_string(), v.map(str::to_string)))
-            .collect()
+    fn row(cols: &[Option<&str>]) -> Vec<Option<String>> {
+        cols.iter().map(|v| v.map(str::to_string)).collect()
     }
 
     /// HammerDB's mistake (#905): a thread whose newest wait has ended is not in it.
@@ -629,9 +644,11 @@ mod tests {
             ]),
             // Thread 3 has no wait row at all.
             row(&[Some("3"), None, None, None, None, Some("SELECT 2")]),
+            // Thread 4 waits for its client's next statement: not in one.
+            row(&[Some("4"), Some("5"), Some("idle"), None, None, None]),
         ];
         let seen = mysql_seen(&rows);
-        assert_eq!(seen.len(), 3);
+        assert_eq!(seen.len(), 3, "{seen:?}");
         assert_eq!((seen[0].class.as_str(), seen[0].event.as_str()), (CPU, CPU));
         assert_eq!(
             (seen[1].class.as_str(), seen[1].event.as_str()),

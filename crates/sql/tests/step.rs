@@ -43,7 +43,7 @@ fn cfg(index: usize, step: &str, secs: f64, warmup: f64, pace: Option<Pace>) -> 
         pace,
         perf_groups: 0,
         clients: None,
-        wait_hz: 20.0,
+        wait_hz: 10.0,
     }
 }
 

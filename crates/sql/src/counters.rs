@@ -241,6 +241,20 @@ impl CounterReader {
         }
     }
 
+    /// This connection's id on the server (PostgreSQL's backend pid, MySQL's connection
+    /// id), so a sampler of the server's sessions can leave it out.
+    pub fn session_id(&mut self) -> Option<i64> {
+        let sql = match self.protocol {
+            Protocol::Postgres => "SELECT pg_backend_pid() AS id",
+            Protocol::MySql => "SELECT CONNECTION_ID() AS id",
+        };
+        let r = self.client.rows(sql).ok()?;
+        r.first()
+            .and_then(|r| r.first())
+            .and_then(|(_, v)| num(v))
+            .map(|x| x as i64)
+    }
+
     /// The database's size by the server's count (external servers, where plumb cannot
     /// see the files).
     pub fn db_bytes(&mut self) -> Option<u64> {

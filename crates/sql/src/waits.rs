@@ -45,8 +45,9 @@ impl Watcher {
     /// Connects (before the window, so the connection is not the step's) and waits for
     /// the window; `hz` 0 reads the counters at the marks and samples no waits.
     pub fn start(ep: &Endpoint, hz: f64) -> Result<Watcher, SqlError> {
-        let counters = CounterReader::connect(ep)?;
-        let mut sampler = Sampler::new(ep.connect()?, ep.protocol)?;
+        let mut counters = CounterReader::connect(ep)?;
+        let also_mine = counters.session_id();
+        let mut sampler = Sampler::new(ep.connect()?, ep.protocol, also_mine)?;
         let (tx, rx) = mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("plumb-waits".into())
@@ -342,7 +343,7 @@ const PG_SAMPLE: &str =
      left(query, 400) AS q FROM pg_stat_get_activity(NULL) \
      WHERE state = 'active' AND backend_type = 'client backend' AND application_name = 'plumb' \
      AND datid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
-     AND pid <> pg_backend_pid()";
+     AND pid NOT IN (pg_backend_pid(), {mine})";
 
 /// MariaDB/MySQL: each session running a statement, by the process list's command
 /// (performance_schema's copy of it stays `Query` while a MariaDB thread waits for
@@ -357,7 +358,7 @@ const PS_SAMPLE: &str = "SELECT p.ID AS tid, w.EVENT_ID AS eid, w.EVENT_NAME AS 
      LEFT JOIN performance_schema.events_waits_current w ON w.THREAD_ID = t.THREAD_ID \
      LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = p.ID \
        AND x.trx_state = 'LOCK WAIT' \
-     WHERE p.COMMAND IN ('Query', 'Execute') AND p.ID <> CONNECTION_ID() \
+     WHERE p.COMMAND IN ('Query', 'Execute') AND p.ID NOT IN (CONNECTION_ID(), {mine}) \
      ORDER BY p.ID, w.EVENT_ID";
 
 /// MariaDB/MySQL without performance_schema: the process list and InnoDB's lock waits.
@@ -366,12 +367,19 @@ const PL_SAMPLE: &str =
      left(p.INFO, 400) AS q FROM information_schema.PROCESSLIST p \
      LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = p.ID \
        AND x.trx_state = 'LOCK WAIT' \
-     WHERE p.COMMAND IN ('Query', 'Execute') AND p.ID <> CONNECTION_ID() ORDER BY p.ID";
+     WHERE p.COMMAND IN ('Query', 'Execute') AND p.ID NOT IN (CONNECTION_ID(), {mine}) \
+     ORDER BY p.ID";
 
 impl Sampler {
     /// A sampler on `client`; on MariaDB/MySQL it checks what performance_schema
     /// records and falls back to the process list when it is off.
-    pub fn new(mut client: Box<dyn SqlClient>, protocol: Protocol) -> Result<Sampler, SqlError> {
+    /// `also_mine` is plumb's other session beside it (the watcher's counters
+    /// connection), left out of the samples as the sampler's own is.
+    pub fn new(
+        mut client: Box<dyn SqlClient>,
+        protocol: Protocol,
+        also_mine: Option<i64>,
+    ) -> Result<Sampler, SqlError> {
         let (views, partial) = match protocol {
             Protocol::Postgres => (Views::Postgres, None),
             Protocol::MySql => {
@@ -403,11 +411,14 @@ impl Sampler {
                 }
             }
         };
-        let stmt = client.prepare_native(match views {
+        let sql = match views {
             Views::Postgres => PG_SAMPLE,
             Views::PerformanceSchema => PS_SAMPLE,
             Views::ProcessList => PL_SAMPLE,
-        })?;
+        };
+        // Ids are integers the server gave: nothing to quote.
+        let sql = sql.replace("{mine}", &also_mine.unwrap_or(0).to_string());
+        let stmt = client.prepare_native(&sql)?;
         Ok(Sampler {
             client,
             views,

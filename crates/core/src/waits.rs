@@ -27,6 +27,17 @@ pub struct WaitShare {
     pub samples: u64,
 }
 
+impl WaitShare {
+    /// How reports name it: `CPU`, or `Class:event` (`Lock:transactionid`).
+    pub fn name(&self) -> String {
+        if self.class == CPU {
+            CPU.to_string()
+        } else {
+            format!("{}:{}", self.class, self.event)
+        }
+    }
+}
+
 /// One statement's waits: the sessions seen running it, by event.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueryWaits {
@@ -80,43 +91,6 @@ impl WaitProfile {
         }
     }
 
-    /// The share of active session time in `class` (every event of it), 0-1.
-    pub fn class_share(&self, class: &str) -> f64 {
-        self.share(|w| w.class == class)
-    }
-
-    /// The share of active session time in one event, 0-1.
-    pub fn event_share(&self, class: &str, event: &str) -> f64 {
-        self.share(|w| w.class == class && w.event == event)
-    }
-
-    fn share(&self, keep: impl Fn(&WaitShare) -> bool) -> f64 {
-        if self.sessions == 0 {
-            return 0.0;
-        }
-        let n: u64 = self
-            .events
-            .iter()
-            .filter(|w| keep(w))
-            .map(|w| w.samples)
-            .sum();
-        n as f64 / self.sessions as f64
-    }
-
-    /// The classes and their shares (0-1), most first.
-    pub fn classes(&self) -> Vec<(String, f64)> {
-        let mut by: BTreeMap<&str, u64> = BTreeMap::new();
-        for w in &self.events {
-            *by.entry(w.class.as_str()).or_default() += w.samples;
-        }
-        let mut v: Vec<(String, f64)> = by
-            .into_iter()
-            .map(|(c, n)| (c.to_string(), n as f64 / self.sessions.max(1) as f64))
-            .collect();
-        v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        v
-    }
-
     /// Active session time per query, µs, over a window of `secs` that ran `queries`:
     /// the mean active sessions times the window, shared among its queries.
     pub fn active_us_query(&self, queries: u64) -> Option<f64> {
@@ -144,14 +118,7 @@ pub fn us_query(s: &crate::StepSummary) -> BTreeMap<String, f64> {
     };
     w.events
         .iter()
-        .map(|e| {
-            let name = if e.class == CPU {
-                CPU.to_string()
-            } else {
-                format!("{}:{}", e.class, e.event)
-            };
-            (name, active * e.samples as f64 / w.sessions as f64)
-        })
+        .map(|e| (e.name(), active * e.samples as f64 / w.sessions as f64))
         .collect()
 }
 
@@ -197,9 +164,6 @@ mod tests {
         };
         let w = s.waits.as_ref().unwrap();
         assert_eq!(w.active_sessions(), 2.0);
-        assert_eq!(w.class_share("Lock"), 0.75);
-        assert_eq!(w.event_share("Lock", "tuple"), 0.75);
-        assert_eq!(w.classes()[0], ("Lock".to_string(), 0.75));
         let per = us_query(&s);
         assert_eq!(per.get("Lock:tuple"), Some(&1500.0));
         assert_eq!(per.get("CPU"), Some(&500.0));

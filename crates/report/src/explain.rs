@@ -82,7 +82,7 @@ fn server_line(name: &str, s: &StepSummary, queries: u64, n: f64) -> String {
                     parts.push(if e.class == CPU {
                         format!("{} server on CPU", us(t))
                     } else {
-                        format!("{} {}:{}", us(t), e.class, e.event)
+                        format!("{} {}", us(t), e.name())
                     });
                 } else {
                     other += t;
@@ -344,11 +344,7 @@ fn shares(events: &[plumb_core::WaitShare], total: u64) -> String {
             other += pct;
             continue;
         }
-        parts.push(if e.class == CPU {
-            format!("CPU {pct:.0}%")
-        } else {
-            format!("{}:{} {pct:.0}%", e.class, e.event)
-        });
+        parts.push(format!("{} {pct:.0}%", e.name()));
     }
     if other >= 0.5 {
         parts.push(format!("other {other:.0}%"));

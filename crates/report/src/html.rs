@@ -1160,11 +1160,7 @@ fn waits_bars(o: &mut String, found: &Found<'_>) {
         );
         for e in &w.events {
             let pct = 100.0 * e.samples as f64 / w.sessions as f64;
-            let name = if e.class == plumb_core::waits::CPU {
-                "CPU".to_string()
-            } else {
-                format!("{}:{}", e.class, e.event)
-            };
+            let name = e.name();
             let _ = write!(
                 o,
                 r#"<span data-wait="{n}" style="width:{pct:.2}%;background:{c}" title="{n} {pct:.1}%">{shown}</span>"#,

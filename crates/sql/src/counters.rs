@@ -244,15 +244,18 @@ impl CounterReader {
     /// This connection's id on the server (PostgreSQL's backend pid, MySQL's connection
     /// id), so a sampler of the server's sessions can leave it out.
     pub fn session_id(&mut self) -> Option<i64> {
-        let sql = match self.protocol {
+        self.number(match self.protocol {
             Protocol::Postgres => "SELECT pg_backend_pid() AS id",
             Protocol::MySql => "SELECT CONNECTION_ID() AS id",
-        };
+        })
+        .map(|x| x as i64)
+    }
+
+    /// The first value of `sql`'s first row as a number; `None` when the query fails,
+    /// returns nothing or not a number.
+    fn number(&mut self, sql: &str) -> Option<f64> {
         let r = self.client.rows(sql).ok()?;
-        r.first()
-            .and_then(|r| r.first())
-            .and_then(|(_, v)| num(v))
-            .map(|x| x as i64)
+        r.first().and_then(|r| r.first()).and_then(|(_, v)| num(v))
     }
 
     /// The database's size by the server's count (external servers, where plumb cannot
@@ -265,11 +268,7 @@ impl CounterReader {
                  WHERE table_schema = DATABASE()"
             }
         };
-        let r = self.client.rows(sql).ok()?;
-        r.first()
-            .and_then(|r| r.first())
-            .and_then(|(_, v)| num(v))
-            .map(|b| b as u64)
+        self.number(sql).map(|b| b as u64)
     }
 
     /// The largest id of each table (inserts go above it), 0 for an empty or missing

@@ -33,6 +33,14 @@
 # then per trial a block of REPEATS runs of the base and of 5% and 10% slowdowns (order
 # rotated); the base block is checked against the previous trial's (A/A), each
 # slowdown against its trial's base, at check's default 5% threshold.
+#
+#   MODE=power bash bench/error-rates.sh [PLUMB] [TRIALS] [SLICES]
+# Whether the "could see" figure (the reach plumb ab prints beside "no difference") is
+# what it says: AA duets (plumb ab --duet --rounds SLICES) report their reach at 80%
+# power; a slowdown of the median reported reach is injected into B (exact rounds of
+# work, calibrated in a duet as EXACT=1 does) and TRIALS duets count how often they find
+# it. The share found should be 80% within the binomial scatter of TRIALS (±10 points at 20).
+# AA=6 sets the A/A duets; DURATION (default 1) each slice's readrandom seconds.
 set -euo pipefail
 PLUMB=${1:-target/release/plumb}
 ROUNDS=${2:-21}
@@ -42,6 +50,50 @@ mkdir -p "$OUT"
 STORE="$OUT/store.sqlite"
 rm -f "$STORE"
 export PLUMB ROUNDS REPEATS STORE
+if [ "${MODE:-}" = power ]; then
+python3 - <<'EOF2'
+import json, os, statistics, subprocess, sys
+plumb, store = os.environ["PLUMB"], os.environ["STORE"]
+trials, slices = int(os.environ["ROUNDS"]), int(os.environ["REPEATS"])
+STEP = "readrandom"
+knob = "PLUMB_TEST_MEMORY_OP_ROUNDS"
+kv = ["kv", "--engine", "memory", "--benchmarks", f"fillseq,{STEP}",
+      "--duration", os.environ.get("DURATION", "1")]
+env = {k: v for k, v in os.environ.items() if k not in ("PLUMB_TEST_MEMORY_OP_NS", knob)}
+
+def duet(rounds, b_rounds=0):
+    extra = ["--b-env", f"{knob}={b_rounds}"] if b_rounds else []
+    out = subprocess.run([plumb, "ab", "--duet", "--rounds", str(rounds), "--step", STEP, "--json",
+                          "--store", store, *extra, "--", *kv], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return next(s for s in json.loads(out)["steps"] if s["step"] == STEP)
+
+probe = 200
+s = duet(8, probe)
+per_round = (1 / s["ratio"] - 1) / probe
+print(f"calibration in a duet: {probe} rounds made B/A {s['ratio']:.4f}", file=sys.stderr)
+reaches = []
+for t in range(int(os.environ.get("AA", "6"))):
+    s = duet(slices)
+    reaches.append(s["reach"]["mde"])
+    print(f"A/A {t+1}: ratio {s['ratio']:.4f}, could see {100*s['reach']['mde']:.1f}%", file=sys.stderr)
+mde = statistics.median(reaches)
+inject = max(1, round(mde / per_round))   # B/A = 1/(1 + mde): ln B/A = −ln(1 + mde), the reach
+print(f"median reach {100*mde:.1f}%: injecting {inject} rounds/op", file=sys.stderr)
+found, ratios, own = 0, [], []
+for t in range(trials):
+    s = duet(slices, inject)
+    found += bool(s["significant"])
+    ratios.append(s["ratio"])
+    own.append(s["reach"]["mde"] if s["reach"] else float("nan"))
+    print(f"trial {t+1}/{trials}: ratio {s['ratio']:.4f} {'found' if s['significant'] else 'not found'}, could see {100*own[-1]:.1f}%", file=sys.stderr)
+print(f"\n| plumb ab --duet --rounds {slices} | A/A duets | reach each reported (median) | injected | median ratio | trials | found | stated power |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+print(f"| reach at 80% power | {len(reaches)} | " + ", ".join(f"{100*r:.1f}%" for r in reaches) +
+      f" ({100*mde:.1f}%) | {inject} rounds/op | {statistics.median(ratios):.4f} | {trials} | {found}/{trials} ({100*found/trials:.0f}%) | 80% |")
+EOF2
+exit 0
+fi
 if [ "${MODE:-}" = floors ]; then
 python3 - <<'EOF'
 import json, os, statistics, subprocess, sys

@@ -50,6 +50,11 @@ pub struct AbArgs {
     /// duet: 6 rounds, then every 2).
     #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct)]
     until: Option<f64>,
+    /// With --until: settle "no change" only once the A/B could see a change of PCT at
+    /// 80% power (its interval about 40% narrower than ±PCT), so "no difference"
+    /// means a PCT change was not there, not only that it was not seen.
+    #[arg(long, requires = "until")]
+    power: bool,
     /// A step to judge and, with --until, to wait for (repeatable) [default: every
     /// measured step that does not write, or every step when all write].
     #[arg(long = "step", value_name = "NAME")]
@@ -271,6 +276,7 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
         target,
         min: 3,
         cap: (rounds / unit) as usize,
+        power: a.power,
     });
     if rule.is_some() && rounds < 3 * unit {
         bail!(
@@ -417,6 +423,10 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
             .collect()
     };
     let stopped = match rule {
+        Some(r) if done < rounds && r.power => format!(
+            "stopped after {done} slices a side: every judged step settled (changed, or could see {:.1}% at 80% power)",
+            100.0 * r.target
+        ),
         Some(r) if done < rounds => format!(
             "stopped after {done} slices a side: every judged step settled (changed, or within ±{:.1}%)",
             100.0 * r.target
@@ -516,6 +526,7 @@ pub fn ratio(a: RatioArgs) -> anyhow::Result<ExitCode> {
                 target,
                 min: first,
                 cap,
+                power: false,
             })
         }
         _ => None,

@@ -42,6 +42,7 @@ impl Precision {
                 target,
                 min: FIRST_LOOK,
                 cap,
+                power: false,
             },
         }
     }

@@ -74,7 +74,14 @@ pub struct AbStep {
     /// Whether its ops write (the database a later slice reads has changed: only
     /// read-only steps are fair to interleave on one database).
     pub writes: bool,
+    /// The smallest change this A/B could have seen at its level, at 80% power, from
+    /// the scatter its slices showed ([`crate::power`]): what "no difference" rules out.
+    pub reach: Option<crate::power::Reach>,
 }
+
+/// The change a "no difference" line says what it would take to see: check's default
+/// threshold.
+pub const REACH_TARGET: f64 = 0.05;
 
 /// A slice's throughput: the geometric mean of its intervals' ops/s, each weighted by
 /// its seconds (a partial last interval weighs its share of a second), or the step's
@@ -136,14 +143,20 @@ pub fn judge(a: &Version, b: &Version, design: Design, how: Judge) -> Vec<AbStep
                 Judge::Fixed(alpha) => 1.0 - alpha,
                 Judge::Look(rule) => rule.level(looks),
             };
-            let (ratio, ci, p) = match design {
+            let (ratio, ci, p, reach) = match design {
                 Design::Interleaved => {
                     let r = stats::ratio_at(&av, &bv, level);
                     let p = match how {
                         Judge::Fixed(_) => permtest::permutation_p(&av, &bv, 9999, 0),
                         Judge::Look(_) => None,
                     };
-                    (r.map(|r| r.value), r.and_then(|r| r.ci), p)
+                    let reach = crate::power::Reach::two_sample(
+                        &av,
+                        &bv,
+                        1.0 - level,
+                        crate::power::Unit::Slices,
+                    );
+                    (r.map(|r| r.value), r.and_then(|r| r.ci), p, reach)
                 }
                 Design::Duet => {
                     let v = sequential::crossover(&av, &bv, level);
@@ -151,13 +164,15 @@ pub fn judge(a: &Version, b: &Version, design: Design, how: Judge) -> Vec<AbStep
                         Judge::Fixed(_) => v.and_then(|v| v.p),
                         Judge::Look(_) => None,
                     };
-                    (v.map(|v| v.ratio), v.and_then(|v| v.ci), p)
+                    let reach =
+                        v.and_then(|v| crate::power::Reach::paired(v.sd?, v.n, 1.0 - level));
+                    (v.map(|v| v.ratio), v.and_then(|v| v.ci), p, reach)
                 }
             };
             let (significant, settled) = match how {
                 Judge::Fixed(alpha) => (p.is_some_and(|p| p <= alpha), None),
                 Judge::Look(rule) => {
-                    let s = rule.settles(ci);
+                    let s = rule.settles_at(ci, looks);
                     (s == sequential::Settled::Changed, Some(s))
                 }
             };
@@ -181,6 +196,7 @@ pub fn judge(a: &Version, b: &Version, design: Design, how: Judge) -> Vec<AbStep
                 settled,
                 design,
                 writes,
+                reach,
                 step,
                 a: av,
                 b: bv,
@@ -237,6 +253,18 @@ pub fn text(steps: &[AbStep], a: &str, b: &str) -> String {
                 ""
             }
         );
+    }
+    // What each "no difference" could have seen: a true "same" and "this host could
+    // not have seen it today" read alike without it.
+    for s in steps.iter().filter(|s| !s.significant) {
+        if let Some(r) = s.reach {
+            let _ = writeln!(
+                o,
+                "{}: no difference found; {}",
+                s.step,
+                r.sentence(Some(REACH_TARGET))
+            );
+        }
     }
     if let Some(s) = steps.first() {
         let how = match s.design {

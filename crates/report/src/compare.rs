@@ -95,6 +95,10 @@ pub struct Comparison {
     /// significant change inside the floor is what drift between blocks alone does.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub floors: Vec<FloorNote>,
+    /// What each "no significant change" in ops/s could have seen (80% power, 5%
+    /// level): from the repeats' scatter, or the step's floor once one is set.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reach: Vec<ReachNote>,
     /// Seed 002's perf stat table per step with counters: each counter per query
     /// relative to the base, GHz, ipc, cpu/o and QPS, and each version's bloat reading.
     pub perf: Vec<crate::perf_table::PerfTable>,
@@ -113,6 +117,55 @@ pub struct FloorNote {
     pub note: String,
 }
 
+/// One step's ops/s "no significant change", with what it could have seen.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReachNote {
+    /// The step.
+    pub step: String,
+    /// The other version's label.
+    pub version: String,
+    /// The smallest change the comparison could have seen.
+    pub reach: crate::power::Reach,
+    /// The line printed under the tables.
+    pub note: String,
+}
+
+impl ReachNote {
+    fn new(step: &str, version: &str, base: &str, ratio: f64, reach: crate::power::Reach) -> Self {
+        ReachNote {
+            step: step.to_string(),
+            version: version.to_string(),
+            reach,
+            note: format!(
+                "{step} ops/s, {version} against {base}: no significant change ({:+.1}%); {}",
+                100.0 * (ratio - 1.0),
+                reach.sentence(Some(crate::ab::REACH_TARGET))
+            ),
+        }
+    }
+}
+
+/// The reach of every ops/s cell that is not significant, from its repeats.
+fn reach_notes(versions: &[Version], steps: &[String], ops: &Table) -> Vec<ReachNote> {
+    let mut out = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        let base = values(&versions[0], step, &|s| Some(s.ops_sec));
+        for (vi, v) in versions.iter().enumerate().skip(1) {
+            let cell = &ops.rows[i][vi];
+            let (Some(r), false) = (cell.ratio, cell.significant) else {
+                continue;
+            };
+            let vals = values(v, step, &|s| Some(s.ops_sec));
+            if let Some(reach) =
+                crate::power::Reach::two_sample(&base, &vals, 0.05, crate::power::Unit::Repeats)
+            {
+                out.push(ReachNote::new(step, &v.label, &versions[0].label, r, reach));
+            }
+        }
+    }
+    out
+}
+
 impl Comparison {
     /// Sets each step's ops/s change beside its floor (`floors` by (step, metric id), as
     /// [`crate::noise::floors`] returns them). The floors come from the store, which this
@@ -129,6 +182,17 @@ impl Comparison {
             for (vi, v) in self.versions.iter().enumerate().skip(1) {
                 let cell = &self.ops_sec.rows[i][vi];
                 let Some(r) = cell.ratio else { continue };
+                // Blocks of repeats are judged against the floor, so a "no change" could
+                // have seen what the floor lets through, not what the repeats' scatter
+                // alone would.
+                let base = self.versions[0].clone();
+                for n in self
+                    .reach
+                    .iter_mut()
+                    .filter(|n| &n.step == step && &n.version == v)
+                {
+                    *n = ReachNote::new(step, v, &base, r, crate::power::Reach::floor(f));
+                }
                 self.floors.push(FloorNote {
                     step: step.clone(),
                     version: v.clone(),
@@ -396,6 +460,7 @@ pub fn compare(versions: &[Version]) -> Comparison {
         })
         .collect();
     let labels: Vec<String> = versions.iter().map(|v| v.label.clone()).collect();
+    let reach = reach_notes(versions, &steps, &ops_sec);
     let perf = crate::perf_table::tables(versions, &steps);
     let phases = phase_comparisons(versions, &steps);
     let (server_counters_shown, server_counters_left_out) =
@@ -418,6 +483,7 @@ pub fn compare(versions: &[Version]) -> Comparison {
         server_counters_left_out,
         options_differ: options_differ(versions),
         floors: Vec::new(),
+        reach,
         perf,
     }
 }

@@ -560,6 +560,7 @@ fn warnings(o: &mut String, runs: &[StoredRun], c: Option<&Comparison>) {
     if let Some(c) = c {
         w.extend(c.noise.iter().map(|n| n.note.clone()));
         w.extend(c.floors.iter().map(|f| format!("noise floor: {}", f.note)));
+        w.extend(c.reach.iter().map(|r| format!("reach: {}", r.note)));
     }
     for r in runs {
         if c.is_none() {

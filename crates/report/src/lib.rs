@@ -26,6 +26,7 @@ pub mod noise;
 pub mod perf_table;
 pub mod permtest;
 pub mod phases;
+pub mod power;
 pub mod sequential;
 pub mod server_seconds;
 pub mod stats;

@@ -69,6 +69,12 @@ pub fn comparison(c: &Comparison) -> String {
             out.push_str(&format!("- {}\n", cell(&f.note)));
         }
     }
+    if !c.reach.is_empty() {
+        out.push_str("\nWhat each \"no significant change\" could have seen:\n\n");
+        for r in &c.reach {
+            out.push_str(&format!("- {}\n", cell(&r.note)));
+        }
+    }
     if c.versions.len() > 1 {
         let rel = |out: &mut String, title: &str, t: &crate::compare::Table| {
             out.push_str(&format!(

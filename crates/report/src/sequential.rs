@@ -136,6 +136,12 @@ pub struct Rule {
     pub min: usize,
     /// Slices a side at most.
     pub cap: usize,
+    /// Settle "no change" when the test could see a change of `target` at
+    /// [`crate::power::POWER`] (`plumb ab --until PCT --power`), rather than when the
+    /// interval is within ±target: a narrower interval, more slices, and a "no change"
+    /// that says the change was not there rather than that it was not seen.
+    #[serde(default)]
+    pub power: bool,
 }
 
 /// Where a step stands at a look.
@@ -167,11 +173,32 @@ impl Rule {
         1.0 - self.spent(n)
     }
 
-    /// Where an interval (at [`Rule::level`]) leaves a step.
+    /// Where an interval (at [`Rule::level`]) leaves a step, judged by its width.
     pub fn settles(&self, ci: Option<(f64, f64)>) -> Settled {
         match ci {
             Some((lo, hi)) if lo > 1.0 || hi < 1.0 => Settled::Changed,
             Some(ci) if precision(ci) <= self.target => Settled::Within,
+            _ => Settled::Open,
+        }
+    }
+
+    /// The relative half-width that settles "no change" at the look with `n` slices a
+    /// side (pairs, or blocks): `target` itself, or under [`Rule::power`] the width at
+    /// which the look's test could see `target` ([`crate::power::width_for`]).
+    pub fn width(&self, n: usize) -> f64 {
+        if self.power {
+            crate::power::width_for(self.target, n, self.level(n))
+        } else {
+            self.target
+        }
+    }
+
+    /// Where an interval at the look with `n` slices a side leaves a step: changed, or
+    /// within [`Rule::width`], or open.
+    pub fn settles_at(&self, ci: Option<(f64, f64)>, n: usize) -> Settled {
+        match ci {
+            Some((lo, hi)) if lo > 1.0 || hi < 1.0 => Settled::Changed,
+            Some(ci) if precision(ci) <= self.width(n) => Settled::Within,
             _ => Settled::Open,
         }
     }
@@ -191,6 +218,7 @@ mod tests {
             target: 0.02,
             min: 3,
             cap: 20,
+            power: false,
         };
         let total: f64 = (0..=25).map(|n| r.spent(n)).sum();
         assert!((total - 0.05).abs() < 1e-12, "{total}");
@@ -297,6 +325,7 @@ mod tests {
             target: 0.0,
             min: 3,
             cap: 20,
+            power: false,
         };
         let trials = 4000;
         let fp = (0..trials)
@@ -334,6 +363,7 @@ mod tests {
             target: 0.02,
             min: 3,
             cap: 10,
+            power: false,
         };
         // 5% slower with 1% scatter a pair: found in every trial, well before the cap.
         let runs: Vec<(bool, usize)> = (0..500)
@@ -362,6 +392,7 @@ mod tests {
             target: 0.02,
             min: 3,
             cap: 10,
+            power: false,
         };
         assert_eq!(rule.settles(Some((0.90, 0.97))), Settled::Changed);
         assert_eq!(rule.settles(Some((1.01, 1.03))), Settled::Changed);

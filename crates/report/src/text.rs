@@ -386,6 +386,9 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
     for f in &c.floors {
         out.push_str(&format!("floor: {}\n", f.note));
     }
+    for r in &c.reach {
+        out.push_str(&format!("reach: {}\n", r.note));
+    }
     if !c.options_differ.is_empty() {
         out.push_str("\noptions that differ\n");
         let mut h: Vec<String> = vec!["option".into()];

@@ -95,6 +95,7 @@ fn duet_pairs_cancel_a_drift_both_sides_share() {
         target: 0.02,
         min: 3,
         cap: 20,
+        power: false,
     };
     let look = &judge(&a, &b, Design::Duet, Judge::Look(rule))[0];
     assert!((look.level - rule.level(3)).abs() < 1e-12 && look.level > 0.99);

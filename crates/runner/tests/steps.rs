@@ -20,8 +20,12 @@ fn assert_intervals_add_up(o: &StepOutcome) {
         "interval ops must add up to the step's ops"
     );
     let t_last = o.intervals.last().unwrap().t;
+    // The series ends with the step, unless the kernel dropped a closing sliver with
+    // no op in it (under 50 ms: `metrics::empty_tail`), which a busy host makes longer
+    // than a few ms; both come from the same marks, so nothing else may differ.
+    let gap = o.summary.secs - t_last;
     assert!(
-        (t_last - o.summary.secs).abs() < 0.01,
+        gap.abs() < 1e-6 || (0.0..0.05).contains(&gap),
         "{t_last} vs {}",
         o.summary.secs
     );

@@ -55,8 +55,12 @@ fn intervals_add_up(name: &str, o: &StepOutcome) {
     let sum: u64 = o.intervals.iter().map(|i| i.ops).sum();
     assert_eq!(sum, s.ops, "{name}: intervals add up");
     let t_last = o.intervals.last().unwrap().t;
+    // The series ends with the step, unless the kernel dropped a closing sliver with
+    // no op in it (under 50 ms: `metrics::empty_tail`), which a busy host makes longer
+    // than a few ms; both come from the same marks, so nothing else may differ.
+    let gap = s.secs - t_last;
     assert!(
-        (t_last - s.secs).abs() < 0.01,
+        gap.abs() < 1e-6 || (0.0..0.05).contains(&gap),
         "{name}: {t_last} vs {}",
         s.secs
     );

@@ -36,11 +36,13 @@
 #
 #   MODE=power bash bench/error-rates.sh [PLUMB] [TRIALS] [SLICES]
 # Whether the "could see" figure (the reach plumb ab prints beside "no difference") is
-# what it says: AA duets (plumb ab --duet --rounds SLICES) report their reach at 80%
-# power; a slowdown of the median reported reach is injected into B (exact rounds of
-# work, calibrated in a duet as EXACT=1 does) and TRIALS duets count how often they find
-# it. The share found should be 80% within the binomial scatter of TRIALS (±10 points at 20).
-# AA=6 sets the A/A duets; DURATION (default 1) each slice's readrandom seconds.
+# what it says: A/A duets (plumb ab --duet --rounds SLICES) report their reach at 80%
+# power; a slowdown of the median reach of AA (default 3) of them is injected into B
+# (exact rounds of work, calibrated in a duet as EXACT=1 does), and TRIALS duets of it
+# count how often they find it. Printed: the share found, beside
+# the power each injected duet's own reported scatter predicts for the change as it ran
+# (80% where that change is the reach): they should agree within ±10 points at 20
+# trials. DURATION (default 1) sets each slice's readrandom seconds.
 set -euo pipefail
 PLUMB=${1:-target/release/plumb}
 ROUNDS=${2:-21}
@@ -52,7 +54,7 @@ rm -f "$STORE"
 export PLUMB ROUNDS REPEATS STORE
 if [ "${MODE:-}" = power ]; then
 python3 - <<'EOF2'
-import json, os, statistics, subprocess, sys
+import json, math, os, statistics, subprocess, sys
 plumb, store = os.environ["PLUMB"], os.environ["STORE"]
 trials, slices = int(os.environ["ROUNDS"]), int(os.environ["REPEATS"])
 STEP = "readrandom"
@@ -68,29 +70,57 @@ def duet(rounds, b_rounds=0):
                          capture_output=True, text=True).stdout
     return next(s for s in json.loads(out)["steps"] if s["step"] == STEP)
 
+def t_cdf(x, df):
+    # Student's t CDF by Simpson's rule on its density (no scipy here).
+    c = math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+    f = lambda u: c * (1 + u * u / df) ** (-(df + 1) / 2)
+    n, a = 2000, min(x, 0.0)
+    h = (abs(x)) / n if x else 0
+    if x == 0:
+        return 0.5
+    s = f(0) + f(abs(x)) + sum((4 if i % 2 else 2) * f(i * h) for i in range(1, n))
+    half = s * h / 3
+    return 0.5 + half if x > 0 else 0.5 - half
+
+def t_inv(p, df):
+    lo, hi = -50.0, 50.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
+    return (lo + hi) / 2
+
+def predicted(reach, effect):
+    # The chance this duet finds a change of `effect` (ln B/A), from the scatter it
+    # reported: se = ln(1 + mde) / (t_a + t_power) at its degrees of freedom.
+    df = reach["n"] - 1
+    ta, tb = t_inv(1 - reach["alpha"] / 2, df), t_inv(reach["power"], df)
+    se = math.log(1 + reach["mde"]) / (ta + tb)
+    return 1 - t_cdf(ta - abs(effect) / se, df)
+
+# The size to inject: the median reach of a few A/A duets, in rounds of work calibrated
+# in a duet (EXACT=1's way).
 probe = 200
 s = duet(8, probe)
 per_round = (1 / s["ratio"] - 1) / probe
-print(f"calibration in a duet: {probe} rounds made B/A {s['ratio']:.4f}", file=sys.stderr)
-reaches = []
-for t in range(int(os.environ.get("AA", "6"))):
-    s = duet(slices)
-    reaches.append(s["reach"]["mde"])
-    print(f"A/A {t+1}: ratio {s['ratio']:.4f}, could see {100*s['reach']['mde']:.1f}%", file=sys.stderr)
-mde = statistics.median(reaches)
-inject = max(1, round(mde / per_round))   # B/A = 1/(1 + mde): ln B/A = −ln(1 + mde), the reach
-print(f"median reach {100*mde:.1f}%: injecting {inject} rounds/op", file=sys.stderr)
-found, ratios, own = 0, [], []
+first = [duet(slices)["reach"]["mde"] for _ in range(int(os.environ.get("AA", "3")))]
+mde = statistics.median(first)
+inject = max(1, round(mde / per_round))   # B/A = 1/(1 + mde): ln B/A = -ln(1 + mde)
+print(f"calibration in a duet: {probe} rounds made B/A {s['ratio']:.4f}; A/A reaches "
+      f"{', '.join(f'{100*r:.1f}%' for r in first)}: injecting {inject} rounds/op", file=sys.stderr)
+aa, hit = first, []
 for t in range(trials):
-    s = duet(slices, inject)
-    found += bool(s["significant"])
-    ratios.append(s["ratio"])
-    own.append(s["reach"]["mde"] if s["reach"] else float("nan"))
-    print(f"trial {t+1}/{trials}: ratio {s['ratio']:.4f} {'found' if s['significant'] else 'not found'}, could see {100*own[-1]:.1f}%", file=sys.stderr)
-print(f"\n| plumb ab --duet --rounds {slices} | A/A duets | reach each reported (median) | injected | median ratio | trials | found | stated power |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|")
-print(f"| reach at 80% power | {len(reaches)} | " + ", ".join(f"{100*r:.1f}%" for r in reaches) +
-      f" ({100*mde:.1f}%) | {inject} rounds/op | {statistics.median(ratios):.4f} | {trials} | {found}/{trials} ({100*found/trials:.0f}%) | 80% |")
+    b = duet(slices, inject)
+    hit.append((bool(b["significant"]), b["ratio"], b["reach"]))
+    print(f"trial {t+1}/{trials}: injected ratio {b['ratio']:.4f} "
+          f"{'found' if b['significant'] else 'not found'}, could see {100*b['reach']['mde']:.1f}%", file=sys.stderr)
+effect = statistics.median(math.log(x[1]) for x in hit)   # the injected change as it ran
+found = sum(x[0] for x in hit)
+pred = statistics.mean(predicted(x[2], effect) for x in hit)
+reach_med = statistics.median(aa)
+print(f"\n| plumb ab --duet --rounds {slices} | trials | A/A reach (median, range) | injected change as it ran | found | power predicted from each duet's own scatter | stated at the reach |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+print(f"| readrandom, {inject} rounds/op into B | {trials} | {100*reach_med:.1f}% ({100*min(aa):.1f}-{100*max(aa):.1f}%) | "
+      f"{100*(math.exp(-effect)-1):.1f}% | {found}/{trials} ({100*found/trials:.0f}%) | {100*pred:.0f}% | 80% |")
 EOF2
 exit 0
 fi

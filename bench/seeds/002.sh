@@ -7,7 +7,9 @@
 # per query relative to the family's oldest, the seed's newest-vs-oldest figures beside
 # (MySQL 8.0.39 vs 5.6.51, FB MyRocks 8.0.32 vs 5.6.35, its Intel Xeon tables), then one
 # perf stat table per step and family as `plumb compare` computes it (each counter per
-# query relative to the base, GHz, ipc, cpu/o, QPS; past 1.15 marked `+`) with each
+# query relative to the base, GHz, ipc, cpu/o, QPS; past 1.15 marked `+` where the extra
+# events could cost at least 1% of the base's instructions or cycles per query, misses
+# at a nominal price in cycles, so a tiny count's jump is not marked) with each
 # release's verdict: code bloat, memory-system bloat or neither.
 #
 #   bash scripts/get-postgres.sh 12 && bash scripts/get-postgres.sh 18          # once
@@ -115,6 +117,9 @@ for fam, vers in families.items():
                 known = {"QPS": s[0], "cpu/o": s[1], "instructions": s[2]}
                 cells.append(f"{known[r['name']]:.2f}" if r["name"] in known else "")
             print(f"| {r['name']} | " + " | ".join(cells) + " |")
+        print("\n`+`: more than 1.15× the base per query where the extra events could cost at least 1% "
+              "of the base's instructions or cycles per query (misses at a nominal price in cycles; "
+              "`plumb compare` states the rule and notes each exception).")
         if t["no_pmu"]:
             print("\nNo hardware counters on this host (no PMU): software events and CPU per query only.")
         # One reading per release after the base, in the selectors' order.

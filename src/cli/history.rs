@@ -70,8 +70,9 @@ pub struct CheckArgs {
     /// Fail on a significant change worse than this, in percent.
     #[arg(long, default_value_t = 5.0, value_name = "PCT")]
     threshold: f64,
-    /// A step whose repeats swing more than this (percent of their median) is unstable
-    /// [default: the threshold].
+    /// A step whose repeats swing more than this (percent of their median) is unstable,
+    /// unless its change is beyond the noise (significant and past the threshold: then
+    /// it is judged) [default: the threshold].
     #[arg(long, value_name = "PCT")]
     unstable: Option<f64>,
     /// The figures judged (metric ids from `plumb compare --json`), repeatable.

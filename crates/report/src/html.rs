@@ -780,17 +780,19 @@ fn compare_section(o: &mut String, c: &Comparison) {
 }
 
 /// Seed 002's perf stat table per step: counters per query relative to the base, the
-/// ones past the seed's 1.15 on yellow as the seed marks them, and each version's bloat
-/// reading beneath.
+/// ones past the seed's 1.15 on yellow as the seed marks them where their extra events
+/// could cost at least 1% of the base's query ([`crate::perf_table::rule`]), the rows the
+/// ratio alone would have judged otherwise noted, and each version's bloat reading
+/// beneath.
 fn perf_section(o: &mut String, c: &Comparison) {
     if c.perf.is_empty() {
         return;
     }
     let _ = write!(
         o,
-        r#"<h3 id="perf-stat">perf stat per query</h3><p class="note">Seed 002's table: each counter per query relative to <b>{}</b>, with GHz, ipc, cpu/o and QPS relative as they are; yellow is more than {}× the base per query.</p>"#,
+        r#"<h3 id="perf-stat">perf stat per query</h3><p class="note">Seed 002's table: each counter per query relative to <b>{}</b>, with GHz, ipc, cpu/o and QPS relative as they are; {}.</p>"#,
         esc(&c.versions[0]),
-        crate::perf_table::HIGHLIGHT
+        esc(&crate::perf_table::rule("yellow"))
     );
     for p in &c.perf {
         let _ = write!(
@@ -822,6 +824,14 @@ fn perf_section(o: &mut String, c: &Comparison) {
             o.push_str("</tr>");
         }
         o.push_str("</tbody></table></div>");
+        let notes = crate::perf_table::notes(p, &c.versions);
+        if !notes.is_empty() {
+            o.push_str(r#"<ul class="note perf-notes">"#);
+            for n in &notes {
+                let _ = write!(o, "<li>{}</li>", esc(n));
+            }
+            o.push_str("</ul>");
+        }
         if p.no_pmu {
             let _ = write!(
                 o,

@@ -116,6 +116,13 @@ pub fn comparison(c: &Comparison) -> String {
                 out.push_str(&row(&cells));
             }
             out.push('\n');
+            out.push_str(&format!(
+                "{}.\n\n",
+                cell(&crate::perf_table::rule(crate::perf_table::MARK))
+            ));
+            for n in crate::perf_table::notes(p, &c.versions) {
+                out.push_str(&format!("- {}\n", cell(&n)));
+            }
             if p.no_pmu {
                 out.push_str(&format!("{}\n", cell(crate::perf_table::NO_PMU)));
             } else {

@@ -2,8 +2,10 @@
 //! regressions"), per step: one row per counter, each the version's count per query
 //! relative to the base's, then GHz, ipc, cpu/o and QPS relative as they are; one column
 //! per version; a counter per query more than [`HIGHLIGHT`] times the base's marked, as
-//! the seed highlights the ones worth reading; and under it each version's reading of the
-//! counters (code bloat, memory-system bloat, neither), from [`crate::bloat`].
+//! the seed highlights the ones worth reading, where its extra events could cost at least
+//! [`MIN_SHARE`] of the base's query ([`weight`], [`rule`]); and under it each version's
+//! reading of the counters (code bloat, memory-system bloat, neither), from
+//! [`crate::bloat`].
 //!
 //! The seed divides window totals by the relative QPS to get a ratio per query; plumb
 //! stores counts per query already, so its ratios are the seed's normalised ones. The
@@ -27,6 +29,122 @@ use std::collections::BTreeMap;
 /// larger than 1.15, as in a 15% increase)".
 pub const HIGHLIGHT: f64 = 1.15;
 
+/// The least share of the base's query a counter's extra events per query (the
+/// version's count less the base's) must be able to cost for a ratio past [`HIGHLIGHT`]
+/// to be marked: 1% of the base's instructions or cycles per query ([`weight`]).
+///
+/// Why: the ratio alone marks counters whose base is tiny (0.02 iTLB misses a query
+/// rising to 0.05 is 2.5× and costs a few cycles of a query's hundreds of thousands),
+/// and the seed's table is read to find where a regression went. Extra events that
+/// could not cost 1% of the query cannot explain a QPS change that matters, and 1% is
+/// about the run-to-run spread of CPU per query on a quiet host, the smallest change the
+/// table beside them can show.
+pub const MIN_SHARE: f64 = 0.01;
+
+/// Nominal cycles an L1 data or instruction cache miss costs when the L2 serves it: L2
+/// hit latency is 12–14 cycles on current Intel and AMD cores (Intel's optimization
+/// reference manual, 7-cpu.com), rounded down. These prices are orders of magnitude, not
+/// measurements (an out-of-order core overlaps part of every miss): the mark only has
+/// to tell 0.05 misses a query from thousands.
+pub const L1_MISS_CYCLES: f64 = 10.0;
+/// Nominal cycles a mispredicted branch costs: 15–20 on current cores (Agner Fog, "The
+/// microarchitecture of Intel, AMD and VIA CPUs").
+pub const BRANCH_MISS_CYCLES: f64 = 20.0;
+/// Nominal cycles an access that reaches the last-level cache (an L2 miss: `LLC-loads`,
+/// `cache-references`) costs when the LLC serves it: about 40 cycles on a client core,
+/// more across a server's mesh (7-cpu.com).
+pub const LLC_ACCESS_CYCLES: f64 = 40.0;
+/// Nominal cycles a TLB miss costs: a page walk, 20-odd cycles when the page-table
+/// entries are cached, up to ~100 when they are not; the high end, so a walk-heavy
+/// regression is not hidden.
+pub const TLB_MISS_CYCLES: f64 = 100.0;
+/// Nominal cycles a last-level cache miss costs when DRAM serves it: ~80 ns ("main
+/// memory reference: 100 ns" in the well-known latency table), 200-odd cycles at 2.5–3
+/// GHz.
+pub const LLC_MISS_CYCLES: f64 = 200.0;
+
+/// What a counter's extra events per query are weighed against, to tell whether they
+/// could matter ([`MIN_SHARE`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Weight {
+    /// Events that are instructions, or one per instruction of a kind (branches, loads,
+    /// stores, TLB and icache lookups): against the base's instructions per query.
+    Instructions,
+    /// Events charged this many nominal cycles each (cycles themselves 1, misses the
+    /// `*_CYCLES` prices): against the base's cycles per query.
+    Cycles(f64),
+    /// CPU time per query (cpu/o, task-clock): its own cost, so the share is the ratio
+    /// less one and every ratio past [`HIGHLIGHT`] could matter.
+    Time,
+}
+
+/// How `event` (perf's name, `:u`/`:k` and a `pmu/…/` wrapper ignored, or `cpu/o`) is
+/// weighed; `None` for events with no nominal cost (context switches, migrations, page
+/// faults, anything unknown), which are marked on their ratio alone.
+pub fn weight(event: &str) -> Option<Weight> {
+    let e = match event.strip_suffix('/').and_then(|s| s.split_once('/')) {
+        Some((_, inner)) => inner,
+        None => event,
+    };
+    let e = e.split(':').next().unwrap_or(e);
+    Some(match e {
+        "instructions"
+        | "branches"
+        | "branch-instructions"
+        | "branch-loads"
+        | "L1-dcache-loads"
+        | "L1-dcache-stores"
+        | "L1-icache-loads"
+        | "dTLB-loads"
+        | "dTLB-stores"
+        | "iTLB-loads"
+        | "mem-loads"
+        | "mem-stores" => Weight::Instructions,
+        "cycles"
+        | "cpu-cycles"
+        | "ref-cycles"
+        | "stalled-cycles-frontend"
+        | "stalled-cycles-backend" => Weight::Cycles(1.0),
+        "L1-dcache-load-misses"
+        | "L1-dcache-store-misses"
+        | "L1-dcache-prefetch-misses"
+        | "L1-icache-load-misses" => Weight::Cycles(L1_MISS_CYCLES),
+        "branch-misses" | "branch-load-misses" => Weight::Cycles(BRANCH_MISS_CYCLES),
+        "cache-references" | "LLC-loads" | "LLC-stores" | "LLC-prefetches" => {
+            Weight::Cycles(LLC_ACCESS_CYCLES)
+        }
+        "dTLB-load-misses" | "dTLB-store-misses" | "dTLB-prefetch-misses" | "iTLB-load-misses" => {
+            Weight::Cycles(TLB_MISS_CYCLES)
+        }
+        "cache-misses"
+        | "LLC-load-misses"
+        | "LLC-store-misses"
+        | "LLC-prefetch-misses"
+        | "node-loads"
+        | "node-load-misses"
+        | "node-stores"
+        | "node-store-misses" => Weight::Cycles(LLC_MISS_CYCLES),
+        "task-clock" | "task-clock-us" | "cpu-clock" | "cpu/o" => Weight::Time,
+        _ => return None,
+    })
+}
+
+/// The rule in one sentence, for the line under the table; `mark` names the mark
+/// (`+`, `yellow`).
+pub fn rule(mark: &str) -> String {
+    format!(
+        "{mark} marks a counter more than {HIGHLIGHT}× the base's per query whose extra events \
+         could cost at least {}% of the base's query: of its instructions per query for \
+         instructions, branches, loads and stores, of its cycles per query for cycles and for \
+         misses at a nominal {L1_MISS_CYCLES} cycles an L1 miss, {BRANCH_MISS_CYCLES} a \
+         mispredicted branch, {LLC_ACCESS_CYCLES} an LLC access, {TLB_MISS_CYCLES} a TLB miss \
+         and {LLC_MISS_CYCLES} an LLC miss, CPU time (cpu/o, task-clock) being its own cost; \
+         a counter with no base figure or nominal cost to weigh is marked on its ratio alone, \
+         as the notes under the table say",
+        MIN_SHARE * 100.0
+    )
+}
+
 /// One row of the table.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PerfRow {
@@ -36,8 +154,20 @@ pub struct PerfRow {
     pub base: Option<f64>,
     /// Each version's median relative to the base's, base first (1.0 where it has one).
     pub rel: Vec<Option<f64>>,
-    /// Each version's mark: an event or cpu/o above [`HIGHLIGHT`] times the base's.
+    /// Each version's mark: an event or cpu/o above [`HIGHLIGHT`] times the base's whose
+    /// [`PerfRow::share`] reaches [`MIN_SHARE`] (or, with [`PerfRow::ratio_only`] set,
+    /// above [`HIGHLIGHT`] alone).
     pub marked: Vec<bool>,
+    /// Each version's extra events per query (its count less the base's, negative for a
+    /// drop) as a share of the base's instructions or cycles per query at [`weight`]'s
+    /// price (0.004 = 0.4%), what they could cost the query; for CPU time the ratio less
+    /// one. `None` where not weighed: GHz, ipc and QPS, a missing figure, or a row with
+    /// [`PerfRow::ratio_only`].
+    pub share: Vec<Option<f64>>,
+    /// Why the row is marked on its ratio alone, the seed's rule, when it is: no nominal
+    /// cost for the event, or no base instructions or cycles per query to weigh its extra
+    /// events against. `None` for weighed rows and for rows never marked (GHz, ipc, QPS).
+    pub ratio_only: Option<String>,
 }
 
 /// One version's reading of the counters against the base.
@@ -161,6 +291,101 @@ pub fn tables(versions: &[Version], steps: &[String]) -> Vec<PerfTable> {
         .collect()
 }
 
+/// Each side's extra events per query in `name` as a share of the base's instructions
+/// or cycles per query (`base`, the base's counts per query), and why the row is marked
+/// on its ratio alone when it cannot be weighed.
+fn weigh(
+    name: &str,
+    base: &BTreeMap<String, f64>,
+    figures: &[Option<f64>],
+) -> (Vec<Option<f64>>, Option<String>) {
+    let none = vec![None; figures.len()];
+    let Some(b) = figures[0].filter(|b| b.is_finite() && *b > 0.0) else {
+        return (none, None);
+    };
+    let budget = |ev: &str| base.get(ev).copied().filter(|v| v.is_finite() && *v > 0.0);
+    let (price, budget) = match weight(name) {
+        None => {
+            return (
+                none,
+                Some(format!(
+                    "no nominal cost for {name}, so nothing to weigh its extra events by"
+                )),
+            )
+        }
+        Some(Weight::Time) => (1.0, b),
+        Some(Weight::Instructions) => match budget("instructions") {
+            Some(insn) => (1.0, insn),
+            None => {
+                return (
+                    none,
+                    Some("no base instructions per query to weigh its extra events against".into()),
+                )
+            }
+        },
+        Some(Weight::Cycles(price)) => match budget("cycles") {
+            Some(cycles) => (price, cycles),
+            None => {
+                return (
+                    none,
+                    Some("no base cycles per query to charge its extra events against".into()),
+                )
+            }
+        },
+    };
+    let share = figures
+        .iter()
+        .map(|x| {
+            x.filter(|x| x.is_finite())
+                .map(|x| (x - b) * price / budget)
+        })
+        .collect();
+    (share, None)
+}
+
+/// Lines under a table for each version past [`HIGHLIGHT`] that the ratio alone would
+/// have judged otherwise: not marked because its extra events could not cost
+/// [`MIN_SHARE`] of the query, or marked on its ratio alone and why. `labels` are the
+/// versions, base first.
+pub fn notes(t: &PerfTable, labels: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &t.rows {
+        for (i, rel) in r.rel.iter().enumerate().skip(1) {
+            let Some(rel) = rel.filter(|x| *x > HIGHLIGHT) else {
+                continue;
+            };
+            let who = labels.get(i).map_or("?", String::as_str);
+            if let Some(why) = &r.ratio_only {
+                out.push(format!(
+                    "{}: {who} {rel:.2}× marked on its ratio alone: {why}",
+                    r.name
+                ));
+            } else if !r.marked[i] {
+                let Some(share) = r.share.get(i).copied().flatten() else {
+                    continue;
+                };
+                let extra = r.base.map(|b| b * (rel - 1.0));
+                let (of, price) = match weight(&r.name) {
+                    Some(Weight::Cycles(p)) if p != 1.0 => {
+                        ("cycles", format!(" at {p} cycles each"))
+                    }
+                    Some(Weight::Cycles(_)) => ("cycles", String::new()),
+                    _ => ("instructions", String::new()),
+                };
+                out.push(format!(
+                    "{}: {who} {rel:.2}× not marked: its {} more a query could cost {}% of {}'s {of} per query{price}, under {}%",
+                    r.name,
+                    crate::format::sig(extra, 2),
+                    crate::format::sig(Some(share * 100.0), 2),
+                    labels.first().map_or("the base", String::as_str),
+                    MIN_SHARE * 100.0
+                ));
+            }
+        }
+    }
+    out
+}
+
 fn table(versions: &[Version], step: &str) -> Option<PerfTable> {
     let (base, whose) = medians(&versions[0], step)?;
     let sides: Vec<Option<BTreeMap<String, f64>>> = versions
@@ -185,14 +410,25 @@ fn table(versions: &[Version], step: &str) -> Option<PerfTable> {
     };
     let row = |name: &str, figures: Vec<Option<f64>>, mark: bool| {
         let rel = rel_of(&figures);
+        let (share, ratio_only) = if mark {
+            weigh(name, &base, &figures)
+        } else {
+            (vec![None; figures.len()], None)
+        };
         PerfRow {
             name: name.to_string(),
             base: figures[0],
             marked: rel
                 .iter()
-                .map(|r| mark && r.is_some_and(|r| r > HIGHLIGHT))
+                .zip(&share)
+                .map(|(r, sh)| {
+                    mark && r.is_some_and(|r| r > HIGHLIGHT)
+                        && (ratio_only.is_some() || sh.is_some_and(|sh| sh >= MIN_SHARE))
+                })
                 .collect(),
             rel,
+            share,
+            ratio_only,
         }
     };
     let mut rows: Vec<PerfRow> = base
@@ -260,10 +496,11 @@ fn table(versions: &[Version], step: &str) -> Option<PerfTable> {
 /// The title line above a table, shared by the terminal and Markdown.
 pub fn title(t: &PerfTable, base: &str) -> String {
     format!(
-        "perf stat, {}: {}'s counters per query relative to {base} (GHz, ipc, cpu/o and QPS as they are; {} = more than {HIGHLIGHT}× the base per query; {})",
+        "perf stat, {}: {}'s counters per query relative to {base} (GHz, ipc, cpu/o and QPS as they are; {} = more than {HIGHLIGHT}× the base per query where it could cost {}% of the query, as the line under the table says; {})",
         t.step,
         t.whose,
         MARK,
+        MIN_SHARE * 100.0,
         if t.in_turn {
             "each event counted in turn with its group, exactly over its own seconds"
         } else {
@@ -272,7 +509,7 @@ pub fn title(t: &PerfTable, base: &str) -> String {
     )
 }
 
-/// What marks a figure above [`HIGHLIGHT`] in plain text.
+/// What marks a figure above [`HIGHLIGHT`] that could matter ([`rule`]) in plain text.
 pub const MARK: &str = "+";
 
 /// A relative figure as the seed prints it, `1.66`, with [`MARK`] when marked.

@@ -470,6 +470,13 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
             }
             out.push_str(&t.to_string());
             out.push('\n');
+            out.push_str(&format!(
+                "{}.\n",
+                crate::perf_table::rule(crate::perf_table::MARK)
+            ));
+            for n in crate::perf_table::notes(p, &c.versions) {
+                out.push_str(&format!("  {n}\n"));
+            }
             if p.no_pmu {
                 out.push_str(&format!("{}\n", crate::perf_table::NO_PMU));
             } else {

@@ -8,7 +8,7 @@ mod fixtures;
 use fixtures::{fig, run, version};
 use plumb_core::{HwCounters, ServerCosts};
 use plumb_probes::perfstat;
-use plumb_report::perf_table::{PerfTable, NO_PMU};
+use plumb_report::perf_table::{PerfTable, MIN_SHARE, NO_PMU};
 use plumb_report::{compare, comparison_text, markdown};
 use plumb_store::StoredRun;
 
@@ -108,8 +108,18 @@ fn the_seed_table_reads_each_counter_per_query_and_marks_past_1_15() {
     assert!(close(insn.base, 98808581600.0 / QUERIES as f64));
     assert!(close(insn.rel[0], 1.0) && close(insn.rel[1], 1.44));
     assert_eq!(insn.marked, [false, true]);
+    assert!(close(insn.share[1], 0.44) && insn.ratio_only.is_none());
+    // 9876 icache misses a query, 0.66 × more at 10 cycles each: 13% of the base's
+    // 494,043 cycles per query, far past 1%.
     let icache = row(t, "L1-icache-load-misses");
     assert!(close(icache.rel[1], 1.66) && icache.marked[1]);
+    let cycles_q = 123510727000.0 / QUERIES as f64;
+    assert!(close(
+        icache.share[1],
+        2469135780.0 / QUERIES as f64 * 0.66 * 10.0 / cycles_q
+    ));
+    // Software events have no nominal cost: on the ratio alone, said so.
+    assert!(row(t, "context-switches").ratio_only.is_some());
     let dtlb = row(t, "dTLB-load-misses");
     assert!(
         close(dtlb.rel[1], 0.93) && !dtlb.marked[1],
@@ -174,10 +184,14 @@ fn terminal_markdown_html_and_json_carry_the_table() {
             && !line(&text, "dTLB-load-misses ").contains('+')
     );
     assert!(text.contains("new: code and memory-system bloat: instructions/query +44.0%"));
+    // The rule under the table, in one sentence, in every format.
+    let rule = "marks a counter more than 1.15× the base's per query whose extra events could cost at least 1% of the base's query";
+    assert!(text.contains(&format!("+ {rule}")), "{text}");
     let md = markdown::comparison(&c);
     assert!(md.contains("| L1-icache-load-misses |"), "{md}");
     assert!(md.contains("**1.66+**") && md.contains("| 0.93 |"));
     assert!(md.contains("- new: code and memory-system bloat"));
+    assert!(md.contains(&format!("+ {rule}")), "{md}");
     let html = plumb_report::html::report(
         &vs.iter().flat_map(|v| v.runs.clone()).collect::<Vec<_>>(),
         Some(&c),
@@ -188,6 +202,10 @@ fn terminal_markdown_html_and_json_carry_the_table() {
         "yellow, as the seed marks it"
     );
     assert!(html.contains(r#"<td class="num">0.93</td>"#));
+    assert!(
+        html.contains(&format!("yellow {}", rule.replace('\'', "&#39;"))),
+        "the rule, escaped, in the HTML legend"
+    );
     let j = serde_json::to_value(&c).unwrap();
     assert_eq!(
         j["perf"][0]["readings"][0]["verdict"],
@@ -328,4 +346,213 @@ fn steps_without_counters_and_a_single_version_have_no_table() {
         version("b", vec![run(2, "b", &[fig("x", 1.0, None)])]),
     ];
     assert!(compare(&plain).perf.is_empty());
+}
+
+/// A SQL run whose step `point-query` has exactly `per_query` as the server's counts per
+/// query, and `cpu_us` server CPU per query.
+fn built_run(id: i64, tag: &str, per_query: &[(&str, f64)], cpu_us: f64) -> StoredRun {
+    let mut r = run(id, tag, &[fig("point-query", 100.0, Some(5.0))]);
+    r.steps[0].0.summary.server = Some(ServerCosts {
+        cpu_us_query: Some(cpu_us),
+        perf_query: per_query.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        queries: QUERIES,
+        ..ServerCosts::default()
+    });
+    r
+}
+
+/// The one table of a base and a new version built from counts per query.
+fn built(base: &[(&str, f64)], new: &[(&str, f64)], cpu: (f64, f64)) -> plumb_report::Comparison {
+    compare(&[
+        version("base", vec![built_run(1, "base", base, cpu.0)]),
+        version("new", vec![built_run(2, "new", new, cpu.1)]),
+    ])
+}
+
+/// A query of 500,000 cycles and 400,000 instructions on both sides.
+const QUERY: [(&str, f64); 2] = [("cycles", 500_000.0), ("instructions", 400_000.0)];
+
+fn with(extra: &[(&'static str, f64)]) -> Vec<(&'static str, f64)> {
+    QUERY.iter().copied().chain(extra.iter().copied()).collect()
+}
+
+#[test]
+fn a_counter_rising_from_a_tiny_base_is_not_marked() {
+    // 0.02 iTLB misses a query to 0.05: 2.5×, and 0.03 more a query at 100 cycles each
+    // is 3 cycles of 500,000, 0.0006%.
+    let c = built(
+        &with(&[("iTLB-load-misses", 0.02)]),
+        &with(&[("iTLB-load-misses", 0.05)]),
+        (100.0, 100.0),
+    );
+    let t = &c.perf[0];
+    let itlb = row(t, "iTLB-load-misses");
+    assert!(close(itlb.rel[1], 2.5));
+    assert_eq!(itlb.marked, [false, false], "{itlb:?}");
+    assert!(close(itlb.share[1], 0.03 * 100.0 / 500_000.0), "{itlb:?}");
+    assert!(itlb.ratio_only.is_none());
+    // Said under the table, in every format.
+    let note = "iTLB-load-misses: new 2.50× not marked: its 0.030 more a query could cost \
+                0.00060% of base's cycles per query at 100 cycles each, under 1%";
+    let text = comparison_text(&c);
+    assert!(text.contains(note), "{text}");
+    assert!(
+        !line_of(&text, "iTLB-load-misses").contains("2.50+"),
+        "{text}"
+    );
+    assert!(markdown::comparison(&c).contains(note));
+}
+
+#[test]
+fn the_same_ratio_on_a_large_base_is_marked() {
+    // 200 iTLB misses a query to 500: 2.5× again, and 300 more at 100 cycles each is
+    // 30,000 cycles, 6% of the query.
+    let c = built(
+        &with(&[("iTLB-load-misses", 200.0)]),
+        &with(&[("iTLB-load-misses", 500.0)]),
+        (100.0, 100.0),
+    );
+    let t = &c.perf[0];
+    let itlb = row(t, "iTLB-load-misses");
+    assert!(close(itlb.rel[1], 2.5));
+    assert_eq!(itlb.marked, [false, true], "{itlb:?}");
+    assert!(close(itlb.share[1], 0.06));
+    assert!(line_of(&comparison_text(&c), "iTLB-load-misses").contains("2.50+"));
+    assert!(plumb_report::perf_table::notes(t, &c.versions).is_empty());
+}
+
+#[test]
+fn the_share_threshold_is_one_percent_of_the_base_query() {
+    // 1,000,000 cycles a query; LLC misses at 200 cycles each: 55 more is 1.1% (marked),
+    // 45 more is 0.9% (not), both well past 1.15×.
+    let base = [
+        ("cycles", 1e6),
+        ("instructions", 1e6),
+        ("LLC-load-misses", 40.0),
+    ];
+    for (new, want) in [(95.0, true), (85.0, false)] {
+        let c = built(
+            &base,
+            &[
+                ("cycles", 1e6),
+                ("instructions", 1e6),
+                ("LLC-load-misses", new),
+            ],
+            (100.0, 100.0),
+        );
+        let llc = row(&c.perf[0], "LLC-load-misses");
+        assert!(llc.rel[1].unwrap() > 2.0);
+        assert_eq!(llc.marked[1], want, "{new}: {llc:?}");
+        assert_eq!(llc.share[1].unwrap() >= MIN_SHARE, want);
+    }
+    // Branches are instructions: 2,000 → 5,000 is 3,000 of 1,000,000 instructions, 0.3%.
+    let c = built(
+        &[("cycles", 1e6), ("instructions", 1e6), ("branches", 2000.0)],
+        &[("cycles", 1e6), ("instructions", 1e6), ("branches", 5000.0)],
+        (100.0, 100.0),
+    );
+    let br = row(&c.perf[0], "branches");
+    assert!(close(br.share[1], 0.003) && !br.marked[1], "{br:?}");
+}
+
+#[test]
+fn instructions_cycles_and_cpu_rising_1_2_are_marked() {
+    let c = built(
+        &QUERY,
+        &[("cycles", 600_000.0), ("instructions", 480_000.0)],
+        (100.0, 120.0),
+    );
+    let t = &c.perf[0];
+    for name in ["cycles", "instructions", "cpu/o"] {
+        let r = row(t, name);
+        assert!(close(r.rel[1], 1.2), "{name}: {r:?}");
+        assert_eq!(r.marked, [false, true], "{name}: {r:?}");
+        assert!(close(r.share[1], 0.2), "{name}: its own cost, {r:?}");
+    }
+    // Derived rows are never marked.
+    assert!(!row(t, "ipc").marked[1] && !row(t, "QPS").marked[1]);
+}
+
+#[test]
+fn a_ratio_of_1_1_is_never_marked() {
+    // 1.1× everywhere, on bases whose extra events would cost 10% of the query, and on
+    // events judged by the ratio alone.
+    let c = built(
+        &[
+            ("cycles", 500_000.0),
+            ("instructions", 400_000.0),
+            ("L1-dcache-load-misses", 50_000.0),
+            ("context-switches", 3.0),
+        ],
+        &[
+            ("cycles", 550_000.0),
+            ("instructions", 440_000.0),
+            ("L1-dcache-load-misses", 55_000.0),
+            ("context-switches", 3.3),
+        ],
+        (100.0, 110.0),
+    );
+    let t = &c.perf[0];
+    for r in &t.rows {
+        assert!(!r.marked.iter().any(|m| *m), "{r:?}");
+    }
+    // 5,000 more L1 misses at 10 cycles: 10% of the query, yet only 1.1×.
+    assert!(close(row(t, "L1-dcache-load-misses").share[1], 0.1));
+    assert!(plumb_report::perf_table::notes(t, &c.versions).is_empty());
+}
+
+#[test]
+fn without_the_base_figure_to_weigh_against_the_ratio_alone_marks_and_says_so() {
+    // No cycles counted: iTLB misses cannot be charged, so 2.5× from a tiny base is
+    // marked as the seed would, and the row says why; the same for branches without
+    // instructions, and for an event with no nominal cost.
+    let c = built(
+        &[
+            ("iTLB-load-misses", 0.02),
+            ("branches", 10.0),
+            ("page-faults", 0.001),
+        ],
+        &[
+            ("iTLB-load-misses", 0.05),
+            ("branches", 25.0),
+            ("page-faults", 0.002),
+        ],
+        (100.0, 100.0),
+    );
+    let t = &c.perf[0];
+    for (name, why) in [
+        ("iTLB-load-misses", "no base cycles per query"),
+        ("branches", "no base instructions per query"),
+        ("page-faults", "no nominal cost for page-faults"),
+    ] {
+        let r = row(t, name);
+        assert_eq!(r.marked, [false, true], "{name}: {r:?}");
+        assert!(
+            r.ratio_only.as_deref().is_some_and(|w| w.contains(why)),
+            "{name}: {r:?}"
+        );
+        assert_eq!(r.share, [None, None]);
+    }
+    let text = comparison_text(&c);
+    assert!(
+        text.contains(
+            "iTLB-load-misses: new 2.50× marked on its ratio alone: no base cycles per query"
+        ),
+        "{text}"
+    );
+    let j = serde_json::to_value(&c).unwrap();
+    let rows = j["perf"][0]["rows"].as_array().unwrap();
+    let itlb = rows
+        .iter()
+        .find(|r| r["name"] == "iTLB-load-misses")
+        .unwrap();
+    assert!(itlb["ratio_only"].is_string() && itlb["share"][1].is_null());
+}
+
+/// The line of `s` that starts with `name`.
+fn line_of(s: &str, name: &str) -> String {
+    s.lines()
+        .find(|l| l.trim_start().starts_with(name))
+        .unwrap_or_else(|| panic!("no line for {name} in {s}"))
+        .to_string()
 }

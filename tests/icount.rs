@@ -15,8 +15,15 @@ use common::{ok_json, plumb, stderr, step};
 /// `plumb icount --json -- kv ARGS --store STORE`, with `rounds` of injected work per
 /// memory-engine op (0: none).
 fn icount(store: &Path, kv: &[&str], rounds: u64) -> Output {
+    icount_with(store, &[], kv, rounds)
+}
+
+/// [`icount`] with `flags` of icount's own before the `--`.
+fn icount_with(store: &Path, flags: &[&str], kv: &[&str], rounds: u64) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_plumb"));
-    c.args(["icount", "--json", "--", "kv"])
+    c.arg("icount")
+        .args(flags)
+        .args(["--json", "--", "kv"])
         .args(kv)
         .arg("--store")
         .arg(store)
@@ -113,6 +120,21 @@ fn memory_counts_agree_run_to_run_and_two_percent_more_work_is_a_regression_with
     assert!(stderr(&mixed).contains("callgrind"), "{}", stderr(&mixed));
 }
 
+/// The names of a run's steps, in order.
+fn step_names(run: &Value) -> Vec<&str> {
+    run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect()
+}
+
+/// The LSM's shape a step started from.
+fn shape<'a>(run: &'a Value, name: &str) -> &'a Value {
+    &step(run, name)["summary"]["lsm_start"]
+}
+
 #[test]
 fn rocksdb_readrandom_counts_agree_run_to_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -121,7 +143,7 @@ fn rocksdb_readrandom_counts_agree_run_to_run() {
         "--engine",
         "rocksdb",
         "--benchmarks",
-        "fillseq,flush,readrandom",
+        "fillseq,readrandom",
         "--num",
         "5000",
         "--ops",
@@ -140,6 +162,41 @@ fn rocksdb_readrandom_counts_agree_run_to_run() {
         (y / x - 1.0).abs() < 0.005,
         "A/A counts differ: {x} and {y}"
     );
+    // The engine was settled before the read step, by steps inserted into the plan:
+    // both runs' reads started from one tree, the memtable flushed, stored with the
+    // count.
+    let settled = [
+        "fillseq",
+        "settle.flush",
+        "settle.waitforcompaction",
+        "readrandom",
+    ];
+    for run in [&a1, &a2] {
+        assert_eq!(step_names(run), settled);
+        assert_eq!(step(run, "settle.flush")["kind"], "flush");
+        assert!(run["run"]["command"]
+            .as_str()
+            .is_some_and(|c| c.contains("--settle")));
+    }
+    let files = |run: &Value| -> Vec<(u64, u64)> {
+        let s = shape(run, "readrandom");
+        assert_eq!(s["memtable_entries"], 0, "the memtable was flushed: {s}");
+        s["levels"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no levels in {s}"))
+            .iter()
+            .map(|l| (l["level"].as_u64().unwrap(), l["files"].as_u64().unwrap()))
+            .collect()
+    };
+    assert!(!files(&a1).is_empty(), "the fill is in the tree's files");
+    assert_eq!(files(&a1), files(&a2), "one tree under both counts");
+
+    // --no-settle counts the plan as given: no inserted steps; the fill's 5000 keys are
+    // still in the memtable when the reads start (far below its size).
+    let unsettled = ok_json(&icount_with(&store, &["--no-settle"], &kv, 0));
+    assert_eq!(step_names(&unsettled), ["fillseq", "readrandom"]);
+    assert_eq!(shape(&unsettled, "readrandom")["memtable_entries"], 5000);
+    assert!(per_op(&unsettled, "readrandom") > 500.0);
 }
 
 #[test]

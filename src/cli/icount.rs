@@ -6,6 +6,18 @@
 //! 1-2% CPU regression shows with one run a side, where wall time on a shared machine
 //! needs dozens of slices.
 //!
+//! An LSM engine is settled before each read step (`kv --settle`: its memtable flushed
+//! and its compactions waited for, as unmeasured steps in the plan), so each read step
+//! starts from the same tree in every run. Unsettled, the reads pass through whatever
+//! background flushes and compactions left, which differs from run to run, and through
+//! the memtable, whose count differs too: RocksDB's skiplist draws each node's height
+//! from a per-thread random seeded by the thread's id, so two identical runs build two
+//! skiplists (readrandom after fillseq of 20000 keys counted 6117.6 or 6146.0
+//! instructions per op, one tree, all in the memtable; settled, the reads go to one
+//! SST file and agree to 0.003%). Each measured step stores the shape it started from
+//! (`lsm_start`), and comparisons say when two counted runs' shapes differ.
+//! `--no-settle` counts the plan as given.
+//!
 //! The run is stored like any other, its plan marked `under: callgrind`: its times are
 //! callgrind's (~50× slow), so its runs are a history of their own, and `plumb check`,
 //! `compare` and `history` judge their `instructions_op` (give `--metric
@@ -25,7 +37,8 @@ Counted: every instruction the measured threads execute while the window is open
 and plumb's own per-op work). Not counted: the engine's background threads (flush, compaction), \
 setup, and all that costs time but no instruction (IO, waits, cache and TLB misses). Give a \
 fixed --seed and --ops so two runs do the same ops; steps without a fixed op count (fills \
-cover --num) count too.")]
+cover --num) count too. An LSM engine (RocksDB, LevelDB, fjall) is settled before each read \
+step (kv --settle: memtable flushed, compactions waited for) unless --no-settle.")]
 pub struct IcountArgs {
     /// The valgrind to run [default: valgrind on PATH].
     #[arg(long, value_name = "PATH", default_value = "valgrind")]
@@ -38,6 +51,17 @@ pub struct IcountArgs {
     /// [default: a temporary directory, removed].
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
+    /// Count the plan as given, without settling an LSM engine before each read step.
+    /// By default the run gets `kv --settle`: the memtable is flushed and compactions
+    /// are waited for (unmeasured steps settle.flush, settle.waitforcompaction), so each
+    /// read step starts from the same tree in every run. Without it the reads pass
+    /// through what background flushes and compactions left, and through a memtable
+    /// whose skiplist is built differently in every run (RocksDB seeds its node heights
+    /// from the thread's id): RocksDB's readrandom then moves by 0.5% between identical
+    /// runs. For counting memtable reads or an unsettled tree, or a history counted
+    /// before plumb settled.
+    #[arg(long)]
+    no_settle: bool,
     /// The run counted, after `--`: `kv` with its arguments (--store, --tag, --seed … go
     /// there).
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -63,6 +87,7 @@ pub fn run(a: IcountArgs) -> anyhow::Result<ExitCode> {
     {
         bail!("--repeat after --: a counted run does not vary; run plumb icount again for another");
     }
+    let child = child_args(&a)?;
     if !cfg!(target_arch = "x86_64") {
         bail!("plumb icount counts with callgrind's client requests, which plumb issues on x86-64 only");
     }
@@ -91,10 +116,7 @@ pub fn run(a: IcountArgs) -> anyhow::Result<ExitCode> {
         .arg(format!("--callgrind-out-file={}", out_file.display()))
         .arg(format!("--log-file={}", log.display()))
         .arg(&me)
-        .args(&a.command);
-    if !a.command.iter().any(|w| w == "--json") {
-        cmd.arg("--json");
-    }
+        .args(&child);
     cmd.env(plumb_runner::kernel::callgrind::OUT_ENV, &out_file)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
@@ -135,6 +157,24 @@ pub fn run(a: IcountArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The plumb command callgrind runs: the `kv` command given, printing JSON, and (unless
+/// `--no-settle`) settling an LSM engine before each read step.
+fn child_args(a: &IcountArgs) -> anyhow::Result<Vec<String>> {
+    let has = |flag: &str| a.command.iter().any(|w| w == flag);
+    let mut child = a.command.clone();
+    if !has("--json") {
+        child.push("--json".into());
+    }
+    if a.no_settle {
+        if has("--settle") {
+            bail!("--no-settle with --settle after --: give one of them");
+        }
+    } else if !has("--settle") {
+        child.push("--settle".into());
+    }
+    Ok(child)
+}
+
 /// The counted steps: ops and instructions per op, with the run's id.
 fn table(doc: &serde_json::Value) -> anyhow::Result<String> {
     let id = doc["run"]["id"]
@@ -164,4 +204,57 @@ fn table(doc: &serde_json::Value) -> anyhow::Result<String> {
         "{t}\n\nrun {id}, counted by callgrind: the measured threads' instructions in the window \
          (not background threads, IO or waits)\n"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Icount {
+        #[command(flatten)]
+        a: IcountArgs,
+    }
+
+    fn child(args: &[&str]) -> anyhow::Result<Vec<String>> {
+        let a = Icount::try_parse_from(std::iter::once("icount").chain(args.iter().copied()))
+            .unwrap()
+            .a;
+        child_args(&a)
+    }
+
+    #[test]
+    fn the_counted_kv_run_settles_before_reads_unless_told_not_to() {
+        let kv = [
+            "--",
+            "kv",
+            "--engine",
+            "rocksdb",
+            "--benchmarks",
+            "fillseq,readrandom",
+        ];
+        let settled = child(&kv).unwrap();
+        assert_eq!(
+            settled[..4],
+            ["kv", "--engine", "rocksdb", "--benchmarks"],
+            "the command as given"
+        );
+        assert!(
+            settled.ends_with(&["--json".into(), "--settle".into()]),
+            "{settled:?}"
+        );
+        let given: Vec<&str> = ["--no-settle"].into_iter().chain(kv).collect();
+        let unsettled = child(&given).unwrap();
+        assert!(!unsettled.iter().any(|w| w == "--settle"), "{unsettled:?}");
+        assert!(unsettled.iter().any(|w| w == "--json"));
+        // Given after -- already, it is not given twice (kv would refuse it).
+        let twice: Vec<&str> = kv.into_iter().chain(["--settle", "--json"]).collect();
+        let once = child(&twice).unwrap();
+        assert_eq!(once.iter().filter(|w| *w == "--settle").count(), 1);
+        assert_eq!(once.iter().filter(|w| *w == "--json").count(), 1);
+        let both: Vec<&str> = ["--no-settle"].into_iter().chain(twice).collect();
+        let e = child(&both).unwrap_err().to_string();
+        assert!(e.contains("--no-settle") && e.contains("--settle"), "{e}");
+    }
 }

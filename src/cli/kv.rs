@@ -61,6 +61,18 @@ pub struct KvArgs {
     /// A named sequence: default, or x3 (RocksDB's benchmark_compare.sh order).
     #[arg(long)]
     workload: Option<String>,
+    /// Settle an LSM engine (RocksDB, Speedb, LevelDB, fjall) before each read step: flush
+    /// its memtable and wait for its compactions, as unmeasured steps settle.flush and
+    /// settle.waitforcompaction inserted into the plan (not before a read that follows
+    /// the plan's own flush,waitforcompaction, or only reads since the last settle).
+    /// Without it the tree a read step starts from depends on when background flushes
+    /// and compactions happened to finish, which differs between identical runs, and
+    /// reads from RocksDB's memtable walk a skiplist built differently in every run (its
+    /// node heights come from a random seeded by the thread's id): an exact count moves
+    /// with both (plumb icount turns this on; its --no-settle turns it off). LevelDB's flush is a full compaction. The inserted steps move the later
+    /// steps' positions, which seed their keys. Other engines have nothing to settle.
+    #[arg(long)]
+    settle: bool,
     #[command(flatten, next_help_heading = "Every engine")]
     common: EngineCommon,
     #[command(flatten)]
@@ -183,6 +195,13 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
     if let Some(why) = plumb_plan::refused(&engine, &steps, &a.params) {
         bail!("--engine {}: {why}", engine.name());
     }
+    // Settled before each read step where the engine flushes and compacts in the
+    // background, so each read starts from the same tree in every run.
+    let steps = if a.settle && engine.capabilities().lsm {
+        steps::settle_before_reads(&steps)
+    } else {
+        steps
+    };
     let mut params = a.params.clone();
     check_mix(&steps, &mut params)?;
     let seed = a.seed.unwrap_or_else(execute::clock_seed);
@@ -336,4 +355,57 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(execute::exit_code(out.status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Kv {
+        #[command(flatten)]
+        a: KvArgs,
+    }
+
+    /// The step names of the plan `plumb kv ARGS` builds.
+    fn planned(args: &[&str]) -> Vec<String> {
+        let a = Kv::try_parse_from(std::iter::once("kv").chain(args.iter().copied()))
+            .unwrap()
+            .a;
+        let runs = plan(&a).unwrap();
+        let steps = runs[0].workload.kv_steps().unwrap();
+        steps.iter().map(|s| s.name.clone()).collect()
+    }
+
+    #[test]
+    fn settle_inserts_a_flush_and_a_compaction_wait_before_an_lsm_engines_read_step() {
+        let list = ["--benchmarks", "fillseq,readrandom", "--seed", "7"];
+        let with = |engine: &str, settle: bool| {
+            let mut args = vec!["--engine", engine];
+            args.extend(list);
+            if settle {
+                args.push("--settle");
+            }
+            planned(&args)
+        };
+        for lsm in plumb_targets::engines()
+            .into_iter()
+            .filter(|e| ["rocksdb", "speedb", "leveldb", "fjall"].contains(e))
+        {
+            assert_eq!(
+                with(lsm, true),
+                [
+                    "fillseq",
+                    "settle.flush",
+                    "settle.waitforcompaction",
+                    "readrandom"
+                ],
+                "{lsm}"
+            );
+            assert_eq!(with(lsm, false), ["fillseq", "readrandom"], "{lsm}");
+        }
+        // An engine with no background flushes or compactions has nothing to settle.
+        assert_eq!(with("memory", true), ["fillseq", "readrandom"]);
+    }
 }

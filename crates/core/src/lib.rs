@@ -12,7 +12,7 @@ pub mod value;
 pub mod waits;
 
 pub use error::TargetError;
-pub use lsm::{CacheLookups, LevelAccount, LsmAccount, Stalls};
+pub use lsm::{CacheLookups, LevelAccount, LevelShape, LsmAccount, LsmShape, Stalls};
 pub use model::{
     DeviceIo, DurabilitySummary, EnginePerf, HwCounters, IbSecond, IbSummary, Interval, OpLatency,
     OpenLoop, PerfCounted, Qos, RunStatus, ServerCosts, StepStatus, StepSummary, Verification,

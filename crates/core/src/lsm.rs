@@ -128,6 +128,11 @@ pub struct LsmAccount {
     pub levels: Vec<LevelAccount>,
     /// Block cache lookups; `None` without a block cache or statistics.
     pub cache: Option<CacheLookups>,
+    /// Entries in the memtables (the active one and those waiting to flush), a gauge
+    /// like the levels' files; `None` when the engine gives none, and in runs stored
+    /// before it was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memtable_entries: Option<u64>,
 }
 
 impl LsmAccount {
@@ -160,6 +165,24 @@ impl LsmAccount {
                 (Some(a), Some(b)) => Some(a.since(&b)),
                 (a, _) => a,
             },
+            memtable_entries: self.memtable_entries,
+        }
+    }
+
+    /// The tree's shape now: what a read passes through.
+    pub fn shape(&self) -> LsmShape {
+        LsmShape {
+            memtable_entries: self.memtable_entries,
+            levels: self
+                .levels
+                .iter()
+                .filter(|l| l.files > 0)
+                .map(|l| LevelShape {
+                    level: l.level,
+                    files: l.files,
+                    bytes: l.bytes,
+                })
+                .collect(),
         }
     }
 
@@ -171,6 +194,79 @@ impl LsmAccount {
     /// Bytes written into every level (flush into L0 included).
     pub fn write_bytes(&self) -> u64 {
         self.levels.iter().map(|l| l.write_bytes).sum()
+    }
+}
+
+/// One level of an [`LsmShape`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LevelShape {
+    /// Level number (0 is L0).
+    pub level: u32,
+    /// Live files in the level.
+    pub files: u64,
+    /// Bytes of the level's live files.
+    pub bytes: u64,
+}
+
+/// The tree's shape at one instant, what a point read passes through: the memtables'
+/// entries and each level's files and bytes (levels without files left out). Stored
+/// at each measured step's start (`StepSummary::lsm_start`), where flushes and
+/// compactions still running from the step before leave it different from run to run
+/// unless the engine was settled first (`plumb kv --settle`, which `plumb icount`
+/// turns on).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LsmShape {
+    /// Entries in the memtables; `None` when the engine gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memtable_entries: Option<u64>,
+    /// Per level with files, L0 first.
+    #[serde(default)]
+    pub levels: Vec<LevelShape>,
+}
+
+/// Relative difference in a level's bytes within which two shapes are the same tree:
+/// identical runs write SST files a few bytes apart (each file's properties hold its
+/// creation time and the session that wrote it), never 1% apart.
+pub const SHAPE_BYTES_TOLERANCE: f64 = 0.01;
+
+impl LsmShape {
+    /// Whether `other` is the same tree: the same memtable entries (where both give
+    /// them), the same levels with the same files, each level's bytes within
+    /// [`SHAPE_BYTES_TOLERANCE`].
+    pub fn same_as(&self, other: &LsmShape) -> bool {
+        let memtable = match (self.memtable_entries, other.memtable_entries) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        memtable
+            && self.levels.len() == other.levels.len()
+            && self.levels.iter().zip(&other.levels).all(|(a, b)| {
+                let (x, y) = (a.bytes as f64, b.bytes as f64);
+                a.level == b.level
+                    && a.files == b.files
+                    && (x - y).abs() <= SHAPE_BYTES_TOLERANCE * x.max(y)
+            })
+    }
+
+    /// One line: `memtable 0 entries, L0 1 file 2.1 MiB, L1 3 files 6.0 MiB`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(n) = self.memtable_entries {
+            parts.push(format!("memtable {n} entries"));
+        }
+        for l in &self.levels {
+            parts.push(format!(
+                "L{} {} file{} {:.1} MiB",
+                l.level,
+                l.files,
+                if l.files == 1 { "" } else { "s" },
+                l.bytes as f64 / (1u64 << 20) as f64
+            ));
+        }
+        if self.levels.is_empty() {
+            parts.push("no files".into());
+        }
+        parts.join(", ")
     }
 }
 
@@ -207,6 +303,7 @@ mod tests {
                 data_miss: 5,
                 ..CacheLookups::default()
             }),
+            memtable_entries: Some(900),
         };
         let end = LsmAccount {
             stalls: Stalls {
@@ -229,6 +326,7 @@ mod tests {
                 filter_hit: 2,
                 ..CacheLookups::default()
             }),
+            memtable_entries: Some(12),
         };
         let d = end.since(&start);
         assert_eq!(d.stalls.l0_delays, 2);
@@ -249,5 +347,44 @@ mod tests {
         assert_eq!(d.write_bytes(), 620);
         let c = d.cache.unwrap();
         assert_eq!((c.hits(), c.misses()), (22, 4));
+        // The memtable is a gauge: the end's.
+        assert_eq!(d.memtable_entries, Some(12));
+    }
+
+    #[test]
+    fn shapes_are_the_same_tree_within_a_few_bytes_and_differ_by_a_file_or_the_memtable() {
+        let tree = |mem: Option<u64>, l0: u64, l0_bytes: u64| {
+            LsmAccount {
+                levels: vec![
+                    LevelAccount {
+                        bytes: l0_bytes,
+                        ..level(0, l0, 0, 0, 0.0)
+                    },
+                    level(1, 3, 0, 0, 0.0),
+                    // A level compaction emptied is no part of the shape.
+                    level(2, 0, 5, 5, 0.1),
+                ],
+                memtable_entries: mem,
+                ..LsmAccount::default()
+            }
+            .shape()
+        };
+        let a = tree(Some(0), 1, 2_000_000);
+        assert_eq!(a.levels.len(), 2, "{a:?}");
+        // SST files of identical runs differ by a few bytes of properties.
+        assert!(a.same_as(&tree(Some(0), 1, 2_000_040)));
+        assert!(!a.same_as(&tree(Some(0), 1, 2_100_000)), "5% more bytes");
+        assert!(!a.same_as(&tree(Some(0), 2, 2_000_000)), "another L0 file");
+        assert!(
+            !a.same_as(&tree(Some(20000), 1, 2_000_000)),
+            "an unflushed memtable"
+        );
+        // An engine that gives no memtable count is judged on its files alone.
+        assert!(a.same_as(&tree(None, 1, 2_000_000)));
+        assert_eq!(
+            a.describe(),
+            "memtable 0 entries, L0 1 file 1.9 MiB, L1 3 files 3.0 MiB"
+        );
+        assert_eq!(LsmShape::default().describe(), "no files");
     }
 }

@@ -356,6 +356,14 @@ pub struct StepSummary {
     /// keep none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lsm: Option<crate::LsmAccount>,
+    /// The LSM's shape when the measured window opened (memtable entries, files and
+    /// bytes per level): what the step's reads passed through. Flushes and compactions
+    /// still running from the step before make it differ between identical runs, and
+    /// with it a counted run's instructions per op (`plumb icount` settles the engine
+    /// first). `None` for engines that keep no LSM account, maintenance steps, and
+    /// runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lsm_start: Option<crate::LsmShape>,
     /// What a step on a database server cost on the server's side; `None` for embedded
     /// engines and probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -352,6 +352,96 @@ pub fn blocked(versions: &[Version]) -> Vec<String> {
         .collect()
 }
 
+/// Whether `r` was counted by callgrind (`plumb icount`: its plan is marked
+/// `under: callgrind`).
+fn counted(r: &plumb_store::StoredRun) -> bool {
+    r.run
+        .plan
+        .as_ref()
+        .and_then(|p| p.get("under"))
+        .and_then(|u| u.as_str())
+        == Some("callgrind")
+}
+
+/// Counted runs (`plumb icount`) whose LSM had different shapes when a measured step
+/// started, one sentence per such step, in the order the new runs hold their steps:
+/// an exact count per op is exact about the tree the reads passed through, so runs
+/// that started from different trees (an L0 file more, a memtable not yet flushed,
+/// as background flushes and compactions left them) differ by it as well as by their
+/// code.
+/// Steps are taken in the order the runs hold them.
+/// Every counted run of either side is compared with every other: a side that
+/// disagrees with itself is as suspect as two sides that disagree. Shapes are the same
+/// tree within [`plumb_core::lsm::SHAPE_BYTES_TOLERANCE`] of each level's bytes.
+/// Silent for native runs (their noise is judged as noise), for a step no two counted
+/// runs stored a shape for (engines without an LSM account, runs stored before
+/// `lsm_start` existed), and when every shape agrees. [`fairness`] gives it for each
+/// version against the base.
+pub fn counted_shapes_differ(base: &Version, new: &Version) -> Vec<String> {
+    let runs: Vec<(&str, &plumb_store::StoredRun)> = [base, new]
+        .into_iter()
+        .flat_map(|v| v.runs.iter().map(move |r| (v.label.as_str(), r)))
+        .filter(|(_, r)| counted(r))
+        .collect();
+    let mut names: Vec<&str> = Vec::new();
+    for (_, r) in &runs {
+        for (s, _) in &r.steps {
+            let shaped = s.summary.lsm_start.is_some() && s.summary.ops > 0;
+            if shaped && !names.contains(&s.name.as_str()) {
+                names.push(&s.name);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for name in names {
+        // Each distinct shape with the runs (label, id) that started the step from it.
+        let mut shapes: Vec<(&plumb_core::LsmShape, Vec<(&str, i64)>)> = Vec::new();
+        for (label, r) in &runs {
+            let Some(shape) = r
+                .steps
+                .iter()
+                .find(|(s, _)| s.name == name && s.summary.ops > 0)
+                .and_then(|(s, _)| s.summary.lsm_start.as_ref())
+            else {
+                continue;
+            };
+            match shapes.iter_mut().find(|(s, _)| s.same_as(shape)) {
+                Some((_, ids)) => ids.push((label, r.run.id)),
+                None => shapes.push((shape, vec![(label, r.run.id)])),
+            }
+        }
+        if shapes.len() < 2 {
+            continue;
+        }
+        let each: Vec<String> = shapes
+            .iter()
+            .map(|(shape, ids)| {
+                let who: Vec<String> = ids
+                    .iter()
+                    // A side selected by its run's id is named once.
+                    .map(|(label, id)| {
+                        if *label == id.to_string() {
+                            format!("run {id}")
+                        } else {
+                            format!("{label} run {id}")
+                        }
+                    })
+                    .collect();
+                format!("{}: {}", who.join(", "), shape.describe())
+            })
+            .collect();
+        out.push(format!(
+            "step {name}: the counted runs started it from different LSM shapes ({}): their \
+             reads passed through different trees, so their instructions per op differ by \
+             the shape as well as by the code; count both sides with the engine settled \
+             before the step (plumb icount settles it unless --no-settle; \
+             flush,waitforcompaction before the step does too)",
+            each.join("; ")
+        ));
+    }
+    out
+}
+
 /// Every fairness warning that applies.
 pub fn fairness(versions: &[Version]) -> Vec<String> {
     let mut w: Vec<String> = all_runs(versions)
@@ -486,6 +576,15 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
                         r.run.id, s.name
                     ));
                 }
+            }
+        }
+    }
+    // Counted runs whose trees differed: each other version against the base, every
+    // sentence once (the base's own disagreement is found against each).
+    for v in versions.iter().skip(1) {
+        for s in counted_shapes_differ(&versions[0], v) {
+            if !w.contains(&s) {
+                w.push(s);
             }
         }
     }
@@ -846,5 +945,108 @@ mod tests {
             crate::warmup::Warmup::Steady { truncated, .. } if truncated > 0
         ));
         assert_eq!(step_unsteady(&readrandom(&ivs), &ivs), None);
+    }
+    /// A run counted by callgrind (plumb icount), its readrandom started from a tree of
+    /// `memtable` entries and `l0` L0 files of `bytes` each.
+    fn counted_run(id: i64, memtable: u64, l0: u64, bytes: u64) -> StoredRun {
+        let mut rr = readrandom(&flat(2));
+        rr.summary.lsm_start = Some(plumb_core::LsmShape {
+            memtable_entries: Some(memtable),
+            levels: (l0 > 0)
+                .then_some(plumb_core::LevelShape {
+                    level: 0,
+                    files: l0,
+                    bytes: l0 * bytes,
+                })
+                .into_iter()
+                .collect(),
+        });
+        let mut fill = step("fillseq", StepKind::FillSeq.into(), &flat(2));
+        fill.summary.lsm_start = Some(plumb_core::LsmShape::default());
+        let mut r = run(vec![(fill, Vec::new()), (rr, Vec::new())]);
+        r.run.id = id;
+        r.run.plan = Some(serde_json::json!({"suite": "kv", "under": "callgrind"}));
+        r
+    }
+
+    fn side(label: &str, runs: Vec<StoredRun>) -> Version {
+        Version {
+            label: label.into(),
+            runs,
+        }
+    }
+
+    #[test]
+    fn counted_runs_started_from_different_trees_are_said_to_differ() {
+        // One run's fill left its memtable unflushed; the other's had flushed to L0.
+        let base = side("base", vec![counted_run(3, 20000, 0, 0)]);
+        let new = side("new", vec![counted_run(5, 0, 1, 2_300_000)]);
+        let w = counted_shapes_differ(&base, &new);
+        assert_eq!(w.len(), 1, "{w:?}");
+        one_line(&w[0]);
+        assert!(w[0].starts_with("step readrandom: "), "{}", w[0]);
+        assert!(
+            w[0].contains("base run 3: memtable 20000 entries, no files")
+                && w[0].contains("new run 5: memtable 0 entries, L0 1 file 2.2 MiB"),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains("--no-settle"), "{}", w[0]);
+        // Sides selected by run id are not named twice.
+        let by_id = counted_shapes_differ(
+            &side("3", vec![counted_run(3, 20000, 0, 0)]),
+            &side("5", vec![counted_run(5, 0, 1, 2_300_000)]),
+        );
+        assert!(
+            by_id[0].contains("(run 3: memtable 20000 entries, no files; run 5: "),
+            "{}",
+            by_id[0]
+        );
+        // Among the comparison's warnings, once.
+        let vs = [base.clone(), new];
+        assert_eq!(fairness(&vs).iter().filter(|s| **s == w[0]).count(), 1);
+        // A side that disagrees with itself is said so too; runs of one shape share a
+        // clause.
+        let mixed = side(
+            "new",
+            vec![counted_run(5, 20000, 0, 0), counted_run(6, 0, 2, 1_000_000)],
+        );
+        let w = counted_shapes_differ(&base, &mixed);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("base run 3, new run 5: memtable 20000 entries")
+                && w[0].contains("new run 6: memtable 0 entries, L0 2 files"),
+            "{}",
+            w[0]
+        );
+    }
+
+    #[test]
+    fn counted_runs_of_one_tree_native_runs_and_runs_without_a_shape_are_silent() {
+        // Settled runs: the same L0 file, a few bytes of SST properties apart.
+        let base = side("base", vec![counted_run(3, 0, 1, 2_300_000)]);
+        let new = side("new", vec![counted_run(5, 0, 1, 2_300_031)]);
+        assert!(counted_shapes_differ(&base, &new).is_empty());
+        assert!(!fairness(&[base.clone(), new])
+            .iter()
+            .any(|w| w.contains("LSM shapes")));
+        // Native runs whose trees differ: their noise is judged as noise.
+        let native = |id, memtable, l0| {
+            let mut r = counted_run(id, memtable, l0, 2_300_000);
+            r.run.plan = Some(serde_json::json!({"suite": "kv"}));
+            r
+        };
+        let (a, b) = (
+            side("a", vec![native(1, 20000, 0)]),
+            side("b", vec![native(2, 0, 1)]),
+        );
+        assert!(counted_shapes_differ(&a, &b).is_empty());
+        // A counted run stored before plumb kept the shape (or an engine without an LSM
+        // account) gives nothing to compare.
+        let mut old = counted_run(7, 20000, 0, 0);
+        for (s, _) in &mut old.steps {
+            s.summary.lsm_start = None;
+        }
+        assert!(counted_shapes_differ(&base, &side("old", vec![old])).is_empty());
     }
 }

@@ -324,6 +324,8 @@ fn summarise(
             .pending_compaction_bytes
             .map(|b| b as f64 / GB),
         lsm: lsm_since(&gauge.lsm),
+        // What the window's ops passed through: the tree as it was when it opened.
+        lsm_start: gauge.lsm[0].as_ref().map(plumb_core::LsmAccount::shape),
         engine_perf,
         server: None,
         ib: None,

@@ -75,6 +75,10 @@ pub struct Capabilities {
     pub cache: bool,
     /// Reports its flush and compaction bytes (w_amp_eng, stall%).
     pub compaction_stats: bool,
+    /// An LSM tree: memtables flushed and levels compacted by background threads, so
+    /// the tree a step starts from depends on when that work finished, and `plumb kv
+    /// --settle` (which `plumb icount` turns on) flushes and waits before each read step.
+    pub lsm: bool,
     /// The largest key plus value it can store, when it has a limit.
     pub max_entry_bytes: Option<u64>,
 }
@@ -93,6 +97,7 @@ impl Capabilities {
         direct_io: false,
         cache: false,
         compaction_stats: false,
+        lsm: false,
         max_entry_bytes: None,
     };
 }

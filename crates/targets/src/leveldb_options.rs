@@ -98,6 +98,7 @@ impl EngineKind for LeveldbOptions {
         Capabilities {
             cache: true,
             compaction_stats: true,
+            lsm: true,
             ..Capabilities::FILE_ENGINE
         }
     }

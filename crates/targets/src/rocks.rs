@@ -546,7 +546,14 @@ impl Target for RocksTarget {
             librocksdb_sys::rocksdb_free(out as *mut c_void);
             t
         };
-        Some(crate::rocks_account::parse_lsm(&text))
+        let mut account = crate::rocks_account::parse_lsm(&text);
+        // The memtables' entries, the part of the shape the level metadata lacks: the
+        // active memtable and the immutable ones waiting to flush.
+        account.memtable_entries = self
+            .property_int(c"rocksdb.num-entries-active-mem-table")
+            .zip(self.property_int(c"rocksdb.num-entries-imm-mem-tables"))
+            .map(|(active, immutable)| active + immutable);
+        Some(account)
     }
 }
 

@@ -93,6 +93,8 @@ pub fn parse_lsm(text: &str) -> LsmAccount {
         comp_count: num("compaction.Sum.CompCount").map_or(0, |v| v as u64),
         levels,
         cache,
+        // Not in the shim's text: read from RocksDB's properties by the caller.
+        memtable_entries: None,
     }
 }
 

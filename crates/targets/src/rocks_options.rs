@@ -147,6 +147,7 @@ impl EngineKind for RocksOptions {
             direct_io: true,
             cache: true,
             compaction_stats: true,
+            lsm: true,
             ..Capabilities::FILE_ENGINE
         }
     }

@@ -275,6 +275,51 @@ impl StepPlan {
     }
 }
 
+/// The names of the steps [`settle_before_reads`] inserts.
+pub const SETTLE_STEPS: [&str; 2] = ["settle.flush", "settle.waitforcompaction"];
+
+/// Whether a step of `kind` only reads: it leaves the tree as it found it (no writes
+/// of its own, no writer beside it).
+fn only_reads(kind: StepKind) -> bool {
+    (kind.reads() && !kind.while_writing() && !kind.is_ycsb()) || kind == StepKind::YcsbC
+}
+
+/// `steps` with the engine settled before each read step: a flush of the memtable and
+/// a wait for compaction (unmeasured maintenance steps named [`SETTLE_STEPS`]), so the
+/// step starts from the same tree in every run of the plan. An LSM's background
+/// flushes and compactions otherwise finish at different moments from run to run, and
+/// a step's point reads pass through whatever shape they left; and reads from
+/// RocksDB's memtable walk a skiplist whose node heights come from a random seeded by
+/// the thread's id, another skiplist in every run (`plumb icount`'s instructions per
+/// op moved 0.5% between identical runs, all in the memtable). Inserted before a read
+/// step unless the engine is already settled there: after the plan's own flush then
+/// waitforcompaction, after flush_mt_l0, or after a settled read step with only reads
+/// since (reads leave the tree as it was). The steps after an inserted pair sit at
+/// later positions, which seed their keys.
+pub fn settle_before_reads(steps: &[StepPlan]) -> Vec<StepPlan> {
+    let mut out: Vec<StepPlan> = Vec::with_capacity(steps.len() + 2);
+    let mut settled = false;
+    for s in steps {
+        if s.kind.reads() && !settled {
+            out.push(StepPlan::labelled(StepKind::Flush, SETTLE_STEPS[0]));
+            out.push(StepPlan::labelled(
+                StepKind::WaitForCompaction,
+                SETTLE_STEPS[1],
+            ));
+            settled = true;
+        }
+        let after_flush = out.last().is_some_and(|p| p.kind == StepKind::Flush);
+        settled = match s.kind {
+            k if only_reads(k) => settled,
+            StepKind::WaitForCompaction => after_flush,
+            StepKind::FlushMtL0 => true,
+            _ => false,
+        };
+        out.push(s.clone());
+    }
+    out
+}
+
 /// Every step name, comma-separated, for error messages.
 pub fn known_steps() -> String {
     ALL.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(",")
@@ -364,6 +409,64 @@ mod tests {
         assert_eq!(names[5], "overwritesome");
         assert_eq!(names.last().unwrap(), "waitforcompaction");
         assert!(workload("x4").is_err());
+    }
+
+    fn names(steps: &[StepPlan]) -> Vec<&str> {
+        steps.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    #[test]
+    fn the_engine_is_settled_before_each_read_step_that_follows_writes() {
+        let settled = |list: &str| {
+            let s = settle_before_reads(&parse_benchmarks(list).unwrap());
+            names(&s).join(",")
+        };
+        assert_eq!(
+            settled("fillseq,readrandom"),
+            "fillseq,settle.flush,settle.waitforcompaction,readrandom"
+        );
+        // Reads after a settled read leave the tree as it was: no second settle; a write
+        // step (or a writer beside the readers) unsettles it again.
+        assert_eq!(
+            settled("fillseq,readrandom,fwdrange,overwrite,readwhilewriting,readseq"),
+            "fillseq,settle.flush,settle.waitforcompaction,readrandom,fwdrange,overwrite,\
+             settle.flush,settle.waitforcompaction,readwhilewriting,\
+             settle.flush,settle.waitforcompaction,readseq"
+        );
+        // The plan's own settle is kept, and is enough; a flush alone is not (its
+        // compactions may still run), nor a compaction wait with the memtable unflushed.
+        assert_eq!(
+            settled("fillseq,flush,waitforcompaction,readrandom"),
+            "fillseq,flush,waitforcompaction,readrandom"
+        );
+        assert_eq!(
+            settled("fillseq,flush_mt_l0,readrandom"),
+            "fillseq,flush_mt_l0,readrandom"
+        );
+        assert_eq!(
+            settled("fillseq,flush,readrandom"),
+            "fillseq,flush,settle.flush,settle.waitforcompaction,readrandom"
+        );
+        // A read step first (a database given with --use-existing-db) is settled too;
+        // a sequence without reads is left alone.
+        assert_eq!(
+            settled("readrandom"),
+            "settle.flush,settle.waitforcompaction,readrandom"
+        );
+        assert_eq!(settled("fillseq,overwrite"), "fillseq,overwrite");
+        // The inserted steps are unmeasured maintenance; the plan's steps keep their
+        // names, labels and op quotas.
+        let x3 = settle_before_reads(&workload("x3").unwrap());
+        assert!(x3
+            .iter()
+            .filter(|s| SETTLE_STEPS.contains(&s.name.as_str()))
+            .all(|s| s.kind.is_maintenance()));
+        let kept: Vec<_> = x3
+            .iter()
+            .filter(|s| !SETTLE_STEPS.contains(&s.name.as_str()))
+            .cloned()
+            .collect();
+        assert_eq!(kept, workload("x3").unwrap());
     }
 
     #[test]

@@ -179,6 +179,7 @@ impl EngineKind for FjallOptions {
         // fjall counts compactions, not their bytes.
         Capabilities {
             cache: true,
+            lsm: true,
             ..Capabilities::FILE_ENGINE
         }
     }

@@ -483,7 +483,10 @@ fn noise_measures_blocks_whose_floor_check_then_holds_a_change_to() {
         &junit,
     );
     assert_eq!(code, 3, "{md}");
-    assert!(md.contains("inside the noise floor on this host of 19.9%"), "{md}");
+    assert!(
+        md.contains("inside the noise floor on this host of 19.9%"),
+        "{md}"
+    );
     assert!(
         md.contains("19.9% (+6.5%)"),
         "the floor column with the last A/A: {md}"

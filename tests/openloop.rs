@@ -189,7 +189,10 @@ fn a_rate_profile_is_stored_with_each_seconds_offered_rate_and_shown_beside_what
     assert!(text.contains("target/s"), "{text}");
     // The second the ramp offered about 1250/s in, as stored (its exact mean depends on
     // where the busy host's second boundaries fell: 1248 on one run).
-    assert!(text.contains(&format!("{:.0}", offered[1])), "{offered:?} {text}");
+    assert!(
+        text.contains(&format!("{:.0}", offered[1])),
+        "{offered:?} {text}"
+    );
     let o = common::plumb(&store, &["show", &id]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(

@@ -15,10 +15,11 @@ set -euo pipefail
 # health (wear, spare, media errors, temperature) in every run's host snapshot;
 # xfsprogs: xfs_info for an xfs data dir's block size and stripe geometry (e2fsprogs'
 # dumpe2fs, for ext4, is in every Debian install). valgrind: `plumb icount` counts
-# instructions per op under its callgrind where no PMU exists (this VM).
+# instructions per op under its callgrind where no PMU exists (this VM). chromium: the
+# headless browser tests/serve.rs drives through `plumb serve`'s pages.
 PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev
   postgresql mariadb-server mariadb-plugin-rocksdb sysbench linux-perf sysstat
-  smartmontools nvme-cli xfsprogs valgrind)
+  smartmontools nvme-cli xfsprogs valgrind chromium)
 
 # shellcheck source=scripts/packages.sh
 . "$(dirname "$0")/packages.sh"

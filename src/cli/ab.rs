@@ -405,7 +405,7 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
     // verdict: what `compare` of two separate blocks would have faced instead.
     let floors: Vec<serde_json::Value> = {
         let st = a.store.open_existing()?;
-        let learned = super::history::learned_floors(&st, &sides_of(&st, &ids)?)?;
+        let learned = plumb_report::base::learned_floors(&st, &sides_of(&st, &ids)?)?;
         steps
             .iter()
             .filter_map(|s| {

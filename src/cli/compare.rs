@@ -1,7 +1,8 @@
 //! `plumb compare` and `plumb report`: runs from the store, relative to a base.
 
-use super::{select, StoreArg, WindowArg};
+use super::{StoreArg, WindowArg};
 use anyhow::Context;
+use plumb_report::select;
 use plumb_report::{compare, comparison_text, Reporter, TextReporter};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -88,7 +89,7 @@ pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
         None => {}
     }
     let mut c = compare(&versions);
-    c.set_floors(&super::history::learned_floors(&store, &versions)?);
+    c.set_floors(&plumb_report::base::learned_floors(&store, &versions)?);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     } else {

@@ -3,11 +3,12 @@
 //! or its history, exit status and JUnit XML for CI).
 
 use super::compare::{write_whole, Format};
-use super::{select, StoreArg};
+use super::StoreArg;
 use anyhow::{bail, Context};
 use plumb_report::changepoint;
-use plumb_report::check::{self, CheckOptions};
-use plumb_report::Version;
+use plumb_report::check;
+use plumb_report::gate::{self, GateRequest};
+use plumb_report::select;
 use plumb_store::Store;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -87,11 +88,34 @@ pub struct CheckArgs {
     /// Also write JUnit XML here (one test case per step and metric).
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
-    /// Print JSON instead of the Markdown summary.
+    /// Print JSON instead of the Markdown summary (as --format json).
     #[arg(long)]
     json: bool,
+    /// What to print: md (the summary), json, or github (a pull-request comment: one
+    /// status line, then the table, linked to `plumb serve`'s pages with --serve-url).
+    #[arg(long, value_enum, default_value = "md")]
+    format: CheckFormat,
+    /// Where `plumb serve` answers (http://host:8470), for the links of --format github
+    /// [default: $PLUMB_SERVE_URL].
+    #[arg(long, value_name = "URL")]
+    serve_url: Option<String>,
+    /// Without --base: judge against the history without keeping the changes found in
+    /// the store (`plumb changes` lists those kept).
+    #[arg(long)]
+    no_record: bool,
     #[command(flatten)]
     store: StoreArg,
+}
+
+/// `plumb check --format`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum CheckFormat {
+    /// The Markdown summary.
+    Md,
+    /// The whole report as JSON.
+    Json,
+    /// A pull-request comment.
+    Github,
 }
 
 /// Refuses a significance level that is not a probability strictly between 0 and 1.
@@ -130,7 +154,21 @@ pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         ..changepoint::Options::default()
     };
     let mut h = plumb_report::history::history(&versions, &opts);
-    h.set_floors(&learned_floors(&store, &versions)?);
+    h.set_floors(&plumb_report::base::learned_floors(&store, &versions)?);
+    // The kept changes of the series' plans, so each change point says how it was triaged.
+    let plans: std::collections::BTreeSet<String> = versions
+        .iter()
+        .flat_map(|v| v.runs.iter())
+        .filter_map(|r| plumb_report::base::plan_identity(r.run.plan.as_ref()))
+        .collect();
+    let mut kept = Vec::new();
+    for plan in plans {
+        kept.extend(store.changes(&plumb_store::ChangeFilter {
+            plan: Some(plan),
+            ..Default::default()
+        })?);
+    }
+    h.set_triage(&kept);
     let doc = match a.format {
         Format::Text | Format::Csv => plumb_report::history::text(&h),
         Format::Md => plumb_report::history::markdown(&h),
@@ -163,179 +201,6 @@ fn newest(store: &Store) -> anyhow::Result<String> {
         Some(g) => format!("g{g}"),
         None => r.id.to_string(),
     })
-}
-
-/// What makes two runs "the same plan" for a history: the stored plan without its seed
-/// and repeat index (each invocation draws a seed from the clock, and each repeat has
-/// its own), hashed.
-fn plan_identity(plan: Option<&serde_json::Value>) -> Option<String> {
-    let mut p = plan?.clone();
-    let o = p.as_object_mut()?;
-    o.remove("seed");
-    o.remove("repeat");
-    Some(plumb_plan::hash_of(&p))
-}
-
-/// The base made of the plan's history: the last `groups` groups of runs of the same
-/// plan as `new` (equal but for seed and repeat), made before it.
-fn history_base(store: &Store, new: &Version, groups: usize) -> anyhow::Result<Version> {
-    let hashes: std::collections::BTreeSet<String> = new
-        .runs
-        .iter()
-        .filter_map(|r| plan_identity(r.run.plan.as_ref()))
-        .collect();
-    let Some(first) = new.runs.iter().map(|r| r.run.id).min() else {
-        bail!("check: {} holds no run", new.label);
-    };
-    if hashes.is_empty() {
-        bail!(
-            "check: the runs of {} carry no plan hash (stored before plans were kept); \
-             give --base SELECTOR",
-            new.label
-        );
-    }
-    let mut earlier: Vec<plumb_store::RunRecord> = store
-        .runs(usize::MAX >> 1)?
-        .into_iter()
-        .filter(|r| r.id < first && r.status == plumb_core::RunStatus::Ok)
-        .filter(|r| plan_identity(r.plan.as_ref()).is_some_and(|h| hashes.contains(&h)))
-        .collect();
-    earlier.sort_by_key(|r| std::cmp::Reverse(r.id));
-    let mut picked: Vec<i64> = Vec::new();
-    let mut seen_groups: Vec<i64> = Vec::new();
-    for r in earlier {
-        let g = r.group_id.unwrap_or(r.id);
-        if !seen_groups.contains(&g) {
-            if seen_groups.len() == groups {
-                break;
-            }
-            seen_groups.push(g);
-        }
-        picked.push(r.id);
-    }
-    if picked.is_empty() {
-        bail!(
-            "check: no earlier run of the plan of {} (the same plan but for its seed); run \
-             it before the change, or give --base SELECTOR",
-            new.label
-        );
-    }
-    picked.sort_unstable();
-    let runs = picked
-        .iter()
-        .map(|id| store.run(*id))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Version {
-        label: format!("history ({} earlier runs of its plan)", picked.len()),
-        runs,
-    })
-}
-
-/// Whether both sides were counted by callgrind (`plumb icount`); refuses a check
-/// with counted runs on one side only, whose times are callgrind's (~50× slow).
-fn counted_sides(base: &Version, new: &Version) -> anyhow::Result<bool> {
-    let counted = |v: &Version| -> Vec<bool> {
-        v.runs
-            .iter()
-            .map(|r| {
-                r.run
-                    .plan
-                    .as_ref()
-                    .and_then(|p| p.get("under"))
-                    .and_then(|u| u.as_str())
-                    == Some("callgrind")
-            })
-            .collect()
-    };
-    let all: Vec<bool> = counted(base).into_iter().chain(counted(new)).collect();
-    if all.iter().all(|&c| c) {
-        return Ok(true);
-    }
-    if all.iter().any(|&c| c) {
-        bail!(
-            "check: {} and {} mix runs counted under callgrind (plumb icount) with native \
-             ones; callgrind's times are ~50× slow and its instructions exact: check counted \
-             runs against counted runs",
-            base.label,
-            new.label
-        );
-    }
-    Ok(false)
-}
-
-/// The blocks of history a noise floor is learned from: the groups of repeats of the
-/// same plan (but for seed and repeat), the same engine build and the same host as
-/// the base's runs, oldest first, the newest [`plumb_report::noise::MAX_GROUPS`] of
-/// them, leaving out the runs judged.
-pub(super) fn noise_blocks(
-    store: &Store,
-    base: &[plumb_store::RunRecord],
-    judged: &[i64],
-) -> anyhow::Result<Vec<Version>> {
-    type Key = (String, String, Option<String>);
-    let key = |r: &plumb_store::RunRecord| -> Option<Key> {
-        Some((
-            plan_identity(r.plan.as_ref())?,
-            r.engine_version.clone(),
-            r.host.as_ref().and_then(|h| h.inventory.hostname.clone()),
-        ))
-    };
-    let keys: std::collections::BTreeSet<Key> = base.iter().filter_map(key).collect();
-    if keys.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut groups: std::collections::BTreeMap<i64, Vec<i64>> = Default::default();
-    for r in store.runs(usize::MAX >> 1)? {
-        if r.status == plumb_core::RunStatus::Ok
-            && !judged.contains(&r.id)
-            && key(&r).is_some_and(|k| keys.contains(&k))
-        {
-            groups
-                .entry(r.group_id.unwrap_or(r.id))
-                .or_default()
-                .push(r.id);
-        }
-    }
-    let newest = groups.len().saturating_sub(plumb_report::noise::MAX_GROUPS);
-    groups
-        .into_iter()
-        .skip(newest)
-        .map(|(g, ids)| {
-            Ok(Version {
-                label: format!("g{g}"),
-                runs: ids
-                    .iter()
-                    .map(|id| store.run(*id))
-                    .collect::<Result<Vec<_>, _>>()?,
-            })
-        })
-        .collect()
-}
-
-/// The ops/s floors of the first version's plan on its host, learned from every other
-/// block in the store (none of `versions`' runs among them): what `compare`, `history`
-/// and `ab` print beside each change.
-pub(super) fn learned_floors(
-    store: &Store,
-    versions: &[Version],
-) -> anyhow::Result<std::collections::BTreeMap<(String, String), plumb_report::noise::Floor>> {
-    let Some(base) = versions.first() else {
-        return Ok(Default::default());
-    };
-    let judged: Vec<i64> = versions
-        .iter()
-        .flat_map(|v| v.runs.iter().map(|r| r.run.id))
-        .collect();
-    let blocks = noise_blocks(
-        store,
-        &base.runs.iter().map(|r| r.run.clone()).collect::<Vec<_>>(),
-        &judged,
-    )?;
-    Ok(plumb_report::noise::floors(
-        &blocks,
-        &plumb_report::compare::measured_steps(versions.iter().flat_map(|v| v.runs.iter())),
-        &[plumb_report::metrics::metric("ops_sec")],
-    ))
 }
 
 /// The metrics named by `--metric` flags, or an error naming the unknown one.
@@ -380,63 +245,39 @@ pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let new = select::versions(&store, std::slice::from_ref(&new_sel))?.remove(0);
     let base = match &a.base {
-        Some(b) => select::versions(&store, std::slice::from_ref(b))?.remove(0),
-        None => history_base(&store, &new, a.history.max(1))?,
+        Some(b) => Some(select::versions(&store, std::slice::from_ref(b))?.remove(0)),
+        None => None,
     };
-    if let Some(shared) = new
-        .runs
-        .iter()
-        .find(|r| base.runs.iter().any(|b| b.run.id == r.run.id))
-    {
-        bail!(
-            "check: run {} is on both sides ({} and {}); a run cannot be its own base",
-            shared.run.id,
-            new.label,
-            base.label
-        );
-    }
-    let judged: Vec<i64> = new.runs.iter().map(|r| r.run.id).collect();
-    let blocks = noise_blocks(
+    let report = gate::gate(
         &store,
-        &base.runs.iter().map(|r| r.run.clone()).collect::<Vec<_>>(),
-        &judged,
+        GateRequest {
+            new,
+            base,
+            history: a.history,
+            threshold: a.threshold / 100.0,
+            unstable: a.unstable.unwrap_or(a.threshold) / 100.0,
+            metrics,
+            steps: a.steps.clone(),
+            record: !a.no_record,
+            now: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        },
     )?;
-    let floors = plumb_report::noise::floors(
-        &blocks,
-        &plumb_report::compare::measured_steps(new.runs.iter()),
-        &metrics,
-    );
-    let opts = CheckOptions {
-        threshold: a.threshold / 100.0,
-        unstable: a.unstable.unwrap_or(a.threshold) / 100.0,
-        metrics,
-        floors,
-        counted: counted_sides(&base, &new)?,
-    };
-    let mut report = check::check(&base, &new, &opts);
-    for s in &a.steps {
-        if !report.results.iter().any(|j| &j.step == s) {
-            bail!(
-                "--step {s}: {} has no such measured step; it has {}",
-                new.label,
-                plumb_report::compare::measured_steps(new.runs.iter()).join(", ")
-            );
-        }
-    }
-    if !a.steps.is_empty() {
-        report.results.retain(|j| a.steps.contains(&j.step));
-    }
-    if report.results.is_empty() {
-        bail!("check: {} has no measured step to judge", new.label);
-    }
     if let Some(path) = &a.junit {
         let xml = check::junit(&report).context("--junit: writing the JUnit XML")?;
         write_whole(path, "--junit", &xml)?;
     }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", check::markdown(&report));
+    let serve_url = a
+        .serve_url
+        .clone()
+        .or_else(|| std::env::var("PLUMB_SERVE_URL").ok());
+    match (a.json, a.format) {
+        (true, _) | (false, CheckFormat::Json) => {
+            println!("{}", serde_json::to_string_pretty(&report)?)
+        }
+        (false, CheckFormat::Md) => print!("{}", check::markdown(&report)),
+        (false, CheckFormat::Github) => {
+            print!("{}", check::github(&report, serve_url.as_deref()))
+        }
     }
     Ok(if report.regressed() {
         ExitCode::from(1)

@@ -1,12 +1,14 @@
 //! The command line: one subcommand per job, each in its own module.
 
 mod ab;
+mod changes;
 mod child;
 mod clients;
 mod compare;
 mod durability;
 mod exec_plan;
 mod execute;
+mod export;
 mod families;
 mod history;
 mod host;
@@ -23,7 +25,7 @@ mod rated;
 mod release;
 mod rerun;
 mod runs;
-mod select;
+mod serve;
 mod server_args;
 mod sql;
 mod suite;
@@ -82,10 +84,16 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Write runs (and their comparison) as text, Markdown, HTML, CSV or JSON.
     Report(compare::ReportArgs),
+    /// Runs out of plumb: Bencher's BMF, Otava's CSV, OpenMetrics, or a bundle for another store.
+    Export(export::ExportArgs),
+    /// Copy a bundle's runs (`plumb export --format bundle`) into the store; runs already there are kept once.
+    Import(export::ImportArgs),
     /// A series of versions: where each step changed, and which per-op costs moved with it.
     History(history::HistoryArgs),
     /// The CI gate: new runs against a base or their plan's history; non-zero on a regression.
     Check(history::CheckArgs),
+    /// The changes `check` kept, and their triage (untriaged, expected, fixed, not-a-change …).
+    Changes(changes::ChangesArgs),
     /// An A/B on one machine: two binaries or option sets, slice by slice (interleaved, or at once with --duet).
     Ab(ab::AbArgs),
     /// A ratio with its 95% interval and p (permutation, or paired), for figures measured elsewhere.
@@ -94,6 +102,8 @@ enum Command {
     Noise(noise::NoiseArgs),
     /// Instructions per op counted exactly under callgrind, for a machine without a PMU.
     Icount(icount::IcountArgs),
+    /// Serve the store as web pages: runs, compare, history, changes to triage, hosts.
+    Serve(serve::ServeArgs),
 }
 
 /// `plumb --version`: the version, then each engine built in with the release it runs,
@@ -152,7 +162,7 @@ fn parse_window(s: &str) -> Result<f64, String> {
 }
 
 /// Where the run store is, shared by every subcommand.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct StoreArg {
     /// Where runs are kept: a SQLite file, or a PostgreSQL database shared by a team
     /// and a fleet (postgres://USER[:PASSWORD]@HOST[:PORT]/DB) [default: $PLUMB_STORE,
@@ -205,12 +215,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ExecPlan(a) => exec_plan::run(a),
         Command::Compare(a) => compare::compare_cmd(a),
         Command::Report(a) => compare::report_cmd(a),
+        Command::Export(a) => export::export_cmd(a),
+        Command::Import(a) => export::import_cmd(a),
         Command::History(a) => history::history_cmd(a),
         Command::Check(a) => history::check_cmd(a),
+        Command::Changes(a) => changes::changes_cmd(a),
         Command::Ab(a) => ab::run(a),
         Command::Ratio(a) => ab::ratio(a),
         Command::Noise(a) => noise::run(a),
         Command::Icount(a) => icount::run(a),
+        Command::Serve(a) => serve::run(a),
     }
 }
 

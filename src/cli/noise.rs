@@ -95,7 +95,7 @@ pub fn run(a: NoiseArgs) -> anyhow::Result<ExitCode> {
         .map(|id| store.run(*id))
         .collect::<Result<_, _>>()?;
     let base: Vec<_> = runs.iter().map(|r| r.run.clone()).collect();
-    let blocks = super::history::noise_blocks(&store, &base, &[])?;
+    let blocks = plumb_report::base::noise_blocks(&store, &base, &[])?;
     let steps = plumb_report::compare::measured_steps(runs.iter());
     let floors = plumb_report::noise::floors(&blocks, &steps, &metrics);
     if a.json {

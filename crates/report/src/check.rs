@@ -114,6 +114,10 @@ pub struct Judged {
     pub verdict: Verdict,
     /// Why, in a sentence.
     pub reason: String,
+    /// The kept change this verdict is (`plumb changes`), with its triage state, when
+    /// the gate judged against the plan's history and the step changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<(i64, plumb_store::TriageState)>,
 }
 
 /// The gate's whole answer.
@@ -400,6 +404,7 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
         reach,
         verdict,
         reason,
+        change: None,
     }
 }
 
@@ -474,7 +479,113 @@ pub fn markdown(c: &CheckReport) -> String {
             ratio,
             floor,
             j.verdict.word(),
+            cell(&j.reason) + &change_mark(j)
+        );
+    }
+    o
+}
+
+/// A change's mark in a summary's "why" cell: its id and triage state, when kept.
+fn change_mark(j: &Judged) -> String {
+    j.change
+        .map(|(id, state)| format!(" · change #{id} ({state})"))
+        .unwrap_or_default()
+}
+
+/// The status line a pull-request comment opens with, ClickHouse's way: how many steps
+/// got slower, faster, unstable and unchanged ("1 slower, 2 unstable, 31 unchanged").
+pub fn status_line(c: &CheckReport) -> String {
+    let count = |v: Verdict| c.results.iter().filter(|j| j.verdict == v).count();
+    let parts: Vec<String> = [
+        (Verdict::Regression, "slower"),
+        (Verdict::Improved, "faster"),
+        (Verdict::Unstable, "unstable"),
+        (Verdict::Pass, "unchanged"),
+    ]
+    .into_iter()
+    .filter_map(|(v, w)| {
+        let n = count(v);
+        (n > 0).then(|| format!("{n} {w}"))
+    })
+    .collect();
+    parts.join(", ")
+}
+
+/// A selector or step name as one query-string value (RFC 3986: every byte but the
+/// unreserved ones percent-encoded), so `tag=v1,engine=rocksdb` survives in a link.
+fn url_part(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A pull-request comment (`plumb check --format github`): the status line first, then
+/// one row per step and metric, each linked to `plumb serve`'s Compare page for its
+/// runs and its kept change when `served` (the server's URL) is given.
+pub fn github(c: &CheckReport, served: Option<&str>) -> String {
+    use crate::markdown::cell;
+    use std::fmt::Write as _;
+    let icon = if c.regressed() {
+        "❌"
+    } else if c.unstable() {
+        "⚠️"
+    } else {
+        "✅"
+    };
+    let ids = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let served = served.map(|u| u.trim_end_matches('/'));
+    let mut o = format!("{icon} **plumb check: {}**\n\n", status_line(c));
+    let _ = writeln!(
+        o,
+        "{} (runs {}) against {} (runs {}); threshold {:.1}%.\n",
+        cell(&c.new),
+        ids(&c.run_ids.1),
+        cell(&c.base),
+        ids(&c.run_ids.0),
+        c.threshold * 100.0
+    );
+    o.push_str(
+        "| step | metric | ratio (95% interval) | verdict | why |\n|---|---|---:|---|---|\n",
+    );
+    for j in &c.results {
+        let ratio = match (j.ratio, j.ci) {
+            (Some(r), Some((lo, hi))) => format!("{r:.3} ({lo:.3}-{hi:.3})"),
+            (Some(r), None) => format!("{r:.3}"),
+            _ => "n/a".into(),
+        };
+        let step = match served {
+            Some(u) => format!(
+                "[{}]({u}/compare?new={}&step={})",
+                cell(&j.step),
+                url_part(&c.new),
+                url_part(&j.step)
+            ),
+            None => cell(&j.step),
+        };
+        let change = match (served, j.change) {
+            (Some(u), Some((id, state))) => {
+                format!(" · [change #{id}]({u}/changes#change-{id}) ({state})")
+            }
+            _ => change_mark(j),
+        };
+        let _ = writeln!(
+            o,
+            "| {step} | {} | {ratio} | {} | {}{change} |",
+            j.metric,
+            j.verdict.word(),
             cell(&j.reason)
+        );
+    }
+    if let Some(u) = served {
+        let _ = writeln!(
+            o,
+            "\n[every change]({u}/changes) · [these runs]({u}/compare?new={})",
+            url_part(&c.new)
         );
     }
     o
@@ -917,5 +1028,44 @@ mod tests {
             &o,
         );
         assert_eq!(ops.verdict, Verdict::Unstable, "{ops:?}");
+    }
+
+    #[test]
+    fn a_pull_request_comment_opens_with_the_status_line_and_links_each_change() {
+        let mut slow = j(&[100.0, 101.0, 99.0], &[80.0, 81.0, 79.0]);
+        assert_eq!(slow.verdict, Verdict::Regression);
+        slow.change = Some((7, plumb_store::TriageState::Untriaged));
+        let same = j(&[100.0, 101.0, 99.0], &[100.0, 100.5, 99.5]);
+        assert_eq!(same.verdict, Verdict::Pass);
+        let c = CheckReport {
+            base: "history".into(),
+            new: "g9".into(),
+            run_ids: (vec![1, 2, 3], vec![10, 11, 12]),
+            threshold: 0.05,
+            unstable: 0.05,
+            results: vec![slow, same.clone(), same],
+        };
+        assert_eq!(status_line(&c), "1 slower, 2 unchanged");
+        let g = github(&c, Some("http://ci:8470/"));
+        assert!(
+            g.starts_with("❌ **plumb check: 1 slower, 2 unchanged**"),
+            "{g}"
+        );
+        assert!(
+            g.contains("[change #7](http://ci:8470/changes#change-7) (untriaged)"),
+            "{g}"
+        );
+        assert!(
+            g.contains("(http://ci:8470/compare?new=g9&step=readrandom)"),
+            "{g}"
+        );
+        assert_eq!(url_part("tag=v1,x y"), "tag%3Dv1%2Cx%20y");
+        // Without a server, the change is named, not linked.
+        let plain = github(&c, None);
+        assert!(
+            plain.contains("change #7 (untriaged)") && !plain.contains("]("),
+            "{plain}"
+        );
+        assert!(markdown(&c).contains("change #7 (untriaged)"));
     }
 }

@@ -62,6 +62,10 @@ pub struct Change {
     /// code bloat; more cache/TLB misses at equal instructions is memory-system bloat),
     /// or why there is none ("unsupported: …" on a host without a PMU).
     pub counters: String,
+    /// The change `plumb check` kept for it (its first run among the point's after the
+    /// change), with what people said of it; set by [`History::set_triage`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept: Option<(i64, plumb_store::TriageState)>,
 }
 
 /// One step's series.
@@ -82,6 +86,34 @@ pub struct StepHistory {
 }
 
 impl History {
+    /// Marks each change point with the kept change of the same step and direction
+    /// whose first run is one of the point's runs (`changes`: the plan's kept changes),
+    /// so a history shows which changes were triaged and how.
+    pub fn set_triage(&mut self, changes: &[plumb_store::ChangeRecord]) {
+        let points = self.points.clone();
+        for s in &mut self.steps {
+            for c in &mut s.changes {
+                let Some(p) = points.get(c.point.index) else {
+                    continue;
+                };
+                let dir = if c.regression {
+                    "regression"
+                } else {
+                    "improvement"
+                };
+                c.kept = changes
+                    .iter()
+                    .find(|k| {
+                        k.step == s.step
+                            && k.direction == dir
+                            && k.metric == self.metric
+                            && p.run_ids.contains(&k.at_run)
+                    })
+                    .map(|k| (k.id, k.state));
+            }
+        }
+    }
+
     /// Sets each step's floor from `floors` (by (step, metric id), as
     /// [`crate::noise::floors`] returns them; the caller learns them from the store).
     pub fn set_floors(
@@ -257,6 +289,13 @@ fn explain(
     causes
 }
 
+/// The costs that moved between two sides of one step (a check's base and its new
+/// runs), ranked as a change point's are: what a kept change names as its cost.
+pub fn causes_between(before: &Version, after: &Version, step: &str) -> Vec<Cause> {
+    let both = [before.clone(), after.clone()];
+    explain(&both, step, 0..1, 1..2, &cost_defs(&both))
+}
+
 /// Per-op (per-query) hardware counter medians over the runs of `range`: the server's
 /// own events where it was counted (`perf_query`), else plumb's (`hw`).
 fn counter_medians(
@@ -359,6 +398,7 @@ pub fn history(versions: &[Version], opts: &changepoint::Options) -> History {
                         counters: counters(versions, &step, before.clone(), after.clone()),
                         causes: explain(versions, &step, before, after, &defs),
                         point: cp,
+                        kept: None,
                     }
                 })
                 .collect();
@@ -438,6 +478,7 @@ fn phase_series(versions: &[Version], step: &str, opts: &changepoint::Options) -
                         counters: String::new(),
                         causes: Vec::new(),
                         point: cp,
+                        kept: None,
                     }
                 })
                 .collect();
@@ -482,8 +523,12 @@ fn change_line(c: &Change, floor: Option<&crate::noise::Floor>) -> String {
             crate::noise::beside_floor(c.point.ratio, c.point.ci, f)
         )
     });
+    let kept = c
+        .kept
+        .map(|(id, state)| format!("; change #{id}, {state}"))
+        .unwrap_or_default();
     format!(
-        "{} between {} and {}: ops/s {} → {}, ×{:.2}{ci}, p={:.3}{beside}",
+        "{} between {} and {}: ops/s {} → {}, ×{:.2}{ci}, p={:.3}{beside}{kept}",
         if c.regression { "slower" } else { "faster" },
         c.between.0,
         c.between.1,
@@ -594,6 +639,23 @@ pub fn markdown(h: &History) -> String {
     }
     let _ = writeln!(o, "\n_{}_", h.method);
     o
+}
+
+/// One step's trend chart (every repeat a dot, the medians joined, each change point a
+/// dashed line), as [`html`] draws it: for a page that shows a step's history beside
+/// its verdict (`plumb serve`'s Compare and History pages). `None` for a step the
+/// history does not follow.
+pub fn step_trend_svg(h: &History, step: &str) -> Option<String> {
+    h.steps
+        .iter()
+        .find(|s| s.step == step)
+        .map(|s| trend_svg(h, s))
+}
+
+/// A change point in one line, beside the step's floor when it has one, as the text,
+/// Markdown and HTML histories print it: `slower between g3 and g4: ops/s 1.2M → 1.0M …`.
+pub fn change_text(c: &Change, floor: Option<&crate::noise::Floor>) -> String {
+    change_line(c, floor)
 }
 
 /// A trend chart of one step: every repeat as a dot, the medians joined, each change

@@ -28,7 +28,9 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-pub(crate) const STYLE: &str = r#"
+/// The report's stylesheet, public so a page that embeds [`report_body`] (`plumb
+/// serve`) draws the same tables and charts the same way.
+pub const STYLE: &str = r#"
 :root { color-scheme: light; }
 * { box-sizing: border-box; }
 body { margin: 0; background: #fff; color: #1f2328;
@@ -100,6 +102,10 @@ table.device caption { text-align: left; font-weight: 600; font-size: 14px; marg
 .key .better { background: #0072B2; } .key .worse { background: #D55E00; } .key .insignificant { background: #c4c9cf; }
 .costs { display: grid; grid-template-columns: repeat(auto-fill, minmax(620px, 1fr)); gap: 8px 24px; }
 details summary { cursor: pointer; font-weight: 600; margin: 12px 0 4px; }
+.answers { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px 16px; margin: 12px 0 16px; }
+.answers h2 { margin: 4px 0 6px; border: 0; padding: 0; font-size: 17px; }
+.answers ul { margin: 0 0 6px; padding-left: 20px; }
+.answers li { margin: 2px 0; font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 13px; }
 "#;
 
 /// Latency percentiles drawn per step.
@@ -232,7 +238,90 @@ pub fn suite_report(
     render(runs, None, curves, fsync, &Profiles::new())
 }
 
+/// The report's title: the run, or the runs, it shows.
+fn title_of(runs: &[StoredRun]) -> String {
+    match runs {
+        [one] => format!("plumb report: run {}", one.run.id),
+        _ => format!(
+            "plumb report: runs {}",
+            runs.iter()
+                .map(|r| r.run.id.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 fn render(
+    runs: &[StoredRun],
+    comparison: Option<&Comparison>,
+    curves: &[crate::sweep::Curve],
+    fsync: Option<(f64, i64)>,
+    profiles: &Profiles,
+) -> String {
+    let mut o = String::new();
+    o.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    o.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    let _ = write!(
+        o,
+        "<title>{}</title><style>{STYLE}</style></head><body><main>",
+        esc(&title_of(runs))
+    );
+    o.push_str(&body(runs, comparison, curves, fsync, profiles));
+    o.push_str("</main></body></html>\n");
+    o
+}
+
+/// The report's content without the document around it (no `<html>`, `<head>` or
+/// style): for a page that has its own chrome and embeds the report, as `plumb serve`'s
+/// Run page does. Style it with [`STYLE`]. Every string from a run is escaped, as in
+/// [`report`].
+pub fn report_body(
+    runs: &[StoredRun],
+    comparison: Option<&Comparison>,
+    profiles: &Profiles,
+) -> String {
+    body(runs, comparison, &[], None, profiles)
+}
+
+/// A comparison's tables and charts alone (relative ops/s, per-op costs, hardware and
+/// server counters), for a page that shows them beside its own verdicts (`plumb
+/// serve`'s Compare page) without every run's step charts.
+pub fn comparison_body(c: &Comparison) -> String {
+    let mut o = String::new();
+    compare_section(&mut o, c);
+    perf_section(&mut o, c);
+    server_counters_section(&mut o, c);
+    o
+}
+
+/// The one-line answer per step ("readrandom: 6.64 µs/op = 6.65 CPU + 0 off a CPU;
+/// cached"), each run's under its name when there are several: the report opens with
+/// them, as the terminal and Markdown reports do; the tables after are the evidence.
+fn answers(o: &mut String, runs: &[StoredRun]) {
+    let said: Vec<(i64, Vec<String>)> = runs
+        .iter()
+        .map(|r| (r.run.id, crate::explain::lines(r)))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    if said.is_empty() {
+        return;
+    }
+    o.push_str(r#"<section class="answers" id="answers"><h2>Where an op's time went</h2>"#);
+    for (id, lines) in &said {
+        if runs.len() > 1 {
+            let _ = write!(o, r#"<p class="runname">run {id}</p>"#);
+        }
+        o.push_str("<ul>");
+        for l in lines {
+            let _ = write!(o, "<li>{}</li>", esc(l));
+        }
+        o.push_str("</ul>");
+    }
+    o.push_str("</section>");
+}
+
+fn body(
     runs: &[StoredRun],
     comparison: Option<&Comparison>,
     curves: &[crate::sweep::Curve],
@@ -242,23 +331,7 @@ fn render(
     let views = views(runs, comparison);
     let steps = step_names(runs, comparison);
     let mut o = String::new();
-    o.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    o.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
-    let title = match runs {
-        [one] => format!("plumb report: run {}", one.run.id),
-        _ => format!(
-            "plumb report: runs {}",
-            runs.iter()
-                .map(|r| r.run.id.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let _ = write!(
-        o,
-        "<title>{}</title><style>{STYLE}</style></head><body><main>",
-        esc(&title)
-    );
+    let title = title_of(runs);
     let _ = write!(o, "<h1>{}</h1>", esc(&title));
     let engines: BTreeSet<String> = runs
         .iter()
@@ -274,6 +347,7 @@ fn render(
         if steps.len() == 1 { "" } else { "s" },
     );
 
+    answers(&mut o, runs);
     warnings(&mut o, runs, comparison);
     runs_table(&mut o, &views);
     crate::ibench::html_section(&mut o, runs);
@@ -297,7 +371,6 @@ fn render(
         profile_section(&mut o, runs, comparison, profiles);
     }
     provenance(&mut o, &views);
-    o.push_str("</main></body></html>\n");
     o
 }
 

@@ -4,6 +4,7 @@
 
 pub mod ab;
 pub mod attribution;
+pub mod base;
 pub mod bloat;
 pub mod changepoint;
 pub mod check;
@@ -13,8 +14,10 @@ pub mod csv;
 pub mod device;
 pub mod durability;
 pub mod explain;
+pub mod export;
 pub mod flame;
 mod format;
+pub mod gate;
 pub mod history;
 pub mod html;
 pub mod ibench;
@@ -27,6 +30,7 @@ pub mod perf_table;
 pub mod permtest;
 pub mod phases;
 pub mod power;
+pub mod select;
 pub mod sequential;
 pub mod server_seconds;
 pub mod stats;

@@ -354,7 +354,7 @@ pub fn blocked(versions: &[Version]) -> Vec<String> {
 
 /// Whether `r` was counted by callgrind (`plumb icount`: its plan is marked
 /// `under: callgrind`).
-fn counted(r: &plumb_store::StoredRun) -> bool {
+pub fn counted(r: &plumb_store::StoredRun) -> bool {
     r.run
         .plan
         .as_ref()

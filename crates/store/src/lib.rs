@@ -6,12 +6,16 @@
 //! `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (a team and a fleet writing at once);
 //! both hold the same schema, brought up by the same migrations.
 
+pub mod bundle;
 pub mod clients;
 mod db;
 mod migrations;
 mod model;
 pub mod owner;
+pub mod pages;
+pub mod plan_key;
 pub mod queue;
+pub mod triage;
 
 pub use db::DbError;
 pub use model::{
@@ -19,6 +23,7 @@ pub use model::{
     SuiteRecord,
 };
 pub use queue::{Claim, QueueItem, QueueStatus};
+pub use triage::{ChangeFilter, ChangeRecord, NewChange, TriageState};
 
 use db::{Db, Row, Val};
 use plumb_core::{Interval, RunStatus, StepSummary};
@@ -100,6 +105,14 @@ pub enum StoreError {
         name: String,
         /// What went wrong.
         why: String,
+    },
+    /// No change has that id.
+    #[error("store {store}: no change {change}; `plumb changes` lists the changes it holds")]
+    NoChange {
+        /// The store, as shown.
+        store: String,
+        /// The id asked for.
+        change: i64,
     },
     /// No run has that id.
     #[error("store {store}: no run {run}; `plumb runs` lists the runs it holds")]
@@ -204,6 +217,7 @@ impl Store {
             location: path.to_path_buf(),
         };
         migrations::migrate(&mut store.db.borrow_mut(), &store.shown)?;
+        store.key_plans()?;
         store.interrupt_orphans()?;
         Ok(store)
     }
@@ -378,15 +392,16 @@ impl Store {
             r.plan.as_ref().map(|p| p.to_string()).into(),
             r.plan_hash.as_ref().into(),
             owner::Owner::current().map(|o| o.encode()).into(),
+            r.plan.as_ref().and_then(plan_key::plan_identity).into(),
         ];
         self.db
             .borrow_mut()
             .insert(
                 "INSERT INTO runs (status, tag, command, workload, engine, engine_version,
                    plumb_version, git_hash, options, seed, started_at, data_dir, device, host,
-                   group_id, repeat_index, suite_id, plan, plan_hash, owner)
+                   group_id, repeat_index, suite_id, plan, plan_hash, owner, plan_key)
                  VALUES ('running', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
-                   ?14, ?15, ?16, ?17, ?18, ?19)",
+                   ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
                 &args,
             )
             .map_err(|e| self.err(e))
@@ -631,6 +646,60 @@ impl Store {
                 })
             },
         )
+    }
+
+    /// Gives every run stored before plan keys were kept (or by an older plumb) its
+    /// plan's identity, in one transaction; a store with none missing costs one query.
+    fn key_plans(&self) -> Result<(), StoreError> {
+        let missing = self.rows(
+            "SELECT id, plan FROM runs WHERE plan_key IS NULL AND plan IS NOT NULL",
+            &[],
+            |r| Ok((r.int(0)?, r.text(1)?)),
+        )?;
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<(i64, Option<String>)> = missing
+            .into_iter()
+            .map(|(id, plan)| {
+                let key = serde_json::from_str(&plan)
+                    .ok()
+                    .and_then(|p| plan_key::plan_identity(&p));
+                (id, key)
+            })
+            .collect();
+        self.write(|db| {
+            for (id, key) in &keys {
+                // A plan that does not parse gets an empty key, so it is not read again.
+                db.exec(
+                    "UPDATE runs SET plan_key = ?1 WHERE id = ?2",
+                    &[key.clone().unwrap_or_default().into(), (*id).into()],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The runs of the plans with these identities ([`plan_key::plan_identity`]),
+    /// oldest first: a plan's history without reading every run.
+    pub fn runs_of_plans(&self, keys: &[String]) -> Result<Vec<RunRecord>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks: Vec<String> = (1..=keys.len()).map(|i| format!("?{i}")).collect();
+        let args: Vec<Val> = keys.iter().map(Val::from).collect();
+        self.rows(
+            &format!(
+                "{} WHERE r.plan_key IN ({}) ORDER BY r.id",
+                model::RUN_SELECT,
+                marks.join(", ")
+            ),
+            &args,
+            model::run_from_row,
+        )?
+        .into_iter()
+        .map(|r| r.finish(&self.shown))
+        .collect()
     }
 
     /// The newest runs first, at most `limit`.

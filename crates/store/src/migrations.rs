@@ -140,6 +140,48 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 10: the threads an interval ran with under a threads profile (its mean over the
     // interval; plumb_core::Interval::threads).
     "ALTER TABLE intervals ADD COLUMN threads REAL;",
+    // 11: the changes plumb found and their triage (crate::triage), with a log of every
+    // state set; indexes for the served pages (runs by engine, steps by name).
+    "CREATE TABLE changes (
+        id INTEGER PRIMARY KEY,
+        plan TEXT NOT NULL,
+        label TEXT NOT NULL,
+        step TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        direction TEXT NOT NULL,
+        at_run INTEGER NOT NULL,
+        before_run INTEGER,
+        last_run INTEGER NOT NULL,
+        ratio REAL NOT NULL,
+        cause TEXT,
+        host TEXT,
+        on_reference INTEGER NOT NULL,
+        at_time TEXT NOT NULL,
+        seen INTEGER NOT NULL,
+        first_seen TEXT NOT NULL,
+        last_seen TEXT NOT NULL,
+        state TEXT NOT NULL,
+        note TEXT,
+        set_by TEXT,
+        set_at TEXT
+     );
+     CREATE INDEX changes_key ON changes(plan, step, metric, direction);
+     CREATE INDEX changes_state ON changes(state, id);
+     CREATE TABLE change_log (
+        id INTEGER PRIMARY KEY,
+        change_id INTEGER NOT NULL REFERENCES changes(id) ON DELETE CASCADE,
+        state TEXT NOT NULL,
+        note TEXT,
+        set_by TEXT NOT NULL,
+        set_at TEXT NOT NULL
+     );
+     CREATE INDEX change_log_change ON change_log(change_id);
+     CREATE INDEX runs_engine ON runs(engine, id);
+     CREATE INDEX steps_name ON steps(name);",
+    // 12: each run's plan identity (crate::plan_key), so the runs of one plan are found
+    // by an index; runs stored before it are given theirs when the store is opened.
+    "ALTER TABLE runs ADD COLUMN plan_key TEXT;
+     CREATE INDEX runs_plan_key ON runs(plan_key, id);",
 ];
 
 /// The advisory lock key two plumbs migrating one PostgreSQL store at once take

@@ -4,11 +4,37 @@
 //! match). `host` makes the host a dimension of a fleet's runs: `plumb compare
 //! s3,host=a s3,host=b` sets one host's runs of a suite against another's.
 
-use anyhow::{bail, Context};
-use plumb_report::Version;
-use plumb_store::{RunRecord, Store};
+use crate::Version;
+use plumb_store::{RunRecord, Store, StoreError};
+use thiserror::Error;
 
-fn field<'a>(r: &'a RunRecord, key: &str) -> Option<&'a str> {
+/// A selector that names no runs, or a store that could not be read while resolving
+/// one; the message names the selector and what to type instead.
+#[derive(Debug, Error)]
+pub enum SelectError {
+    /// The selector (or the base it implies) names nothing usable; the text says why.
+    #[error("{0}")]
+    Bad(String),
+    /// The store failed while a selector was read.
+    #[error("selector {sel:?}: {source}")]
+    Store {
+        /// The selector.
+        sel: String,
+        /// The store's error.
+        source: StoreError,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Db(#[from] StoreError),
+}
+
+macro_rules! bail {
+    ($($t:tt)*) => { return Err(SelectError::Bad(format!($($t)*))) };
+}
+pub(crate) use bail;
+
+/// A run's value for a selector key (`tag`, `engine`, `opt.NAME` …).
+pub fn field<'a>(r: &'a RunRecord, key: &str) -> Option<&'a str> {
     match key {
         "tag" => r.tag.as_deref(),
         "engine" => Some(&r.engine),
@@ -27,15 +53,19 @@ fn field<'a>(r: &'a RunRecord, key: &str) -> Option<&'a str> {
 }
 
 /// The run ids a selector names, in id order; errors name the selector.
-pub fn run_ids(store: &Store, sel: &str) -> anyhow::Result<Vec<i64>> {
+pub fn run_ids(store: &Store, sel: &str) -> Result<Vec<i64>, SelectError> {
     if let Ok(id) = sel.parse::<i64>() {
-        store.run(id).with_context(|| format!("selector {sel:?}"))?;
+        store.run(id).map_err(|source| SelectError::Store {
+            sel: sel.to_string(),
+            source,
+        })?;
         return Ok(vec![id]);
     }
     if let Some(sid) = sel.strip_prefix('s').and_then(|s| s.parse::<i64>().ok()) {
-        store
-            .suite(sid)
-            .with_context(|| format!("selector {sel:?}"))?;
+        store.suite(sid).map_err(|source| SelectError::Store {
+            sel: sel.to_string(),
+            source,
+        })?;
         let ids: Vec<i64> = store
             .suite_runs(sid)?
             .into_iter()
@@ -109,7 +139,7 @@ pub fn run_ids(store: &Store, sel: &str) -> anyhow::Result<Vec<i64>> {
 }
 
 /// Loads each selector as one version; the first is the base.
-pub fn versions(store: &Store, selectors: &[String]) -> anyhow::Result<Vec<Version>> {
+pub fn versions(store: &Store, selectors: &[String]) -> Result<Vec<Version>, SelectError> {
     selectors
         .iter()
         .map(|sel| {
@@ -127,7 +157,7 @@ pub fn versions(store: &Store, selectors: &[String]) -> anyhow::Result<Vec<Versi
 
 /// Splits each version into one per value of `key` (`--by host`: the runs of one suite
 /// on each host of a fleet), labelled `SELECTOR key=value`, in order of first run.
-pub fn split_by(versions: Vec<Version>, key: &str) -> anyhow::Result<Vec<Version>> {
+pub fn split_by(versions: Vec<Version>, key: &str) -> Result<Vec<Version>, SelectError> {
     let mut out: Vec<Version> = Vec::new();
     for v in versions {
         let mut parts: Vec<(String, Version)> = Vec::new();

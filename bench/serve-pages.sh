@@ -17,6 +17,9 @@
 # target dir if missing], PLANS [20], NIGHTS [100], REPEATS [5], INTERVALS [100],
 # REQUESTS [5], STORES ["sqlite postgres"], WORK [a new dir under /var/tmp], KEEP=1 keeps
 # WORK (the stores) afterwards, CACHE_MB [1024] (PostgreSQL's shared_buffers).
+# SERVE [$PLUMB serve] is the server command: the example serve_store (the same server
+# without the RocksDB build) times the pages while the binary builds; CHECK=0 then
+# skips `plumb check` (the Changes page is timed without a kept change).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
@@ -30,7 +33,11 @@ REQUESTS=${REQUESTS:-5}
 STORES=${STORES:-"sqlite postgres"}
 CACHE_MB=${CACHE_MB:-1024}
 
-[ -x "$PLUMB" ] || { echo "$PLUMB: not built (CARGO_TARGET_DIR=/var/tmp/plumb-target cargo build --release), or set PLUMB" >&2; exit 2; }
+CHECK=${CHECK:-1}
+SERVE=${SERVE:-"$PLUMB serve"}
+if [ "$CHECK" = 1 ] || [ "$SERVE" = "$PLUMB serve" ]; then
+  [ -x "$PLUMB" ] || { echo "$PLUMB: not built (CARGO_TARGET_DIR=/var/tmp/plumb-target cargo build --release), or set PLUMB" >&2; exit 2; }
+fi
 command -v curl >/dev/null || { echo "curl: apt-get install curl" >&2; exit 2; }
 if [ ! -x "$GEN" ]; then
   echo "== building gen_store (no RocksDB)" >&2
@@ -68,7 +75,7 @@ start_postgres() {
     || { tail -20 "$WORK/pg/server.log" >&2; exit 1; }
   PG_STARTED=1
   "$PGBIN/createdb" -h "$WORK/pg" -p "$PG_PORT" -U postgres plumb
-  echo "postgres://postgres@127.0.0.1:$PG_PORT/plumb"
+  PG_URL="postgres://postgres@127.0.0.1:$PG_PORT/plumb"
 }
 
 # json_field URL EXPR: a field of a page's JSON (EXPR in Python over `d`).
@@ -82,11 +89,14 @@ bench_store() {
   echo "== $name: generating $PLANS plans × $NIGHTS nights × $REPEATS repeats, $INTERVALS intervals a step" >&2
   "$GEN" --store "$store" --plans "$PLANS" --nights "$NIGHTS" --repeats "$REPEATS" --intervals "$INTERVALS" \
     | tee "$WORK/$name-gen.txt" >&2
-  echo "== $name: plumb check (keeps the change)" >&2
-  local rc=0
-  "$PLUMB" check --store "$store" >"$WORK/$name-check.md" 2>&1 || rc=$?
-  echo "plumb check exited $rc (1: the generated regression)" >&2
-  "$PLUMB" serve --store "$store" --listen 127.0.0.1:0 --token bench \
+  if [ "$CHECK" = 1 ]; then
+    echo "== $name: plumb check (keeps the change)" >&2
+    local rc=0
+    "$PLUMB" check --store "$store" >"$WORK/$name-check.md" 2>&1 || rc=$?
+    echo "plumb check exited $rc (1: the generated regression)" >&2
+  fi
+  # shellcheck disable=SC2086 # SERVE is a command line
+  $SERVE --store "$store" --listen 127.0.0.1:0 --token bench \
     >"$WORK/$name-serve.out" 2>"$WORK/$name-serve.log" &
   SERVE_PID=$!
   local url="" i
@@ -136,7 +146,7 @@ bench_store() {
 for s in $STORES; do
   case "$s" in
     sqlite) bench_store sqlite "$WORK/serve-bench.sqlite" ;;
-    postgres) bench_store postgres "$(start_postgres)" ;;
+    postgres) start_postgres && bench_store postgres "$PG_URL" ;;
     *) echo "STORES: sqlite and/or postgres, not $s" >&2; exit 2 ;;
   esac
 done

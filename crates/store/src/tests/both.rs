@@ -853,7 +853,10 @@ fn a_plans_runs_are_found_by_its_key_old_runs_keyed_on_open(open: &dyn Fn() -> S
     );
     // A run stored by an older plumb has no key: it gets one when the store is opened.
     s.exec("UPDATE runs SET plan_key = NULL", &[]).unwrap();
-    assert!(s.runs_of_plans(std::slice::from_ref(&key)).unwrap().is_empty());
+    assert!(s
+        .runs_of_plans(std::slice::from_ref(&key))
+        .unwrap()
+        .is_empty());
     drop(s);
     let s = open();
     assert_eq!(s.runs_of_plans(&[key]).unwrap().len(), 2);

@@ -8,7 +8,9 @@
 # For each store it writes a generated nightly history (crates/serve/examples/gen_store:
 # PLANS × NIGHTS × REPEATS runs of one readrandom step with INTERVALS 1-s rows each; the
 # newest night of the last plan at 0.8×), runs `plumb check` once so the Changes page
-# holds the change it keeps, starts `plumb serve`, and requests every page (HTML and
+# holds the change it keeps, starts `plumb serve`, and requests every page (runs, runs
+# page 100, the newest run, its group compared with its plan's history, that plan's
+# history, changes, hosts, the host; HTML and
 # ?format=json) REQUESTS times, one after another. It prints a Markdown table of the
 # median server-side time per page (the ms of the server's own log line per request) and
 # curl's median time to first byte.
@@ -120,6 +122,7 @@ bench_store() {
     "history|/history?plan=$plan&step=readrandom&metric=ops_sec"
     "changes|/changes"
     "hosts|/hosts"
+    "host|/host/bench-1"
   )
   : >"$WORK/$name-times.tsv"
   local p label path fmt full r code ttfb

@@ -136,6 +136,10 @@ fn triage(
             Verdict::Improved => "improvement",
             _ => continue,
         };
+        // A change is kept with its size; a verdict without a ratio has none to keep.
+        let Some(ratio) = j.ratio else {
+            continue;
+        };
         let id = if record {
             let cause = crate::history::causes_between(base, new, &j.step)
                 .iter()
@@ -154,7 +158,7 @@ fn triage(
                     before_run: last(base),
                     last_run,
                     base_from,
-                    ratio: j.ratio.unwrap_or(f64::NAN),
+                    ratio,
                     cause: (!cause.is_empty()).then_some(cause),
                     host: host.clone(),
                     reference,

@@ -728,7 +728,16 @@ impl Store {
                 run: id,
             })?;
         let run = raw.finish(&self.shown)?;
-        let steps = self.rows(
+        let mut out = Vec::new();
+        for (sid, step) in self.step_records(id)? {
+            out.push((step, self.intervals(sid)?));
+        }
+        Ok(StoredRun { run, steps: out })
+    }
+
+    /// A run's steps as stored, each with its row id (for its intervals), in order.
+    pub(crate) fn step_records(&self, id: i64) -> Result<Vec<(i64, StepRecord)>, StoreError> {
+        let rows = self.rows(
             "SELECT id, seq, name, kind, status, error, started_at, ended_at, config, summary
              FROM steps WHERE run_id = ?1 ORDER BY seq",
             &[id.into()],
@@ -747,11 +756,12 @@ impl Store {
                 ))
             },
         )?;
-        let mut out = Vec::new();
-        for (sid, seq, name, kind, status, error, started_at, ended_at, config, summary) in steps {
+        let mut out = Vec::with_capacity(rows.len());
+        for (sid, seq, name, kind, status, error, started_at, ended_at, config, summary) in rows {
             let summary: StepSummary =
                 serde_json::from_str(&summary).map_err(self.json_err(id, "summary"))?;
             out.push((
+                sid,
                 StepRecord {
                     seq,
                     name,
@@ -763,10 +773,9 @@ impl Store {
                     config: serde_json::from_str(&config).map_err(self.json_err(id, "config"))?,
                     summary,
                 },
-                self.intervals(sid)?,
             ));
         }
-        Ok(StoredRun { run, steps: out })
+        Ok(out)
     }
 
     /// Records a suite as started; returns its id.

@@ -278,42 +278,11 @@ impl Store {
                 store: self.shown.clone(),
                 run: id,
             })?;
-        let rows = self.rows(
-            "SELECT seq, name, kind, status, error, started_at, ended_at, config, summary
-             FROM steps WHERE run_id = ?1 ORDER BY seq",
-            &[id.into()],
-            |r| {
-                Ok((
-                    r.int(0)?,
-                    r.text(1)?,
-                    r.parsed::<plumb_workloads::Kind>(2)?,
-                    r.parsed::<plumb_core::StepStatus>(3)?,
-                    r.opt_text(4)?,
-                    r.text(5)?,
-                    r.text(6)?,
-                    r.text(7)?,
-                    r.text(8)?,
-                ))
-            },
-        )?;
-        let mut steps = Vec::with_capacity(rows.len());
-        for (seq, name, kind, status, error, started_at, ended_at, config, summary) in rows {
-            steps.push((
-                crate::StepRecord {
-                    seq,
-                    name,
-                    kind,
-                    status,
-                    error,
-                    started_at,
-                    ended_at,
-                    config: serde_json::from_str(&config).map_err(self.json_err(id, "config"))?,
-                    summary: serde_json::from_str(&summary)
-                        .map_err(self.json_err(id, "summary"))?,
-                },
-                Vec::new(),
-            ));
-        }
+        let steps = self
+            .step_records(id)?
+            .into_iter()
+            .map(|(_, step)| (step, Vec::new()))
+            .collect();
         Ok(crate::StoredRun { run, steps })
     }
 

@@ -261,7 +261,8 @@ pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
             record: !a.no_record,
             now: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         },
-    )?;
+    )?
+    .report;
     if let Some(path) = &a.junit {
         let xml = check::junit(&report).context("--junit: writing the JUnit XML")?;
         write_whole(path, "--junit", &xml)?;

@@ -40,6 +40,18 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     // Refuse a bad --listen (or a public one without a token) before opening the store.
     plumb_serve::check_options(&opts)?;
     let store = plumb_serve::open_store(&a.store.path())?;
-    plumb_serve::serve(store, &opts)?;
+    let server = plumb_serve::Server::bind(store, &opts)?;
+    println!(
+        "plumb serve: {} (store {}; {})",
+        server.url(),
+        server.store_shown(),
+        if opts.token.is_some() {
+            "triage needs the token"
+        } else {
+            "read-only: give --token to set triage states"
+        }
+    );
+    // The request log, one line per answer, on stderr.
+    server.run(|e| eprintln!("{e}"))?;
     Ok(ExitCode::SUCCESS)
 }

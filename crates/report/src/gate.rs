@@ -32,9 +32,18 @@ pub struct GateRequest {
     pub now: String,
 }
 
+/// What the gate judged and against what.
+pub struct Gated {
+    /// The verdicts.
+    pub report: CheckReport,
+    /// The base they were judged against (named, or picked from the plan's history), so
+    /// a page that draws the comparison beside the verdicts does not pick it again.
+    pub base: Version,
+}
+
 /// Judges `r.new`; errors are bad selections (a run on both sides, no history, an
 /// unknown step).
-pub fn gate(store: &Store, r: GateRequest) -> Result<CheckReport, SelectError> {
+pub fn gate(store: &Store, r: GateRequest) -> Result<Gated, SelectError> {
     let from_history = r.base.is_none();
     let base = match r.base {
         Some(b) => b,
@@ -87,7 +96,7 @@ pub fn gate(store: &Store, r: GateRequest) -> Result<CheckReport, SelectError> {
     if from_history {
         triage(store, &mut report, &base, &new, r.record, &r.now)?;
     }
-    Ok(report)
+    Ok(Gated { report, base })
 }
 
 /// What the kept change of a step and metric is: the plan's identity and a label.

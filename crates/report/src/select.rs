@@ -55,10 +55,15 @@ pub fn field<'a>(r: &'a RunRecord, key: &str) -> Option<&'a str> {
 /// The run ids a selector names, in id order; errors name the selector.
 pub fn run_ids(store: &Store, sel: &str) -> Result<Vec<i64>, SelectError> {
     if let Ok(id) = sel.parse::<i64>() {
-        store.run(id).map_err(|source| SelectError::Store {
-            sel: sel.to_string(),
-            source,
-        })?;
+        if store.run_records(&[id])?.is_empty() {
+            return Err(SelectError::Store {
+                sel: sel.to_string(),
+                source: plumb_store::StoreError::NoRun {
+                    store: store.shown().to_string(),
+                    run: id,
+                },
+            });
+        }
         return Ok(vec![id]);
     }
     if let Some(sid) = sel.strip_prefix('s').and_then(|s| s.parse::<i64>().ok()) {
@@ -85,13 +90,14 @@ pub fn run_ids(store: &Store, sel: &str) -> Result<Vec<i64>, SelectError> {
         if a > b {
             bail!("selector {sel:?}: a range runs from the lower id to the higher (e.g. 12-16)");
         }
-        let ids: Vec<i64> = store
-            .runs(usize::MAX >> 1)?
+        // Heads only (id, group, status): a range never reads the runs' snapshots.
+        let mut ids: Vec<i64> = store
+            .run_heads()?
             .into_iter()
             .filter(|r| r.id >= a && r.id <= b && r.status == plumb_core::RunStatus::Ok)
             .map(|r| r.id)
-            .rev()
             .collect();
+        ids.sort_unstable();
         if ids.is_empty() {
             bail!("selector {sel:?}: no finished run with an id from {a} to {b}");
         }
@@ -123,8 +129,30 @@ pub fn run_ids(store: &Store, sel: &str) -> Result<Vec<i64>, SelectError> {
         filters.push((k.trim(), v.trim()));
     }
     let wants_status = filters.iter().any(|(k, _)| *k == "status");
+    // The filters the store's columns answer narrow the runs read in SQL; every filter
+    // is then checked on the runs read (the host's LIKE may match more than the name).
+    let mut sql = plumb_store::pages::RunFilter::default();
+    for (k, v) in &filters {
+        let v = Some(v.to_string());
+        match *k {
+            "engine" => sql.engine = v,
+            "workload" => sql.workload = v,
+            "tag" => sql.tag = v,
+            "host" => sql.host = v,
+            "status" => {
+                if let Some(Ok(st)) = v.as_deref().map(str::parse::<plumb_core::RunStatus>) {
+                    sql.status = Some(st);
+                }
+            }
+            _ => {}
+        }
+    }
+    if !wants_status {
+        sql.status = Some(plumb_core::RunStatus::Ok);
+    }
     let mut ids: Vec<i64> = store
-        .runs(usize::MAX >> 1)?
+        .runs_page(&sql)?
+        .0
         .into_iter()
         .filter(|r| wants_status || r.status == plumb_core::RunStatus::Ok)
         .filter(|r| within.as_ref().is_none_or(|w| w.contains(&r.id)))

@@ -30,7 +30,9 @@ fn main() -> ExitCode {
     };
     let run = || -> Result<(), plumb_serve::ServeError> {
         plumb_serve::check_options(&opts)?;
-        plumb_serve::serve(plumb_serve::open_store(&store)?, &opts)
+        let server = plumb_serve::Server::bind(plumb_serve::open_store(&store)?, &opts)?;
+        println!("serve_store: {} (store {})", server.url(), server.store_shown());
+        server.run(|e| eprintln!("{e}"))
     };
     match run() {
         Ok(()) => ExitCode::SUCCESS,

@@ -622,9 +622,10 @@ impl Server {
         }
     }
 
-    /// Answers requests one after another until stopped, logging one line per request
-    /// to stderr with its server-side time.
-    pub fn run(self) -> Result<(), ServeError> {
+    /// Answers requests one after another until stopped, telling `log` of each answer
+    /// (with its server-side time) and each failed connection: the library prints
+    /// nothing, the binary decides where a request log goes.
+    pub fn run(self, mut log: impl FnMut(&Event)) -> Result<(), ServeError> {
         loop {
             let mut rq = match self.http.recv() {
                 Ok(rq) => rq,
@@ -632,7 +633,7 @@ impl Server {
                     if self.stop.load(Ordering::SeqCst) {
                         return Ok(());
                     }
-                    eprintln!("plumb serve: a connection failed: {e}");
+                    log(&Event::ConnectionFailed(e.to_string()));
                     continue;
                 }
             };
@@ -649,16 +650,75 @@ impl Server {
             };
             let status = reply.status;
             let bytes = reply.body.len();
-            if let Err(e) = rq.respond(response(reply, method == "HEAD")) {
-                eprintln!("plumb serve: {method} {url}: the answer could not be sent: {e}");
-            }
-            eprintln!(
-                "{method} {url} {status} {bytes} B {:.1} ms",
-                t0.elapsed().as_secs_f64() * 1e3
-            );
+            let sent = rq
+                .respond(response(reply, method == "HEAD"))
+                .err()
+                .map(|e| e.to_string());
+            log(&Event::Answered {
+                method,
+                url,
+                status,
+                bytes,
+                elapsed: t0.elapsed(),
+                unsent: sent,
+            });
             if self.stop.load(Ordering::SeqCst) {
                 return Ok(());
             }
+        }
+    }
+
+    /// The store's name as a page may show it (its password hidden).
+    pub fn store_shown(&self) -> &str {
+        self.app.store().shown()
+    }
+}
+
+/// What happened while serving, for the request log the binary keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A request was answered.
+    Answered {
+        /// GET, POST, HEAD.
+        method: String,
+        /// The path and query asked for.
+        url: String,
+        /// The HTTP status answered.
+        status: u16,
+        /// The body's bytes.
+        bytes: usize,
+        /// Server-side time, from the request read to the answer sent.
+        elapsed: std::time::Duration,
+        /// Why the answer could not be sent (the client went away), if it was not.
+        unsent: Option<String>,
+    },
+    /// A connection failed before a request was read.
+    ConnectionFailed(String),
+}
+
+impl std::fmt::Display for Event {
+    /// One request-log line: `GET /runs 200 5120 B 3.1 ms`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Event::Answered {
+                method,
+                url,
+                status,
+                bytes,
+                elapsed,
+                unsent,
+            } => {
+                write!(
+                    f,
+                    "{method} {url} {status} {bytes} B {:.1} ms",
+                    elapsed.as_secs_f64() * 1e3
+                )?;
+                if let Some(e) = unsent {
+                    write!(f, " (not sent: {e})")?;
+                }
+                Ok(())
+            }
+            Event::ConnectionFailed(e) => write!(f, "a connection failed: {e}"),
         }
     }
 }
@@ -725,20 +785,4 @@ pub fn open_store(path: &std::path::Path) -> Result<Store, ServeError> {
         });
     }
     Ok(Store::open(path)?)
-}
-
-/// Binds, prints the URL served and the store, and serves until the process ends.
-pub fn serve(store: Store, opts: &ServeOptions) -> Result<(), ServeError> {
-    let server = Server::bind(store, opts)?;
-    println!(
-        "plumb serve: {} (store {}; {})",
-        server.url(),
-        server.app.store().shown(),
-        if opts.token.is_some() {
-            "triage needs the token"
-        } else {
-            "read-only: give --token to set triage states"
-        }
-    );
-    server.run()
 }

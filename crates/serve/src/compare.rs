@@ -97,11 +97,11 @@ pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
         None => None,
     };
     let metrics = vec![plumb_report::metrics::metric("ops_sec")];
-    let report = gate(
+    let gated = gate(
         cx.store,
         GateRequest {
             new: new.clone(),
-            base: named.clone(),
+            base: named,
             history: groups,
             threshold,
             unstable: threshold,
@@ -112,11 +112,7 @@ pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
         },
     )
     .map_err(|e| PageError::select(if base_sel.is_some() { "base" } else { "new" }, e))?;
-    let base = match named {
-        Some(b) => b,
-        None => plumb_report::base::history_base(cx.store, &new, groups)
-            .map_err(|e| PageError::select("base", e))?,
-    };
+    let (report, base) = (gated.report, gated.base);
     let comparison = plumb_report::compare(&[base.clone(), new.clone()]);
     let mut causes: BTreeMap<String, Vec<Cause>> = BTreeMap::new();
     for j in &report.results {

@@ -39,18 +39,22 @@ pub fn plan_points(
     max: usize,
 ) -> Result<Vec<Version>, PageError> {
     let heads = heads(cx)?;
-    groups_of(&cx.index.plan_runs(plan), &heads, upto, max)
+    let groups = groups_of(&cx.index.plan_runs(plan), &heads, upto, max);
+    // Every point's runs in one read of summaries (the plot needs no intervals).
+    let all: Vec<i64> = groups.iter().flat_map(|(_, ids)| ids.iter().copied()).collect();
+    let mut runs: BTreeMap<i64, plumb_store::StoredRun> = cx
+        .store
+        .runs_summaries(&all)?
         .into_iter()
-        .map(|(g, ids)| {
-            Ok(Version {
-                label: format!("g{g}"),
-                runs: ids
-                    .iter()
-                    .map(|id| cx.store.run(*id))
-                    .collect::<Result<Vec<_>, _>>()?,
-            })
+        .map(|r| (r.run.id, r))
+        .collect();
+    Ok(groups
+        .into_iter()
+        .map(|(g, ids)| Version {
+            label: format!("g{g}"),
+            runs: ids.iter().filter_map(|id| runs.remove(id)).collect(),
         })
-        .collect()
+        .collect())
 }
 
 /// One plan in the list.

@@ -159,43 +159,35 @@ fn floors(cx: &Ctx<'_>, ids: &[i64]) -> Result<Vec<PlanFloors>, PageError> {
         if groups.len() < noise::MIN_GROUPS {
             continue;
         }
-        // One engine build: the newest group's, as noise_blocks keys blocks.
-        let recs = cx.store.run_records(
-            &groups
-                .iter()
-                .flat_map(|(_, v)| v.clone())
-                .collect::<Vec<_>>(),
-        )?;
-        let Some(newest) = recs.last() else { continue };
+        // Every block's runs in one read of summaries (floors need no intervals).
+        let mut runs: BTreeMap<i64, plumb_store::StoredRun> = cx
+            .store
+            .runs_summaries(&groups.iter().flat_map(|(_, v)| v.clone()).collect::<Vec<_>>())?
+            .into_iter()
+            .map(|r| (r.run.id, r))
+            .collect();
+        // One engine build: the newest run's, as noise_blocks keys blocks.
+        let Some(newest) = runs.values().next_back().map(|r| r.run.clone()) else {
+            continue;
+        };
         let build = newest.engine_version.clone();
-        let label = crate::history::label_of(newest);
-        let same: Vec<(i64, Vec<i64>)> = groups
+        let label = crate::history::label_of(&newest);
+        let same: Vec<Version> = groups
             .into_iter()
             .filter_map(|(g, v)| {
-                let v: Vec<i64> = v
-                    .into_iter()
-                    .filter(|id| {
-                        recs.iter()
-                            .any(|r| r.id == *id && r.engine_version == build)
-                    })
+                let runs: Vec<plumb_store::StoredRun> = v
+                    .iter()
+                    .filter_map(|id| runs.remove(id))
+                    .filter(|r| r.run.engine_version == build)
                     .collect();
-                (!v.is_empty()).then_some((g, v))
+                (!runs.is_empty()).then(|| Version {
+                    label: format!("g{g}"),
+                    runs,
+                })
             })
             .collect();
         let skip = same.len().saturating_sub(noise::MAX_GROUPS);
-        let blocks: Vec<Version> = same
-            .into_iter()
-            .skip(skip)
-            .map(|(g, v)| {
-                Ok(Version {
-                    label: format!("g{g}"),
-                    runs: v
-                        .iter()
-                        .map(|id| cx.store.run_summaries(*id))
-                        .collect::<Result<Vec<_>, _>>()?,
-                })
-            })
-            .collect::<Result<_, PageError>>()?;
+        let blocks: Vec<Version> = same.into_iter().skip(skip).collect();
         let steps =
             plumb_report::compare::measured_steps(blocks.iter().flat_map(|b| b.runs.iter()));
         let found = noise::floors(&blocks, &steps, &[plumb_report::metrics::metric("ops_sec")]);

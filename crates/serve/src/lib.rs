@@ -22,6 +22,6 @@ mod runs;
 mod tests;
 
 pub use app::{
-    check_options, open_store, serve, App, Reply, Request, ServeError, ServeOptions, Server,
+    check_options, open_store, App, Event, Reply, Request, ServeError, ServeOptions, Server,
     Stopper, DEFAULT_LISTEN,
 };

@@ -377,7 +377,8 @@ fn the_server_answers_over_http_and_a_port_in_use_is_one_error() {
         taken.err().map(|e| e.to_string())
     );
     let stop = server.stopper();
-    let t = std::thread::spawn(move || server.run());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t = std::thread::spawn(move || server.run(|e| tx.send(e.clone()).unwrap()));
     let mut c = std::net::TcpStream::connect(addr).unwrap();
     c.write_all(b"GET /runs?page=abc HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .unwrap();
@@ -389,6 +390,12 @@ fn the_server_answers_over_http_and_a_port_in_use_is_one_error() {
     t.join()
         .expect("the server thread ends")
         .expect("and ends well");
+    let logged: Vec<String> = rx.try_iter().map(|e| e.to_string()).collect();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(
+        logged[0].starts_with("GET /runs?page=abc 400 "),
+        "{logged:?}"
+    );
 }
 
 #[test]

@@ -737,43 +737,65 @@ impl Store {
 
     /// A run's steps as stored, each with its row id (for its intervals), in order.
     pub(crate) fn step_records(&self, id: i64) -> Result<Vec<(i64, StepRecord)>, StoreError> {
-        let rows = self.rows(
-            "SELECT id, seq, name, kind, status, error, started_at, ended_at, config, summary
-             FROM steps WHERE run_id = ?1 ORDER BY seq",
-            &[id.into()],
-            |r| {
-                Ok((
-                    r.int(0)?,
-                    r.int(1)?,
-                    r.text(2)?,
-                    r.parsed::<plumb_workloads::Kind>(3)?,
-                    r.parsed::<plumb_core::StepStatus>(4)?,
-                    r.opt_text(5)?,
-                    r.text(6)?,
-                    r.text(7)?,
-                    r.text(8)?,
-                    r.text(9)?,
-                ))
-            },
-        )?;
-        let mut out = Vec::with_capacity(rows.len());
-        for (sid, seq, name, kind, status, error, started_at, ended_at, config, summary) in rows {
-            let summary: StepSummary =
-                serde_json::from_str(&summary).map_err(self.json_err(id, "summary"))?;
-            out.push((
-                sid,
-                StepRecord {
-                    seq,
-                    name,
-                    kind,
-                    status,
-                    error,
-                    started_at,
-                    ended_at,
-                    config: serde_json::from_str(&config).map_err(self.json_err(id, "config"))?,
-                    summary,
+        Ok(self
+            .steps_of(&[id])?
+            .into_iter()
+            .map(|(_, sid, step)| (sid, step))
+            .collect())
+    }
+
+    /// The steps of `ids` as stored: (run id, step row id, step), by run then order, in
+    /// one query per 500 runs (a page of summaries costs two queries, not one per run).
+    pub(crate) fn steps_of(&self, ids: &[i64]) -> Result<Vec<(i64, i64, StepRecord)>, StoreError> {
+        let mut out = Vec::new();
+        for chunk in ids.chunks(500) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+            let args: Vec<Val> = chunk.iter().map(|i| (*i).into()).collect();
+            let rows = self.rows(
+                &format!(
+                    "SELECT run_id, id, seq, name, kind, status, error, started_at, ended_at, \
+                     config, summary FROM steps WHERE run_id IN ({}) ORDER BY run_id, seq",
+                    marks.join(", ")
+                ),
+                &args,
+                |r| {
+                    Ok((
+                        r.int(0)?,
+                        r.int(1)?,
+                        r.int(2)?,
+                        r.text(3)?,
+                        r.parsed::<plumb_workloads::Kind>(4)?,
+                        r.parsed::<plumb_core::StepStatus>(5)?,
+                        r.opt_text(6)?,
+                        r.text(7)?,
+                        r.text(8)?,
+                        r.text(9)?,
+                        r.text(10)?,
+                    ))
                 },
-            ));
+            )?;
+            for (run, sid, seq, name, kind, status, error, started_at, ended_at, config, summary) in
+                rows
+            {
+                let summary: StepSummary =
+                    serde_json::from_str(&summary).map_err(self.json_err(run, "summary"))?;
+                out.push((
+                    run,
+                    sid,
+                    StepRecord {
+                        seq,
+                        name,
+                        kind,
+                        status,
+                        error,
+                        started_at,
+                        ended_at,
+                        config: serde_json::from_str(&config)
+                            .map_err(self.json_err(run, "config"))?,
+                        summary,
+                    },
+                ));
+            }
         }
         Ok(out)
     }

@@ -31,7 +31,11 @@ fn main() -> ExitCode {
     let run = || -> Result<(), plumb_serve::ServeError> {
         plumb_serve::check_options(&opts)?;
         let server = plumb_serve::Server::bind(plumb_serve::open_store(&store)?, &opts)?;
-        println!("serve_store: {} (store {})", server.url(), server.store_shown());
+        println!(
+            "serve_store: {} (store {})",
+            server.url(),
+            server.store_shown()
+        );
         server.run(|e| eprintln!("{e}"))
     };
     match run() {

@@ -41,7 +41,10 @@ pub fn plan_points(
     let heads = heads(cx)?;
     let groups = groups_of(&cx.index.plan_runs(plan), &heads, upto, max);
     // Every point's runs in one read of summaries (the plot needs no intervals).
-    let all: Vec<i64> = groups.iter().flat_map(|(_, ids)| ids.iter().copied()).collect();
+    let all: Vec<i64> = groups
+        .iter()
+        .flat_map(|(_, ids)| ids.iter().copied())
+        .collect();
     let mut runs: BTreeMap<i64, plumb_store::StoredRun> = cx
         .store
         .runs_summaries(&all)?

@@ -159,35 +159,44 @@ fn floors(cx: &Ctx<'_>, ids: &[i64]) -> Result<Vec<PlanFloors>, PageError> {
         if groups.len() < noise::MIN_GROUPS {
             continue;
         }
-        // Every block's runs in one read of summaries (floors need no intervals).
-        let mut runs: BTreeMap<i64, plumb_store::StoredRun> = cx
-            .store
-            .runs_summaries(&groups.iter().flat_map(|(_, v)| v.clone()).collect::<Vec<_>>())?
-            .into_iter()
-            .map(|r| (r.run.id, r))
-            .collect();
-        // One engine build: the newest run's, as noise_blocks keys blocks.
-        let Some(newest) = runs.values().next_back().map(|r| r.run.clone()) else {
-            continue;
-        };
-        let build = newest.engine_version.clone();
-        let label = crate::history::label_of(&newest);
-        let same: Vec<Version> = groups
-            .into_iter()
-            .filter_map(|(g, v)| {
-                let runs: Vec<plumb_store::StoredRun> = v
+        // The newest blocks of one engine build (the newest run's, as noise_blocks keys
+        // blocks), read as summaries a chunk of blocks at a time from the newest back
+        // until MAX_GROUPS are found: a plan run every night for years reads 12 blocks.
+        let mut build: Option<plumb_store::RunRecord> = None;
+        let mut blocks: Vec<Version> = Vec::new();
+        for chunk in groups.rchunks(noise::MAX_GROUPS) {
+            let ids: Vec<i64> = chunk.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+            let mut runs: BTreeMap<i64, plumb_store::StoredRun> = cx
+                .store
+                .runs_summaries(&ids)?
+                .into_iter()
+                .map(|r| (r.run.id, r))
+                .collect();
+            if build.is_none() {
+                build = runs.values().next_back().map(|r| r.run.clone());
+            }
+            let Some(b) = &build else { break };
+            for (g, v) in chunk.iter().rev() {
+                let same: Vec<plumb_store::StoredRun> = v
                     .iter()
                     .filter_map(|id| runs.remove(id))
-                    .filter(|r| r.run.engine_version == build)
+                    .filter(|r| r.run.engine_version == b.engine_version)
                     .collect();
-                (!runs.is_empty()).then(|| Version {
-                    label: format!("g{g}"),
-                    runs,
-                })
-            })
-            .collect();
-        let skip = same.len().saturating_sub(noise::MAX_GROUPS);
-        let blocks: Vec<Version> = same.into_iter().skip(skip).collect();
+                if !same.is_empty() && blocks.len() < noise::MAX_GROUPS {
+                    blocks.push(Version {
+                        label: format!("g{g}"),
+                        runs: same,
+                    });
+                }
+            }
+            if blocks.len() >= noise::MAX_GROUPS {
+                break;
+            }
+        }
+        let Some(newest) = build else { continue };
+        blocks.reverse();
+        let label = crate::history::label_of(&newest);
+        let build = newest.engine_version.clone();
         let steps =
             plumb_report::compare::measured_steps(blocks.iter().flat_map(|b| b.runs.iter()));
         let found = noise::floors(&blocks, &steps, &[plumb_report::metrics::metric("ops_sec")]);

@@ -103,6 +103,28 @@ fn round_trip_of_run_steps_and_intervals(open: &dyn Fn() -> Store) {
     assert_eq!(got.steps[0].1, ivs);
     assert_eq!(s.runs(10).unwrap().len(), 1);
     assert!(matches!(s.run(99), Err(StoreError::NoRun { run: 99, .. })));
+    // Summaries of many runs: each run's steps in order, no interval rows, in id order,
+    // an unknown id left out.
+    let two = s.begin_run(&new_run("two")).unwrap();
+    s.add_step(two, &step(0), &ivs).unwrap();
+    s.add_step(two, &step(1), &ivs).unwrap();
+    let sums = s.runs_summaries(&[two, 99, id]).unwrap();
+    assert_eq!(
+        sums.iter().map(|r| r.run.id).collect::<Vec<_>>(),
+        vec![id, two]
+    );
+    assert_eq!(sums[0].run, got.run);
+    let steps = |r: &StoredRun| r.steps.iter().map(|(st, _)| st.clone()).collect::<Vec<_>>();
+    assert_eq!(steps(&sums[0]), vec![step(0)]);
+    assert_eq!(steps(&sums[1]), vec![step(0), step(1)]);
+    assert!(sums
+        .iter()
+        .all(|r| r.steps.iter().all(|(_, iv)| iv.is_empty())));
+    assert_eq!(s.run_summaries(two).unwrap(), sums[1]);
+    assert!(matches!(
+        s.run_summaries(99),
+        Err(StoreError::NoRun { run: 99, .. })
+    ));
 }
 
 fn a_step_without_its_run_is_refused_whole(open: &dyn Fn() -> Store) {

@@ -45,18 +45,27 @@ pub fn plan_points(
         .iter()
         .flat_map(|(_, ids)| ids.iter().copied())
         .collect();
-    let mut runs: BTreeMap<i64, plumb_store::StoredRun> = cx
-        .store
-        .runs_summaries(&all)?
-        .into_iter()
-        .map(|r| (r.run.id, r))
-        .collect();
+    let mut runs = summaries_by_id(cx, &all)?;
     Ok(groups
         .into_iter()
         .map(|(g, ids)| Version {
             label: format!("g{g}"),
             runs: ids.iter().filter_map(|id| runs.remove(id)).collect(),
         })
+        .collect())
+}
+
+/// The step summaries of `ids` (no interval rows), by run id, for a caller that hands
+/// them out to its points or blocks.
+pub fn summaries_by_id(
+    cx: &Ctx<'_>,
+    ids: &[i64],
+) -> Result<BTreeMap<i64, plumb_store::StoredRun>, PageError> {
+    Ok(cx
+        .store
+        .runs_summaries(ids)?
+        .into_iter()
+        .map(|r| (r.run.id, r))
         .collect())
 }
 

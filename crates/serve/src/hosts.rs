@@ -166,12 +166,7 @@ fn floors(cx: &Ctx<'_>, ids: &[i64]) -> Result<Vec<PlanFloors>, PageError> {
         let mut blocks: Vec<Version> = Vec::new();
         for chunk in groups.rchunks(noise::MAX_GROUPS) {
             let ids: Vec<i64> = chunk.iter().flat_map(|(_, v)| v.iter().copied()).collect();
-            let mut runs: BTreeMap<i64, plumb_store::StoredRun> = cx
-                .store
-                .runs_summaries(&ids)?
-                .into_iter()
-                .map(|r| (r.run.id, r))
-                .collect();
+            let mut runs = crate::history::summaries_by_id(cx, &ids)?;
             if build.is_none() {
                 build = runs.values().next_back().map(|r| r.run.clone());
             }

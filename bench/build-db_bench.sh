@@ -91,7 +91,9 @@ LZ4_INC=${LZ4_INC:-$(dirname "$LZ4_A")/include}
 # Reproduces librocksdb-sys 0.19.0 build.rs + cc crate defaults for a Linux
 # x86_64 release build with `-C target-cpu=$CPU` and debug=line-tables-only
 # (cc: -O3 -ffunction-sections -fdata-sections -fPIC -g -gdwarf-4
-#  -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -m64; build.rs: the rest).
+#  -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -m64; build.rs: the rest),
+# then -g0 last, as .cargo/config.toml's CXXFLAGS_x86_64_unknown_linux_gnu adds it
+# (no debug info; frame pointers kept, code unchanged).
 # The -m<feature> flags follow build.rs: only those whose rustc target_feature
 # is on for that target-cpu.
 # The CPU level plumb is built for (.cargo/config.toml), so both tools run the same
@@ -124,6 +126,7 @@ CXXFLAGS=(
   -DOS_LINUX -DROCKSDB_PLATFORM_POSIX -DROCKSDB_LIB_IO_POSIX
   -DROCKSDB_SCHED_GETCPU_PRESENT -DROCKSDB_AUXV_GETAUXVAL_PRESENT
   -DROCKSDB_FALLOCATE_PRESENT -DROCKSDB_RANGESYNC_PRESENT
+  -g0
 )
 # Only for the tool sources (what build_detect_platform adds when gflags >= 2.1
 # is installed); the library does not use gflags.

@@ -373,3 +373,85 @@ fn the_option_reference_is_generated_from_the_definitions() {
         assert!(generated.contains(key), "{key}");
     }
 }
+
+/// Writes `suite` (and the files it names) into a fresh directory, then asserts that
+/// `plumb plan` and `plumb run` both refuse it naming `want` before anything runs.
+fn refused_when_planned(files: &[(&str, &str)], suite: &str, want: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    for (name, body) in files {
+        write(dir.path(), name, body);
+    }
+    let body = suite.replace("DATA", &dir.path().join("data").display().to_string());
+    let suite = write(dir.path(), "suite.toml", &body);
+    for o in [
+        plumb_bare(&["plan", &suite]),
+        plumb(&store, &["run", &suite]),
+    ] {
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        for w in want {
+            assert!(err.contains(w), "{w:?} not in: {err}");
+        }
+    }
+    assert!(!store.exists(), "a refused suite writes no store");
+    assert!(!dir.path().join("data").exists(), "nothing was started");
+}
+
+#[test]
+fn a_suites_own_files_are_checked_when_planned() {
+    // A misspelt key in a mix file: the fillseq before the mix step never runs.
+    refused_when_planned(
+        &[(
+            "m.toml",
+            "[keys]\nbogus = 1\n\n[[op]]\nkind = \"get\"\nweight = 1\n",
+        )],
+        r#"
+dir = "DATA"
+[params]
+num = 100
+mix = "m.toml"
+[[target]]
+name = "mem"
+engine = "memory"
+[[workload]]
+name = "mixed"
+steps = ["fillseq", "mix"]
+"#,
+        &["m.toml:2:", "keys.bogus"],
+    );
+    // A pgbench script that does not parse, named by its file and line.
+    refused_when_planned(
+        &[("bad.sql", "\\set aid random(1, 100\nSELECT :aid;\n")],
+        r#"
+dir = "DATA"
+[sql]
+duration = 1
+script = ["bad.sql"]
+[[target]]
+name = "pg"
+server = "postgres"
+[[workload]]
+name = "mine"
+sql = ["pgbench-load", "script"]
+"#,
+        &["bad.sql:1"],
+    );
+    // A Lua script with a syntax error.
+    refused_when_planned(
+        &[("bad.lua", "function event(\n  nope nope\nend\n")],
+        r#"
+dir = "DATA"
+[sql]
+duration = 1
+lua = "bad.lua"
+[[target]]
+name = "pg"
+server = "postgres"
+[[workload]]
+name = "mine"
+sql = ["lua-prepare", "lua"]
+"#,
+        &["bad.lua"],
+    );
+}

@@ -243,20 +243,6 @@ fn check_mix(steps: &[plumb_workloads::steps::StepPlan], p: &mut KvParams) -> an
     }
     p.read_mix(None)
         .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
-    if let Some(src) = &p.mix_file {
-        let mix = plumb_workloads::mix::parse_mix(&src.text, &src.name)?;
-        if mix
-            .ops
-            .iter()
-            .any(|o| o.kind == plumb_workloads::MixOpKind::Merge)
-        {
-            bail!(
-                "--mix {}: merge needs the engine's merge operator, and plumb opens every \
-                 engine without one; write the op as rmw (a get, then a put of the new value)",
-                src.name
-            );
-        }
-    }
     if has(StepKind::MixGraph) {
         let pairs = p
             .mixgraph_params()

@@ -107,6 +107,9 @@ fn load(path: &Path, shuffle: Option<u64>, scale: Option<f64>) -> anyhow::Result
         checked
             .map_err(|e| anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name))?;
     }
+    // The scripts each family reads, parsed now: a typo costs a message, not the night.
+    plumb_runner::family::check_runs(super::families::TABLE, &plan.runs)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(plan)
 }
 

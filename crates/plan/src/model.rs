@@ -199,16 +199,26 @@ impl KvParams {
     }
 
     /// Reads the `--mix` file into the plan (relative to `base` when not absolute), so
-    /// the run keeps its text; a missing file names its path.
+    /// the run keeps its text, and checks it now: a missing file names its path, a bad
+    /// one its file:line and field, before any step of the run (or of a suite) starts.
     pub fn read_mix(&mut self, base: Option<&std::path::Path>) -> Result<(), ParamError> {
         if let Some(m) = &self.mix {
-            self.mix_file = Some(crate::family::ScriptSource::read_file(
+            let src = crate::family::ScriptSource::read_file(
                 "mix",
                 m,
                 1,
                 base,
                 ("mix file", "a mix file (TOML; examples/mixes/ has some)"),
-            )?);
+            )?;
+            let bad = |message: String| ParamError {
+                key: "mix",
+                message,
+            };
+            let mix =
+                plumb_workloads::parse_mix(&src.text, &src.name).map_err(|e| bad(e.to_string()))?;
+            mix.refuse_unrunnable()
+                .map_err(|e| bad(format!("{}: {e}", src.name)))?;
+            self.mix_file = Some(src);
         }
         Ok(())
     }

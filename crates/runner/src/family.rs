@@ -36,6 +36,14 @@ pub trait Family: Sync {
     /// Whether this family runs `plan` (its workload on its target).
     fn takes(&self, plan: &RunPlan) -> bool;
 
+    /// Checks what only this family reads of `plan` (its script files and the
+    /// modules they require) as its steps will read them, so `plumb plan` and the
+    /// start of `plumb run` refuse a bad file before any run of a suite starts; the
+    /// message names the file and line. Nothing is started or written.
+    fn check(&self, _plan: &RunPlan) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Runs `plan`, storing it under `slot.run` (provenance, suite, plan and hash
     /// already filled in); returns the run's id and status.
     fn run(
@@ -52,6 +60,18 @@ pub struct Families<'t> {
     pub table: &'t [&'t dyn Family],
     /// The front end's extras, for every run.
     pub extras: Extras,
+}
+
+/// Checks every run of a plan with the family of `table` that takes it (see
+/// [`Family::check`]); the first bad one names its run's variant.
+pub fn check_runs(table: &[&dyn Family], runs: &[RunPlan]) -> Result<(), String> {
+    for plan in runs {
+        if let Some(f) = table.iter().find(|f| f.takes(plan)) {
+            f.check(plan)
+                .map_err(|e| format!("run {}: {e}", plan.variant))?;
+        }
+    }
+    Ok(())
 }
 
 impl FamilyDriver for Families<'_> {

@@ -439,6 +439,15 @@ impl plumb_runner::family::Family for SqlFamily {
         )
     }
 
+    fn check(&self, plan: &RunPlan) -> Result<(), String> {
+        let plumb_plan::Family::Sql(w) = &plan.workload.family else {
+            return Ok(());
+        };
+        script_step(&w.params, &w.steps).map_err(|e| format!("{e:#}"))?;
+        lua_step(&w.params, &w.steps, None).map_err(|e| format!("{e:#}"))?;
+        Ok(())
+    }
+
     fn run(
         &self,
         plan: &RunPlan,

@@ -1183,6 +1183,19 @@ impl fmt::Debug for MixSampler {
 }
 
 impl Mix {
+    /// Refuses a mix plumb can parse but not run (a merge: every engine is opened
+    /// without a merge operator), in the words the plan, `plumb kv` and the step share,
+    /// so a suite naming such a file is refused when it is planned.
+    pub fn refuse_unrunnable(&self) -> Result<(), &'static str> {
+        if self.ops.iter().any(|o| o.kind == MixOpKind::Merge) {
+            return Err(
+                "merge needs the engine's merge operator, and plumb opens every engine \
+                 without one; write the op as rmw (a get, then a put of the new value)",
+            );
+        }
+        Ok(())
+    }
+
     /// Checks a mix built in code (a parsed file is checked already): the same rules
     /// as the file, named by field.
     pub fn validate(&self) -> Result<(), MixError> {

@@ -40,13 +40,7 @@ impl MixStep {
                 mix::parse_mix(&src.text, &src.name).map_err(|e| refused("--mix", e))?
             }
         };
-        if mix.ops.iter().any(|o| o.kind == MixOpKind::Merge) {
-            return Err(refused(
-                "--mix",
-                "merge needs the engine's merge operator, and plumb opens every engine \
-                 without one; write the op as rmw (a get, then a put of the new value)",
-            ));
-        }
+        mix.refuse_unrunnable().map_err(|e| refused("--mix", e))?;
         Ok(MixStep { mix })
     }
 }

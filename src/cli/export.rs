@@ -38,7 +38,7 @@ bundle       a plumb store file of just these runs, for `plumb import` or --stor
 Examples:\n  \
 plumb export tag=nightly --format bmf -o bmf.json && bencher run --adapter json --file bmf.json\n  \
 plumb export engine=rocksdb --format otava -o rocksdb.csv      (docs/otava.md)\n  \
-plumb export --format openmetrics -o /srv/metrics/plumb.txt   (serve the directory; README)\n  \
+plumb export --format openmetrics -o /srv/metrics/plumb.txt   (serve the directory; docs/export.md)\n  \
 plumb export g12 g20 --format bundle -o results.plumb\n  \
 plumb compare --store results.plumb g1 g3                       (on another machine)"
 )]

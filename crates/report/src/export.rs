@@ -255,7 +255,7 @@ pub fn escape_label(v: &str) -> String {
 /// `version` (the engine's), `host` and `tag` (empty when unknown), ending with `# EOF`.
 /// Samples carry no timestamp: Prometheus would drop a run's own start, hours old, as
 /// out of bounds; `run` keeps every run its own series. A scrape target is this text
-/// behind any static file server (README's Export section says how).
+/// behind any static file server (docs/export.md says how).
 pub fn openmetrics(runs: &[StoredRun]) -> String {
     let mut out = String::new();
     for f in &FIGURES {

@@ -5,6 +5,8 @@ mod changes;
 mod child;
 mod clients;
 mod compare;
+#[cfg(test)]
+mod doc_examples;
 mod durability;
 mod exec_plan;
 mod execute;

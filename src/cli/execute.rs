@@ -2,14 +2,13 @@
 //! progress bar and the printing of finished runs around the runner's lifecycle.
 
 use super::output;
-use super::progress::Bar;
+use super::progress::{Bar, Quiet};
 use super::provenance::command_line;
 use plumb_core::RunStatus;
 use plumb_plan::RunPlan;
 use plumb_probes::profile::{ProfileKind, Profiling};
 use plumb_runner::{
-    Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, NoProgress, Observer, Progress,
-    Provenance, RunAt,
+    Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, Observer, Progress, Provenance, RunAt,
 };
 use plumb_store::{Store, StoredRun};
 use std::collections::{HashMap, HashSet};
@@ -170,10 +169,6 @@ impl Observer for Printer {
             _ => {}
         }
     }
-
-    fn note(&mut self, line: &str) {
-        eprintln!("plumb: {line}");
-    }
 }
 
 /// Where perf's data files go while `--profile` records (each is removed once folded;
@@ -242,7 +237,7 @@ pub fn run_batch_until(
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
     let tty = printer.tty && printer.style != Style::Json;
     let bar = Bar::new();
-    let no = NoProgress;
+    let no = Quiet;
     let progress: &dyn Progress = if tty { &bar } else { &no };
     let (suite_id, done, groups) = match suite {
         Some((id, d, g)) => (Some(id), d, g),
@@ -300,8 +295,5 @@ impl Observer for BarObserver<'_> {
     }
     fn run_finished(&mut self, run: &StoredRun, store: &Store) {
         self.inner.run_finished(run, store);
-    }
-    fn note(&mut self, line: &str) {
-        self.inner.note(line);
     }
 }

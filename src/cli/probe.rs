@@ -127,7 +127,11 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         &plan,
         (which, a.params.quick),
         &p,
-        !a.json,
+        if a.json {
+            &plumb_runner::NoProgress
+        } else {
+            &super::progress::Quiet
+        },
         None,
     )?;
     let run_id = out.run_id;

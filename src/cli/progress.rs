@@ -80,4 +80,25 @@ impl Progress for Bar {
             pb.finish_and_clear();
         }
     }
+
+    fn note(&self, line: &str) {
+        match &*self.bar.lock().unwrap_or_else(|e| e.into_inner()) {
+            // The bar is lifted off its line while the note is written, then redrawn.
+            Some((pb, _)) => pb.suspend(|| eprintln!("plumb: {line}")),
+            None => eprintln!("plumb: {line}"),
+        }
+    }
+}
+
+/// No bar (stdout is not a terminal, or JSON goes there), but the runs' notes still
+/// reach stderr.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn start(&self, _: &str, _: Option<u64>, _: Option<Duration>) {}
+    fn tick(&self, _: u64, _: Duration) {}
+    fn finish(&self) {}
+    fn note(&self, line: &str) {
+        eprintln!("plumb: {line}");
+    }
 }

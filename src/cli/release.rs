@@ -25,7 +25,7 @@ pub fn run(plan: &RunPlan, slot: Slot<'_>) -> anyhow::Result<(i64, RunStatus)> {
     let (plan_file, id_file) = (tmp.path().join("plan.json"), tmp.path().join("run-id"));
     std::fs::write(&plan_file, serde_json::to_string(plan)?)
         .with_context(|| format!("writing {}", plan_file.display()))?;
-    slot.observer.note(&format!(
+    slot.progress.note(&format!(
         "{} runs in {} (built against {} {release})",
         plan.variant,
         bin.display(),

@@ -143,6 +143,7 @@ pub fn trials(
     moments: &mut Moments,
     root: &Path,
     interrupt: &AtomicBool,
+    notes: &dyn plumb_runner::Progress,
 ) -> anyhow::Result<DurabilitySummary> {
     let name = s.spec.name();
     let work = tempfile::Builder::new()
@@ -199,7 +200,7 @@ pub fn trials(
     let acknowledged = log.read()?.len() as u64;
     let verdict = match &unopenable {
         Some(e) => {
-            eprintln!("plumb: {name} {}: {e}", s.mode.name());
+            notes.note(&format!("{name} {}: {e}", s.mode.name()));
             format!(
                 "{}: does not open after a {}, so all {lost} are lost",
                 if s.mode.promises() { "FAIL" } else { "lost" },
@@ -220,11 +221,11 @@ pub fn trials(
     } else {
         String::new()
     };
-    eprintln!(
-        "plumb: {name} {} ({}): {landed} kills, {acknowledged} writes acknowledged, {lost} lost, {wrong} wrong{power_note}",
+    notes.note(&format!(
+        "{name} {} ({}): {landed} kills, {acknowledged} writes acknowledged, {lost} lost, {wrong} wrong{power_note}",
         s.mode.name(),
         s.cut.name()
-    );
+    ));
     Ok(DurabilitySummary {
         target: s.label.to_string(),
         mode: s.mode.name().into(),

@@ -107,7 +107,7 @@ pub fn run(
             plan.target.name
         ),
     };
-    let interrupt = slot.interrupt;
+    let (interrupt, notes) = (slot.interrupt, slot.progress);
     let root = slot
         .root
         .clone()
@@ -115,10 +115,10 @@ pub fn run(
     std::fs::create_dir_all(&root).with_context(|| format!("--dir: making {}", root.display()))?;
     if cuts.iter().any(|c| c.powered()) {
         for gone in plumb_powercut::sweep_stale(&root) {
-            eprintln!(
-                "plumb: unmounted {}, a power-cut mount left by a plumb that was killed",
+            notes.note(&format!(
+                "unmounted {}, a power-cut mount left by a plumb that was killed",
                 gone.display()
-            );
+            ));
         }
     }
     let mut moments = trial::Moments::new(plan.seed);
@@ -158,13 +158,13 @@ pub fn run(
         },
     )?;
     let run_id = rec.id();
-    eprintln!(
-        "plumb: run {run_id}: durability of {} ({}), {} kills per step, seed {}",
+    notes.note(&format!(
+        "run {run_id}: durability of {} ({}), {} kills per step, seed {}",
         plan.target.name,
         work.step_names().join(", "),
         work.params.kills,
         plan.seed
-    );
+    ));
     for (mode, spec, cut) in steps {
         if interrupt.load(Ordering::Relaxed) {
             break;
@@ -182,6 +182,7 @@ pub fn run(
                     (work.params.kills, work.params.max_ms, plan.seed),
                     &mut moments,
                     interrupt,
+                    notes,
                 )
                 .with_context(|| context(mode, cut))?
             }
@@ -198,6 +199,7 @@ pub fn run(
                 &mut moments,
                 &root,
                 interrupt,
+                notes,
             )
             .with_context(|| context(mode, cut))?,
             (_, None) => unreachable!("an engine has its spec for each mode"),

@@ -147,6 +147,7 @@ pub fn trials(
     (kills, max_ms, seed): (u32, u64, u64),
     moments: &mut Moments,
     interrupt: &AtomicBool,
+    notes: &dyn plumb_runner::Progress,
 ) -> anyhow::Result<DurabilitySummary> {
     let mut log = AckLog::create(s.work.path().join("acknowledged"))?;
     let (mut lost, mut wrong, mut landed) = (0u64, 0u64, 0u32);
@@ -187,9 +188,11 @@ pub fn trials(
         if let Err(e) = s.server.restart() {
             // A server that dies while recovering is tried once more: under a loaded CI
             // MyRocks' plugin once failed to start after a crash and started the next
-            // time. Said on stderr, with its log, so a server that never recovers still
+            // time. Said to the user, with its log, so a server that never recovers still
             // fails the check, and one that needed two tries is not hidden.
-            eprintln!("plumb: {label}: restart after the crash failed, trying once more: {e}");
+            notes.note(&format!(
+                "{label}: restart after the crash failed, trying once more: {e}"
+            ));
             std::thread::sleep(Duration::from_secs(1));
             s.server.restart()?;
         }
@@ -213,11 +216,11 @@ pub fn trials(
         p.cut().context("--cut power: unmounting")?;
     }
     let target = format!("{label} {}", s.version());
-    eprintln!(
-        "plumb: {target} {} ({}): {landed} kills, {acknowledged} commits acknowledged, {lost} lost, {wrong} wrong",
+    notes.note(&format!(
+        "{target} {} ({}): {landed} kills, {acknowledged} commits acknowledged, {lost} lost, {wrong} wrong",
         mode.name(),
         s.cut.name()
-    );
+    ));
     Ok(DurabilitySummary {
         target,
         mode: mode.name().into(),

@@ -227,9 +227,11 @@ pub fn measure(
     plan: &RunPlan,
     (which, quick): (&str, bool),
     p: &Plans,
-    say: bool,
+    notes: &dyn plumb_runner::Progress,
     announce: Option<Announce<'_>>,
 ) -> anyhow::Result<Outcome> {
+    // An announced run was told to the observer; a bare one says its own first line.
+    let say_start = announce.is_none();
     let raw_device = p.disk.as_ref().and_then(|d| d.opts.device.as_deref());
     let begun = begin_run(
         store,
@@ -280,15 +282,15 @@ pub fn measure(
         _ => crate::judged::facts_from_host(&host),
     };
     let run_id = rec.id();
-    if say {
-        eprintln!(
-            "plumb run {run_id}: probe {which}{} on {hostname}",
+    if say_start {
+        notes.note(&format!(
+            "run {run_id}: probe {which}{} on {hostname}",
             if quick {
                 " --quick (indicative figures)"
             } else {
                 ""
             },
-        );
+        ));
     }
     let mut all = ProbeReport::default();
     let keep = |rec: &mut Recording, r: ProbeReport, all: &mut ProbeReport| -> anyhow::Result<()> {
@@ -313,9 +315,7 @@ pub fn measure(
     };
     let mut setup_error = None;
     if let Some(m) = &p.mem {
-        if say {
-            eprintln!("plumb: probe mem ({} thread counts)", m.threads.len());
-        }
+        notes.note(&format!("probe mem ({} thread counts)", m.threads.len()));
         keep(&mut rec, mem::run(m), &mut all)?;
     }
     if let Some(c) = p
@@ -323,13 +323,11 @@ pub fn measure(
         .as_ref()
         .filter(|_| !INTERRUPTED.load(Ordering::Relaxed))
     {
-        if say {
-            eprintln!(
-                "plumb: probe cpu ({} thread counts × {} s)",
-                c.threads.len(),
-                c.secs
-            );
-        }
+        notes.note(&format!(
+            "probe cpu ({} thread counts × {} s)",
+            c.threads.len(),
+            c.secs
+        ));
         keep(&mut rec, cpu::run(c), &mut all)?;
     }
     if let Some(d) = p
@@ -337,9 +335,7 @@ pub fn measure(
         .as_ref()
         .filter(|_| !INTERRUPTED.load(Ordering::Relaxed))
     {
-        if say {
-            eprintln!("plumb: probe disk: {}", d.size_why);
-        }
+        notes.note(&format!("probe disk: {}", d.size_why));
         match disk::run(d) {
             Ok(r) => keep(&mut rec, r, &mut all)?,
             Err(e) => setup_error = Some(e),
@@ -406,6 +402,7 @@ pub fn run(
         group,
         interrupt,
         observer,
+        progress,
         at,
         ..
     } = slot;
@@ -426,7 +423,7 @@ pub fn run(
             plan,
             (&work.which, work.params.quick),
             &p,
-            false,
+            progress,
             Some(Announce {
                 observer: &mut *observer,
                 at,

@@ -40,6 +40,7 @@ fn run_embedded(
     work: &IbWork,
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
+    let notes = slot.progress;
     spec.check_built_in()?;
     let caps = spec.capabilities();
     if !caps.delete || !caps.stores_data {
@@ -54,10 +55,10 @@ fn run_embedded(
         .unwrap_or_else(|| std::path::PathBuf::from("/var/tmp"));
     std::fs::create_dir_all(&root).with_context(|| format!("making {}", root.display()))?;
     for gone in plumb_store::owner::sweep(&root) {
-        eprintln!(
-            "plumb: removed {}, left by a plumb that was killed",
+        notes.note(&format!(
+            "removed {}, left by a plumb that was killed",
             gone.display()
-        );
+        ));
     }
     let dir = tempfile::Builder::new()
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
@@ -82,13 +83,13 @@ fn run_embedded(
     plumb_runner::family::record_limit(plan, limit.as_ref(), &mut options);
     let table = KvTable::new(target);
     let keep = slot.keep;
-    eprintln!(
-        "plumb: {} {} in {}{}",
+    notes.note(&format!(
+        "{} {} in {}{}",
         spec.name(),
         spec.version(),
         dir.path().display(),
         if keep { " (kept after the run)" } else { "" }
-    );
+    ));
     let out = measure(
         plan,
         work,
@@ -108,7 +109,7 @@ fn run_embedded(
     // two never leaves an unmarked directory.
     let path = dir.path().to_path_buf();
     if keep {
-        eprintln!("plumb: kept {}", dir.keep().display());
+        notes.note(&format!("kept {}", dir.keep().display()));
     } else {
         let _ = dir.close();
     }
@@ -124,7 +125,7 @@ fn run_server(
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
     let at = (slot.root.clone(), slot.keep);
-    plumb_sql::managed::with_server(plan, spec, extras, at, |started| {
+    plumb_sql::managed::with_server(plan, spec, extras, at, slot.progress, |started| {
         measure_server(plan, spec, work, started, slot)
     })
 }
@@ -136,6 +137,7 @@ fn measure_server(
     started: plumb_sql::managed::Started<'_>,
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
+    let notes = slot.progress;
     let plumb_sql::managed::Started {
         server,
         choice,
@@ -176,7 +178,7 @@ fn measure_server(
         &mut Some((server, &mut died)),
     )?;
     if let Some(e) = died {
-        eprintln!("plumb: error: {e}\nplumb: finished steps are stored");
+        notes.note(&format!("error: {e}; the steps it finished are stored"));
         return Ok((out.0, out.1.worst(RunStatus::Failed)));
     }
     Ok(out)
@@ -233,13 +235,13 @@ fn measure(
         },
     )?;
     let run_id = rec.id();
-    eprintln!(
-        "plumb: run {run_id}: insert benchmark on {engine} {version}, {} rows, {} client{}, seed {}",
+    progress.note(&format!(
+        "run {run_id}: insert benchmark on {engine} {version}, {} rows, {} client{}, seed {}",
         p.rows,
         p.clients,
         if p.clients == 1 { "" } else { "s" },
         plan.seed
-    );
+    ));
     let bound = p
         .rate_search
         .as_deref()
@@ -249,7 +251,7 @@ fn measure(
     let mut tally = IbTally::default();
     for (i, step) in work.steps.iter().enumerate() {
         if i > 0 {
-            plumb_runner::family::maybe_drop_caches(plan);
+            plumb_runner::family::maybe_drop_caches(plan, progress);
         }
         let rows = p.rows_of(step);
         let cfg = IbStepConfig {
@@ -309,6 +311,7 @@ fn measure(
                 bound,
                 &out,
                 interrupt,
+                progress,
                 |name, pace| {
                     let mut c = cfg.clone();
                     c.plan.name = name.to_string();
@@ -325,7 +328,7 @@ fn measure(
             }
         }
         if let Some(e) = &out.error {
-            eprintln!("plumb: step {} failed: {e}", step.name);
+            progress.note(&format!("step {} failed: {e}", step.name));
         }
         if out.status == StepStatus::Interrupted
             || interrupt.load(Ordering::Relaxed)

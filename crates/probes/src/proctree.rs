@@ -94,6 +94,31 @@ pub fn tree_snapshot_in(proc_root: &Path, root: u32) -> Option<TreeSnapshot> {
         }
     };
     snap.procs.insert(root, own(root, &root_stat));
+    descend(proc_root, root, |pid, st| {
+        // A grandchild's reaped children count through its parent's cutime.
+        let mut c = own(pid, st);
+        c.user_us += (st.cutime + st.cstime) * tick_us;
+        snap.procs.insert(pid, c);
+    });
+    Some(snap)
+}
+
+/// `root` and its live descendants, each parent before its children: the processes a
+/// server's memory limit has to hold (its later children are born in it).
+pub fn tree_pids(root: u32) -> Vec<u32> {
+    tree_pids_in(Path::new("/proc"), root)
+}
+
+/// [`tree_pids`] over another procfs root, for tests with a fixture tree.
+pub fn tree_pids_in(proc_root: &Path, root: u32) -> Vec<u32> {
+    let mut pids = vec![root];
+    descend(proc_root, root, |pid, _| pids.push(pid));
+    pids
+}
+
+/// Calls `visit` with every live descendant of `root` (not `root`), parents first,
+/// from one read of the process table.
+fn descend(proc_root: &Path, root: u32, mut visit: impl FnMut(u32, &Stat)) {
     let mut all: Vec<(u32, Stat)> = Vec::new();
     if let Ok(rd) = std::fs::read_dir(proc_root) {
         for e in rd.flatten() {
@@ -108,20 +133,17 @@ pub fn tree_snapshot_in(proc_root: &Path, root: u32) -> Option<TreeSnapshot> {
             }
         }
     }
+    let mut inside = std::collections::HashSet::from([root]);
     let mut grew = true;
     while grew {
         grew = false;
         for (pid, st) in &all {
-            if snap.procs.contains_key(&st.ppid) && !snap.procs.contains_key(pid) {
-                // A grandchild's reaped children count through its parent's cutime.
-                let mut c = own(*pid, st);
-                c.user_us += (st.cutime + st.cstime) * tick_us;
-                snap.procs.insert(*pid, c);
+            if inside.contains(&st.ppid) && inside.insert(*pid) {
+                visit(*pid, st);
                 grew = true;
             }
         }
     }
-    Some(snap)
 }
 
 /// The fields of /proc/PID/stat this module needs.
@@ -237,6 +259,10 @@ mod tests {
         let tick = 1_000_000 / clock_ticks_per_sec();
         let a = tree_snapshot_in(d.path(), 10).unwrap();
         assert_eq!(a.procs.len(), 3);
+        // The same walk gives a memory limit its processes, a parent before its child
+        // (13 is not of the tree; a grandchild listed before its parent still is).
+        assert_eq!(tree_pids_in(d.path(), 10), vec![10, 11, 12]);
+        assert_eq!(tree_pids_in(d.path(), 11), vec![11, 12]);
         assert_eq!(a.reaped_cpu_us, 7 * tick);
         // Later: the backend (and its child) exited after 30 ticks in all and were
         // reaped; a new backend started and spent 5; the root spent 2 more.

@@ -110,26 +110,7 @@ pub fn memory_limit(
 /// `limit`, so its memory and page cache count against it; later children are born in
 /// it.
 pub fn limit_tree(limit: &plumb_host::cgroup::MemoryLimit, root: u32) -> anyhow::Result<()> {
-    let mut pids = vec![root];
-    let mut i = 0;
-    while i < pids.len() {
-        let parent = pids[i];
-        for e in std::fs::read_dir("/proc")?.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            let ppid = std::fs::read_to_string(e.path().join("stat"))
-                .ok()
-                .and_then(|s| {
-                    let after = s.rsplit_once(')')?.1.to_string();
-                    after.split_whitespace().nth(1)?.parse::<u32>().ok()
-                });
-            if ppid == Some(parent) && !pids.contains(&pid) {
-                pids.push(pid);
-            }
-        }
-        i += 1;
-    }
+    let pids = plumb_probes::proctree::tree_pids(root);
     for pid in pids {
         if let Err(e) = limit.add(pid) {
             // A short-lived child (a server's startup process) may be gone already.
@@ -141,7 +122,7 @@ pub fn limit_tree(limit: &plumb_host::cgroup::MemoryLimit, root: u32) -> anyhow:
     Ok(())
 }
 
-/// The rate search of one step (`--rate-search`), its verdicts printed as it goes:
+/// The rate search of one step (`--rate-search`), its verdicts told as it goes:
 /// `probe` runs and stores one probe at a pace under its name; the families differ only
 /// in that.
 pub fn rate_search(
@@ -149,13 +130,14 @@ pub fn rate_search(
     bound: &plumb_workloads::pace::LatencyBound,
     closed: &StepOutcome,
     interrupt: &AtomicBool,
+    notes: &dyn crate::Progress,
     mut probe: impl FnMut(&str, plumb_workloads::pace::Pace) -> anyhow::Result<StepOutcome>,
 ) -> anyhow::Result<Option<crate::search::Searched>> {
     use crate::search::{self, Ask};
     let stopped = || interrupt.load(Ordering::Relaxed);
     search::run(name, bound, closed, &stopped, |ask| match ask {
         Ask::Note(line) => {
-            eprintln!("plumb: {line}");
+            notes.note(line);
             Ok(None)
         }
         Ask::Probe(name, pace) => probe(name, pace).map(Some),
@@ -164,10 +146,10 @@ pub fn rate_search(
 
 /// Drops the page cache before a measured step when the plan's target asks for it
 /// (`drop_caches`); a failure is said, and the step still runs.
-pub fn maybe_drop_caches(plan: &RunPlan) {
+pub fn maybe_drop_caches(plan: &RunPlan, notes: &dyn crate::Progress) {
     if plan.target.drop_caches {
         if let Err(e) = plumb_host::cgroup::drop_page_cache() {
-            eprintln!("plumb: page cache not dropped: {e}");
+            notes.note(&format!("page cache not dropped: {e}"));
         }
     }
 }

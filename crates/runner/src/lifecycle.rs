@@ -125,8 +125,6 @@ pub trait Observer {
     /// A run ended and is stored; the store is there to read what reports need
     /// beside it (this host's ceilings).
     fn run_finished(&mut self, _run: &StoredRun, _store: &Store) {}
-    /// A line worth telling the user (kept data dirs, resumed runs).
-    fn note(&mut self, _line: &str) {}
 }
 
 /// Where a starting run sits in its plan.
@@ -343,14 +341,14 @@ impl Lifecycle<'_> {
                 ids.push(id);
                 if let Some(line) = rule.settled(self.store, &plan.variant, ids) {
                     settled.insert(plan.variant.clone());
-                    self.observer.note(&line);
+                    self.progress.note(&line);
                 }
             }
         }
         if let Some(rule) = b.until {
             if out.status != RunStatus::Interrupted {
                 for (variant, ids) in finished.iter().filter(|(v, _)| !settled.contains(*v)) {
-                    self.observer
+                    self.progress
                         .note(&rule.unsettled(self.store, variant, ids));
                 }
             }
@@ -434,7 +432,7 @@ impl Lifecycle<'_> {
                 })?;
                 // Directories a killed plumb left here go first.
                 for gone in plumb_store::owner::sweep(&root) {
-                    self.observer.note(&format!(
+                    self.progress.note(&format!(
                         "removed {}, left by a plumb that was killed",
                         gone.display()
                     ));
@@ -563,10 +561,8 @@ impl Lifecycle<'_> {
             KeySpace::empty()
         };
         for (i, sp) in steps.iter().enumerate() {
-            if plan.target.drop_caches && i > 0 && !sp.kind.is_maintenance() {
-                if let Err(e) = plumb_host::cgroup::drop_page_cache() {
-                    self.observer.note(&format!("page cache not dropped: {e}"));
-                }
+            if i > 0 && !sp.kind.is_maintenance() {
+                crate::family::maybe_drop_caches(plan, self.progress);
             }
             let cfg = StepConfig {
                 index: i,
@@ -593,11 +589,11 @@ impl Lifecycle<'_> {
                 clients: params.step_clients(sp.kind),
             };
             let out = run_step(&ctx, &cfg, &mut keys);
-            store_step(&mut rec, self.observer, &cfg, &out, None)?;
+            store_step(&mut rec, self.progress, &cfg, &out, None)?;
             let searched = !sp.kind.is_fill() && !sp.kind.is_maintenance();
             let out = match rate_search {
                 Some(bound) if searched && out.status == StepStatus::Ok => {
-                    search(&ctx, &mut rec, self.observer, &cfg, &mut keys, &bound, &out)?
+                    search(&ctx, &mut rec, &cfg, &mut keys, &bound, &out)?
                 }
                 _ => out,
             };
@@ -619,7 +615,7 @@ impl Lifecycle<'_> {
             let path = t.path().to_path_buf();
             if matches!(policy, DirPolicy::Fresh { keep: true, .. }) {
                 let kept = t.keep();
-                self.observer
+                self.progress
                     .note(&format!("kept data dir {}", kept.display()));
             } else {
                 let _ = t.close();
@@ -636,7 +632,7 @@ impl Lifecycle<'_> {
 /// stored config (a rate search's account).
 fn store_step(
     rec: &mut Recording<'_>,
-    observer: &mut dyn Observer,
+    notes: &dyn Progress,
     cfg: &StepConfig,
     out: &StepOutcome,
     extra: Option<(&str, serde_json::Value)>,
@@ -648,7 +644,7 @@ fn store_step(
     let step_id = rec.outcome(&cfg.plan.name, cfg.plan.kind.into(), out, config)?;
     match &out.profile {
         Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
-        Some(Err(why)) => observer.note(&format!("no profile of step {}: {why}", cfg.plan.name)),
+        Some(Err(why)) => notes.note(&format!("no profile of step {}: {why}", cfg.plan.name)),
         None => {}
     }
     Ok(step_id)
@@ -661,7 +657,6 @@ fn store_step(
 fn search(
     ctx: &RunContext<'_>,
     rec: &mut Recording<'_>,
-    observer: &mut dyn Observer,
     cfg: &StepConfig,
     keys: &mut KeySpace,
     bound: &plumb_workloads::LatencyBound,
@@ -672,7 +667,7 @@ fn search(
     let found =
         search::run::<LifecycleError>(&cfg.plan.name, bound, closed, &stopped, |ask| match ask {
             Ask::Note(line) => {
-                observer.note(line);
+                ctx.progress.note(line);
                 Ok(None)
             }
             Ask::Probe(name, pace) => {
@@ -680,7 +675,7 @@ fn search(
                 c.plan.name = name.to_string();
                 c.pace = Some(pace);
                 let out = run_step(ctx, &c, keys);
-                store_step(rec, observer, &c, &out, None)?;
+                store_step(rec, ctx.progress, &c, &out, None)?;
                 Ok(Some(out))
             }
         })?;
@@ -692,7 +687,7 @@ fn search(
     c.pace = found.max_pace;
     store_step(
         rec,
-        observer,
+        ctx.progress,
         &c,
         &found.max,
         Some(("rate_search", found.account)),

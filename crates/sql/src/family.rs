@@ -24,7 +24,7 @@ pub fn run(
     slot: Slot<'_>,
 ) -> anyhow::Result<(i64, RunStatus)> {
     let at = (slot.root.clone(), slot.keep);
-    crate::managed::with_server(plan, spec, extras, at, |started| {
+    crate::managed::with_server(plan, spec, extras, at, slot.progress, |started| {
         measure(plan, spec, work, extras, started, slot)
     })
 }
@@ -105,10 +105,10 @@ fn measure(
     if let Some((g, _)) = group_of {
         rec.store().set_client_group(run_id, g)?;
     }
-    eprintln!(
-        "plumb: run {run_id}: {engine} {version}, {} × {} rows, {} threads, seed {}",
+    progress.note(&format!(
+        "run {run_id}: {engine} {version}, {} × {} rows, {} threads, seed {}",
         p.tables, p.table_size, p.threads, plan.seed
-    );
+    ));
     let shape = Shape {
         tables: p.tables,
         table_size: p.table_size,
@@ -147,7 +147,7 @@ fn measure(
     let mut ceilings: Vec<plumb_store::Ceiling> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         if i > 0 && !step.kind.is_load() {
-            plumb_runner::family::maybe_drop_caches(plan);
+            plumb_runner::family::maybe_drop_caches(plan, progress);
         }
         let (duration, warmup) = (p.duration_of(step), p.warmup_of(step));
         let cfg = SqlStepConfig {
@@ -178,11 +178,11 @@ fn measure(
         };
         if let Some((g, n)) = group_of {
             let place = barrier(rec.store(), g, i, *n, extras.barrier_timeout, interrupt)?;
-            eprintln!(
-                "plumb: client group {g}: step {}: all {n} clients here (arrived {})",
+            progress.note(&format!(
+                "client group {g}: step {}: all {n} clients here (arrived {})",
                 step.name,
                 place + 1
-            );
+            ));
         }
         let mut config = serde_json::json!({
             "microbenchmark": step.kind.name(),
@@ -235,7 +235,7 @@ fn measure(
             }
             let mut config = config.clone();
             config["threads"] = cfg.threads.into();
-            store_step(&mut rec, cfg, &out, &config, None, group_of, step.kind)?;
+            store_step(&mut rec, progress, cfg, &out, &config, None, group_of)?;
             Ok(out)
         };
         if step.kind == SqlKind::CachedSelect {
@@ -257,7 +257,7 @@ fn measure(
             }
             let out = last.expect("clients() is never empty");
             if let Some(e) = &out.error {
-                eprintln!("plumb: step {} failed: {e}", step.name);
+                progress.note(&format!("step {} failed: {e}", step.name));
             }
             if out.status != StepStatus::Ok || interrupt.load(Ordering::Relaxed) {
                 break;
@@ -271,6 +271,7 @@ fn measure(
                 bound,
                 &out,
                 interrupt,
+                progress,
                 |name, pace| {
                     let mut c = cfg.clone();
                     c.plan.name = name.to_string();
@@ -284,13 +285,13 @@ fn measure(
                 c.pace = found.max_pace;
                 let account = Some(found.account);
                 store_step(
-                    &mut rec, &c, &found.max, &config, account, group_of, step.kind,
+                    &mut rec, progress, &c, &found.max, &config, account, group_of,
                 )?;
                 out = found.last;
             }
         }
         if let Some(e) = &out.error {
-            eprintln!("plumb: step {} failed: {e}", step.name);
+            progress.note(&format!("step {} failed: {e}", step.name));
         }
         if out.status == StepStatus::Interrupted
             || interrupt.load(Ordering::Relaxed)
@@ -302,7 +303,9 @@ fn measure(
     }
     let mut status = rec.finish(interrupt.load(Ordering::Relaxed))?;
     if let Some(e) = server_died {
-        eprintln!("plumb: error: run {run_id}: {e}\nplumb: finished steps are stored");
+        progress.note(&format!(
+            "error: run {run_id}: {e}; the steps it finished are stored"
+        ));
         status = status.worst(RunStatus::Failed);
     }
     let stored = slot.store.run(run_id)?;
@@ -316,14 +319,14 @@ fn measure(
         add_max(&mut ceilings);
         slot.store
             .add_ceilings(run_id, &host, &plumb_runner::lifecycle::now(), &ceilings)?;
-        eprintln!(
-            "plumb: run {run_id}: cached-SELECT ceiling of {engine} on {host}: {}",
+        progress.note(&format!(
+            "run {run_id}: cached-SELECT ceiling of {engine} on {host}: {}",
             ceilings
                 .iter()
                 .map(|c| format!("{} {:.0} {}", c.name, c.value, c.unit))
                 .collect::<Vec<_>>()
                 .join(", ")
-        );
+        ));
     }
     slot.observer.run_finished(&stored, slot.store);
     Ok((run_id, status))
@@ -373,12 +376,12 @@ fn add_max(ceilings: &mut Vec<plumb_store::Ceiling>) {
 /// profile.
 fn store_step(
     rec: &mut plumb_runner::Recording<'_>,
+    progress: &dyn plumb_runner::Progress,
     cfg: &SqlStepConfig,
     out: &plumb_runner::StepOutcome,
     config: &serde_json::Value,
     search: Option<serde_json::Value>,
     group_of: Option<&(String, u32)>,
-    kind: SqlKind,
 ) -> anyhow::Result<()> {
     let mut config = config.clone();
     if let Some(p) = &cfg.pace {
@@ -391,7 +394,7 @@ fn store_step(
     if let Some(x) = search {
         config["rate_search"] = x;
     }
-    let step_id = rec.outcome(&cfg.plan.name, Kind::Sql(kind), out, config)?;
+    let step_id = rec.outcome(&cfg.plan.name, Kind::Sql(cfg.plan.kind), out, config)?;
     if let (Some(_), Some(h)) = (group_of, &out.histograms) {
         let mut hists = vec![(plumb_store::clients::WHOLE_STEP, h.total.to_v2_base64())];
         hists.extend(
@@ -404,7 +407,7 @@ fn store_step(
     }
     match &out.profile {
         Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
-        Some(Err(why)) => eprintln!("plumb: no profile of step {}: {why}", cfg.plan.name),
+        Some(Err(why)) => progress.note(&format!("no profile of step {}: {why}", cfg.plan.name)),
         None => {}
     }
     Ok(())

@@ -32,18 +32,15 @@ impl Server {
         }
     }
 
-    /// Stops a managed server (saying where its kept directory is).
-    pub fn stop(&mut self, keep: bool) -> Result<(), crate::SqlError> {
+    /// Stops a managed server; returns where its files stay with `keep`, for the
+    /// caller to say.
+    pub fn stop(&mut self, keep: bool) -> Result<Option<PathBuf>, crate::SqlError> {
         match self {
             Server::Managed(m) => {
-                let kept = m.root.clone();
-                let r = m.stop();
-                if keep {
-                    eprintln!("plumb: kept {}", kept.display());
-                }
-                r
+                m.stop()?;
+                Ok(keep.then(|| m.root.clone()))
             }
-            Server::External(_) => Ok(()),
+            Server::External(_) => Ok(None),
         }
     }
 
@@ -98,11 +95,13 @@ fn url_password(ep: &Endpoint, given: Option<&str>) -> Option<String> {
         .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
 }
 
-/// Starts the managed server `spec` asks for, or reaches its URL.
+/// Starts the managed server `spec` asks for, or reaches its URL, telling `notes` what
+/// it started and what a killed plumb left that it cleared first.
 pub fn start(
     spec: &ServerSpec,
     password: Option<&str>,
     at: &Placement,
+    notes: &dyn plumb_runner::Progress,
 ) -> anyhow::Result<(Server, Option<ServerChoice>)> {
     if let Some(url) = &spec.url {
         let mut ep = Endpoint::parse_url(url)?;
@@ -112,7 +111,7 @@ pub fn start(
         return Ok((Server::External(ep), None));
     }
     let c = ServerChoice::parse(&spec.server, spec.engine.as_deref(), spec.basedir.clone())?;
-    eprintln!("plumb: starting {} …", c.engine_label());
+    notes.note(&format!("starting {} …", c.engine_label()));
     let m = Managed::start(
         &c,
         &StartOptions {
@@ -125,14 +124,20 @@ pub fn start(
             ram_mb: at.ram_mb,
         },
     )?;
-    eprintln!(
-        "plumb: {} {} pid {} in {}{}",
+    for gone in &m.swept {
+        notes.note(&format!(
+            "removed {} and stopped its server, left by a plumb that was killed",
+            gone.display()
+        ));
+    }
+    notes.note(&format!(
+        "{} {} pid {} in {}{}",
         c.flavor.name(),
         m.version,
         m.pid,
         m.root.display(),
         if at.keep { " (kept after the run)" } else { "" }
-    );
+    ));
     Ok((Server::Managed(Box::new(m)), Some(c)))
 }
 
@@ -285,12 +290,13 @@ pub struct Started<'a> {
 
 /// Starts the server `spec` names for `plan` (under `root`), moves it into the plan's
 /// memory limit, runs `f` on it, and stops it whatever happened (keeping its data
-/// directory with `keep`).
+/// directory with `keep`); `notes` hears what it started, kept and cleared.
 pub fn with_server<T>(
     plan: &RunPlan,
     spec: &plumb_plan::ServerSpec,
     extras: &plumb_runner::family::Extras,
     (root, keep): (Option<std::path::PathBuf>, bool),
+    notes: &dyn plumb_runner::Progress,
     f: impl FnOnce(Started<'_>) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     let place = Placement {
@@ -302,7 +308,7 @@ pub fn with_server<T>(
             .then(|| plan.target.memory_mb.or_else(host_ram_mb))
             .flatten(),
     };
-    let (mut server, choice) = start(spec, extras.password.as_deref(), &place)?;
+    let (mut server, choice) = start(spec, extras.password.as_deref(), &place, notes)?;
     let limit = match plumb_runner::family::memory_limit(plan, "server") {
         Ok(l) => l,
         Err(e) => {
@@ -323,6 +329,9 @@ pub fn with_server<T>(
     });
     let stopped = server.stop(keep);
     drop(limit);
+    if let Ok(Some(kept)) = &stopped {
+        notes.note(&format!("kept {}", kept.display()));
+    }
     let out = result?;
     stopped.context("the run is stored, but the server did not stop cleanly")?;
     Ok(out)

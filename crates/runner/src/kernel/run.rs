@@ -25,15 +25,22 @@ pub trait Progress: Sync {
     fn tick(&self, ops: u64, elapsed: Duration);
     /// The step ended.
     fn finish(&self);
+    /// A line the user should read now (a step failed, a data dir kept, a rate search's
+    /// verdict), from any thread: the front end shows it without tearing its bar.
+    /// Libraries say things here, so only the binary writes to the terminal.
+    fn note(&self, line: &str);
 }
 
-/// Progress that shows nothing (not a terminal, tests, JSON output).
+/// Progress that shows nothing, notes included: for tests and for measurements made
+/// inside another (a probe's own lanes); a front end that shows no bar still shows
+/// notes with a progress of its own.
 pub struct NoProgress;
 
 impl Progress for NoProgress {
     fn start(&self, _: &str, _: Option<u64>, _: Option<Duration>) {}
     fn tick(&self, _: u64, _: Duration) {}
     fn finish(&self) {}
+    fn note(&self, _: &str) {}
 }
 
 /// The shape of a step, as the kernel runs it: nothing of what its ops do.

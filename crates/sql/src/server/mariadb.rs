@@ -156,7 +156,7 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     } else {
         None
     };
-    let root = make_root(opts, choice.flavor, owner)?;
+    let (root, swept) = make_root(opts, choice.flavor, owner)?;
     let data = root.join("data");
     let log = root.join("server.log");
     let socket = root.join("mysqld.sock");
@@ -213,6 +213,7 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
         config_text,
         opts.keep,
     );
+    m.swept = swept;
     let defaults = format!("--defaults-file={}", cnf.display());
     // A temporary directory of its own: a server starting removes every `#sql*` file
     // in its tmpdir as its own leftovers, so two servers sharing /tmp (tests run in

@@ -186,6 +186,9 @@ pub struct Managed {
     /// Directories of the server's outside its root (PostgreSQL's WAL under `--waldir`),
     /// removed with it.
     pub wal_dir: Option<PathBuf>,
+    /// Directories a killed plumb left where this one was made, removed (their servers
+    /// stopped) before it started: the caller tells the user.
+    pub swept: Vec<PathBuf>,
 }
 
 /// How a server is started again on its own data.
@@ -231,6 +234,7 @@ impl Managed {
             stopped: false,
             relaunch: None,
             wal_dir: None,
+            swept: Vec::new(),
         }
     }
 
@@ -412,12 +416,13 @@ pub fn log_tail(path: &Path, n: usize) -> Vec<String> {
 }
 
 /// A fresh directory for a server's files, traversable by the server's user, and owned
-/// by it when plumb runs as root (the server writes its socket and log there).
+/// by it when plumb runs as root (the server writes its socket and log there); with
+/// the directories of killed plumbs it removed first.
 pub(crate) fn make_root(
     opts: &StartOptions,
     flavor: Flavor,
     owner: Option<(u32, u32)>,
-) -> Result<PathBuf, SqlError> {
+) -> Result<(PathBuf, Vec<PathBuf>), SqlError> {
     let parent = opts
         .dir
         .clone()
@@ -426,12 +431,7 @@ pub(crate) fn make_root(
         SqlError::Input(format!("--dir {}: cannot create it: {e}", parent.display()))
     })?;
     // Servers a killed plumb left running here are stopped and their files removed.
-    for gone in plumb_store::owner::sweep_with(&parent, &kill_orphan_server) {
-        eprintln!(
-            "plumb: removed {} and stopped its server, left by a plumb that was killed",
-            gone.display()
-        );
-    }
+    let swept = plumb_store::owner::sweep_with(&parent, &kill_orphan_server);
     let dir = tempfile::Builder::new()
         .prefix(&format!("plumb-{}-", flavor.name()))
         .tempdir_in(&parent)
@@ -448,7 +448,7 @@ pub(crate) fn make_root(
     if let Some((uid, gid)) = owner {
         chown(&dir, uid, gid)?;
     }
-    Ok(dir)
+    Ok((dir, swept))
 }
 
 /// Stops, with SIGKILL, the server whose files are in `root` (its pid file names it),

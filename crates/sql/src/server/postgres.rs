@@ -196,7 +196,7 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
         None => for_this_release(&config_text, &known_settings(&bin)),
         Some(_) => config_text,
     };
-    let root = make_root(opts, Flavor::Postgres, owner)?;
+    let (root, swept) = make_root(opts, Flavor::Postgres, owner)?;
     let data = root.join("data");
     let log = root.join("server.log");
     // From here on the directory is the server's: a failure removes it (unless kept).
@@ -215,6 +215,7 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
         config_text,
         opts.keep,
     );
+    m.swept = swept;
     let user = "postgres";
     let mut initdb = command_as(user, &bin.join("initdb"));
     if let Some(parent) = &opts.waldir {

@@ -330,11 +330,7 @@ fn measure(
         if let Some(e) = &out.error {
             progress.note(&format!("step {} failed: {e}", step.name));
         }
-        if out.status == StepStatus::Interrupted
-            || interrupt.load(Ordering::Relaxed)
-            || server_died
-            || (out.status == StepStatus::Failed && !out.verification_failed)
-        {
+        if out.ends_run(interrupt) || server_died {
             break;
         }
     }

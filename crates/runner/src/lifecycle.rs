@@ -597,11 +597,7 @@ impl Lifecycle<'_> {
                 }
                 _ => out,
             };
-            let engine_broken = out.status == StepStatus::Failed && !out.verification_failed;
-            if out.status == StepStatus::Interrupted
-                || engine_broken // later steps would measure a broken state
-                || self.interrupt.load(Ordering::Relaxed)
-            {
+            if out.ends_run(self.interrupt) {
                 break;
             }
         }

@@ -66,6 +66,19 @@ pub struct StepOutcome {
     pub histograms: Option<StepHistograms>,
 }
 
+impl StepOutcome {
+    /// Whether a run ends after this step: it was interrupted (or Ctrl-C came since), or
+    /// it failed with its subject broken, so later steps would measure a broken state. A
+    /// failed verification leaves the subject working: later steps run, and are checked
+    /// too. Every family stops by this one rule, adding only reasons of its own (a
+    /// server that died).
+    pub fn ends_run(&self, interrupt: &AtomicBool) -> bool {
+        self.status == StepStatus::Interrupted
+            || interrupt.load(std::sync::atomic::Ordering::Relaxed)
+            || (self.status == StepStatus::Failed && !self.verification_failed)
+    }
+}
+
 /// A step's latency histograms: one per interval (as `intervals`) and the whole step's.
 #[derive(Debug, Clone, Default)]
 pub struct StepHistograms {
@@ -481,5 +494,32 @@ fn run_maintenance(
         },
         intervals: Vec::new(),
         profile: None,
+    }
+}
+
+#[cfg(test)]
+mod stop_rule {
+    use super::*;
+
+    fn ended(status: StepStatus, verification_failed: bool) -> StepOutcome {
+        let mut out = refused(plumb_core::TargetError::Unsupported {
+            engine: "test",
+            op: "nothing",
+        });
+        (out.status, out.verification_failed) = (status, verification_failed);
+        out
+    }
+
+    #[test]
+    fn a_run_ends_on_an_interrupt_or_a_broken_subject_but_not_a_failed_check() {
+        let quiet = AtomicBool::new(false);
+        assert!(!ended(StepStatus::Ok, false).ends_run(&quiet));
+        assert!(ended(StepStatus::Interrupted, false).ends_run(&quiet));
+        assert!(ended(StepStatus::Failed, false).ends_run(&quiet));
+        // Wrong values read: the engine still works, the next steps run.
+        assert!(!ended(StepStatus::Failed, true).ends_run(&quiet));
+        let ctrl_c = AtomicBool::new(true);
+        assert!(ended(StepStatus::Ok, false).ends_run(&ctrl_c));
+        assert!(ended(StepStatus::Failed, true).ends_run(&ctrl_c));
     }
 }

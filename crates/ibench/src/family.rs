@@ -53,19 +53,8 @@ fn run_embedded(
         .root
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from("/var/tmp"));
-    std::fs::create_dir_all(&root).with_context(|| format!("making {}", root.display()))?;
-    for gone in plumb_store::owner::sweep(&root) {
-        notes.note(&format!(
-            "removed {}, left by a plumb that was killed",
-            gone.display()
-        ));
-    }
-    let dir = tempfile::Builder::new()
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .prefix(&format!("plumb-ib-{}-", spec.name()))
-        .tempdir_in(&root)
-        .with_context(|| format!("making a directory in {}", root.display()))?;
-    plumb_store::owner::claim(dir.path());
+    let dir =
+        plumb_runner::owned_dir::OwnedDir::make(&root, &format!("ib-{}", spec.name()), notes)?;
     // This process holds the engine: it goes into the limit before the engine opens.
     let limit = plumb_runner::family::memory_limit(plan, "engine")?;
     if let Some(l) = &limit {
@@ -105,15 +94,7 @@ fn run_embedded(
     );
     drop(table);
     drop(limit);
-    // The directory goes (or is kept) before its owner marker, so a kill between the
-    // two never leaves an unmarked directory.
-    let path = dir.path().to_path_buf();
-    if keep {
-        notes.note(&format!("kept {}", dir.keep().display()));
-    } else {
-        let _ = dir.close();
-    }
-    plumb_store::owner::release(&path);
+    dir.finish(keep, notes);
     out
 }
 

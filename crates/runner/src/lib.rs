@@ -9,6 +9,7 @@ pub mod histogram;
 pub mod kernel;
 pub mod lifecycle;
 pub mod metrics;
+pub mod owned_dir;
 pub mod pacing;
 pub mod payload;
 pub mod recording;

@@ -5,6 +5,7 @@
 //! nowhere else.
 
 use crate::config::{KeySpace, StepConfig};
+use crate::owned_dir::{DirError, OwnedDir};
 use crate::recording::Recording;
 use crate::step::{run_step, Progress, RunContext, StepOutcome};
 use plumb_core::{RunStatus, StepStatus};
@@ -24,15 +25,8 @@ pub enum LifecycleError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// A data directory could not be made or used.
-    #[error("{what} {path}: {source}")]
-    Dir {
-        /// What the directory is for.
-        what: &'static str,
-        /// The directory.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Dir(#[from] crate::owned_dir::DirError),
     /// The engine refused to open.
     #[error("run {variant}: opening {engine}{}: {source}", dir.as_ref().map(|d| format!(" in {}", d.display())).unwrap_or_default())]
     Open {
@@ -245,7 +239,7 @@ pub struct BatchOutcome {
 enum DataDir {
     None,
     Given(PathBuf),
-    Temp(tempfile::TempDir),
+    Temp(OwnedDir),
 }
 
 impl DataDir {
@@ -425,36 +419,18 @@ impl Lifecycle<'_> {
         match policy {
             DirPolicy::Fresh { root, .. } => {
                 let root = root.clone().unwrap_or_else(std::env::temp_dir);
-                std::fs::create_dir_all(&root).map_err(|source| LifecycleError::Dir {
-                    what: "data root",
-                    path: root.clone(),
-                    source,
-                })?;
-                // Directories a killed plumb left here go first.
-                for gone in plumb_store::owner::sweep(&root) {
-                    self.progress.note(&format!(
-                        "removed {}, left by a plumb that was killed",
-                        gone.display()
-                    ));
-                }
-                let t = tempfile::Builder::new()
-                    .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-                    .prefix(&format!("plumb-{}-", sanitize(&plan.suite)))
-                    .tempdir_in(&root)
-                    .map_err(|source| LifecycleError::Dir {
-                        what: "creating a data dir in",
-                        path: root.clone(),
-                        source,
-                    })?;
-                plumb_store::owner::claim(t.path());
-                Ok(DataDir::Temp(t))
+                Ok(DataDir::Temp(OwnedDir::make(
+                    &root,
+                    &sanitize(&plan.suite),
+                    self.progress,
+                )?))
             }
             DirPolicy::Given { dir, existing } => {
                 if *existing || total == 1 {
                     return Ok(DataDir::Given(dir.clone()));
                 }
                 let sub = dir.join(format!("rep-{index}"));
-                std::fs::create_dir(&sub).map_err(|source| LifecycleError::Dir {
+                std::fs::create_dir(&sub).map_err(|source| DirError {
                     what: "creating",
                     path: sub.clone(),
                     source,
@@ -605,18 +581,8 @@ impl Lifecycle<'_> {
         drop(target);
         drop(limit);
         if let DataDir::Temp(t) = dir {
-            // The directory goes (or is kept) before its owner marker: a kill between
-            // the two leaves a marker the next sweep clears, never an unmarked directory
-            // no sweep would touch.
-            let path = t.path().to_path_buf();
-            if matches!(policy, DirPolicy::Fresh { keep: true, .. }) {
-                let kept = t.keep();
-                self.progress
-                    .note(&format!("kept data dir {}", kept.display()));
-            } else {
-                let _ = t.close();
-            }
-            plumb_store::owner::release(&path);
+            let keep = matches!(policy, DirPolicy::Fresh { keep: true, .. });
+            t.finish(keep, self.progress);
         }
         let stored = self.store.run(run_id)?;
         self.observer.run_finished(&stored, self.store);

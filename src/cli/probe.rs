@@ -2,7 +2,6 @@
 //! rate, disk) and keep the headline figures as this host's ceilings. A probe is stored
 //! as an ordinary run (engine `probe`) so `plumb show` and reports read it like any other.
 
-use super::provenance::now;
 use super::StoreArg;
 use anyhow::Context;
 use comfy_table::Table;
@@ -13,7 +12,7 @@ use plumb_plan::{
     Family, HostSpec, ProbeParams, ProbeWork, RunPlan, Subject, TargetPlan, WorkloadPlan,
 };
 use plumb_report::{fixed, sig};
-use plumb_store::{NewRun, Store};
+use plumb_store::Store;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -110,17 +109,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     // The process-wide flag: the running step stops, the probe file is removed on the way
     // out. set_handler fails if a handler is already installed; that one stays.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
-    let prov = super::execute::provenance(a.tag.clone());
-    let run = NewRun {
-        tag: prov.tag,
-        command: prov.command,
-        plumb_version: prov.plumb_version,
-        git_hash: prov.git_hash,
-        started_at: now(),
-        plan: serde_json::to_value(&plan).ok(),
-        plan_hash: Some(plan.hash()),
-        ..NewRun::default()
-    };
+    let run = super::execute::provenance(a.tag.clone()).run_of(&plan, None);
     let out = probe::measure(
         &mut store,
         run,

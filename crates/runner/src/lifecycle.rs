@@ -111,6 +111,27 @@ pub struct Provenance {
     pub tag: Option<String>,
 }
 
+impl Provenance {
+    /// The row every planned run starts from, whichever family runs it: who ran it and
+    /// with which plumb, the plan with its hash and seed, its suite. The family adds what
+    /// it measures (engine, release, options); nothing else writes these fields.
+    pub fn run_of(&self, plan: &RunPlan, suite_id: Option<i64>) -> NewRun {
+        NewRun {
+            tag: self.tag.clone(),
+            command: self.command.clone(),
+            workload: plan.workload.name.clone(),
+            plumb_version: self.plumb_version.clone(),
+            git_hash: self.git_hash.clone(),
+            seed: plan.seed,
+            started_at: now(),
+            suite_id,
+            plan: serde_json::to_value(plan).ok(),
+            plan_hash: Some(plan.hash()),
+            ..NewRun::default()
+        }
+    }
+}
+
 /// Told as runs start and end, for progress and printing.
 pub trait Observer {
     /// A run is about to run its first step: its place in the plan, its id, where its
@@ -372,19 +393,7 @@ impl Lifecycle<'_> {
             DirPolicy::Fresh { root, keep } => (root.clone(), *keep),
             DirPolicy::Given { dir, .. } => (Some(dir.clone()), true),
         };
-        let run = NewRun {
-            tag: self.provenance.tag.clone(),
-            command: self.provenance.command.clone(),
-            workload: plan.workload.name.clone(),
-            plumb_version: self.provenance.plumb_version.clone(),
-            git_hash: self.provenance.git_hash.clone(),
-            seed: plan.seed,
-            started_at: now(),
-            suite_id: b.suite_id,
-            plan: serde_json::to_value(plan).ok(),
-            plan_hash: Some(plan.hash()),
-            ..NewRun::default()
-        };
+        let run = self.provenance.run_of(plan, b.suite_id);
         driver.run(
             plan,
             Slot {
@@ -495,20 +504,10 @@ impl Lifecycle<'_> {
         let crate::begin::Begun { mut rec, disk, .. } = crate::begin::begin_run(
             self.store,
             NewRun {
-                tag: self.provenance.tag.clone(),
-                command: self.provenance.command.clone(),
-                workload: plan.workload.name.clone(),
                 engine: target.name().to_string(),
                 engine_version: target.version(),
-                plumb_version: self.provenance.plumb_version.clone(),
-                git_hash: self.provenance.git_hash.clone(),
                 options: recorded_options(plan, engine, work, target.as_ref(), limit.as_ref()),
-                seed: plan.seed,
-                started_at: now(),
-                suite_id,
-                plan: serde_json::to_value(plan).ok(),
-                plan_hash: Some(plan.hash()),
-                ..NewRun::default()
+                ..self.provenance.run_of(plan, suite_id)
             },
             plan,
             crate::begin::DataPlace {

@@ -243,7 +243,6 @@ pub fn run_batch_until(
         Some((id, d, g)) => (Some(id), d, g),
         None => (None, HashSet::new(), HashMap::new()),
     };
-    let mut driver = super::families::driver(extras);
     let mut life = Lifecycle {
         store,
         hw: &hw,
@@ -258,7 +257,9 @@ pub fn run_batch_until(
             dir: d.path(),
             kind,
         }),
-        driver: Some(&mut driver),
+        families: super::families::TABLE,
+        extras,
+        elsewhere: Some(super::families::ELSEWHERE),
     };
     let out = life.run_batch(&Batch {
         runs,

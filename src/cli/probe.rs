@@ -2,16 +2,18 @@
 //! rate, disk) and keep the headline figures as this host's ceilings. A probe is stored
 //! as an ordinary run (engine `probe`) so `plumb show` and reports read it like any other.
 
+use super::execute::INTERRUPTED;
 use super::StoreArg;
 use anyhow::Context;
 use comfy_table::Table;
 use plumb_core::RunStatus;
 use plumb_hwprobe::family as probe;
-use plumb_hwprobe::{ProbeReport, INTERRUPTED};
+use plumb_hwprobe::ProbeReport;
 use plumb_plan::{
     Family, HostSpec, ProbeParams, ProbeWork, RunPlan, Subject, TargetPlan, WorkloadPlan,
 };
 use plumb_report::{fixed, sig};
+use plumb_runner::{Lifecycle, Subject as _};
 use plumb_store::Store;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -109,21 +111,28 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     // The process-wide flag: the running step stops, the probe file is removed on the way
     // out. set_handler fails if a handler is already installed; that one stays.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
-    let run = super::execute::provenance(a.tag.clone()).run_of(&plan, None);
-    let out = probe::measure(
-        &mut store,
-        run,
-        &plan,
-        (which, a.params.quick),
-        &p,
-        if a.json {
+    let provenance = super::execute::provenance(a.tag.clone());
+    let run = provenance.run_of(&plan, None);
+    let mut out = probe::Probes::new(which, a.params.quick, p, true);
+    let no_hw = Err("not read by the probes".to_string());
+    let (run_id, status) = Lifecycle {
+        store: &mut store,
+        hw: &no_hw,
+        interrupt: &INTERRUPTED,
+        progress: if a.json {
             &plumb_runner::NoProgress
         } else {
             &super::progress::Quiet
         },
-        None,
-    )?;
-    let run_id = out.run_id;
+        observer: &mut Unannounced,
+        provenance,
+        profile: None,
+        families: &[],
+        extras: Default::default(),
+        elsewhere: None,
+    }
+    .run_subject(&plan, &mut out, None, run, None)?;
+    out.close(false)?;
     let stored = store.run(run_id).context("reading the run back")?;
     let all = &out.report;
     if a.json {
@@ -152,7 +161,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     if let Some(e) = out.setup_error {
         return Err(anyhow::Error::new(e).context(format!("run {run_id}: disk probe")));
     }
-    Ok(match out.status {
+    Ok(match status {
         RunStatus::Ok | RunStatus::Running => ExitCode::SUCCESS,
         RunStatus::Interrupted => {
             eprintln!(
@@ -172,6 +181,11 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         }
     })
 }
+
+/// `plumb probe` on its own is one run, not a batch: nothing to announce.
+struct Unannounced;
+
+impl plumb_runner::Observer for Unannounced {}
 
 fn table(header: &[&str]) -> Table {
     plumb_report::table_left(header)

@@ -9,10 +9,10 @@
 use anyhow::{bail, Context};
 use plumb_core::RunStatus;
 use plumb_plan::RunPlan;
-use plumb_runner::Slot;
+use plumb_runner::family::HandedOver;
 
 /// Runs `plan` in the plumb of its release; returns the stored run's id and status.
-pub fn run(plan: &RunPlan, slot: Slot<'_>) -> anyhow::Result<(i64, RunStatus)> {
+pub fn run(plan: &RunPlan, slot: HandedOver<'_>) -> anyhow::Result<(i64, RunStatus)> {
     let (Some(release), Some(engine)) = (&plan.target.release, plan.target.engine_spec()) else {
         bail!("target {:?} names no engine release", plan.target.name);
     };
@@ -25,7 +25,7 @@ pub fn run(plan: &RunPlan, slot: Slot<'_>) -> anyhow::Result<(i64, RunStatus)> {
     let (plan_file, id_file) = (tmp.path().join("plan.json"), tmp.path().join("run-id"));
     std::fs::write(&plan_file, serde_json::to_string(plan)?)
         .with_context(|| format!("writing {}", plan_file.display()))?;
-    slot.progress.note(&format!(
+    slot.notes.note(&format!(
         "{} runs in {} (built against {} {release})",
         plan.variant,
         bin.display(),
@@ -75,26 +75,20 @@ pub fn run(plan: &RunPlan, slot: Slot<'_>) -> anyhow::Result<(i64, RunStatus)> {
         .store
         .run(id)
         .with_context(|| format!("reading run {id}, stored by {}", bin.display()))?;
-    let run_status = stored.run.status;
-    slot.observer.run_finished(&stored, slot.store);
-    Ok((id, run_status))
+    Ok((id, stored.run.status))
 }
 
-/// Plans whose target names another build of its engine, run by that build: first in
-/// the binary's table of families, so it is asked before the family of the plan.
-pub struct ReleaseFamily;
+/// Plans whose target names another build of its engine, run by that build: asked
+/// before the families, so a plan for `rocksdb@8.5.3` goes to that build whatever its
+/// family.
+pub struct ReleaseBuild;
 
-impl plumb_runner::family::Family for ReleaseFamily {
+impl plumb_runner::family::HandOver for ReleaseBuild {
     fn takes(&self, plan: &RunPlan) -> bool {
         !plan.target.runs_in_this_build()
     }
 
-    fn run(
-        &self,
-        plan: &RunPlan,
-        _extras: &plumb_runner::family::Extras,
-        slot: Slot<'_>,
-    ) -> anyhow::Result<(i64, RunStatus)> {
-        run(plan, slot)
+    fn run(&self, plan: &RunPlan, to: HandedOver<'_>) -> anyhow::Result<(i64, RunStatus)> {
+        run(plan, to)
     }
 }

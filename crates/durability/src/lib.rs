@@ -10,10 +10,11 @@ pub mod server;
 pub mod trial;
 
 use anyhow::Context;
-use plumb_core::{RunStatus, StepStatus, StepSummary};
-use plumb_plan::{DurabilityWork, RunPlan, Subject};
-use plumb_runner::Slot;
-use plumb_store::{Kind, StepRecord};
+use plumb_core::{StepStatus, StepSummary};
+use plumb_plan::{Cut, DurabilityMode, DurabilityWork, RunPlan, Subject};
+use plumb_runner::{Header, Place, StepOutcome, Steps};
+use plumb_store::Kind;
+use plumb_targets::EngineSpec;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -31,14 +32,14 @@ fn options(work: &DurabilityWork) -> BTreeMap<String, String> {
     o
 }
 
-/// The store's record of one step from what its trials found.
-fn record(
-    name: String,
+/// One step's outcome from what its trials found: failed when a mode that promises
+/// durability lost or changed a write (a verification failure: the target still works,
+/// so the next mode is tried too).
+fn outcome(
     d: plumb_core::DurabilitySummary,
-    config: serde_json::Value,
     (started, start, ended): (SystemTime, Instant, SystemTime),
     interrupted: bool,
-) -> StepRecord {
+) -> StepOutcome {
     let promised = plumb_plan::DurabilityMode::parse_list(&d.mode)
         .map(|m| m.iter().any(|m| m.promises()))
         .unwrap_or(false);
@@ -51,15 +52,12 @@ fn record(
         StepStatus::Ok
     };
     let secs = start.elapsed().as_secs_f64();
-    StepRecord {
-        seq: 0, // given by the recording
-        name,
-        kind: Kind::Durability,
+    StepOutcome {
         status,
         error: broken.then(|| d.verdict.clone()),
-        started_at: plumb_runner::lifecycle::rfc3339(started),
-        ended_at: plumb_runner::lifecycle::rfc3339(ended),
-        config,
+        verification_failed: broken,
+        started,
+        ended,
         summary: StepSummary {
             ops: d.acknowledged,
             secs,
@@ -71,18 +69,33 @@ fn record(
             durability: Some(d),
             ..StepSummary::default()
         },
+        intervals: Vec::new(),
+        profile: None,
+        histograms: None,
     }
 }
 
-/// Runs `plan` (`work` on its target) inside the lifecycle: the run is begun in the
-/// store before the first trial (for a server, once its first server runs and its
-/// release is known), each step stored as it ends; Ctrl-C lets the trial under way end
-/// and stores the run as interrupted.
-pub fn run(
-    plan: &RunPlan,
-    work: &DurabilityWork,
-    mut slot: Slot<'_>,
-) -> anyhow::Result<(i64, RunStatus)> {
+/// A durability run's target and its trials' order: each mode × cut is a step.
+struct Trials<'p> {
+    plan: &'p RunPlan,
+    work: &'p DurabilityWork,
+    steps: Vec<(DurabilityMode, Option<EngineSpec>, Cut)>,
+    root: PathBuf,
+    moments: trial::Moments,
+    /// A server's release is known once it runs: the first step's server starts
+    /// before the run is begun, so the run records it.
+    first_server: Option<server::Started>,
+    engine: String,
+    version: String,
+}
+
+/// Checks `plan` and brings its first target up: the engine as the writer opens it in
+/// each mode, a server's first instance (for its release).
+fn prepare<'p>(
+    plan: &'p RunPlan,
+    work: &'p DurabilityWork,
+    place: &Place<'_>,
+) -> anyhow::Result<Trials<'p>> {
     let cuts = work
         .params
         .validate()
@@ -90,7 +103,6 @@ pub fn run(
     if let Some(why) = plumb_plan::durability::refused(&plan.target.subject, work) {
         anyhow::bail!("target {:?}: {why}", plan.target.name);
     }
-    // The engine as the writer opens it in each mode, checked before anything runs.
     let specs = match &plan.target.subject {
         Subject::Engine(e) => {
             e.check_built_in()?;
@@ -107,84 +119,126 @@ pub fn run(
             plan.target.name
         ),
     };
-    let (interrupt, notes) = (slot.interrupt, slot.progress);
-    let root = slot
+    let root = place
         .root
         .clone()
         .unwrap_or_else(|| PathBuf::from("/var/tmp"));
     std::fs::create_dir_all(&root).with_context(|| format!("--dir: making {}", root.display()))?;
     if cuts.iter().any(|c| c.powered()) {
         for gone in plumb_powercut::sweep_stale(&root) {
-            notes.note(&format!(
+            place.notes.note(&format!(
                 "unmounted {}, a power-cut mount left by a plumb that was killed",
                 gone.display()
             ));
         }
     }
-    let mut moments = trial::Moments::new(plan.seed);
     let steps: Vec<_> = work
         .modes
         .iter()
-        .zip(&specs)
-        .flat_map(|(&mode, spec)| cuts.iter().map(move |&cut| (mode, spec.as_ref(), cut)))
+        .zip(specs)
+        .flat_map(|(&mode, spec)| cuts.iter().map(move |&cut| (mode, spec.clone(), cut)))
         .collect();
     if steps.is_empty() {
         anyhow::bail!("target {:?}: no modes to try", plan.target.name);
     }
-    let context = |mode: plumb_plan::DurabilityMode, cut: plumb_plan::Cut| {
-        format!("{} {} --cut {}", plan.target.name, mode.name(), cut.name())
+    let mut t = Trials {
+        plan,
+        work,
+        steps,
+        root,
+        moments: trial::Moments::new(plan.seed),
+        first_server: None,
+        engine: String::new(),
+        version: String::new(),
     };
-    // A server's release is known once it runs: the first step's server starts before
-    // the run is begun, so the run records it.
-    let mut first_server = None;
-    let (engine, version) = match &plan.target.subject {
+    (t.engine, t.version) = match &plan.target.subject {
         Subject::Server(s) => {
-            let (mode, _, cut) = steps[0];
-            let up = server::start(s, cut, &root).with_context(|| context(mode, cut))?;
+            let (mode, _, cut) = t.steps[0];
+            let up = server::start(s, cut, &t.root).with_context(|| t.context(mode, cut))?;
             let v = up.version();
-            first_server = Some(up);
+            t.first_server = Some(up);
             (engine_label(s), v)
         }
         Subject::Engine(e) => (e.name().to_string(), e.version()),
         Subject::Host(_) => unreachable!("refused above"),
     };
-    let (mut rec, _) = slot.begin(
-        plan,
-        plumb_runner::family::RunHeader {
-            engine,
-            version,
-            options: options(work),
-            data_dir: Some(root.clone()),
-        },
-    )?;
-    let run_id = rec.id();
-    notes.note(&format!(
-        "run {run_id}: durability of {} ({}), {} kills per step, seed {}",
-        plan.target.name,
-        work.step_names().join(", "),
-        work.params.kills,
-        plan.seed
-    ));
-    for (mode, spec, cut) in steps {
-        if interrupt.load(Ordering::Relaxed) {
-            break;
-        }
+    Ok(t)
+}
+
+impl Trials<'_> {
+    fn context(&self, mode: DurabilityMode, cut: Cut) -> String {
+        format!(
+            "{} {} --cut {}",
+            self.plan.target.name,
+            mode.name(),
+            cut.name()
+        )
+    }
+}
+
+impl plumb_runner::Subject for Trials<'_> {
+    fn header(&mut self) -> anyhow::Result<Header> {
+        Ok(Header {
+            engine: self.engine.clone(),
+            version: self.version.clone(),
+            options: options(self.work),
+            place: plumb_runner::begin::DataPlace {
+                dir: Some(self.root.clone()),
+                ..Default::default()
+            },
+            ..Header::default()
+        })
+    }
+
+    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> anyhow::Result<()> {
+        steps.notes.note(&format!(
+            "run {}: durability of {} ({}), {} kills per step, seed {}",
+            steps.run_id,
+            self.plan.target.name,
+            self.work.step_names().join(", "),
+            self.work.params.kills,
+            self.plan.seed
+        ));
+        Ok(())
+    }
+
+    fn steps(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .map(|(mode, _, cut)| format!("{}.{}", mode.name(), cut.name()))
+            .collect()
+    }
+
+    fn drops_caches_before(&self, _i: usize) -> bool {
+        false
+    }
+
+    fn run_at(
+        &mut self,
+        i: usize,
+        name: &str,
+        _pace: Option<plumb_runner::subject::Pace>,
+        steps: &mut Steps<'_, '_>,
+    ) -> anyhow::Result<StepOutcome> {
+        let (mode, cut) = (self.steps[i].0, self.steps[i].2);
+        let (plan, p) = (self.plan, &self.work.params);
         let (started, start) = (SystemTime::now(), Instant::now());
-        let d = match (&plan.target.subject, spec) {
+        let d = match (&plan.target.subject, &self.steps[i].1) {
             (Subject::Server(s), _) => {
-                let up = match first_server.take() {
+                let up = match self.first_server.take() {
                     Some(up) => up,
-                    None => server::start(s, cut, &root).with_context(|| context(mode, cut))?,
+                    None => server::start(s, cut, &self.root)
+                        .with_context(|| self.context(mode, cut))?,
                 };
                 server::trials(
                     up,
                     (&plan.target.name, mode),
-                    (work.params.kills, work.params.max_ms, plan.seed),
-                    &mut moments,
-                    interrupt,
-                    notes,
+                    (p.kills, p.max_ms, plan.seed),
+                    &mut self.moments,
+                    steps.interrupt,
+                    steps.notes,
                 )
-                .with_context(|| context(mode, cut))?
+                .with_context(|| self.context(mode, cut))?
             }
             (_, Some(spec)) => engine::trials(
                 &engine::Step {
@@ -192,39 +246,36 @@ pub fn run(
                     spec,
                     mode,
                     cut,
-                    kills: work.params.kills,
-                    max_ms: work.params.max_ms,
+                    kills: p.kills,
+                    max_ms: p.max_ms,
                     seed: plan.seed,
                 },
-                &mut moments,
-                &root,
-                interrupt,
-                notes,
+                &mut self.moments,
+                &self.root,
+                steps.interrupt,
+                steps.notes,
             )
-            .with_context(|| context(mode, cut))?,
+            .with_context(|| self.context(mode, cut))?,
             (_, None) => unreachable!("an engine has its spec for each mode"),
         };
         let config = serde_json::json!({
             "mode": mode.name(),
             "cut": cut.name(),
-            "kills": work.params.kills,
-            "max_ms": work.params.max_ms,
+            "kills": p.kills,
+            "max_ms": p.max_ms,
             "seed": plan.seed.to_string(),
         });
-        let step = record(
-            format!("{}.{}", mode.name(), cut.name()),
-            d,
-            config,
-            (started, start, SystemTime::now()),
-            interrupt.load(Ordering::Relaxed),
-        );
-        rec.step(step, &[])?;
+        let interrupted = steps.interrupt.load(Ordering::Relaxed);
+        let out = outcome(d, (started, start, SystemTime::now()), interrupted);
+        steps.store(name, Kind::Durability, &out, config)?;
+        Ok(out)
     }
-    // Interrupted while the first server started: it stops here, its files go.
-    drop(first_server);
-    let status = rec.finish(interrupt.load(Ordering::Relaxed))?;
-    slot.finished(run_id).context("reading the run back")?;
-    Ok((run_id, status))
+
+    fn close(&mut self, _keep: bool) -> anyhow::Result<Option<PathBuf>> {
+        // Interrupted while the first server started: it stops here, its files go.
+        self.first_server = None;
+        Ok(None)
+    }
 }
 
 /// A managed server's name in the store, as the other families store it: postgres,
@@ -236,7 +287,10 @@ fn engine_label(s: &plumb_plan::ServerSpec) -> String {
 }
 
 /// The durability trials on an engine that keeps files or a server plumb starts, as
-/// the binary's table of families registers it.
+/// the binary's table of families registers it: the run is begun before the first
+/// trial (for a server, once its first server runs and its release is known), each
+/// step stored as it ends; Ctrl-C lets the trial under way end and stores the run as
+/// interrupted.
 pub struct DurabilityFamily;
 
 impl plumb_runner::family::Family for DurabilityFamily {
@@ -244,15 +298,15 @@ impl plumb_runner::family::Family for DurabilityFamily {
         matches!(plan.workload.family, plumb_plan::Family::Durability(_))
     }
 
-    fn run(
+    fn prepare<'p>(
         &self,
-        plan: &RunPlan,
-        _extras: &plumb_runner::family::Extras,
-        slot: Slot<'_>,
-    ) -> anyhow::Result<(i64, RunStatus)> {
+        plan: &'p RunPlan,
+        _extras: &'p plumb_runner::family::Extras,
+        place: &Place<'_>,
+    ) -> anyhow::Result<Box<dyn plumb_runner::Subject + 'p>> {
         let plumb_plan::Family::Durability(work) = &plan.workload.family else {
-            anyhow::bail!("not a durability plan");
+            return Err(plumb_runner::subject::not_mine(plan, "durability"));
         };
-        run(plan, work, slot)
+        Ok(Box::new(prepare(plan, work, place)?))
     }
 }

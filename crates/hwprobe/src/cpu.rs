@@ -89,14 +89,14 @@ pub fn frequency_changed(samples: &[f64]) -> bool {
 }
 
 /// Runs the CPU probe: one `cpuops.tN` step per thread count.
-pub fn run(o: &CpuOptions) -> ProbeReport {
+pub fn run(o: &CpuOptions, stop: &std::sync::atomic::AtomicBool) -> ProbeReport {
     let mut rep = ProbeReport::default();
     let mut freq_samples = Vec::new();
     let (f, source) = frequencies();
     freq_samples.extend(f);
     let mut per_core_1 = None;
     for &t in &o.threads {
-        if crate::interrupted() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
         // An op of the kernel is a block of 1024 hashes, not timed one by one.
@@ -104,6 +104,7 @@ pub fn run(o: &CpuOptions) -> ProbeReport {
             t,
             Duration::from_secs_f64(o.secs),
             None,
+            stop,
             |lane: &Lane<'_>| {
                 let mut rng = Rng::new(lane.index() as u64);
                 let mut key: [u64; 8] = std::array::from_fn(|_| rng.next_u64());
@@ -202,10 +203,13 @@ mod tests {
 
     #[test]
     fn quick_probe_measures_each_thread_count() {
-        let r = run(&CpuOptions {
-            threads: vec![1, 2],
-            secs: 0.3,
-        });
+        let r = run(
+            &CpuOptions {
+                threads: vec![1, 2],
+                secs: 0.3,
+            },
+            &std::sync::atomic::AtomicBool::new(false),
+        );
         assert_eq!(r.steps.len(), 2);
         assert!(r.steps.iter().all(|s| s.summary.ops > 0));
         // Each step and second says what the host did beside the probe, over a window

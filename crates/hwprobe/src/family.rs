@@ -5,16 +5,15 @@
 
 use crate::judged::Judged;
 use crate::rated::{self, Rated, StepView};
-use crate::{cpu, disk, mem, plan, ProbeReport, INTERRUPTED};
-use anyhow::Context;
-use plumb_core::RunStatus;
-use plumb_plan::{ProbeParams, ProbeWork, RunPlan};
-use plumb_runner::begin::{begin_run, Announce, DataPlace};
-use plumb_runner::{Recording, Slot};
-use plumb_store::{NewRun, StepRecord, Store};
+use crate::{cpu, disk, mem, plan, ProbeReport};
+use plumb_core::StepStatus;
+use plumb_plan::{ProbeParams, RunPlan};
+use plumb_runner::begin::DataPlace;
+use plumb_runner::{Header, Place, StepOutcome, Steps, Subject};
+use plumb_store::StepRecord;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::Path;
+use std::sync::atomic::Ordering;
 
 /// What each probe will do, checked before the store is touched or a byte written.
 pub struct Plans {
@@ -202,13 +201,16 @@ fn join(v: &[usize]) -> String {
         .join(",")
 }
 
-/// What a probe run measured.
-pub struct Outcome {
-    /// The stored run.
-    pub run_id: i64,
-    /// How it ended.
-    pub status: RunStatus,
-    /// Its steps, ceilings and notes.
+/// The probes of one run, checked, with what they measured so far: the subject the
+/// lifecycle runs for a suite's `probe` workload and for `plumb probe`, which reads
+/// the report, the verdicts and a disk probe's setup error back from it.
+pub struct Probes {
+    which: String,
+    quick: bool,
+    plans: Plans,
+    /// Say the run's first line (no observer announced it).
+    say_start: bool,
+    /// Each probe's steps, ceilings and notes, in the order they ran.
     pub report: ProbeReport,
     /// The host's name the ceilings are kept under.
     pub hostname: String,
@@ -216,86 +218,37 @@ pub struct Outcome {
     pub setup_error: Option<crate::ProbeError>,
     /// Rated against measured, and the commit-rate check (empty without a disk probe).
     pub judged: Judged,
+    device: Option<String>,
 }
 
-/// Runs the probes of `plans`, storing a run from `run` (provenance, suite and plan
-/// filled in by the caller), each probe's steps as it ends, and the ceilings.
-/// `started` is told the run's id once its row exists, before the first probe.
-pub fn measure(
-    store: &mut Store,
-    run: NewRun,
-    plan: &RunPlan,
-    (which, quick): (&str, bool),
-    p: &Plans,
-    notes: &dyn plumb_runner::Progress,
-    announce: Option<Announce<'_>>,
-) -> anyhow::Result<Outcome> {
-    // An announced run was told to the observer; a bare one says its own first line.
-    let say_start = announce.is_none();
-    let raw_device = p.disk.as_ref().and_then(|d| d.opts.device.as_deref());
-    let begun = begin_run(
-        store,
-        NewRun {
-            workload: format!("probe {which}"),
-            engine: "probe".into(),
-            engine_version: env!("CARGO_PKG_VERSION").into(),
-            options: {
-                let mut o = options(which, quick, p);
-                o.extend(run.options.clone());
-                o
-            },
-            seed: 0,
-            ..run
-        },
-        plan,
-        DataPlace {
-            dir: p.disk_dir().map(Path::to_path_buf),
-            bytes: p.disk.as_ref().map(|d| d.size),
-            io_size_kb: p.disk.as_ref().map(|_| 1024),
-            device: raw_device.and_then(disk::device::kernel_name),
-        },
-        announce,
-    )?;
-    let (mut rec, host) = (begun.rec, begun.host);
-    let device = raw_device
-        .and_then(disk::device::kernel_name)
-        .or_else(|| begun.disk.map(|d| d.name().to_string()));
-    let hostname = host
-        .inventory
-        .hostname
-        .clone()
-        .unwrap_or_else(|| "unknown".into());
-    // A raw device's own sysfs facts; a directory's come from the host snapshot's chain.
-    let facts = match (raw_device, &device) {
-        (Some(_), Some(name)) => {
-            let f = disk::device::sysfs_facts(name);
-            let in_vm = host.inventory.virtualization.is_vm == Some(true);
-            let (class, from) =
-                crate::rated::class_from_sysfs(f.driver.as_deref(), f.rotational, in_vm);
-            crate::rated::DeviceFacts {
-                class,
-                class_from: format!("{name} ({from})"),
-                write_cache: f.write_cache,
-                ..Default::default()
-            }
+impl Probes {
+    /// The probes `which` with their checked `plans`; `say_start` when nothing else
+    /// announces the run.
+    pub fn new(which: &str, quick: bool, plans: Plans, say_start: bool) -> Probes {
+        Probes {
+            which: which.to_string(),
+            quick,
+            plans,
+            say_start,
+            report: ProbeReport::default(),
+            hostname: "unknown".into(),
+            setup_error: None,
+            judged: Judged::default(),
+            device: None,
         }
-        _ => crate::judged::facts_from_host(&host),
-    };
-    let run_id = rec.id();
-    if say_start {
-        notes.note(&format!(
-            "run {run_id}: probe {which}{} on {hostname}",
-            if quick {
-                " --quick (indicative figures)"
-            } else {
-                ""
-            },
-        ));
     }
-    let mut all = ProbeReport::default();
-    let keep = |rec: &mut Recording, r: ProbeReport, all: &mut ProbeReport| -> anyhow::Result<()> {
+
+    fn raw_device(&self) -> Option<&Path> {
+        self.plans
+            .disk
+            .as_ref()
+            .and_then(|d| d.opts.device.as_deref())
+    }
+
+    /// Stores one probe's steps as it ran, and keeps its report.
+    fn keep(&mut self, r: ProbeReport, steps: &mut Steps<'_, '_>) -> anyhow::Result<()> {
         for s in &r.steps {
-            rec.step(
+            steps.record(
                 StepRecord {
                     seq: 0, // given by the recording
                     name: s.name.clone(),
@@ -310,135 +263,185 @@ pub fn measure(
                 &s.intervals,
             )?;
         }
-        all.extend(r);
+        self.report.extend(r);
         Ok(())
-    };
-    let mut setup_error = None;
-    if let Some(m) = &p.mem {
-        notes.note(&format!("probe mem ({} thread counts)", m.threads.len()));
-        keep(&mut rec, mem::run(m), &mut all)?;
     }
-    if let Some(c) = p
-        .cpu
-        .as_ref()
-        .filter(|_| !INTERRUPTED.load(Ordering::Relaxed))
-    {
-        notes.note(&format!(
-            "probe cpu ({} thread counts × {} s)",
-            c.threads.len(),
-            c.secs
-        ));
-        keep(&mut rec, cpu::run(c), &mut all)?;
-    }
-    if let Some(d) = p
-        .disk
-        .as_ref()
-        .filter(|_| !INTERRUPTED.load(Ordering::Relaxed))
-    {
-        notes.note(&format!("probe disk: {}", d.size_why));
-        match disk::run(d) {
-            Ok(r) => keep(&mut rec, r, &mut all)?,
-            Err(e) => setup_error = Some(e),
-        }
-    }
-    let views: Vec<StepView> = all
-        .steps
-        .iter()
-        .map(|s| StepView {
-            name: &s.name,
-            config: &s.config,
-            summary: &s.summary,
-        })
-        .collect();
-    let judged = if p.disk.is_some() {
-        crate::judged::judge(p.rated.as_ref(), &views, facts)
-    } else {
-        Judged::default()
-    };
-    drop(views);
-    let extra = judged.options();
-    if !extra.is_empty() {
-        rec.store().add_options(run_id, &extra)?;
-    }
-    if !all.ceilings.is_empty() {
-        rec.store().add_ceilings(
-            run_id,
-            &hostname,
-            &plumb_runner::lifecycle::now(),
-            &all.ceilings,
-        )?;
-    }
-    if setup_error.is_some() {
-        rec.fail();
-    }
-    let status = rec.finish(INTERRUPTED.load(Ordering::Relaxed))?;
-    Ok(Outcome {
-        run_id,
-        status,
-        report: all,
-        hostname,
-        setup_error,
-        judged,
-    })
 }
 
-/// Runs a planned probe run inside the lifecycle (a suite, a rerun, a worker).
-pub fn run(
-    plan: &RunPlan,
-    work: &ProbeWork,
-    dir: Option<PathBuf>,
-    slot: Slot<'_>,
-) -> anyhow::Result<(i64, RunStatus)> {
-    // A block device is probed as named; no directory is involved.
-    let dir = if work.params.device.is_some() {
-        None
-    } else {
-        dir.or_else(|| slot.root.clone())
-    };
-    let p = plans(&work.which, &work.params, dir.as_deref())?;
-    let Slot {
-        store,
-        run,
-        group,
-        interrupt,
-        observer,
-        progress,
-        at,
-        ..
-    } = slot;
-    // The probes stop on their own flag: the lifecycle's Ctrl-C reaches it.
-    let done = AtomicBool::new(false);
-    let out = std::thread::scope(|s| {
-        s.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
-                if interrupt.load(Ordering::Relaxed) {
-                    INTERRUPTED.store(true, Ordering::Relaxed);
-                }
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-        });
-        let out = measure(
-            store,
-            run,
-            plan,
-            (&work.which, work.params.quick),
-            &p,
-            progress,
-            Some(Announce {
-                observer: &mut *observer,
-                at,
-                group,
-            }),
-        );
-        done.store(true, Ordering::Relaxed);
-        out
-    })?;
-    let stored = store.run(out.run_id).context("reading the run back")?;
-    observer.run_finished(&stored, store);
-    if let Some(e) = out.setup_error {
-        return Err(anyhow::Error::new(e).context(format!("run {}: disk probe", out.run_id)));
+impl Subject for Probes {
+    fn header(&mut self) -> anyhow::Result<Header> {
+        let p = &self.plans;
+        Ok(Header {
+            engine: "probe".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            options: options(&self.which, self.quick, p),
+            place: DataPlace {
+                dir: p.disk_dir().map(Path::to_path_buf),
+                bytes: p.disk.as_ref().map(|d| d.size),
+                io_size_kb: p.disk.as_ref().map(|_| 1024),
+                device: self.raw_device().and_then(disk::device::kernel_name),
+            },
+            ..Header::default()
+        })
     }
-    Ok((out.run_id, out.status))
+
+    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> anyhow::Result<()> {
+        self.device = self
+            .raw_device()
+            .and_then(disk::device::kernel_name)
+            .or_else(|| steps.disk.map(|d| d.name().to_string()));
+        if self.say_start {
+            steps.notes.note(&format!(
+                "run {}: probe {}{}",
+                steps.run_id,
+                self.which,
+                if self.quick {
+                    " --quick (indicative figures)"
+                } else {
+                    ""
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    fn steps(&self) -> Vec<String> {
+        let p = &self.plans;
+        [
+            ("mem", p.mem.is_some()),
+            ("cpu", p.cpu.is_some()),
+            ("disk", p.disk.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(n, _)| n.to_string())
+        .collect()
+    }
+
+    fn drops_caches_before(&self, _i: usize) -> bool {
+        false
+    }
+
+    /// One probe (memory, CPU or the disk), its steps stored as they are in its
+    /// report; the outcome only says whether the run goes on (each step's status is
+    /// its own), failed when the disk probe could not set up.
+    fn run_at(
+        &mut self,
+        _i: usize,
+        name: &str,
+        _pace: Option<plumb_runner::subject::Pace>,
+        steps: &mut Steps<'_, '_>,
+    ) -> anyhow::Result<StepOutcome> {
+        let started = std::time::SystemTime::now();
+        let stop = steps.interrupt;
+        let mut error = None;
+        match name {
+            "mem" => {
+                let m = self.plans.mem.as_ref().expect("listed in steps()");
+                steps
+                    .notes
+                    .note(&format!("probe mem ({} thread counts)", m.threads.len()));
+                let r = mem::run(m, stop);
+                self.keep(r, steps)?;
+            }
+            "cpu" => {
+                let c = self.plans.cpu.as_ref().expect("listed in steps()");
+                steps.notes.note(&format!(
+                    "probe cpu ({} thread counts × {} s)",
+                    c.threads.len(),
+                    c.secs
+                ));
+                let r = cpu::run(c, stop);
+                self.keep(r, steps)?;
+            }
+            _ => {
+                let d = self.plans.disk.as_ref().expect("listed in steps()");
+                steps.notes.note(&format!("probe disk: {}", d.size_why));
+                match disk::run(d, stop) {
+                    Ok(r) => self.keep(r, steps)?,
+                    Err(e) => {
+                        error = Some(e.to_string());
+                        self.setup_error = Some(e);
+                        steps.fail();
+                    }
+                }
+            }
+        }
+        let status = match (&error, stop.load(Ordering::Relaxed)) {
+            (Some(_), _) => StepStatus::Failed,
+            (None, true) => StepStatus::Interrupted,
+            (None, false) => StepStatus::Ok,
+        };
+        Ok(StepOutcome {
+            status,
+            error,
+            verification_failed: false,
+            started,
+            ended: std::time::SystemTime::now(),
+            summary: Default::default(),
+            intervals: Vec::new(),
+            profile: None,
+            histograms: None,
+        })
+    }
+
+    /// The verdicts over the disk probe's steps (rated against measured, the commit
+    /// rate against the device's cache) and the host's ceilings.
+    fn finish(
+        &mut self,
+        steps: &mut Steps<'_, '_>,
+        host: &plumb_host::HostSnapshot,
+    ) -> anyhow::Result<()> {
+        self.hostname = host
+            .inventory
+            .hostname
+            .clone()
+            .unwrap_or_else(|| "unknown".into());
+        // A raw device's own sysfs facts; a directory's come from the host snapshot's chain.
+        let facts = match (self.raw_device(), &self.device) {
+            (Some(_), Some(name)) => {
+                let f = disk::device::sysfs_facts(name);
+                let in_vm = host.inventory.virtualization.is_vm == Some(true);
+                let (class, from) =
+                    crate::rated::class_from_sysfs(f.driver.as_deref(), f.rotational, in_vm);
+                crate::rated::DeviceFacts {
+                    class,
+                    class_from: format!("{name} ({from})"),
+                    write_cache: f.write_cache,
+                    ..Default::default()
+                }
+            }
+            _ => crate::judged::facts_from_host(host),
+        };
+        if self.plans.disk.is_some() {
+            let views: Vec<StepView> = self
+                .report
+                .steps
+                .iter()
+                .map(|s| StepView {
+                    name: &s.name,
+                    config: &s.config,
+                    summary: &s.summary,
+                })
+                .collect();
+            self.judged = crate::judged::judge(self.plans.rated.as_ref(), &views, facts);
+        }
+        let run_id = steps.run_id;
+        let extra = self.judged.options();
+        if !extra.is_empty() {
+            steps.store_mut().add_options(run_id, &extra)?;
+        }
+        if !self.report.ceilings.is_empty() {
+            let (host, ceilings) = (&self.hostname, &self.report.ceilings);
+            steps.store_mut().add_ceilings(
+                run_id,
+                host,
+                &plumb_runner::lifecycle::now(),
+                ceilings,
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// The hardware probes on the host, as the binary's table of families registers it.
@@ -452,17 +455,29 @@ impl plumb_runner::family::Family for ProbeFamily {
         )
     }
 
-    fn run(
+    fn prepare<'p>(
         &self,
-        plan: &RunPlan,
-        _extras: &plumb_runner::family::Extras,
-        slot: Slot<'_>,
-    ) -> anyhow::Result<(i64, RunStatus)> {
+        plan: &'p RunPlan,
+        _extras: &'p plumb_runner::family::Extras,
+        place: &Place<'_>,
+    ) -> anyhow::Result<Box<dyn Subject + 'p>> {
         let (plumb_plan::Subject::Host(h), plumb_plan::Family::Probe(work)) =
             (&plan.target.subject, &plan.workload.family)
         else {
-            anyhow::bail!("the probes run on the host");
+            return Err(plumb_runner::subject::not_mine(plan, "probe"));
         };
-        run(plan, work, h.dir.clone(), slot)
+        // A block device is probed as named; no directory is involved.
+        let dir = if work.params.device.is_some() {
+            None
+        } else {
+            h.dir.clone().or_else(|| place.root.clone())
+        };
+        let p = plans(&work.which, &work.params, dir.as_deref())?;
+        Ok(Box::new(Probes::new(
+            &work.which,
+            work.params.quick,
+            p,
+            false,
+        )))
     }
 }

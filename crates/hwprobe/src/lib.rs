@@ -24,12 +24,7 @@ pub use error::ProbeError;
 
 use plumb_core::{Interval, StepStatus, StepSummary};
 use plumb_store::Ceiling;
-use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
-
-/// Set by Ctrl-C (the CLI installs the handler): the running probe step stops at its next
-/// op, later steps are skipped, and the disk probe's file is removed on the way out.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// One measured probe step, shaped like a workload step so the store and reports need
 /// nothing probe-specific.
@@ -90,9 +85,4 @@ pub fn hw_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-}
-
-/// Whether Ctrl-C was pressed.
-pub(crate) fn interrupted() -> bool {
-    INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed)
 }

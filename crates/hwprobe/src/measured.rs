@@ -20,12 +20,13 @@ pub(crate) struct Measured {
 }
 
 /// Runs `threads` threads of `body` for `duration` (or until Ctrl-C, an error, or every
-/// thread is done), the device's counters read from `disk`. A body sets up (buffers,
+/// thread is done; Ctrl-C sets `stop`), the device's counters read from `disk`. A body sets up (buffers,
 /// rings: not timed), then drives its ops through its [`Lane`].
 pub(crate) fn run<B>(
     threads: usize,
     duration: Duration,
     disk: Option<&DeviceStats>,
+    stop: &std::sync::atomic::AtomicBool,
     body: B,
 ) -> Measured
 where
@@ -39,7 +40,7 @@ where
         warmup: Duration::ZERO,
         duration: Some(duration),
         disk,
-        interrupt: &crate::INTERRUPTED,
+        interrupt: stop,
         progress: &NoProgress,
         clients: None,
         on_open: None,
@@ -55,7 +56,7 @@ where
     let error = run.errors.first().cloned();
     let status = if error.is_some() {
         StepStatus::Failed
-    } else if crate::interrupted() {
+    } else if stop.load(std::sync::atomic::Ordering::Relaxed) {
         StepStatus::Interrupted
     } else {
         StepStatus::Ok

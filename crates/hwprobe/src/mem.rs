@@ -177,7 +177,7 @@ fn machine() -> Option<plumb_probes::cpustat::Reading> {
 }
 
 /// Runs the memory probe: one `triad.tN` step per thread count and a `chase` step.
-pub fn run(o: &MemOptions) -> ProbeReport {
+pub fn run(o: &MemOptions, stop: &std::sync::atomic::AtomicBool) -> ProbeReport {
     let mut rep = ProbeReport::default();
     let n = o.elements;
     rep.notes.push(format!(
@@ -197,7 +197,7 @@ pub fn run(o: &MemOptions) -> ProbeReport {
     let c = vec![0.5f64; n];
     let mut curve = Vec::new();
     for &t in &o.threads {
-        if crate::interrupted() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
         let started = SystemTime::now();
@@ -239,7 +239,7 @@ pub fn run(o: &MemOptions) -> ProbeReport {
         rep.steps.push(ProbeStep {
             name: format!("triad.t{t}"),
             kind: ProbeKind::Triad,
-            status: if crate::interrupted() {
+            status: if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 StepStatus::Interrupted
             } else {
                 StepStatus::Ok
@@ -271,7 +271,7 @@ pub fn run(o: &MemOptions) -> ProbeReport {
         ));
     }
     drop((a, b, c));
-    if !crate::interrupted() {
+    if !stop.load(std::sync::atomic::Ordering::Relaxed) {
         let step = chase(n, o.chase_loads);
         if let Some(ns) = step.config.get("ns_per_load").and_then(|v| v.as_f64()) {
             rep.ceilings.push(ceiling("mem.load_latency_ns", ns, "ns"));

@@ -1,14 +1,16 @@
-//! The families the lifecycle hands a planned run to (the sysbench microbenchmarks, the
-//! insert benchmark, the probes, the durability trials, another build of an engine):
-//! each is a [`Family`] in its own crate, and the binary lists them in one table that
-//! [`Families`] drives. What every family's run shares is here: the front end's
-//! [`Extras`], beginning a run, memory limits, page-cache drops and the rate search.
+//! The families a planned run belongs to (db_bench's steps on an engine, the sysbench
+//! microbenchmarks, the insert benchmark, the probes, the durability trials): each is a
+//! [`Family`] in its own crate, listed in one table by the binary, and what it prepares
+//! is a [`Subject`] the one lifecycle runs. What every family shares is here: the front
+//! end's [`Extras`], memory limits, page-cache drops and the rate search.
 
-use crate::lifecycle::{FamilyDriver, LifecycleError, Slot};
+use crate::subject::{Place, Subject};
 use crate::StepOutcome;
 use plumb_core::RunStatus;
 use plumb_plan::RunPlan;
+use plumb_store::{NewRun, Store};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a front end knows about its runs that no plan holds: a password, a fixed
@@ -26,12 +28,11 @@ pub struct Extras {
     pub barrier_timeout: f64,
 }
 
-/// One workload family's planned run, implemented in the family's crate: it starts
-/// what the run needs (a server, an engine, the host's probes), begins the run with
-/// [`Slot::begin`], runs and stores each step, and tells the slot's observer. The lifecycle
-/// owns everything around it (order, groups, resume, estimates, Ctrl-C between runs).
-/// A run's error is a message for the user, so it is an `anyhow::Error` with its
-/// context, turned into [`LifecycleError::Family`] at this boundary.
+/// One workload family, implemented in its own crate and registered by one line of
+/// the binary's table: it says which plans it runs, checks the files they name, and
+/// brings their subject up in a place; [`crate::lifecycle`] runs every family's
+/// subject through the one run (data directory, memory limit, run row, steps stored,
+/// stop rule, rate search, finish).
 pub trait Family: Sync {
     /// Whether this family runs `plan` (its workload on its target).
     fn takes(&self, plan: &RunPlan) -> bool;
@@ -44,22 +45,56 @@ pub trait Family: Sync {
         Ok(())
     }
 
-    /// Runs `plan`, storing it under `slot.run` (provenance, suite, plan and hash
-    /// already filled in); returns the run's id and status.
-    fn run(
+    /// Whether `plan`'s run gets a directory of its own from the lifecycle (an engine
+    /// that keeps files): made private and owner-marked, given to
+    /// [`Family::prepare`] in [`Place::dir`], removed or kept after the subject closed.
+    fn own_dir(&self, _plan: &RunPlan) -> Option<OwnDir> {
+        None
+    }
+
+    /// Brings `plan`'s subject up in `place` (opens the engine, starts the server,
+    /// checks the probes); nothing is stored yet. An engine is opened inside the
+    /// plan's memory limit, which the lifecycle entered before this.
+    fn prepare<'p>(
         &self,
-        plan: &RunPlan,
-        extras: &Extras,
-        slot: Slot<'_>,
-    ) -> anyhow::Result<(i64, RunStatus)>;
+        plan: &'p RunPlan,
+        extras: &'p Extras,
+        place: &Place<'_>,
+    ) -> anyhow::Result<Box<dyn Subject + 'p>>;
 }
 
-/// The [`FamilyDriver`] over a table of families: the first that takes a plan runs it.
-pub struct Families<'t> {
-    /// The families, in the order they are asked.
-    pub table: &'t [&'t dyn Family],
-    /// The front end's extras, for every run.
-    pub extras: Extras,
+/// How a family's run directory is named and where it goes by default.
+#[derive(Debug, Clone)]
+pub struct OwnDir {
+    /// The start of its name (`ib-rocksdb`, the suite's name).
+    pub prefix: String,
+    /// Where it is made when the front end names no root.
+    pub default_root: PathBuf,
+}
+
+/// Runs of a plan that another build of plumb measures (`rocksdb@8.5.3` in a plumb
+/// linking another release): that plumb stores the run; the lifecycle reads it back.
+pub trait HandOver: Sync {
+    /// Whether `plan` runs elsewhere.
+    fn takes(&self, plan: &RunPlan) -> bool;
+    /// Runs `plan` elsewhere, into `to.store`; returns the stored run's id and status.
+    fn run(&self, plan: &RunPlan, to: HandedOver<'_>) -> anyhow::Result<(i64, RunStatus)>;
+}
+
+/// What a run handed to another plumb needs: the store it writes and what it records.
+pub struct HandedOver<'a> {
+    /// The store (its location reaches the other plumb).
+    pub store: &'a mut Store,
+    /// The run row as this plumb would begin it (command, tag, suite).
+    pub run: NewRun,
+    /// `Some(group to join, or None to start one named after this run)`.
+    pub group: Option<Option<i64>>,
+    /// Where data directories are made.
+    pub root: Option<PathBuf>,
+    /// Keep the data directory.
+    pub keep: bool,
+    /// Where it is said.
+    pub notes: &'a dyn crate::Progress,
 }
 
 /// Checks every run of a plan with the family of `table` that takes it (see
@@ -74,48 +109,35 @@ pub fn check_runs(table: &[&dyn Family], runs: &[RunPlan]) -> Result<(), String>
     Ok(())
 }
 
-impl FamilyDriver for Families<'_> {
-    fn run(&mut self, plan: &RunPlan, slot: Slot<'_>) -> Result<(i64, RunStatus), LifecycleError> {
-        let result = match self.table.iter().find(|f| f.takes(plan)) {
-            Some(f) => f.run(plan, &self.extras, slot),
-            None => Err(anyhow::anyhow!(
-                "the {} workload does not run on target {:?}",
-                plan.workload.family.name(),
-                plan.target.name
-            )),
-        };
-        result.map_err(|e| LifecycleError::Family {
-            variant: plan.variant.clone(),
-            message: format!("{e:#}"),
-        })
-    }
-}
-
 /// A memory limit for a run's target, when its plan asks for one; `name` makes the
 /// cgroup's name unique.
 pub fn memory_limit(
     plan: &RunPlan,
     name: &str,
-) -> anyhow::Result<Option<plumb_host::cgroup::MemoryLimit>> {
+) -> Result<Option<plumb_host::cgroup::MemoryLimit>, plumb_host::cgroup::CgroupError> {
     let Some(mb) = plan.target.memory_mb else {
         return Ok(None);
     };
-    Ok(Some(plumb_host::cgroup::MemoryLimit::create(
+    plumb_host::cgroup::MemoryLimit::create(
         &format!("plumb-{}-{name}", std::process::id()),
         mb << 20,
-    )?))
+    )
+    .map(Some)
 }
 
 /// Moves a process tree (the root and its descendants: a server's every process) into
 /// `limit`, so its memory and page cache count against it; later children are born in
 /// it.
-pub fn limit_tree(limit: &plumb_host::cgroup::MemoryLimit, root: u32) -> anyhow::Result<()> {
+pub fn limit_tree(
+    limit: &plumb_host::cgroup::MemoryLimit,
+    root: u32,
+) -> Result<(), plumb_host::cgroup::CgroupError> {
     let pids = plumb_probes::proctree::tree_pids(root);
     for pid in pids {
         if let Err(e) = limit.add(pid) {
             // A short-lived child (a server's startup process) may be gone already.
             if std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                return Err(e.into());
+                return Err(e);
             }
         }
     }
@@ -166,62 +188,5 @@ pub fn record_limit(
     }
     if plan.target.drop_caches {
         options.insert("drop_caches".into(), "true".into());
-    }
-}
-
-/// What a family measured of its subject when it begins a run, beside the run row
-/// the lifecycle filled in.
-pub struct RunHeader {
-    /// The engine label and its release.
-    pub engine: String,
-    /// The release.
-    pub version: String,
-    /// Every option and setting recorded with the run.
-    pub options: BTreeMap<String, String>,
-    /// Where the data is, when plumb can see it.
-    pub data_dir: Option<std::path::PathBuf>,
-}
-
-impl Slot<'_> {
-    /// Begins the planned run in the slot's store through [`crate::begin::begin_run`]
-    /// (the row the lifecycle filled in with `header`, a host snapshot, the device under
-    /// its data, its place in the suite), joins its group of repeats and tells the
-    /// observer it starts. The recording borrows the slot: take `interrupt`,
-    /// `progress` and `profile` out of it first.
-    pub fn begin(
-        &mut self,
-        plan: &RunPlan,
-        header: RunHeader,
-    ) -> anyhow::Result<(
-        crate::Recording<'_>,
-        Option<plumb_probes::diskstats::DeviceStats>,
-    )> {
-        let begun = crate::begin::begin_run(
-            self.store,
-            plumb_store::NewRun {
-                engine: header.engine,
-                engine_version: header.version,
-                options: header.options,
-                ..std::mem::take(&mut self.run)
-            },
-            plan,
-            crate::begin::DataPlace {
-                dir: header.data_dir,
-                ..Default::default()
-            },
-            Some(crate::begin::Announce {
-                observer: &mut *self.observer,
-                at: self.at,
-                group: self.group,
-            }),
-        )?;
-        Ok((begun.rec, begun.disk))
-    }
-
-    /// Reads the finished run `run_id` back and tells the observer it ended.
-    pub fn finished(&mut self, run_id: i64) -> anyhow::Result<()> {
-        let stored = self.store.run(run_id)?;
-        self.observer.run_finished(&stored, self.store);
-        Ok(())
     }
 }

@@ -7,6 +7,7 @@ pub mod config;
 pub mod family;
 pub mod histogram;
 pub mod kernel;
+pub mod kv;
 pub mod lifecycle;
 pub mod metrics;
 pub mod owned_dir;
@@ -16,14 +17,15 @@ pub mod recording;
 mod sampler;
 pub mod search;
 pub mod step;
+pub mod subject;
 mod worker;
 pub mod workload;
 
 pub use config::{KeySpace, StepConfig};
 pub use histogram::LatencyHistogram;
 pub use lifecycle::{
-    Batch, BatchOutcome, DirPolicy, FamilyDriver, Grouping, Lifecycle, LifecycleError, Observer,
-    Provenance, RunAt, Slot, StopRule,
+    Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, LifecycleError, Observer, Provenance,
+    RunAt, StopRule,
 };
 pub use pacing::Pacer;
 pub use recording::Recording;
@@ -31,4 +33,5 @@ pub use search::{search_rate, Probe, Search};
 pub use step::{
     run_step, run_workload, NoProgress, Progress, RunContext, StepHistograms, StepOutcome,
 };
+pub use subject::{Header, Place, Steps, Subject};
 pub use workload::{Role, Worker, Workload};

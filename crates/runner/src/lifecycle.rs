@@ -4,10 +4,10 @@
 //! data dir removed. Repeats, order, interrupts, status and store writes live here and
 //! nowhere else.
 
-use crate::config::{KeySpace, StepConfig};
+use crate::family::{Extras, Family, HandOver, HandedOver, OwnDir};
 use crate::owned_dir::{DirError, OwnedDir};
-use crate::recording::Recording;
-use crate::step::{run_step, Progress, RunContext, StepOutcome};
+use crate::step::Progress;
+use crate::subject::{Place, Steps, Subject};
 use plumb_core::{RunStatus, StepStatus};
 use plumb_plan::RunPlan;
 use plumb_probes::perf::HwCounterGroup;
@@ -27,18 +27,6 @@ pub enum LifecycleError {
     /// A data directory could not be made or used.
     #[error(transparent)]
     Dir(#[from] crate::owned_dir::DirError),
-    /// The engine refused to open.
-    #[error("run {variant}: opening {engine}{}: {source}", dir.as_ref().map(|d| format!(" in {}", d.display())).unwrap_or_default())]
-    Open {
-        /// The run's variant label.
-        variant: String,
-        /// The engine.
-        engine: &'static str,
-        /// Its data dir.
-        dir: Option<PathBuf>,
-        /// The engine's words.
-        source: plumb_core::TargetError,
-    },
     /// No memory limit could be set for a run that asked for one.
     #[error("run {variant}: {source}")]
     MemoryLimit {
@@ -47,8 +35,8 @@ pub enum LifecycleError {
         /// Why.
         source: plumb_host::cgroup::CgroupError,
     },
-    /// A run of a family the runner hands to a [`FamilyDriver`] could not be made
-    /// (a server that would not start, a bad URL): the driver's words.
+    /// A run's family could not bring its subject up or run it (a server that would
+    /// not start, a bad URL, a plan no family runs): the family's words.
     #[error("run {variant}: {message}")]
     Family {
         /// The run's variant label.
@@ -56,18 +44,7 @@ pub enum LifecycleError {
         /// What went wrong and what to do.
         message: String,
     },
-    /// A plan's parameters cannot run (a plan read back from the store by `rerun`).
-    #[error("run {variant}: {key}: {message}")]
-    Params {
-        /// The run's variant label.
-        variant: String,
-        /// The parameter.
-        key: &'static str,
-        /// Why.
-        message: String,
-    },
 }
-
 /// Where each run's data lives.
 #[derive(Debug, Clone)]
 pub enum DirPolicy {
@@ -159,43 +136,6 @@ pub struct RunAt<'a> {
     pub secs_left: f64,
 }
 
-/// Runs the plans whose family the runner does not drive itself (the sysbench
-/// microbenchmarks, the insert benchmark, the probes, the durability trials): their
-/// clients and servers live in crates the runner cannot depend on, so the binary
-/// supplies this, as [`crate::family::Families`] over its table of families.
-/// Everything around the run (order, skipping what is done, groups, estimates, Ctrl-C
-/// between runs) stays in the lifecycle.
-pub trait FamilyDriver {
-    /// Runs one planned run, storing it with `slot.run` (provenance, suite and plan
-    /// already filled in), and returns its id and status.
-    fn run(&mut self, plan: &RunPlan, slot: Slot<'_>) -> Result<(i64, RunStatus), LifecycleError>;
-}
-
-/// What a [`FamilyDriver`] gets for one run.
-pub struct Slot<'a> {
-    /// Where the run goes.
-    pub store: &'a mut Store,
-    /// The run row, with provenance, suite, plan and its hash filled in; the driver
-    /// adds what it measures (engine, release, options, host).
-    pub run: NewRun,
-    /// `Some(group to join, or None to start one named after this run)`.
-    pub group: Option<Option<i64>>,
-    /// Where data directories are made (`None`: the default of the family).
-    pub root: Option<PathBuf>,
-    /// Keep the data directory after the run.
-    pub keep: bool,
-    /// Set by Ctrl-C.
-    pub interrupt: &'a AtomicBool,
-    /// Step progress.
-    pub progress: &'a dyn Progress,
-    /// Run-level events: the driver calls `run_starting` and `run_finished`.
-    pub observer: &'a mut dyn Observer,
-    /// Profile every measured step (perf's data files go here).
-    pub profile: Option<plumb_probes::profile::Profiling<'a>>,
-    /// Its place in the batch: (1-based index, total, estimated seconds left).
-    pub at: (usize, usize, f64),
-}
-
 /// Everything the lifecycle needs from outside.
 pub struct Lifecycle<'a> {
     /// Where runs go.
@@ -212,8 +152,12 @@ pub struct Lifecycle<'a> {
     pub provenance: Provenance,
     /// Profile every measured step (perf's data files go in this directory).
     pub profile: Option<plumb_probes::profile::Profiling<'a>>,
-    /// Runs the families the runner does not drive itself.
-    pub driver: Option<&'a mut dyn FamilyDriver>,
+    /// Every family, asked in order: the first that takes a plan runs it.
+    pub families: &'a [&'a dyn Family],
+    /// What the front end knows that no plan holds (a password, a port, a client group).
+    pub extras: Extras,
+    /// Plans another build of plumb measures, asked before the families.
+    pub elsewhere: Option<&'a dyn HandOver>,
 }
 
 /// When a variant's repeats have said enough (`--until`): asked after each of its runs
@@ -273,6 +217,15 @@ impl DataDir {
     }
 }
 
+/// Where a run sits in the batch that announces it.
+#[derive(Debug, Clone, Copy)]
+pub struct InBatch {
+    /// (1-based index, total, estimated seconds left).
+    pub at: (usize, usize, f64),
+    /// `Some(group to join, or None to start one named after this run)`.
+    pub group: Option<Option<i64>>,
+}
+
 /// Now, as stored (RFC 3339, UTC, milliseconds).
 pub fn now() -> String {
     rfc3339(SystemTime::now())
@@ -330,15 +283,7 @@ impl Lifecycle<'_> {
                 Grouping::PerVariant => Some(out.groups.get(&plan.variant).copied()),
             };
             let at = (n + 1, todo.len(), left * scale);
-            let (id, status) =
-                if plan.workload.kv_steps().is_some() && plan.target.runs_in_this_build() {
-                    // The other families make their own directories (a server's, an engine
-                    // under the insert benchmark).
-                    let dir = self.prepare_dir(&b.dirs, plan, *i, b.runs.len())?;
-                    self.run_one(plan, dir, b.suite_id, group, &b.dirs, at)?
-                } else {
-                    self.hand_over(plan, b, group, at)?
-                };
+            let (id, status) = self.run_one(plan, b, (*i, b.runs.len()), group, at)?;
             if let Some(g) = group {
                 out.groups
                     .entry(plan.variant.clone())
@@ -371,66 +316,226 @@ impl Lifecycle<'_> {
         Ok(out)
     }
 
-    /// A run of a family the driver runs, or of an engine release another plumb runs.
-    fn hand_over(
+    /// One planned run, whatever its family: handed to another build of plumb, or
+    /// its family's subject brought up inside the plan's memory limit and its own
+    /// directory, run, closed, the directory removed or kept, the run told finished.
+    fn run_one(
         &mut self,
         plan: &RunPlan,
         b: &Batch<'_>,
+        (index, total): (usize, usize),
         group: Option<Option<i64>>,
         at: (usize, usize, f64),
     ) -> Result<(i64, RunStatus), LifecycleError> {
-        let Some(driver) = self.driver.as_deref_mut() else {
-            return Err(LifecycleError::Family {
-                variant: plan.variant.clone(),
-                message: format!(
-                    "this front end runs key-value plans only; run the {} workload with \
-                     plumb run",
-                    plan.workload.family.name()
-                ),
-            });
+        let family_error = |e: anyhow::Error| LifecycleError::Family {
+            variant: plan.variant.clone(),
+            message: format!("{e:#}"),
         };
         let (root, keep) = match &b.dirs {
             DirPolicy::Fresh { root, keep } => (root.clone(), *keep),
             DirPolicy::Given { dir, .. } => (Some(dir.clone()), true),
         };
-        let run = self.provenance.run_of(plan, b.suite_id);
-        driver.run(
-            plan,
-            Slot {
+        if let Some(h) = self.elsewhere.filter(|h| h.takes(plan)) {
+            let to = HandedOver {
                 store: self.store,
-                run,
+                run: self.provenance.run_of(plan, b.suite_id),
                 group,
                 root,
                 keep,
-                interrupt: self.interrupt,
-                progress: self.progress,
-                observer: self.observer,
-                profile: self.profile,
-                at,
+                notes: self.progress,
+            };
+            let (id, status) = h.run(plan, to).map_err(family_error)?;
+            let stored = self.store.run(id)?;
+            self.observer.run_finished(&stored, self.store);
+            return Ok((id, status));
+        }
+        let Some(family) = self.families.iter().find(|f| f.takes(plan)) else {
+            return Err(LifecycleError::Family {
+                variant: plan.variant.clone(),
+                message: format!(
+                    "the {} workload does not run on target {:?}",
+                    plan.workload.family.name(),
+                    plan.target.name
+                ),
+            });
+        };
+        // The limit holds an engine's process from before it opens (its caches and page
+        // cache are charged from the first byte) until after it closes; a server's
+        // processes join it once it runs.
+        let limit = crate::family::memory_limit(plan, &index.to_string())
+            .and_then(|l| {
+                if let (Some(l), plumb_plan::Subject::Engine(_)) = (&l, &plan.target.subject) {
+                    l.enter()?;
+                }
+                Ok(l)
+            })
+            .map_err(|source| LifecycleError::MemoryLimit {
+                variant: plan.variant.clone(),
+                source,
+            })?;
+        let dir = match family.own_dir(plan) {
+            Some(own) => self.prepare_dir(&b.dirs, &own, index, total)?,
+            None => DataDir::None,
+        };
+        let place = Place {
+            dir: dir.path().map(Path::to_path_buf),
+            root,
+            keep,
+            notes: self.progress,
+        };
+        let extras = self.extras.clone();
+        let mut subject = family
+            .prepare(plan, &extras, &place)
+            .map_err(family_error)?;
+        let run = self.provenance.run_of(plan, b.suite_id);
+        let result = self.run_subject(
+            plan,
+            &mut *subject,
+            limit.as_ref(),
+            run,
+            Some(InBatch { at, group }),
+        );
+        let closed = subject.close(keep);
+        drop(subject);
+        drop(limit);
+        if let DataDir::Temp(t) = dir {
+            t.finish(keep, self.progress);
+        }
+        if let Ok(Some(kept)) = &closed {
+            self.progress.note(&format!("kept {}", kept.display()));
+        }
+        let (id, status) = result?;
+        closed.map_err(|e| {
+            family_error(e.context(format!(
+                "run {id} is stored, but its subject did not close cleanly"
+            )))
+        })?;
+        let stored = self.store.run(id)?;
+        self.observer.run_finished(&stored, self.store);
+        Ok((id, status))
+    }
+
+    /// Runs a prepared subject as one stored run: its row begun from `run` with the
+    /// subject's header (announced to the observer with `announce`: its place in the
+    /// batch and its group), the server moved into `limit`, each step run through the
+    /// subject, stored, its rate searched, until the stop rule or the subject's death
+    /// ends it; then the family's finish and the run's status. Every family's run, and
+    /// `plumb probe`'s, is this one; the caller closes the subject.
+    pub fn run_subject(
+        &mut self,
+        plan: &RunPlan,
+        subject: &mut dyn Subject,
+        limit: Option<&plumb_host::cgroup::MemoryLimit>,
+        run: NewRun,
+        announce: Option<InBatch>,
+    ) -> Result<(i64, RunStatus), LifecycleError> {
+        let family_error = |e: anyhow::Error| LifecycleError::Family {
+            variant: plan.variant.clone(),
+            message: format!("{e:#}"),
+        };
+        let header = subject.header().map_err(family_error)?;
+        if let (Some(l), Some(pid)) = (limit, header.pid) {
+            crate::family::limit_tree(l, pid).map_err(|source| LifecycleError::MemoryLimit {
+                variant: plan.variant.clone(),
+                source,
+            })?;
+        }
+        let mut options = header.options;
+        crate::family::record_limit(plan, limit, &mut options);
+        let crate::begin::Begun {
+            mut rec,
+            disk,
+            host,
+        } = crate::begin::begin_run(
+            self.store,
+            NewRun {
+                engine: header.engine,
+                engine_version: header.version,
+                options,
+                ..run
             },
-        )
+            plan,
+            header.place,
+            announce.map(|b| crate::begin::Announce {
+                observer: &mut *self.observer,
+                at: b.at,
+                group: b.group,
+            }),
+        )?;
+        let (interrupt, notes) = (self.interrupt, self.progress);
+        let run_id = rec.id();
+        let mut steps = Steps {
+            rec: &mut rec,
+            run_id,
+            disk: disk.as_ref(),
+            hw: self.hw.as_ref().map_err(|e| e.clone()),
+            interrupt,
+            notes,
+            profile: self.profile,
+            keep_histograms: header.keep_histograms,
+        };
+        subject.begun(&mut steps).map_err(family_error)?;
+        for (i, name) in subject.steps().iter().enumerate() {
+            if interrupt.load(Ordering::Relaxed) {
+                break;
+            }
+            if subject.drops_caches_before(i) {
+                crate::family::maybe_drop_caches(plan, notes);
+            }
+            let mut out = subject
+                .run_at(i, name, None, &mut steps)
+                .map_err(family_error)?;
+            if let (Some(bound), StepStatus::Ok) = (subject.search_bound(i), out.status) {
+                let found =
+                    crate::family::rate_search(name, &bound, &out, interrupt, notes, |n, pace| {
+                        subject.run_at(i, n, Some(pace), &mut steps)
+                    })
+                    .map_err(family_error)?;
+                if let Some(found) = found {
+                    subject
+                        .store_max(
+                            i,
+                            &format!("{name}@max"),
+                            found.max_pace,
+                            &found.max,
+                            found.account,
+                            &mut steps,
+                        )
+                        .map_err(family_error)?;
+                    out = found.last;
+                }
+            }
+            if let Some(e) = &out.error {
+                notes.note(&format!("step {name} failed: {e}"));
+            }
+            if out.ends_run(interrupt) || subject.died().is_some() {
+                break;
+            }
+        }
+        subject.finish(&mut steps, &host).map_err(family_error)?;
+        let mut status = rec.finish(interrupt.load(Ordering::Relaxed))?;
+        if let Some(e) = subject.died() {
+            notes.note(&format!(
+                "error: run {run_id}: {e}; the steps it finished are stored"
+            ));
+            status = status.worst(RunStatus::Failed);
+        }
+        Ok((run_id, status))
     }
 
     fn prepare_dir(
         &mut self,
         policy: &DirPolicy,
-        plan: &RunPlan,
+        own: &OwnDir,
         index: usize,
         total: usize,
     ) -> Result<DataDir, LifecycleError> {
-        let keeps_files = plan
-            .target
-            .engine_spec()
-            .is_some_and(|e| e.capabilities().keeps_files);
-        if !keeps_files {
-            return Ok(DataDir::None);
-        }
         match policy {
             DirPolicy::Fresh { root, .. } => {
-                let root = root.clone().unwrap_or_else(std::env::temp_dir);
+                let root = root.clone().unwrap_or_else(|| own.default_root.clone());
                 Ok(DataDir::Temp(OwnedDir::make(
                     &root,
-                    &sanitize(&plan.suite),
+                    &sanitize(&own.prefix),
                     self.progress,
                 )?))
             }
@@ -448,259 +553,10 @@ impl Lifecycle<'_> {
             }
         }
     }
-
-    /// One run: open, record, run each step, store, close. Returns its id and status.
-    fn run_one(
-        &mut self,
-        plan: &RunPlan,
-        dir: DataDir,
-        suite_id: Option<i64>,
-        // Some(group to join, or None to start one named after this run).
-        group: Option<Option<i64>>,
-        policy: &DirPolicy,
-        (index, total, secs_left): (usize, usize, f64),
-    ) -> Result<(i64, RunStatus), LifecycleError> {
-        let (Some(engine), Some(work)) = (plan.target.engine_spec(), plan.workload.kv()) else {
-            return Err(LifecycleError::Family {
-                variant: plan.variant.clone(),
-                message: "db_bench steps run on an embedded engine".into(),
-            });
-        };
-        let (steps, params) = (&work.steps, &work.params);
-        let distribution = params.validate().map_err(|e| LifecycleError::Params {
-            variant: plan.variant.clone(),
-            key: e.key,
-            message: e.message,
-        })?;
-        let rate_search = params
-            .rate_search
-            .as_deref()
-            .and_then(|b| b.parse::<plumb_workloads::LatencyBound>().ok());
-        // The limit holds this process from before the engine opens (its caches and
-        // page cache are charged from the first byte) until after it closes.
-        let limit = match plan.target.memory_mb {
-            Some(mb) => {
-                let l = plumb_host::cgroup::MemoryLimit::create(
-                    &format!("plumb-{}-{}", std::process::id(), index),
-                    mb << 20,
-                )
-                .and_then(|l| l.enter().map(|()| l))
-                .map_err(|source| LifecycleError::MemoryLimit {
-                    variant: plan.variant.clone(),
-                    source,
-                })?;
-                Some(l)
-            }
-            None => None,
-        };
-        let target = engine
-            .open(dir.path())
-            .map_err(|source| LifecycleError::Open {
-                variant: plan.variant.clone(),
-                engine: engine.name(),
-                dir: dir.path().map(Path::to_path_buf),
-                source,
-            })?;
-        let crate::begin::Begun { mut rec, disk, .. } = crate::begin::begin_run(
-            self.store,
-            NewRun {
-                engine: target.name().to_string(),
-                engine_version: target.version(),
-                options: recorded_options(plan, engine, work, target.as_ref(), limit.as_ref()),
-                ..self.provenance.run_of(plan, suite_id)
-            },
-            plan,
-            crate::begin::DataPlace {
-                dir: dir.path().map(Path::to_path_buf),
-                bytes: Some(params.data_bytes()),
-                ..Default::default()
-            },
-            Some(crate::begin::Announce {
-                observer: &mut *self.observer,
-                at: (index, total, secs_left),
-                group,
-            }),
-        )?;
-        let run_id = rec.id();
-        let ctx = RunContext {
-            target: target.as_ref(),
-            disk: disk.as_ref(),
-            hw: self.hw.as_ref().map_err(|e| e.clone()),
-            interrupt: self.interrupt,
-            progress: self.progress,
-            profile: self.profile,
-        };
-        let mut keys = if plan.use_existing_db {
-            KeySpace::unknown(params.num)
-        } else {
-            KeySpace::empty()
-        };
-        for (i, sp) in steps.iter().enumerate() {
-            if i > 0 && !sp.kind.is_maintenance() {
-                crate::family::maybe_drop_caches(plan, self.progress);
-            }
-            let cfg = StepConfig {
-                index: i,
-                plan: sp.clone(),
-                num: params.num,
-                key_size: params.key_size,
-                value_size: params.value_size,
-                threads: params.step_threads(sp.kind),
-                duration: params.step_duration(sp),
-                ops: params.ops,
-                warmup: std::time::Duration::from_secs_f64(params.warmup),
-                seed: plan.seed,
-                seek_nexts: params.seek_nexts,
-                batch_size: params.batch_size,
-                write_rate_mb: params.write_rate_mb,
-                distribution,
-                verify: params.verify,
-                pace: params.step_pace(sp.kind),
-                ycsb: params.ycsb_props().unwrap_or_default(),
-                mix: params.mix_file.clone(),
-                mixgraph: params.mixgraph_params().unwrap_or_default(),
-                perf_groups: params.perf_groups,
-                perf_level: params.perf_level,
-                clients: params.step_clients(sp.kind),
-            };
-            let out = run_step(&ctx, &cfg, &mut keys);
-            store_step(&mut rec, self.progress, &cfg, &out, None)?;
-            let searched = !sp.kind.is_fill() && !sp.kind.is_maintenance();
-            let out = match rate_search {
-                Some(bound) if searched && out.status == StepStatus::Ok => {
-                    search(&ctx, &mut rec, &cfg, &mut keys, &bound, &out)?
-                }
-                _ => out,
-            };
-            if out.ends_run(self.interrupt) {
-                break;
-            }
-        }
-        let status = rec.finish(self.interrupt.load(Ordering::Relaxed))?;
-        drop(target);
-        drop(limit);
-        if let DataDir::Temp(t) = dir {
-            let keep = matches!(policy, DirPolicy::Fresh { keep: true, .. });
-            t.finish(keep, self.progress);
-        }
-        let stored = self.store.run(run_id)?;
-        self.observer.run_finished(&stored, self.store);
-        Ok((run_id, status))
-    }
 }
 
-/// Stores one step's record, its intervals and its profile; `extra` is added to the
-/// stored config (a rate search's account).
-fn store_step(
-    rec: &mut Recording<'_>,
-    notes: &dyn Progress,
-    cfg: &StepConfig,
-    out: &StepOutcome,
-    extra: Option<(&str, serde_json::Value)>,
-) -> Result<i64, LifecycleError> {
-    let mut config = serde_json::to_value(cfg).unwrap_or_default();
-    if let (Some((k, v)), Some(m)) = (extra, config.as_object_mut()) {
-        m.insert(k.to_string(), v);
-    }
-    let step_id = rec.outcome(&cfg.plan.name, cfg.plan.kind.into(), out, config)?;
-    match &out.profile {
-        Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
-        Some(Err(why)) => notes.note(&format!("no profile of step {}: {why}", cfg.plan.name)),
-        None => {}
-    }
-    Ok(step_id)
-}
-
-/// The rate search of a step that ran closed-loop as `closed` (see [`crate::search`]):
-/// each probe stored as `STEP@RATE/s`, then `STEP@max`, the best probe's figures with
-/// the search's account in its config (failed when no rate kept the bound). Returns
-/// the last probe's outcome, which decides whether the run goes on.
-fn search(
-    ctx: &RunContext<'_>,
-    rec: &mut Recording<'_>,
-    cfg: &StepConfig,
-    keys: &mut KeySpace,
-    bound: &plumb_workloads::LatencyBound,
-    closed: &StepOutcome,
-) -> Result<StepOutcome, LifecycleError> {
-    use crate::search::{self, Ask};
-    let stopped = || ctx.interrupt.load(Ordering::Relaxed);
-    let found =
-        search::run::<LifecycleError>(&cfg.plan.name, bound, closed, &stopped, |ask| match ask {
-            Ask::Note(line) => {
-                ctx.progress.note(line);
-                Ok(None)
-            }
-            Ask::Probe(name, pace) => {
-                let mut c = cfg.clone();
-                c.plan.name = name.to_string();
-                c.pace = Some(pace);
-                let out = run_step(ctx, &c, keys);
-                store_step(rec, ctx.progress, &c, &out, None)?;
-                Ok(Some(out))
-            }
-        })?;
-    let Some(found) = found else {
-        return Ok(closed.clone());
-    };
-    let mut c = cfg.clone();
-    c.plan.name = format!("{}@max", cfg.plan.name);
-    c.pace = found.max_pace;
-    store_step(
-        rec,
-        ctx.progress,
-        &c,
-        &found.max,
-        Some(("rate_search", found.account)),
-    )?;
-    Ok(found.last)
-}
-
-/// The flat option map stored with a run (selectors such as `opt.threads=2` and the
-/// fairness warnings read it): the workload's knobs, the engine's options under its
-/// name (where the run sits in its suite is added by [`crate::begin::begin_run`]).
-fn recorded_options(
-    plan: &RunPlan,
-    engine: &plumb_targets::EngineSpec,
-    work: &plumb_plan::KvWork,
-    target: &dyn plumb_core::Target,
-    limit: Option<&plumb_host::cgroup::MemoryLimit>,
-) -> BTreeMap<String, String> {
-    let (steps, params) = (&work.steps, &work.params);
-    let mut o: BTreeMap<String, String> = plumb_targets::options::as_strings(params)
-        .into_iter()
-        .collect();
-    if params.duration.is_none() {
-        o.insert(
-            "duration".into(),
-            format!("{} (non-fill steps without --ops)", plumb_plan::QUICK_SECS),
-        );
-    }
-    o.insert("engine".into(), target.name().to_string());
-    o.insert("durability".into(), engine.durability().name().to_string());
-    if let Some(l) = limit {
-        o.insert("memory_limit_mb".into(), (l.bytes() >> 20).to_string());
-    }
-    if plan.target.drop_caches {
-        o.insert("drop_caches".into(), "true".into());
-    }
-    o.insert("seed".into(), plan.seed.to_string());
-    o.insert(
-        "benchmarks".into(),
-        steps
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join(","),
-    );
-    o.insert("use_existing_db".into(), plan.use_existing_db.to_string());
-    for (k, v) in target.options() {
-        o.insert(format!("{}.{k}", target.name()), v);
-    }
-    o
-}
-
-fn sanitize(s: &str) -> String {
+/// The directory name's start made safe for a path.
+pub fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {

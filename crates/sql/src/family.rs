@@ -1,47 +1,55 @@
-//! One planned run of the sysbench microbenchmarks: a fresh server of the plan's
-//! release and config (or the plan's URL), its identity and settings recorded, each
-//! step run and stored as it ends, the server stopped.
+//! One planned run of the SQL family (sysbench's microbenchmarks, TPROC-C, pgbench,
+//! YCSB, Lua scripts): a fresh server of the plan's release and config (or the plan's
+//! URL), its identity and settings recorded, each step run through the lifecycle and
+//! stored as it ends, the server stopped.
 
-use crate::managed as server;
+use crate::managed::{self as server, Server};
 use crate::{run_sql_step, CounterReader, Protocol, Shape, SqlContext, SqlStepConfig};
 use anyhow::bail;
-use plumb_core::{RunStatus, StepStatus};
+use plumb_core::StepStatus;
 use plumb_plan::{RunPlan, ServerSpec, SqlWork};
-use plumb_runner::family::Extras;
-use plumb_runner::Slot;
+use plumb_runner::family::{Extras, Family};
+use plumb_runner::{Header, Place, Steps, Subject};
 use plumb_store::Store;
-use plumb_workloads::{Kind, SqlKind};
+use plumb_workloads::pace::{LatencyBound, Pace};
+use plumb_workloads::{Distribution, Kind, SqlKind};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// Runs `plan` on a server started for it (stopped after, whatever happened).
-pub fn run(
-    plan: &RunPlan,
-    spec: &ServerSpec,
-    work: &SqlWork,
-    extras: &Extras,
-    slot: Slot<'_>,
-) -> anyhow::Result<(i64, RunStatus)> {
-    let at = (slot.root.clone(), slot.keep);
-    crate::managed::with_server(plan, spec, extras, at, slot.progress, |started| {
-        measure(plan, spec, work, extras, started, slot)
-    })
+/// A server started (or reached) for one run, with what its steps carry.
+struct SqlSubject<'p> {
+    plan: &'p RunPlan,
+    work: &'p SqlWork,
+    extras: &'p Extras,
+    server: Server,
+    ep: crate::Endpoint,
+    counters: CounterReader,
+    engine: String,
+    version: String,
+    pid: Option<u32>,
+    data_dir: Option<PathBuf>,
+    options: BTreeMap<String, String>,
+    shape: Shape,
+    distribution: Distribution,
+    pace: Option<Pace>,
+    bound: Option<LatencyBound>,
+    /// Every loaded id exists: a database plumb did not just load may have lost rows.
+    all_present: bool,
+    ycsb: crate::run::YcsbState,
+    died: Option<String>,
+    ceilings: Vec<plumb_store::Ceiling>,
 }
 
-fn measure(
-    plan: &RunPlan,
-    spec: &ServerSpec,
-    work: &SqlWork,
-    extras: &Extras,
-    started: crate::managed::Started<'_>,
-    mut slot: Slot<'_>,
-) -> anyhow::Result<(i64, RunStatus)> {
-    let crate::managed::Started {
-        server,
-        choice,
-        limit,
-    } = started;
+/// Starts (or reaches) the plan's server and reads what it is: nothing is stored yet.
+fn prepare<'p>(
+    plan: &'p RunPlan,
+    spec: &'p ServerSpec,
+    work: &'p SqlWork,
+    extras: &'p Extras,
+    place: &Place<'_>,
+) -> anyhow::Result<SqlSubject<'p>> {
     let p = &work.params;
     let distribution = p
         .validate()
@@ -53,10 +61,10 @@ fn measure(
         p.rate_search.as_deref(),
     )
     .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+    let (server, choice) = server::start_for(plan, spec, extras, place)?;
     let ep = server.endpoint().clone();
     let mut counters = CounterReader::connect(&ep)?;
-    let id = server::identify(spec, server, choice, &mut counters)?;
-    let (engine, version) = (id.engine, id.version);
+    let id = server::identify(spec, &server, choice.as_ref(), &mut counters)?;
     let engine_clause = id
         .storage
         .map(|e| format!(" ENGINE = {}", e.sql_name()))
@@ -76,7 +84,7 @@ fn measure(
     let (pid, data_dir) = server.local();
     let mut options: BTreeMap<String, String> = BTreeMap::new();
     for (k, v) in [
-        ("server", engine.clone()),
+        ("server", id.engine.clone()),
         ("tables", p.tables.to_string()),
         ("table_size", p.table_size.to_string()),
         ("range_size", p.range_size.to_string()),
@@ -88,28 +96,8 @@ fn measure(
     ] {
         options.insert(k.to_string(), v);
     }
-    plumb_runner::family::record_limit(plan, limit, &mut options);
-    server::record_settings(server, &mut counters, id.storage, &mut options);
-    let (interrupt, progress, profile) = (slot.interrupt, slot.progress, slot.profile);
-    let (mut rec, disk) = slot.begin(
-        plan,
-        plumb_runner::family::RunHeader {
-            engine: engine.clone(),
-            version: version.clone(),
-            options,
-            data_dir: data_dir.clone(),
-        },
-    )?;
-    let run_id = rec.id();
-    let group_of = extras.client_group.as_ref();
-    if let Some((g, _)) = group_of {
-        rec.store().set_client_group(run_id, g)?;
-    }
-    progress.note(&format!(
-        "run {run_id}: {engine} {version}, {} × {} rows, {} threads, seed {}",
-        p.tables, p.table_size, p.threads, plan.seed
-    ));
-    let shape = Shape {
+    server::record_settings(&server, &mut counters, id.storage, &mut options);
+    let mut shape = Shape {
         tables: p.tables,
         table_size: p.table_size,
         range_size: p.range_size,
@@ -127,7 +115,6 @@ fn measure(
     };
     // pgbench's steps without pgbench-load run on tables made before (by `pgbench -i`
     // or an earlier run): their scale is read from them, as pgbench reads it.
-    let mut shape = shape;
     let pgbench_steps = steps
         .iter()
         .any(|s| s.kind.tables() == plumb_workloads::SqlTables::Pgbench)
@@ -140,63 +127,67 @@ fn measure(
             )
         })?;
     }
-    // A database plumb did not just load may have lost rows to earlier deletes.
-    let mut all_present = false;
-    let mut ycsb = crate::run::YcsbState::default();
-    let mut server_died = None;
-    let mut ceilings: Vec<plumb_store::Ceiling> = Vec::new();
-    for (i, step) in steps.iter().enumerate() {
-        if i > 0 && !step.kind.is_load() {
-            plumb_runner::family::maybe_drop_caches(plan, progress);
-        }
-        let (duration, warmup) = (p.duration_of(step), p.warmup_of(step));
-        let cfg = SqlStepConfig {
+    Ok(SqlSubject {
+        plan,
+        work,
+        extras,
+        server,
+        ep,
+        counters,
+        engine: id.engine,
+        version: id.version,
+        pid,
+        data_dir,
+        options,
+        shape,
+        distribution,
+        pace,
+        bound,
+        all_present: false,
+        ycsb: crate::run::YcsbState::default(),
+        died: None,
+        ceilings: Vec::new(),
+    })
+}
+
+impl SqlSubject<'_> {
+    /// Step `i` as it runs under `name` at `pace`.
+    fn config(&self, i: usize, name: &str, pace: Option<Pace>) -> SqlStepConfig {
+        let (p, step) = (&self.work.params, &self.work.steps[i]);
+        let mut plan = step.clone();
+        plan.name = name.to_string();
+        SqlStepConfig {
             index: i,
-            plan: step.clone(),
+            plan,
             threads: p.threads_of(step),
             clients: p.clients_of(step),
-            duration: Duration::from_secs_f64(duration),
-            warmup: Duration::from_secs_f64(warmup),
-            seed: plan.seed,
-            shape: shape.clone(),
-            distribution,
-            pace: pace.clone(),
+            duration: Duration::from_secs_f64(p.duration_of(step)),
+            warmup: Duration::from_secs_f64(p.warmup_of(step)),
+            seed: self.plan.seed,
+            shape: self.shape.clone(),
+            distribution: self.distribution,
+            pace,
             perf_groups: p.perf_groups,
             wait_hz: p.wait_hz,
-        };
-        let mut ctx = SqlContext {
-            endpoint: &ep,
-            server_pid: pid,
-            data_dir: data_dir.as_deref(),
-            disk: disk.as_ref(),
-            counters: &mut counters,
-            interrupt,
-            progress,
-            all_present: &mut all_present,
-            profile,
-            ycsb: &mut ycsb,
-        };
-        if let Some((g, n)) = group_of {
-            let place = barrier(rec.store(), g, i, *n, extras.barrier_timeout, interrupt)?;
-            progress.note(&format!(
-                "client group {g}: step {}: all {n} clients here (arrived {})",
-                step.name,
-                place + 1
-            ));
         }
+    }
+
+    /// What is stored of step `cfg` as its config: its knobs, what ran (a script's
+    /// name, weight and hash; the texts are in the run's plan), its pace.
+    fn stored_config(&self, cfg: &SqlStepConfig) -> serde_json::Value {
+        let (p, step) = (&self.work.params, &self.work.steps[cfg.index]);
         let mut config = serde_json::json!({
             "microbenchmark": step.kind.name(),
-            "threads": p.threads,
-            "duration_s": duration,
-            "warmup_s": warmup,
+            "threads": cfg.threads,
+            "duration_s": p.duration_of(step),
+            "warmup_s": p.warmup_of(step),
             "tables": p.tables,
             "table_size": p.table_size,
             "range_size": p.range_size,
-            "distribution": distribution.to_string(),
-            "seed": plan.seed.to_string(),
+            "distribution": self.distribution.to_string(),
+            "seed": self.plan.seed.to_string(),
         });
-        if let (SqlKind::Script, Some(s)) = (step.kind, &shape.scripts) {
-            // What ran, by name, weight and hash (the texts are in the run's plan).
+        if let (SqlKind::Script, Some(s)) = (step.kind, &self.shape.scripts) {
             config["query_mode"] = s.mode.name().into();
             config["scripts"] = s
                 .set
@@ -208,11 +199,9 @@ fn measure(
             if !s.defines.is_empty() {
                 config["define"] = p.define.clone().into();
             }
-            config["scale"] = shape.scale.into();
+            config["scale"] = self.shape.scale.into();
         }
-        if let (plumb_workloads::SqlTables::Lua, Some(l)) = (step.kind.tables(), &shape.lua) {
-            // What ran: the script and its modules by name and hash (the texts are in
-            // the run's plan), and the options given.
+        if let (plumb_workloads::SqlTables::Lua, Some(l)) = (step.kind.tables(), &self.shape.lua) {
             config["lua"] = l
                 .sources
                 .iter()
@@ -222,110 +211,202 @@ fn measure(
                 config["lua_opt"] = p.lua_opt.clone().into();
             }
         }
-        let mut run_and_store = |ctx: &mut SqlContext<'_>,
-                                 cfg: &SqlStepConfig|
-         -> anyhow::Result<plumb_runner::StepOutcome> {
-            let mut out = run_sql_step(ctx, cfg);
-            // A failed step may be the first sign of a dying server.
-            if out.status == StepStatus::Failed {
-                if let Some(e) = server.died(&cfg.plan.name) {
-                    out.error = Some(e.to_string());
-                    server_died = Some(e);
-                }
+        if let Some(pace) = &cfg.pace {
+            config["rate"] = pace.ops_per_sec.into();
+            config["arrivals"] = pace.arrivals.to_string().into();
+            if let Some(profile) = &pace.profile {
+                config["rate_profile"] = profile.to_string().into();
             }
-            let mut config = config.clone();
-            config["threads"] = cfg.threads.into();
-            store_step(&mut rec, progress, cfg, &out, &config, None, group_of)?;
-            Ok(out)
+        }
+        config
+    }
+
+    /// Runs one step's configuration and stores it; a failed step may be the first
+    /// sign of a dying server.
+    fn run_and_store(
+        &mut self,
+        cfg: &SqlStepConfig,
+        steps: &mut Steps<'_, '_>,
+    ) -> anyhow::Result<plumb_runner::StepOutcome> {
+        let mut ctx = SqlContext {
+            endpoint: &self.ep,
+            server_pid: self.pid,
+            data_dir: self.data_dir.as_deref(),
+            disk: steps.disk,
+            counters: &mut self.counters,
+            interrupt: steps.interrupt,
+            progress: steps.notes,
+            all_present: &mut self.all_present,
+            profile: steps.profile,
+            ycsb: &mut self.ycsb,
         };
-        if step.kind == SqlKind::CachedSelect {
-            let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let mut last = None;
-            for c in crate::ceiling::clients(p.threads, hw) {
-                let mut at = cfg.clone();
-                at.threads = c;
-                at.plan.name = format!("{}.c{c}", step.name);
-                let out = run_and_store(&mut ctx, &at)?;
-                if out.status == StepStatus::Ok {
-                    ceilings.extend(cached_select_ceilings(&engine, c, &out.summary));
-                }
-                let stop = out.status != StepStatus::Ok || interrupt.load(Ordering::Relaxed);
-                last = Some(out);
-                if stop {
-                    break;
-                }
+        let mut out = run_sql_step(&mut ctx, cfg);
+        if out.status == StepStatus::Failed {
+            if let Some(e) = self.server.died(&cfg.plan.name) {
+                out.error = Some(e.to_string());
+                self.died = Some(e.to_string());
             }
-            let out = last.expect("clients() is never empty");
-            if let Some(e) = &out.error {
-                progress.note(&format!("step {} failed: {e}", step.name));
+        }
+        let config = self.stored_config(cfg);
+        steps.store(&cfg.plan.name, Kind::Sql(cfg.plan.kind), &out, config)?;
+        Ok(out)
+    }
+}
+
+impl Subject for SqlSubject<'_> {
+    fn header(&mut self) -> anyhow::Result<Header> {
+        Ok(Header {
+            engine: self.engine.clone(),
+            version: self.version.clone(),
+            options: std::mem::take(&mut self.options),
+            place: plumb_runner::begin::DataPlace {
+                dir: self.data_dir.clone(),
+                ..Default::default()
+            },
+            pid: self.pid,
+            keep_histograms: self.extras.client_group.is_some(),
+        })
+    }
+
+    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> anyhow::Result<()> {
+        if let Some((g, _)) = &self.extras.client_group {
+            let run_id = steps.run_id;
+            steps.store_mut().set_client_group(run_id, g)?;
+        }
+        let p = &self.work.params;
+        steps.notes.note(&format!(
+            "run {}: {} {}, {} × {} rows, {} threads, seed {}",
+            steps.run_id,
+            self.engine,
+            self.version,
+            p.tables,
+            p.table_size,
+            p.threads,
+            self.plan.seed
+        ));
+        Ok(())
+    }
+
+    fn steps(&self) -> Vec<String> {
+        self.work.steps.iter().map(|s| s.name.clone()).collect()
+    }
+
+    fn drops_caches_before(&self, i: usize) -> bool {
+        i > 0 && !self.work.steps[i].kind.is_load()
+    }
+
+    fn run_at(
+        &mut self,
+        i: usize,
+        name: &str,
+        pace: Option<Pace>,
+        steps: &mut Steps<'_, '_>,
+    ) -> anyhow::Result<plumb_runner::StepOutcome> {
+        let step = &self.work.steps[i];
+        let planned = pace.is_none();
+        let cfg = self.config(i, name, pace.or_else(|| self.pace.clone()));
+        if let (true, Some((g, n))) = (planned, &self.extras.client_group) {
+            let interrupt = steps.interrupt;
+            let place = barrier(
+                steps.store_mut(),
+                g,
+                i,
+                *n,
+                self.extras.barrier_timeout,
+                interrupt,
+            )?;
+            steps.notes.note(&format!(
+                "client group {g}: step {}: all {n} clients here (arrived {})",
+                step.name,
+                place + 1
+            ));
+        }
+        if step.kind != SqlKind::CachedSelect {
+            return self.run_and_store(&cfg, steps);
+        }
+        // The cached-SELECT ceiling: the step at each client count up to the threads.
+        let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut last = None;
+        for c in crate::ceiling::clients(self.work.params.threads, hw) {
+            let mut at = cfg.clone();
+            at.threads = c;
+            at.plan.name = format!("{name}.c{c}");
+            let out = self.run_and_store(&at, steps)?;
+            if out.status == StepStatus::Ok {
+                self.ceilings
+                    .extend(cached_select_ceilings(&self.engine, c, &out.summary));
             }
-            if out.status != StepStatus::Ok || interrupt.load(Ordering::Relaxed) {
+            let stop = out.status != StepStatus::Ok || steps.interrupt.load(Ordering::Relaxed);
+            last = Some(out);
+            if stop {
                 break;
             }
-            continue;
         }
-        let mut out = run_and_store(&mut ctx, &cfg)?;
-        if let (Some(bound), true, StepStatus::Ok) = (&bound, !step.kind.is_load(), out.status) {
-            let found = plumb_runner::family::rate_search(
-                &step.name,
-                bound,
-                &out,
-                interrupt,
-                progress,
-                |name, pace| {
-                    let mut c = cfg.clone();
-                    c.plan.name = name.to_string();
-                    c.pace = Some(pace);
-                    run_and_store(&mut ctx, &c)
-                },
-            )?;
-            if let Some(found) = found {
-                let mut c = cfg.clone();
-                c.plan.name = format!("{}@max", step.name);
-                c.pace = found.max_pace;
-                let account = Some(found.account);
-                store_step(
-                    &mut rec, progress, &c, &found.max, &config, account, group_of,
-                )?;
-                out = found.last;
-            }
-        }
-        if let Some(e) = &out.error {
-            progress.note(&format!("step {} failed: {e}", step.name));
-        }
-        if out.ends_run(interrupt) || server_died.is_some() {
-            break;
-        }
+        Ok(last.expect("clients() is never empty"))
     }
-    let mut status = rec.finish(interrupt.load(Ordering::Relaxed))?;
-    if let Some(e) = server_died {
-        progress.note(&format!(
-            "error: run {run_id}: {e}; the steps it finished are stored"
-        ));
-        status = status.worst(RunStatus::Failed);
+
+    fn search_bound(&self, i: usize) -> Option<LatencyBound> {
+        let kind = self.work.steps[i].kind;
+        self.bound
+            .filter(|_| !kind.is_load() && kind != SqlKind::CachedSelect)
     }
-    let stored = slot.store.run(run_id)?;
-    if !ceilings.is_empty() {
-        let host = stored
-            .run
-            .host
-            .as_ref()
-            .and_then(|h| h.inventory.hostname.clone())
+
+    fn store_max(
+        &mut self,
+        i: usize,
+        name: &str,
+        pace: Option<Pace>,
+        out: &plumb_runner::StepOutcome,
+        account: serde_json::Value,
+        steps: &mut Steps<'_, '_>,
+    ) -> anyhow::Result<()> {
+        let cfg = self.config(i, name, pace);
+        let mut config = self.stored_config(&cfg);
+        config["rate_search"] = account;
+        steps.store(name, Kind::Sql(cfg.plan.kind), out, config)?;
+        Ok(())
+    }
+
+    fn died(&self) -> Option<String> {
+        self.died.clone()
+    }
+
+    fn finish(
+        &mut self,
+        steps: &mut Steps<'_, '_>,
+        host: &plumb_host::HostSnapshot,
+    ) -> anyhow::Result<()> {
+        if self.ceilings.is_empty() {
+            return Ok(());
+        }
+        let host = host
+            .inventory
+            .hostname
+            .clone()
             .unwrap_or_else(|| "unknown".into());
-        add_max(&mut ceilings);
-        slot.store
-            .add_ceilings(run_id, &host, &plumb_runner::lifecycle::now(), &ceilings)?;
-        progress.note(&format!(
-            "run {run_id}: cached-SELECT ceiling of {engine} on {host}: {}",
-            ceilings
+        add_max(&mut self.ceilings);
+        let run_id = steps.run_id;
+        steps.store_mut().add_ceilings(
+            run_id,
+            &host,
+            &plumb_runner::lifecycle::now(),
+            &self.ceilings,
+        )?;
+        steps.notes.note(&format!(
+            "run {run_id}: cached-SELECT ceiling of {} on {host}: {}",
+            self.engine,
+            self.ceilings
                 .iter()
                 .map(|c| format!("{} {:.0} {}", c.name, c.value, c.unit))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+        Ok(())
     }
-    slot.observer.run_finished(&stored, slot.store);
-    Ok((run_id, status))
+
+    fn close(&mut self, keep: bool) -> anyhow::Result<Option<PathBuf>> {
+        Ok(self.server.stop(keep)?)
+    }
 }
 
 /// The ceilings one client count of `cached-select` measured: its queries/s, and the
@@ -367,48 +448,6 @@ fn add_max(ceilings: &mut Vec<plumb_store::Ceiling>) {
     }
 }
 
-/// Stores one step as it ran: its record (the step's knobs in `config`, its open-loop
-/// rate and a rate search's account added), its histograms for a client group, its
-/// profile.
-fn store_step(
-    rec: &mut plumb_runner::Recording<'_>,
-    progress: &dyn plumb_runner::Progress,
-    cfg: &SqlStepConfig,
-    out: &plumb_runner::StepOutcome,
-    config: &serde_json::Value,
-    search: Option<serde_json::Value>,
-    group_of: Option<&(String, u32)>,
-) -> anyhow::Result<()> {
-    let mut config = config.clone();
-    if let Some(p) = &cfg.pace {
-        config["rate"] = p.ops_per_sec.into();
-        config["arrivals"] = p.arrivals.to_string().into();
-        if let Some(profile) = &p.profile {
-            config["rate_profile"] = profile.to_string().into();
-        }
-    }
-    if let Some(x) = search {
-        config["rate_search"] = x;
-    }
-    let step_id = rec.outcome(&cfg.plan.name, Kind::Sql(cfg.plan.kind), out, config)?;
-    if let (Some(_), Some(h)) = (group_of, &out.histograms) {
-        let mut hists = vec![(plumb_store::clients::WHOLE_STEP, h.total.to_v2_base64())];
-        hists.extend(
-            h.intervals
-                .iter()
-                .enumerate()
-                .map(|(i, h)| (i as i64, h.to_v2_base64())),
-        );
-        rec.store().add_histograms(step_id, &hists)?;
-    }
-    match &out.profile {
-        Some(Ok(folded)) => rec.store().add_profile(step_id, folded)?,
-        Some(Err(why)) => progress.note(&format!("no profile of step {}: {why}", cfg.plan.name)),
-        None => {}
-    }
-    Ok(())
-}
-
 /// Waits for the other clients of the group before step `index`.
 fn barrier(
     store: &Store,
@@ -430,7 +469,7 @@ fn barrier(
 /// as the binary's table of families registers it.
 pub struct SqlFamily;
 
-impl plumb_runner::family::Family for SqlFamily {
+impl Family for SqlFamily {
     fn takes(&self, plan: &RunPlan) -> bool {
         matches!(
             (&plan.target.subject, &plan.workload.family),
@@ -447,18 +486,18 @@ impl plumb_runner::family::Family for SqlFamily {
         Ok(())
     }
 
-    fn run(
+    fn prepare<'p>(
         &self,
-        plan: &RunPlan,
-        extras: &Extras,
-        slot: Slot<'_>,
-    ) -> anyhow::Result<(i64, RunStatus)> {
+        plan: &'p RunPlan,
+        extras: &'p Extras,
+        place: &Place<'_>,
+    ) -> anyhow::Result<Box<dyn Subject + 'p>> {
         let (plumb_plan::Subject::Server(spec), plumb_plan::Family::Sql(work)) =
             (&plan.target.subject, &plan.workload.family)
         else {
-            anyhow::bail!("the sql workload runs on a server");
+            return Err(plumb_runner::subject::not_mine(plan, "sql"));
         };
-        run(plan, spec, work, extras, slot)
+        Ok(Box::new(prepare(plan, spec, work, extras, place)?))
     }
 }
 

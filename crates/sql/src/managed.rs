@@ -3,7 +3,6 @@
 //! reaching one by URL), what it is called in the store, and how it is set.
 
 use crate::{CounterReader, Endpoint, Managed, Protocol, ServerChoice, StartOptions};
-use anyhow::Context;
 use plumb_plan::{RunPlan, ServerSpec};
 use std::path::PathBuf;
 
@@ -277,64 +276,26 @@ fn host_ram_mb() -> Option<u64> {
     Some(kb / 1024)
 }
 
-/// A server started for one planned run: the server, plumb's choice of it (`None` for
-/// a URL) and the plan's memory limit holding its processes.
-pub struct Started<'a> {
-    /// The running server.
-    pub server: &'a mut Server,
-    /// What plumb started (`None` for a URL).
-    pub choice: Option<&'a crate::ServerChoice>,
-    /// The cgroup its processes are in, when the plan limits memory.
-    pub limit: Option<&'a plumb_host::cgroup::MemoryLimit>,
-}
-
-/// Starts the server `spec` names for `plan` (under `root`), moves it into the plan's
-/// memory limit, runs `f` on it, and stops it whatever happened (keeping its data
-/// directory with `keep`); `notes` hears what it started, kept and cleared.
-pub fn with_server<T>(
+/// Starts the server `spec` names for `plan` in `place` (its root and whether its
+/// files are kept; a URL is reached, not started); `place.notes` hears what it started
+/// and cleared. The lifecycle moves it into the plan's memory limit and stops it
+/// through the subject's close; dropped, it stops.
+pub fn start_for(
     plan: &RunPlan,
     spec: &plumb_plan::ServerSpec,
     extras: &plumb_runner::family::Extras,
-    (root, keep): (Option<std::path::PathBuf>, bool),
-    notes: &dyn plumb_runner::Progress,
-    f: impl FnOnce(Started<'_>) -> anyhow::Result<T>,
-) -> anyhow::Result<T> {
-    let place = Placement {
-        dir: root,
-        keep,
+    place: &plumb_runner::Place<'_>,
+) -> anyhow::Result<(Server, Option<ServerChoice>)> {
+    let at = Placement {
+        dir: place.root.clone(),
+        keep: place.keep,
         port: extras.port,
         ram_mb: spec
             .ram_sized
             .then(|| plan.target.memory_mb.or_else(host_ram_mb))
             .flatten(),
     };
-    let (mut server, choice) = start(spec, extras.password.as_deref(), &place, notes)?;
-    let limit = match plumb_runner::family::memory_limit(plan, "server") {
-        Ok(l) => l,
-        Err(e) => {
-            let _ = server.stop(false);
-            return Err(e);
-        }
-    };
-    if let (Some(l), (Some(pid), _)) = (&limit, server.local()) {
-        if let Err(e) = plumb_runner::family::limit_tree(l, pid) {
-            let _ = server.stop(false);
-            return Err(e.context("moving the server into its memory limit"));
-        }
-    }
-    let result = f(Started {
-        server: &mut server,
-        choice: choice.as_ref(),
-        limit: limit.as_ref(),
-    });
-    let stopped = server.stop(keep);
-    drop(limit);
-    if let Ok(Some(kept)) = &stopped {
-        notes.note(&format!("kept {}", kept.display()));
-    }
-    let out = result?;
-    stopped.context("the run is stored, but the server did not stop cleanly")?;
-    Ok(out)
+    start(spec, extras.password.as_deref(), &at, place.notes)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use plumb_probes::diskstats::DeviceStats;
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
 /// Sequential request size.
@@ -334,7 +334,7 @@ pub fn prepare(o: DiskOptions) -> Result<DiskPlan, ProbeError> {
 
 /// Writes the whole file once with 1 MiB direct (else buffered) writes and syncs it, so
 /// reads hit allocated, written blocks, not holes the filesystem answers with zeros.
-fn layout(f: &ProbeFile) -> Result<(), ProbeError> {
+fn layout(f: &ProbeFile, stop: &AtomicBool) -> Result<(), ProbeError> {
     let file = f.direct.as_ref().unwrap_or(&f.buffered);
     let fd = file.as_raw_fd();
     let mut buf = file::AlignedBuf::new(SEQ_BS, 42).map_err(|e| ProbeError::Io {
@@ -344,7 +344,7 @@ fn layout(f: &ProbeFile) -> Result<(), ProbeError> {
     })?;
     let mut off = 0u64;
     while off < f.size {
-        if crate::interrupted() {
+        if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
         // Vary each block so deduplication cannot collapse the file.
@@ -387,7 +387,7 @@ pub const PRECONDITION_BS: usize = 4096;
 /// at a time (O_DIRECT where the file has it), then syncs: what the measured steps meet
 /// is a drive whose blocks have all been rewritten out of order at least in part, not a
 /// fresh one. Returns the writes made. Stops early on Ctrl-C.
-pub fn precondition(f: &ProbeFile, d: Duration) -> Result<u64, ProbeError> {
+pub fn precondition(f: &ProbeFile, d: Duration, stop: &AtomicBool) -> Result<u64, ProbeError> {
     let file = f.direct.as_ref().unwrap_or(&f.buffered);
     let fd = file.as_raw_fd();
     let mut buf = file::AlignedBuf::new(PRECONDITION_BS, 7).map_err(|e| ProbeError::Io {
@@ -399,7 +399,7 @@ pub fn precondition(f: &ProbeFile, d: Duration) -> Result<u64, ProbeError> {
     let mut rng = crate::rng::Rng::new(0x9c0d);
     let until = std::time::Instant::now() + d;
     let mut n = 0u64;
-    while std::time::Instant::now() < until && !crate::interrupted() {
+    while std::time::Instant::now() < until && !stop.load(Ordering::Relaxed) {
         let off = rng.below(blocks) * PRECONDITION_BS as u64;
         buf.as_mut_slice()[..8].copy_from_slice(&n.to_le_bytes());
         // SAFETY: buf holds PRECONDITION_BS bytes, aligned for O_DIRECT; fd is open.
@@ -569,7 +569,7 @@ struct Subject<'a> {
 /// returns, whatever happened), or read-only on the plan's block device. Before each step
 /// the file is synced, untimed ([`settle`]), so no step pays for the previous one's
 /// write-back; the time that took is kept in the step's config as `settle_fdatasync_ms`.
-pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
+pub fn run(p: &DiskPlan, stop: &AtomicBool) -> Result<ProbeReport, ProbeError> {
     let mut rep = ProbeReport::default();
     if let Some(dev) = &p.opts.device {
         let d = RawDevice::open(dev)?;
@@ -593,7 +593,7 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
             path: d.path(),
             writable: false,
         };
-        measure(p, &s, stats.as_ref(), "blockdev", &mut rep)?;
+        measure(p, &s, stats.as_ref(), "blockdev", &mut rep, stop)?;
         return Ok(rep);
     }
     let f = ProbeFile::create(&p.opts.dir, p.size)?;
@@ -609,9 +609,9 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
         ));
     }
     let stats = DeviceStats::for_path(&p.opts.dir).ok();
-    layout(&f)?;
+    layout(&f, stop)?;
     if let Some(d) = p.opts.precondition {
-        let n = precondition(&f, d)?;
+        let n = precondition(&f, d, stop)?;
         rep.notes.push(format!(
             "disk: preconditioned: after the sequential fill, {n} random 4 KiB writes in {:.0} s \
              ({:.2}× the file{}), unmeasured",
@@ -630,7 +630,7 @@ pub fn run(p: &DiskPlan) -> Result<ProbeReport, ProbeError> {
         path: f.path(),
         writable: true,
     };
-    measure(p, &s, stats.as_ref(), "disk", &mut rep)?;
+    measure(p, &s, stats.as_ref(), "disk", &mut rep, stop)?;
     drop(f);
     Ok(rep)
 }
@@ -649,6 +649,7 @@ fn measure(
     dev: Option<&DeviceStats>,
     prefix: &str,
     rep: &mut ProbeReport,
+    stop: &AtomicBool,
 ) -> Result<(), ProbeError> {
     let uring = uring_available();
     if let Err(e) = &uring {
@@ -661,7 +662,7 @@ fn measure(
             .push("disk: no block device found for the directory; device counters absent".into());
     }
     for st in steps(p, s.direct.is_some()) {
-        if crate::interrupted() {
+        if stop.load(Ordering::Relaxed) {
             break;
         }
         let file = match st.mode {
@@ -724,13 +725,19 @@ fn measure(
             };
             Ok((w, ring))
         };
-        let m = measured::run(threads, Duration::from_secs_f64(p.secs), dev, |lane| {
-            let (mut w, ring) = setup(lane.index())?;
-            match ring {
-                Some(mut r) => w.run_uring(lane, &mut r, depth),
-                None => w.run_sync(lane),
-            }
-        });
+        let m = measured::run(
+            threads,
+            Duration::from_secs_f64(p.secs),
+            dev,
+            stop,
+            |lane| {
+                let (mut w, ring) = setup(lane.index())?;
+                match ring {
+                    Some(mut r) => w.run_uring(lane, &mut r, depth),
+                    None => w.run_sync(lane),
+                }
+            },
+        );
         let engine = if use_uring { "io_uring" } else { "psync" };
         let mut config = serde_json::json!({
             "probe": "disk", "pattern": st.pattern, "mode": st.mode, "bs": bs,
@@ -791,7 +798,7 @@ mod tests {
         p.opts.patterns = vec![Pattern::SeqRead];
         p.opts.modes = vec![Mode::Buffered];
         p.opts.precondition = Some(Duration::from_millis(200));
-        let rep = run(&p).unwrap();
+        let rep = run(&p, &AtomicBool::new(false)).unwrap();
         let note = rep
             .notes
             .iter()
@@ -895,7 +902,7 @@ mod tests {
         assert!(s
             .iter()
             .all(|x| x.mode == Mode::Direct && x.ceiling_name("disk").is_none()));
-        let r = run(&p).unwrap();
+        let r = run(&p, &AtomicBool::new(false)).unwrap();
         assert_eq!(r.steps.len(), 4);
         let slice = p.size / 4;
         for (i, st) in r.steps.iter().enumerate() {
@@ -931,7 +938,7 @@ mod tests {
             writable: false,
         };
         let mut rep = ProbeReport::default();
-        measure(&p, &s, None, "blockdev", &mut rep).unwrap();
+        measure(&p, &s, None, "blockdev", &mut rep, &AtomicBool::new(false)).unwrap();
         // seqread + 2 randread cells × 2 sizes + 2 slices; any write through these
         // descriptors would have failed its step with EBADF.
         assert_eq!(rep.steps.len(), 1 + 4 + 2);
@@ -999,7 +1006,7 @@ mod tests {
     fn tiny_probe_measures_every_step_and_removes_its_file() {
         let t = tempfile::tempdir().unwrap();
         let p = plan_for(t.path());
-        let r = run(&p).unwrap();
+        let r = run(&p, &AtomicBool::new(false)).unwrap();
         let expected = steps(&p, std::fs::metadata(t.path()).is_ok()).len();
         assert!(
             r.steps.len() == expected || r.steps.len() == expected / 2,

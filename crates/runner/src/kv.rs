@@ -1,0 +1,240 @@
+//! The key-value family: db_bench's steps (fillseq, readrandom, a mix, …) on an
+//! embedded engine opened in the run's own directory, each step driven by the timed
+//! loop of [`crate::step`]. The first row of the binary's table of families.
+
+use crate::config::{KeySpace, StepConfig};
+use crate::family::{Extras, Family, OwnDir};
+use crate::step::{run_step, RunContext, StepOutcome};
+use crate::subject::{Header, Place, Steps, Subject};
+use anyhow::Context;
+use plumb_plan::{KvWork, RunPlan};
+use plumb_targets::EngineSpec;
+use plumb_workloads::pace::{LatencyBound, Pace};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// db_bench's steps on an embedded engine this plumb links.
+pub struct KvFamily;
+
+impl Family for KvFamily {
+    fn takes(&self, plan: &RunPlan) -> bool {
+        plan.workload.kv().is_some() && plan.target.engine_spec().is_some()
+    }
+
+    fn own_dir(&self, plan: &RunPlan) -> Option<OwnDir> {
+        plan.target
+            .engine_spec()
+            .is_some_and(|e| e.capabilities().keeps_files)
+            .then(|| OwnDir {
+                prefix: plan.suite.clone(),
+                default_root: std::env::temp_dir(),
+            })
+    }
+
+    fn prepare<'p>(
+        &self,
+        plan: &'p RunPlan,
+        _extras: &'p Extras,
+        place: &Place<'_>,
+    ) -> anyhow::Result<Box<dyn Subject + 'p>> {
+        let (Some(engine), Some(work)) = (plan.target.engine_spec(), plan.workload.kv()) else {
+            return Err(crate::subject::not_mine(plan, "db_bench"));
+        };
+        let params = &work.params;
+        let distribution = params
+            .validate()
+            .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+        let bound = params
+            .rate_search
+            .as_deref()
+            .and_then(|b| b.parse::<LatencyBound>().ok());
+        let target = engine.open(place.dir.as_deref()).with_context(|| {
+            format!(
+                "opening {}{}",
+                engine.name(),
+                place
+                    .dir
+                    .as_ref()
+                    .map(|d| format!(" in {}", d.display()))
+                    .unwrap_or_default()
+            )
+        })?;
+        let keys = if plan.use_existing_db {
+            KeySpace::unknown(params.num)
+        } else {
+            KeySpace::empty()
+        };
+        Ok(Box::new(KvSubject {
+            plan,
+            engine,
+            work,
+            target,
+            distribution,
+            bound,
+            keys,
+            dir: place.dir.clone(),
+        }))
+    }
+}
+
+/// An engine opened for one run, with the keys its steps have written so far.
+struct KvSubject<'p> {
+    plan: &'p RunPlan,
+    engine: &'p EngineSpec,
+    work: &'p KvWork,
+    target: Box<dyn plumb_core::Target>,
+    distribution: plumb_workloads::Distribution,
+    bound: Option<LatencyBound>,
+    keys: KeySpace,
+    dir: Option<PathBuf>,
+}
+
+impl KvSubject<'_> {
+    /// Step `i` as it runs under `name`, at `pace` when one is given.
+    fn config(&self, i: usize, name: &str, pace: Option<Pace>) -> StepConfig {
+        let (sp, params) = (&self.work.steps[i], &self.work.params);
+        let mut plan = sp.clone();
+        plan.name = name.to_string();
+        StepConfig {
+            index: i,
+            plan,
+            num: params.num,
+            key_size: params.key_size,
+            value_size: params.value_size,
+            threads: params.step_threads(sp.kind),
+            duration: params.step_duration(sp),
+            ops: params.ops,
+            warmup: std::time::Duration::from_secs_f64(params.warmup),
+            seed: self.plan.seed,
+            seek_nexts: params.seek_nexts,
+            batch_size: params.batch_size,
+            write_rate_mb: params.write_rate_mb,
+            distribution: self.distribution,
+            verify: params.verify,
+            pace: pace.or_else(|| params.step_pace(sp.kind)),
+            ycsb: params.ycsb_props().unwrap_or_default(),
+            mix: params.mix_file.clone(),
+            mixgraph: params.mixgraph_params().unwrap_or_default(),
+            perf_groups: params.perf_groups,
+            perf_level: params.perf_level,
+            clients: params.step_clients(sp.kind),
+        }
+    }
+
+    fn store(
+        cfg: &StepConfig,
+        out: &StepOutcome,
+        extra: Option<serde_json::Value>,
+        steps: &mut Steps<'_, '_>,
+    ) -> anyhow::Result<()> {
+        let mut config = serde_json::to_value(cfg).unwrap_or_default();
+        if let (Some(x), Some(m)) = (extra, config.as_object_mut()) {
+            m.insert("rate_search".into(), x);
+        }
+        steps.store(&cfg.plan.name, cfg.plan.kind.into(), out, config)?;
+        Ok(())
+    }
+}
+
+impl Subject for KvSubject<'_> {
+    fn header(&mut self) -> anyhow::Result<Header> {
+        Ok(Header {
+            engine: self.target.name().to_string(),
+            version: self.target.version(),
+            options: recorded_options(self.plan, self.engine, self.work, self.target.as_ref()),
+            place: crate::begin::DataPlace {
+                dir: self.dir.clone(),
+                bytes: Some(self.work.params.data_bytes()),
+                ..Default::default()
+            },
+            ..Header::default()
+        })
+    }
+
+    fn steps(&self) -> Vec<String> {
+        self.work.steps.iter().map(|s| s.name.clone()).collect()
+    }
+
+    fn drops_caches_before(&self, i: usize) -> bool {
+        i > 0 && !self.work.steps[i].kind.is_maintenance()
+    }
+
+    fn run_at(
+        &mut self,
+        i: usize,
+        name: &str,
+        pace: Option<Pace>,
+        steps: &mut Steps<'_, '_>,
+    ) -> anyhow::Result<StepOutcome> {
+        let cfg = self.config(i, name, pace);
+        let ctx = RunContext {
+            target: self.target.as_ref(),
+            disk: steps.disk,
+            hw: steps.hw.clone(),
+            interrupt: steps.interrupt,
+            progress: steps.notes,
+            profile: steps.profile,
+        };
+        let out = run_step(&ctx, &cfg, &mut self.keys);
+        Self::store(&cfg, &out, None, steps)?;
+        Ok(out)
+    }
+
+    fn search_bound(&self, i: usize) -> Option<LatencyBound> {
+        let kind = self.work.steps[i].kind;
+        self.bound
+            .filter(|_| !kind.is_fill() && !kind.is_maintenance())
+    }
+
+    fn store_max(
+        &mut self,
+        i: usize,
+        name: &str,
+        pace: Option<Pace>,
+        out: &StepOutcome,
+        account: serde_json::Value,
+        steps: &mut Steps<'_, '_>,
+    ) -> anyhow::Result<()> {
+        let mut cfg = self.config(i, name, None);
+        cfg.pace = pace;
+        Self::store(&cfg, out, Some(account), steps)
+    }
+}
+
+/// The flat option map stored with a run (selectors such as `opt.threads=2` and the
+/// fairness warnings read it): the workload's knobs, the engine's options under its
+/// name (where the run sits in its suite, its memory limit and cache drops are added
+/// by the lifecycle).
+fn recorded_options(
+    plan: &RunPlan,
+    engine: &EngineSpec,
+    work: &KvWork,
+    target: &dyn plumb_core::Target,
+) -> BTreeMap<String, String> {
+    let (steps, params) = (&work.steps, &work.params);
+    let mut o: BTreeMap<String, String> = plumb_targets::options::as_strings(params)
+        .into_iter()
+        .collect();
+    if params.duration.is_none() {
+        o.insert(
+            "duration".into(),
+            format!("{} (non-fill steps without --ops)", plumb_plan::QUICK_SECS),
+        );
+    }
+    o.insert("engine".into(), target.name().to_string());
+    o.insert("durability".into(), engine.durability().name().to_string());
+    o.insert("seed".into(), plan.seed.to_string());
+    o.insert(
+        "benchmarks".into(),
+        steps
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    o.insert("use_existing_db".into(), plan.use_existing_db.to_string());
+    for (k, v) in target.options() {
+        o.insert(format!("{}.{k}", target.name()), v);
+    }
+    o
+}

@@ -7,7 +7,7 @@ use plumb_runner::family::{Family, HandOver};
 
 /// Every family, in the order they are asked.
 pub static TABLE: &[&dyn Family] = &[
-    &plumb_runner::kv::KvFamily,
+    &plumb_kv::KvFamily,
     &plumb_sql::family::SqlFamily,
     &plumb_ibench::family::IbFamily,
     &plumb_hwprobe::family::ProbeFamily,

@@ -1,7 +1,7 @@
 //! What a step does, apart from how it is timed. The runner spawns the step's threads,
 //! hands each a [`Worker`], and a workload decides what its ops are: it sets up per
 //! thread (a session, buffers, a key chooser), then calls [`Worker::drive`] with one op
-//! as a closure, which the kernel's timed loop ([`crate::kernel`]) inlines. The
+//! as a closure, which the kernel's timed loop ([`plumb_runner::kernel`]) inlines. The
 //! key-value family's steps (db_bench's, YCSB's, the op mixes) implement [`Workload`]; the hardware
 //! probes, the sysbench microbenchmarks (crates/sql/src/run.rs) and the insert benchmark
 //! (crates/ibench/src/run.rs) drive the same kernel directly.
@@ -10,9 +10,9 @@ pub mod kv;
 pub mod mix;
 pub mod ycsb;
 
-pub use crate::kernel::OpClock;
 pub use crate::worker::{Role, Worker};
 use plumb_core::{TargetError, Verification};
+pub use plumb_runner::kernel::OpClock;
 
 /// One kind of step, as the runner drives it.
 pub trait Workload: Sync {

@@ -3,13 +3,13 @@
 //! ends only, the LSM's account and a CPU profile. Everything here is read by the
 //! sampler thread, never by a worker.
 
-use crate::kernel::{Gauge, Mark};
 use plumb_core::{EngineStats, LsmAccount, Target};
 use plumb_probes::perf::{HwCounterGroup, HwReading};
 use plumb_probes::perfwindow::PerfWindow;
 use plumb_probes::process;
 use plumb_probes::profile::Profiling;
 use plumb_probes::profile::Recording;
+use plumb_runner::kernel::{Gauge, Mark};
 
 /// A key-value step's mark.
 pub(crate) type Snapshot = Mark<KvReading>;

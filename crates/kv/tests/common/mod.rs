@@ -3,7 +3,8 @@
 
 use plumb_core::value::VerifyMode;
 use plumb_core::Target;
-use plumb_runner::{run_step, KeySpace, NoProgress, RunContext, StepConfig, StepOutcome};
+use plumb_kv::{run_step, KeySpace, RunContext, StepConfig};
+use plumb_runner::{NoProgress, StepOutcome};
 use plumb_workloads::steps::parse_benchmarks;
 use plumb_workloads::Distribution;
 use std::sync::atomic::AtomicBool;

@@ -6,7 +6,8 @@ mod common;
 
 use common::{cfg, run};
 use plumb_core::StepStatus;
-use plumb_runner::{KeySpace, StepOutcome};
+use plumb_kv::KeySpace;
+use plumb_runner::StepOutcome;
 use plumb_targets::MemoryTarget;
 use std::sync::Mutex;
 use std::time::Duration;

@@ -3,11 +3,12 @@
 //! loop of [`crate::step`]. The first row of the binary's table of families.
 
 use crate::config::{KeySpace, StepConfig};
-use crate::family::{Extras, Family, OwnDir};
-use crate::step::{run_step, RunContext, StepOutcome};
-use crate::subject::{Header, Place, Steps, Subject};
+use crate::step::{run_step, RunContext};
 use anyhow::Context;
 use plumb_plan::{KvWork, RunPlan};
+use plumb_runner::family::{Extras, Family, OwnDir};
+use plumb_runner::subject::{Header, Place, Steps, Subject};
+use plumb_runner::StepOutcome;
 use plumb_targets::EngineSpec;
 use plumb_workloads::pace::{LatencyBound, Pace};
 use std::collections::BTreeMap;
@@ -38,7 +39,7 @@ impl Family for KvFamily {
         place: &Place<'_>,
     ) -> anyhow::Result<Box<dyn Subject + 'p>> {
         let (Some(engine), Some(work)) = (plan.target.engine_spec(), plan.workload.kv()) else {
-            return Err(crate::subject::not_mine(plan, "db_bench"));
+            return Err(plumb_runner::subject::not_mine(plan, "db_bench"));
         };
         let params = &work.params;
         let distribution = params
@@ -142,7 +143,7 @@ impl Subject for KvSubject<'_> {
             engine: self.target.name().to_string(),
             version: self.target.version(),
             options: recorded_options(self.plan, self.engine, self.work, self.target.as_ref()),
-            place: crate::begin::DataPlace {
+            place: plumb_runner::begin::DataPlace {
                 dir: self.dir.clone(),
                 bytes: Some(self.work.params.data_bytes()),
                 ..Default::default()

@@ -1,11 +1,11 @@
 //! The key-value family's handle on a step's thread: what the step asks of the thread
 //! (its role, the engine, the payload, the permutation) over the kernel's [`Lane`],
-//! whose loop times every op (see [`crate::kernel`]).
+//! whose loop times every op (see [`plumb_runner::kernel`]).
 
 use crate::config::StepConfig;
-use crate::kernel::{Lane, OpClock};
-use crate::pacing::Pacer;
 use plumb_core::{Target, TargetError};
+use plumb_runner::kernel::{Lane, OpClock};
+use plumb_runner::pacing::Pacer;
 use plumb_workloads::Permutation;
 
 /// Which part a worker plays in its step.

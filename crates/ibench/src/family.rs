@@ -160,10 +160,11 @@ impl IbSubject<'_> {
         }
     }
 
-    /// What is stored of step `cfg` as its config.
+    /// What is stored of step `cfg` as its config: its knobs and its open-loop query
+    /// rate.
     fn stored_config(&self, cfg: &IbStepConfig) -> serde_json::Value {
         let (p, step) = (&self.work.params, &self.work.steps[cfg.index]);
-        serde_json::json!({
+        let mut config = serde_json::json!({
             "step": step.name,
             "rows_per_commit": step.rows_per_commit,
             "rate_per_client": step.rate,
@@ -173,7 +174,15 @@ impl IbSubject<'_> {
             "rows_per_query": p.rows_per_query,
             "seed": self.plan.seed.to_string(),
             "rows": cfg.rows,
-        })
+        });
+        if let Some(q) = &cfg.query_pace {
+            config["query_rate"] = q.ops_per_sec.into();
+            config["arrivals"] = q.arrivals.to_string().into();
+            if let Some(profile) = &q.profile {
+                config["query_rate_profile"] = profile.to_string().into();
+            }
+        }
+        config
     }
 }
 
@@ -244,7 +253,7 @@ impl Subject for IbSubject<'_> {
         if let Some(did) = result.note.as_deref() {
             config["did"] = did.into();
         }
-        store(&cfg, &out, config, steps)?;
+        steps.store(name, Kind::Ib(cfg.plan.kind), &out, config)?;
         Ok(out)
     }
 
@@ -256,19 +265,14 @@ impl Subject for IbSubject<'_> {
         self.bound.filter(|_| queries)
     }
 
-    fn store_max(
-        &mut self,
+    fn recorded(
+        &self,
         i: usize,
         name: &str,
         pace: Option<Pace>,
-        out: &plumb_runner::StepOutcome,
-        account: serde_json::Value,
-        steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<()> {
+    ) -> Option<(Kind, serde_json::Value)> {
         let cfg = self.config(i, name, pace);
-        let mut config = self.stored_config(&cfg);
-        config["rate_search"] = account;
-        store(&cfg, out, config, steps)
+        Some((Kind::Ib(cfg.plan.kind), self.stored_config(&cfg)))
     }
 
     fn died(&self) -> Option<String> {
@@ -281,24 +285,6 @@ impl Subject for IbSubject<'_> {
             Held::Engine(_) => Ok(None),
         }
     }
-}
-
-/// Stores one step as it ran, its open-loop query rate added to its config.
-fn store(
-    cfg: &IbStepConfig,
-    out: &plumb_runner::StepOutcome,
-    mut config: serde_json::Value,
-    steps: &mut Steps<'_, '_>,
-) -> anyhow::Result<()> {
-    if let Some(q) = &cfg.query_pace {
-        config["query_rate"] = q.ops_per_sec.into();
-        config["arrivals"] = q.arrivals.to_string().into();
-        if let Some(profile) = &q.profile {
-            config["query_rate_profile"] = profile.to_string().into();
-        }
-    }
-    steps.store(&cfg.plan.name, Kind::Ib(cfg.plan.kind), out, config)?;
-    Ok(())
 }
 
 /// The insert benchmark on a server or an embedded engine, as the binary's table of

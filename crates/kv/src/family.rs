@@ -121,20 +121,6 @@ impl KvSubject<'_> {
             clients: params.step_clients(sp.kind),
         }
     }
-
-    fn store(
-        cfg: &StepConfig,
-        out: &StepOutcome,
-        extra: Option<serde_json::Value>,
-        steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<()> {
-        let mut config = serde_json::to_value(cfg).unwrap_or_default();
-        if let (Some(x), Some(m)) = (extra, config.as_object_mut()) {
-            m.insert("rate_search".into(), x);
-        }
-        steps.store(&cfg.plan.name, cfg.plan.kind.into(), out, config)?;
-        Ok(())
-    }
 }
 
 impl Subject for KvSubject<'_> {
@@ -177,7 +163,8 @@ impl Subject for KvSubject<'_> {
             profile: steps.profile,
         };
         let out = run_step(&ctx, &cfg, &mut self.keys);
-        Self::store(&cfg, &out, None, steps)?;
+        let config = serde_json::to_value(&cfg).unwrap_or_default();
+        steps.store(name, cfg.plan.kind.into(), &out, config)?;
         Ok(out)
     }
 
@@ -187,18 +174,18 @@ impl Subject for KvSubject<'_> {
             .filter(|_| !kind.is_fill() && !kind.is_maintenance())
     }
 
-    fn store_max(
-        &mut self,
+    fn recorded(
+        &self,
         i: usize,
         name: &str,
         pace: Option<Pace>,
-        out: &StepOutcome,
-        account: serde_json::Value,
-        steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<()> {
+    ) -> Option<(plumb_workloads::Kind, serde_json::Value)> {
         let mut cfg = self.config(i, name, None);
         cfg.pace = pace;
-        Self::store(&cfg, out, Some(account), steps)
+        Some((
+            cfg.plan.kind.into(),
+            serde_json::to_value(&cfg).unwrap_or_default(),
+        ))
     }
 }
 

@@ -492,16 +492,15 @@ impl Lifecycle<'_> {
                     })
                     .map_err(family_error)?;
                 if let Some(found) = found {
-                    subject
-                        .store_max(
-                            i,
-                            &format!("{name}@max"),
-                            found.max_pace,
-                            &found.max,
-                            found.account,
-                            &mut steps,
-                        )
-                        .map_err(family_error)?;
+                    let max = format!("{name}@max");
+                    let (kind, mut config) =
+                        subject.recorded(i, &max, found.max_pace).ok_or_else(|| {
+                            family_error(anyhow::anyhow!(
+                                "{max}: this family does not search rates"
+                            ))
+                        })?;
+                    config["rate_search"] = found.account;
+                    steps.store(&max, kind, &found.max, config)?;
                     out = found.last;
                 }
             }

@@ -165,19 +165,16 @@ pub trait Subject {
         None
     }
 
-    /// Stores `out`, a rate search's best probe, as step `i`'s `name` at `pace`, the
-    /// search's account under `rate_search` in its config.
-    fn store_max(
-        &mut self,
-        i: usize,
-        name: &str,
-        pace: Option<Pace>,
-        out: &StepOutcome,
-        account: serde_json::Value,
-        steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<()> {
-        let _ = (i, pace, out, account, steps);
-        anyhow::bail!("{name}: this family does not search rates")
+    /// What is stored of step `i` run under `name` at exactly `pace`: its kind and
+    /// config. A rate search stores its best probe with it as `STEP@max`, the search's
+    /// account added under `rate_search`; `None` for a family that does not search.
+    fn recorded(
+        &self,
+        _i: usize,
+        _name: &str,
+        _pace: Option<Pace>,
+    ) -> Option<(Kind, serde_json::Value)> {
+        None
     }
 
     /// Why the subject is gone (a server that died during a step), once it is: the

@@ -351,20 +351,14 @@ impl Subject for SqlSubject<'_> {
             .filter(|_| !kind.is_load() && kind != SqlKind::CachedSelect)
     }
 
-    fn store_max(
-        &mut self,
+    fn recorded(
+        &self,
         i: usize,
         name: &str,
         pace: Option<Pace>,
-        out: &plumb_runner::StepOutcome,
-        account: serde_json::Value,
-        steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<()> {
+    ) -> Option<(Kind, serde_json::Value)> {
         let cfg = self.config(i, name, pace);
-        let mut config = self.stored_config(&cfg);
-        config["rate_search"] = account;
-        steps.store(name, Kind::Sql(cfg.plan.kind), out, config)?;
-        Ok(())
+        Some((Kind::Sql(cfg.plan.kind), self.stored_config(&cfg)))
     }
 
     fn died(&self) -> Option<String> {

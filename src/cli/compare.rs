@@ -2,8 +2,8 @@
 
 use super::{StoreArg, WindowArg};
 use anyhow::Context;
+use plumb_report::compare;
 use plumb_report::select;
-use plumb_report::{compare, comparison_text, Reporter, TextReporter};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -57,6 +57,19 @@ pub enum Format {
     Json,
 }
 
+impl From<Format> for plumb_report::document::Format {
+    fn from(f: Format) -> Self {
+        use plumb_report::document::Format as D;
+        match f {
+            Format::Text => D::Text,
+            Format::Md => D::Md,
+            Format::Html => D::Html,
+            Format::Csv => D::Csv,
+            Format::Json => D::Json,
+        }
+    }
+}
+
 /// `plumb report RUNS…`.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
@@ -97,7 +110,10 @@ pub fn compare_cmd(a: CompareArgs) -> anyhow::Result<ExitCode> {
         if let Some(n) = plumb_report::window::note(&runs) {
             println!("{n}\n");
         }
-        print!("{}", comparison_or_durability(&versions, &c));
+        print!(
+            "{}",
+            plumb_report::document::comparison_or_durability(&versions, &c)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -107,103 +123,17 @@ pub fn report_cmd(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let mut versions = select::versions(&store, &a.selectors)?;
     a.window
         .apply(versions.iter_mut().flat_map(|v| v.runs.iter_mut()));
-    let runs: Vec<_> = versions
-        .iter()
-        .flat_map(|v| v.runs.iter().cloned())
-        .collect();
-    let c = (versions.len() > 1).then(|| compare(&versions));
-    let is_suite = a.selectors.iter().any(|s| {
-        s.strip_prefix('s')
-            .is_some_and(|n| n.parse::<i64>().is_ok())
-    });
-    let curves = if is_suite {
-        plumb_report::sweep::curves(&runs)
-    } else {
-        Vec::new()
-    };
-    // Durable commit curves are read against the fsync ceiling of the runs' host.
-    let fsync = if is_suite {
-        let host = runs
-            .iter()
-            .find_map(|r| r.run.host.as_ref()?.inventory.hostname.clone());
-        match host {
-            Some(h) => plumb_report::commits::fsync_ceiling(&store.ceilings(&h)?),
-            None => None,
-        }
-    } else {
-        None
-    };
-    let run_lines = || -> String {
-        runs.iter()
-            .map(|r| plumb_report::one_line(r) + "\n")
-            .collect()
-    };
-    let doc = match a.format {
-        Format::Text if is_suite => {
-            let mut s = plumb_report::sweep::text(&curves);
-            s.push_str(&plumb_report::commits::text(&curves, fsync));
-            if let Some(t) = plumb_report::durability::text(&runs) {
-                s.push_str(&format!("durability\n{t}\n"));
-            }
-            s.push_str(&run_lines());
-            if let Some(c) = &c {
-                s.push_str(&comparison_text(c));
-            }
-            s
-        }
-        Format::Md if is_suite => {
-            let mut s = String::from("## Sweeps\n\n");
-            s.push_str(&plumb_report::sweep::markdown(&curves));
-            s.push_str(&plumb_report::commits::markdown(&curves, fsync));
-            if let Some(t) = plumb_report::durability::markdown(&runs) {
-                s.push_str(&format!("## Durability\n\n{t}\n"));
-            }
-            s.push_str("## Runs\n\n");
-            for l in run_lines().lines() {
-                s.push_str(&format!("- {}\n", plumb_report::markdown::cell(l)));
-            }
-            s
-        }
-        Format::Html if is_suite => plumb_report::html::suite_report(&runs, &curves, fsync),
-        Format::Text => {
-            let mut s: String = runs.iter().map(|r| TextReporter.render(r) + "\n").collect();
-            if let Some(c) = &c {
-                s.push_str(&comparison_or_durability(&versions, c));
-            }
-            s
-        }
-        Format::Md => {
-            let mut s: String = runs
-                .iter()
-                .map(|r| plumb_report::markdown::run(r) + "\n")
-                .collect();
-            if let Some(c) = &c {
-                s.push_str(&plumb_report::markdown::comparison(c));
-            }
-            s
-        }
-        Format::Html => {
-            plumb_report::html::report_with_profiles(&runs, c.as_ref(), &profiles(&store, &runs)?)
-        }
-        Format::Csv => plumb_report::csv::runs(&runs),
-        Format::Json => {
-            serde_json::to_string_pretty(&plumb_report::json::report(&runs, c.as_ref()))? + "\n"
-        }
-    };
+    let doc = plumb_report::document::report(
+        &store,
+        &versions,
+        plumb_report::document::names_suite(&a.selectors),
+        a.format.into(),
+    )?;
     match &a.output {
         None => print!("{doc}"),
         Some(path) => write_whole(path, "-o", &doc)?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The comparison as text: of what each version lost when every run compared is a
-/// durability run (its writes per second mean nothing), else of its figures.
-fn comparison_or_durability(
-    versions: &[plumb_report::compare::Version],
-    c: &plumb_report::Comparison,
-) -> String {
-    plumb_report::durability::compare_text(versions).unwrap_or_else(|| comparison_text(c))
 }
 
 /// Writes `doc` to `path` beside it and renames, so a failure leaves no half file;
@@ -226,19 +156,4 @@ pub fn write_whole(path: &std::path::Path, flag: &str, doc: &str) -> anyhow::Res
         .with_context(|| format!("{flag} {}", path.display()))?;
     eprintln!("plumb: wrote {}", path.display());
     Ok(())
-}
-
-/// The stored CPU profiles of `runs`, for the HTML pages that draw flame graphs.
-pub fn profiles(
-    store: &plumb_store::Store,
-    runs: &[plumb_store::StoredRun],
-) -> anyhow::Result<plumb_report::html::Profiles> {
-    let mut profiles = plumb_report::html::Profiles::new();
-    for r in runs {
-        let p = store
-            .profiles(r.run.id)
-            .with_context(|| format!("reading the profiles of run {}", r.run.id))?;
-        profiles.insert(r.run.id, p);
-    }
-    Ok(profiles)
 }

@@ -7,13 +7,10 @@
 
 use super::execute::{self, clock_seed, Printer, Style, INTERRUPTED};
 use super::StoreArg;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use plumb_core::StepStatus;
-use plumb_plan::durability::engine_in_mode;
-use plumb_plan::{
-    DurabilityMode, DurabilityParams, DurabilityWork, Family, RunPlan, ServerSpec, TargetPlan,
-    WorkloadPlan,
-};
+use plumb_durability::targets::Asked;
+use plumb_plan::DurabilityParams;
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::{Store, StoredRun};
 use plumb_targets::EngineSpec;
@@ -99,137 +96,18 @@ pub fn writer(a: WriterArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The engines `--kv` names, each with the modes it runs: with `all`, every engine of
-/// this build that keeps files, in the modes it offers (SplinterDB cannot sync; only
-/// RocksDB has a log to turn off); named engines are held to the modes asked.
-fn engines(
-    a: &DurabilityArgs,
-    modes: &[DurabilityMode],
-) -> anyhow::Result<Vec<(TargetPlan, Vec<DurabilityMode>)>> {
-    let all = a.kv == "all";
-    let names: Vec<String> = match a.kv.as_str() {
-        "none" => Vec::new(),
-        "all" => plumb_targets::engines()
-            .into_iter()
-            .filter(|n| {
-                EngineSpec::default_for(n)
-                    .is_ok_and(|s| plumb_plan::durability::engine_keeps_writes(&s))
-            })
-            .map(str::to_string)
-            .collect(),
-        list => list.split(',').map(|s| s.trim().to_string()).collect(),
-    };
-    let mut out = Vec::new();
-    for name in names {
-        let spec = EngineSpec::default_for(&name).map_err(|e| {
-            anyhow::anyhow!(
-                "--kv {name:?}: {e}; this build runs {}",
-                plumb_targets::engines().join(", ")
-            )
-        })?;
-        spec.check_built_in()
-            .map_err(|e| anyhow::anyhow!("--kv {name}: {e}"))?;
-        let caps = spec.capabilities();
-        let offered = |m: DurabilityMode| match m {
-            DurabilityMode::Sync => caps.can_sync,
-            DurabilityMode::Unlogged => caps.wal,
-            DurabilityMode::NoSync => true,
-        };
-        let mine: Vec<DurabilityMode> = modes
-            .iter()
-            .copied()
-            .filter(|&m| !all || offered(m))
-            .collect();
-        for &m in &mine {
-            engine_in_mode(&spec, m).map_err(|why| anyhow::anyhow!("--kv {name}: {why}"))?;
-        }
-        if mine.is_empty() {
-            continue;
-        }
-        out.push((TargetPlan::engine(name, spec), mine));
-    }
-    Ok(out)
-}
-
-/// The servers `--server` names, as the plan holds them: postgres[@MAJOR], or MariaDB
-/// with InnoDB or MyRocks, started with a 256 MiB cache.
-fn servers(a: &DurabilityArgs, modes: &[DurabilityMode]) -> anyhow::Result<Vec<TargetPlan>> {
-    let mut out = Vec::new();
-    for label in a.server.iter().flat_map(|s| s.split(',')).map(str::trim) {
-        let (server, engine) = match label {
-            "innodb" => ("mariadb", Some("innodb")),
-            "myrocks" => ("mariadb", Some("rocksdb")),
-            other => (other, None),
-        };
-        let bad = |e: String| {
-            anyhow::anyhow!("--server {label}: {e}; use postgres[@MAJOR], innodb or myrocks")
-        };
-        if engine.is_none() {
-            plumb_sql::ServerChoice::parse(server, None, None).map_err(|e| bad(e.to_string()))?;
-        }
-        let spec = ServerSpec {
-            server: server.to_string(),
-            engine: engine.map(str::to_string),
-            basedir: None,
-            config: None,
-            waldir: None,
-            ram_sized: false,
-            cache_mb: 256,
-            url: None,
-        };
-        spec.validate()
-            .map_err(|e| bad(format!("{}: {}", e.key, e.message)))?;
-        if modes.contains(&DurabilityMode::Unlogged) {
-            bail!("--modes unlogged: servers always log; use sync or nosync with --server");
-        }
-        out.push(TargetPlan::server(label, spec));
-    }
-    Ok(out)
-}
-
-/// The planned runs of the flags, every one checked: nothing runs on bad input.
-fn plans(a: &DurabilityArgs) -> anyhow::Result<Vec<RunPlan>> {
-    let modes =
-        DurabilityMode::parse_list(&a.modes).map_err(|e| anyhow::anyhow!("--modes: {e}"))?;
-    a.params
-        .validate()
-        .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
-    let engines = engines(a, &modes)?;
-    let servers = servers(a, &modes)?;
-    if engines.is_empty() && servers.is_empty() {
-        bail!("--kv {}: name at least one --server", a.kv);
-    }
-    let seed = a.seed.unwrap_or_else(clock_seed);
-    let plan = |target: TargetPlan, modes: Vec<DurabilityMode>| RunPlan {
-        suite: "durability".into(),
-        variant: target.name.clone(),
-        target,
-        workload: WorkloadPlan {
-            name: "durability".into(),
-            family: Family::Durability(DurabilityWork {
-                modes,
-                params: a.params.clone(),
-            }),
-        },
-        size: None,
-        seed,
-        repeat: 0,
-        use_existing_db: false,
-        under: None,
-    };
-    Ok(engines
-        .into_iter()
-        .chain(servers.into_iter().map(|t| (t, modes.clone())))
-        .map(|(t, modes)| plan(t, modes))
-        .collect())
-}
-
 /// Runs `plumb durability`: the plan of its flags through the one lifecycle, then the
 /// table of what every stored step found. Exit 0 when every promise held, 1 when a
 /// synced write was lost, 130 after Ctrl-C (the trial under way ends as usual, and the
 /// table holds the trials that ran).
 pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
-    let plans = plans(&a)?;
+    let plans = plumb_durability::targets::plans(&Asked {
+        kv: &a.kv,
+        servers: a.server.as_slice(),
+        modes: &a.modes,
+        params: &a.params,
+        seed: a.seed.unwrap_or_else(clock_seed),
+    })?;
     let root = a.dir.clone().unwrap_or_else(|| PathBuf::from("/var/tmp"));
     let mut store = Store::open(&a.store.path())?;
     let mut printer = Printer::new(Style::StartOnly);

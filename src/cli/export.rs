@@ -83,35 +83,8 @@ pub fn export_cmd(a: ExportArgs) -> anyhow::Result<ExitCode> {
         bail!("--format bundle: give -o FILE (a bundle is a store file, not text for stdout)");
     }
     let store = a.store.open_existing()?;
-    let versions = if a.selectors.is_empty() {
-        let runs = store
-            .runs(usize::MAX >> 1)?
-            .into_iter()
-            .filter(|r| r.status == plumb_core::RunStatus::Ok)
-            .rev()
-            .map(|r| store.run(r.id))
-            .collect::<Result<Vec<_>, _>>()?;
-        if runs.is_empty() {
-            bail!(
-                "store {}: no finished run to export; `plumb runs` lists what it holds",
-                store.shown()
-            );
-        }
-        vec![plumb_report::Version {
-            label: "all".into(),
-            runs,
-        }]
-    } else {
-        select::versions(&store, &a.selectors)?
-    };
-    // Each run once, oldest first, for the formats that list runs.
-    let mut runs: Vec<plumb_store::StoredRun> = Vec::new();
-    for r in versions.iter().flat_map(|v| v.runs.iter()) {
-        if !runs.iter().any(|x| x.run.id == r.run.id) {
-            runs.push(r.clone());
-        }
-    }
-    runs.sort_by_key(|r| r.run.id);
+    let versions = select::versions_or_all(&store, &a.selectors)?;
+    let runs = select::distinct_runs(&versions);
     let doc = match a.format {
         ExportFormat::Bmf => serde_json::to_string_pretty(&export::bmf(&versions))? + "\n",
         ExportFormat::Otava => {
@@ -146,7 +119,7 @@ pub fn export_cmd(a: ExportArgs) -> anyhow::Result<ExitCode> {
                 path.display(),
                 out.len(),
                 if out.len() == 1 { "" } else { "s" },
-                ids_text(&ids),
+                select::ids_text(&ids),
                 path.display(),
                 path.display()
             );
@@ -197,23 +170,4 @@ pub fn import_cmd(a: ImportArgs) -> anyhow::Result<ExitCode> {
         }
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// Run ids as ranges: `1-3, 7`.
-fn ids_text(ids: &[i64]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < ids.len() {
-        let mut j = i;
-        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i {
-            format!("runs {}-{}", ids[i], ids[j])
-        } else {
-            format!("run {}", ids[i])
-        });
-        i = j + 1;
-    }
-    parts.join(", ")
 }

@@ -9,7 +9,6 @@ use plumb_report::changepoint;
 use plumb_report::check;
 use plumb_report::gate::{self, GateRequest};
 use plumb_report::select;
-use plumb_store::Store;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -119,7 +118,7 @@ enum CheckFormat {
 }
 
 /// Refuses a significance level that is not a probability strictly between 0 and 1.
-pub fn check_alpha(alpha: f64) -> anyhow::Result<()> {
+fn check_alpha(alpha: f64) -> anyhow::Result<()> {
     if !(alpha > 0.0 && alpha < 1.0) {
         bail!("--alpha {alpha}: give a significance between 0 and 1, e.g. 0.05");
     }
@@ -153,22 +152,7 @@ pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         permutations: a.permutations,
         ..changepoint::Options::default()
     };
-    let mut h = plumb_report::history::history(&versions, &opts);
-    h.set_floors(&plumb_report::base::learned_floors(&store, &versions)?);
-    // The kept changes of the series' plans, so each change point says how it was triaged.
-    let plans: std::collections::BTreeSet<String> = versions
-        .iter()
-        .flat_map(|v| v.runs.iter())
-        .filter_map(|r| plumb_report::base::plan_identity(r.run.plan.as_ref()))
-        .collect();
-    let mut kept = Vec::new();
-    for plan in plans {
-        kept.extend(store.changes(&plumb_store::ChangeFilter {
-            plan: Some(plan),
-            ..Default::default()
-        })?);
-    }
-    h.set_triage(&kept);
+    let h = plumb_report::history::of_store(&store, &versions, &opts)?;
     let doc = match a.format {
         Format::Text | Format::Csv => plumb_report::history::text(&h),
         Format::Md => plumb_report::history::markdown(&h),
@@ -178,7 +162,11 @@ pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .flat_map(|v| v.runs.iter().cloned())
                 .collect();
-            plumb_report::history::html(&h, &runs, &super::compare::profiles(&store, &runs)?)
+            plumb_report::history::html(
+                &h,
+                &runs,
+                &plumb_report::document::profiles(&store, &runs)?,
+            )
         }
     };
     match &a.output {
@@ -186,44 +174,6 @@ pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
         Some(path) => write_whole(path, "-o", &doc)?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The newest run's group (or the run itself), as a selector.
-fn newest(store: &Store) -> anyhow::Result<String> {
-    let Some(r) = store
-        .runs(1)?
-        .into_iter()
-        .find(|r| r.status == plumb_core::RunStatus::Ok)
-    else {
-        bail!("check: the store holds no finished run; run a benchmark first");
-    };
-    Ok(match r.group_id {
-        Some(g) => format!("g{g}"),
-        None => r.id.to_string(),
-    })
-}
-
-/// The metrics named by `--metric` flags, or an error naming the unknown one.
-pub(super) fn metrics_of(
-    ids: &[String],
-) -> anyhow::Result<Vec<&'static plumb_report::metrics::Metric>> {
-    ids.iter()
-        .map(|id| {
-            plumb_report::metrics::METRICS
-                .iter()
-                .find(|m| m.id == id)
-                .with_context(|| {
-                    format!(
-                        "--metric {id}: no such metric; known: {}",
-                        plumb_report::metrics::METRICS
-                            .iter()
-                            .map(|m| m.id)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })
-        })
-        .collect()
 }
 
 pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -237,11 +187,11 @@ pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let metrics = metrics_of(&a.metrics)?;
+    let metrics = plumb_report::metrics::named(&a.metrics)?;
     let store = a.store.open_existing()?;
     let new_sel = match &a.selector {
         Some(s) => s.clone(),
-        None => newest(&store)?,
+        None => select::newest(&store)?,
     };
     let new = select::versions(&store, std::slice::from_ref(&new_sel))?.remove(0);
     let base = match &a.base {

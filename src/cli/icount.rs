@@ -23,9 +23,10 @@
 //! `compare` and `history` judge their `instructions_op` (give `--metric
 //! instructions_op`) against earlier counted runs of the same plan only.
 
-use anyhow::{bail, Context};
+use anyhow::Context;
+use plumb_ab::icount::IcountPlan;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 
 /// `plumb icount [--valgrind PATH] -- kv ARGS…`.
 #[derive(Debug, clap::Args)]
@@ -69,29 +70,14 @@ pub struct IcountArgs {
 }
 
 pub fn run(a: IcountArgs) -> anyhow::Result<ExitCode> {
-    match a.command.first().map(String::as_str) {
-        Some("kv") => {}
-        Some(c @ ("sql" | "ib")) => bail!(
-            "plumb icount -- {c}: a server's instructions are spent in its own process, which \
-             callgrind around plumb does not see; where a PMU exists, `plumb {c}` reads them \
-             with perf (instructions per query)"
-        ),
-        _ => bail!(
-            "the command after -- must be `kv` with its arguments, e.g. -- kv --engine memory \
-             --benchmarks fillseq,readrandom --ops 50000"
-        ),
-    }
-    if a.command
-        .iter()
-        .any(|w| w == "--repeat" || w.starts_with("--repeat="))
-    {
-        bail!("--repeat after --: a counted run does not vary; run plumb icount again for another");
-    }
-    let child = child_args(&a)?;
-    if !cfg!(target_arch = "x86_64") {
-        bail!("plumb icount counts with callgrind's client requests, which plumb issues on x86-64 only");
-    }
-    let me = std::env::current_exe().context("finding this plumb binary")?;
+    let plan = IcountPlan {
+        valgrind: a.valgrind,
+        bin: std::env::current_exe().context("finding this plumb binary")?,
+        command: a.command,
+        settle: !a.no_settle,
+    };
+    // Refused before a directory is made or anything said.
+    plumb_ab::icount::child_args(&plan)?;
     let temp;
     let dir = match &a.keep {
         Some(d) => {
@@ -107,154 +93,14 @@ pub fn run(a: IcountArgs) -> anyhow::Result<ExitCode> {
             temp.path()
         }
     };
-    let out_file = dir.join("callgrind.out");
-    let log = dir.join("valgrind.log");
-    let mut cmd = Command::new(&a.valgrind);
-    cmd.arg("--tool=callgrind")
-        .arg("--collect-atstart=no")
-        .arg("--dump-instr=no")
-        .arg(format!("--callgrind-out-file={}", out_file.display()))
-        .arg(format!("--log-file={}", log.display()))
-        .arg(&me)
-        .args(&child);
-    cmd.env(plumb_runner::kernel::callgrind::OUT_ENV, &out_file)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
     eprintln!("plumb icount: running under callgrind (about 50× slower than natively)");
-    let out = match cmd.output() {
-        Ok(o) => o,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-            "{} not found: install valgrind (apt-get install valgrind; scripts/setup.sh does) \
-             or give --valgrind PATH",
-            a.valgrind.display()
-        ),
-        Err(e) => return Err(e).with_context(|| format!("running {}", a.valgrind.display())),
-    };
-    if !out.status.success() {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let tail: Vec<&str> = text.lines().rev().take(12).collect();
-        let illegal = text.contains("unhandled instruction") || text.contains("SIGILL");
-        bail!(
-            "the counted run failed ({}){}\nvalgrind's log ends:\n{}",
-            out.status,
-            if illegal {
-                "; valgrind met an instruction it cannot decode: this plumb was built for a \
-                 CPU level valgrind does not know (AVX-512?); .cargo/config.toml's \
-                 target-cpu=haswell builds one it runs"
-            } else {
-                ""
-            },
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-        );
-    }
+    let stdout = plumb_ab::icount::run(&plan, dir)?;
     if a.json {
-        std::io::Write::write_all(&mut std::io::stdout(), &out.stdout)?;
+        std::io::Write::write_all(&mut std::io::stdout(), &stdout)?;
         return Ok(ExitCode::SUCCESS);
     }
     let doc: serde_json::Value =
-        serde_json::from_slice(&out.stdout).context("the counted run's --json output")?;
-    print!("{}", table(&doc)?);
+        serde_json::from_slice(&stdout).context("the counted run's --json output")?;
+    print!("{}", plumb_ab::icount::table(&doc)?);
     Ok(ExitCode::SUCCESS)
-}
-
-/// The plumb command callgrind runs: the `kv` command given, printing JSON, and (unless
-/// `--no-settle`) settling an LSM engine before each read step.
-fn child_args(a: &IcountArgs) -> anyhow::Result<Vec<String>> {
-    let has = |flag: &str| a.command.iter().any(|w| w == flag);
-    let mut child = a.command.clone();
-    if !has("--json") {
-        child.push("--json".into());
-    }
-    if a.no_settle {
-        if has("--settle") {
-            bail!("--no-settle with --settle after --: give one of them");
-        }
-    } else if !has("--settle") {
-        child.push("--settle".into());
-    }
-    Ok(child)
-}
-
-/// The counted steps: ops and instructions per op, with the run's id.
-fn table(doc: &serde_json::Value) -> anyhow::Result<String> {
-    let id = doc["run"]["id"]
-        .as_i64()
-        .context("the counted run's output has no run id")?;
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::NOTHING)
-        .set_header(["step", "ops", "instructions/op"]);
-    let mut counted = 0;
-    for s in doc["steps"].as_array().into_iter().flatten() {
-        let ops = s["summary"]["ops"].as_u64().unwrap_or(0);
-        if ops == 0 {
-            continue;
-        }
-        let per = s["summary"]["hw"]["instructions_op"].as_f64();
-        counted += usize::from(per.is_some());
-        t.add_row([
-            s["name"].as_str().unwrap_or("?").to_string(),
-            ops.to_string(),
-            per.map_or("n/a".into(), |v| format!("{v:.1}")),
-        ]);
-    }
-    if counted == 0 {
-        bail!("run {id}: no step was counted (was plumb built without callgrind's requests?)");
-    }
-    Ok(format!(
-        "{t}\n\nrun {id}, counted by callgrind: the measured threads' instructions in the window \
-         (not background threads, IO or waits)\n"
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Icount {
-        #[command(flatten)]
-        a: IcountArgs,
-    }
-
-    fn child(args: &[&str]) -> anyhow::Result<Vec<String>> {
-        let a = Icount::try_parse_from(std::iter::once("icount").chain(args.iter().copied()))
-            .unwrap()
-            .a;
-        child_args(&a)
-    }
-
-    #[test]
-    fn the_counted_kv_run_settles_before_reads_unless_told_not_to() {
-        let kv = [
-            "--",
-            "kv",
-            "--engine",
-            "rocksdb",
-            "--benchmarks",
-            "fillseq,readrandom",
-        ];
-        let settled = child(&kv).unwrap();
-        assert_eq!(
-            settled[..4],
-            ["kv", "--engine", "rocksdb", "--benchmarks"],
-            "the command as given"
-        );
-        assert!(
-            settled.ends_with(&["--json".into(), "--settle".into()]),
-            "{settled:?}"
-        );
-        let given: Vec<&str> = ["--no-settle"].into_iter().chain(kv).collect();
-        let unsettled = child(&given).unwrap();
-        assert!(!unsettled.iter().any(|w| w == "--settle"), "{unsettled:?}");
-        assert!(unsettled.iter().any(|w| w == "--json"));
-        // Given after -- already, it is not given twice (kv would refuse it).
-        let twice: Vec<&str> = kv.into_iter().chain(["--settle", "--json"]).collect();
-        let once = child(&twice).unwrap();
-        assert_eq!(once.iter().filter(|w| *w == "--settle").count(), 1);
-        assert_eq!(once.iter().filter(|w| *w == "--json").count(), 1);
-        let both: Vec<&str> = ["--no-settle"].into_iter().chain(twice).collect();
-        let e = child(&both).unwrap_err().to_string();
-        assert!(e.contains("--no-settle") && e.contains("--settle"), "{e}");
-    }
 }

@@ -7,10 +7,8 @@ use super::StoreArg;
 use anyhow::bail;
 use plumb_plan::{KvParams, RunPlan, TargetPlan, WorkloadPlan};
 use plumb_probes::profile::ProfileKind;
-use plumb_runner::{DirPolicy, Grouping};
+use plumb_runner::Grouping;
 use plumb_targets::{EngineCommon, EngineFlags, EngineSpec, ENGINE_NAMES};
-use plumb_workloads::steps;
-use plumb_workloads::StepKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -184,26 +182,15 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
     if a.db.is_some() && !engine.capabilities().keeps_files {
         bail!("--db: the {} engine keeps no files", engine.name());
     }
-    let (steps, name) = match (&a.benchmarks, &a.workload) {
-        (Some(b), _) => (steps::parse_benchmarks(b)?, b.clone()),
-        (None, Some(w)) => (steps::workload(w)?, w.clone()),
-        (None, None) => (
-            steps::workload("default")?,
-            steps::DEFAULT_BENCHMARKS.to_string(),
-        ),
-    };
-    if let Some(why) = plumb_plan::refused(&engine, &steps, &a.params) {
-        bail!("--engine {}: {why}", engine.name());
-    }
-    // Settled before each read step where the engine flushes and compacts in the
-    // background, so each read starts from the same tree in every run.
-    let steps = if a.settle && engine.capabilities().lsm {
-        steps::settle_before_reads(&steps)
-    } else {
-        steps
-    };
+    let (steps, name) = plumb_kv::asked::steps(
+        a.benchmarks.as_deref(),
+        a.workload.as_deref(),
+        &engine,
+        &a.params,
+        a.settle,
+    )?;
     let mut params = a.params.clone();
-    check_mix(&steps, &mut params)?;
+    plumb_kv::asked::check_mix(&steps, &mut params)?;
     let seed = a.seed.unwrap_or_else(execute::clock_seed);
     let one = RunPlan {
         suite: "kv".into(),
@@ -224,88 +211,13 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
     Ok(plumb_plan::order::rounds(&[one], a.repeat, None))
 }
 
-/// The op-mix steps' inputs, checked before anything runs: `mix` needs `--mix FILE`
-/// (read into the plan, so the run keeps its text; a bad file names its line and
-/// field), `mixgraph` takes db_bench's parameter names; either given without its step
-/// is a mistake said as such.
-fn check_mix(steps: &[plumb_workloads::steps::StepPlan], p: &mut KvParams) -> anyhow::Result<()> {
-    let has = |k| steps.iter().any(|s| s.kind == k);
-    match (has(StepKind::Mix), &p.mix) {
-        (true, None) => bail!(
-            "--benchmarks mix: the mix step runs an op-mix file; give it with --mix FILE \
-             (examples/mixes/ has YCSB's A-F and mixgraph as such files)"
-        ),
-        (false, Some(m)) => bail!("--mix {m}: add `mix` to --benchmarks to run it"),
-        _ => {}
-    }
-    if !p.mixgraph.is_empty() && !has(StepKind::MixGraph) {
-        bail!("--mixgraph: add `mixgraph` to --benchmarks to run it");
-    }
-    p.read_mix(None)
-        .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
-    if has(StepKind::MixGraph) {
-        let pairs = p
-            .mixgraph_params()
-            .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
-        plumb_workloads::mix::mixgraph(&pairs)?;
-    }
-    Ok(())
-}
-
-/// Checks --db: created when absent, refused when it holds something else.
-fn dir_policy(a: &KvArgs, engine: &EngineSpec) -> anyhow::Result<DirPolicy> {
-    let Some(dir) = &a.db else {
-        return Ok(DirPolicy::Fresh {
-            root: None,
-            keep: a.keep,
-        });
-    };
-    match std::fs::metadata(dir) {
-        Ok(m) if !m.is_dir() => bail!(
-            "--db: {} is not a directory; plumb only writes into directories",
-            dir.display()
-        ),
-        Ok(_) => {
-            let empty = std::fs::read_dir(dir)
-                .map_err(|e| anyhow::anyhow!("--db: reading {}: {e}", dir.display()))?
-                .next()
-                .is_none();
-            if a.use_existing_db {
-                if !engine.holds_database(dir) {
-                    bail!(
-                        "--use-existing-db: {} holds no {} database",
-                        dir.display(),
-                        engine.name()
-                    );
-                }
-            } else if !empty && !a.force {
-                bail!(
-                    "--db: {} is not empty; plumb never writes into a non-empty directory. \
-                     Use --use-existing-db to run on the database in it, --force to write anyway, \
-                     or an empty directory",
-                    dir.display()
-                );
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if a.use_existing_db {
-                bail!("--use-existing-db: {} does not exist", dir.display());
-            }
-            std::fs::create_dir_all(dir)
-                .map_err(|e| anyhow::anyhow!("--db: creating {}: {e}", dir.display()))?;
-        }
-        Err(e) => bail!("--db: {}: {e}", dir.display()),
-    }
-    Ok(DirPolicy::Given {
-        dir: dir.clone(),
-        existing: a.use_existing_db,
-    })
-}
-
 pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     let runs = plan(&a)?;
-    let dirs = dir_policy(
-        &a,
+    let dirs = plumb_kv::asked::data_dir(
+        a.db.as_deref(),
+        a.use_existing_db,
+        a.force,
+        a.keep,
         runs[0]
             .target
             .engine_spec()

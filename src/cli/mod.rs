@@ -2,7 +2,6 @@
 
 mod ab;
 mod changes;
-mod child;
 mod clients;
 mod compare;
 #[cfg(test)]
@@ -23,7 +22,6 @@ mod output;
 mod probe;
 mod progress;
 mod provenance;
-mod rated;
 mod release;
 mod rerun;
 mod runs;

@@ -6,7 +6,8 @@
 
 use super::StoreArg;
 use anyhow::{bail, Context};
-use std::process::{Command, ExitCode};
+use plumb_ab::blocks::BlocksPlan;
+use std::process::ExitCode;
 
 /// `plumb noise [--blocks N] [--repeat R] -- kv ARGS…`.
 #[derive(Debug, clap::Args)]
@@ -44,60 +45,26 @@ pub struct NoiseArgs {
 }
 
 pub fn run(a: NoiseArgs) -> anyhow::Result<ExitCode> {
-    if a.blocks < plumb_report::noise::MIN_GROUPS {
-        bail!(
-            "--blocks {}: a floor needs at least {} blocks (three differences between them)",
-            a.blocks,
-            plumb_report::noise::MIN_GROUPS
-        );
-    }
-    if a.repeat == 0 {
-        bail!("--repeat 0: give at least one run per block");
-    }
     if !(a.pause.is_finite() && a.pause >= 0.0) {
         bail!("--pause {}: give seconds, 0 or more", a.pause);
     }
-    super::child::check_command(&a.command, "plumb noise", "block")?;
-    let metrics = super::history::metrics_of(&a.metrics)?;
-    let me = std::env::current_exe().context("finding this plumb binary")?;
     let tag = a
         .tag
         .clone()
-        .unwrap_or_else(|| super::child::default_tag("noise"));
-    let store_path = a.store.path();
-    let mut last: Vec<i64> = Vec::new();
-    for b in 0..a.blocks {
-        if b > 0 && a.pause > 0.0 {
-            std::thread::sleep(std::time::Duration::from_secs_f64(a.pause));
-        }
-        eprintln!("plumb noise: block {}/{}", b + 1, a.blocks);
-        let out = Command::new(&me)
-            .args(&a.command)
-            .args(["--repeat", &a.repeat.to_string(), "--tag", &tag, "--json"])
-            .arg("--store")
-            .arg(&store_path)
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .context("running a block")?;
-        if !out.status.success() {
-            bail!(
-                "block {}: `plumb {}` failed ({}); the blocks before it are kept in the store",
-                b + 1,
-                a.command.join(" "),
-                out.status
-            );
-        }
-        last = super::child::run_ids(&out.stdout, &format!("block {}", b + 1))?;
-    }
-    let store = a.store.open_existing()?;
-    let runs: Vec<plumb_store::StoredRun> = last
-        .iter()
-        .map(|id| store.run(*id))
-        .collect::<Result<_, _>>()?;
-    let base: Vec<_> = runs.iter().map(|r| r.run.clone()).collect();
-    let blocks = plumb_report::base::noise_blocks(&store, &base, &[])?;
-    let steps = plumb_report::compare::measured_steps(runs.iter());
-    let floors = plumb_report::noise::floors(&blocks, &steps, &metrics);
+        .unwrap_or_else(|| plumb_ab::child::default_tag("noise"));
+    let plan = BlocksPlan {
+        bin: std::env::current_exe().context("finding this plumb binary")?,
+        command: a.command,
+        blocks: a.blocks,
+        repeat: a.repeat,
+        pause: std::time::Duration::from_secs_f64(a.pause),
+        metrics: plumb_report::metrics::named(&a.metrics)?,
+        tag: tag.clone(),
+        store: a.store.path(),
+    };
+    let found = plumb_ab::blocks::run(&plan, &mut |s| eprintln!("plumb noise: {s}"))?;
+    let (blocks, steps, floors) = (found.blocks, found.steps, found.floors);
+    let metrics = plan.metrics;
     if a.json {
         let rows: Vec<serde_json::Value> = floors
             .iter()
@@ -107,7 +74,7 @@ pub fn run(a: NoiseArgs) -> anyhow::Result<ExitCode> {
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "tag": tag,
-                "blocks": blocks.iter().map(|b| &b.label).collect::<Vec<_>>(),
+                "blocks": blocks,
                 "floors": rows,
             }))?
         );
@@ -116,11 +83,7 @@ pub fn run(a: NoiseArgs) -> anyhow::Result<ExitCode> {
     println!(
         "noise floors on this host, from {} blocks of its plan ({}):",
         blocks.len(),
-        blocks
-            .iter()
-            .map(|b| b.label.as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
+        blocks.join(" ")
     );
     for step in &steps {
         for m in &metrics {

@@ -21,10 +21,10 @@ pub fn print(r: &StoredRun, as_json: bool, store: &Store) -> anyhow::Result<()> 
                 .steps
                 .iter()
                 .map(|(s, _)| (s.name.as_str(), &s.config, s.summary.mb_sec));
-            if let Some(t) = super::rated::zcav_table(zcav) {
+            if let Some(t) = plumb_hwprobe::text::zcav_table(zcav) {
                 print!("\n{t}");
             }
-            if let Some(t) = super::rated::from_stored(r) {
+            if let Some(t) = plumb_hwprobe::text::from_stored(r) {
                 print!("\n{t}");
             }
         }

@@ -5,14 +5,11 @@
 use super::execute::INTERRUPTED;
 use super::StoreArg;
 use anyhow::Context;
-use comfy_table::Table;
 use plumb_core::RunStatus;
 use plumb_hwprobe::family as probe;
-use plumb_hwprobe::ProbeReport;
 use plumb_plan::{
     Family, HostSpec, ProbeParams, ProbeWork, RunPlan, Subject, TargetPlan, WorkloadPlan,
 };
-use plumb_report::{fixed, sig};
 use plumb_runner::{Lifecycle, Subject as _};
 use plumb_store::Store;
 use std::path::PathBuf;
@@ -146,16 +143,19 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         }
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", render(all, run_id, a.params.quick));
+        print!(
+            "{}",
+            plumb_hwprobe::text::report(all, run_id, a.params.quick)
+        );
         let zcav = all
             .steps
             .iter()
             .map(|s| (s.name.as_str(), &s.config, s.summary.mb_sec));
-        if let Some(t) = super::rated::zcav_table(zcav) {
+        if let Some(t) = plumb_hwprobe::text::zcav_table(zcav) {
             print!("\n{t}");
         }
         if !out.judged.is_empty() {
-            print!("\n{}", super::rated::render(&out.judged));
+            print!("\n{}", plumb_hwprobe::text::render(&out.judged));
         }
     }
     if let Some(e) = out.setup_error {
@@ -186,56 +186,3 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
 struct Unannounced;
 
 impl plumb_runner::Observer for Unannounced {}
-
-fn table(header: &[&str]) -> Table {
-    plumb_report::table_left(header)
-}
-
-/// The terminal report: one row per step, the ceilings kept, and the notes.
-fn render(r: &ProbeReport, run_id: i64, quick: bool) -> String {
-    let mut t = table(&[
-        "step",
-        "ops/s",
-        "MB/s",
-        "p50 µs",
-        "p99 µs",
-        "p99.9 µs",
-        "max µs",
-        "CPU µs/op",
-        "engine",
-        "status",
-    ]);
-    for s in &r.steps {
-        let m = &s.summary;
-        t.add_row(vec![
-            s.name.clone(),
-            sig(Some(m.ops_sec), 4),
-            sig(m.mb_sec, 4),
-            sig(m.p50_us, 3),
-            sig(m.p99_us, 3),
-            sig(m.p999_us, 3),
-            sig(m.pmax_us, 3),
-            fixed(m.cpu_us_op, 2),
-            s.config
-                .get("engine")
-                .and_then(|v| v.as_str())
-                .unwrap_or("-")
-                .to_string(),
-            s.status.as_str().to_string(),
-        ]);
-    }
-    let mut c = table(&["ceiling", "value", "unit"]);
-    for x in &r.ceilings {
-        c.add_row(vec![x.name.clone(), sig(Some(x.value), 4), x.unit.clone()]);
-    }
-    let mut out = format!("run {run_id}: probe steps\n{t}\n\nceilings kept for this host\n{c}\n");
-    for n in &r.notes {
-        out.push_str(&format!("note: {n}\n"));
-    }
-    if quick {
-        out.push_str(
-            "note: --quick figures are indicative; run without --quick for ceilings to rely on\n",
-        );
-    }
-    out
-}

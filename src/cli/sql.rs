@@ -12,7 +12,7 @@ use plumb_probes::profile::ProfileKind;
 use plumb_runner::family::Extras;
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
-use plumb_workloads::{sql as sqlsteps, SqlKind, SqlTables};
+use plumb_workloads::{sql as sqlsteps, SqlKind};
 use std::process::ExitCode;
 
 /// The help's tail: every `--steps` name by the tables it runs on, then examples.
@@ -96,83 +96,8 @@ pub struct SqlArgs {
 
 fn check(a: &mut SqlArgs) -> anyhow::Result<Vec<sqlsteps::SqlStepPlan>> {
     super::check_memory_flag(a.memory_mb)?;
-    a.params
-        .validate()
-        .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
-    let scripted = !a.params.script.is_empty() || !a.params.builtin.is_empty();
-    let lua = a.params.lua.is_some();
-    if scripted && lua && a.steps.is_none() {
-        bail!(
-            "--lua and --script/--builtin give two steps' scripts; say their order with \
-             --steps, e.g. --steps lua-prepare,lua,script"
-        );
-    }
-    let steps = match &a.steps {
-        Some(s) => sqlsteps::parse_steps(s)?,
-        // Scripts alone run as pgbench -f runs them: on the tables there are.
-        None if scripted => sqlsteps::parse_steps("script")?,
-        // A Lua script on a server plumb starts needs its tables first (sysbench's
-        // prepare); on a --url server, the tables there are (run lua-prepare to make
-        // them).
-        None if lua && a.server.url.is_none() => sqlsteps::parse_steps("lua-prepare,lua")?,
-        None if lua => sqlsteps::parse_steps("lua")?,
-        None => sqlsteps::default_order(),
-    };
-    let lua_step = steps.iter().any(|s| s.kind.tables() == SqlTables::Lua);
-    if lua != lua_step {
-        bail!(
-            "{}",
-            if lua {
-                "--lua gives the `lua` step's script, but --steps has no `lua` or \
-                 `lua-prepare`; add them, e.g. --steps lua-prepare,lua"
-            } else {
-                "--steps has a Lua step but no script: give --lua FILE (e.g. \
-                 /usr/share/sysbench/oltp_read_write.lua)"
-            }
-        );
-    }
-    if lua_step {
-        // Read the script and the modules it requires now: the plan keeps their text,
-        // and a script that does not load, or an unknown option, fails here.
-        a.params
-            .read_lua(None)
-            .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
-        plumb_sql::lua::LuaStep::new(
-            &a.params.lua_sources,
-            &a.params.lua_opt,
-            a.params.threads,
-            a.params.duration,
-        )?;
-    } else if !a.params.lua_opt.is_empty() {
-        bail!("--lua-opt sets the --lua script's options; give --lua FILE");
-    }
-    let script_step = steps.iter().any(|s| s.kind == SqlKind::Script);
-    if scripted && !script_step {
-        bail!(
-            "--script/--builtin give the `script` step's scripts, but --steps has no `script`; \
-             add it, e.g. --steps pgbench-load,script"
-        );
-    }
-    if script_step {
-        // Read the files now: the plan keeps their text, and a bad script fails here,
-        // naming its file and line, before a server starts.
-        a.params.scripts = a
-            .params
-            .script
-            .iter()
-            .map(|s| plumb_plan::ScriptSource::read(s, None))
-            .collect::<Result<_, _>>()
-            .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
-        plumb_sql::pgscript::ScriptStep::new(
-            &a.params.scripts,
-            &a.params.builtin,
-            &a.params.define,
-            &a.params.query_mode,
-        )?;
-    }
-    if steps.is_empty() {
-        bail!("--steps: no microbenchmarks given; e.g. --steps load,point-query");
-    }
+    let steps =
+        plumb_sql::asked::planned_steps(&mut a.params, a.steps.as_deref(), a.server.url.is_some())?;
     if let Some(g) = &a.client_group {
         if a.server.url.is_none() {
             bail!(

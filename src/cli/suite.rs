@@ -5,10 +5,10 @@
 use super::execute::{self, Printer, Style};
 use super::provenance::now;
 use super::StoreArg;
-use anyhow::{bail, Context};
-use comfy_table::Table;
+use anyhow::bail;
 use plumb_core::RunStatus;
-use plumb_plan::{estimate, free_bytes, Plan, PlanOptions};
+use plumb_plan::estimate::{gib, Space};
+use plumb_plan::{estimate, Plan, PlanOptions};
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::{NewSuite, Store};
 use std::collections::{HashMap, HashSet};
@@ -113,48 +113,13 @@ fn load(path: &Path, shuffle: Option<u64>, scale: Option<f64>) -> anyhow::Result
     Ok(plan)
 }
 
-/// The space check: runs go one at a time and each data dir is removed after its
-/// run, so the need is the largest run's.
-fn space(plan: &Plan) -> (u64, PathBuf, Option<u64>) {
-    let need = plan
-        .runs
-        .iter()
-        .map(|r| estimate(r).bytes)
-        .max()
-        .unwrap_or(0);
-    let root = plan.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let free = free_bytes(&root);
-    (need, root, free)
-}
-
-fn refuse_if_too_big(plan: &Plan, keep: bool) -> anyhow::Result<()> {
-    let (mut need, root, free) = space(plan);
-    if keep {
-        need = plan.runs.iter().map(|r| estimate(r).bytes).sum();
-    }
-    if let Some(free) = free {
-        if need > free {
-            bail!(
-                "the suite needs about {} in {} but only {} is free; lower num or sizes, set \
-                 `dir` in the suite to a larger filesystem, or free space",
-                gib(need),
-                root.display(),
-                gib(free)
-            );
-        }
-    }
-    Ok(())
-}
-
-fn gib(b: u64) -> String {
-    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
-}
-
 pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
     let plan = load(&a.suite, a.shuffle, a.scale)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&plan)?);
-        refuse_if_too_big(&plan, false)?;
+        Space::of(&plan, false)
+            .check()
+            .map_err(anyhow::Error::msg)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = plumb_report::table_left(&[
@@ -193,7 +158,7 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
             },
         ]);
     }
-    let (need, root, free) = space(&plan);
+    let space = Space::of(&plan, false);
     println!(
         "suite {}: {} runs ({} variants × {} repeats){}",
         plan.name,
@@ -210,7 +175,7 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
             println!("  {line}");
         }
     }
-    println!("{}", with_table(&t));
+    println!("{t}");
     println!(
         "estimated time: {} (timed steps at their duration; loads at {:.0}k keys/s per thread, \
          scans at {:.0}k entries/s, servers' loads at {:.0}k rows/s, assumed until measured)",
@@ -221,16 +186,12 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
     );
     println!(
         "disk: about {} at a time in {} (one run's data dir; each is removed after its run), {} free",
-        gib(need),
-        root.display(),
-        free.map(gib).unwrap_or_else(|| "unknown".into())
+        gib(space.need),
+        space.root.display(),
+        space.free.map(gib).unwrap_or_else(|| "unknown".into())
     );
-    refuse_if_too_big(&plan, false)?;
+    space.check().map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn with_table(t: &Table) -> String {
-    t.to_string()
 }
 
 pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
@@ -242,7 +203,9 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     // Refused before the store is touched: a suite that cannot fit writes nothing.
-    refuse_if_too_big(&fresh, a.keep)?;
+    Space::of(&fresh, a.keep)
+        .check()
+        .map_err(anyhow::Error::msg)?;
     let until = match a.until {
         None => None,
         Some(t) => {
@@ -264,7 +227,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let mut store = Store::open(&a.store.path())?;
     let (suite_id, plan, done, groups) = if a.resume {
-        let Some(s) = store.unfinished_suite(&fresh.definition_hash)? else {
+        let Some(r) = plumb_runner::resume::resume(&store, &fresh)? else {
             bail!(
                 "--resume: the store {} holds no unfinished run of suite {} as written in {}; \
                  run it without --resume (a changed file is a new suite)",
@@ -273,38 +236,22 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
                 a.suite.display()
             );
         };
-        let plan: Plan = serde_json::from_value(s.plan.clone())
-            .with_context(|| format!("suite {}: the stored plan is unreadable", s.id))?;
-        let stale = store.interrupt_stale_runs(s.id, &now())?;
-        let runs = store.suite_runs(s.id)?;
-        let done: HashSet<String> = runs
-            .iter()
-            .filter(|r| r.status.finished())
-            .filter_map(|r| r.plan_hash.clone())
-            .collect();
-        let mut groups = HashMap::new();
-        for r in &runs {
-            if let (Some(g), Some(v)) = (r.group_id, r.options.get("variant")) {
-                groups.entry(v.clone()).or_insert(g);
-            }
-        }
         eprintln!(
             "plumb: resuming suite s{} ({}): {} of {} runs finished{}",
-            s.id,
-            plan.name,
-            plan.runs
-                .iter()
-                .filter(|r| done.contains(&r.hash()))
-                .count(),
-            plan.runs.len(),
-            if stale > 0 {
-                format!(", {stale} left running by a stopped plumb marked interrupted")
+            r.suite_id,
+            r.plan.name,
+            r.finished,
+            r.plan.runs.len(),
+            if r.stale > 0 {
+                format!(
+                    ", {} left running by a stopped plumb marked interrupted",
+                    r.stale
+                )
             } else {
                 String::new()
             }
         );
-        store.finish_suite(s.id, RunStatus::Running, None)?;
-        (s.id, plan, done, groups)
+        (r.suite_id, r.plan, r.done, r.groups)
     } else {
         let id = store.begin_suite(&NewSuite {
             name: fresh.name.clone(),

@@ -5,6 +5,7 @@
 //! reports what happened; the runner times it.
 
 pub mod error;
+pub mod histogram;
 pub mod lsm;
 pub mod model;
 pub mod target;
@@ -12,6 +13,7 @@ pub mod value;
 pub mod waits;
 
 pub use error::TargetError;
+pub use histogram::LatencyHistogram;
 pub use lsm::{CacheLookups, LevelAccount, LevelShape, LsmAccount, LsmShape, Stalls};
 pub use model::{
     DeviceIo, DurabilitySummary, EnginePerf, HwCounters, IbSecond, IbSummary, Interval, OpLatency,

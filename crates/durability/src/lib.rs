@@ -7,6 +7,7 @@
 
 pub mod engine;
 pub mod server;
+pub mod targets;
 pub mod trial;
 
 use anyhow::Context;

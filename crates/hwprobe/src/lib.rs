@@ -19,6 +19,7 @@ pub mod mem;
 pub mod plan;
 pub mod rated;
 mod rng;
+pub mod text;
 
 pub use error::ProbeError;
 

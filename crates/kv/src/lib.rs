@@ -4,6 +4,7 @@
 //! first row of the binary's table of families, and the runner's lifecycle runs it
 //! like every other.
 
+pub mod asked;
 pub mod config;
 pub mod family;
 pub mod payload;

@@ -181,6 +181,52 @@ fn estimate_kv(
     Estimate { secs, bytes }
 }
 
+/// The disk a plan needs where its data dirs go, and what is free there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Space {
+    /// Peak bytes: the largest run's (runs go one at a time and each data dir is
+    /// removed after its run), or every run's together when they are kept.
+    pub need: u64,
+    /// Where the data dirs go (the suite's `dir`, else the temp dir).
+    pub root: std::path::PathBuf,
+    /// Free bytes there, when they can be read.
+    pub free: Option<u64>,
+}
+
+impl Space {
+    /// The space `plan` needs (every run's together when `keep`: no dir is removed).
+    pub fn of(plan: &crate::Plan, keep: bool) -> Space {
+        let each = plan.runs.iter().map(|r| estimate(r).bytes);
+        let need = if keep {
+            each.sum()
+        } else {
+            each.max().unwrap_or(0)
+        };
+        let root = plan.dir.clone().unwrap_or_else(std::env::temp_dir);
+        let free = free_bytes(&root);
+        Space { need, root, free }
+    }
+
+    /// Refuses a plan that cannot fit, with what to do; before anything is written.
+    pub fn check(&self) -> Result<(), String> {
+        match self.free {
+            Some(free) if self.need > free => Err(format!(
+                "the suite needs about {} in {} but only {} is free; lower num or sizes, set \
+                 `dir` in the suite to a larger filesystem, or free space",
+                gib(self.need),
+                self.root.display(),
+                gib(free)
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Bytes as GiB with two decimals, as plans state sizes.
+pub fn gib(b: u64) -> String {
+    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
 /// Free bytes for an unprivileged writer on the filesystem holding `dir` (or its
 /// nearest existing parent); `None` when it cannot be read.
 pub fn free_bytes(dir: &Path) -> Option<u64> {

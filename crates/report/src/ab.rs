@@ -10,6 +10,7 @@
 //! exact; a p of 2/252 ≈ 0.008 is the smallest five rounds can give.
 
 use crate::compare::Version;
+use crate::sequential::{Rule, Settled};
 use crate::{permtest, sequential, stats};
 use plumb_core::StepStatus;
 use plumb_store::StoredRun;
@@ -35,6 +36,105 @@ pub enum Judge {
     Fixed(f64),
     /// The look with as many slices as there are, under this rule.
     Look(crate::sequential::Rule),
+}
+
+/// The ratio of figures measured elsewhere (`plumb ratio`), judged as plumb judges its
+/// own: its interval at the level the look may spend, its p, and whether a sequence
+/// of repeats may stop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatioVerdict {
+    /// other/base with its interval.
+    pub ratio: crate::stats::Ratio,
+    /// The interval's level.
+    pub level: f64,
+    /// The paired t test's or the permutation test's p.
+    pub p: Option<f64>,
+    /// Values a side at this look.
+    pub n: usize,
+    /// The sequential rule, when the values are one look of a sequence.
+    pub rule: Option<Rule>,
+    /// Whether that sequence may stop (changed, within) or should add a repeat.
+    pub settled: Option<Settled>,
+}
+
+/// Judges `other` against `base`: pairs measured together (`paired`, as a duet's)
+/// by the paired t test, else two samples by permutation; `until` = (target, cap)
+/// makes it one look of a sequence whose first look is at `first` values a side.
+pub fn ratio_of(
+    base: &[f64],
+    other: &[f64],
+    paired: bool,
+    until: Option<(f64, usize)>,
+    first: usize,
+) -> Result<RatioVerdict, String> {
+    let n = base.len().min(other.len());
+    let rule = match until {
+        Some((target, cap)) => {
+            if cap < first || n > cap {
+                return Err(format!(
+                    "--cap {cap}: the looks run from {first} values a side to the cap, and this \
+                     look has {n}; give a cap of at least {first} and at least the values given"
+                ));
+            }
+            Some(Rule {
+                alpha: 0.05,
+                target,
+                min: first,
+                cap,
+                power: false,
+            })
+        }
+        None => None,
+    };
+    // Before the first look there is nothing to spend: the answer is "add a repeat".
+    let level = rule.map_or(0.95, |r| if n < r.min { 0.95 } else { r.level(n) });
+    if let Some(bad) = base
+        .iter()
+        .chain(other)
+        .find(|x| !(x.is_finite() && **x > 0.0))
+    {
+        return Err(format!(
+            "--base/--other: {bad} is not a positive number; give each repeat's figure"
+        ));
+    }
+    let none = || "--base/--other: no ratio of these values".to_string();
+    let (ratio, p) = if paired {
+        if base.len() != other.len() {
+            return Err(format!(
+                "--paired: --base has {} values and --other {}; give one of each per pair",
+                base.len(),
+                other.len()
+            ));
+        }
+        let v = crate::sequential::paired(base, other, level).ok_or_else(none)?;
+        (
+            crate::stats::Ratio {
+                value: v.ratio,
+                ci: v.ci,
+            },
+            v.p,
+        )
+    } else {
+        (
+            crate::stats::ratio_at(base, other, level).ok_or_else(none)?,
+            crate::permtest::permutation_p(base, other, 9999, 0),
+        )
+    };
+    let settled = rule.map(|rl| {
+        if n < rl.min {
+            Settled::Open
+        } else {
+            rl.settles(ratio.ci)
+        }
+    });
+    Ok(RatioVerdict {
+        ratio,
+        level,
+        p,
+        n,
+        rule,
+        settled,
+    })
 }
 
 /// One step's A/B verdict.

@@ -493,6 +493,32 @@ fn phase_series(versions: &[Version], step: &str, opts: &changepoint::Options) -
         .collect()
 }
 
+/// The series of `versions` as `plumb history` shows it: its change points, each
+/// beside the step's learned noise floor and the triage kept for its plan, so a change
+/// already judged "expected" is not news again.
+pub fn of_store(
+    store: &plumb_store::Store,
+    versions: &[Version],
+    opts: &changepoint::Options,
+) -> Result<History, crate::select::SelectError> {
+    let mut h = history(versions, opts);
+    h.set_floors(&crate::base::learned_floors(store, versions)?);
+    let plans: std::collections::BTreeSet<String> = versions
+        .iter()
+        .flat_map(|v| v.runs.iter())
+        .filter_map(|r| crate::base::plan_identity(r.run.plan.as_ref()))
+        .collect();
+    let mut kept = Vec::new();
+    for plan in plans {
+        kept.extend(store.changes(&plumb_store::ChangeFilter {
+            plan: Some(plan),
+            ..Default::default()
+        })?);
+    }
+    h.set_triage(&kept);
+    Ok(h)
+}
+
 /// A cause in one line: `usr_us_op 1.02 → 1.24 (×1.22, 0.97 of the change)`.
 pub fn cause_text(c: &Cause) -> String {
     let moved = match c.ci {

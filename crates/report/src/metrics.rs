@@ -72,6 +72,21 @@ macro_rules! m {
     };
 }
 
+/// The metrics named by `ids` (the `--metric` flags of noise, history and check), or
+/// the first unknown one with every id there is: a typo is refused before any run.
+pub fn named(ids: &[String]) -> Result<Vec<&'static Metric>, crate::select::SelectError> {
+    ids.iter()
+        .map(|id| {
+            METRICS.iter().find(|m| m.id == id).ok_or_else(|| {
+                crate::select::SelectError::Bad(format!(
+                    "--metric {id}: no such metric; known: {}",
+                    METRICS.iter().map(|m| m.id).collect::<Vec<_>>().join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
 /// Every metric, once: one row each.
 #[rustfmt::skip]
 pub const METRICS: &[Metric] = &[

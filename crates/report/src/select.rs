@@ -166,6 +166,81 @@ pub fn run_ids(store: &Store, sel: &str) -> Result<Vec<i64>, SelectError> {
     Ok(ids)
 }
 
+/// The newest finished run's group of repeats (or the run itself) as a selector: what
+/// `plumb check` judges when given none.
+pub fn newest(store: &Store) -> Result<String, SelectError> {
+    let Some(r) = store
+        .runs(1)?
+        .into_iter()
+        .find(|r| r.status == plumb_core::RunStatus::Ok)
+    else {
+        return Err(SelectError::Bad(
+            "check: the store holds no finished run; run a benchmark first".into(),
+        ));
+    };
+    Ok(match r.group_id {
+        Some(g) => format!("g{g}"),
+        None => r.id.to_string(),
+    })
+}
+
+/// The versions `selectors` name, or with none, every finished run of the store as one
+/// version ("all"): what an export of the whole store reads.
+pub fn versions_or_all(store: &Store, selectors: &[String]) -> Result<Vec<Version>, SelectError> {
+    if !selectors.is_empty() {
+        return versions(store, selectors);
+    }
+    let runs = store
+        .runs(usize::MAX >> 1)?
+        .into_iter()
+        .filter(|r| r.status == plumb_core::RunStatus::Ok)
+        .rev()
+        .map(|r| store.run(r.id))
+        .collect::<Result<Vec<_>, _>>()?;
+    if runs.is_empty() {
+        return Err(SelectError::Bad(format!(
+            "store {}: no finished run to export; `plumb runs` lists what it holds",
+            store.shown()
+        )));
+    }
+    Ok(vec![Version {
+        label: "all".into(),
+        runs,
+    }])
+}
+
+/// Each run of `versions` once, oldest first, for the formats that list runs rather
+/// than versions.
+pub fn distinct_runs(versions: &[Version]) -> Vec<plumb_store::StoredRun> {
+    let mut runs: Vec<plumb_store::StoredRun> = Vec::new();
+    for r in versions.iter().flat_map(|v| v.runs.iter()) {
+        if !runs.iter().any(|x| x.run.id == r.run.id) {
+            runs.push(r.clone());
+        }
+    }
+    runs.sort_by_key(|r| r.run.id);
+    runs
+}
+
+/// Run ids as ranges (`runs 1-3, run 7`), as a message names many runs.
+pub fn ids_text(ids: &[i64]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("runs {}-{}", ids[i], ids[j])
+        } else {
+            format!("run {}", ids[i])
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
 /// Loads each selector as one version; the first is the base.
 pub fn versions(store: &Store, selectors: &[String]) -> Result<Vec<Version>, SelectError> {
     selectors
@@ -212,4 +287,17 @@ pub fn split_by(versions: Vec<Version>, key: &str) -> Result<Vec<Version>, Selec
         );
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_read_as_ranges() {
+        assert_eq!(
+            super::ids_text(&[1, 2, 3, 7, 9, 10]),
+            "runs 1-3, run 7, runs 9-10"
+        );
+        assert_eq!(super::ids_text(&[4]), "run 4");
+        assert_eq!(super::ids_text(&[]), "");
+    }
 }

@@ -110,3 +110,40 @@ fn duet_pairs_cancel_a_drift_both_sides_share() {
         "{t}"
     );
 }
+
+#[test]
+fn a_ratio_of_outside_figures_is_judged_like_plumbs_own_and_bad_input_is_named() {
+    use plumb_report::ab::ratio_of;
+    use plumb_report::sequential::Settled;
+    let base = [100.0, 102.0, 98.0, 101.0, 99.0];
+    let other = [120.0, 123.0, 118.0, 121.0, 119.0];
+    let v = ratio_of(&base, &other, false, None, 3).unwrap();
+    assert!((v.ratio.value - 1.2).abs() < 1e-9, "medians 120/100: {v:?}");
+    assert_eq!(v.level, 0.95);
+    assert!(v.ratio.significant() && v.p.unwrap() < 0.05, "{v:?}");
+    assert_eq!((v.rule, v.settled), (None, None));
+    // Paired: every pair is 1.2 apart whatever the drift, so the interval is tight.
+    let drift: Vec<f64> = base.iter().map(|b| b * 1.2).collect();
+    let p = ratio_of(&base, &drift, true, Some((0.02, 10)), 3).unwrap();
+    assert!((p.ratio.value - 1.2).abs() < 1e-9, "{p:?}");
+    assert_eq!(p.settled, Some(Settled::Changed));
+    assert!(
+        p.level < 0.95,
+        "a look spends less than the whole alpha: {p:?}"
+    );
+    // Before the first look there is nothing to spend.
+    let early = ratio_of(&base[..2], &other[..2], false, Some((0.02, 10)), 3).unwrap();
+    assert_eq!((early.level, early.settled), (0.95, Some(Settled::Open)));
+    let e = ratio_of(&base, &[1.0, -2.0], false, None, 3).unwrap_err();
+    assert_eq!(
+        e,
+        "--base/--other: -2 is not a positive number; give each repeat's figure"
+    );
+    let e = ratio_of(&base, &other[..3], true, None, 3).unwrap_err();
+    assert!(
+        e.starts_with("--paired: --base has 5 values and --other 3"),
+        "{e}"
+    );
+    let e = ratio_of(&base, &other, false, Some((0.02, 2)), 3).unwrap_err();
+    assert!(e.starts_with("--cap 2: the looks run from 3"), "{e}");
+}

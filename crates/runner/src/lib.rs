@@ -7,23 +7,24 @@
 
 pub mod begin;
 pub mod family;
-pub mod histogram;
+pub mod fleet;
 pub mod kernel;
 pub mod lifecycle;
 pub mod metrics;
 pub mod owned_dir;
 pub mod pacing;
 pub mod recording;
+pub mod resume;
 pub mod search;
 pub mod step;
 pub mod subject;
 
-pub use histogram::LatencyHistogram;
 pub use lifecycle::{
     Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, LifecycleError, Observer, Provenance,
     RunAt, StopRule,
 };
 pub use pacing::Pacer;
+pub use plumb_core::histogram::{self, LatencyHistogram};
 pub use recording::Recording;
 pub use search::{search_rate, Probe, Search};
 pub use step::{NoProgress, Progress, StepHistograms, StepOutcome};

@@ -6,6 +6,7 @@
 //! connection per client thread ([`drivers`] picks each step's), and every step is
 //! explained by what each query cost on the client and on the server.
 
+pub mod asked;
 pub mod bench;
 pub mod ceiling;
 pub mod client;

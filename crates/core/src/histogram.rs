@@ -63,8 +63,8 @@ impl LatencyHistogram {
 
     /// The figures stored for one kind of op (or the open-loop service time): count,
     /// percentiles and the insert benchmark's response-time buckets.
-    pub fn op_latency(&self) -> plumb_core::OpLatency {
-        plumb_core::OpLatency {
+    pub fn op_latency(&self) -> crate::OpLatency {
+        crate::OpLatency {
             ops: self.count(),
             p50_us: self.quantile_us(0.5),
             p90_us: self.quantile_us(0.9),
@@ -72,7 +72,7 @@ impl LatencyHistogram {
             p999_us: self.quantile_us(0.999),
             max_us: self.max_us(),
             buckets: if self.count() > 0 {
-                self.buckets_us(&plumb_core::IB_BUCKETS_US)
+                self.buckets_us(&crate::IB_BUCKETS_US)
             } else {
                 Vec::new()
             },

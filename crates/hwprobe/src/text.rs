@@ -1,13 +1,14 @@
-//! The rated-against-measured table and the write-cache verdict of a disk probe, as
-//! text: after a run (`plumb probe`) and from a stored one (`plumb show`). The judging
-//! is plumb_hwprobe::judged's.
+//! A probe run as text: its steps and ceilings, the rated-against-measured table and
+//! the write-cache verdict of a disk probe, and the position scan; after a run (`plumb
+//! probe`) and from a stored one (`plumb show`). The judging is [`crate::judged`]'s.
 
-use plumb_hwprobe::judged::{cache_line, Judged, CACHE_KEY};
-use plumb_hwprobe::rated::{self, Rated, StepView};
-use plumb_report::{sig, table_left};
+use crate::judged::{cache_line, Judged, CACHE_KEY};
+use crate::rated::{self, Rated, StepView};
+use crate::ProbeReport;
+use plumb_report::{fixed, sig, table_left};
 use plumb_store::StoredRun;
 
-/// The text: the ratio table, then the write-cache verdict.
+/// The judgement: the ratio table, then the write-cache verdict.
 pub fn render(j: &Judged) -> String {
     let mut out = String::new();
     if let Some(r) = &j.rated {
@@ -90,12 +91,62 @@ pub fn zcav_table<'a>(
     (n > 0).then(|| format!("read speed by position (zcav)\n{t}\n"))
 }
 
+/// The terminal report of a probe run: one row per step, the ceilings kept, and the
+/// notes.
+pub fn report(r: &ProbeReport, run_id: i64, quick: bool) -> String {
+    let mut t = table_left(&[
+        "step",
+        "ops/s",
+        "MB/s",
+        "p50 µs",
+        "p99 µs",
+        "p99.9 µs",
+        "max µs",
+        "CPU µs/op",
+        "engine",
+        "status",
+    ]);
+    for s in &r.steps {
+        let m = &s.summary;
+        t.add_row(vec![
+            s.name.clone(),
+            sig(Some(m.ops_sec), 4),
+            sig(m.mb_sec, 4),
+            sig(m.p50_us, 3),
+            sig(m.p99_us, 3),
+            sig(m.p999_us, 3),
+            sig(m.pmax_us, 3),
+            fixed(m.cpu_us_op, 2),
+            s.config
+                .get("engine")
+                .and_then(|v| v.as_str())
+                .unwrap_or("-")
+                .to_string(),
+            s.status.as_str().to_string(),
+        ]);
+    }
+    let mut c = table_left(&["ceiling", "value", "unit"]);
+    for x in &r.ceilings {
+        c.add_row(vec![x.name.clone(), sig(Some(x.value), 4), x.unit.clone()]);
+    }
+    let mut out = format!("run {run_id}: probe steps\n{t}\n\nceilings kept for this host\n{c}\n");
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    if quick {
+        out.push_str(
+            "note: --quick figures are indicative; run without --quick for ceilings to rely on\n",
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judged::judge;
+    use crate::rated::DeviceFacts;
     use plumb_core::StepSummary;
-    use plumb_hwprobe::judged::judge;
-    use plumb_hwprobe::rated::DeviceFacts;
     use serde_json::json;
 
     #[test]

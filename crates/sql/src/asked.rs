@@ -1,0 +1,82 @@
+//! The steps `plumb sql` runs, from its flags: the order asked (or the default for the
+//! scripts given), each script read and checked now, so the plan keeps their text and
+//! a script that does not load fails before a server starts.
+
+use anyhow::{anyhow, bail};
+use plumb_plan::SqlParams;
+use plumb_workloads::{sql as sqlsteps, SqlKind, SqlStepPlan, SqlTables};
+
+/// The steps of `--steps` (or the default for the scripts in `p`), `p`'s scripts read
+/// into it and checked; `on_url`: the server is someone else's, so a Lua script's
+/// tables are the ones there.
+pub fn planned_steps(
+    p: &mut SqlParams,
+    steps_flag: Option<&str>,
+    on_url: bool,
+) -> anyhow::Result<Vec<SqlStepPlan>> {
+    p.validate()
+        .map_err(|e| anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
+    let scripted = !p.script.is_empty() || !p.builtin.is_empty();
+    let lua = p.lua.is_some();
+    if scripted && lua && steps_flag.is_none() {
+        bail!(
+            "--lua and --script/--builtin give two steps' scripts; say their order with \
+             --steps, e.g. --steps lua-prepare,lua,script"
+        );
+    }
+    let steps = match steps_flag {
+        Some(s) => sqlsteps::parse_steps(s)?,
+        // Scripts alone run as pgbench -f runs them: on the tables there are.
+        None if scripted => sqlsteps::parse_steps("script")?,
+        // A Lua script on a server plumb starts needs its tables first (sysbench's
+        // prepare); on a --url server, the tables there are (run lua-prepare to make
+        // them).
+        None if lua && !on_url => sqlsteps::parse_steps("lua-prepare,lua")?,
+        None if lua => sqlsteps::parse_steps("lua")?,
+        None => sqlsteps::default_order(),
+    };
+    let lua_step = steps.iter().any(|s| s.kind.tables() == SqlTables::Lua);
+    if lua != lua_step {
+        bail!(
+            "{}",
+            if lua {
+                "--lua gives the `lua` step's script, but --steps has no `lua` or \
+                 `lua-prepare`; add them, e.g. --steps lua-prepare,lua"
+            } else {
+                "--steps has a Lua step but no script: give --lua FILE (e.g. \
+                 /usr/share/sysbench/oltp_read_write.lua)"
+            }
+        );
+    }
+    if lua_step {
+        // Read the script and the modules it requires now: the plan keeps their text,
+        // and a script that does not load, or an unknown option, fails here.
+        p.read_lua(None)
+            .map_err(|e| anyhow!("--{}: {}", e.key, e.message))?;
+        crate::lua::LuaStep::new(&p.lua_sources, &p.lua_opt, p.threads, p.duration)?;
+    } else if !p.lua_opt.is_empty() {
+        bail!("--lua-opt sets the --lua script's options; give --lua FILE");
+    }
+    let script_step = steps.iter().any(|s| s.kind == SqlKind::Script);
+    if scripted && !script_step {
+        bail!(
+            "--script/--builtin give the `script` step's scripts, but --steps has no `script`; \
+             add it, e.g. --steps pgbench-load,script"
+        );
+    }
+    if script_step {
+        // Read the files now: the plan keeps their text, and a bad script fails here,
+        // naming its file and line, before a server starts.
+        p.scripts = p
+            .script
+            .iter()
+            .map(|s| plumb_plan::ScriptSource::read(s, None))
+            .collect::<Result<_, _>>()
+            .map_err(|e| anyhow!("--{}: {}", e.key, e.message))?;
+        crate::pgscript::ScriptStep::new(&p.scripts, &p.builtin, &p.define, &p.query_mode)?;
+    }
+    if steps.is_empty() {
+        bail!("--steps: no microbenchmarks given; e.g. --steps load,point-query");
+    }
+    Ok(steps)
+}

@@ -121,14 +121,13 @@ pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
             (TargetPlan::server(spec.label(), spec), password)
         }
     };
-    let plan = RunPlan {
-        suite: "ib".into(),
-        variant: target.name.clone(),
-        target: TargetPlan {
+    let plan = RunPlan::single(
+        "ib",
+        TargetPlan {
             memory_mb: a.memory_mb,
             ..target
         },
-        workload: WorkloadPlan {
+        WorkloadPlan {
             name: match &a.steps {
                 Some(s) => format!("ibench:{s}"),
                 None => "ibench".into(),
@@ -138,12 +137,8 @@ pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
                 params: a.params.clone(),
             }),
         },
-        size: None,
         seed,
-        repeat: 0,
-        use_existing_db: false,
-        under: None,
-    };
+    );
     let mut store = Store::open(&a.store.path())?;
     let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });
     let out = execute::run_batch(

@@ -193,20 +193,19 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
     plumb_kv::asked::check_mix(&steps, &mut params)?;
     let seed = a.seed.unwrap_or_else(execute::clock_seed);
     let one = RunPlan {
-        suite: "kv".into(),
-        variant: engine.name().into(),
-        target: TargetPlan {
-            memory_mb: a.memory_mb,
-            drop_caches: a.drop_caches,
-            ..TargetPlan::engine(engine.name(), engine)
-        },
-        workload: WorkloadPlan::kv_with(name, steps, params),
-        size: None,
-        seed,
-        repeat: 0,
         use_existing_db: a.use_existing_db,
         // Under `plumb icount` the run's times are callgrind's: a history of its own.
         under: plumb_runner::kernel::callgrind::active().then(|| "callgrind".to_string()),
+        ..RunPlan::single(
+            "kv",
+            TargetPlan {
+                memory_mb: a.memory_mb,
+                drop_caches: a.drop_caches,
+                ..TargetPlan::engine(engine.name(), engine)
+            },
+            WorkloadPlan::kv_with(name, steps, params),
+            seed,
+        )
     };
     Ok(plumb_plan::order::rounds(&[one], a.repeat, None))
 }

@@ -81,29 +81,24 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     }
     let which = a.which.name();
     let p = probe::plans(which, &a.params, a.dir.as_deref())?;
-    let plan = RunPlan {
-        suite: "probe".into(),
-        variant: "host".into(),
-        target: TargetPlan {
+    let plan = RunPlan::single(
+        "probe",
+        TargetPlan {
             name: "host".into(),
             subject: Subject::Host(HostSpec { dir: a.dir.clone() }),
             memory_mb: None,
             drop_caches: false,
             release: None,
         },
-        workload: WorkloadPlan {
+        WorkloadPlan {
             name: format!("probe {which}"),
             family: Family::Probe(ProbeWork {
                 which: which.into(),
                 params: a.params.clone(),
             }),
         },
-        size: None,
-        seed: 0,
-        repeat: 0,
-        use_existing_db: false,
-        under: None,
-    };
+        0,
+    );
     let mut store = Store::open(&a.store.path())?;
     // The process-wide flag: the running step stops, the probe file is removed on the way
     // out. set_handler fails if a handler is already installed; that one stays.

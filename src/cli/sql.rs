@@ -149,15 +149,13 @@ pub fn run(mut a: SqlArgs) -> anyhow::Result<ExitCode> {
     };
     let runs: Vec<RunPlan> = (0..a.repeat)
         .map(|rep| RunPlan {
-            suite: "sql".into(),
-            variant: target.name.clone(),
-            target: target.clone(),
-            workload: workload.clone(),
-            size: None,
-            seed: seed.wrapping_add(u64::from(rep)),
             repeat: rep,
-            use_existing_db: false,
-            under: None,
+            ..RunPlan::single(
+                "sql",
+                target.clone(),
+                workload.clone(),
+                seed.wrapping_add(u64::from(rep)),
+            )
         })
         .collect();
     let mut store = Store::open(&a.store.path())?;

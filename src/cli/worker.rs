@@ -65,7 +65,6 @@ pub struct WorkerArgs {
 }
 
 pub fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
-    let mut store = a.store.open_existing()?;
     let w = Worker {
         path: a.store.path(),
         name: fleet::worker_name(),
@@ -75,6 +74,8 @@ pub fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
         max_runs: a.max_runs,
         interrupt: &INTERRUPTED,
     };
+    w.check()?;
+    let mut store = a.store.open_existing()?;
     let me = &w.name;
     eprintln!(
         "plumb worker {me}: taking runs from {:?} in {}",

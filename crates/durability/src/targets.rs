@@ -138,22 +138,15 @@ pub fn plans(a: &Asked<'_>) -> Result<Vec<RunPlan>, Refused> {
         )));
     }
     let seed = a.seed;
-    let plan = |target: TargetPlan, modes: Vec<DurabilityMode>| RunPlan {
-        suite: "durability".into(),
-        variant: target.name.clone(),
-        target,
-        workload: WorkloadPlan {
+    let plan = |target: TargetPlan, modes: Vec<DurabilityMode>| {
+        let work = WorkloadPlan {
             name: "durability".into(),
             family: Family::Durability(DurabilityWork {
                 modes,
                 params: a.params.clone(),
             }),
-        },
-        size: None,
-        seed,
-        repeat: 0,
-        use_existing_db: false,
-        under: None,
+        };
+        RunPlan::single("durability", target, work, seed)
     };
     Ok(engines
         .into_iter()

@@ -18,15 +18,9 @@ fn bytes(v: Option<u64>) -> String {
     }
 }
 
-/// Renders a snapshot as the text `plumb host` prints: inventory, storage chain, checks.
-pub fn render_text(s: &HostSnapshot) -> String {
-    let mut o = String::new();
-    let i = &s.inventory;
-    let c = &i.cpu;
-    let _ = writeln!(o, "Host");
-    let mut kv = |k: &str, v: String| {
-        let _ = writeln!(o, "  {k:<20} {v}");
-    };
+/// The CPU's lines of the inventory: model, topology, caches, frequency and its
+/// governor, power profile, temperature, boost.
+fn cpu_lines(kv: &mut dyn FnMut(&str, String), c: &crate::inventory::Cpu) {
     kv("cpu model", opt(&c.model));
     kv(
         "topology",
@@ -84,6 +78,12 @@ pub fn render_text(s: &HostSnapshot) -> String {
             None => "-".into(),
         },
     );
+}
+
+/// The rest of the inventory: clock, memory, kernel, virtualisation, counters, BIOS,
+/// core types, command line, and the kernel log's errors.
+fn system_lines(kv: &mut dyn FnMut(&str, String), i: &crate::inventory::Inventory) {
+    let c = &i.cpu;
     kv(
         "clocksource",
         format!(
@@ -208,105 +208,123 @@ pub fn render_text(s: &HostSnapshot) -> String {
     for l in &kl.io_error_lines {
         kv("", l.clone());
     }
+}
 
-    if let Some(st) = &s.storage {
-        let _ = writeln!(o, "\nStorage under {}", st.dir.display());
+/// The storage chain under the directory: filesystem, mount, space, every device
+/// down to the disk with its queue, the geometry, whether it shares the OS's device,
+/// and each device's health.
+fn storage_text(o: &mut String, st: &crate::storage::Storage) {
+    let _ = writeln!(o, "\nStorage under {}", st.dir.display());
+    let _ = writeln!(
+        o,
+        "  {:<20} {} on {} ({}, dev {})",
+        "filesystem",
+        st.fs_type,
+        st.mount_point.display(),
+        st.source.as_deref().unwrap_or("-"),
+        st.majmin
+    );
+    let _ = writeln!(
+        o,
+        "  {:<20} {}",
+        "mount options",
+        st.mount_options.join(",")
+    );
+    let _ = writeln!(o, "  {:<20} {}", "fs options", st.super_options.join(","));
+    let _ = writeln!(
+        o,
+        "  {:<20} {} total, {} used, {} free",
+        "space",
+        bytes(st.fs_total_bytes),
+        bytes(st.fs_used_bytes),
+        bytes(st.fs_free_bytes)
+    );
+    let _ = writeln!(
+        o,
+        "  {:<16} {:<9} {:>9} {:>6} {:>6} {:>7} {:>7} {:>4} {:<11} {:>7} {:>6} {:>7} {:>7} {:<13} {:>9}  model",
+        "device", "kind", "size", "MIN-IO", "OPT-IO", "PHY-SEC", "LOG-SEC", "ROTA", "SCHED",
+        "RQ-SIZE", "RA", "MAXSEC", "MAXHW", "WCACHE", "DISC-GRAN"
+    );
+    for d in &st.devices {
+        let q = &d.queue;
+        let name = format!("{}{}", "  ".repeat(d.depth as usize), d.name);
         let _ = writeln!(
             o,
-            "  {:<20} {} on {} ({}, dev {})",
-            "filesystem",
-            st.fs_type,
-            st.mount_point.display(),
-            st.source.as_deref().unwrap_or("-"),
-            st.majmin
+            "  {:<16} {:<9} {:>9} {:>6} {:>6} {:>7} {:>7} {:>4} {:<11} {:>7} {:>6} {:>7} {:>7} {:<13} {:>9}  {}",
+            name,
+            d.kind,
+            bytes(d.size_bytes),
+            opt(&q.min_io),
+            opt(&q.opt_io),
+            opt(&q.phy_sec),
+            opt(&q.log_sec),
+            q.rotational.map(|r| if r { "1" } else { "0" }).unwrap_or("-"),
+            opt(&q.scheduler),
+            opt(&q.nr_requests),
+            opt(&q.read_ahead_kb),
+            opt(&q.max_sectors_kb),
+            opt(&q.max_hw_sectors_kb),
+            opt(&q.write_cache),
+            opt(&q.discard_granularity),
+            opt(&d.model),
         );
+    }
+    if let Some(g) = &st.geometry {
+        let _ = writeln!(
+            o,
+            "  {:<20} block {}, sector {}, stripe unit {}, width {} (blocks; {}), statvfs f_bsize {}",
+            "geometry",
+            opt(&g.block_size),
+            opt(&g.sector_size),
+            opt(&g.stripe_unit_blocks),
+            opt(&g.stripe_width_blocks),
+            match (&g.source, &g.unavailable) {
+                (Some(src), _) => src.clone(),
+                (None, Some(why)) => format!("unavailable: {why}"),
+                (None, None) => "-".into(),
+            },
+            opt(&g.statvfs_bsize)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  {:<20} {} (data on {}, / on {})",
+        "shares OS device",
+        match st.shares_os_device {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "unknown",
+        },
+        st.physical_devices().join(", "),
+        st.os_devices.join(", ")
+    );
+    for h in &st.health {
         let _ = writeln!(
             o,
             "  {:<20} {}",
-            "mount options",
-            st.mount_options.join(",")
+            format!("health {}", h.device),
+            match &h.unavailable {
+                Some(why) => format!("unavailable: {why}"),
+                None => format!("{} ({})", h.figures(), opt(&h.source)),
+            }
         );
-        let _ = writeln!(o, "  {:<20} {}", "fs options", st.super_options.join(","));
-        let _ = writeln!(
-            o,
-            "  {:<20} {} total, {} used, {} free",
-            "space",
-            bytes(st.fs_total_bytes),
-            bytes(st.fs_used_bytes),
-            bytes(st.fs_free_bytes)
-        );
-        let _ = writeln!(
-            o,
-            "  {:<16} {:<9} {:>9} {:>6} {:>6} {:>7} {:>7} {:>4} {:<11} {:>7} {:>6} {:>7} {:>7} {:<13} {:>9}  model",
-            "device", "kind", "size", "MIN-IO", "OPT-IO", "PHY-SEC", "LOG-SEC", "ROTA", "SCHED",
-            "RQ-SIZE", "RA", "MAXSEC", "MAXHW", "WCACHE", "DISC-GRAN"
-        );
-        for d in &st.devices {
-            let q = &d.queue;
-            let name = format!("{}{}", "  ".repeat(d.depth as usize), d.name);
-            let _ = writeln!(
-                o,
-                "  {:<16} {:<9} {:>9} {:>6} {:>6} {:>7} {:>7} {:>4} {:<11} {:>7} {:>6} {:>7} {:>7} {:<13} {:>9}  {}",
-                name,
-                d.kind,
-                bytes(d.size_bytes),
-                opt(&q.min_io),
-                opt(&q.opt_io),
-                opt(&q.phy_sec),
-                opt(&q.log_sec),
-                q.rotational.map(|r| if r { "1" } else { "0" }).unwrap_or("-"),
-                opt(&q.scheduler),
-                opt(&q.nr_requests),
-                opt(&q.read_ahead_kb),
-                opt(&q.max_sectors_kb),
-                opt(&q.max_hw_sectors_kb),
-                opt(&q.write_cache),
-                opt(&q.discard_granularity),
-                opt(&d.model),
-            );
-        }
-        if let Some(g) = &st.geometry {
-            let _ = writeln!(
-                o,
-                "  {:<20} block {}, sector {}, stripe unit {}, width {} (blocks; {}), statvfs f_bsize {}",
-                "geometry",
-                opt(&g.block_size),
-                opt(&g.sector_size),
-                opt(&g.stripe_unit_blocks),
-                opt(&g.stripe_width_blocks),
-                match (&g.source, &g.unavailable) {
-                    (Some(src), _) => src.clone(),
-                    (None, Some(why)) => format!("unavailable: {why}"),
-                    (None, None) => "-".into(),
-                },
-                opt(&g.statvfs_bsize)
-            );
-        }
-        let _ = writeln!(
-            o,
-            "  {:<20} {} (data on {}, / on {})",
-            "shares OS device",
-            match st.shares_os_device {
-                Some(true) => "yes",
-                Some(false) => "no",
-                None => "unknown",
-            },
-            st.physical_devices().join(", "),
-            st.os_devices.join(", ")
-        );
-        for h in &st.health {
-            let _ = writeln!(
-                o,
-                "  {:<20} {}",
-                format!("health {}", h.device),
-                match &h.unavailable {
-                    Some(why) => format!("unavailable: {why}"),
-                    None => format!("{} ({})", h.figures(), opt(&h.source)),
-                }
-            );
-        }
     }
+}
 
+/// Renders a snapshot as the text `plumb host` prints: inventory, storage chain, checks.
+pub fn render_text(s: &HostSnapshot) -> String {
+    let mut o = String::new();
+    let i = &s.inventory;
+    let c = &i.cpu;
+    let _ = writeln!(o, "Host");
+    let mut kv = |k: &str, v: String| {
+        let _ = writeln!(o, "  {k:<20} {v}");
+    };
+    cpu_lines(&mut kv, c);
+    system_lines(&mut kv, i);
+    if let Some(st) = &s.storage {
+        storage_text(&mut o, st);
+    }
     let _ = writeln!(o, "\nChecks");
     for ch in &s.checks {
         let _ = writeln!(

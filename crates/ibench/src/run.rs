@@ -567,21 +567,12 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     ctx.tally.rows = ctx.tally.rows + inserted - deleted.min(ctx.tally.rows + inserted);
     let (first, last) = (run.first(), run.last());
     // A server's CPU is known over the whole window only.
-    let whole = |a: &Mark<()>, b: &Mark<()>| a.at == first.at && b.at == last.at;
-    let mut intervals = run.intervals(|a, b, iv| {
-        let noise = gauge.server.tree.noise(a, b, whole(a, b));
-        Interval {
-            steal_pct: noise.steal_pct,
-            outside_cpu_pct: noise.outside_cpu_pct,
-            ..iv
-        }
-    });
     // Each interval's offered rate is the queries', in a query step.
-    let open_loop = cfg
-        .query_pace
-        .as_ref()
-        .filter(|_| queries)
-        .map(|p| run.tally.open.summary(p, run.backlog, &mut intervals));
+    let (intervals, base) = run.figures(
+        |a, b, iv| gauge.server.tree.beside((first, last), a, b, iv),
+        &[],
+        cfg.query_pace.as_ref().filter(|_| queries),
+    );
     let seconds: Vec<IbSecond> = intervals
         .iter()
         .zip(ins)
@@ -596,7 +587,6 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
             q_p99_us: q.get(i).and_then(|q| q.hist.quantile_us(0.99)),
         })
         .collect();
-    let base = run.summary();
     let secs = base.secs;
     let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
     let main_ops = base.ops;
@@ -656,7 +646,6 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     } else {
         Ok(())
     };
-    let qos: Option<Qos> = Qos::of(&intervals);
     let (waits, server_seconds) = gauge.watched(&intervals);
     let (status, err_text, verification_failed) = if interrupted {
         (StepStatus::Interrupted, None, false)
@@ -680,8 +669,6 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         (StepStatus::Ok, None, false)
     };
     let summary = StepSummary {
-        qos,
-        open_loop,
         // perf's counts per main op: an inserted row, or a query in a query step.
         perf: perf_of(&gauge.server, &intervals, main_ops),
         waits,

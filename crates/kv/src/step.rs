@@ -9,8 +9,7 @@ use crate::workload::mix::MixStep;
 use crate::workload::ycsb::YcsbStep;
 use crate::workload::Workload;
 use plumb_core::{
-    HwCounters, Interval, Maintenance, Qos, StepStatus, StepSummary, Target, Verification,
-    WriterSummary,
+    HwCounters, Interval, Maintenance, StepStatus, StepSummary, Target, Verification, WriterSummary,
 };
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::perf::HwCounterGroup;
@@ -206,7 +205,15 @@ fn summarise(
 ) -> StepOutcome {
     let kind = cfg.plan.kind;
     let (first, last) = (run.first(), run.last());
-    let base = run.summary();
+    let (intervals, base) = run.figures(
+        |a, b, iv| Interval {
+            stall_us: sampler::delta(b.extra.engine.stall_micros, a.extra.engine.stall_micros),
+            rss_gb: b.extra.rss.map(|r| r as f64 / GB),
+            ..iv
+        },
+        classes,
+        cfg.pace.as_ref(),
+    );
     let (ops, secs) = (base.ops, base.secs);
     let bytes = run.tally.bytes();
     let writer = &run.tally.writer;
@@ -215,15 +222,6 @@ fn summarise(
         verify.merge(&v.verify);
     }
     let engine_perf = engine_perf(cfg.perf_level, &run.outputs, ops);
-    let mut intervals = run.intervals(|a, b, iv| Interval {
-        stall_us: sampler::delta(b.extra.engine.stall_micros, a.extra.engine.stall_micros),
-        rss_gb: b.extra.rss.map(|r| r as f64 / GB),
-        ..iv
-    });
-    let open_loop = cfg
-        .pace
-        .as_ref()
-        .map(|p| run.tally.open.summary(p, run.backlog, &mut intervals));
     let disk = last.disk_since(first);
     let engine = sampler::engine_delta(&last.extra.engine, &first.extra.engine);
     let user_written = if kind.writes() && kind != StepKind::DeleteRandom {
@@ -267,7 +265,6 @@ fn summarise(
 
     let summary = StepSummary {
         mb_sec: (secs > 0.0).then(|| bytes as f64 / secs / (1024.0 * 1024.0)),
-        harness_us_op: metrics::per_op(Some(run.harness.ns as f64 / 1e3), run.harness.ops),
         w_amp: metrics::device_w_amp(disk.as_ref(), user_written),
         w_amp_engine: metrics::engine_w_amp(&engine),
         c_wgb: engine.compact_write_bytes.map(|b| b as f64 / GB),
@@ -278,7 +275,6 @@ fn summarise(
             .filter(|_| live_bytes > 0.0)
             .map(|b| b as f64 / live_bytes),
         rss_gb: rss_peak.map(|b| b as f64 / GB),
-        qos: Qos::of(&intervals),
         verify,
         hw,
         pending_compaction_gb_start: first
@@ -298,8 +294,6 @@ fn summarise(
             .perf
             .as_ref()
             .and_then(|p| plumb_runner::kernel::perf_counted(p, "plumb", &intervals, ops)),
-        open_loop,
-        by_op: metrics::by_op(classes, &run.tally.by_class),
         writer: (writer.ops > 0).then(|| WriterSummary {
             ops: writer.ops,
             mb_sec: if secs > 0.0 {

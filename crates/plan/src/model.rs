@@ -749,6 +749,23 @@ impl From<StoredRunPlan> for RunPlan {
 }
 
 impl RunPlan {
+    /// The one run of a command that is not a suite (`plumb kv`, `sql`, `ib`, `probe`,
+    /// `durability`): suite `suite`, the target's name as its variant, no size axis,
+    /// repeat 0 on a fresh database, measured natively.
+    pub fn single(suite: &str, target: TargetPlan, workload: WorkloadPlan, seed: u64) -> RunPlan {
+        RunPlan {
+            suite: suite.to_string(),
+            variant: target.name.clone(),
+            target,
+            workload,
+            size: None,
+            seed,
+            repeat: 0,
+            use_existing_db: false,
+            under: None,
+        }
+    }
+
     /// The run's data size and concurrency as its family counts them: keys and
     /// threads (kv), rows per table and client threads (sql), rows loaded and
     /// clients (ib). Sweeps and plan tables read them.

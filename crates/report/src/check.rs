@@ -157,6 +157,204 @@ fn swing(v: &[f64]) -> Option<f64> {
     (v.len() >= 2 && m > 0.0).then(|| (hi - lo) / m)
 }
 
+/// A fraction as a percentage with one decimal, as verdicts state changes.
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// A loss as the words a verdict uses: "worse by 3.0%" or "better by 3.0%".
+fn by(w: f64) -> String {
+    format!(
+        "{} {}",
+        if w > 0.0 { "worse by" } else { "better by" },
+        pct(w.abs())
+    )
+}
+
+/// The verdict on an exact count (callgrind's): no noise to see through, so one run a
+/// side is an answer, judged against the threshold alone.
+fn counted_verdict(w: f64, n: (usize, usize), o: &CheckOptions) -> (Verdict, String) {
+    let what = format!(
+        "{} {} (counted exactly by callgrind, {} base and {} new runs)",
+        if w > 0.0 { "worse by" } else { "better by" },
+        pct(w.abs()),
+        n.0,
+        n.1
+    );
+    if w > o.threshold {
+        (
+            Verdict::Regression,
+            format!("{what}, beyond the {} threshold", pct(o.threshold)),
+        )
+    } else if -w > o.threshold {
+        (Verdict::Improved, what)
+    } else {
+        (
+            Verdict::Pass,
+            format!("within {}: {what}", pct(o.threshold)),
+        )
+    }
+}
+
+/// The verdict against a learned floor `f`: a change beyond the floor is real while
+/// this check's repeats swing no more than the floor's history allows (`noisier`:
+/// they swing more, and then their own interval must exclude no change too).
+#[allow(clippy::too_many_arguments)]
+fn floor_verdict(
+    f: crate::noise::Floor,
+    ratio: f64,
+    w: f64,
+    significant: bool,
+    swung: f64,
+    (sb, sn): (Option<f64>, Option<f64>),
+    (interval, sees): (&str, &str),
+    o: &CheckOptions,
+) -> (Verdict, String) {
+    // The floor is the step's own yardstick for two blocks of repeats
+    // on this host (95% of A/A pairs of blocks stay inside it). While
+    // this check's repeats swing no more than the floor's history
+    // allows, a change beyond the floor is real and the point
+    // estimate says by how much: Welch's interval on a block's few
+    // repeats neither sees the drift between blocks nor is narrow
+    // enough at 3 repeats to settle a 5% threshold, so it only
+    // reports. When they swing more (the host got noisier than the
+    // floor knows), the repeats' own interval must exclude no change
+    // too. A change beyond that noise is judged whatever the floor's
+    // size against the threshold and however the repeats swing.
+    let limit = o.unstable.max(2.0 * f.floor);
+    let noisier = swung > limit;
+    let beyond = ratio.ln().abs() > (1.0 + f.floor).ln() && (!noisier || significant);
+    let noted = format!(
+        "floor {}, last A/A {:+.1}%; {interval}",
+        pct(f.floor),
+        100.0 * f.aa
+    );
+    if beyond && w > o.threshold {
+        (
+            Verdict::Regression,
+            format!(
+                "worse by {}, beyond the {} threshold and beyond the noise \
+                     ({noted})",
+                pct(w),
+                pct(o.threshold)
+            ),
+        )
+    } else if beyond && -w > o.threshold {
+        (
+            Verdict::Improved,
+            format!("better by {}, beyond the noise ({noted})", pct(-w)),
+        )
+    } else if f.floor > o.threshold {
+        // The floor's scatter of one block's median, and the
+        // interleaved slices that would see the threshold through it.
+        let sd = (1.0 + f.floor).ln() / (1.96 * std::f64::consts::SQRT_2);
+        (
+            Verdict::Unstable,
+            format!(
+                "{} is inside the noise floor on this host of {} (the drift \
+                     between blocks of repeats of its plan, from {} blocks), \
+                     above the {} threshold: blocked repeats cannot judge it at \
+                     {}{sees}; interleave about {} slices a side (plumb ab), run \
+                     a duet (plumb ab --duet), or raise --threshold",
+                by(w),
+                pct(f.floor),
+                f.groups,
+                pct(o.threshold),
+                pct(o.threshold),
+                crate::noise::slices_needed(sd, o.threshold),
+            ),
+        )
+    } else if noisier {
+        (
+            Verdict::Unstable,
+            format!(
+                "{} is inside the noise: repeats swing {} (base) and {} \
+                     (new), more than {} (--unstable, or twice the floor of {} \
+                     its history shows, whichever is larger), and their {interval} \
+                     reaches no change: the host is noisier than when the floor \
+                     was learned{sees}; quieten it, or learn the floor again \
+                     (plumb noise)",
+                by(w),
+                sb.map_or("n/a".into(), pct),
+                sn.map_or("n/a".into(), pct),
+                pct(limit),
+                pct(f.floor)
+            ),
+        )
+    } else {
+        (
+            Verdict::Pass,
+            format!("within {}: {} ({noted}){sees}", pct(o.threshold), by(w)),
+        )
+    }
+}
+
+/// The verdict without a floor: Welch's interval (`lo`-`hi` as losses `w_best` to
+/// `w_worst`) is the noise, and a significant change beyond the threshold is judged
+/// first, so no swing hides it.
+#[allow(clippy::too_many_arguments)]
+fn welch_verdict(
+    (w_best, w_worst): (f64, f64),
+    w: f64,
+    significant: bool,
+    swung: f64,
+    (sb, sn): (Option<f64>, Option<f64>),
+    sees: &str,
+    o: &CheckOptions,
+) -> (Verdict, String) {
+    if significant && w > o.threshold {
+        (
+            Verdict::Regression,
+            format!(
+                "worse by {} (interval {}-{}), beyond the {} threshold",
+                pct(w),
+                pct(w_best),
+                pct(w_worst),
+                pct(o.threshold)
+            ),
+        )
+    } else if significant && -w > o.threshold {
+        (
+            Verdict::Improved,
+            format!(
+                "better by {} (interval {}-{})",
+                pct(-w),
+                pct(-w_worst),
+                pct(-w_best)
+            ),
+        )
+    } else if swung > o.unstable {
+        (
+            Verdict::Unstable,
+            format!(
+                "{} is inside the noise: repeats swing {} (base) and {} \
+                 (new), more than {}{sees}: add repeats or quieten the host",
+                by(w),
+                sb.map_or("n/a".into(), pct),
+                sn.map_or("n/a".into(), pct),
+                pct(o.unstable)
+            ),
+        )
+    } else if w_worst > o.threshold && !significant {
+        (
+            Verdict::Unstable,
+            format!(
+                "{} is inside the noise: the interval reaches {} worse, past \
+                 the {} threshold, and the change is not significant{sees}: \
+                 add repeats",
+                by(w),
+                pct(w_worst),
+                pct(o.threshold)
+            ),
+        )
+    } else {
+        (
+            Verdict::Pass,
+            format!("within {}: {}{sees}", pct(o.threshold), by(w)),
+        )
+    }
+}
+
 /// Judges one metric of one step from its base and new values.
 pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions) -> Judged {
     let r = stats::ratio(base, new);
@@ -168,7 +366,6 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
         Better::Higher => 1.0 - x,
         _ => x - 1.0,
     };
-    let pct = |x: f64| format!("{:.1}%", x * 100.0);
     // What this verdict could have seen: a learned floor's reach (or, when this
     // check's repeats swing more than the floor's history allows and so are judged too,
     // theirs where it is the wider), else the repeats' two-sample reach. An exact count
@@ -190,27 +387,7 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
     let (verdict, reason) = match r {
         // An exact count has no noise to see through: one run a side is an answer.
         Some(r) if r.ci.is_none() && o.counted && m.id == COUNTED_METRIC => {
-            let w = loss(r.value);
-            let what = format!(
-                "{} {} (counted exactly by callgrind, {} base and {} new runs)",
-                if w > 0.0 { "worse by" } else { "better by" },
-                pct(w.abs()),
-                base.len(),
-                new.len()
-            );
-            if w > o.threshold {
-                (
-                    Verdict::Regression,
-                    format!("{what}, beyond the {} threshold", pct(o.threshold)),
-                )
-            } else if -w > o.threshold {
-                (Verdict::Improved, what)
-            } else {
-                (
-                    Verdict::Pass,
-                    format!("within {}: {what}", pct(o.threshold)),
-                )
-            }
+            counted_verdict(loss(r.value), (base.len(), new.len()), o)
         }
         None => (
             Verdict::Unstable,
@@ -240,152 +417,28 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
                 let sees = reach.map_or(String::new(), |r| {
                     format!("; {}", r.sentence(Some(o.threshold)))
                 });
-                let by = |w: f64| {
-                    format!(
-                        "{} {}",
-                        if w > 0.0 { "worse by" } else { "better by" },
-                        pct(w.abs())
-                    )
-                };
                 match floor {
-                    Some(f) => {
-                        // The floor is the step's own yardstick for two blocks of repeats
-                        // on this host (95% of A/A pairs of blocks stay inside it). While
-                        // this check's repeats swing no more than the floor's history
-                        // allows, a change beyond the floor is real and the point
-                        // estimate says by how much: Welch's interval on a block's few
-                        // repeats neither sees the drift between blocks nor is narrow
-                        // enough at 3 repeats to settle a 5% threshold, so it only
-                        // reports. When they swing more (the host got noisier than the
-                        // floor knows), the repeats' own interval must exclude no change
-                        // too. A change beyond that noise is judged whatever the floor's
-                        // size against the threshold and however the repeats swing.
-                        let limit = o.unstable.max(2.0 * f.floor);
-                        let noisier = swung > limit;
-                        let beyond =
-                            r.value.ln().abs() > (1.0 + f.floor).ln() && (!noisier || significant);
-                        let noted = format!(
-                            "floor {}, last A/A {:+.1}%; {interval}",
-                            pct(f.floor),
-                            100.0 * f.aa
-                        );
-                        if beyond && w > o.threshold {
-                            (
-                                Verdict::Regression,
-                                format!(
-                                    "worse by {}, beyond the {} threshold and beyond the noise \
-                                     ({noted})",
-                                    pct(w),
-                                    pct(o.threshold)
-                                ),
-                            )
-                        } else if beyond && -w > o.threshold {
-                            (
-                                Verdict::Improved,
-                                format!("better by {}, beyond the noise ({noted})", pct(-w)),
-                            )
-                        } else if f.floor > o.threshold {
-                            // The floor's scatter of one block's median, and the
-                            // interleaved slices that would see the threshold through it.
-                            let sd = (1.0 + f.floor).ln() / (1.96 * std::f64::consts::SQRT_2);
-                            (
-                                Verdict::Unstable,
-                                format!(
-                                    "{} is inside the noise floor on this host of {} (the drift \
-                                     between blocks of repeats of its plan, from {} blocks), \
-                                     above the {} threshold: blocked repeats cannot judge it at \
-                                     {}{sees}; interleave about {} slices a side (plumb ab), run \
-                                     a duet (plumb ab --duet), or raise --threshold",
-                                    by(w),
-                                    pct(f.floor),
-                                    f.groups,
-                                    pct(o.threshold),
-                                    pct(o.threshold),
-                                    crate::noise::slices_needed(sd, o.threshold),
-                                ),
-                            )
-                        } else if noisier {
-                            (
-                                Verdict::Unstable,
-                                format!(
-                                    "{} is inside the noise: repeats swing {} (base) and {} \
-                                     (new), more than {} (--unstable, or twice the floor of {} \
-                                     its history shows, whichever is larger), and their {interval} \
-                                     reaches no change: the host is noisier than when the floor \
-                                     was learned{sees}; quieten it, or learn the floor again \
-                                     (plumb noise)",
-                                    by(w),
-                                    sb.map_or("n/a".into(), pct),
-                                    sn.map_or("n/a".into(), pct),
-                                    pct(limit),
-                                    pct(f.floor)
-                                ),
-                            )
-                        } else {
-                            (
-                                Verdict::Pass,
-                                format!("within {}: {} ({noted}){sees}", pct(o.threshold), by(w)),
-                            )
-                        }
-                    }
+                    Some(f) => floor_verdict(
+                        f,
+                        r.value,
+                        w,
+                        significant,
+                        swung,
+                        (sb, sn),
+                        (&interval, &sees),
+                        o,
+                    ),
                     None => {
-                        // Welch's interval is the noise: a significant change beyond the
-                        // threshold is judged first, so no swing hides it.
-                        let (w_best, w_worst) = {
-                            let (a, b) = (loss(lo), loss(hi));
-                            (a.min(b), a.max(b))
-                        };
-                        if significant && w > o.threshold {
-                            (
-                                Verdict::Regression,
-                                format!(
-                                    "worse by {} (interval {}-{}), beyond the {} threshold",
-                                    pct(w),
-                                    pct(w_best),
-                                    pct(w_worst),
-                                    pct(o.threshold)
-                                ),
-                            )
-                        } else if significant && -w > o.threshold {
-                            (
-                                Verdict::Improved,
-                                format!(
-                                    "better by {} (interval {}-{})",
-                                    pct(-w),
-                                    pct(-w_worst),
-                                    pct(-w_best)
-                                ),
-                            )
-                        } else if swung > o.unstable {
-                            (
-                                Verdict::Unstable,
-                                format!(
-                                    "{} is inside the noise: repeats swing {} (base) and {} \
-                                     (new), more than {}{sees}: add repeats or quieten the host",
-                                    by(w),
-                                    sb.map_or("n/a".into(), pct),
-                                    sn.map_or("n/a".into(), pct),
-                                    pct(o.unstable)
-                                ),
-                            )
-                        } else if w_worst > o.threshold && !significant {
-                            (
-                                Verdict::Unstable,
-                                format!(
-                                    "{} is inside the noise: the interval reaches {} worse, past \
-                                     the {} threshold, and the change is not significant{sees}: \
-                                     add repeats",
-                                    by(w),
-                                    pct(w_worst),
-                                    pct(o.threshold)
-                                ),
-                            )
-                        } else {
-                            (
-                                Verdict::Pass,
-                                format!("within {}: {}{sees}", pct(o.threshold), by(w)),
-                            )
-                        }
+                        let (a, b) = (loss(lo), loss(hi));
+                        welch_verdict(
+                            (a.min(b), a.max(b)),
+                            w,
+                            significant,
+                            swung,
+                            (sb, sn),
+                            &sees,
+                            o,
+                        )
                     }
                 }
             }

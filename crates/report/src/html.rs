@@ -1374,28 +1374,9 @@ fn row(o: &mut String, name: &str, cells: &[Option<String>], highlight: bool, at
     o.push_str("</tr>");
 }
 
-fn provenance(o: &mut String, views: &[RunView<'_>]) {
-    o.push_str(r#"<h2 id="provenance">Provenance</h2>"#);
-    o.push_str(r#"<p class="note">Where each run came from. Highlighted rows differ between runs: options, engine, plumb build, device, host and host-check verdicts.</p>"#);
-    let head = |o: &mut String, class: &str| {
-        let _ = write!(
-            o,
-            r#"<div class="scroll"><table class="{class}"><thead><tr><th></th>"#
-        );
-        for v in views {
-            let _ = write!(o, "<th>{}</th>", run_name(v));
-        }
-        o.push_str("</tr></thead><tbody>");
-    };
-    let section = |o: &mut String, title: &str| {
-        let _ = write!(
-            o,
-            r#"<tr class="section"><th colspan="{}">{}</th></tr>"#,
-            views.len() + 1,
-            esc(title)
-        );
-    };
-    head(o, "provenance");
+/// The provenance table's run rows: status, tag, command, what ran, on which build,
+/// when, where, and its group of repeats.
+fn run_rows(o: &mut String, views: &[RunView<'_>], section: &dyn Fn(&mut String, &str)) {
     let field = |f: &dyn Fn(&plumb_store::RunRecord) -> Option<String>| -> Vec<Option<String>> {
         views.iter().map(|v| f(&v.r.run)).collect()
     };
@@ -1473,46 +1454,11 @@ fn provenance(o: &mut String, views: &[RunView<'_>]) {
         false,
         "",
     );
+}
 
-    let keys: BTreeSet<&String> = views.iter().flat_map(|v| v.r.run.options.keys()).collect();
-    let option_cells = |k: &str| -> Vec<Option<String>> {
-        views
-            .iter()
-            .map(|v| v.r.run.options.get(k).cloned())
-            .collect()
-    };
-    let differing: Vec<&String> = keys
-        .iter()
-        .copied()
-        .filter(|k| option_cells(k).iter().collect::<BTreeSet<_>>().len() > 1)
-        .collect();
-    if views.len() > 1 {
-        section(
-            o,
-            &format!(
-                "options that differ ({} of {})",
-                differing.len(),
-                keys.len()
-            ),
-        );
-        if differing.is_empty() {
-            let _ = write!(
-                o,
-                r#"<tr><td colspan="{}" class="unset">every option is the same</td></tr>"#,
-                views.len() + 1
-            );
-        }
-        for k in &differing {
-            row(
-                o,
-                k,
-                &option_cells(k),
-                true,
-                &format!(r#" data-option="{}""#, esc(k)),
-            );
-        }
-    }
-
+/// The provenance table's host checks: each check's verdict per run, its reason shown
+/// where the runs differ or it warns.
+fn host_check_rows(o: &mut String, views: &[RunView<'_>], section: &dyn Fn(&mut String, &str)) {
     let all_checks: Vec<BTreeMap<String, (String, String, String)>> =
         views.iter().map(|v| checks(v.r)).collect();
     let ids: BTreeSet<&String> = all_checks.iter().flat_map(|c| c.keys()).collect();
@@ -1558,6 +1504,72 @@ fn provenance(o: &mut String, views: &[RunView<'_>]) {
             o.push_str("</tr>");
         }
     }
+}
+
+fn provenance(o: &mut String, views: &[RunView<'_>]) {
+    o.push_str(r#"<h2 id="provenance">Provenance</h2>"#);
+    o.push_str(r#"<p class="note">Where each run came from. Highlighted rows differ between runs: options, engine, plumb build, device, host and host-check verdicts.</p>"#);
+    let head = |o: &mut String, class: &str| {
+        let _ = write!(
+            o,
+            r#"<div class="scroll"><table class="{class}"><thead><tr><th></th>"#
+        );
+        for v in views {
+            let _ = write!(o, "<th>{}</th>", run_name(v));
+        }
+        o.push_str("</tr></thead><tbody>");
+    };
+    let section = |o: &mut String, title: &str| {
+        let _ = write!(
+            o,
+            r#"<tr class="section"><th colspan="{}">{}</th></tr>"#,
+            views.len() + 1,
+            esc(title)
+        );
+    };
+    head(o, "provenance");
+    run_rows(o, views, &section);
+
+    let keys: BTreeSet<&String> = views.iter().flat_map(|v| v.r.run.options.keys()).collect();
+    let option_cells = |k: &str| -> Vec<Option<String>> {
+        views
+            .iter()
+            .map(|v| v.r.run.options.get(k).cloned())
+            .collect()
+    };
+    let differing: Vec<&String> = keys
+        .iter()
+        .copied()
+        .filter(|k| option_cells(k).iter().collect::<BTreeSet<_>>().len() > 1)
+        .collect();
+    if views.len() > 1 {
+        section(
+            o,
+            &format!(
+                "options that differ ({} of {})",
+                differing.len(),
+                keys.len()
+            ),
+        );
+        if differing.is_empty() {
+            let _ = write!(
+                o,
+                r#"<tr><td colspan="{}" class="unset">every option is the same</td></tr>"#,
+                views.len() + 1
+            );
+        }
+        for k in &differing {
+            row(
+                o,
+                k,
+                &option_cells(k),
+                true,
+                &format!(r#" data-option="{}""#, esc(k)),
+            );
+        }
+    }
+
+    host_check_rows(o, views, &section);
     o.push_str("</tbody></table></div>");
 
     if !keys.is_empty() {

@@ -23,39 +23,139 @@ pub(crate) fn table(header: &[&str]) -> Table {
     t
 }
 
-impl Reporter for TextReporter {
-    fn render(&self, stored: &StoredRun) -> String {
-        let r = &stored.run;
-        let mut out = format!(
-            "run {} ({}) · {} {} · plumb {}{} · started {}{}\n\n",
-            r.id,
-            r.status,
-            r.engine,
-            r.engine_version,
-            r.plumb_version,
-            r.git_hash
-                .as_deref()
-                .map(|h| format!(" ({h})"))
-                .unwrap_or_default(),
-            r.started_at,
-            r.tag
-                .as_deref()
-                .map(|t| format!(" · tag {t}"))
-                .unwrap_or_default(),
-        );
+/// A run's first lines: who ran what, when, and the host checks it flagged.
+fn run_header(stored: &StoredRun) -> String {
+    let r = &stored.run;
+    let mut out = format!(
+        "run {} ({}) · {} {} · plumb {}{} · started {}{}\n\n",
+        r.id,
+        r.status,
+        r.engine,
+        r.engine_version,
+        r.plumb_version,
+        r.git_hash
+            .as_deref()
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default(),
+        r.started_at,
+        r.tag
+            .as_deref()
+            .map(|t| format!(" · tag {t}"))
+            .unwrap_or_default(),
+    );
 
-        if let Some(flagged) = r
-            .host
-            .as_ref()
-            .map(flagged_checks)
-            .filter(|f| !f.is_empty())
-        {
-            out.push_str(&format!(
-                "host checks: {} (`plumb host` gives reasons and fixes)\n\n",
-                flagged.join(", ")
+    if let Some(flagged) = r
+        .host
+        .as_ref()
+        .map(flagged_checks)
+        .filter(|f| !f.is_empty())
+    {
+        out.push_str(&format!(
+            "host checks: {} (`plumb host` gives reasons and fixes)\n\n",
+            flagged.join(", ")
+        ));
+    }
+    out
+}
+
+/// The two tables of a run's steps (the main figures and the costs per op, in the
+/// columns `text_main` and `text_cost` name) and the notes its steps leave.
+fn step_tables(
+    stored: &StoredRun,
+    header: &dyn Fn(&[&str]) -> Vec<&'static str>,
+    (text_main, text_cost): (&[&str], &[&str]),
+) -> (Table, Table, Vec<String>) {
+    use crate::metrics::metric;
+    let mut main = table(&header(text_main));
+    let mut cost = table(&header(text_cost));
+    let mut notes = Vec::new();
+    for (st, _) in &stored.steps {
+        let s = &st.summary;
+        let maintenance = st.kind.is_maintenance();
+        let name = if st.status == plumb_core::StepStatus::Ok {
+            st.name.clone()
+        } else {
+            format!("{} ({})", st.name, st.status)
+        };
+        // Maintenance steps have no ops: only the figures that mean something
+        // without them (compaction written, size) are shown.
+        let row = |ids: &[&str], dash_unless_maintenance: bool| -> Vec<String> {
+            ids.iter()
+                .map(|id| metric(id))
+                .map(|m| {
+                    if dash_unless_maintenance && maintenance && !m.maintenance {
+                        "-".to_string()
+                    } else {
+                        m.show(s)
+                    }
+                })
+                .chain(std::iter::once(name.clone()))
+                .collect()
+        };
+        main.add_row(row(text_main, true));
+        cost.add_row(row(text_cost, false));
+        if let Some(w) = &s.writer {
+            notes.push(format!(
+                "{}: background writer {:.2} MB/s of {:.2} asked ({} writes, p50 {} µs, p99 {} µs from intended start)",
+                st.name,
+                w.mb_sec,
+                w.target_mb_sec,
+                w.ops,
+                sig(Some(w.p50_us), 3),
+                sig(Some(w.p99_us), 3)
             ));
         }
+        if s.verify.not_found > 0 {
+            notes.push(format!(
+                "{}: {} keys not found (legitimately absent)",
+                st.name, s.verify.not_found
+            ));
+        }
+        if let Some(e) = &st.error {
+            notes.push(format!("{}: {}", st.name, e));
+        }
+        notes.extend(crate::window::step_line(&st.name, s));
+    }
+    (main, cost, notes)
+}
 
+/// The evidence after the tables, each section where the run has it: latency per
+/// kind of op, the open loop, the threads profile, waits, the device, the LSM and the
+/// engine's own counters.
+fn evidence(stored: &StoredRun, out: &mut String) {
+    if let Some(by_op) = by_op_text(stored) {
+        out.push('\n');
+        out.push_str(&by_op);
+    }
+    if let Some(open) = open_loop_text(stored) {
+        out.push('\n');
+        out.push_str(&open);
+    }
+    if let Some(clients) = threads_profile_text(stored) {
+        out.push('\n');
+        out.push_str(&clients);
+    }
+    if let Some(waits) = crate::explain::waits_text(stored) {
+        out.push('\n');
+        out.push_str(&waits);
+    }
+    if let Some(device) = crate::device::text(stored) {
+        out.push('\n');
+        out.push_str(&device);
+    }
+    if let Some(lsm) = crate::lsm::text(stored) {
+        out.push('\n');
+        out.push_str(&lsm);
+    }
+    if let Some(engine) = crate::explain::engine_perf_text(stored) {
+        out.push('\n');
+        out.push_str(&engine);
+    }
+}
+
+impl Reporter for TextReporter {
+    fn render(&self, stored: &StoredRun) -> String {
+        let mut out = run_header(stored);
         if crate::durability::has(stored) {
             let runs = std::slice::from_ref(stored);
             out.push_str(&crate::durability::text(runs).unwrap_or_default());
@@ -90,56 +190,7 @@ impl Reporter for TextReporter {
                 .chain(std::iter::once("test"))
                 .collect()
         };
-        let mut main = table(&header(text_main));
-        let mut cost = table(&header(text_cost));
-        let mut notes = Vec::new();
-        for (st, _) in &stored.steps {
-            let s = &st.summary;
-            let maintenance = st.kind.is_maintenance();
-            let name = if st.status == plumb_core::StepStatus::Ok {
-                st.name.clone()
-            } else {
-                format!("{} ({})", st.name, st.status)
-            };
-            // Maintenance steps have no ops: only the figures that mean something
-            // without them (compaction written, size) are shown.
-            let row = |ids: &[&str], dash_unless_maintenance: bool| -> Vec<String> {
-                ids.iter()
-                    .map(|id| metric(id))
-                    .map(|m| {
-                        if dash_unless_maintenance && maintenance && !m.maintenance {
-                            "-".to_string()
-                        } else {
-                            m.show(s)
-                        }
-                    })
-                    .chain(std::iter::once(name.clone()))
-                    .collect()
-            };
-            main.add_row(row(text_main, true));
-            cost.add_row(row(text_cost, false));
-            if let Some(w) = &s.writer {
-                notes.push(format!(
-                    "{}: background writer {:.2} MB/s of {:.2} asked ({} writes, p50 {} µs, p99 {} µs from intended start)",
-                    st.name,
-                    w.mb_sec,
-                    w.target_mb_sec,
-                    w.ops,
-                    sig(Some(w.p50_us), 3),
-                    sig(Some(w.p99_us), 3)
-                ));
-            }
-            if s.verify.not_found > 0 {
-                notes.push(format!(
-                    "{}: {} keys not found (legitimately absent)",
-                    st.name, s.verify.not_found
-                ));
-            }
-            if let Some(e) = &st.error {
-                notes.push(format!("{}: {}", st.name, e));
-            }
-            notes.extend(crate::window::step_line(&st.name, s));
-        }
+        let (main, cost, mut notes) = step_tables(stored, &header, (text_main, text_cost));
         if let Some(n) = crate::window::note(&[stored]) {
             out.push_str(&n);
             out.push_str("\n\n");
@@ -166,34 +217,7 @@ impl Reporter for TextReporter {
         });
         out.push_str(&cost.to_string());
         out.push('\n');
-        if let Some(by_op) = by_op_text(stored) {
-            out.push('\n');
-            out.push_str(&by_op);
-        }
-        if let Some(open) = open_loop_text(stored) {
-            out.push('\n');
-            out.push_str(&open);
-        }
-        if let Some(clients) = threads_profile_text(stored) {
-            out.push('\n');
-            out.push_str(&clients);
-        }
-        if let Some(waits) = crate::explain::waits_text(stored) {
-            out.push('\n');
-            out.push_str(&waits);
-        }
-        if let Some(device) = crate::device::text(stored) {
-            out.push('\n');
-            out.push_str(&device);
-        }
-        if let Some(lsm) = crate::lsm::text(stored) {
-            out.push('\n');
-            out.push_str(&lsm);
-        }
-        if let Some(engine) = crate::explain::engine_perf_text(stored) {
-            out.push('\n');
-            out.push_str(&engine);
-        }
+        evidence(stored, &mut out);
         notes.extend(crate::warnings::skew_with_writer(stored));
         notes.extend(
             crate::warnings::readahead_over_max_sectors(stored).map(|w| format!("warning: {w}")),
@@ -449,103 +473,122 @@ pub fn comparison_text(c: &crate::compare::Comparison) -> String {
             out.push_str(&t.to_string());
             out.push('\n');
         }
-        for p in &c.perf {
-            out.push_str(&format!(
-                "\n{}\n",
-                crate::perf_table::title(p, &c.versions[0])
-            ));
-            let mut h: Vec<String> = vec!["counter".into(), format!("{} figure", c.versions[0])];
-            h.extend(c.versions.iter().cloned());
-            let hr: Vec<&str> = h.iter().map(String::as_str).collect();
-            let mut t = table_left(&hr);
-            for row in &p.rows {
-                let mut r = vec![row.name.clone(), crate::format::sig(row.base, 3)];
-                r.extend(
-                    row.rel
-                        .iter()
-                        .zip(&row.marked)
-                        .map(|(x, m)| crate::perf_table::cell(*x, *m)),
-                );
-                t.add_row(r);
-            }
-            out.push_str(&t.to_string());
-            out.push('\n');
-            out.push_str(&format!(
-                "{}.\n",
-                crate::perf_table::rule(crate::perf_table::MARK)
-            ));
-            for n in crate::perf_table::notes(p, &c.versions) {
-                out.push_str(&format!("  {n}\n"));
-            }
-            if p.no_pmu {
-                out.push_str(&format!("{}\n", crate::perf_table::NO_PMU));
-            } else {
-                for rd in &p.readings {
-                    out.push_str(&format!("{}: {}\n", rd.version, rd.explanation));
-                }
-            }
-        }
-        for pc in &c.phases {
-            out.push_str(&format!(
-                "\n{} phase by phase under {} (served ops/s, and each version's worst second's p99 µs)\n",
-                pc.step, pc.profile
-            ));
-            let mut h: Vec<String> = vec!["phase".into()];
-            h.extend(c.versions.iter().map(|v| format!("{v} served/s")));
-            h.extend(
-                c.versions[1..]
-                    .iter()
-                    .map(|v| format!("{v}/{}", c.versions[0])),
-            );
-            h.extend(c.versions.iter().map(|v| format!("{v} p99")));
-            let hr: Vec<&str> = h.iter().map(String::as_str).collect();
-            let mut t = table_left(&hr);
-            for (i, ph) in pc.phase.iter().enumerate() {
-                let served = &pc.served[i];
-                let mut r = vec![ph.clone()];
-                r.extend(served.iter().map(|s| crate::format::sig(*s, 4)));
-                r.extend(served[1..].iter().map(|s| match (s, served[0]) {
-                    (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
-                    _ => "-".into(),
-                }));
-                r.extend(pc.p99_worst_us[i].iter().map(|s| crate::format::sig(*s, 3)));
-                t.add_row(r);
-            }
-            out.push_str(&t.to_string());
-            out.push('\n');
-        }
-        if !c.server_counters_shown.is_empty() {
-            out.push_str(&format!(
-                "\nserver counters every version has: {}, most moved per query first\n",
-                c.server_counters_shown.len()
-            ));
-        }
-        if let Some(line) = crate::compare::left_out_line(c) {
-            out.push_str(&format!("\n{line}\n"));
-        }
-        for tb in c
-            .server_counters_shown
-            .iter()
-            .filter_map(|&i| c.server_counters.get(i))
-        {
-            out.push_str(&format!(
-                "\nserver {} relative to: {} (the seeds' method: a counter per query beside the relative QPS)\n",
-                tb.metric, c.versions[0]
-            ));
-            let mut h: Vec<String> = vec!["test".into(), format!("{} /query", c.versions[0])];
-            h.extend(c.versions[1..].iter().cloned());
-            let hr: Vec<&str> = h.iter().map(String::as_str).collect();
-            let mut t = table_left(&hr);
-            for (i, step) in c.steps.iter().enumerate() {
-                let mut r = vec![step.clone(), crate::format::sig(tb.rows[i][0].median, 3)];
-                r.extend(tb.rows[i][1..].iter().map(ratio_text));
-                t.add_row(r);
-            }
-            out.push_str(&t.to_string());
-            out.push('\n');
-        }
+        perf_tables(c, &mut out);
+        phase_tables(c, &mut out);
+        server_counter_tables(c, &mut out);
     }
     out
+}
+
+/// The perf counter tables of a comparison: each counter per op relative to the base,
+/// marked where it moved past the rule, with its notes and what each version's
+/// counters read as.
+fn perf_tables(c: &crate::compare::Comparison, out: &mut String) {
+    for p in &c.perf {
+        out.push_str(&format!(
+            "\n{}\n",
+            crate::perf_table::title(p, &c.versions[0])
+        ));
+        let mut h: Vec<String> = vec!["counter".into(), format!("{} figure", c.versions[0])];
+        h.extend(c.versions.iter().cloned());
+        let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+        let mut t = table_left(&hr);
+        for row in &p.rows {
+            let mut r = vec![row.name.clone(), crate::format::sig(row.base, 3)];
+            r.extend(
+                row.rel
+                    .iter()
+                    .zip(&row.marked)
+                    .map(|(x, m)| crate::perf_table::cell(*x, *m)),
+            );
+            t.add_row(r);
+        }
+        out.push_str(&t.to_string());
+        out.push('\n');
+        out.push_str(&format!(
+            "{}.\n",
+            crate::perf_table::rule(crate::perf_table::MARK)
+        ));
+        for n in crate::perf_table::notes(p, &c.versions) {
+            out.push_str(&format!("  {n}\n"));
+        }
+        if p.no_pmu {
+            out.push_str(&format!("{}\n", crate::perf_table::NO_PMU));
+        } else {
+            for rd in &p.readings {
+                out.push_str(&format!("{}: {}\n", rd.version, rd.explanation));
+            }
+        }
+    }
+}
+
+/// A rate profile's steps phase by phase: each version's served rate, its ratio to
+/// the base, and its worst second's p99.
+fn phase_tables(c: &crate::compare::Comparison, out: &mut String) {
+    for pc in &c.phases {
+        out.push_str(&format!(
+            "\n{} phase by phase under {} (served ops/s, and each version's worst second's p99 µs)\n",
+            pc.step, pc.profile
+        ));
+        let mut h: Vec<String> = vec!["phase".into()];
+        h.extend(c.versions.iter().map(|v| format!("{v} served/s")));
+        h.extend(
+            c.versions[1..]
+                .iter()
+                .map(|v| format!("{v}/{}", c.versions[0])),
+        );
+        h.extend(c.versions.iter().map(|v| format!("{v} p99")));
+        let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+        let mut t = table_left(&hr);
+        for (i, ph) in pc.phase.iter().enumerate() {
+            let served = &pc.served[i];
+            let mut r = vec![ph.clone()];
+            r.extend(served.iter().map(|s| crate::format::sig(*s, 4)));
+            r.extend(served[1..].iter().map(|s| match (s, served[0]) {
+                (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                _ => "-".into(),
+            }));
+            r.extend(pc.p99_worst_us[i].iter().map(|s| crate::format::sig(*s, 3)));
+            t.add_row(r);
+        }
+        out.push_str(&t.to_string());
+        out.push('\n');
+    }
+}
+
+/// The server counters every version has, per query relative to the base (the seeds'
+/// method), most moved first.
+fn server_counter_tables(c: &crate::compare::Comparison, out: &mut String) {
+    if !c.server_counters_shown.is_empty() {
+        out.push_str(&format!(
+            "\nserver counters every version has: {}, most moved per query first\n",
+            c.server_counters_shown.len()
+        ));
+    }
+    if let Some(line) = crate::compare::left_out_line(c) {
+        out.push_str(&format!("\n{line}\n"));
+    }
+    for tb in c
+        .server_counters_shown
+        .iter()
+        .filter_map(|&i| c.server_counters.get(i))
+    {
+        out.push_str(&format!(
+            "\nserver {} relative to: {} (the seeds' method: a counter per query beside the relative QPS)\n",
+            tb.metric, c.versions[0]
+        ));
+        let mut h: Vec<String> = vec!["test".into(), format!("{} /query", c.versions[0])];
+        h.extend(c.versions[1..].iter().cloned());
+        let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+        let mut t = table_left(&hr);
+        for (i, step) in c.steps.iter().enumerate() {
+            let mut r = vec![step.clone(), crate::format::sig(tb.rows[i][0].median, 3)];
+            r.extend(tb.rows[i][1..].iter().map(crate::compare::ratio_text));
+            t.add_row(r);
+        }
+        out.push_str(&t.to_string());
+        out.push('\n');
+    }
 }
 
 /// A borderless table whose first column (the test) is left-aligned, the figures

@@ -442,6 +442,63 @@ pub fn counted_shapes_differ(base: &Version, new: &Version) -> Vec<String> {
     out
 }
 
+/// Repeats of one side that share a seed replay one key sequence: not independent
+/// samples, and they warm any cache they share. Across sides the same seed is what
+/// makes engines comparable (one key sequence for all), so that is not warned.
+fn shared_seeds(versions: &[Version], w: &mut Vec<String>) {
+    for v in versions {
+        let mut seeds: std::collections::BTreeMap<&str, Vec<i64>> = Default::default();
+        for r in &v.runs {
+            seeds.entry(r.run.seed.as_str()).or_default().push(r.run.id);
+        }
+        for (seed, ids) in seeds.into_iter().filter(|(_, ids)| ids.len() > 1) {
+            w.push(format!(
+                "{}: runs {} used the same seed {seed}: repeats replay one key sequence, so they are not independent samples (and warm any cache they share)",
+                v.label,
+                ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+}
+
+/// Each step's own warnings: the host's noise and an unsteady series, compaction debt
+/// left by the step before, and a load generator that saturated the CPUs it shares.
+fn step_warnings(versions: &[Version], w: &mut Vec<String>) {
+    for (label, r) in all_runs(versions) {
+        for (s, ivs) in &r.steps {
+            for n in step_noise(s, cpus_of(r))
+                .into_iter()
+                .chain(step_unsteady(s, ivs))
+            {
+                w.push(format!("{label} run {} step {n}", r.run.id));
+            }
+            if let Some(p) = s.summary.pending_compaction_gb_start {
+                if p * (1u64 << 30) as f64 > PENDING_COMPACTION_BYTES && s.summary.ops > 0 {
+                    w.push(format!(
+                        "{label} run {} step {}: started with {p:.2} GB of compaction pending from the previous step (add waitforcompaction before it)",
+                        r.run.id, s.name
+                    ));
+                }
+            }
+            let cpus = r
+                .run
+                .host
+                .as_ref()
+                .and_then(|h| h.inventory.cpu.threads)
+                .map(f64::from);
+            if let (Some(cpus), Some(cpu_op)) = (cpus, s.summary.cpu_us_op) {
+                let used = cpu_op * s.summary.ops_sec / 1e6;
+                if used >= CPU_SATURATION * cpus {
+                    w.push(format!(
+                        "{label} run {} step {}: the process used {used:.2} of {cpus} CPUs; the load generator shares a saturated CPU with the engine",
+                        r.run.id, s.name
+                    ));
+                }
+            }
+        }
+    }
+}
+
 /// Every fairness warning that applies.
 pub fn fairness(versions: &[Version]) -> Vec<String> {
     let mut w: Vec<String> = all_runs(versions)
@@ -530,55 +587,8 @@ pub fn fairness(versions: &[Version]) -> Vec<String> {
         }
     }
     w.extend(blocked(versions));
-    // Repeats of one side that share a seed replay one key sequence: not independent
-    // samples, and they warm any cache they share. Across sides the same seed is what
-    // makes engines comparable (one key sequence for all), so that is not warned.
-    for v in versions {
-        let mut seeds: std::collections::BTreeMap<&str, Vec<i64>> = Default::default();
-        for r in &v.runs {
-            seeds.entry(r.run.seed.as_str()).or_default().push(r.run.id);
-        }
-        for (seed, ids) in seeds.into_iter().filter(|(_, ids)| ids.len() > 1) {
-            w.push(format!(
-                "{}: runs {} used the same seed {seed}: repeats replay one key sequence, so they are not independent samples (and warm any cache they share)",
-                v.label,
-                ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
-            ));
-        }
-    }
-    for (label, r) in all_runs(versions) {
-        for (s, ivs) in &r.steps {
-            for n in step_noise(s, cpus_of(r))
-                .into_iter()
-                .chain(step_unsteady(s, ivs))
-            {
-                w.push(format!("{label} run {} step {n}", r.run.id));
-            }
-            if let Some(p) = s.summary.pending_compaction_gb_start {
-                if p * (1u64 << 30) as f64 > PENDING_COMPACTION_BYTES && s.summary.ops > 0 {
-                    w.push(format!(
-                        "{label} run {} step {}: started with {p:.2} GB of compaction pending from the previous step (add waitforcompaction before it)",
-                        r.run.id, s.name
-                    ));
-                }
-            }
-            let cpus = r
-                .run
-                .host
-                .as_ref()
-                .and_then(|h| h.inventory.cpu.threads)
-                .map(f64::from);
-            if let (Some(cpus), Some(cpu_op)) = (cpus, s.summary.cpu_us_op) {
-                let used = cpu_op * s.summary.ops_sec / 1e6;
-                if used >= CPU_SATURATION * cpus {
-                    w.push(format!(
-                        "{label} run {} step {}: the process used {used:.2} of {cpus} CPUs; the load generator shares a saturated CPU with the engine",
-                        r.run.id, s.name
-                    ));
-                }
-            }
-        }
-    }
+    shared_seeds(versions, &mut w);
+    step_warnings(versions, &mut w);
     // Counted runs whose trees differed: each other version against the base, every
     // sentence once (the base's own disagreement is found against each).
     for v in versions.iter().skip(1) {

@@ -184,6 +184,17 @@ pub type RunItem<'r> =
     dyn FnMut(&mut Store, &Item, Option<(i64, HashMap<String, i64>)>) -> Ran + 'r;
 
 impl Worker<'_> {
+    /// Refuses a lease too short to heartbeat in, before the store is opened.
+    pub fn check(&self) -> Result<(), FleetError> {
+        if !(self.lease.is_finite() && self.lease >= 1.0) {
+            return Err(FleetError::Refused(format!(
+                "--lease {}: give at least 1 second",
+                self.lease
+            )));
+        }
+        Ok(())
+    }
+
     /// Claims and runs items until the queue has none left (or, with `wait`, until
     /// Ctrl-C or `max_runs`), and returns the runs done and the worst status. Ctrl-C
     /// gives the running item back to the queue.
@@ -193,12 +204,7 @@ impl Worker<'_> {
         run: &mut RunItem<'_>,
         say: &mut dyn FnMut(Event<'_>),
     ) -> Result<(usize, RunStatus), FleetError> {
-        if !(self.lease.is_finite() && self.lease >= 1.0) {
-            return Err(FleetError::Refused(format!(
-                "--lease {}: give at least 1 second",
-                self.lease
-            )));
-        }
+        self.check()?;
         let (mut done, mut worst) = (0usize, RunStatus::Ok);
         loop {
             if self.interrupt.load(Ordering::Relaxed) || self.max_runs.is_some_and(|m| done >= m) {

@@ -12,8 +12,9 @@ use crate::query::{encode, Bad, Params};
 use maud::{html, Markup, PreEscaped};
 use plumb_report::check::{status_line, CheckReport, Verdict};
 use plumb_report::gate::{gate, GateRequest};
-use plumb_report::history::{self, Cause};
+use plumb_report::history::{self, Cause, History};
 use plumb_report::select;
+use plumb_report::Version;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -53,6 +54,40 @@ fn form(cx: &Ctx<'_>, p: &Params) -> Result<Markup, PageError> {
     })
 }
 
+/// `history=N`: how many earlier groups of the plan make the base [default 5, 1 to 100].
+fn history_groups(p: &Params) -> Result<usize, PageError> {
+    match p.int("history", "a number of groups")? {
+        None => Ok(5),
+        Some(n) if (1..=100).contains(&n) => Ok(n as usize),
+        Some(n) => Err(Bad {
+            param: "history".into(),
+            why: format!("{n}: give from 1 to 100 earlier groups"),
+        }
+        .into()),
+    }
+}
+
+/// Each step's trend beside its verdict: the new runs' plan and its history of groups
+/// up to the newest new run, when it has two points or more.
+fn trend_of(cx: &Ctx<'_>, new: &Version) -> Result<Option<(String, History)>, PageError> {
+    Ok(new
+        .runs
+        .first()
+        .and_then(|r| plumb_report::base::plan_identity(r.run.plan.as_ref()))
+        .map(|plan| {
+            let upto = new.runs.iter().map(|r| r.run.id).max();
+            crate::history::plan_points(cx, &plan, upto, TREND_GROUPS).map(|pts| (plan, pts))
+        })
+        .transpose()?
+        .filter(|(_, pts)| pts.len() >= 2)
+        .map(|(plan, pts)| {
+            (
+                plan,
+                history::history(&pts, &plumb_report::changepoint::Options::default()),
+            )
+        }))
+}
+
 /// `GET /compare`.
 pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
     let picker = form(cx, p)?;
@@ -73,17 +108,7 @@ pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
         });
     };
     let threshold = p.percent("threshold", 5.0)? / 100.0;
-    let groups = match p.int("history", "a number of groups")? {
-        None => 5,
-        Some(n) if (1..=100).contains(&n) => n as usize,
-        Some(n) => {
-            return Err(Bad {
-                param: "history".into(),
-                why: format!("{n}: give from 1 to 100 earlier groups"),
-            }
-            .into())
-        }
-    };
+    let groups = history_groups(p)?;
     let base_sel = p.text("base");
     let new = select::versions(cx.store, std::slice::from_ref(&new_sel))
         .map_err(|e| PageError::select("new", e))?
@@ -131,23 +156,7 @@ pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
             comparison: &comparison,
         });
     }
-    // Each step's trend: the new runs' plan, its groups up to the newest new run.
-    let trend = new
-        .runs
-        .first()
-        .and_then(|r| plumb_report::base::plan_identity(r.run.plan.as_ref()))
-        .map(|plan| {
-            let upto = new.runs.iter().map(|r| r.run.id).max();
-            crate::history::plan_points(cx, &plan, upto, TREND_GROUPS).map(|pts| (plan, pts))
-        })
-        .transpose()?
-        .filter(|(_, pts)| pts.len() >= 2)
-        .map(|(plan, pts)| {
-            (
-                plan,
-                history::history(&pts, &plumb_report::changepoint::Options::default()),
-            )
-        });
+    let trend = trend_of(cx, &new)?;
     let body = html! {
         h1 { "Compare" }
         (picker)

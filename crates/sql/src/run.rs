@@ -14,9 +14,9 @@ use crate::counters::{per_query, CounterReader};
 use crate::drivers::{self, Driver, StepShared};
 use crate::error::SqlError;
 use crate::waits::WatchedGauge;
-use plumb_core::{HwCounters, Interval, Qos, ServerCosts, StepStatus, StepSummary};
+use plumb_core::{HwCounters, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::DeviceStats;
-use plumb_runner::kernel::{self, Counts, Lane, Mark, ServerGauge, Sut, Timing};
+use plumb_runner::kernel::{self, Counts, Lane, ServerGauge, Sut, Timing};
 use plumb_runner::{metrics, Pacer, Progress, StepHistograms, StepOutcome};
 use plumb_workloads::{Distribution, Pace, SqlKind, SqlStepPlan};
 use std::path::Path;
@@ -342,21 +342,12 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
 
     // The kernel's figures; the server's CPU is known over the whole window only.
     let (first, last) = (run.first(), run.last());
-    let whole = |a: &Mark<()>, b: &Mark<()>| a.at == first.at && b.at == last.at;
-    let mut intervals = run.intervals(|a, b, iv| {
-        let noise = gauge.server.tree.noise(a, b, whole(a, b));
-        Interval {
-            steal_pct: noise.steal_pct,
-            outside_cpu_pct: noise.outside_cpu_pct,
-            ..iv
-        }
-    });
-    let open_loop = clients
-        .pace
-        .as_ref()
-        .map(|p| run.tally.open.summary(p, run.backlog, &mut intervals));
+    let (intervals, base) = run.figures(
+        |a, b, iv| gauge.server.tree.beside((first, last), a, b, iv),
+        &classes,
+        clients.pace.as_ref(),
+    );
     let n_intervals = intervals.len();
-    let base = run.summary();
     let (ops, secs) = (base.ops, base.secs);
     let counts = run.tally.counts();
     let (txns, queries, rows, retries) =
@@ -384,12 +375,9 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let perf = kernel::perf_counted(&gauge.server.perf, "server", &intervals, ops);
     let (waits, server_seconds) = gauge.watched(&intervals);
     let summary = StepSummary {
-        by_op: metrics::by_op(&classes, &run.tally.by_class),
-        open_loop,
         db_gb: db_bytes.map(|b| b as f64 / metrics::GB),
         steal_pct: noise.steal_pct,
         outside_cpu_pct: noise.outside_cpu_pct,
-        qos: Qos::of(&intervals),
         // The client's hardware counters are not read on SQL steps; the server's perf
         // counters are in `server.perf_query`, and what perf refused is said here.
         hw: HwCounters {

@@ -363,6 +363,82 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
         )
     })?;
 
+    let targets = targets_of(raw, &f, &at)?;
+    read_family_inputs(raw, file, &mut f, &at)?;
+    let workloads = workloads_of(raw, &f, &at)?;
+    let sizes = sizes_of(&f, &at)?;
+    let threads = threads_of(&f, &at)?;
+    let repeat = f.repeat.as_ref().map(|r| *r.get_ref()).unwrap_or(1);
+    if !(1..=1000).contains(&repeat) {
+        return Err(at(
+            f.repeat.as_ref().map(|r| r.span()),
+            "repeat must be between 1 and 1000".into(),
+        ));
+    }
+    let name = f.name.clone().unwrap_or_else(|| stem.to_string());
+    let definition_hash = hash_of(&Definition {
+        name: &name,
+        repeat,
+        seed: f.seed,
+        dir: &f.dir,
+        params: &f.params,
+        targets: targets
+            .iter()
+            .map(
+                |t| match (&t.subject, t.memory_mb, t.drop_caches, &t.release) {
+                    (Subject::Engine(e), None, false, None) => DefTarget::Engine(&t.name, e),
+                    _ => DefTarget::Other(t),
+                },
+            )
+            .collect(),
+        workloads: &workloads,
+        sql: workloads
+            .iter()
+            .any(|w| matches!(w.family, Family::Sql(_)))
+            .then_some(&f.sql),
+        ib: workloads
+            .iter()
+            .any(|w| matches!(w.family, Family::Ib(_)))
+            .then_some(&f.ib),
+        probe: workloads
+            .iter()
+            .any(|w| matches!(w.family, Family::Probe(_)))
+            .then_some(&f.probe),
+        durability: workloads
+            .iter()
+            .any(|w| matches!(w.family, Family::Durability(_)))
+            .then_some(&f.durability),
+        sizes: &sizes,
+        threads: &threads,
+        shuffle: o.shuffle,
+    });
+
+    let seed = f.seed.unwrap_or(o.clock_seed);
+    check_pairs(&targets, &workloads, &f, &at)?;
+    let cells = cells(&name, seed, &targets, &workloads, &sizes, &threads, &f);
+    let runs = order::rounds(&cells, repeat, o.shuffle);
+    let mut plan = Plan {
+        name,
+        definition_hash,
+        dir: f.dir,
+        shuffle_seed: o.shuffle,
+        runs,
+        scaled: Vec::new(),
+    };
+    if let Some(k) = o.scale.filter(|k| *k != 1.0) {
+        plan.scaled = crate::scale::apply(&mut plan, k);
+        plan.definition_hash = hash_of(&(&plan.definition_hash, k));
+    }
+    Ok(plan)
+}
+
+/// The suite's targets, each checked (names unique, memory limits, engines and their
+/// options, servers, releases), with an error pointing at the key at fault.
+fn targets_of(
+    raw: &str,
+    f: &SuiteFile,
+    at: &dyn Fn(Option<Range<usize>>, String) -> SuiteError,
+) -> Result<Vec<TargetPlan>, SuiteError> {
     if f.targets.is_empty() {
         return Err(at(
             None,
@@ -482,6 +558,18 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             ));
         }
     }
+    Ok(targets)
+}
+
+/// The families' tables checked, and the files they name (SQL and Lua scripts, mix
+/// files, relative to the suite) read now: the plan keeps their text, so a run (and
+/// its rerun) runs what the suite named when it was read.
+fn read_family_inputs(
+    raw: &str,
+    file: &str,
+    f: &mut SuiteFile,
+    at: &dyn Fn(Option<Range<usize>>, String) -> SuiteError,
+) -> Result<(), SuiteError> {
     // A family's knobs that parsed but cannot be used: point at the key in its table.
     let family_param = |table: &str, e: crate::ParamError| {
         at(
@@ -509,6 +597,15 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
         .validate()
         .map_err(|e| family_param("durability", e))?;
 
+    Ok(())
+}
+
+/// The suite's workloads, each a family's, with unique names.
+fn workloads_of(
+    raw: &str,
+    f: &SuiteFile,
+    at: &dyn Fn(Option<Range<usize>>, String) -> SuiteError,
+) -> Result<Vec<WorkloadPlan>, SuiteError> {
     if f.workloads.is_empty() {
         return Err(at(
             None,
@@ -530,13 +627,21 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                 format!("workload name {name:?} is used twice (first on line {line})"),
             ));
         }
-        let family = workload_family(w, &f, &at)?;
+        let family = workload_family(w, f, at)?;
         workloads.push(WorkloadPlan {
             name: name.clone(),
             family,
         });
     }
 
+    Ok(workloads)
+}
+
+/// The size axis: unique names, each size valid for every family's parameters.
+fn sizes_of(
+    f: &SuiteFile,
+    at: &dyn Fn(Option<Range<usize>>, String) -> SuiteError,
+) -> Result<Vec<(String, u64)>, SuiteError> {
     let mut sizes: Vec<(String, u64)> = Vec::new();
     for s in &f.sizes {
         let name = s.name.get_ref();
@@ -572,7 +677,15 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
         })?;
         sizes.push((name.clone(), *s.num.get_ref()));
     }
-    let threads: Vec<usize> = match &f.sweep.threads {
+    Ok(sizes)
+}
+
+/// The thread axis: `sweep.threads`, else the parameters' one count.
+fn threads_of(
+    f: &SuiteFile,
+    at: &dyn Fn(Option<Range<usize>>, String) -> SuiteError,
+) -> Result<Vec<usize>, SuiteError> {
+    Ok(match &f.sweep.threads {
         Some(t) => {
             if t.get_ref().is_empty() {
                 return Err(at(
@@ -591,58 +704,17 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             t.get_ref().clone()
         }
         None => vec![f.params.threads],
-    };
-    let repeat = f.repeat.as_ref().map(|r| *r.get_ref()).unwrap_or(1);
-    if !(1..=1000).contains(&repeat) {
-        return Err(at(
-            f.repeat.as_ref().map(|r| r.span()),
-            "repeat must be between 1 and 1000".into(),
-        ));
-    }
-    let name = f.name.clone().unwrap_or_else(|| stem.to_string());
-    let definition_hash = hash_of(&Definition {
-        name: &name,
-        repeat,
-        seed: f.seed,
-        dir: &f.dir,
-        params: &f.params,
-        targets: targets
-            .iter()
-            .map(
-                |t| match (&t.subject, t.memory_mb, t.drop_caches, &t.release) {
-                    (Subject::Engine(e), None, false, None) => DefTarget::Engine(&t.name, e),
-                    _ => DefTarget::Other(t),
-                },
-            )
-            .collect(),
-        workloads: &workloads,
-        sql: workloads
-            .iter()
-            .any(|w| matches!(w.family, Family::Sql(_)))
-            .then_some(&f.sql),
-        ib: workloads
-            .iter()
-            .any(|w| matches!(w.family, Family::Ib(_)))
-            .then_some(&f.ib),
-        probe: workloads
-            .iter()
-            .any(|w| matches!(w.family, Family::Probe(_)))
-            .then_some(&f.probe),
-        durability: workloads
-            .iter()
-            .any(|w| matches!(w.family, Family::Durability(_)))
-            .then_some(&f.durability),
-        sizes: &sizes,
-        threads: &threads,
-        shuffle: o.shuffle,
-    });
+    })
+}
 
-    let seed = f.seed.unwrap_or(o.clock_seed);
-    let size_axis: Vec<Option<&(String, u64)>> = if sizes.is_empty() {
-        vec![None]
-    } else {
-        sizes.iter().map(Some).collect()
-    };
+/// Refuses a workload that runs on no target, and a target-workload pair the engine
+/// cannot run, naming both.
+fn check_pairs(
+    targets: &[TargetPlan],
+    workloads: &[WorkloadPlan],
+    f: &SuiteFile,
+    at: &dyn Fn(Option<Range<usize>>, String) -> SuiteError,
+) -> Result<(), SuiteError> {
     for (w, def) in workloads.iter().zip(&f.workloads) {
         if !targets.iter().any(|t| w.family.runs_on(&t.subject)) {
             return Err(at(
@@ -665,7 +737,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                 ),
             ));
         }
-        for t in &targets {
+        for t in targets {
             if !w.family.runs_on(&t.subject) {
                 continue;
             }
@@ -677,8 +749,28 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             }
         }
     }
+    Ok(())
+}
+
+/// The matrix's cells: every target with every workload it runs, at every size and
+/// thread count of the sweeps (once for a family the sweeps do not vary), labelled by
+/// the axes that vary.
+fn cells(
+    name: &str,
+    seed: u64,
+    targets: &[TargetPlan],
+    workloads: &[WorkloadPlan],
+    sizes: &[(String, u64)],
+    threads: &[usize],
+    f: &SuiteFile,
+) -> Vec<RunPlan> {
+    let size_axis: Vec<Option<&(String, u64)>> = if sizes.is_empty() {
+        vec![None]
+    } else {
+        sizes.iter().map(Some).collect()
+    };
     let mut cells = Vec::new();
-    for t in &targets {
+    for t in targets {
         let pairs = workloads.iter().filter(|w| w.family.runs_on(&t.subject));
         for w in pairs {
             // The probes measure the host and the durability trials count kills: the
@@ -686,7 +778,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             // they run once per repeat.
             let once = !w.family.swept();
             let sizes_here = if once { &[None][..] } else { &size_axis[..] };
-            let threads_here = if once { &threads[..1] } else { &threads[..] };
+            let threads_here = if once { &threads[..1] } else { threads };
             for s in sizes_here {
                 for &th in threads_here {
                     let mut label = vec![t.name.clone()];
@@ -714,7 +806,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
                         }
                     }
                     cells.push(RunPlan {
-                        suite: name.clone(),
+                        suite: name.to_string(),
                         variant: label.join("/"),
                         target: t.clone(),
                         workload,
@@ -728,20 +820,7 @@ pub fn parse(raw: &str, file: &str, stem: &str, o: PlanOptions) -> Result<Plan, 
             }
         }
     }
-    let runs = order::rounds(&cells, repeat, o.shuffle);
-    let mut plan = Plan {
-        name,
-        definition_hash,
-        dir: f.dir,
-        shuffle_seed: o.shuffle,
-        runs,
-        scaled: Vec::new(),
-    };
-    if let Some(k) = o.scale.filter(|k| *k != 1.0) {
-        plan.scaled = crate::scale::apply(&mut plan, k);
-        plan.definition_hash = hash_of(&(&plan.definition_hash, k));
-    }
-    Ok(plan)
+    cells
 }
 
 /// The targets a `[[target]]` with `server` (or `url`) makes: one, or one per version

@@ -211,6 +211,30 @@ impl<T, X: Copy> Run<T, X> {
         v
     }
 
+    /// A timed step's 1-second series and summary with every figure the families
+    /// share, computed here once: [`Self::intervals`] (with `extra`'s additions), the
+    /// open loop's schedule against what ran when `pace` paced it (each interval's
+    /// offered rate included), QoS over the series, the latencies per kind of op
+    /// (`classes`, in the workload's order), plumb's own share per op, and
+    /// [`Self::summary`]'s. A family adds what only it knows.
+    pub fn figures(
+        &self,
+        extra: impl Fn(&Mark<X>, &Mark<X>, Interval) -> Interval,
+        classes: &[&str],
+        pace: Option<&plumb_workloads::Pace>,
+    ) -> (Vec<Interval>, StepSummary) {
+        let mut intervals = self.intervals(extra);
+        let open_loop = pace.map(|p| self.tally.open.summary(p, self.backlog, &mut intervals));
+        let summary = StepSummary {
+            qos: plumb_core::Qos::of(&intervals),
+            by_op: metrics::by_op(classes, &self.tally.by_class),
+            open_loop,
+            harness_us_op: metrics::per_op(Some(self.harness.ns as f64 / 1e3), self.harness.ops),
+            ..self.summary()
+        };
+        (intervals, summary)
+    }
+
     /// The summary's figures that mean the same in every family: ops and their rate,
     /// latency percentiles, CPU, context switches and device IO per op, the device as
     /// iostat shows it, and the host's noise. The rest is left at its default.

@@ -71,6 +71,24 @@ impl ServerTree {
         };
         b.noise_beside(a, server_us)
     }
+
+    /// Interval `iv` (from mark `a` to `b` of the window `first`..`last`) with the
+    /// host's noise beside the server: what a server family adds to the kernel's
+    /// 1-second series (the server's CPU known over the whole window only).
+    pub fn beside<X: Copy>(
+        &self,
+        (first, last): (&Mark<X>, &Mark<X>),
+        a: &Mark<X>,
+        b: &Mark<X>,
+        iv: Interval,
+    ) -> Interval {
+        let noise = self.noise(a, b, a.at == first.at && b.at == last.at);
+        Interval {
+            steal_pct: noise.steal_pct,
+            outside_cpu_pct: noise.outside_cpu_pct,
+            ..iv
+        }
+    }
 }
 
 impl Gauge for ServerTree {

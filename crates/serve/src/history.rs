@@ -206,6 +206,58 @@ pub fn label_of(r: &plumb_store::RunRecord) -> String {
     )
 }
 
+/// `groups=N`: the points of a history [default DEFAULT_GROUPS, 2 to 500].
+fn groups_param(p: &Params) -> Result<usize, PageError> {
+    match p.int("groups", "a number of points")? {
+        None => Ok(DEFAULT_GROUPS),
+        Some(n) if (2..=500).contains(&n) => Ok(n as usize),
+        Some(n) => Err(Bad {
+            param: "groups".into(),
+            why: format!("{n}: give from 2 to 500 points"),
+        }
+        .into()),
+    }
+}
+
+/// Keeps `step` alone in the history, or says which steps the plan has.
+fn only_step(h: &mut History, step: &str) -> Result<(), PageError> {
+    if !h.steps.iter().any(|s| s.step == step) {
+        return Err(Bad {
+            param: "step".into(),
+            why: format!(
+                "{step:?}: the plan has no such measured step; it has {}",
+                h.steps
+                    .iter()
+                    .map(|s| s.step.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+        .into());
+    }
+    h.steps.retain(|s| s.step == step);
+    Ok(())
+}
+
+/// Each step's stable region: the points since its last change point, which the
+/// newest point is judged against, and their median.
+fn stable_regions(h: &History) -> Vec<Stable> {
+    h.steps
+        .iter()
+        .map(|s| {
+            let from = s.changes.last().map_or(0, |c| c.point.index);
+            let vals: Vec<f64> = s.values[from..].iter().flatten().copied().collect();
+            Stable {
+                step: s.step.clone(),
+                from_point: from,
+                points: h.points[from..].iter().map(|p| p.label.clone()).collect(),
+                runs: h.points[from..].iter().map(|p| p.run_ids.len()).sum(),
+                median: plumb_report::stats::median(&vals),
+            }
+        })
+        .collect()
+}
+
 /// `GET /history`.
 pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
     let Some(plan) = p.get("plan") else {
@@ -222,17 +274,7 @@ pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
         }
         .into());
     }
-    let max = match p.int("groups", "a number of points")? {
-        None => DEFAULT_GROUPS,
-        Some(n) if (2..=500).contains(&n) => n as usize,
-        Some(n) => {
-            return Err(Bad {
-                param: "groups".into(),
-                why: format!("{n}: give from 2 to 500 points"),
-            }
-            .into())
-        }
-    };
+    let max = groups_param(p)?;
     let points = plan_points(cx, plan, None, max)?;
     if points.is_empty() {
         return Err(PageError::NotFound(format!(
@@ -241,41 +283,13 @@ pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
     }
     let mut h = history::history(&points, &plumb_report::changepoint::Options::default());
     if let Some(step) = p.get("step") {
-        if !h.steps.iter().any(|s| s.step == step) {
-            return Err(Bad {
-                param: "step".into(),
-                why: format!(
-                    "{step:?}: the plan has no such measured step; it has {}",
-                    h.steps
-                        .iter()
-                        .map(|s| s.step.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }
-            .into());
-        }
-        h.steps.retain(|s| s.step == step);
+        only_step(&mut h, step)?;
     }
     let kept = cx.store.changes(&ChangeFilter {
         plan: Some(plan.to_string()),
         ..Default::default()
     })?;
-    let stable: Vec<Stable> = h
-        .steps
-        .iter()
-        .map(|s| {
-            let from = s.changes.last().map_or(0, |c| c.point.index);
-            let vals: Vec<f64> = s.values[from..].iter().flatten().copied().collect();
-            Stable {
-                step: s.step.clone(),
-                from_point: from,
-                points: h.points[from..].iter().map(|p| p.label.clone()).collect(),
-                runs: h.points[from..].iter().map(|p| p.run_ids.len()).sum(),
-                median: plumb_report::stats::median(&vals),
-            }
-        })
-        .collect();
+    let stable = stable_regions(&h);
     let mut links: Vec<(String, usize, &ChangeRecord)> = Vec::new();
     for s in &h.steps {
         for c in &s.changes {

@@ -178,21 +178,13 @@ fn slice(
     if let Some(cpus) = cpus {
         plumb_host::affinity::pin(&mut c, cpus);
     }
-    let out = c.output().map_err(|source| ChildError::Start {
-        who: who.clone(),
-        bin: side.bin.display().to_string(),
-        source,
-    })?;
-    if !out.status.success() {
-        return Err(ChildError::Failed {
-            who,
-            bin: side.bin.display().to_string(),
-            command: command.join(" "),
-            status: out.status,
-            kept: "nothing more was run",
-        });
-    }
-    child::run_ids(&out.stdout, &who)
+    child::run(
+        c,
+        &who,
+        &side.bin.display().to_string(),
+        command,
+        "nothing more was run",
+    )
 }
 
 /// The value of `flag` in a command (`--flag V` or `--flag=V`), with the index of the

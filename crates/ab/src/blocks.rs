@@ -76,28 +76,19 @@ pub fn run(p: &BlocksPlan, progress: &mut dyn FnMut(&str)) -> Result<BlocksOutco
         }
         let who = format!("block {}", b + 1);
         progress(&format!("block {}/{}", b + 1, p.blocks));
-        let out = Command::new(&p.bin)
-            .args(&p.command)
+        let mut cmd = Command::new(&p.bin);
+        cmd.args(&p.command)
             .args(["--repeat", &p.repeat.to_string(), "--tag", &p.tag, "--json"])
             .arg("--store")
             .arg(&p.store)
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .map_err(|source| ChildError::Start {
-                who: who.clone(),
-                bin: p.bin.display().to_string(),
-                source,
-            })?;
-        if !out.status.success() {
-            return Err(ChildError::Failed {
-                who,
-                bin: "plumb".into(),
-                command: p.command.join(" "),
-                status: out.status,
-                kept: "the blocks before it are kept in the store",
-            });
-        }
-        last = child::run_ids(&out.stdout, &who)?;
+            .stderr(std::process::Stdio::inherit());
+        last = child::run(
+            cmd,
+            &who,
+            "plumb",
+            &p.command,
+            "the blocks before it are kept in the store",
+        )?;
     }
     let store = Store::open(&p.store)?;
     let runs: Vec<plumb_store::StoredRun> = last

@@ -39,6 +39,33 @@ pub fn default_tag(prefix: &str) -> String {
     format!("{prefix}-{secs}")
 }
 
+/// Runs a prepared child (`who` and `bin` name it in errors, `command` is what it was
+/// asked, `kept` says what a failure leaves stored) and returns the ids of the runs
+/// it stored.
+pub fn run(
+    mut cmd: std::process::Command,
+    who: &str,
+    bin: &str,
+    command: &[String],
+    kept: &'static str,
+) -> Result<Vec<i64>, ChildError> {
+    let out = cmd.output().map_err(|source| ChildError::Start {
+        who: who.to_string(),
+        bin: bin.to_string(),
+        source,
+    })?;
+    if !out.status.success() {
+        return Err(ChildError::Failed {
+            who: who.to_string(),
+            bin: bin.to_string(),
+            command: command.join(" "),
+            status: out.status,
+            kept,
+        });
+    }
+    run_ids(&out.stdout, who)
+}
+
 /// The ids of the runs in a child's `--json` output (one run, or an array with
 /// `--repeat`); `who` names the child in errors. The ids, not the figures, are read:
 /// every judgement reads the stored runs, so a child's output and the store never

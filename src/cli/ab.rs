@@ -47,7 +47,7 @@ pub struct AbArgs {
     /// 2%) or excludes 1, by alpha spending over the looks (the false-positive rate
     /// holds at every look), up to --rounds; the first look is at 3 slices a side (a
     /// duet: 6 rounds, then every 2).
-    #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct)]
+    #[arg(long, value_name = "PCT", value_parser = plumb_ab::until::parse_pct)]
     until: Option<f64>,
     /// With --until: settle "no change" only once the A/B could see a change of PCT at
     /// 80% power (its interval about 40% narrower than ±PCT), so "no difference"
@@ -159,7 +159,7 @@ pub struct RatioArgs {
     /// level alpha spending allows the look with this many values a side, and the answer
     /// says whether to stop (settled: changed or within) or add a repeat (open). The
     /// parity benches loop on it.
-    #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct, requires = "cap")]
+    #[arg(long, value_name = "PCT", value_parser = plumb_ab::until::parse_pct, requires = "cap")]
     until: Option<f64>,
     /// With --until: the most values a side the sequence may reach (its last look).
     #[arg(long, value_name = "N")]
@@ -174,8 +174,14 @@ pub fn ratio(a: RatioArgs) -> anyhow::Result<ExitCode> {
         (Some(target), Some(cap)) => Some((target, cap)),
         _ => None,
     };
-    let v = plumb_report::ab::ratio_of(&a.base, &a.other, a.paired, rule, super::until::FIRST_LOOK)
-        .map_err(anyhow::Error::msg)?;
+    let v = plumb_report::ab::ratio_of(
+        &a.base,
+        &a.other,
+        a.paired,
+        rule,
+        plumb_ab::until::FIRST_LOOK,
+    )
+    .map_err(anyhow::Error::msg)?;
     if a.json {
         println!(
             "{}",

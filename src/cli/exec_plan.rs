@@ -1,6 +1,6 @@
 //! `plumb exec-plan`: one planned run handed over by another plumb (hidden). A suite
 //! that names `rocksdb@8.5.3` runs in the plumb that links 11.8.1; that plumb hands the
-//! run to the plumb built against 8.5.3 (super::release), which runs it here,
+//! run to the plumb built against 8.5.3 (plumb_runner::release), which runs it here,
 //! into the same store and suite, and writes the run's id for the plumb that waits.
 
 use super::execute::{self, Printer, Style};

@@ -15,4 +15,4 @@ pub static TABLE: &[&dyn Family] = &[
 ];
 
 /// Plans another build of plumb runs.
-pub static ELSEWHERE: &dyn HandOver = &super::release::ReleaseBuild;
+pub static ELSEWHERE: &dyn HandOver = &plumb_runner::release::ReleaseBuild;

@@ -84,7 +84,7 @@ pub struct KvArgs {
     /// becomes the most it may take, the first look is after 3, and each look's interval
     /// is at the level alpha spending allows it (so stopping early does not make the
     /// interval promise more than it holds). Prints the repeats taken and the precision.
-    #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct, requires = "repeat")]
+    #[arg(long, value_name = "PCT", value_parser = plumb_ab::until::parse_pct, requires = "repeat")]
     until: Option<f64>,
     #[command(flatten)]
     store: StoreArg,
@@ -164,12 +164,12 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
     if a.repeat == 0 || a.repeat > 1000 {
         bail!("--repeat: must be between 1 and 1000");
     }
-    if a.until.is_some() && (a.repeat as usize) < super::until::FIRST_LOOK + 1 {
+    if a.until.is_some() && (a.repeat as usize) < plumb_ab::until::FIRST_LOOK + 1 {
         bail!(
             "--until with --repeat {}: the first look is after {} repeats, so --repeat (the \
              most it may take) must be more; give e.g. --repeat 10",
             a.repeat,
-            super::until::FIRST_LOOK
+            plumb_ab::until::FIRST_LOOK
         );
     }
     super::check_memory_flag(a.memory_mb)?;
@@ -232,7 +232,7 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
     let mut store = plumb_store::Store::open(&a.store.path())?;
     let until = a
         .until
-        .map(|t| super::until::Precision::new(t, a.repeat as usize));
+        .map(|t| plumb_ab::until::Precision::new(t, a.repeat as usize));
     let out = execute::run_batch_until(
         &mut store,
         a.tag.clone(),

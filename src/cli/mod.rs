@@ -22,14 +22,12 @@ mod output;
 mod probe;
 mod progress;
 mod provenance;
-mod release;
 mod rerun;
 mod runs;
 mod serve;
 mod server_args;
 mod sql;
 mod suite;
-mod until;
 mod worker;
 
 use clap::{Parser, Subcommand};

@@ -124,7 +124,8 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         elsewhere: None,
     }
     .run_subject(&plan, &mut out, None, run, None)?;
-    out.close(false)?;
+    out.close(false)
+        .map_err(|e| anyhow::anyhow!(plumb_runner::failure::chain(e.as_ref())))?;
     let stored = store.run(run_id).context("reading the run back")?;
     let all = &out.report;
     if a.json {

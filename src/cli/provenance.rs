@@ -6,7 +6,7 @@
 /// it never reaches the store.
 pub fn command_line() -> String {
     // A plumb that hands a run to the plumb of another engine release passes the
-    // command the user typed (super::release).
+    // command the user typed (plumb_runner::release).
     if let Some(c) = std::env::var("PLUMB_RECORDED_COMMAND")
         .ok()
         .filter(|c| !c.is_empty())

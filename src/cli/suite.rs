@@ -49,7 +49,7 @@ pub struct RunArgs {
     /// 2%): the suite's `repeat` becomes the most a variant may take, the first look is
     /// after 3, each look's interval at the level alpha spending allows it. The repeats
     /// left go unrun (a variant that stopped early is noted).
-    #[arg(long, value_name = "PCT", value_parser = super::until::parse_pct)]
+    #[arg(long, value_name = "PCT", value_parser = plumb_ab::until::parse_pct)]
     until: Option<f64>,
     /// Multiply every size (keys, rows, records) and every timed step's duration by F,
     /// to run a suite written at a study's scale at this machine's (e.g. 0.01); what
@@ -214,15 +214,15 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
                 *per_variant.entry(r.variant.as_str()).or_default() += 1;
             }
             let cap = per_variant.values().copied().max().unwrap_or(0);
-            if cap <= super::until::FIRST_LOOK {
+            if cap <= plumb_ab::until::FIRST_LOOK {
                 bail!(
                     "--until: {} plans at most {cap} repeat(s) a variant and the first look is \
                      after {}; set `repeat` in the suite to the most a variant may take, e.g. 10",
                     a.suite.display(),
-                    super::until::FIRST_LOOK
+                    plumb_ab::until::FIRST_LOOK
                 );
             }
-            Some(super::until::Precision::new(t, cap))
+            Some(plumb_ab::until::Precision::new(t, cap))
         }
     };
     let mut store = Store::open(&a.store.path())?;

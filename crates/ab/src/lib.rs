@@ -5,7 +5,8 @@
 //!   the CPUs), until a fixed count or a sequential rule settles every judged step;
 //! - [`blocks`]: one command run as separate blocks of repeats, whose drift is the
 //!   plan's noise floor on this host;
-//! - [`icount`]: a `kv` command under callgrind, its instructions per op counted.
+//! - [`icount`]: a `kv` command under callgrind, its instructions per op counted;
+//! - [`until`]: when a plan's repeats of a variant stop (`--repeat N --until PCT`).
 //!
 //! The statistics are plumb-report's; this crate owns the processes, the CPUs, the
 //! order and the stopping. `plumb bisect` judges each midpoint with the same duet.
@@ -15,5 +16,6 @@ pub mod blocks;
 pub mod child;
 mod error;
 pub mod icount;
+pub mod until;
 
 pub use error::ChildError;

@@ -178,7 +178,7 @@ impl Trials<'_> {
 }
 
 impl plumb_runner::Subject for Trials<'_> {
-    fn header(&mut self) -> anyhow::Result<Header> {
+    fn header(&mut self) -> plumb_runner::FamilyResult<Header> {
         Ok(Header {
             engine: self.engine.clone(),
             version: self.version.clone(),
@@ -191,7 +191,7 @@ impl plumb_runner::Subject for Trials<'_> {
         })
     }
 
-    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> anyhow::Result<()> {
+    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> plumb_runner::FamilyResult<()> {
         steps.notes.note(&format!(
             "run {}: durability of {} ({}), {} kills per step, seed {}",
             steps.run_id,
@@ -220,7 +220,7 @@ impl plumb_runner::Subject for Trials<'_> {
         name: &str,
         _pace: Option<plumb_runner::subject::Pace>,
         steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<StepOutcome> {
+    ) -> plumb_runner::FamilyResult<StepOutcome> {
         let (mode, cut) = (self.steps[i].0, self.steps[i].2);
         let (plan, p) = (self.plan, &self.work.params);
         let (started, start) = (SystemTime::now(), Instant::now());
@@ -272,7 +272,7 @@ impl plumb_runner::Subject for Trials<'_> {
         Ok(out)
     }
 
-    fn close(&mut self, _keep: bool) -> anyhow::Result<Option<PathBuf>> {
+    fn close(&mut self, _keep: bool) -> plumb_runner::FamilyResult<Option<PathBuf>> {
         // Interrupted while the first server started: it stops here, its files go.
         self.first_server = None;
         Ok(None)
@@ -304,9 +304,9 @@ impl plumb_runner::family::Family for DurabilityFamily {
         plan: &'p RunPlan,
         _extras: &'p plumb_runner::family::Extras,
         place: &Place<'_>,
-    ) -> anyhow::Result<Box<dyn plumb_runner::Subject + 'p>> {
+    ) -> plumb_runner::FamilyResult<Box<dyn plumb_runner::Subject + 'p>> {
         let plumb_plan::Family::Durability(work) = &plan.workload.family else {
-            return Err(plumb_runner::subject::not_mine(plan, "durability"));
+            return Err(plumb_runner::failure::NotMine::of(plan, "durability").into());
         };
         Ok(Box::new(prepare(plan, work, place)?))
     }

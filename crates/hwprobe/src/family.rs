@@ -269,7 +269,7 @@ impl Probes {
 }
 
 impl Subject for Probes {
-    fn header(&mut self) -> anyhow::Result<Header> {
+    fn header(&mut self) -> plumb_runner::FamilyResult<Header> {
         let p = &self.plans;
         Ok(Header {
             engine: "probe".into(),
@@ -285,7 +285,7 @@ impl Subject for Probes {
         })
     }
 
-    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> anyhow::Result<()> {
+    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> plumb_runner::FamilyResult<()> {
         self.device = self
             .raw_device()
             .and_then(disk::device::kernel_name)
@@ -331,7 +331,7 @@ impl Subject for Probes {
         name: &str,
         _pace: Option<plumb_runner::subject::Pace>,
         steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<StepOutcome> {
+    ) -> plumb_runner::FamilyResult<StepOutcome> {
         let started = std::time::SystemTime::now();
         let stop = steps.interrupt;
         let mut error = None;
@@ -391,7 +391,7 @@ impl Subject for Probes {
         &mut self,
         steps: &mut Steps<'_, '_>,
         host: &plumb_host::HostSnapshot,
-    ) -> anyhow::Result<()> {
+    ) -> plumb_runner::FamilyResult<()> {
         self.hostname = host
             .inventory
             .hostname
@@ -460,11 +460,11 @@ impl plumb_runner::family::Family for ProbeFamily {
         plan: &'p RunPlan,
         _extras: &'p plumb_runner::family::Extras,
         place: &Place<'_>,
-    ) -> anyhow::Result<Box<dyn Subject + 'p>> {
+    ) -> plumb_runner::FamilyResult<Box<dyn Subject + 'p>> {
         let (plumb_plan::Subject::Host(h), plumb_plan::Family::Probe(work)) =
             (&plan.target.subject, &plan.workload.family)
         else {
-            return Err(plumb_runner::subject::not_mine(plan, "probe"));
+            return Err(plumb_runner::failure::NotMine::of(plan, "probe").into());
         };
         // A block device is probed as named; no directory is involved.
         let dir = if work.params.device.is_some() {

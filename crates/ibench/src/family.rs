@@ -187,7 +187,7 @@ impl IbSubject<'_> {
 }
 
 impl Subject for IbSubject<'_> {
-    fn header(&mut self) -> anyhow::Result<Header> {
+    fn header(&mut self) -> plumb_runner::FamilyResult<Header> {
         Ok(Header {
             engine: self.engine.clone(),
             version: self.version.clone(),
@@ -201,7 +201,7 @@ impl Subject for IbSubject<'_> {
         })
     }
 
-    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> anyhow::Result<()> {
+    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> plumb_runner::FamilyResult<()> {
         let p = &self.work.params;
         steps.notes.note(&format!(
             "run {}: insert benchmark on {} {}, {} rows, {} client{}, seed {}",
@@ -226,7 +226,7 @@ impl Subject for IbSubject<'_> {
         name: &str,
         pace: Option<Pace>,
         steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<plumb_runner::StepOutcome> {
+    ) -> plumb_runner::FamilyResult<plumb_runner::StepOutcome> {
         let cfg = self.config(i, name, pace.or_else(|| self.work.params.query_pace()));
         let mut tally = std::mem::take(&mut self.tally);
         let result = run_ib_step(
@@ -279,7 +279,7 @@ impl Subject for IbSubject<'_> {
         self.died.clone()
     }
 
-    fn close(&mut self, keep: bool) -> anyhow::Result<Option<PathBuf>> {
+    fn close(&mut self, keep: bool) -> plumb_runner::FamilyResult<Option<PathBuf>> {
         match &mut self.held {
             Held::Server(b) => Ok(b.1.stop(keep)?),
             Held::Engine(_) => Ok(None),
@@ -311,9 +311,9 @@ impl Family for IbFamily {
         plan: &'p RunPlan,
         extras: &'p Extras,
         place: &Place<'_>,
-    ) -> anyhow::Result<Box<dyn Subject + 'p>> {
+    ) -> plumb_runner::FamilyResult<Box<dyn Subject + 'p>> {
         let plumb_plan::Family::Ib(work) = &plan.workload.family else {
-            return Err(plumb_runner::subject::not_mine(plan, "insert benchmark"));
+            return Err(plumb_runner::failure::NotMine::of(plan, "insert benchmark").into());
         };
         let p = &work.params;
         p.validate()
@@ -327,7 +327,12 @@ impl Family for IbFamily {
         let (held, header) = match &plan.target.subject {
             Target::Engine(spec) => open_embedded(spec, place)?,
             Target::Server(spec) => start_server(plan, spec, extras, place)?,
-            Target::Host(_) => anyhow::bail!("the insert benchmark runs on an engine or a server"),
+            Target::Host(_) => {
+                return Err(plumb_runner::failure::Said(
+                    "the insert benchmark runs on an engine or a server".into(),
+                )
+                .into())
+            }
         };
         let mut options = header.options;
         for (k, v) in [

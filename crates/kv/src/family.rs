@@ -37,9 +37,9 @@ impl Family for KvFamily {
         plan: &'p RunPlan,
         _extras: &'p Extras,
         place: &Place<'_>,
-    ) -> anyhow::Result<Box<dyn Subject + 'p>> {
+    ) -> plumb_runner::FamilyResult<Box<dyn Subject + 'p>> {
         let (Some(engine), Some(work)) = (plan.target.engine_spec(), plan.workload.kv()) else {
-            return Err(plumb_runner::subject::not_mine(plan, "db_bench"));
+            return Err(plumb_runner::failure::NotMine::of(plan, "db_bench").into());
         };
         let params = &work.params;
         let distribution = params
@@ -124,7 +124,7 @@ impl KvSubject<'_> {
 }
 
 impl Subject for KvSubject<'_> {
-    fn header(&mut self) -> anyhow::Result<Header> {
+    fn header(&mut self) -> plumb_runner::FamilyResult<Header> {
         Ok(Header {
             engine: self.target.name().to_string(),
             version: self.target.version(),
@@ -152,7 +152,7 @@ impl Subject for KvSubject<'_> {
         name: &str,
         pace: Option<Pace>,
         steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<StepOutcome> {
+    ) -> plumb_runner::FamilyResult<StepOutcome> {
         let cfg = self.config(i, name, pace);
         let ctx = RunContext {
             target: self.target.as_ref(),

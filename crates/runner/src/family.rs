@@ -60,7 +60,7 @@ pub trait Family: Sync {
         plan: &'p RunPlan,
         extras: &'p Extras,
         place: &Place<'_>,
-    ) -> anyhow::Result<Box<dyn Subject + 'p>>;
+    ) -> crate::failure::FamilyResult<Box<dyn Subject + 'p>>;
 }
 
 /// How a family's run directory is named and where it goes by default.
@@ -78,7 +78,11 @@ pub trait HandOver: Sync {
     /// Whether `plan` runs elsewhere.
     fn takes(&self, plan: &RunPlan) -> bool;
     /// Runs `plan` elsewhere, into `to.store`; returns the stored run's id and status.
-    fn run(&self, plan: &RunPlan, to: HandedOver<'_>) -> anyhow::Result<(i64, RunStatus)>;
+    fn run(
+        &self,
+        plan: &RunPlan,
+        to: HandedOver<'_>,
+    ) -> crate::failure::FamilyResult<(i64, RunStatus)>;
 }
 
 /// What a run handed to another plumb needs: the store it writes and what it records.
@@ -153,8 +157,11 @@ pub fn rate_search(
     closed: &StepOutcome,
     interrupt: &AtomicBool,
     notes: &dyn crate::Progress,
-    mut probe: impl FnMut(&str, plumb_workloads::pace::Pace) -> anyhow::Result<StepOutcome>,
-) -> anyhow::Result<Option<crate::search::Searched>> {
+    mut probe: impl FnMut(
+        &str,
+        plumb_workloads::pace::Pace,
+    ) -> crate::failure::FamilyResult<StepOutcome>,
+) -> crate::failure::FamilyResult<Option<crate::search::Searched>> {
     use crate::search::{self, Ask};
     let stopped = || interrupt.load(Ordering::Relaxed);
     search::run(name, bound, closed, &stopped, |ask| match ask {

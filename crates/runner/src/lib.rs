@@ -6,6 +6,7 @@
 //! crates of their own.
 
 pub mod begin;
+pub mod failure;
 pub mod family;
 pub mod fleet;
 pub mod kernel;
@@ -14,11 +15,13 @@ pub mod metrics;
 pub mod owned_dir;
 pub mod pacing;
 pub mod recording;
+pub mod release;
 pub mod resume;
 pub mod search;
 pub mod step;
 pub mod subject;
 
+pub use failure::{FamilyError, FamilyResult};
 pub use lifecycle::{
     Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, LifecycleError, Observer, Provenance,
     RunAt, StopRule,

@@ -327,9 +327,9 @@ impl Lifecycle<'_> {
         group: Option<Option<i64>>,
         at: (usize, usize, f64),
     ) -> Result<(i64, RunStatus), LifecycleError> {
-        let family_error = |e: anyhow::Error| LifecycleError::Family {
+        let family_error = |e: crate::FamilyError| LifecycleError::Family {
             variant: plan.variant.clone(),
-            message: format!("{e:#}"),
+            message: crate::failure::chain(e.as_ref()),
         };
         let (root, keep) = match &b.dirs {
             DirPolicy::Fresh { root, keep } => (root.clone(), *keep),
@@ -406,9 +406,10 @@ impl Lifecycle<'_> {
         }
         let (id, status) = result?;
         closed.map_err(|e| {
-            family_error(e.context(format!(
-                "run {id} is stored, but its subject did not close cleanly"
-            )))
+            family_error(Box::new(crate::failure::Within {
+                what: format!("run {id} is stored, but its subject did not close cleanly"),
+                source: e,
+            }))
         })?;
         let stored = self.store.run(id)?;
         self.observer.run_finished(&stored, self.store);
@@ -429,9 +430,9 @@ impl Lifecycle<'_> {
         run: NewRun,
         announce: Option<InBatch>,
     ) -> Result<(i64, RunStatus), LifecycleError> {
-        let family_error = |e: anyhow::Error| LifecycleError::Family {
+        let family_error = |e: crate::FamilyError| LifecycleError::Family {
             variant: plan.variant.clone(),
-            message: format!("{e:#}"),
+            message: crate::failure::chain(e.as_ref()),
         };
         let header = subject.header().map_err(family_error)?;
         if let (Some(l), Some(pid)) = (limit, header.pid) {
@@ -495,9 +496,12 @@ impl Lifecycle<'_> {
                     let max = format!("{name}@max");
                     let (kind, mut config) =
                         subject.recorded(i, &max, found.max_pace).ok_or_else(|| {
-                            family_error(anyhow::anyhow!(
-                                "{max}: this family does not search rates"
-                            ))
+                            family_error(
+                                crate::failure::Said(format!(
+                                    "{max}: this family does not search rates"
+                                ))
+                                .into(),
+                            )
                         })?;
                     config["rate_search"] = found.account;
                     steps.store(&max, kind, &found.max, config)?;

@@ -8,7 +8,6 @@
 use crate::begin::DataPlace;
 use crate::recording::Recording;
 use crate::step::{Progress, StepOutcome};
-use plumb_plan::RunPlan;
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::perf::HwCounterGroup;
 use plumb_store::{Kind, StepRecord, Store, StoreError};
@@ -131,11 +130,11 @@ impl Steps<'_, '_> {
 /// Its errors are messages for the user, with their context.
 pub trait Subject {
     /// What the run row records of it; asked once, before the run begins.
-    fn header(&mut self) -> anyhow::Result<Header>;
+    fn header(&mut self) -> crate::failure::FamilyResult<Header>;
 
     /// Told once the run's row exists, before its first step (a client group to join,
     /// the run's first line).
-    fn begun(&mut self, _steps: &mut Steps<'_, '_>) -> anyhow::Result<()> {
+    fn begun(&mut self, _steps: &mut Steps<'_, '_>) -> crate::failure::FamilyResult<()> {
         Ok(())
     }
 
@@ -157,7 +156,7 @@ pub trait Subject {
         name: &str,
         pace: Option<Pace>,
         steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<StepOutcome>;
+    ) -> crate::failure::FamilyResult<StepOutcome>;
 
     /// The latency bound step `i`'s rate search keeps (`--rate-search`), when it
     /// searches.
@@ -190,24 +189,13 @@ pub trait Subject {
         &mut self,
         _steps: &mut Steps<'_, '_>,
         _host: &plumb_host::HostSnapshot,
-    ) -> anyhow::Result<()> {
+    ) -> crate::failure::FamilyResult<()> {
         Ok(())
     }
 
     /// Stops what it started (a server), closes what it opened; returns what stays
     /// on disk with `keep`, for the lifecycle to say.
-    fn close(&mut self, _keep: bool) -> anyhow::Result<Option<PathBuf>> {
+    fn close(&mut self, _keep: bool) -> crate::failure::FamilyResult<Option<PathBuf>> {
         Ok(None)
     }
-}
-
-/// What a family's `check` and `prepare` read of a plan's workload when it is not
-/// theirs: the message of a plan handed to the wrong family.
-pub fn not_mine(plan: &RunPlan, family: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "run {}: the {} workload on target {:?} is not a {family} run",
-        plan.variant,
-        plan.workload.family.name(),
-        plan.target.name
-    )
 }

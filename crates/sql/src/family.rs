@@ -254,7 +254,7 @@ impl SqlSubject<'_> {
 }
 
 impl Subject for SqlSubject<'_> {
-    fn header(&mut self) -> anyhow::Result<Header> {
+    fn header(&mut self) -> plumb_runner::FamilyResult<Header> {
         Ok(Header {
             engine: self.engine.clone(),
             version: self.version.clone(),
@@ -268,7 +268,7 @@ impl Subject for SqlSubject<'_> {
         })
     }
 
-    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> anyhow::Result<()> {
+    fn begun(&mut self, steps: &mut Steps<'_, '_>) -> plumb_runner::FamilyResult<()> {
         if let Some((g, _)) = &self.extras.client_group {
             let run_id = steps.run_id;
             steps.store_mut().set_client_group(run_id, g)?;
@@ -301,7 +301,7 @@ impl Subject for SqlSubject<'_> {
         name: &str,
         pace: Option<Pace>,
         steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<plumb_runner::StepOutcome> {
+    ) -> plumb_runner::FamilyResult<plumb_runner::StepOutcome> {
         let step = &self.work.steps[i];
         let planned = pace.is_none();
         let cfg = self.config(i, name, pace.or_else(|| self.pace.clone()));
@@ -322,7 +322,7 @@ impl Subject for SqlSubject<'_> {
             ));
         }
         if step.kind != SqlKind::CachedSelect {
-            return self.run_and_store(&cfg, steps);
+            return Ok(self.run_and_store(&cfg, steps)?);
         }
         // The cached-SELECT ceiling: the step at each client count up to the threads.
         let hw = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -369,7 +369,7 @@ impl Subject for SqlSubject<'_> {
         &mut self,
         steps: &mut Steps<'_, '_>,
         host: &plumb_host::HostSnapshot,
-    ) -> anyhow::Result<()> {
+    ) -> plumb_runner::FamilyResult<()> {
         if self.ceilings.is_empty() {
             return Ok(());
         }
@@ -398,7 +398,7 @@ impl Subject for SqlSubject<'_> {
         Ok(())
     }
 
-    fn close(&mut self, keep: bool) -> anyhow::Result<Option<PathBuf>> {
+    fn close(&mut self, keep: bool) -> plumb_runner::FamilyResult<Option<PathBuf>> {
         Ok(self.server.stop(keep)?)
     }
 }
@@ -485,11 +485,11 @@ impl Family for SqlFamily {
         plan: &'p RunPlan,
         extras: &'p Extras,
         place: &Place<'_>,
-    ) -> anyhow::Result<Box<dyn Subject + 'p>> {
+    ) -> plumb_runner::FamilyResult<Box<dyn Subject + 'p>> {
         let (plumb_plan::Subject::Server(spec), plumb_plan::Family::Sql(work)) =
             (&plan.target.subject, &plan.workload.family)
         else {
-            return Err(plumb_runner::subject::not_mine(plan, "sql"));
+            return Err(plumb_runner::failure::NotMine::of(plan, "sql").into());
         };
         Ok(Box::new(prepare(plan, spec, work, extras, place)?))
     }

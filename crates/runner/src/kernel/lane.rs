@@ -288,11 +288,6 @@ where
         shared.progress[t].0.load(Relaxed)
     };
     let stop = || shared.stop.load(Relaxed);
-    let flush = |r: Report| {
-        if r.ops > 0 || r.counts.iter().any(|&c| c > 0) {
-            let _ = lane.tx.send(Msg::Interval(r));
-        }
-    };
     // Under `plumb icount`, the measured threads' instructions count while the window
     // is open (from its first op, or from the first op to end after warm-up).
     let mut counting = !writer && epoch > 0;
@@ -357,35 +352,9 @@ where
         let ns = end.saturating_duration_since(slot.from).as_nanos() as u64;
         let now_epoch = shared.epoch.load(Relaxed);
         if now_epoch != r.epoch {
-            // Once a second, whatever the ops: not the ops' work, so not counted (the
-            // count would vary with how many seconds the run took).
-            if counting {
-                callgrind::toggle();
-            }
-            let next = Report::new(writer, now_epoch, open, classes);
-            flush(std::mem::replace(&mut r, next));
-            if !writer && now_epoch > 0 {
-                counting = true;
-                callgrind::toggle();
-                lane.window_opened();
-            }
+            next_second(lane, &mut r, (now_epoch, open, classes), &mut counting);
         }
-        let latency = match timing {
-            Timing::Loop | Timing::Head => Some(ns),
-            Timing::ByOp => Some(clock.own_ns.get()),
-            Timing::Untimed => None,
-        };
-        if let Some(ns) = latency {
-            r.hist.record_ns(ns);
-            if let Some(h) = r.by_class.get_mut(usize::from(clock.class.get())) {
-                h.record_ns(ns);
-            }
-        }
-        for (class, ns) in clock.parts.borrow_mut().drain(..) {
-            if let Some(h) = r.by_class.get_mut(usize::from(class)) {
-                h.record_ns(ns);
-            }
-        }
+        record_latency(&mut r, &clock, timing, ns);
         if let Some(o) = r.open.as_mut() {
             o.record(&slot, end);
         }
@@ -414,6 +383,60 @@ where
     if counting {
         callgrind::toggle();
     }
-    flush(r);
+    flush(lane, r);
     result
+}
+
+/// Sends a finished interval's report to the sampler, unless nothing happened in it.
+fn flush(lane: &Lane<'_>, r: Report) {
+    if r.ops > 0 || r.counts.iter().any(|&c| c > 0) {
+        let _ = lane.tx.send(Msg::Interval(r));
+    }
+}
+
+/// A new second began (`epoch`, with the interval's open-loop and class layout): the
+/// finished interval's report goes to the sampler and a fresh one starts. Once a second
+/// whatever the ops, so out of the timed loop's body, and not counted under `plumb
+/// icount` (the count would vary with how many seconds the run took).
+#[cold]
+#[inline(never)]
+fn next_second(
+    lane: &Lane<'_>,
+    r: &mut Report,
+    (epoch, open, classes): (u64, bool, usize),
+    counting: &mut bool,
+) {
+    if *counting {
+        callgrind::toggle();
+    }
+    let next = Report::new(lane.writer, epoch, open, classes);
+    flush(lane, std::mem::replace(r, next));
+    if !lane.writer && epoch > 0 {
+        *counting = true;
+        callgrind::toggle();
+        lane.window_opened();
+    }
+}
+
+/// Records one op's latency as `timing` takes it (`ns` from its start to the end of
+/// its timed part), in the step's histogram and its kind's, and the parts it timed
+/// for other kinds.
+#[inline(always)]
+fn record_latency(r: &mut Report, clock: &OpClock, timing: Timing, ns: u64) {
+    let latency = match timing {
+        Timing::Loop | Timing::Head => Some(ns),
+        Timing::ByOp => Some(clock.own_ns.get()),
+        Timing::Untimed => None,
+    };
+    if let Some(ns) = latency {
+        r.hist.record_ns(ns);
+        if let Some(h) = r.by_class.get_mut(usize::from(clock.class.get())) {
+            h.record_ns(ns);
+        }
+    }
+    for (class, ns) in clock.parts.borrow_mut().drain(..) {
+        if let Some(h) = r.by_class.get_mut(usize::from(class)) {
+            h.record_ns(ns);
+        }
+    }
 }

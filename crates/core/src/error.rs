@@ -3,6 +3,11 @@
 
 use thiserror::Error;
 
+/// What every engine method returns: a [`TargetError`] unless said otherwise (as
+/// `std::io::Result` is), so that the engines' many `Session` and `Target` signatures
+/// fit on a line.
+pub type Result<T, E = TargetError> = std::result::Result<T, E>;
+
 /// What went wrong inside an engine while plumb drove it.
 #[derive(Debug, Error)]
 pub enum TargetError {

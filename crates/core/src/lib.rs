@@ -12,7 +12,7 @@ pub mod target;
 pub mod value;
 pub mod waits;
 
-pub use error::TargetError;
+pub use error::{Result, TargetError};
 pub use histogram::LatencyHistogram;
 pub use lsm::{CacheLookups, LevelAccount, LevelShape, LsmAccount, LsmShape, Stalls};
 pub use model::{
@@ -20,5 +20,7 @@ pub use model::{
     OpenLoop, PerfCounted, Qos, RunStatus, ServerCosts, StepStatus, StepSummary, Verification,
     Window, WriterSummary, HARNESS_SAMPLE_EVERY, IB_BUCKETS_US, NOISE_MIN_CPU_SECS,
 };
-pub use target::{BatchOp, EngineStats, Maintenance, Session, Target, WriteBatch};
+pub use target::{
+    BatchOp, EngineStats, Maintenance, Session, Target, Visit, VisitBatch, WriteBatch,
+};
 pub use waits::{QueryWaits, ServerSecond, WaitProfile, WaitShare};

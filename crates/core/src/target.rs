@@ -2,8 +2,17 @@
 //! workers; each worker owns one [`Session`] so that an engine can keep per-thread state
 //! (iterators, read options, buffers) without locks in the hot path.
 
-use crate::TargetError;
+use crate::Result;
 use std::path::Path;
+
+/// What a scan hands each entry to, `visit(key, value)`. Named because every engine's
+/// `scan` and `next_in_order` take one: spelt out, it spread each of their signatures
+/// over seven lines.
+pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]);
+
+/// What a multi-get hands each key's value to, `visit(i, value)` (`None`: not found),
+/// named as [`Visit`] is.
+pub type VisitBatch<'a> = &'a mut dyn FnMut(usize, Option<&[u8]>);
 
 /// An engine or server being measured.
 pub trait Target: Send + Sync {
@@ -16,9 +25,9 @@ pub trait Target: Send + Sync {
         true
     }
     /// Opens a per-worker handle; called once per worker thread before timing starts.
-    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError>;
+    fn session(&self) -> Result<Box<dyn Session + '_>>;
     /// Runs an unmeasured maintenance step (flush, wait for compaction, compact).
-    fn maintenance(&self, what: Maintenance) -> Result<(), TargetError>;
+    fn maintenance(&self, what: Maintenance) -> Result<()>;
     /// Cumulative engine counters; the runner takes deltas over a window.
     fn stats(&self) -> EngineStats {
         EngineStats::default()
@@ -57,14 +66,14 @@ pub trait Target: Send + Sync {
 /// allocates nothing the engine itself does not.
 pub trait Session {
     /// Writes one key; `sync` and WAL behaviour come from the target's options.
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError>;
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
     /// Writes one key with the write-ahead log disabled for this write (db_bench's
     /// fillseq runs without the WAL). Engines without a WAL just write.
-    fn put_no_wal(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put_no_wal(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.put(key, value)
     }
     /// Reads one key. `visit` sees the value in place if found; returns whether found.
-    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError>;
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool>;
     /// Reads one key like `get`, but may hand the value to `visit(key, value)` on the
     /// *next* call (or on `finish_deferred`) instead of now; returns whether this key
     /// was found. Why: checking a value reads every byte of it, and for a cached read
@@ -73,24 +82,16 @@ pub trait Session {
     /// lookup, when the lines have arrived, so verification stops costing a memory
     /// round trip per op that the engine itself never pays. Every found value is still
     /// visited exactly once.
-    fn get_deferred(
-        &mut self,
-        key: &[u8],
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<bool, TargetError> {
+    fn get_deferred(&mut self, key: &[u8], visit: Visit) -> Result<bool> {
         self.get(key, &mut |v| visit(key, v))
     }
     /// Visits the value `get_deferred` still holds, if any; call it once the reads of a
     /// step are done, so the last value is checked too.
-    fn finish_deferred(&mut self, _visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<(), TargetError> {
+    fn finish_deferred(&mut self, _visit: Visit) -> Result<()> {
         Ok(())
     }
     /// Reads a batch of keys in one call; `visit(i, value)` for each key in order.
-    fn multi_get(
-        &mut self,
-        keys: &[Vec<u8>],
-        visit: &mut dyn FnMut(usize, Option<&[u8]>),
-    ) -> Result<(), TargetError> {
+    fn multi_get(&mut self, keys: &[Vec<u8>], visit: VisitBatch) -> Result<()> {
         for (i, k) in keys.iter().enumerate() {
             let mut hit = false;
             self.get(k, &mut |val: &[u8]| {
@@ -105,33 +106,23 @@ pub trait Session {
     }
     /// Seeks to `start` (forward: first key >= start; reverse: last key <= start) and
     /// steps `nexts` more entries, visiting each. Returns the entries visited.
-    fn scan(
-        &mut self,
-        start: &[u8],
-        nexts: usize,
-        reverse: bool,
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError>;
+    fn scan(&mut self, start: &[u8], nexts: usize, reverse: bool, visit: Visit) -> Result<usize>;
     /// Visits the next entry of one forward pass in key order and returns whether
     /// there was one. The first call positions the pass at the first key >= `start`;
     /// later calls continue it (`start` is then the key the caller expects next, which
     /// engines that keep a cursor may ignore). Why: db_bench's readseq walks one
     /// iterator over the whole database, so the engine's readahead ramps up; a new
     /// iterator per chunk would measure many small reads instead.
-    fn next_in_order(
-        &mut self,
-        start: &[u8],
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<bool, TargetError> {
+    fn next_in_order(&mut self, start: &[u8], visit: Visit) -> Result<bool> {
         Ok(self.scan(start, 0, false, visit)? > 0)
     }
     /// Deletes one key.
-    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError>;
+    fn delete(&mut self, key: &[u8]) -> Result<()>;
     /// Applies a batch of puts and deletes as one write: a row of a table with
     /// secondary indexes is several keys, and an engine with write batches (RocksDB)
     /// commits them together, once through its WAL, as a SQL server commits a
     /// transaction. Engines without batches apply the ops one by one (not atomically).
-    fn write_batch(&mut self, batch: &WriteBatch) -> Result<(), TargetError> {
+    fn write_batch(&mut self, batch: &WriteBatch) -> Result<()> {
         for op in batch.iter() {
             match op {
                 BatchOp::Put(k, v) => self.put(k, v)?,

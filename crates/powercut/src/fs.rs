@@ -108,6 +108,16 @@ impl State {
     }
 }
 
+/// What a setattr asks to change: each field given is set, the others are left alone.
+struct AttrChange {
+    mode: Option<u32>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    size: Option<u64>,
+    atime: Option<TimeOrNow>,
+    mtime: Option<TimeOrNow>,
+}
+
 /// The filesystem the FUSE session serves.
 pub(crate) struct PowerFs {
     backing: PathBuf,
@@ -306,17 +316,15 @@ impl PowerFs {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn do_setattr(
-        &self,
-        ino: u64,
-        mode: Option<u32>,
-        uid: Option<u32>,
-        gid: Option<u32>,
-        size: Option<u64>,
-        atime: Option<TimeOrNow>,
-        mtime: Option<TimeOrNow>,
-    ) -> Result<FileAttr, Errno> {
+    fn do_setattr(&self, ino: u64, change: AttrChange) -> Result<FileAttr, Errno> {
+        let AttrChange {
+            mode,
+            uid,
+            gid,
+            size,
+            atime,
+            mtime,
+        } = change;
         let mut st = self.lock()?;
         if let Some(s) = size {
             self.file(&mut st, ino)?.overlay.set_size(s);
@@ -390,26 +398,42 @@ impl PowerFs {
         self.attr_of(&st, ino)
     }
 
-    fn do_mknod(
+    /// Makes a node named `name` in `parent` with `make` (given its backing path), sets
+    /// its exact permission bits (`perm`, for the nodes that have their own), gives it to
+    /// the user who asked, and returns its attributes: mknod, mkdir and symlink.
+    fn make_node(
         &self,
         req: &Request,
         parent: INodeNo,
         name: &OsStr,
-        mode: u32,
-        umask: u32,
-        rdev: u32,
+        perm: Option<u32>,
+        make: impl FnOnce(&Path) -> Result<(), Errno>,
     ) -> Result<FileAttr, Errno> {
         let mut st = self.lock()?;
         let rel = Self::child(&st, parent, name)?;
         let path = self.full(&rel);
-        let c = cstr(&path)?;
-        // SAFETY: a valid C string; mknod(2) takes plain integers otherwise.
-        if unsafe { libc::mknod(c.as_ptr(), mode & !umask, libc::dev_t::from(rdev)) } != 0 {
-            return Err(errno(io::Error::last_os_error()));
+        make(&path)?;
+        if let Some(perm) = perm {
+            chmod(&path, perm)?;
         }
-        chmod(&path, mode & !umask)?;
         own(&path, req)?;
         self.entry_at(&mut st, &rel)
+    }
+
+    /// Removes the node named `name` in `parent` and forgets that name: a directory, or
+    /// a file whose last link takes its pending data with it (unlink, rmdir).
+    fn remove_node(&self, parent: INodeNo, name: &OsStr, dir: bool) -> Result<(), Errno> {
+        let mut st = self.lock()?;
+        let rel = Self::child(&st, parent, name)?;
+        let path = self.full(&rel);
+        let m = std::fs::symlink_metadata(&path).map_err(errno)?;
+        if dir {
+            std::fs::remove_dir(&path).map_err(errno)?;
+        } else {
+            std::fs::remove_file(&path).map_err(errno)?;
+        }
+        Self::forget_path(&mut st, m.ino(), &rel, !dir && m.nlink() <= 1);
+        Ok(())
     }
 
     fn do_rename(
@@ -469,6 +493,13 @@ macro_rules! answer {
     };
 }
 
+/// Replies to an open or opendir with its new handle, or the error.
+fn reply_opened(reply: ReplyOpen, r: Result<u64, Errno>) {
+    // Not direct_io: shared writable mmap (LMDB's lock file) needs the page cache.
+    answer!(reply, r, |fh| reply
+        .opened(FileHandle(fh), FopenFlags::empty()));
+}
+
 impl Filesystem for PowerFs {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let r = self.lock().and_then(|mut st| {
@@ -501,7 +532,15 @@ impl Filesystem for PowerFs {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let r = self.do_setattr(ino.0, mode, uid, gid, size, atime, mtime);
+        let change = AttrChange {
+            mode,
+            uid,
+            gid,
+            size,
+            atime,
+            mtime,
+        };
+        let r = self.do_setattr(ino.0, change);
         answer!(reply, r, |a| reply.attr(&TTL, &a));
     }
 
@@ -522,7 +561,14 @@ impl Filesystem for PowerFs {
         rdev: u32,
         reply: ReplyEntry,
     ) {
-        let r = self.do_mknod(req, parent, name, mode, umask, rdev);
+        let r = self.make_node(req, parent, name, Some(mode & !umask), |path| {
+            let c = cstr(path)?;
+            // SAFETY: a valid C string; mknod(2) takes plain integers otherwise.
+            if unsafe { libc::mknod(c.as_ptr(), mode & !umask, libc::dev_t::from(rdev)) } != 0 {
+                return Err(errno(io::Error::last_os_error()));
+            }
+            Ok(())
+        });
         answer!(reply, r, |a| reply.entry(&TTL, &a, Generation(0)));
     }
 
@@ -535,39 +581,19 @@ impl Filesystem for PowerFs {
         umask: u32,
         reply: ReplyEntry,
     ) {
-        let r = self.lock().and_then(|mut st| {
-            let rel = Self::child(&st, parent, name)?;
-            let path = self.full(&rel);
-            std::fs::create_dir(&path).map_err(errno)?;
-            chmod(&path, mode & !umask)?;
-            own(&path, req)?;
-            self.entry_at(&mut st, &rel)
+        let r = self.make_node(req, parent, name, Some(mode & !umask), |path| {
+            std::fs::create_dir(path).map_err(errno)
         });
         answer!(reply, r, |a| reply.entry(&TTL, &a, Generation(0)));
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let r = self.lock().and_then(|mut st| {
-            let rel = Self::child(&st, parent, name)?;
-            let path = self.full(&rel);
-            let m = std::fs::symlink_metadata(&path).map_err(errno)?;
-            std::fs::remove_file(&path).map_err(errno)?;
-            Self::forget_path(&mut st, m.ino(), &rel, m.nlink() <= 1);
-            Ok(())
-        });
-        answer!(reply, r, |_v| reply.ok());
+        answer!(reply, self.remove_node(parent, name, false), |_v| reply
+            .ok());
     }
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let r = self.lock().and_then(|mut st| {
-            let rel = Self::child(&st, parent, name)?;
-            let path = self.full(&rel);
-            let m = std::fs::symlink_metadata(&path).map_err(errno)?;
-            std::fs::remove_dir(&path).map_err(errno)?;
-            Self::forget_path(&mut st, m.ino(), &rel, false);
-            Ok(())
-        });
-        answer!(reply, r, |_v| reply.ok());
+        answer!(reply, self.remove_node(parent, name, true), |_v| reply.ok());
     }
 
     fn symlink(
@@ -578,12 +604,8 @@ impl Filesystem for PowerFs {
         target: &Path,
         reply: ReplyEntry,
     ) {
-        let r = self.lock().and_then(|mut st| {
-            let rel = Self::child(&st, parent, link_name)?;
-            let path = self.full(&rel);
-            std::os::unix::fs::symlink(target, &path).map_err(errno)?;
-            own(&path, req)?;
-            self.entry_at(&mut st, &rel)
+        let r = self.make_node(req, parent, link_name, None, |path| {
+            std::os::unix::fs::symlink(target, path).map_err(errno)
         });
         answer!(reply, r, |a| reply.entry(&TTL, &a, Generation(0)));
     }
@@ -626,9 +648,7 @@ impl Filesystem for PowerFs {
             self.file(&mut st, ino.0)?;
             Ok(Self::new_handle(&mut st, ino.0, flags.0))
         });
-        // Not direct_io: shared writable mmap (LMDB's lock file) needs the page cache.
-        answer!(reply, r, |fh| reply
-            .opened(FileHandle(fh), FopenFlags::empty()));
+        reply_opened(reply, r);
     }
 
     fn read(
@@ -748,8 +768,7 @@ impl Filesystem for PowerFs {
             st.dirs.insert(fh, list);
             Ok(fh)
         });
-        answer!(reply, r, |fh| reply
-            .opened(FileHandle(fh), FopenFlags::empty()));
+        reply_opened(reply, r);
     }
 
     fn readdir(

@@ -2,7 +2,7 @@
 //! [`EngineKind`], so [`crate::EngineSpec`] only delegates, and adding an engine adds
 //! its own impl instead of an arm to every method.
 
-use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use crate::options::EngineCommon;
 use plumb_core::{Target, TargetError};
 use std::fmt;
 use std::path::Path;
@@ -146,12 +146,22 @@ pub trait EngineKind {
 /// amplification, a B-tree's free pages, a log).
 pub const DEFAULT_PEAK_SPACE_FACTOR: f64 = 2.0;
 
-/// Sets an engine's own `sync` and cache size from `--sync` and `--cache-size`, for the
-/// engines that have both.
-pub(crate) fn take_sync_and_cache(c: &EngineCommon, sync: &mut bool, cache_size: &mut u64) {
-    *sync = c.sync;
-    *cache_size = c.cache_size.unwrap_or(DEFAULT_CACHE_SIZE);
+/// The [`EngineKind::apply_common`] of the engines whose options keep a `sync` and a
+/// `cache_size` of their own (six of them): `--sync` as given, `--cache-size` or
+/// plumb's 1 GiB. Written once here, as `feature_gated!` is, instead of in each.
+macro_rules! takes_sync_and_cache {
+    () => {
+        fn apply_common(
+            &mut self,
+            c: &crate::options::EngineCommon,
+        ) -> Result<(), plumb_core::TargetError> {
+            self.sync = c.sync;
+            self.cache_size = c.cache_size.unwrap_or(crate::options::DEFAULT_CACHE_SIZE);
+            Ok(())
+        }
+    };
 }
+pub(crate) use takes_sync_and_cache;
 
 /// The data dir an engine that keeps files needs.
 pub(crate) fn need_dir<'a>(
@@ -159,6 +169,31 @@ pub(crate) fn need_dir<'a>(
     dir: Option<&'a Path>,
 ) -> Result<&'a Path, TargetError> {
     dir.ok_or_else(|| TargetError::engine(engine, "needs a data dir"))
+}
+
+/// The counters of a B-tree engine that counts its own pages in use (LMDB, SQLite):
+/// the bytes those pages hold, so the data dir's size shows how much of it is free.
+#[cfg(any(feature = "lmdb", feature = "sqlite"))]
+pub(crate) fn used_pages(pages: Result<(u64, u32), TargetError>) -> plumb_core::EngineStats {
+    plumb_core::EngineStats {
+        used_bytes: pages.ok().map(|(n, size)| n * u64::from(size)),
+        ..plumb_core::EngineStats::default()
+    }
+}
+
+/// Passes on what a step of a readseq pass found (`next`), ending the pass once it is
+/// spent (run out or failed): dropping it releases its snapshot (a read transaction,
+/// pinned pages), and the next call starts a new pass. The LMDB, redb and fjall sessions
+/// keep their pass in an `Option` between calls.
+#[cfg(any(feature = "lmdb", feature = "redb", feature = "fjall"))]
+pub(crate) fn end_spent_pass<P>(
+    pass: &mut Option<P>,
+    next: Result<bool, TargetError>,
+) -> Result<bool, TargetError> {
+    if !matches!(next, Ok(true)) {
+        *pass = None;
+    }
+    next
 }
 
 /// Creates an engine's data dir (and its parents) if missing, the error naming it.
@@ -179,6 +214,43 @@ pub(crate) fn opt_err(option: &str, message: impl Into<String>) -> TargetError {
     TargetError::Option {
         option: option.into(),
         message: message.into(),
+    }
+}
+
+/// The description of an engine that keeps nothing and takes no options (memory, null):
+/// everything it says about itself is data, so the two are one type, each a constant.
+pub(crate) struct VolatileKind {
+    /// The engine as users name it.
+    pub name: &'static str,
+    /// What it can do.
+    pub capabilities: Capabilities,
+    /// Its version, asked when a run records it.
+    pub version: fn() -> String,
+    /// Opens it (it needs no data dir).
+    pub open: fn() -> Result<Box<dyn Target>, TargetError>,
+}
+
+impl EngineKind for VolatileKind {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.capabilities
+    }
+    fn durability(&self) -> Durability {
+        Durability::Volatile
+    }
+    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
+        refuse_common(self.name, c)
+    }
+    fn built_in(&self) -> bool {
+        true
+    }
+    fn version(&self) -> String {
+        (self.version)()
+    }
+    fn open(&self, _dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
+        (self.open)()
     }
 }
 

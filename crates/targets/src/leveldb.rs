@@ -5,7 +5,7 @@
 
 use crate::ffi::bytes;
 use crate::leveldb_options::LeveldbOptions;
-use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
+use plumb_core::{EngineStats, Maintenance, Result, Session, Target, TargetError, Visit};
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
@@ -143,7 +143,7 @@ unsafe fn take_error(err: *mut c_char) -> TargetError {
 }
 
 /// Turns LevelDB's error out-parameter into a result.
-fn check(err: *mut c_char) -> Result<(), TargetError> {
+fn check(err: *mut c_char) -> Result<()> {
     if err.is_null() {
         Ok(())
     } else {
@@ -170,7 +170,7 @@ unsafe impl Sync for LeveldbTarget {}
 
 impl LeveldbTarget {
     /// Opens (creating if missing) the database in directory `path`.
-    pub fn open(path: &Path, settings: LeveldbOptions) -> Result<Self, TargetError> {
+    pub fn open(path: &Path, settings: LeveldbOptions) -> Result<Self> {
         settings.validate()?;
         let name = crate::ffi::c_path(ENGINE, path)?;
         // SAFETY: constructors and setters on objects created here; ownership of the
@@ -311,7 +311,7 @@ impl Iter {
             (bytes(k, kl), bytes(v, vl))
         }
     }
-    fn error(&self) -> Result<(), TargetError> {
+    fn error(&self) -> Result<()> {
         let mut err = ptr::null_mut();
         // SAFETY: a live iterator.
         unsafe { ffi::leveldb_iter_get_error(self.0, &mut err) };
@@ -344,7 +344,7 @@ impl Target for LeveldbTarget {
     fn version(&self) -> String {
         leveldb_version()
     }
-    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
+    fn session(&self) -> Result<Box<dyn Session + '_>> {
         // SAFETY: constructors and a setter on objects the session owns.
         let (read, write) = unsafe {
             let w = ffi::leveldb_writeoptions_create();
@@ -358,7 +358,7 @@ impl Target for LeveldbTarget {
             seq: None,
         }))
     }
-    fn maintenance(&self, what: Maintenance) -> Result<(), TargetError> {
+    fn maintenance(&self, what: Maintenance) -> Result<()> {
         match what {
             // LevelDB has no flush call: a full-range compaction flushes the memtable
             // first, so flush and compact are the same request.
@@ -393,7 +393,7 @@ impl Target for LeveldbTarget {
 }
 
 impl Session for LeveldbSession<'_> {
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let mut err = ptr::null_mut();
         // SAFETY: live DB and options; LevelDB copies key and value before returning.
         unsafe {
@@ -409,7 +409,7 @@ impl Session for LeveldbSession<'_> {
         };
         check(err)
     }
-    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool> {
         let mut err = ptr::null_mut();
         let mut len = 0usize;
         // SAFETY: live DB and options; the returned buffer is malloc'd and freed below.
@@ -433,13 +433,7 @@ impl Session for LeveldbSession<'_> {
         unsafe { ffi::leveldb_free(v as *mut c_void) };
         Ok(true)
     }
-    fn scan(
-        &mut self,
-        start: &[u8],
-        nexts: usize,
-        reverse: bool,
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
+    fn scan(&mut self, start: &[u8], nexts: usize, reverse: bool, visit: Visit) -> Result<usize> {
         let it = self.iter();
         // SAFETY: a live iterator; `start` outlives the call.
         unsafe { ffi::leveldb_iter_seek(it.0, start.as_ptr() as *const c_char, start.len()) };
@@ -474,11 +468,7 @@ impl Session for LeveldbSession<'_> {
         it.error()?;
         Ok(n)
     }
-    fn next_in_order(
-        &mut self,
-        start: &[u8],
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<bool, TargetError> {
+    fn next_in_order(&mut self, start: &[u8], visit: Visit) -> Result<bool> {
         match &self.seq {
             Some(it) => {
                 // SAFETY: a live iterator, positioned on the entry visited last.
@@ -503,7 +493,7 @@ impl Session for LeveldbSession<'_> {
         visit(k, v);
         Ok(true)
     }
-    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+    fn delete(&mut self, key: &[u8]) -> Result<()> {
         let mut err = ptr::null_mut();
         // SAFETY: live DB and options.
         unsafe {

@@ -4,7 +4,7 @@
 //! that differ by 16×. `sync` and `cache_size` come from the engine-neutral flags.
 
 use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
-use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use crate::options::DEFAULT_CACHE_SIZE;
 use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +21,7 @@ pub struct LeveldbOptions {
     #[serde(rename = "write_buffer_size")]
     pub write_buffer_size: u64,
     /// LevelDB: target size of a table file in bytes (LevelDB's own default is 2 MiB).
-    #[arg(long = "leveldb-max-file-size", id = "max_file_size", default_value_t = 64 << 20)]
+    #[arg(long = "leveldb-max-file-size", default_value_t = 64 << 20)]
     pub max_file_size: u64,
     /// LevelDB: data block size in bytes.
     #[arg(
@@ -40,14 +40,10 @@ pub struct LeveldbOptions {
     #[serde(rename = "bloom_bits")]
     pub bloom_bits: u32,
     /// LevelDB: Snappy block compression (off by default, as plumb's RocksDB).
-    #[arg(long = "leveldb-snappy", id = "snappy")]
+    #[arg(long = "leveldb-snappy")]
     pub snappy: bool,
     /// LevelDB: table files kept open.
-    #[arg(
-        long = "leveldb-max-open-files",
-        id = "max_open_files",
-        default_value_t = 10000
-    )]
+    #[arg(long = "leveldb-max-open-files", default_value_t = 10000)]
     pub max_open_files: u32,
     /// fsync the log on every write (from `--sync`).
     #[arg(skip)]
@@ -105,10 +101,7 @@ impl EngineKind for LeveldbOptions {
     fn durability(&self) -> Durability {
         Durability::of_sync(self.sync)
     }
-    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
-        crate::engine::take_sync_and_cache(c, &mut self.sync, &mut self.cache_size);
-        Ok(())
-    }
+    crate::engine::takes_sync_and_cache!();
     fn validate(&self) -> Result<(), TargetError> {
         LeveldbOptions::validate(self)
     }

@@ -5,7 +5,7 @@
 use crate::lmdb_options::LmdbOptions;
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, RoTxn, WithoutTls};
-use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
+use plumb_core::{EngineStats, Maintenance, Result, Session, Target, TargetError, Visit};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
@@ -31,7 +31,7 @@ pub struct LmdbTarget {
 
 impl LmdbTarget {
     /// Opens (creating if missing) the environment in directory `path`.
-    pub fn open(path: &Path, settings: LmdbOptions) -> Result<Self, TargetError> {
+    pub fn open(path: &Path, settings: LmdbOptions) -> Result<Self> {
         settings.validate()?;
         crate::engine::make_dir(ENGINE, path)?;
         let mut flags = EnvFlags::empty();
@@ -71,7 +71,7 @@ impl LmdbTarget {
     }
 
     /// Pages in use (branch + leaf + overflow) and the page size, LMDB's own figures.
-    pub fn pages(&self) -> Result<(u64, u32), TargetError> {
+    pub fn pages(&self) -> Result<(u64, u32)> {
         let r = self.env.read_txn().map_err(eng)?;
         let s = self.db.stat(&r).map_err(eng)?;
         Ok((
@@ -109,14 +109,14 @@ impl Target for LmdbTarget {
     fn version(&self) -> String {
         lmdb_version()
     }
-    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
+    fn session(&self) -> Result<Box<dyn Session + '_>> {
         Ok(Box::new(LmdbSession {
             env: &self.env,
             db: self.db,
             seq: None,
         }))
     }
-    fn maintenance(&self, what: Maintenance) -> Result<(), TargetError> {
+    fn maintenance(&self, what: Maintenance) -> Result<()> {
         match what {
             // No memtable to flush: make the commits so far durable, the closest LMDB
             // has to a flush.
@@ -131,10 +131,7 @@ impl Target for LmdbTarget {
         Some(&self.path)
     }
     fn stats(&self) -> EngineStats {
-        EngineStats {
-            used_bytes: self.pages().ok().map(|(n, size)| n * u64::from(size)),
-            ..EngineStats::default()
-        }
+        crate::engine::used_pages(self.pages())
     }
     fn options(&self) -> Vec<(String, String)> {
         let mut v = self.settings.describe();
@@ -147,12 +144,12 @@ impl Target for LmdbTarget {
 }
 
 impl Session for LmdbSession<'_> {
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let mut w = self.env.write_txn().map_err(eng)?;
         self.db.put(&mut w, key, value).map_err(eng)?;
         w.commit().map_err(eng)
     }
-    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool> {
         let r = self.env.read_txn().map_err(eng)?;
         match self.db.get(&r, key).map_err(eng)? {
             Some(v) => {
@@ -162,13 +159,7 @@ impl Session for LmdbSession<'_> {
             None => Ok(false),
         }
     }
-    fn scan(
-        &mut self,
-        start: &[u8],
-        nexts: usize,
-        reverse: bool,
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
+    fn scan(&mut self, start: &[u8], nexts: usize, reverse: bool, visit: Visit) -> Result<usize> {
         let r = self.env.read_txn().map_err(eng)?;
         let mut n = 0;
         if reverse {
@@ -188,11 +179,7 @@ impl Session for LmdbSession<'_> {
         }
         Ok(n)
     }
-    fn next_in_order(
-        &mut self,
-        start: &[u8],
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<bool, TargetError> {
+    fn next_in_order(&mut self, start: &[u8], visit: Visit) -> Result<bool> {
         if self.seq.is_none() {
             let txn = self.env.read_txn().map_err(eng)?;
             let db = self.db;
@@ -210,12 +197,9 @@ impl Session for LmdbSession<'_> {
             Some(Err(e)) => Err(eng(e)),
             None => Ok(false),
         });
-        if !matches!(next, Ok(true)) {
-            self.seq = None;
-        }
-        next
+        crate::engine::end_spent_pass(&mut self.seq, next)
     }
-    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+    fn delete(&mut self, key: &[u8]) -> Result<()> {
         let mut w = self.env.write_txn().map_err(eng)?;
         self.db.delete(&mut w, key).map_err(eng)?;
         w.commit().map_err(eng)

@@ -14,14 +14,14 @@ use serde::{Deserialize, Serialize};
 pub struct LmdbOptions {
     /// LMDB: size of the memory map in bytes, the largest the database may grow
     /// (virtual space only; the file grows as pages are written).
-    #[arg(long = "lmdb-map-size", id = "map_size", default_value_t = 256 << 30)]
+    #[arg(long = "lmdb-map-size", default_value_t = 256 << 30)]
     pub map_size: u64,
     /// LMDB: MDB_WRITEMAP, write through a writable map instead of write(2).
-    #[arg(long = "lmdb-write-map", id = "write_map")]
+    #[arg(long = "lmdb-write-map")]
     pub write_map: bool,
     /// LMDB: MDB_NORDAHEAD, no OS readahead on the map (helps random reads of a
     /// database larger than RAM).
-    #[arg(long = "lmdb-no-readahead", id = "no_readahead")]
+    #[arg(long = "lmdb-no-readahead")]
     pub no_readahead: bool,
     /// Every commit is flushed to the device (without it: MDB_NOSYNC, the OS writes
     /// back; a process crash loses nothing, a power cut loses the last commits).

@@ -1,12 +1,10 @@
 //! An ordered in-memory map: a real engine with real data, cheap enough for fast tests
 //! of everything that needs values back (verification, ranges, deletes).
 
-use crate::engine::{refuse_common, Capabilities, Durability, EngineKind};
-use crate::options::EngineCommon;
-use plumb_core::{Maintenance, Session, Target, TargetError};
+use crate::engine::{Capabilities, VolatileKind};
+use plumb_core::{Maintenance, Result, Session, Target, TargetError, Visit};
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::path::Path;
 use std::sync::RwLock;
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -69,7 +67,7 @@ struct Cost {
 }
 
 impl Cost {
-    fn from_env() -> Result<Cost, TargetError> {
+    fn from_env() -> Result<Cost> {
         match (std::env::var(COST_ENV), std::env::var(ROUNDS_ENV)) {
             (Ok(_), Ok(_)) => Err(TargetError::Option {
                 option: ROUNDS_ENV.into(),
@@ -81,7 +79,7 @@ impl Cost {
         }
     }
 
-    fn rounds(text: &str) -> Result<Cost, TargetError> {
+    fn rounds(text: &str) -> Result<Cost> {
         let iters: u64 = text.trim().parse().map_err(|_| TargetError::Option {
             option: ROUNDS_ENV.into(),
             message: format!("{text:?} is not a whole number of rounds; unset it or give e.g. 50"),
@@ -93,7 +91,7 @@ impl Cost {
         })
     }
 
-    fn parse(text: &str) -> Result<Cost, TargetError> {
+    fn parse(text: &str) -> Result<Cost> {
         let ns: u64 = text.trim().parse().map_err(|_| TargetError::Option {
             option: COST_ENV.into(),
             message: format!(
@@ -214,39 +212,22 @@ impl MemoryTarget {
 }
 
 /// The memory engine's description of itself (it takes no options).
-pub(crate) struct MemoryKind;
-
-impl EngineKind for MemoryKind {
-    fn name(&self) -> &'static str {
-        "memory"
-    }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            keeps_files: false,
-            can_sync: false,
-            ..Capabilities::FILE_ENGINE
-        }
-    }
-    fn durability(&self) -> Durability {
-        Durability::Volatile
-    }
-    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
-        refuse_common(self.name(), c)
-    }
-    fn built_in(&self) -> bool {
-        true
-    }
-    fn version(&self) -> String {
-        Cost::from_env().map_or_else(|_| version_with(Cost::default()), version_with)
-    }
-    fn open(&self, _dir: Option<&Path>) -> Result<Box<dyn Target>, TargetError> {
+pub(crate) static MEMORY_KIND: VolatileKind = VolatileKind {
+    name: "memory",
+    capabilities: Capabilities {
+        keeps_files: false,
+        can_sync: false,
+        ..Capabilities::FILE_ENGINE
+    },
+    version: || Cost::from_env().map_or_else(|_| version_with(Cost::default()), version_with),
+    open: || {
         Ok(Box::new(MemoryTarget {
             map: RwLock::default(),
             cost: Cost::from_env()?,
             stall: None,
         }))
-    }
-}
+    },
+};
 
 struct MemorySession<'a> {
     map: &'a RwLock<Map>,
@@ -261,14 +242,14 @@ impl Target for MemoryTarget {
     fn version(&self) -> String {
         version_with(self.cost)
     }
-    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
+    fn session(&self) -> Result<Box<dyn Session + '_>> {
         Ok(Box::new(MemorySession {
             map: &self.map,
             cost: self.cost,
             stall: self.stall.as_ref(),
         }))
     }
-    fn maintenance(&self, _what: Maintenance) -> Result<(), TargetError> {
+    fn maintenance(&self, _what: Maintenance) -> Result<()> {
         Ok(())
     }
 }
@@ -291,12 +272,12 @@ impl MemorySession<'_> {
 }
 
 impl Session for MemorySession<'_> {
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.pay();
         self.write().insert(key.to_vec(), value.to_vec());
         Ok(())
     }
-    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool> {
         self.pay();
         match self.read().get(key) {
             Some(v) => {
@@ -306,13 +287,7 @@ impl Session for MemorySession<'_> {
             None => Ok(false),
         }
     }
-    fn scan(
-        &mut self,
-        start: &[u8],
-        nexts: usize,
-        reverse: bool,
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
+    fn scan(&mut self, start: &[u8], nexts: usize, reverse: bool, visit: Visit) -> Result<usize> {
         self.pay();
         let m = self.read();
         let mut n = 0;
@@ -337,7 +312,7 @@ impl Session for MemorySession<'_> {
         }
         Ok(n)
     }
-    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+    fn delete(&mut self, key: &[u8]) -> Result<()> {
         self.pay();
         self.write().remove(key);
         Ok(())

@@ -9,7 +9,9 @@
 use crate::engine::opt_err;
 use crate::rocks_options::{CacheType, CompactionStyle, Compression, RocksOptions};
 use crate::rocks_reader::{prefetch, RocksReader, Slot};
-use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
+use plumb_core::{
+    EngineStats, Maintenance, Result, Session, Target, TargetError, Visit, VisitBatch,
+};
 use std::ffi::c_void;
 use std::os::raw::{c_char, c_int};
 use std::path::{Path, PathBuf};
@@ -79,7 +81,7 @@ impl Drop for RawOptions {
 impl RocksOptions {
     /// The C API options for these settings: what the `rocksdb` crate's setters would
     /// give, set directly, with statistics at the level the shim sets.
-    pub(crate) fn to_raw(&self) -> Result<RawOptions, TargetError> {
+    pub(crate) fn to_raw(&self) -> Result<RawOptions> {
         use librocksdb_sys as f;
         // SAFETY: plain constructors and setters on objects created here. The block-based
         // options are copied into the table factory and the cache handle's shared
@@ -162,10 +164,7 @@ impl RocksOptions {
     ///
     /// # Safety
     /// `o` must be live options created by `rocksdb_options_create`.
-    unsafe fn apply_own_options(
-        &self,
-        o: *mut librocksdb_sys::rocksdb_options_t,
-    ) -> Result<(), TargetError> {
+    unsafe fn apply_own_options(&self, o: *mut librocksdb_sys::rocksdb_options_t) -> Result<()> {
         let c = |what: &str, s: &str| {
             std::ffi::CString::new(s).map_err(|_| opt_err(what, "contains a NUL byte"))
         };
@@ -226,7 +225,7 @@ unsafe impl Sync for RocksTarget {}
 
 impl RocksTarget {
     /// Opens (creating if missing) the database at `path` with `settings`.
-    pub fn open(path: &Path, settings: impl Into<RocksOptions>) -> Result<Self, TargetError> {
+    pub fn open(path: &Path, settings: impl Into<RocksOptions>) -> Result<Self> {
         let settings = settings.into();
         settings.validate()?;
         let opts = settings.to_raw()?;
@@ -295,7 +294,7 @@ impl RocksTarget {
     }
 
     /// Turns a C API error out-parameter into a result.
-    fn check(err: *mut c_char) -> Result<(), TargetError> {
+    fn check(err: *mut c_char) -> Result<()> {
         if err.is_null() {
             Ok(())
         } else {
@@ -363,7 +362,7 @@ impl RocksSession<'_> {
         key: &[u8],
         value: &[u8],
         delete: bool,
-    ) -> Result<(), TargetError> {
+    ) -> Result<()> {
         let mut err: *mut c_char = null_mut();
         // SAFETY: the batch, options and DB pointers are alive for the session's
         // lifetime; key and value outlive the call, which copies them into the batch.
@@ -415,7 +414,7 @@ impl Target for RocksTarget {
     fn version(&self) -> String {
         ROCKSDB_VERSION.to_string()
     }
-    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
+    fn session(&self) -> Result<Box<dyn Session + '_>> {
         // SAFETY: plain constructors and setters of the C API on objects this session
         // owns.
         let (batch, write, write_no_wal, seq_options) = unsafe {
@@ -451,7 +450,7 @@ impl Target for RocksTarget {
             seq: None,
         }))
     }
-    fn maintenance(&self, what: Maintenance) -> Result<(), TargetError> {
+    fn maintenance(&self, what: Maintenance) -> Result<()> {
         let mut err: *mut c_char = null_mut();
         // SAFETY: a live database handle; the flush options are created and destroyed
         // here; a null range compacts everything.
@@ -559,11 +558,11 @@ impl Target for RocksTarget {
 
 impl Session for RocksSession<'_> {
     #[inline]
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.write_one(self.write, key, value, false)
     }
     #[inline]
-    fn put_no_wal(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put_no_wal(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         if self.sync {
             // A synced run keeps its durability promise even for the load step.
             return self.put(key, value);
@@ -571,7 +570,7 @@ impl Session for RocksSession<'_> {
         self.write_one(self.write_no_wal, key, value, false)
     }
     #[inline]
-    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool> {
         // Slot `next_slot` is free: a pending value sits in the other one.
         let slot = self.next_slot;
         if !self.reader.get(slot, key)? {
@@ -582,11 +581,7 @@ impl Session for RocksSession<'_> {
         Ok(true)
     }
     #[inline]
-    fn get_deferred(
-        &mut self,
-        key: &[u8],
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<bool, TargetError> {
+    fn get_deferred(&mut self, key: &[u8], visit: Visit) -> Result<bool> {
         let slot = self.next_slot;
         let found = self.reader.get(slot, key)?;
         // The previous value's lines were prefetched before this lookup: check it now.
@@ -602,7 +597,7 @@ impl Session for RocksSession<'_> {
         self.next_slot = slot.other();
         Ok(true)
     }
-    fn finish_deferred(&mut self, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<(), TargetError> {
+    fn finish_deferred(&mut self, visit: Visit) -> Result<()> {
         if !self.pending {
             return Ok(());
         }
@@ -612,29 +607,15 @@ impl Session for RocksSession<'_> {
         self.reader.release(slot);
         Ok(())
     }
-    fn multi_get(
-        &mut self,
-        keys: &[Vec<u8>],
-        visit: &mut dyn FnMut(usize, Option<&[u8]>),
-    ) -> Result<(), TargetError> {
+    fn multi_get(&mut self, keys: &[Vec<u8>], visit: VisitBatch) -> Result<()> {
         self.reader.multi_get(keys, visit)
     }
-    fn scan(
-        &mut self,
-        start: &[u8],
-        nexts: usize,
-        reverse: bool,
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
+    fn scan(&mut self, start: &[u8], nexts: usize, reverse: bool, visit: Visit) -> Result<usize> {
         // A new iterator per seek, as db_bench's seekrandom does, so each op sees
         // the newest data; through the C++ reader, without the C API's allocations.
         self.reader.scan(start, nexts, reverse, visit)
     }
-    fn next_in_order(
-        &mut self,
-        start: &[u8],
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<bool, TargetError> {
+    fn next_in_order(&mut self, start: &[u8], visit: Visit) -> Result<bool> {
         // SAFETY: the iterator is created on the live DB and CF with this session's
         // read options, and destroyed (in Drop) before them; key and value slices are
         // read before the iterator moves again.
@@ -674,10 +655,10 @@ impl Session for RocksSession<'_> {
         }
         Ok(true)
     }
-    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+    fn delete(&mut self, key: &[u8]) -> Result<()> {
         self.write_one(self.write, key, &[], true)
     }
-    fn write_batch(&mut self, batch: &plumb_core::WriteBatch) -> Result<(), TargetError> {
+    fn write_batch(&mut self, batch: &plumb_core::WriteBatch) -> Result<()> {
         let mut err: *mut c_char = null_mut();
         // SAFETY: as in `write_one`: the reused batch, options and DB are alive for the
         // session; every key and value outlives the calls that copy them.

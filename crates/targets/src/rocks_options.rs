@@ -6,7 +6,7 @@
 //! build that cannot run them (and say so).
 
 use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
-use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use crate::options::DEFAULT_CACHE_SIZE;
 use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -158,10 +158,7 @@ impl EngineKind for RocksOptions {
             Durability::of_sync(self.sync)
         }
     }
-    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
-        crate::engine::take_sync_and_cache(c, &mut self.sync, &mut self.cache_size);
-        Ok(())
-    }
+    crate::engine::takes_sync_and_cache!();
     /// Universal compaction needs room for a full compaction's new copy of every file
     /// beside the old ones until it finishes (RocksDB issue 10533: seed 000 ran out of disk
     /// and cut its rows to 75%), on top of the size amplification it allows between

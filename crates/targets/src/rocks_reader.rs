@@ -14,7 +14,7 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::NonNull;
 
 use crate::ffi::{bytes, visit_ctx, visit_entry, VisitFn};
-use plumb_core::TargetError;
+use plumb_core::{Result, TargetError, Visit, VisitBatch};
 
 #[repr(C)]
 struct RawReader {
@@ -113,7 +113,7 @@ impl RocksReader {
     pub(crate) unsafe fn new(
         db: *mut librocksdb_sys::rocksdb_t,
         cf: *mut librocksdb_sys::rocksdb_column_family_handle_t,
-    ) -> Result<Self, TargetError> {
+    ) -> Result<Self> {
         // SAFETY: per the contract above; the shim only reads each handle's pointer.
         let raw = unsafe { plumb_rocks_reader_new(db as *mut c_void, cf as *mut c_void) };
         NonNull::new(raw)
@@ -129,7 +129,7 @@ impl RocksReader {
 
     /// Looks `key` up into `slot`, unpinning what the slot held; `Ok(false)` when absent.
     #[inline]
-    pub(crate) fn get(&mut self, slot: Slot, key: &[u8]) -> Result<bool, TargetError> {
+    pub(crate) fn get(&mut self, slot: Slot, key: &[u8]) -> Result<bool> {
         let mut err: *mut c_char = std::ptr::null_mut();
         // SAFETY: a live reader; the key outlives the call.
         let rc = unsafe {
@@ -165,11 +165,7 @@ impl RocksReader {
     /// Looks up a batch with the batched `DB::MultiGet`, as db_bench's
     /// `--multiread_batched`, and visits each key's value (`None` when absent) while the
     /// batch is pinned. No allocation once the largest batch has been seen.
-    pub(crate) fn multi_get(
-        &mut self,
-        keys: &[Vec<u8>],
-        visit: &mut dyn FnMut(usize, Option<&[u8]>),
-    ) -> Result<(), TargetError> {
+    pub(crate) fn multi_get(&mut self, keys: &[Vec<u8>], visit: VisitBatch) -> Result<()> {
         let n = keys.len();
         self.key_ptrs.clear();
         self.key_lens.clear();
@@ -225,8 +221,8 @@ impl RocksReader {
         start: &[u8],
         nexts: usize,
         reverse: bool,
-        mut visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
+        mut visit: Visit,
+    ) -> Result<usize> {
         let mut visited = 0usize;
         let mut err: *mut c_char = std::ptr::null_mut();
         // SAFETY: a live reader; `visit` outlives the call and `visit_entry` is the

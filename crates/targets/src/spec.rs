@@ -9,8 +9,8 @@ pub use crate::engine::{Capabilities, Durability};
 use crate::fjall::FjallOptions;
 use crate::leveldb_options::LeveldbOptions;
 use crate::lmdb_options::LmdbOptions;
-use crate::memory::MemoryKind;
-use crate::null::NullKind;
+use crate::memory::MEMORY_KIND;
+use crate::null::NULL_KIND;
 use crate::options::{EngineCommon, OptionDoc};
 use crate::redb::RedbOptions;
 use crate::rocks_options::RocksOptions;
@@ -75,8 +75,8 @@ macro_rules! registry {
             fn kind(&self) -> &dyn EngineKind {
                 match self {
                     $(EngineSpec::$variant(o) => o,)*
-                    EngineSpec::Memory => &MemoryKind,
-                    EngineSpec::Null => &NullKind,
+                    EngineSpec::Memory => &MEMORY_KIND,
+                    EngineSpec::Null => &NULL_KIND,
                 }
             }
 

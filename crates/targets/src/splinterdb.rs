@@ -4,9 +4,9 @@
 //! crash recovery: its durability is `unlogged`, and compare says so beside any engine
 //! that syncs.
 
-use crate::ffi::{bytes, visit_ctx, visit_entry, VisitFn};
+use crate::ffi::{bytes, scan_through, VisitFn};
 use crate::splinterdb_options::{SplinterdbOptions, DB_FILE};
-use plumb_core::{Maintenance, Session, Target, TargetError};
+use plumb_core::{Maintenance, Result, Session, Target, TargetError, Visit};
 use std::ffi::{c_void, CStr, CString};
 use std::os::raw::{c_char, c_int};
 use std::path::{Path, PathBuf};
@@ -117,7 +117,7 @@ pub fn splinterdb_version() -> String {
 }
 
 /// SplinterDB returns errno-style codes.
-fn status(rc: c_int, what: &str) -> Result<(), TargetError> {
+fn status(rc: c_int, what: &str) -> Result<()> {
     if rc == 0 {
         return Ok(());
     }
@@ -147,7 +147,7 @@ unsafe impl Sync for SplinterdbTarget {}
 
 impl SplinterdbTarget {
     /// Creates the database file in `dir`, or opens the one there with the same sizes.
-    pub fn open(dir: &Path, settings: SplinterdbOptions) -> Result<Self, TargetError> {
+    pub fn open(dir: &Path, settings: SplinterdbOptions) -> Result<Self> {
         settings.validate()?;
         crate::engine::make_dir(ENGINE, dir)?;
         let path = dir.join(DB_FILE);
@@ -219,7 +219,7 @@ impl Target for SplinterdbTarget {
     fn version(&self) -> String {
         splinterdb_version()
     }
-    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
+    fn session(&self) -> Result<Box<dyn Session + '_>> {
         // SAFETY: a live database.
         let r = unsafe { plumb_splinter_result_new(self.raw.as_ptr()) };
         let result = NonNull::new(r).ok_or_else(|| TargetError::engine(ENGINE, "out of memory"))?;
@@ -229,7 +229,7 @@ impl Target for SplinterdbTarget {
             seq: None,
         }))
     }
-    fn maintenance(&self, _what: Maintenance) -> Result<(), TargetError> {
+    fn maintenance(&self, _what: Maintenance) -> Result<()> {
         // No flush or compaction call in SplinterDB's public API that plumb's steps
         // could wait on: its background threads do that work on their own.
         Ok(())
@@ -243,7 +243,7 @@ impl Target for SplinterdbTarget {
 }
 
 impl Session for SplinterdbSession<'_> {
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         // SAFETY: a live database; SplinterDB copies key and value.
         let rc = unsafe {
             plumb_splinter_insert(
@@ -256,7 +256,7 @@ impl Session for SplinterdbSession<'_> {
         };
         status(rc, "insert")
     }
-    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool> {
         let (mut found, mut v, mut vl) = (0, std::ptr::null(), 0usize);
         // SAFETY: a live database and this session's own result object.
         let rc = unsafe {
@@ -278,36 +278,15 @@ impl Session for SplinterdbSession<'_> {
         visit(unsafe { bytes(v, vl) });
         Ok(true)
     }
-    fn scan(
-        &mut self,
-        start: &[u8],
-        nexts: usize,
-        reverse: bool,
-        mut visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
-        let mut visited = 0usize;
-        // SAFETY: a live database; `visit` outlives the call and `visit_entry` is the
-        // only user of the context pointer.
-        let rc = unsafe {
-            plumb_splinter_scan(
-                self.target.raw.as_ptr(),
-                start.as_ptr() as *const c_char,
-                start.len(),
-                nexts,
-                c_int::from(reverse),
-                visit_entry,
-                visit_ctx(&mut visit),
-                &mut visited,
-            )
-        };
+    fn scan(&mut self, start: &[u8], nexts: usize, reverse: bool, visit: Visit) -> Result<usize> {
+        let raw = self.target.raw.as_ptr();
+        // SAFETY: a live database.
+        let (rc, visited) =
+            unsafe { scan_through(plumb_splinter_scan, raw, start, nexts, reverse, visit) };
         status(rc, "scan")?;
         Ok(visited)
     }
-    fn next_in_order(
-        &mut self,
-        start: &[u8],
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<bool, TargetError> {
+    fn next_in_order(&mut self, start: &[u8], visit: Visit) -> Result<bool> {
         let it = match self.seq {
             // SAFETY: a live iterator, on the entry visited last.
             Some(it) => unsafe {
@@ -350,7 +329,7 @@ impl Session for SplinterdbSession<'_> {
         }
         Ok(true)
     }
-    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+    fn delete(&mut self, key: &[u8]) -> Result<()> {
         // SAFETY: a live database.
         let rc = unsafe {
             plumb_splinter_delete(

@@ -21,32 +21,20 @@ pub const PAGE_SIZE: u64 = 4096;
 pub struct SplinterdbOptions {
     /// SplinterDB: the database file's logical size in bytes, the most it can ever
     /// hold (the file grows as extents are used).
-    #[arg(long = "splinterdb-disk-size", id = "disk_size", default_value_t = 32 << 30)]
+    #[arg(long = "splinterdb-disk-size", default_value_t = 32 << 30)]
     pub disk_size: u64,
     /// SplinterDB: memtable capacity in bytes.
-    #[arg(
-        long = "splinterdb-memtable-capacity",
-        id = "memtable_capacity",
-        default_value_t = 24 << 20
-    )]
+    #[arg(long = "splinterdb-memtable-capacity", default_value_t = 24 << 20)]
     pub memtable_capacity: u64,
     /// SplinterDB: background threads for memtable work (0 = foreground threads do it).
-    #[arg(
-        long = "splinterdb-memtable-bg-threads",
-        id = "memtable_bg_threads",
-        default_value_t = 1
-    )]
+    #[arg(long = "splinterdb-memtable-bg-threads", default_value_t = 1)]
     pub memtable_bg_threads: u64,
     /// SplinterDB: background threads for compaction work (with one memtable thread,
     /// the two background threads RocksDB gets by default).
-    #[arg(
-        long = "splinterdb-normal-bg-threads",
-        id = "normal_bg_threads",
-        default_value_t = 1
-    )]
+    #[arg(long = "splinterdb-normal-bg-threads", default_value_t = 1)]
     pub normal_bg_threads: u64,
     /// SplinterDB: O_DIRECT for all IO, so the OS page cache does not hide reads.
-    #[arg(long = "splinterdb-direct-io", id = "direct_io")]
+    #[arg(long = "splinterdb-direct-io")]
     pub direct_io: bool,
     /// Cache bytes (from `--cache-size`).
     #[arg(skip = DEFAULT_CACHE_SIZE)]

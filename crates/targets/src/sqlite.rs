@@ -4,7 +4,7 @@
 //! of one. The seeds' B-tree baseline next to the LSMs.
 
 use crate::sqlite_options::SqliteOptions;
-use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
+use plumb_core::{EngineStats, Maintenance, Result, Session, Target, TargetError, Visit};
 use rusqlite::{params, Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -39,7 +39,7 @@ pub struct SqliteTarget {
 
 impl SqliteTarget {
     /// Opens (creating if missing) `DB_FILE` in directory `dir` and its table.
-    pub fn open(dir: &Path, settings: SqliteOptions) -> Result<Self, TargetError> {
+    pub fn open(dir: &Path, settings: SqliteOptions) -> Result<Self> {
         settings.validate()?;
         crate::engine::make_dir(ENGINE, dir)?;
         let file = dir.join(DB_FILE);
@@ -63,7 +63,7 @@ impl SqliteTarget {
 
     /// Pages in the database file that hold data (not on the freelist) and the page
     /// size, SQLite's own figures.
-    pub fn pages(&self) -> Result<(u64, u32), TargetError> {
+    pub fn pages(&self) -> Result<(u64, u32)> {
         let c = self.admin();
         let pages: i64 = c
             .query_row("PRAGMA page_count", [], |r| r.get(0))
@@ -81,7 +81,7 @@ impl SqliteTarget {
 
 /// One connection with every pragma applied and checked: SQLite ignores a pragma it
 /// cannot honour, so the journal mode it really took is read back.
-fn connect(file: &Path, o: &SqliteOptions) -> Result<Connection, TargetError> {
+fn connect(file: &Path, o: &SqliteOptions) -> Result<Connection> {
     let c = Connection::open_with_flags(
         file,
         OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -127,7 +127,7 @@ impl Target for SqliteTarget {
     fn version(&self) -> String {
         rusqlite::version().to_string()
     }
-    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
+    fn session(&self) -> Result<Box<dyn Session + '_>> {
         let conn = connect(&self.file, &self.settings)?;
         // Prepare once so a bad statement fails here, before timing starts.
         for sql in [GET, PUT, DELETE, FORWARD, REVERSE] {
@@ -135,7 +135,7 @@ impl Target for SqliteTarget {
         }
         Ok(Box::new(SqliteSession { conn }))
     }
-    fn maintenance(&self, what: Maintenance) -> Result<(), TargetError> {
+    fn maintenance(&self, what: Maintenance) -> Result<()> {
         let c = self.admin();
         let sql = match what {
             // Copy the WAL into the database file, as a flush moves a memtable to
@@ -153,10 +153,7 @@ impl Target for SqliteTarget {
         Some(&self.dir)
     }
     fn stats(&self) -> EngineStats {
-        EngineStats {
-            used_bytes: self.pages().ok().map(|(n, size)| n * u64::from(size)),
-            ..EngineStats::default()
-        }
+        crate::engine::used_pages(self.pages())
     }
     fn options(&self) -> Vec<(String, String)> {
         let mut v = self.settings.describe();
@@ -169,13 +166,7 @@ impl Target for SqliteTarget {
 }
 
 impl SqliteSession {
-    fn range(
-        &mut self,
-        sql: &str,
-        start: &[u8],
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
+    fn range(&mut self, sql: &str, start: &[u8], limit: usize, visit: Visit) -> Result<usize> {
         let mut st = self.conn.prepare_cached(sql).map_err(eng)?;
         let mut rows = st.query(params![start, limit as i64]).map_err(eng)?;
         let mut n = 0;
@@ -190,12 +181,12 @@ impl SqliteSession {
 }
 
 impl Session for SqliteSession {
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let mut st = self.conn.prepare_cached(PUT).map_err(eng)?;
         st.execute(params![key, value]).map_err(eng)?;
         Ok(())
     }
-    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool> {
         let mut st = self.conn.prepare_cached(GET).map_err(eng)?;
         let mut rows = st.query(params![key]).map_err(eng)?;
         match rows.next().map_err(eng)? {
@@ -207,13 +198,7 @@ impl Session for SqliteSession {
             None => Ok(false),
         }
     }
-    fn scan(
-        &mut self,
-        start: &[u8],
-        nexts: usize,
-        reverse: bool,
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
+    fn scan(&mut self, start: &[u8], nexts: usize, reverse: bool, visit: Visit) -> Result<usize> {
         self.range(
             if reverse { REVERSE } else { FORWARD },
             start,
@@ -221,7 +206,7 @@ impl Session for SqliteSession {
             visit,
         )
     }
-    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+    fn delete(&mut self, key: &[u8]) -> Result<()> {
         let mut st = self.conn.prepare_cached(DELETE).map_err(eng)?;
         st.execute(params![key]).map_err(eng)?;
         Ok(())

@@ -3,7 +3,7 @@
 //! flags (`plumb kv`) or the same keys in a suite's `[target.options]`.
 
 use crate::engine::{Capabilities, Durability, EngineKind};
-use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use crate::options::DEFAULT_CACHE_SIZE;
 use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -38,19 +38,14 @@ impl fmt::Display for JournalMode {
 #[serde(default, deny_unknown_fields)]
 pub struct SqliteOptions {
     /// SQLite: journal mode, wal, delete or truncate.
-    #[arg(
-        long = "sqlite-journal-mode",
-        id = "journal_mode",
-        value_enum,
-        default_value = "wal"
-    )]
+    #[arg(long = "sqlite-journal-mode", value_enum, default_value = "wal")]
     pub journal_mode: JournalMode,
     /// SQLite: database page size in bytes (a power of two, 512 to 65536).
-    #[arg(long = "sqlite-page-size", id = "page_size", default_value_t = 4096)]
+    #[arg(long = "sqlite-page-size", default_value_t = 4096)]
     pub page_size: u32,
     /// SQLite: bytes of the database to map into memory (0 = read through the page
     /// cache only).
-    #[arg(long = "sqlite-mmap-size", id = "mmap_size", default_value_t = 0)]
+    #[arg(long = "sqlite-mmap-size", default_value_t = 0)]
     pub mmap_size: u64,
     /// Every commit is flushed to the device: synchronous=FULL (without it NORMAL,
     /// which in WAL mode keeps every commit through a process crash, not a power cut).
@@ -124,10 +119,7 @@ impl EngineKind for SqliteOptions {
     fn durability(&self) -> Durability {
         Durability::of_sync(self.sync)
     }
-    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
-        crate::engine::take_sync_and_cache(c, &mut self.sync, &mut self.cache_size);
-        Ok(())
-    }
+    crate::engine::takes_sync_and_cache!();
     fn validate(&self) -> Result<(), TargetError> {
         SqliteOptions::validate(self)
     }

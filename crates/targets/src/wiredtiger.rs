@@ -4,9 +4,9 @@
 //! and values (`key_format=u,value_format=u`); each op is its own transaction, written
 //! through WiredTiger's log.
 
-use crate::ffi::{bytes, visit_ctx, visit_entry, VisitFn};
+use crate::ffi::{bytes, scan_through, visit_ctx, visit_entry, VisitFn};
 use crate::wiredtiger_options::WiredtigerOptions;
-use plumb_core::{EngineStats, Maintenance, Session, Target, TargetError};
+use plumb_core::{EngineStats, Maintenance, Result, Session, Target, TargetError, Visit};
 use std::ffi::{c_void, CStr, CString};
 use std::os::raw::{c_char, c_int};
 use std::path::{Path, PathBuf};
@@ -55,7 +55,7 @@ extern "C" {
     fn plumb_wt_release(s: *mut RawSession);
     fn plumb_wt_scan(
         s: *mut RawSession,
-        start: *const c_void,
+        start: *const c_char,
         sl: usize,
         nexts: usize,
         reverse: c_int,
@@ -83,7 +83,7 @@ pub fn wiredtiger_version() -> String {
     }
 }
 
-fn status(rc: c_int, what: &str) -> Result<(), TargetError> {
+fn status(rc: c_int, what: &str) -> Result<()> {
     if rc == 0 {
         return Ok(());
     }
@@ -114,7 +114,7 @@ unsafe impl Sync for WiredtigerTarget {}
 
 impl WiredtigerTarget {
     /// Opens (creating if missing) the database whose home is `dir`.
-    pub fn open(dir: &Path, settings: WiredtigerOptions) -> Result<Self, TargetError> {
+    pub fn open(dir: &Path, settings: WiredtigerOptions) -> Result<Self> {
         settings.validate()?;
         crate::engine::make_dir(ENGINE, dir)?;
         let home = crate::ffi::c_path(ENGINE, dir)?;
@@ -159,7 +159,7 @@ impl Target for WiredtigerTarget {
     fn version(&self) -> String {
         wiredtiger_version()
     }
-    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
+    fn session(&self) -> Result<Box<dyn Session + '_>> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: a live connection.
         let rc = unsafe { plumb_wt_session_open(self.conn.as_ptr(), &mut raw) };
@@ -168,7 +168,7 @@ impl Target for WiredtigerTarget {
             .ok_or_else(|| TargetError::engine(ENGINE, "open_session returned nothing"))?;
         Ok(Box::new(WiredtigerSession { raw, _target: self }))
     }
-    fn maintenance(&self, what: Maintenance) -> Result<(), TargetError> {
+    fn maintenance(&self, what: Maintenance) -> Result<()> {
         let compact = match what {
             // A checkpoint writes the tree's dirty pages, as a flush writes a memtable.
             Maintenance::Flush => 0,
@@ -207,7 +207,7 @@ impl Target for WiredtigerTarget {
 }
 
 impl Session for WiredtigerSession<'_> {
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         // SAFETY: a live session; WiredTiger copies key and value.
         let rc = unsafe {
             plumb_wt_put(
@@ -220,7 +220,7 @@ impl Session for WiredtigerSession<'_> {
         };
         status(rc, "insert")
     }
-    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool> {
         let (mut found, mut v, mut vl) = (0, std::ptr::null(), 0usize);
         // SAFETY: a live session; the value stays valid until plumb_wt_release.
         let rc = unsafe {
@@ -243,36 +243,15 @@ impl Session for WiredtigerSession<'_> {
         unsafe { plumb_wt_release(self.raw.as_ptr()) };
         Ok(true)
     }
-    fn scan(
-        &mut self,
-        start: &[u8],
-        nexts: usize,
-        reverse: bool,
-        mut visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
-        let mut visited = 0usize;
-        // SAFETY: a live session; `visit` outlives the call and `visit_entry` is the
-        // only user of the context pointer.
-        let rc = unsafe {
-            plumb_wt_scan(
-                self.raw.as_ptr(),
-                start.as_ptr() as *const c_void,
-                start.len(),
-                nexts,
-                c_int::from(reverse),
-                visit_entry,
-                visit_ctx(&mut visit),
-                &mut visited,
-            )
-        };
+    fn scan(&mut self, start: &[u8], nexts: usize, reverse: bool, visit: Visit) -> Result<usize> {
+        let raw = self.raw.as_ptr();
+        // SAFETY: a live session.
+        let (rc, visited) =
+            unsafe { scan_through(plumb_wt_scan, raw, start, nexts, reverse, visit) };
         status(rc, "scan")?;
         Ok(visited)
     }
-    fn next_in_order(
-        &mut self,
-        start: &[u8],
-        mut visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<bool, TargetError> {
+    fn next_in_order(&mut self, start: &[u8], mut visit: Visit) -> Result<bool> {
         let mut more = 0;
         // SAFETY: as in `scan`; the pass's cursor lives in the shim's session.
         let rc = unsafe {
@@ -288,7 +267,7 @@ impl Session for WiredtigerSession<'_> {
         status(rc, "readseq")?;
         Ok(more != 0)
     }
-    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+    fn delete(&mut self, key: &[u8]) -> Result<()> {
         // SAFETY: a live session.
         let rc =
             unsafe { plumb_wt_delete(self.raw.as_ptr(), key.as_ptr() as *const c_void, key.len()) };

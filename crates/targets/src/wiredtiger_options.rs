@@ -3,7 +3,7 @@
 //! engine-neutral `--sync` and `--cache-size`.
 
 use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
-use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use crate::options::DEFAULT_CACHE_SIZE;
 use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
 
@@ -16,11 +16,7 @@ pub const MARKER_FILE: &str = "WiredTiger";
 pub struct WiredtigerOptions {
     /// WiredTiger: seconds between background checkpoints (0 = only the ones plumb's
     /// flush step asks for).
-    #[arg(
-        long = "wiredtiger-checkpoint-wait",
-        id = "checkpoint_wait",
-        default_value_t = 60
-    )]
+    #[arg(long = "wiredtiger-checkpoint-wait", default_value_t = 60)]
     pub checkpoint_wait: u64,
     /// WiredTiger: O_DIRECT for data files (direct_io=[data]), so the OS page cache does
     /// not hide reads.
@@ -95,10 +91,7 @@ impl EngineKind for WiredtigerOptions {
     fn durability(&self) -> Durability {
         Durability::of_sync(self.sync)
     }
-    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
-        crate::engine::take_sync_and_cache(c, &mut self.sync, &mut self.cache_size);
-        Ok(())
-    }
+    crate::engine::takes_sync_and_cache!();
     fn validate(&self) -> Result<(), TargetError> {
         WiredtigerOptions::validate(self)
     }

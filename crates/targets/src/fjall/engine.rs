@@ -16,7 +16,9 @@ use ::fjall::{
     CompressionType, Database, Iter, Keyspace, KeyspaceCreateOptions, OwnedWriteBatch, PersistMode,
     Readable,
 };
-use plumb_core::{BatchOp, EngineStats, Maintenance, Session, Target, TargetError, WriteBatch};
+use plumb_core::{
+    BatchOp, EngineStats, Maintenance, Result, Session, Target, TargetError, Visit, WriteBatch,
+};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -69,7 +71,7 @@ pub struct FjallTarget {
 impl FjallTarget {
     /// Opens (creating if missing) the database in directory `path`; refuses a stored
     /// keyspace whose options differ from `settings`.
-    pub fn open(path: &Path, settings: FjallOptions) -> Result<Self, TargetError> {
+    pub fn open(path: &Path, settings: FjallOptions) -> Result<Self> {
         settings.validate()?;
         crate::engine::make_dir(ENGINE, path)?;
         let workers = settings.effective_worker_threads();
@@ -118,7 +120,7 @@ impl FjallTarget {
 
     /// Polls until `done`, failing if fjall poisoned itself meanwhile (a failed flush or
     /// compaction stops its worker, and the wait would never end).
-    fn wait_until(&self, mut done: impl FnMut() -> bool) -> Result<(), TargetError> {
+    fn wait_until(&self, mut done: impl FnMut() -> bool) -> Result<()> {
         while !done() {
             // Persist refuses a poisoned database; otherwise it flushes an already
             // flushed buffer, which is nothing.
@@ -129,7 +131,7 @@ impl FjallTarget {
     }
 
     /// Seals the active memtable and waits until every sealed memtable is a table.
-    fn flush(&self) -> Result<(), TargetError> {
+    fn flush(&self) -> Result<()> {
         self.ks.rotate_memtable().map_err(eng)?;
         self.wait_until(|| self.flushed())
     }
@@ -141,7 +143,7 @@ impl FjallTarget {
     /// Waits until fjall's background work is idle: no flush queued or sealed memtable
     /// left, no compaction running, and none finished for [`QUIET_POLLS`] polls. fjall
     /// starts compactions only after a flush (and at open), so it then stays idle.
-    fn wait_for_compaction(&self) -> Result<(), TargetError> {
+    fn wait_for_compaction(&self) -> Result<()> {
         let mut last = self.db.compactions_completed();
         let mut quiet = 0;
         self.wait_until(|| {
@@ -160,7 +162,7 @@ impl FjallTarget {
 /// fjall stores a keyspace's options when it creates it and recovers those on reopen,
 /// ignoring the ones given: refuse a difference instead of recording options that are
 /// not in force. (The memtable size is stored too but not readable, so not checked.)
-fn check_stored_options(ks: &Keyspace, s: &FjallOptions) -> Result<(), TargetError> {
+fn check_stored_options(ks: &Keyspace, s: &FjallOptions) -> Result<()> {
     let stored = |option: &str, value: String| {
         opt_err(
             option,
@@ -217,7 +219,7 @@ impl FjallSession<'_> {
     /// Makes a single-op write durable as the options say: fjall already flushed it to
     /// the OS (manual_journal_persist = false); with sync it is fsynced too.
     #[inline]
-    fn persisted(&self) -> Result<(), TargetError> {
+    fn persisted(&self) -> Result<()> {
         if self.t.settings.sync {
             self.t.db.persist(PersistMode::SyncAll).map_err(eng)?;
         }
@@ -232,10 +234,10 @@ impl Target for FjallTarget {
     fn version(&self) -> String {
         fjall_version()
     }
-    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
+    fn session(&self) -> Result<Box<dyn Session + '_>> {
         Ok(Box::new(FjallSession { t: self, seq: None }))
     }
-    fn maintenance(&self, what: Maintenance) -> Result<(), TargetError> {
+    fn maintenance(&self, what: Maintenance) -> Result<()> {
         match what {
             Maintenance::Flush => self.flush(),
             Maintenance::WaitForCompaction => self.wait_for_compaction(),
@@ -277,12 +279,12 @@ impl Target for FjallTarget {
 
 impl Session for FjallSession<'_> {
     #[inline]
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.t.ks.insert(key, value).map_err(eng)?;
         self.persisted()
     }
     #[inline]
-    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool> {
         match self.t.ks.get(key).map_err(eng)? {
             Some(v) => {
                 visit(&v);
@@ -291,17 +293,11 @@ impl Session for FjallSession<'_> {
             None => Ok(false),
         }
     }
-    fn scan(
-        &mut self,
-        start: &[u8],
-        nexts: usize,
-        reverse: bool,
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
+    fn scan(&mut self, start: &[u8], nexts: usize, reverse: bool, visit: Visit) -> Result<usize> {
         // A new iterator per seek, as db_bench's seekrandom, so each op sees the newest
         // data; a bounded range, so fjall seeks instead of walking from the first key.
         let mut n = 0;
-        let mut each = |g: ::fjall::Guard| -> Result<(), TargetError> {
+        let mut each = |g: ::fjall::Guard| -> Result<()> {
             let (k, v) = g.into_inner().map_err(eng)?;
             visit(&k, &v);
             n += 1;
@@ -320,11 +316,7 @@ impl Session for FjallSession<'_> {
         }
         Ok(n)
     }
-    fn next_in_order(
-        &mut self,
-        start: &[u8],
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<bool, TargetError> {
+    fn next_in_order(&mut self, start: &[u8], visit: Visit) -> Result<bool> {
         let t = self.t;
         let it = self.seq.get_or_insert_with(|| {
             // Keyspace::range reads at the newest sequence number as it goes; a
@@ -339,17 +331,14 @@ impl Session for FjallSession<'_> {
             }),
             None => Ok(false),
         };
-        if !matches!(next, Ok(true)) {
-            self.seq = None;
-        }
-        next
+        crate::engine::end_spent_pass(&mut self.seq, next)
     }
     #[inline]
-    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+    fn delete(&mut self, key: &[u8]) -> Result<()> {
         self.t.ks.remove(key).map_err(eng)?;
         self.persisted()
     }
-    fn write_batch(&mut self, batch: &WriteBatch) -> Result<(), TargetError> {
+    fn write_batch(&mut self, batch: &WriteBatch) -> Result<()> {
         // One journal record for the batch, persisted once under the journal lock.
         let mut b = OwnedWriteBatch::with_capacity(self.t.db.clone(), batch.len())
             .durability(Some(self.t.persist_mode()));

@@ -10,7 +10,7 @@
 pub(crate) mod engine;
 
 use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
-use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use crate::options::DEFAULT_CACHE_SIZE;
 use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
 
@@ -37,20 +37,12 @@ pub enum FjallCompression {
 pub struct FjallOptions {
     /// fjall: memtable size in bytes before it is sealed and flushed to L0 (RocksDB's
     /// write_buffer_size; not checked on reopen: fjall keeps it private).
-    #[arg(
-        long = "fjall-max-memtable-size",
-        id = "max_memtable_size",
-        default_value_t = 64 << 20
-    )]
+    #[arg(long = "fjall-max-memtable-size", default_value_t = 64 << 20)]
     pub max_memtable_size: u64,
     /// fjall: total size of the journals in bytes before the memtables holding the
     /// oldest one are flushed so it can go (RocksDB's max_total_wal_size; at least
     /// 64 MiB).
-    #[arg(
-        long = "fjall-max-journaling-size",
-        id = "max_journaling_size",
-        default_value_t = 512 << 20
-    )]
+    #[arg(long = "fjall-max-journaling-size", default_value_t = 512 << 20)]
     pub max_journaling_size: u64,
     /// fjall: data block size in bytes (1 KiB to 1 MiB).
     #[arg(
@@ -71,22 +63,14 @@ pub struct FjallOptions {
     pub compression: FjallCompression,
     /// fjall: L0 tables that start an L0 to L1 compaction (RocksDB's
     /// level0_file_num_compaction_trigger).
-    #[arg(long = "fjall-l0-threshold", id = "l0_threshold", default_value_t = 4)]
+    #[arg(long = "fjall-l0-threshold", default_value_t = 4)]
     pub l0_threshold: u8,
     /// fjall: target size of a table file in bytes (RocksDB's target_file_size_base).
-    #[arg(
-        long = "fjall-table-target-size",
-        id = "table_target_size",
-        default_value_t = 64 << 20
-    )]
+    #[arg(long = "fjall-table-target-size", default_value_t = 64 << 20)]
     pub table_target_size: u64,
     /// fjall: background threads for flushes and compactions (0 = fjall's default,
     /// the CPU count up to 4).
-    #[arg(
-        long = "fjall-worker-threads",
-        id = "worker_threads",
-        default_value_t = 0
-    )]
+    #[arg(long = "fjall-worker-threads", default_value_t = 0)]
     pub worker_threads: u32,
     /// Every write is fsynced in the journal (fjall's PersistMode::SyncAll) before it
     /// returns. Without it each write is flushed from fjall's journal buffer to the OS
@@ -190,10 +174,7 @@ impl EngineKind for FjallOptions {
         // manual_journal_persist, which plumb leaves off).
         Durability::of_sync(self.sync)
     }
-    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
-        crate::engine::take_sync_and_cache(c, &mut self.sync, &mut self.cache_size);
-        Ok(())
-    }
+    crate::engine::takes_sync_and_cache!();
     fn validate(&self) -> Result<(), TargetError> {
         FjallOptions::validate(self)
     }
@@ -210,6 +191,7 @@ impl EngineKind for FjallOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::EngineCommon;
 
     #[test]
     fn defaults_are_fjalls_and_an_empty_table_means_them() {

@@ -4,7 +4,7 @@
 //! the two B-trees are compared op for op.
 
 use super::{RedbOptions, DATA_FILE};
-use plumb_core::{BatchOp, Maintenance, Session, Target, TargetError, WriteBatch};
+use plumb_core::{BatchOp, Maintenance, Result, Session, Target, TargetError, Visit, WriteBatch};
 use redb::{
     Database, Durability, Range, ReadableDatabase, ReadableTableMetadata, Table, TableDefinition,
     WriteTransaction,
@@ -43,7 +43,7 @@ pub struct RedbTarget {
 
 impl RedbTarget {
     /// Opens (creating if missing) the database file in directory `path`.
-    pub fn open(path: &Path, settings: RedbOptions) -> Result<Self, TargetError> {
+    pub fn open(path: &Path, settings: RedbOptions) -> Result<Self> {
         settings.validate()?;
         crate::engine::make_dir(ENGINE, path)?;
         let cache = usize::try_from(settings.cache_size).expect("validate checked it fits");
@@ -65,7 +65,7 @@ impl RedbTarget {
     }
 
     /// A write transaction with the commit settings of these options.
-    fn begin_write(&self, durability: Durability) -> Result<WriteTransaction, TargetError> {
+    fn begin_write(&self, durability: Durability) -> Result<WriteTransaction> {
         let mut w = self.db.begin_write().map_err(eng)?;
         w.set_durability(durability).map_err(eng)?;
         w.set_two_phase_commit(self.settings.two_phase_commit);
@@ -86,7 +86,7 @@ impl RedbTarget {
     fn write(
         &self,
         f: impl FnOnce(&mut Table<'_, &'static [u8], &'static [u8]>) -> Result<(), redb::Error>,
-    ) -> Result<(), TargetError> {
+    ) -> Result<()> {
         let w = self.begin_write(self.op_durability())?;
         {
             let mut t = w.open_table(TABLE).map_err(eng)?;
@@ -96,7 +96,7 @@ impl RedbTarget {
     }
 
     /// Entries in the table, from the length redb keeps in the tree's root (no walk).
-    fn entries(&self) -> Result<u64, TargetError> {
+    fn entries(&self) -> Result<u64> {
         let r = self.db.begin_read().map_err(eng)?;
         r.open_table(TABLE).map_err(eng)?.len().map_err(eng)
     }
@@ -117,13 +117,13 @@ impl Target for RedbTarget {
     fn version(&self) -> String {
         redb_version()
     }
-    fn session(&self) -> Result<Box<dyn Session + '_>, TargetError> {
+    fn session(&self) -> Result<Box<dyn Session + '_>> {
         Ok(Box::new(RedbSession {
             target: self,
             seq: None,
         }))
     }
-    fn maintenance(&self, what: Maintenance) -> Result<(), TargetError> {
+    fn maintenance(&self, what: Maintenance) -> Result<()> {
         match what {
             // No memtable to flush: an empty durable commit makes every non-durable
             // commit before it durable (redb's Durability::None contract), the closest
@@ -158,7 +158,7 @@ impl Target for RedbTarget {
 impl RedbSession<'_> {
     /// A range over the table in a new read transaction (a snapshot of the last commit,
     /// durable or not).
-    fn range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Result<KvRange, TargetError> {
+    fn range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Result<KvRange> {
         let r = self.target.db.begin_read().map_err(eng)?;
         let t = r.open_table(TABLE).map_err(eng)?;
         t.range::<&[u8]>((lo, hi)).map_err(eng)
@@ -166,13 +166,13 @@ impl RedbSession<'_> {
 }
 
 impl Session for RedbSession<'_> {
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TargetError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.target.write(|t| {
             t.insert(key, value)?;
             Ok(())
         })
     }
-    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool, TargetError> {
+    fn get(&mut self, key: &[u8], visit: &mut dyn FnMut(&[u8])) -> Result<bool> {
         let r = self.target.db.begin_read().map_err(eng)?;
         let t = r.open_table(TABLE).map_err(eng)?;
         match t.get(key).map_err(eng)? {
@@ -183,13 +183,7 @@ impl Session for RedbSession<'_> {
             None => Ok(false),
         }
     }
-    fn scan(
-        &mut self,
-        start: &[u8],
-        nexts: usize,
-        reverse: bool,
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, TargetError> {
+    fn scan(&mut self, start: &[u8], nexts: usize, reverse: bool, visit: Visit) -> Result<usize> {
         let mut n = 0;
         let mut each = |item: Result<_, redb::StorageError>| {
             let (k, v): (redb::AccessGuard<&[u8]>, redb::AccessGuard<&[u8]>) = item.map_err(eng)?;
@@ -210,11 +204,7 @@ impl Session for RedbSession<'_> {
         }
         Ok(n)
     }
-    fn next_in_order(
-        &mut self,
-        start: &[u8],
-        visit: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<bool, TargetError> {
+    fn next_in_order(&mut self, start: &[u8], visit: Visit) -> Result<bool> {
         if self.seq.is_none() {
             self.seq = Some(self.range(Bound::Included(start), Bound::Unbounded)?);
         }
@@ -227,14 +217,11 @@ impl Session for RedbSession<'_> {
             Some(Err(e)) => Err(eng(e)),
             None => Ok(false),
         };
-        if !matches!(next, Ok(true)) {
-            // The pass is over: release its read transaction, so redb may reuse the
-            // pages it pinned, and let the next call start a new pass.
-            self.seq = None;
-        }
-        next
+        // Once over, the pass releases its read transaction, so redb may reuse the pages
+        // it pinned.
+        crate::engine::end_spent_pass(&mut self.seq, next)
     }
-    fn delete(&mut self, key: &[u8]) -> Result<(), TargetError> {
+    fn delete(&mut self, key: &[u8]) -> Result<()> {
         self.target.write(|t| {
             t.remove(key)?;
             Ok(())
@@ -242,7 +229,7 @@ impl Session for RedbSession<'_> {
     }
     /// One write transaction for the whole batch, so it commits atomically and pays one
     /// commit (one fsync with `sync`), as a RocksDB write batch does.
-    fn write_batch(&mut self, batch: &WriteBatch) -> Result<(), TargetError> {
+    fn write_batch(&mut self, batch: &WriteBatch) -> Result<()> {
         self.target.write(|t| {
             for op in batch.iter() {
                 match op {

@@ -7,7 +7,7 @@
 pub(crate) mod engine;
 
 use crate::engine::{opt_err, Capabilities, Durability, EngineKind};
-use crate::options::{EngineCommon, DEFAULT_CACHE_SIZE};
+use crate::options::DEFAULT_CACHE_SIZE;
 use plumb_core::TargetError;
 use serde::{Deserialize, Serialize};
 
@@ -37,12 +37,12 @@ pub struct RedbOptions {
     pub cache_size: u64,
     /// redb: two-phase commit, a second fsync per durable commit so the new commit slot
     /// is made current only once it and its pages are on the device (needs --sync).
-    #[arg(long = "redb-two-phase-commit", id = "two_phase_commit")]
+    #[arg(long = "redb-two-phase-commit")]
     pub two_phase_commit: bool,
     /// redb: quick-repair, each durable commit also saves the allocator state (and commits
     /// in two phases), so reopening after a crash skips the full repair walk (needs
     /// --sync).
-    #[arg(long = "redb-quick-repair", id = "quick_repair")]
+    #[arg(long = "redb-quick-repair")]
     pub quick_repair: bool,
 }
 
@@ -122,10 +122,7 @@ impl EngineKind for RedbOptions {
             Durability::Unlogged
         }
     }
-    fn apply_common(&mut self, c: &EngineCommon) -> Result<(), TargetError> {
-        crate::engine::take_sync_and_cache(c, &mut self.sync, &mut self.cache_size);
-        Ok(())
-    }
+    crate::engine::takes_sync_and_cache!();
     fn validate(&self) -> Result<(), TargetError> {
         RedbOptions::validate(self)
     }
@@ -142,6 +139,7 @@ impl EngineKind for RedbOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::EngineCommon;
 
     #[test]
     fn defaults_come_from_the_one_definition() {

@@ -3,10 +3,10 @@
 //! through the lifecycle and stored as it ends, the row count checked after each, the
 //! server stopped or the engine closed.
 
+use crate::error::PrepareError;
 use crate::kv::KvTable;
 use crate::sql::{SqlEngine, SqlTable};
 use crate::{run_ib_step, IbContext, IbStepConfig, IbTally, IbTarget};
-use anyhow::Context;
 use plumb_core::StepStatus;
 use plumb_plan::{IbWork, RunPlan, ServerSpec, Subject as Target};
 use plumb_runner::family::{Extras, Family, OwnDir};
@@ -43,23 +43,19 @@ struct IbSubject<'p> {
     died: Option<String>,
 }
 
-fn open_embedded(spec: &EngineSpec, place: &Place<'_>) -> anyhow::Result<(Held, Header)> {
-    spec.check_built_in()?;
+fn open_embedded(spec: &EngineSpec, place: &Place<'_>) -> Result<(Held, Header), PrepareError> {
+    spec.check_built_in().map_err(PrepareError::NotBuiltIn)?;
     let caps = spec.capabilities();
     if !caps.delete || !caps.stores_data {
-        anyhow::bail!(
-            "{}: the insert benchmark needs an engine that stores data and deletes",
-            spec.name()
-        );
+        return Err(PrepareError::EngineUnfit {
+            engine: spec.name().to_string(),
+        });
     }
     let dir = place.dir.as_deref();
-    let target = spec.open(dir).with_context(|| {
-        format!(
-            "opening {}{}",
-            spec.name(),
-            dir.map(|d| format!(" in {}", d.display()))
-                .unwrap_or_default()
-        )
+    let target = spec.open(dir).map_err(|source| PrepareError::Open {
+        engine: spec.name().to_string(),
+        dir: place.dir.clone(),
+        source,
     })?;
     let mut options: BTreeMap<String, String> = target
         .options()
@@ -97,11 +93,13 @@ fn start_server(
     spec: &ServerSpec,
     extras: &Extras,
     place: &Place<'_>,
-) -> anyhow::Result<(Held, Header)> {
-    let (server, choice) = server::start_for(plan, spec, extras, place)?;
+) -> Result<(Held, Header), PrepareError> {
+    let (server, choice) =
+        server::start_for(plan, spec, extras, place).map_err(|e| PrepareError::Server(e.into()))?;
     let ep = server.endpoint().clone();
     let mut counters = CounterReader::connect(&ep)?;
-    let id = server::identify(spec, &server, choice.as_ref(), &mut counters)?;
+    let id = server::identify(spec, &server, choice.as_ref(), &mut counters)
+        .map_err(|e| PrepareError::Server(e.into()))?;
     let engine = match (ep.protocol, id.storage) {
         (Protocol::Postgres, _) => SqlEngine::Postgres,
         (_, Some(StorageEngine::RocksDb)) => SqlEngine::MyRocks,
@@ -316,23 +314,20 @@ impl Family for IbFamily {
             return Err(plumb_runner::failure::NotMine::of(plan, "insert benchmark").into());
         };
         let p = &work.params;
-        p.validate()
-            .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+        p.validate().map_err(|e| PrepareError::Param {
+            key: e.key,
+            message: e.message,
+        })?;
         let bound = p
             .rate_search
             .as_deref()
             .map(str::parse::<LatencyBound>)
             .transpose()
-            .map_err(|e| anyhow::anyhow!("rate_search: {e}"))?;
+            .map_err(|why| PrepareError::RateSearch { why })?;
         let (held, header) = match &plan.target.subject {
             Target::Engine(spec) => open_embedded(spec, place)?,
             Target::Server(spec) => start_server(plan, spec, extras, place)?,
-            Target::Host(_) => {
-                return Err(plumb_runner::failure::Said(
-                    "the insert benchmark runs on an engine or a server".into(),
-                )
-                .into())
-            }
+            Target::Host(_) => return Err(PrepareError::NotATable.into()),
         };
         let mut options = header.options;
         for (k, v) in [

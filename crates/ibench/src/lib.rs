@@ -15,7 +15,7 @@ pub mod run;
 pub mod sql;
 pub mod target;
 
-pub use error::IbError;
+pub use error::{IbError, PrepareError};
 pub use run::{run_ib_step, IbContext, IbStepConfig, IbTally};
 pub use target::{IbConn, IbTarget, SecIndex};
 

@@ -16,7 +16,7 @@ use plumb_core::{
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::process;
 use plumb_runner::kernel::{
-    self, Counts, Gauge, Lane, Mark, Part, ServerGauge, ServerTree, Sut, Timing,
+    self, Counts, Gauge, Lane, Mark, Part, Run, ServerGauge, ServerTree, Sut, Tally, Timing,
 };
 use plumb_runner::{metrics, LatencyHistogram, Pacer, Progress, StepHistograms, StepOutcome};
 use plumb_sql::waits::WatchedGauge;
@@ -369,13 +369,7 @@ fn run_single(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         ops: rows,
         ..Interval::default()
     }];
-    let (waits, server_seconds) = gauge.watched(&whole);
-    let summary = StepSummary {
-        perf: perf_of(&gauge.server, &whole, rows),
-        waits,
-        server_seconds,
-        ..summary_of(ctx, &gauge.server.tree, &a, &b, base, ib)
-    };
+    let summary = summary_of(ctx, &mut gauge, (&a, &b), &whole, base, ib);
     let (device, steal_pct, outside_cpu_pct) =
         (summary.device, summary.steal_pct, summary.outside_cpu_pct);
     let (status, error, verification_failed) = match counted {
@@ -413,20 +407,26 @@ fn perf_of(gauge: &ServerGauge<'_>, intervals: &[Interval], total: u64) -> Optio
     kernel::perf_counted(&gauge.perf, gauge.perf_whose?, intervals, total)
 }
 
-/// The kernel's figures of the window from `a` to `b` (`base`: its ops are the step's
-/// main op, inserted rows or queries; CPU and context switches are plumb's own) with
-/// the insert benchmark's: the database's size, the system under test's memory, the
-/// host's noise beside a server, and `ib`.
+/// The step's summary, built here for every step of the family: the kernel's figures of
+/// the window from `a` to `b` (`base`: its ops are the step's main op, inserted rows or
+/// queries; CPU and context switches are plumb's own) with the insert benchmark's:
+/// perf's counts per main op and the server's waits over `intervals`, the database's
+/// size, the system under test's memory, the host's noise beside a server, and `ib`.
 fn summary_of(
     ctx: &IbContext<'_>,
-    gauge: &ServerTree,
-    a: &Mark<()>,
-    b: &Mark<()>,
+    gauge: &mut WatchedGauge<'_>,
+    (a, b): (&Mark<()>, &Mark<()>),
+    intervals: &[Interval],
     base: StepSummary,
     ib: IbSummary,
 ) -> StepSummary {
-    let noise = gauge.noise(a, b, true);
+    let (waits, server_seconds) = gauge.watched(intervals);
+    let noise = gauge.server.tree.noise(a, b, true);
     StepSummary {
+        // perf's counts per main op: an inserted row, or a query in a query step.
+        perf: perf_of(&gauge.server, intervals, base.ops),
+        waits,
+        server_seconds,
         db_gb: db_gb(ctx),
         rss_gb: ib.rss_gb,
         steal_pct: noise.steal_pct,
@@ -486,6 +486,8 @@ fn count_check(ctx: &IbContext<'_>, ib: &mut IbSummary) -> Result<(), IbError> {
     Ok(())
 }
 
+/// The load steps (l.i0, l.i1, l.i2) and the query steps: the clients through the
+/// kernel's timed loop, then what they did.
 fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     let started = SystemTime::now();
     let kind = cfg.plan.kind;
@@ -538,16 +540,90 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         r
     });
     ctx.progress.finish();
+    ctx.tally.next_id = sh.next_id.load(Relaxed);
+    ctx.tally.oldest = sh.oldest.load(Relaxed);
+    clients_outcome(ctx, cfg, &run, gauge, started)
+}
+
+/// What a client step stores, from what its run measured: the kernel's figures and the
+/// insert benchmark's, the engine's count of rows checked against plumb's, the verdict.
+fn clients_outcome(
+    ctx: &mut IbContext<'_>,
+    cfg: &IbStepConfig,
+    run: &Run<Client, ()>,
+    mut gauge: WatchedGauge<'_>,
+    started: SystemTime,
+) -> IbStepResult {
+    let queries = cfg.plan.kind.rate_limited();
     let interrupted = ctx.interrupt.load(Relaxed);
     // The first error a client met, and whether it was a verification failure.
     let error: Option<(String, bool)> = run.errors.first().map(|e| {
         let verify = run.outputs.iter().any(|c| c.verify.as_ref() == Some(e));
         (e.clone(), verify)
     });
+    let (first, last) = (run.first(), run.last());
+    // A server's CPU is known over the whole window only.
+    // Each interval's offered rate is the queries', in a query step.
+    let (intervals, base) = run.figures(
+        |a, b, iv| gauge.server.tree.beside((first, last), a, b, iv),
+        &[],
+        cfg.query_pace.as_ref().filter(|_| queries),
+    );
+    let mut ib = clients_figures(cfg, &run.tally, &intervals, base.secs, ctx.tally.rows);
+    ctx.tally.rows = ib.rows_expected;
+    costs(
+        ctx,
+        &gauge.server.tree,
+        first,
+        last,
+        base.ops,
+        ib.inserts,
+        &mut ib,
+    );
+    // Every client is gone: the engine's own count must agree with plumb's.
+    let counted = if error.is_none() && !interrupted {
+        count_check(ctx, &mut ib)
+    } else {
+        Ok(())
+    };
+    let (status, err_text, verification_failed) = verdict(interrupted, error, &counted, &ib);
+    let summary = summary_of(ctx, &mut gauge, (first, last), &intervals, base, ib);
+    IbStepResult {
+        outcome: StepOutcome {
+            // The main op's, for a rate search's exact quantile.
+            histograms: Some(StepHistograms {
+                intervals: Vec::new(),
+                total: run.tally.total.clone(),
+            }),
+            status,
+            error: err_text,
+            verification_failed,
+            started,
+            ended: SystemTime::now(),
+            summary,
+            intervals,
+            profile: None,
+        },
+        note: None,
+    }
+}
 
+/// The insert benchmark's figures of a client step from the kernel's tally and 1-second
+/// `intervals` over `secs`: the inserts', deletes' and queries' totals, rates, latencies
+/// and seconds, the 95% rule's verdict on the insert rate, and the rows the table should
+/// now hold after `rows_before`.
+fn clients_figures(
+    cfg: &IbStepConfig,
+    t: &Tally,
+    intervals: &[Interval],
+    secs: f64,
+    rows_before: u64,
+) -> IbSummary {
+    let kind = cfg.plan.kind;
+    let clients = cfg.clients.max(1) as usize;
+    let queries = kind.rate_limited();
     // Totals and seconds: the inserts are the measured threads' in the load steps and
     // the writers' beside the queries in the query steps.
-    let t = &run.tally;
     let (ins, q): (&[Part], &[Part]) = if queries {
         (&t.writer_intervals, &t.intervals)
     } else {
@@ -562,17 +638,6 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
     } else {
         (&t.total, &no_queries)
     };
-    ctx.tally.next_id = sh.next_id.load(Relaxed);
-    ctx.tally.oldest = sh.oldest.load(Relaxed);
-    ctx.tally.rows = ctx.tally.rows + inserted - deleted.min(ctx.tally.rows + inserted);
-    let (first, last) = (run.first(), run.last());
-    // A server's CPU is known over the whole window only.
-    // Each interval's offered rate is the queries', in a query step.
-    let (intervals, base) = run.figures(
-        |a, b, iv| gauge.server.tree.beside((first, last), a, b, iv),
-        &[],
-        cfg.query_pace.as_ref().filter(|_| queries),
-    );
     let seconds: Vec<IbSecond> = intervals
         .iter()
         .zip(ins)
@@ -587,9 +652,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
             q_p99_us: q.get(i).and_then(|q| q.hist.quantile_us(0.99)),
         })
         .collect();
-    let secs = base.secs;
     let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-    let main_ops = base.ops;
     let target_ips = queries.then(|| f64::from(cfg.plan.rate) * clients as f64);
     // The rule asks whether the inserts kept up with their schedule: they were due only
     // until the deadline, so the time the clients took to stop after it (a query in
@@ -611,7 +674,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
             },
         )
     }));
-    let mut ib = IbSummary {
+    IbSummary {
         clients: clients as u32,
         rows_per_commit: cfg.plan.rows_per_commit,
         target_ips,
@@ -627,70 +690,41 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         insert: latency(ins_h),
         query: latency(q_h),
         ins_qos,
-        rows_expected: ctx.tally.rows,
+        rows_expected: rows_before + inserted - deleted.min(rows_before + inserted),
         seconds,
         ..IbSummary::default()
-    };
-    costs(
-        ctx,
-        &gauge.server.tree,
-        first,
-        last,
-        main_ops,
-        inserted,
-        &mut ib,
-    );
-    // Every client is gone: the engine's own count must agree with plumb's.
-    let counted = if error.is_none() && !interrupted {
-        count_check(ctx, &mut ib)
-    } else {
-        Ok(())
-    };
-    let (waits, server_seconds) = gauge.watched(&intervals);
-    let (status, err_text, verification_failed) = if interrupted {
+    }
+}
+
+/// A client step's status, its error's text and whether it failed verification: Ctrl-C
+/// first, then a client's `error` (and whether it was a verification failure), the
+/// engine's count of rows, and the 95% rule on the insert rate.
+fn verdict(
+    interrupted: bool,
+    error: Option<(String, bool)>,
+    counted: &Result<(), IbError>,
+    ib: &IbSummary,
+) -> (StepStatus, Option<String>, bool) {
+    let (ips, target_ips) = (ib.ips, ib.target_ips);
+    if interrupted {
         (StepStatus::Interrupted, None, false)
-    } else if let Some((e, verify)) = &error {
-        (StepStatus::Failed, Some(e.clone()), *verify)
-    } else if let Err(e) = &counted {
+    } else if let Some((e, verify)) = error {
+        (StepStatus::Failed, Some(e), verify)
+    } else if let Err(e) = counted {
         (StepStatus::Failed, Some(e.to_string()), true)
-    } else if rate_ok == Some(false) {
+    } else if ib.rate_ok == Some(false) {
         (
             StepStatus::Failed,
             Some(format!(
                 "inserts averaged {ips:.0}/s, below 95% of the {:.0}/s asked: the 95% rule \
                  fails the step and its {:.0} queries/s are not comparable",
                 target_ips.unwrap_or(0.0),
-                rate(nq)
+                ib.qps
             )),
             // The engine works; it is too slow for the rate. Later steps still run.
             true,
         )
     } else {
         (StepStatus::Ok, None, false)
-    };
-    let summary = StepSummary {
-        // perf's counts per main op: an inserted row, or a query in a query step.
-        perf: perf_of(&gauge.server, &intervals, main_ops),
-        waits,
-        server_seconds,
-        ..summary_of(ctx, &gauge.server.tree, first, last, base, ib)
-    };
-    IbStepResult {
-        outcome: StepOutcome {
-            // The main op's, for a rate search's exact quantile.
-            histograms: Some(StepHistograms {
-                intervals: Vec::new(),
-                total: run.tally.total.clone(),
-            }),
-            status,
-            error: err_text,
-            verification_failed,
-            started,
-            ended: SystemTime::now(),
-            summary,
-            intervals,
-            profile: None,
-        },
-        note: None,
     }
 }

@@ -2,7 +2,7 @@
 //! (`--benchmarks`, `--workload` or the default, settled before reads on an LSM
 //! engine), the op-mix steps' inputs, and the data dir.
 
-use anyhow::bail;
+use crate::error::AskedError;
 use plumb_plan::KvParams;
 use plumb_runner::DirPolicy;
 use plumb_targets::EngineSpec;
@@ -20,7 +20,7 @@ pub fn steps(
     engine: &EngineSpec,
     params: &KvParams,
     settle: bool,
-) -> anyhow::Result<(Vec<StepPlan>, String)> {
+) -> Result<(Vec<StepPlan>, String), AskedError> {
     let (steps, name) = match (benchmarks, workload) {
         (Some(b), _) => (steps::parse_benchmarks(b)?, b.to_string()),
         (None, Some(w)) => (steps::workload(w)?, w.to_string()),
@@ -30,7 +30,10 @@ pub fn steps(
         ),
     };
     if let Some(why) = plumb_plan::refused(engine, &steps, params) {
-        bail!("--engine {}: {why}", engine.name());
+        return Err(AskedError::EngineRefuses {
+            engine: engine.name().to_string(),
+            why,
+        });
     }
     let steps = if settle && engine.capabilities().lsm {
         steps::settle_before_reads(&steps)
@@ -44,25 +47,19 @@ pub fn steps(
 /// (read into the plan, so the run keeps its text; a bad file names its line and
 /// field), `mixgraph` takes db_bench's parameter names; either given without its step
 /// is a mistake said as such.
-pub fn check_mix(steps: &[StepPlan], p: &mut KvParams) -> anyhow::Result<()> {
+pub fn check_mix(steps: &[StepPlan], p: &mut KvParams) -> Result<(), AskedError> {
     let has = |k| steps.iter().any(|s| s.kind == k);
     match (has(StepKind::Mix), &p.mix) {
-        (true, None) => bail!(
-            "--benchmarks mix: the mix step runs an op-mix file; give it with --mix FILE \
-             (examples/mixes/ has YCSB's A-F and mixgraph as such files)"
-        ),
-        (false, Some(m)) => bail!("--mix {m}: add `mix` to --benchmarks to run it"),
+        (true, None) => return Err(AskedError::MixWithoutFile),
+        (false, Some(m)) => return Err(AskedError::MixWithoutStep { file: m.clone() }),
         _ => {}
     }
     if !p.mixgraph.is_empty() && !has(StepKind::MixGraph) {
-        bail!("--mixgraph: add `mixgraph` to --benchmarks to run it");
+        return Err(AskedError::MixgraphWithoutStep);
     }
-    p.read_mix(None)
-        .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
+    p.read_mix(None).map_err(flag)?;
     if has(StepKind::MixGraph) {
-        let pairs = p
-            .mixgraph_params()
-            .map_err(|e| anyhow::anyhow!("--{}: {}", e.key, e.message))?;
+        let pairs = p.mixgraph_params().map_err(flag)?;
         plumb_workloads::mix::mixgraph(&pairs)?;
     }
     Ok(())
@@ -76,48 +73,65 @@ pub fn data_dir(
     force: bool,
     keep: bool,
     engine: &EngineSpec,
-) -> anyhow::Result<DirPolicy> {
+) -> Result<DirPolicy, AskedError> {
     let Some(dir) = db else {
         return Ok(DirPolicy::Fresh { root: None, keep });
     };
     match std::fs::metadata(dir) {
-        Ok(m) if !m.is_dir() => bail!(
-            "--db: {} is not a directory; plumb only writes into directories",
-            dir.display()
-        ),
+        Ok(m) if !m.is_dir() => {
+            return Err(AskedError::DbNotADirectory {
+                dir: dir.to_path_buf(),
+            })
+        }
         Ok(_) => {
             let empty = std::fs::read_dir(dir)
-                .map_err(|e| anyhow::anyhow!("--db: reading {}: {e}", dir.display()))?
+                .map_err(|error| AskedError::DbUnreadable {
+                    dir: dir.to_path_buf(),
+                    error,
+                })?
                 .next()
                 .is_none();
             if existing {
                 if !engine.holds_database(dir) {
-                    bail!(
-                        "--use-existing-db: {} holds no {} database",
-                        dir.display(),
-                        engine.name()
-                    );
+                    return Err(AskedError::NoDatabase {
+                        dir: dir.to_path_buf(),
+                        engine: engine.name().to_string(),
+                    });
                 }
             } else if !empty && !force {
-                bail!(
-                    "--db: {} is not empty; plumb never writes into a non-empty directory. \
-                     Use --use-existing-db to run on the database in it, --force to write anyway, \
-                     or an empty directory",
-                    dir.display()
-                );
+                return Err(AskedError::DbNotEmpty {
+                    dir: dir.to_path_buf(),
+                });
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if existing {
-                bail!("--use-existing-db: {} does not exist", dir.display());
+                return Err(AskedError::DbMissing {
+                    dir: dir.to_path_buf(),
+                });
             }
-            std::fs::create_dir_all(dir)
-                .map_err(|e| anyhow::anyhow!("--db: creating {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|error| AskedError::DbUncreatable {
+                dir: dir.to_path_buf(),
+                error,
+            })?;
         }
-        Err(e) => bail!("--db: {}: {e}", dir.display()),
+        Err(error) => {
+            return Err(AskedError::DbUnreachable {
+                dir: dir.to_path_buf(),
+                error,
+            })
+        }
     }
     Ok(DirPolicy::Given {
         dir: dir.to_path_buf(),
         existing,
     })
+}
+
+/// A flag's value refused by the plan's checks, said under the flag's name.
+fn flag(e: plumb_plan::ParamError) -> AskedError {
+    AskedError::Flag {
+        key: e.key,
+        message: e.message,
+    }
 }

@@ -79,6 +79,16 @@ impl StepConfig {
         self.ops
     }
 
+    /// The ops measured thread `t` runs before it stops, so that the threads together
+    /// run [`Self::total_ops`]: its [`Self::share`] of them, or no limit (`u64::MAX`)
+    /// when the step runs for its duration only.
+    pub fn thread_quota(&self, t: usize) -> u64 {
+        self.total_ops().map_or(u64::MAX, |total| {
+            let (lo, hi) = StepConfig::share(total, self.threads, t);
+            hi - lo
+        })
+    }
+
     /// One thread's share of `total`: the first `total % threads` threads get one more.
     pub fn share(total: u64, threads: usize, t: usize) -> (u64, u64) {
         let threads = threads as u64;

@@ -3,8 +3,8 @@
 //! loop of [`crate::step`]. The first row of the binary's table of families.
 
 use crate::config::{KeySpace, StepConfig};
+use crate::error::PrepareError;
 use crate::step::{run_step, RunContext};
-use anyhow::Context;
 use plumb_plan::{KvWork, RunPlan};
 use plumb_runner::family::{Extras, Family, OwnDir};
 use plumb_runner::subject::{Header, Place, Steps, Subject};
@@ -42,24 +42,21 @@ impl Family for KvFamily {
             return Err(plumb_runner::failure::NotMine::of(plan, "db_bench").into());
         };
         let params = &work.params;
-        let distribution = params
-            .validate()
-            .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+        let distribution = params.validate().map_err(|e| PrepareError::Param {
+            key: e.key,
+            message: e.message,
+        })?;
         let bound = params
             .rate_search
             .as_deref()
             .and_then(|b| b.parse::<LatencyBound>().ok());
-        let target = engine.open(place.dir.as_deref()).with_context(|| {
-            format!(
-                "opening {}{}",
-                engine.name(),
-                place
-                    .dir
-                    .as_ref()
-                    .map(|d| format!(" in {}", d.display()))
-                    .unwrap_or_default()
-            )
-        })?;
+        let target = engine
+            .open(place.dir.as_deref())
+            .map_err(|source| PrepareError::Open {
+                engine: engine.name().to_string(),
+                dir: place.dir.clone(),
+                source,
+            })?;
         let keys = if plan.use_existing_db {
             KeySpace::unknown(params.num)
         } else {

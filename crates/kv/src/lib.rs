@@ -6,6 +6,7 @@
 
 pub mod asked;
 pub mod config;
+pub mod error;
 pub mod family;
 pub mod payload;
 mod sampler;
@@ -14,6 +15,7 @@ mod worker;
 pub mod workload;
 
 pub use config::{KeySpace, StepConfig};
+pub use error::{AskedError, PrepareError};
 pub use family::KvFamily;
 pub use step::{run_step, run_workload, RunContext};
 pub use workload::{Role, Worker, Workload};

@@ -15,7 +15,7 @@ use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::perf::HwCounterGroup;
 use plumb_runner::kernel::{self, Lane, Run};
 use plumb_runner::metrics::{self, GB};
-use plumb_runner::{Progress, StepHistograms, StepOutcome};
+use plumb_runner::{LatencyHistogram, Progress, StepHistograms, StepOutcome};
 use plumb_workloads::{Permutation, StepKind};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime};
@@ -286,9 +286,6 @@ fn summarise(
         // What the window's ops passed through: the tree as it was when it opened.
         lsm_start: gauge.lsm[0].as_ref().map(plumb_core::LsmAccount::shape),
         engine_perf,
-        server: None,
-        ib: None,
-        durability: None,
         // perf stat's events in turn on plumb's own process (`--perf-groups`).
         perf: gauge
             .perf
@@ -398,8 +395,9 @@ fn run_maintenance(
     let lsm = lsm_since(&[lsm_a, ctx.target.lsm()]);
     ctx.progress.finish();
     let engine = sampler::engine_delta(&b.extra.engine, &a.extra.engine);
-    let secs = (b.at - a.at).as_secs_f64();
-    let noise = b.noise_since(&a);
+    // No op was timed: the kernel's window figures (its length, the device's rates, the
+    // host's noise) and no percentiles or per-op figures.
+    let base = kernel::summary(&a, &b, 0, &LatencyHistogram::new());
     let db_bytes = ctx
         .target
         .data_dir()
@@ -416,7 +414,6 @@ fn run_maintenance(
         started,
         ended: SystemTime::now(),
         summary: StepSummary {
-            secs,
             c_wgb: engine.compact_write_bytes.map(|b| b as f64 / GB),
             // A maintenance step ingests nothing: a ratio over the few bytes an
             // engine's lagging counters show here would be noise (its writes are in
@@ -425,16 +422,13 @@ fn run_maintenance(
             db_gb: db_bytes.map(|b| b as f64 / GB),
             eng_used_gb: b.extra.engine.used_bytes.map(|u| u as f64 / GB),
             rss_gb: b.extra.rss.map(|r| r as f64 / GB),
-            steal_pct: noise.steal_pct,
-            outside_cpu_pct: noise.outside_cpu_pct,
-            // The device's rates mean something without ops: what compaction cost it.
-            device: metrics::device_io(b.disk_since(&a).as_ref(), secs),
             lsm,
             hw: HwCounters {
                 unsupported: Some("maintenance step: no ops".into()),
                 ..HwCounters::default()
             },
-            ..StepSummary::default()
+            // The device's rates mean something without ops: what compaction cost it.
+            ..base
         },
         intervals: Vec::new(),
         profile: None,

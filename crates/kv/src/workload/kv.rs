@@ -132,6 +132,29 @@ impl OpState {
     }
 }
 
+/// What every op of one measured thread reads and never changes: the step's key space,
+/// the bytes a written pair counts, the payload values are cut from, the thread's share
+/// of the step's ops and the first key of its slice of 0..num.
+struct ThreadPlan<'a> {
+    num: u64,
+    seed: u64,
+    kv: u64,
+    payload: &'a [u8],
+    quota: u64,
+    lo: u64,
+}
+
+/// A key chooser over 0..num, its refusal (a bad distribution) an engine error of plumb's.
+fn chooser(
+    dist: plumb_workloads::Distribution,
+    num: u64,
+    seed: u64,
+) -> Result<KeyChooser, TargetError> {
+    KeyChooser::new(dist, num, seed).map_err(|e| TargetError::engine("plumb", e))
+}
+
+/// Runs this thread's part of a step of `kind`: the paced writer's, or the measured
+/// thread's ops of the step, each kind of op in its own function.
 fn drive_kind(
     kind: StepKind,
     w: &mut Worker<'_>,
@@ -140,177 +163,39 @@ fn drive_kind(
 ) -> Result<(), TargetError> {
     let cfg = w.cfg();
     let num = cfg.num.max(1);
-    let payload = w.payload();
-    let perm = w.permutation();
     let t = w.index();
-    let writer = w.role() == Role::Writer;
     let seed = worker_seed(cfg.seed, cfg.index, t);
-    let mut keys = KeyChooser::new(cfg.distribution, num, seed)
-        .map_err(|e| TargetError::engine("plumb", e))?;
+    let keys = chooser(cfg.distribution, num, seed)?;
     let kv = (cfg.key_size + cfg.value_size) as u64;
-
-    if writer {
-        let ops_per_sec = cfg.write_rate_mb * 1024.0 * 1024.0 / kv as f64;
-        let mut uniform = KeyChooser::new(plumb_workloads::Distribution::Uniform, num, seed)
-            .map_err(|e| TargetError::engine("plumb", e))?;
-        return w.drive_paced(ops_per_sec, |c| {
-            st.fmt.encode(uniform.next_key(), &mut st.key);
-            st.fill_value(payload);
-            c.engine(|| s.put(&st.key, &st.value))?;
-            Ok((1, kv))
-        });
+    if w.role() == Role::Writer {
+        return drive_writer(w, st, s, num, seed, kv);
     }
-
-    let quota = match cfg.total_ops() {
-        Some(total) => {
-            let (lo, hi) = StepConfig::share(total, cfg.threads, t);
-            hi - lo
-        }
-        None => u64::MAX,
-    };
+    let quota = cfg.thread_quota(t);
     // Fills walk their own slice of 0..num.
     let (lo, _) = StepConfig::share(num, cfg.threads, t);
-    let mut i = 0u64;
-    let nexts = cfg.seek_nexts;
+    let plan = ThreadPlan {
+        num,
+        seed,
+        kv,
+        payload: w.payload(),
+        quota,
+        lo,
+    };
     match kind {
-        StepKind::FillSeq => w.drive(quota, |c| {
-            st.fmt.encode(lo + i, &mut st.key);
-            i += 1;
-            st.fill_value(payload);
-            c.engine(|| s.put_no_wal(&st.key, &st.value))?;
-            Ok((1, kv))
-        }),
-        StepKind::FillUniqueRandom => w.drive(quota, |c| {
-            st.fmt.encode(perm.apply(lo + i), &mut st.key);
-            i += 1;
-            st.fill_value(payload);
-            c.engine(|| s.put(&st.key, &st.value))?;
-            Ok((1, kv))
-        }),
-        StepKind::FillRandom | StepKind::Overwrite => {
-            let mut uniform = KeyChooser::new(plumb_workloads::Distribution::Uniform, num, seed)
-                .map_err(|e| TargetError::engine("plumb", e))?;
-            let fill = kind == StepKind::FillRandom;
-            w.drive(quota, |c| {
-                let k = if fill {
-                    uniform.next_key()
-                } else {
-                    keys.next_key()
-                };
-                st.fmt.encode(k, &mut st.key);
-                st.fill_value(payload);
-                c.engine(|| s.put(&st.key, &st.value))?;
-                Ok((1, kv))
-            })
-        }
-        StepKind::DeleteRandom => w.drive(quota, |c| {
-            st.fmt.encode(keys.next_key(), &mut st.key);
-            c.engine(|| s.delete(&st.key))?;
-            Ok((1, cfg.key_size as u64))
-        }),
+        StepKind::FillSeq
+        | StepKind::FillUniqueRandom
+        | StepKind::FillRandom
+        | StepKind::Overwrite => drive_writes(kind, w, st, s, &plan, keys),
+        StepKind::DeleteRandom => drive_deletes(w, st, s, quota, keys),
         StepKind::ReadRandom | StepKind::ReadWhileWriting => {
-            // A found value is checked one op later (see Session::get_deferred), so its
-            // bytes count in that op; every value is checked, the last one below.
-            let r = w.drive(quota, |c| {
-                st.fmt.encode(keys.next_key(), &mut st.key);
-                let (verify, mode) = (&mut st.verify, st.mode);
-                let mut bytes = 0u64;
-                let found = c.engine(|| {
-                    s.get_deferred(&st.key, &mut |k, v| {
-                        bytes = (k.len() + v.len()) as u64;
-                        c.harness(|| check_value(verify, mode, k, v));
-                    })
-                })?;
-                if !found {
-                    st.absent();
-                }
-                Ok((1, bytes))
-            });
-            let (verify, mode) = (&mut st.verify, st.mode);
-            s.finish_deferred(&mut |k, v| check_value(verify, mode, k, v))?;
-            r
+            drive_point_reads(w, st, s, quota, keys)
         }
-        StepKind::MultiReadRandom => w.drive(quota, |c| {
-            for k in st.batch.iter_mut() {
-                st.fmt.encode(keys.next_key(), k);
-            }
-            let (verify, mode, batch) = (&mut st.verify, st.mode, &st.batch);
-            let mut bytes = 0u64;
-            let mut absent = 0u64;
-            c.engine(|| {
-                s.multi_get(batch, &mut |i, v| match v {
-                    Some(v) => {
-                        bytes += (batch[i].len() + v.len()) as u64;
-                        c.harness(|| check_value(verify, mode, &batch[i], v));
-                    }
-                    None => absent += 1,
-                })
-            })?;
-            let n = batch.len() as u64;
-            for _ in 0..absent {
-                st.absent();
-            }
-            // db_bench counts every key of a batch as an op; latency is per batch.
-            Ok((n, bytes))
-        }),
-        StepKind::ReadSeq => {
-            // One forward pass over this thread's slice of the key space on one cursor,
-            // every entry an op (timed one by one), as db_bench's readseq.
-            let fmt = st.fmt;
-            let mut next = lo;
-            let mut left = quota;
-            w.drive(quota, |c| {
-                if left == 0 {
-                    return Ok((0, 0));
-                }
-                fmt.encode(next, &mut st.key);
-                let (verify, mode) = (&mut st.verify, st.mode);
-                let mut bytes = 0u64;
-                let mut last = None;
-                let more = c.engine(|| {
-                    s.next_in_order(&st.key, &mut |k, v| {
-                        bytes = (k.len() + v.len()) as u64;
-                        c.harness(|| {
-                            last = fmt.decode(k);
-                            check_value(verify, mode, k, v);
-                        });
-                    })
-                })?;
-                if !more {
-                    return Ok((0, 0));
-                }
-                if let Some(k) = last {
-                    next = k + 1;
-                }
-                left -= 1;
-                Ok((1, bytes))
-            })
-        }
+        StepKind::MultiReadRandom => drive_multi_gets(w, st, s, quota, keys),
+        StepKind::ReadSeq => drive_read_seq(w, st, s, quota, lo),
         StepKind::FwdRange
         | StepKind::RevRange
         | StepKind::FwdRangeWhileWriting
-        | StepKind::RevRangeWhileWriting => {
-            let reverse = matches!(kind, StepKind::RevRange | StepKind::RevRangeWhileWriting);
-            w.drive(quota, |c| {
-                st.fmt.encode(keys.next_key(), &mut st.key);
-                let (verify, mode) = (&mut st.verify, st.mode);
-                let mut bytes = 0u64;
-                // The default checks the first value of each range: reading a value's
-                // header is a cache miss a scan otherwise never takes (about 20 ns a
-                // value, 4% of a cached scan's CPU when every value pays it).
-                let mut first = true;
-                c.engine(|| {
-                    s.scan(&st.key, nexts, reverse, &mut |k, v| {
-                        bytes += (k.len() + v.len()) as u64;
-                        if first || mode == VerifyMode::All {
-                            c.harness(|| check_value(verify, mode, k, v));
-                            first = false;
-                        }
-                    })
-                })?;
-                Ok((1, bytes))
-            })
-        }
+        | StepKind::RevRangeWhileWriting => drive_ranges(kind, w, st, s, quota, keys),
         StepKind::Flush
         | StepKind::WaitForCompaction
         | StepKind::Compact
@@ -331,4 +216,230 @@ fn drive_kind(
             message: format!("{kind} is run by its own workload (YCSB's or the op mix's)"),
         }),
     }
+}
+
+/// The paced writer beside the readers of a *whilewriting step: uniform keys at the
+/// step's write rate.
+fn drive_writer(
+    w: &mut Worker<'_>,
+    st: &mut OpState,
+    s: &mut dyn Session,
+    num: u64,
+    seed: u64,
+    kv: u64,
+) -> Result<(), TargetError> {
+    let payload = w.payload();
+    let ops_per_sec = w.cfg().write_rate_mb * 1024.0 * 1024.0 / kv as f64;
+    let mut uniform = chooser(plumb_workloads::Distribution::Uniform, num, seed)?;
+    w.drive_paced(ops_per_sec, |c| {
+        st.fmt.encode(uniform.next_key(), &mut st.key);
+        st.fill_value(payload);
+        c.engine(|| s.put(&st.key, &st.value))?;
+        Ok((1, kv))
+    })
+}
+
+/// The fills (fillseq, filluniquerandom, fillrandom) and overwrite: one put an op.
+fn drive_writes(
+    kind: StepKind,
+    w: &mut Worker<'_>,
+    st: &mut OpState,
+    s: &mut dyn Session,
+    plan: &ThreadPlan<'_>,
+    mut keys: KeyChooser,
+) -> Result<(), TargetError> {
+    let ThreadPlan {
+        num,
+        seed,
+        kv,
+        payload,
+        quota,
+        lo,
+    } = *plan;
+    let perm = w.permutation();
+    let mut i = 0u64;
+    match kind {
+        StepKind::FillSeq => w.drive(quota, |c| {
+            st.fmt.encode(lo + i, &mut st.key);
+            i += 1;
+            st.fill_value(payload);
+            c.engine(|| s.put_no_wal(&st.key, &st.value))?;
+            Ok((1, kv))
+        }),
+        StepKind::FillUniqueRandom => w.drive(quota, |c| {
+            st.fmt.encode(perm.apply(lo + i), &mut st.key);
+            i += 1;
+            st.fill_value(payload);
+            c.engine(|| s.put(&st.key, &st.value))?;
+            Ok((1, kv))
+        }),
+        // fillrandom and overwrite.
+        _ => {
+            let mut uniform = chooser(plumb_workloads::Distribution::Uniform, num, seed)?;
+            let fill = kind == StepKind::FillRandom;
+            w.drive(quota, |c| {
+                let k = if fill {
+                    uniform.next_key()
+                } else {
+                    keys.next_key()
+                };
+                st.fmt.encode(k, &mut st.key);
+                st.fill_value(payload);
+                c.engine(|| s.put(&st.key, &st.value))?;
+                Ok((1, kv))
+            })
+        }
+    }
+}
+
+/// deleterandom: one delete an op, its key's bytes counted.
+fn drive_deletes(
+    w: &mut Worker<'_>,
+    st: &mut OpState,
+    s: &mut dyn Session,
+    quota: u64,
+    mut keys: KeyChooser,
+) -> Result<(), TargetError> {
+    let key_size = w.cfg().key_size;
+    w.drive(quota, |c| {
+        st.fmt.encode(keys.next_key(), &mut st.key);
+        c.engine(|| s.delete(&st.key))?;
+        Ok((1, key_size as u64))
+    })
+}
+
+/// readrandom and readwhilewriting: one point read an op.
+fn drive_point_reads(
+    w: &mut Worker<'_>,
+    st: &mut OpState,
+    s: &mut dyn Session,
+    quota: u64,
+    mut keys: KeyChooser,
+) -> Result<(), TargetError> {
+    // A found value is checked one op later (see Session::get_deferred), so its
+    // bytes count in that op; every value is checked, the last one below.
+    let r = w.drive(quota, |c| {
+        st.fmt.encode(keys.next_key(), &mut st.key);
+        let (verify, mode) = (&mut st.verify, st.mode);
+        let mut bytes = 0u64;
+        let found = c.engine(|| {
+            s.get_deferred(&st.key, &mut |k, v| {
+                bytes = (k.len() + v.len()) as u64;
+                c.harness(|| check_value(verify, mode, k, v));
+            })
+        })?;
+        if !found {
+            st.absent();
+        }
+        Ok((1, bytes))
+    });
+    let (verify, mode) = (&mut st.verify, st.mode);
+    s.finish_deferred(&mut |k, v| check_value(verify, mode, k, v))?;
+    r
+}
+
+/// multireadrandom: one multi-get of a batch of keys an op.
+fn drive_multi_gets(
+    w: &mut Worker<'_>,
+    st: &mut OpState,
+    s: &mut dyn Session,
+    quota: u64,
+    mut keys: KeyChooser,
+) -> Result<(), TargetError> {
+    w.drive(quota, |c| {
+        for k in st.batch.iter_mut() {
+            st.fmt.encode(keys.next_key(), k);
+        }
+        let (verify, mode, batch) = (&mut st.verify, st.mode, &st.batch);
+        let mut bytes = 0u64;
+        let mut absent = 0u64;
+        c.engine(|| {
+            s.multi_get(batch, &mut |i, v| match v {
+                Some(v) => {
+                    bytes += (batch[i].len() + v.len()) as u64;
+                    c.harness(|| check_value(verify, mode, &batch[i], v));
+                }
+                None => absent += 1,
+            })
+        })?;
+        let n = batch.len() as u64;
+        for _ in 0..absent {
+            st.absent();
+        }
+        // db_bench counts every key of a batch as an op; latency is per batch.
+        Ok((n, bytes))
+    })
+}
+
+/// readseq: one forward pass over this thread's slice of the key space on one cursor,
+/// every entry an op (timed one by one), as db_bench's readseq.
+fn drive_read_seq(
+    w: &mut Worker<'_>,
+    st: &mut OpState,
+    s: &mut dyn Session,
+    quota: u64,
+    lo: u64,
+) -> Result<(), TargetError> {
+    let fmt = st.fmt;
+    let mut next = lo;
+    let mut left = quota;
+    w.drive(quota, |c| {
+        if left == 0 {
+            return Ok((0, 0));
+        }
+        fmt.encode(next, &mut st.key);
+        let (verify, mode) = (&mut st.verify, st.mode);
+        let mut bytes = 0u64;
+        let mut last = None;
+        let more = c.engine(|| {
+            s.next_in_order(&st.key, &mut |k, v| {
+                bytes = (k.len() + v.len()) as u64;
+                c.harness(|| {
+                    last = fmt.decode(k);
+                    check_value(verify, mode, k, v);
+                });
+            })
+        })?;
+        if !more {
+            return Ok((0, 0));
+        }
+        if let Some(k) = last {
+            next = k + 1;
+        }
+        left -= 1;
+        Ok((1, bytes))
+    })
+}
+
+/// The range scans (fwdrange, revrange, and each beside a writer): one seek and
+/// `seek_nexts` nexts an op.
+fn drive_ranges(
+    kind: StepKind,
+    w: &mut Worker<'_>,
+    st: &mut OpState,
+    s: &mut dyn Session,
+    quota: u64,
+    mut keys: KeyChooser,
+) -> Result<(), TargetError> {
+    let nexts = w.cfg().seek_nexts;
+    let reverse = matches!(kind, StepKind::RevRange | StepKind::RevRangeWhileWriting);
+    w.drive(quota, |c| {
+        st.fmt.encode(keys.next_key(), &mut st.key);
+        let (verify, mode) = (&mut st.verify, st.mode);
+        let mut bytes = 0u64;
+        // The default checks the first value of each range: reading a value's
+        // header is a cache miss a scan otherwise never takes (about 20 ns a
+        // value, 4% of a cached scan's CPU when every value pays it).
+        let mut first = true;
+        c.engine(|| {
+            s.scan(&st.key, nexts, reverse, &mut |k, v| {
+                bytes += (k.len() + v.len()) as u64;
+                if first || mode == VerifyMode::All {
+                    c.harness(|| check_value(verify, mode, k, v));
+                    first = false;
+                }
+            })
+        })?;
+        Ok((1, bytes))
+    })
 }

@@ -43,6 +43,32 @@ impl MixStep {
         mix.refuse_unrunnable().map_err(|e| refused("--mix", e))?;
         Ok(MixStep { mix })
     }
+
+    /// A read of a loaded key that finds nothing is an error, unless the mix makes misses
+    /// expected: it deletes or inserts (a read may ask for a key deleted, or for one
+    /// another thread has yet to insert), or it is mixgraph's plain power model, which
+    /// reads db_bench's wrapped keys, never loaded (see plumb_workloads::mix): misses are
+    /// its nature, not an error.
+    fn reads_must_hit(&self) -> bool {
+        let deletes = self
+            .mix
+            .ops
+            .iter()
+            .any(|o| matches!(o.kind, MixOpKind::Delete | MixOpKind::Insert));
+        let wraps = matches!(self.mix.keys, mix::KeySpec::PowerKeyrange(_));
+        !deletes && !wraps
+    }
+
+    /// The most keys one op of the mix asks for at once (a multi-get's batch), at least 1.
+    fn largest_batch(&self) -> usize {
+        self.mix
+            .ops
+            .iter()
+            .map(|o| o.keys as usize)
+            .max()
+            .unwrap_or(1)
+            .max(1)
+    }
 }
 
 impl Workload for MixStep {
@@ -53,18 +79,7 @@ impl Workload for MixStep {
         let fmt = KeyFormat { size: cfg.key_size };
         let payload = w.payload();
         let stores = w.target().stores_data();
-        // A mix that deletes or inserts makes misses expected (a read may ask for a key
-        // deleted, or for one another thread has yet to insert); otherwise a read of a
-        // loaded key that finds nothing is an error.
-        let deletes = self
-            .mix
-            .ops
-            .iter()
-            .any(|o| matches!(o.kind, MixOpKind::Delete | MixOpKind::Insert));
-        // mixgraph's plain power model reads db_bench's wrapped keys, which were never
-        // loaded (see plumb_workloads::mix): misses are its nature, not an error.
-        let wraps = matches!(self.mix.keys, mix::KeySpec::PowerKeyrange(_));
-        let must_exist = stores && w.all_present() && !deletes && !wraps;
+        let must_exist = stores && w.all_present() && self.reads_must_hit();
         let mut sampler = self
             .mix
             .thread_sampler(
@@ -79,22 +94,11 @@ impl Workload for MixStep {
         let largest = payload.len().saturating_sub(1).max(value::HEADER_LEN + 1);
         let mut key = fmt.buffer();
         let mut val = vec![0u8; largest];
-        let batch_len = self
-            .mix
-            .ops
-            .iter()
-            .map(|o| o.keys as usize)
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        let mut batch = vec![fmt.buffer(); batch_len];
+        let mut batch = vec![fmt.buffer(); self.largest_batch()];
         let mut pos = 0usize;
         let mut v = Verification::default();
         let ops = &self.mix.ops;
-        let quota = cfg.total_ops().map_or(u64::MAX, |total| {
-            let (lo, hi) = StepConfig::share(total, cfg.threads, t);
-            hi - lo
-        });
+        let quota = cfg.thread_quota(t);
         let mut session = w.target().session()?;
         let s: &mut dyn Session = session.as_mut();
         let mut write = |s: &mut dyn Session,

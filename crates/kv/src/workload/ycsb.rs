@@ -169,10 +169,7 @@ impl Workload for YcsbStep {
                 Ok((1, (b.key.len() + b.record.len()) as u64))
             });
         }
-        let quota = cfg.total_ops().map_or(u64::MAX, |total| {
-            let (lo, hi) = StepConfig::share(total, cfg.threads, t);
-            hi - lo
-        });
+        let quota = cfg.thread_quota(t);
         let mut v = Verification::default();
         let r = w.drive(quota, |c| {
             let op = th.next_op();

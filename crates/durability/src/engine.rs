@@ -7,7 +7,7 @@
 //! engine is reopened on the backing directory: what survived.
 
 use super::trial::{self, AckLog, Moments};
-use anyhow::{bail, Context};
+use crate::TrialError;
 use plumb_core::DurabilitySummary;
 use plumb_plan::{Cut, DurabilityMode};
 use plumb_targets::EngineSpec;
@@ -25,17 +25,17 @@ pub fn write_until_killed(
     dir: &Path,
     from: u64,
     seed: u64,
-) -> anyhow::Result<()> {
+) -> Result<(), TrialError> {
     let target = spec.open(Some(dir))?;
     let mut s = target.session()?;
     let (mut out, mut input) = (std::io::stdout().lock(), std::io::stdin().lock());
     let mut byte = [0u8; 1];
     for i in from.. {
         s.put(&trial::key(i), &trial::value(seed, i))?;
-        writeln!(out, "{i}")?;
-        out.flush()?;
+        writeln!(out, "{i}").map_err(TrialError::Pipe)?;
+        out.flush().map_err(TrialError::Pipe)?;
         // The recorder has made the acknowledgement durable when it answers.
-        if input.read(&mut byte)? == 0 {
+        if input.read(&mut byte).map_err(TrialError::Pipe)? == 0 {
             break;
         }
     }
@@ -50,9 +50,11 @@ fn one_kill(
     (from, seed): (u64, u64),
     kill_after: Duration,
     log: &mut AckLog,
-) -> anyhow::Result<bool> {
-    let mut child = std::process::Command::new(std::env::current_exe()?)
-        .args(["durability-writer", "--spec", &serde_json::to_string(spec)?])
+) -> Result<bool, TrialError> {
+    let exe = std::env::current_exe().map_err(TrialError::CurrentExe)?;
+    let spec_json = serde_json::to_string(spec).map_err(TrialError::Spec)?;
+    let mut child = std::process::Command::new(exe)
+        .args(["durability-writer", "--spec", &spec_json])
         .arg("--dir")
         .arg(dir)
         .args(["--from", &from.to_string(), "--seed", &seed.to_string()])
@@ -60,7 +62,7 @@ fn one_kill(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .context("starting the writer")?;
+        .map_err(|source| TrialError::StartWriter { source })?;
     let mut to_child = child.stdin.take().expect("piped");
     let lines = BufReader::new(child.stdout.take().expect("piped")).lines();
     let mut deadline: Option<Instant> = None;
@@ -74,7 +76,7 @@ fn one_kill(
         let now = Instant::now();
         let d = *deadline.get_or_insert(now + kill_after);
         if now >= d {
-            child.kill()?; // SIGKILL
+            child.kill().map_err(TrialError::Pipe)?; // SIGKILL
             killed = true;
             break;
         }
@@ -85,22 +87,27 @@ fn one_kill(
     if !killed {
         let _ = child.kill();
     }
-    let out = child.wait_with_output()?;
+    let out = child.wait_with_output().map_err(TrialError::Pipe)?;
     if deadline.is_none() {
-        bail!(
-            "the {} writer wrote nothing: {}",
-            spec.name(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        return Err(TrialError::WroteNothing {
+            engine: spec.name(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(killed)
 }
 
 /// Checks every acknowledged key; returns (lost, wrong).
-fn verify(spec: &EngineSpec, dir: &Path, seed: u64, acked: &[u64]) -> anyhow::Result<(u64, u64)> {
-    let target = spec
-        .open(Some(dir))
-        .with_context(|| format!("reopening {} after the kill", spec.name()))?;
+fn verify(
+    spec: &EngineSpec,
+    dir: &Path,
+    seed: u64,
+    acked: &[u64],
+) -> Result<(u64, u64), TrialError> {
+    let target = spec.open(Some(dir)).map_err(|source| TrialError::Reopen {
+        engine: spec.name(),
+        source,
+    })?;
     let mut s = target.session()?;
     let (mut lost, mut wrong) = (0u64, 0u64);
     for &i in acked {
@@ -144,20 +151,23 @@ pub fn trials(
     root: &Path,
     interrupt: &AtomicBool,
     notes: &dyn plumb_runner::Progress,
-) -> anyhow::Result<DurabilitySummary> {
+) -> Result<DurabilitySummary, TrialError> {
     let name = s.spec.name();
     let work = tempfile::Builder::new()
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .prefix(&format!("plumb-durability-{name}-"))
         .tempdir_in(root)
-        .with_context(|| format!("--dir: making a directory in {}", root.display()))?;
+        .map_err(|source| TrialError::WorkDir {
+            root: root.to_path_buf(),
+            source,
+        })?;
     let (engine_dir, power) = if s.cut.powered() {
         let (backing, mnt) = trial::power_dirs(work.path())?;
         (backing.join("db"), Some((backing, mnt)))
     } else {
         (work.path().join("db"), None)
     };
-    std::fs::create_dir(&engine_dir)?;
+    std::fs::create_dir(&engine_dir).map_err(TrialError::DirSetup)?;
     // The recorder's log lives beside the engine's directory, not in it.
     let mut log = AckLog::create(work.path().join("acknowledged"))?;
     let (mut lost, mut wrong, mut landed) = (0u64, 0u64, 0u32);
@@ -190,7 +200,7 @@ pub fn trials(
             Err(e) => {
                 // An engine that does not open after a kill has lost everything.
                 lost = acked.len() as u64;
-                unopenable = Some(format!("{e:#}"));
+                unopenable = Some(plumb_runner::failure::chain(&e));
                 break;
             }
         }

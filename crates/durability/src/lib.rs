@@ -6,11 +6,13 @@
 //! workload, `plumb rerun` and a worker of a queue all run through here.
 
 pub mod engine;
+mod error;
 pub mod server;
 pub mod targets;
 pub mod trial;
 
-use anyhow::Context;
+pub use error::{DurabilityError, TrialError};
+
 use plumb_core::{StepStatus, StepSummary};
 use plumb_plan::{Cut, DurabilityMode, DurabilityWork, RunPlan, Subject};
 use plumb_runner::{Header, Place, StepOutcome, Steps};
@@ -96,13 +98,20 @@ fn prepare<'p>(
     plan: &'p RunPlan,
     work: &'p DurabilityWork,
     place: &Place<'_>,
-) -> anyhow::Result<Trials<'p>> {
+) -> Result<Trials<'p>, DurabilityError> {
+    let target = || plan.target.name.clone();
     let cuts = work
         .params
         .validate()
-        .map_err(|e| anyhow::anyhow!("durability.{}: {}", e.key, e.message))?;
+        .map_err(|e| DurabilityError::Params {
+            key: e.key,
+            message: e.message,
+        })?;
     if let Some(why) = plumb_plan::durability::refused(&plan.target.subject, work) {
-        anyhow::bail!("target {:?}: {why}", plan.target.name);
+        return Err(DurabilityError::Refused {
+            target: target(),
+            why,
+        });
     }
     let specs = match &plan.target.subject {
         Subject::Engine(e) => {
@@ -111,20 +120,21 @@ fn prepare<'p>(
                 .iter()
                 .map(|&m| plumb_plan::durability::engine_in_mode(e, m).map(Some))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|why| anyhow::anyhow!("target {:?}: {why}", plan.target.name))?
+                .map_err(|why| DurabilityError::Refused {
+                    target: target(),
+                    why,
+                })?
         }
         Subject::Server(s) if s.url.is_none() => vec![None; work.modes.len()],
-        _ => anyhow::bail!(
-            "target {:?}: durability runs on an engine that keeps files or a server plumb \
-             starts",
-            plan.target.name
-        ),
+        _ => return Err(DurabilityError::NotDurable { target: target() }),
     };
     let root = place
         .root
         .clone()
         .unwrap_or_else(|| PathBuf::from("/var/tmp"));
-    std::fs::create_dir_all(&root).with_context(|| format!("--dir: making {}", root.display()))?;
+    if let Err(source) = std::fs::create_dir_all(&root) {
+        return Err(DurabilityError::Root { root, source });
+    }
     if cuts.iter().any(|c| c.powered()) {
         for gone in plumb_powercut::sweep_stale(&root) {
             place.notes.note(&format!(
@@ -140,7 +150,7 @@ fn prepare<'p>(
         .flat_map(|(&mode, spec)| cuts.iter().map(move |&cut| (mode, spec.clone(), cut)))
         .collect();
     if steps.is_empty() {
-        anyhow::bail!("target {:?}: no modes to try", plan.target.name);
+        return Err(DurabilityError::NoModes { target: target() });
     }
     let mut t = Trials {
         plan,
@@ -155,7 +165,7 @@ fn prepare<'p>(
     (t.engine, t.version) = match &plan.target.subject {
         Subject::Server(s) => {
             let (mode, _, cut) = t.steps[0];
-            let up = server::start(s, cut, &t.root).with_context(|| t.context(mode, cut))?;
+            let up = server::start(s, cut, &t.root).map_err(|e| t.failed(mode, cut, e))?;
             let v = up.version();
             t.first_server = Some(up);
             (engine_label(s), v)
@@ -167,13 +177,17 @@ fn prepare<'p>(
 }
 
 impl Trials<'_> {
-    fn context(&self, mode: DurabilityMode, cut: Cut) -> String {
-        format!(
-            "{} {} --cut {}",
-            self.plan.target.name,
-            mode.name(),
-            cut.name()
-        )
+    /// A step's failure, named by its target, mode and cut.
+    fn failed(&self, mode: DurabilityMode, cut: Cut, source: TrialError) -> DurabilityError {
+        DurabilityError::Step {
+            step: format!(
+                "{} {} --cut {}",
+                self.plan.target.name,
+                mode.name(),
+                cut.name()
+            ),
+            source,
+        }
     }
 }
 
@@ -228,8 +242,9 @@ impl plumb_runner::Subject for Trials<'_> {
             (Subject::Server(s), _) => {
                 let up = match self.first_server.take() {
                     Some(up) => up,
-                    None => server::start(s, cut, &self.root)
-                        .with_context(|| self.context(mode, cut))?,
+                    None => {
+                        server::start(s, cut, &self.root).map_err(|e| self.failed(mode, cut, e))?
+                    }
                 };
                 server::trials(
                     up,
@@ -239,7 +254,7 @@ impl plumb_runner::Subject for Trials<'_> {
                     steps.interrupt,
                     steps.notes,
                 )
-                .with_context(|| self.context(mode, cut))?
+                .map_err(|e| self.failed(mode, cut, e))?
             }
             (_, Some(spec)) => engine::trials(
                 &engine::Step {
@@ -256,7 +271,7 @@ impl plumb_runner::Subject for Trials<'_> {
                 steps.interrupt,
                 steps.notes,
             )
-            .with_context(|| self.context(mode, cut))?,
+            .map_err(|e| self.failed(mode, cut, e))?,
             (_, None) => unreachable!("an engine has its spec for each mode"),
         };
         let config = serde_json::json!({

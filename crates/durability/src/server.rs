@@ -6,7 +6,7 @@
 //! mount over what survived.
 
 use super::trial::{self, AckLog, Moments};
-use anyhow::Context;
+use crate::TrialError;
 use plumb_core::DurabilitySummary;
 use plumb_plan::{Cut, DurabilityMode, ServerSpec};
 use plumb_sql::client::{Param, SqlClient};
@@ -25,7 +25,7 @@ fn set_mode(
     c: &mut dyn SqlClient,
     storage: Option<StorageEngine>,
     mode: DurabilityMode,
-) -> anyhow::Result<()> {
+) -> Result<(), TrialError> {
     if mode == DurabilityMode::Sync {
         return Ok(());
     }
@@ -58,7 +58,7 @@ impl Started {
 
 /// Starts `spec` for a step ending in `cut`: its directory in `root` (on a power-cut
 /// mount for power and torn cuts), its table made, and what setup wrote synced.
-pub fn start(spec: &ServerSpec, cut: Cut, root: &Path) -> anyhow::Result<Started> {
+pub fn start(spec: &ServerSpec, cut: Cut, root: &Path) -> Result<Started, TrialError> {
     let choice = ServerChoice::parse(&spec.server, spec.engine.as_deref(), spec.basedir.clone())?;
     let storage = (choice.flavor != plumb_sql::Flavor::Postgres).then_some(choice.engine);
     // Traversable: the server runs as its own user, with its files below this.
@@ -66,7 +66,10 @@ pub fn start(spec: &ServerSpec, cut: Cut, root: &Path) -> anyhow::Result<Started
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .prefix("plumb-durability-server-")
         .tempdir_in(root)
-        .with_context(|| format!("--dir: making a directory in {}", root.display()))?;
+        .map_err(|source| TrialError::WorkDir {
+            root: root.to_path_buf(),
+            source,
+        })?;
     let power = if cut.powered() {
         Some(trial::power_dirs(work.path())?)
     } else {
@@ -118,13 +121,14 @@ pub fn start(spec: &ServerSpec, cut: Cut, root: &Path) -> anyhow::Result<Started
     if let Some(p) = &s.pc {
         // Setup is not under test (initdb runs without fsync): what it wrote is made
         // durable, as a sync(1) before the first trial would.
-        p.sync_all().context("--cut power")?;
+        p.sync_all()
+            .map_err(|source| TrialError::SyncSetup { source })?;
     }
     Ok(s)
 }
 
 /// The rows the server holds after a restart, by id.
-fn rows(c: &mut dyn SqlClient) -> anyhow::Result<std::collections::HashMap<u64, String>> {
+fn rows(c: &mut dyn SqlClient) -> Result<std::collections::HashMap<u64, String>, TrialError> {
     let mut have = std::collections::HashMap::new();
     for r in c.rows(&format!("SELECT id, v FROM {TABLE}"))? {
         let id = r
@@ -148,7 +152,7 @@ pub fn trials(
     moments: &mut Moments,
     interrupt: &AtomicBool,
     notes: &dyn plumb_runner::Progress,
-) -> anyhow::Result<DurabilitySummary> {
+) -> Result<DurabilitySummary, TrialError> {
     let mut log = AckLog::create(s.work.path().join("acknowledged"))?;
     let (mut lost, mut wrong, mut landed) = (0u64, 0u64, 0u32);
     let mut from = 0u64;
@@ -164,7 +168,7 @@ pub fn trials(
         let wait = Duration::from_millis(50 + moments.next(max_ms));
         let acked_before = log.read()?.len();
         let m = &mut s.server;
-        std::thread::scope(|scope| -> anyhow::Result<()> {
+        std::thread::scope(|scope| -> Result<(), TrialError> {
             let crasher = scope.spawn(|| {
                 std::thread::sleep(wait);
                 m.crash();
@@ -213,7 +217,7 @@ pub fn trials(
     let acknowledged = log.read()?.len() as u64;
     s.server.stop()?;
     if let Some(p) = s.pc.take() {
-        p.cut().context("--cut power: unmounting")?;
+        p.cut().map_err(|source| TrialError::Unmount { source })?;
     }
     let target = format!("{label} {}", s.version());
     notes.note(&format!(

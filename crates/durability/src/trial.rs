@@ -3,7 +3,7 @@
 //! is told from the right one), the recorder's durable log of acknowledged writes, the
 //! kill moments, and the power-cut mount.
 
-use anyhow::Context;
+use crate::TrialError;
 use plumb_plan::{Cut, DurabilityMode};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -43,25 +43,28 @@ pub struct AckLog {
 
 impl AckLog {
     /// A new, empty log at `path`.
-    pub fn create(path: PathBuf) -> anyhow::Result<AckLog> {
+    pub fn create(path: PathBuf) -> Result<AckLog, TrialError> {
         let file = std::fs::OpenOptions::new()
             .create_new(true)
             .append(true)
-            .open(&path)
-            .with_context(|| format!("creating {}", path.display()))?;
-        Ok(AckLog { file, path })
+            .open(&path);
+        match file {
+            Ok(file) => Ok(AckLog { file, path }),
+            Err(source) => Err(TrialError::AckLogCreate { path, source }),
+        }
     }
 
     /// Makes the acknowledgement of key `i` durable.
-    pub fn record(&mut self, i: u64) -> anyhow::Result<()> {
-        self.file.write_all(&i.to_le_bytes())?;
-        self.file.sync_data()?;
-        Ok(())
+    pub fn record(&mut self, i: u64) -> Result<(), TrialError> {
+        self.file
+            .write_all(&i.to_le_bytes())
+            .map_err(TrialError::AckLog)?;
+        self.file.sync_data().map_err(TrialError::AckLog)
     }
 
     /// Every key acknowledged so far, read back from the file.
-    pub fn read(&self) -> anyhow::Result<Vec<u64>> {
-        let bytes = std::fs::read(&self.path)?;
+    pub fn read(&self) -> Result<Vec<u64>, TrialError> {
+        let bytes = std::fs::read(&self.path).map_err(TrialError::AckLog)?;
         Ok(bytes
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
@@ -96,19 +99,23 @@ impl Moments {
 
 /// The backing directory and mount point of a power-cut trial, made in `work`; both
 /// 0755, so a server's own user can reach its files below them.
-pub fn power_dirs(work: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+pub fn power_dirs(work: &Path) -> Result<(PathBuf, PathBuf), TrialError> {
     use std::os::unix::fs::PermissionsExt;
     let (backing, mnt) = (work.join("backing"), work.join("mnt"));
     for d in [&backing, &mnt] {
-        std::fs::create_dir(d).with_context(|| format!("making {}", d.display()))?;
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::create_dir(d).map_err(|source| TrialError::Dir {
+            path: d.clone(),
+            source,
+        })?;
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))
+            .map_err(TrialError::DirSetup)?;
     }
     Ok((backing, mnt))
 }
 
 /// Mounts the power-cut filesystem over `backing` at `mnt`.
-pub fn mount(backing: &Path, mnt: &Path) -> anyhow::Result<plumb_powercut::PowerCut> {
-    plumb_powercut::PowerCut::mount(backing, mnt).context("--cut power")
+pub fn mount(backing: &Path, mnt: &Path) -> Result<plumb_powercut::PowerCut, TrialError> {
+    plumb_powercut::PowerCut::mount(backing, mnt).map_err(|source| TrialError::Mount { source })
 }
 
 /// Cuts the power as `cut` says (`seed` picks what a torn cut writes).
@@ -116,12 +123,15 @@ pub fn apply(
     cut: Cut,
     pc: plumb_powercut::PowerCut,
     seed: u64,
-) -> anyhow::Result<plumb_powercut::CutReport> {
+) -> Result<plumb_powercut::CutReport, TrialError> {
     let r = match cut {
         Cut::Torn => pc.cut_torn(seed),
         _ => pc.cut(),
     };
-    r.with_context(|| format!("--cut {}", cut.name()))
+    r.map_err(|source| TrialError::Cut {
+        cut: cut.name(),
+        source,
+    })
 }
 
 /// What `n` lost or wrong writes mean in `mode`; `unlogged`: the engine keeps unsynced

@@ -5,12 +5,12 @@
 
 use crate::judged::Judged;
 use crate::rated::{self, Rated, StepView};
-use crate::{cpu, disk, mem, plan, ProbeReport};
+use crate::{cpu, disk, mem, plan, PlanError, ProbeReport};
 use plumb_core::StepStatus;
 use plumb_plan::{ProbeParams, RunPlan};
 use plumb_runner::begin::DataPlace;
 use plumb_runner::{Header, Place, StepOutcome, Steps, Subject};
-use plumb_store::StepRecord;
+use plumb_store::{StepRecord, StoreError};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -35,19 +35,18 @@ impl Plans {
 }
 
 /// Checks `which` with its knobs; `dir` is where the disk probe's file goes.
-pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result<Plans> {
+pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> Result<Plans, PlanError> {
     if !plumb_plan::family::PROBE_NAMES.contains(&which) {
-        anyhow::bail!(
-            "probe {which:?}: use one of {}",
-            plumb_plan::family::PROBE_NAMES.join(", ")
-        );
+        return Err(PlanError::UnknownProbe {
+            which: which.to_string(),
+        });
     }
     let hw = crate::hw_threads();
     let want = |w: &str| which == w || which == "all";
     let mut cpu = want("cpu").then(|| cpu::CpuOptions::new(hw, p.quick));
     if let (Some(c), Some(s)) = (cpu.as_mut(), p.secs) {
         if !(s > 0.0 && s.is_finite()) {
-            anyhow::bail!("--secs {s}: must be a number of seconds > 0");
+            return Err(PlanError::Secs { secs: s });
         }
         c.secs = s;
     }
@@ -63,33 +62,31 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
     };
     let disk = if want("disk") {
         let mut o = match (&p.device, dir) {
-            (Some(dev), _) if which != "disk" => anyhow::bail!(
-                "--device {}: only applies to `plumb probe disk`",
-                dev.display()
-            ),
-            (Some(_), Some(d)) => anyhow::bail!(
-                "--dir {} and --device: give one; --dir measures a file on a filesystem, \
-                 --device reads a block device",
-                d.display()
-            ),
+            (Some(dev), _) if which != "disk" => {
+                return Err(PlanError::DeviceNotDisk {
+                    device: dev.clone(),
+                })
+            }
+            (Some(_), Some(d)) => {
+                return Err(PlanError::DirAndDevice {
+                    dir: d.to_path_buf(),
+                })
+            }
             (Some(dev), None) => {
                 if p.size.is_some() {
-                    anyhow::bail!("--size: --device reads the whole device; leave --size out");
+                    return Err(PlanError::SizeOfDevice);
                 }
                 if p.precondition.is_some() {
-                    anyhow::bail!(
-                        "--precondition: --device is read-only and plumb never writes it; \
-                         precondition the device yourself (e.g. fio --rw=randwrite over all of \
-                         it), or probe a file with --dir"
-                    );
+                    return Err(PlanError::PreconditionDevice);
                 }
                 disk::DiskOptions::for_device(dev.clone(), p.quick)
             }
             (None, Some(dir)) => disk::DiskOptions::new(dir.to_path_buf(), p.quick),
-            (None, None) => anyhow::bail!(
-                "--dir: required for `plumb probe {which}`; give a directory you own on the \
-                 filesystem to measure (or --device /dev/X to read a block device)"
-            ),
+            (None, None) => {
+                return Err(PlanError::NoDir {
+                    which: which.to_string(),
+                })
+            }
         };
         o.size = p
             .size
@@ -100,7 +97,7 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
         o.secs = p.secs;
         o.precondition = match p.precondition {
             Some(s) if !(s.is_finite() && s > 0.0) => {
-                anyhow::bail!("--precondition {s}: give the seconds of random writes, above 0")
+                return Err(PlanError::Precondition { secs: s })
             }
             s => s.map(std::time::Duration::from_secs_f64),
         };
@@ -131,7 +128,7 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> anyhow::Result
             ("--rated-set", !p.rated_set.is_empty()),
         ] {
             if set {
-                anyhow::bail!("{opt}: only applies to `plumb probe disk` and `all`");
+                return Err(PlanError::DiskOnly { option: opt });
             }
         }
         None
@@ -246,7 +243,7 @@ impl Probes {
     }
 
     /// Stores one probe's steps as it ran, and keeps its report.
-    fn keep(&mut self, r: ProbeReport, steps: &mut Steps<'_, '_>) -> anyhow::Result<()> {
+    fn keep(&mut self, r: ProbeReport, steps: &mut Steps<'_, '_>) -> Result<(), StoreError> {
         for s in &r.steps {
             steps.record(
                 StepRecord {

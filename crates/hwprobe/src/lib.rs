@@ -21,7 +21,7 @@ pub mod rated;
 mod rng;
 pub mod text;
 
-pub use error::ProbeError;
+pub use error::{PlanError, ProbeError};
 
 use plumb_core::{Interval, StepStatus, StepSummary};
 use plumb_store::Ceiling;

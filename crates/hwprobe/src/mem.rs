@@ -7,7 +7,7 @@
 
 use crate::{ceiling, ProbeReport, ProbeStep};
 use plumb_core::{StepStatus, StepSummary};
-use plumb_runner::metrics::host_noise;
+use plumb_runner::kernel::{self, Mark};
 use plumb_runner::LatencyHistogram;
 use plumb_workloads::ProbeKind;
 use std::sync::Barrier;
@@ -171,9 +171,10 @@ fn triad_passes(a: &mut [f64], b: &[f64], c: &[f64], threads: usize, passes: usi
         .collect()
 }
 
-/// The machine's CPU by state now, for the host's noise over a probe step.
-fn machine() -> Option<plumb_probes::cpustat::Reading> {
-    plumb_probes::cpustat::read().ok()
+/// The kernel's counters now (this process's CPU, the machine's by state; no device), so
+/// a probe step's shared figures come from [`kernel::summary`] over two of them.
+fn mark() -> Mark<()> {
+    Mark::read(None, &mut ())
 }
 
 /// Runs the memory probe: one `triad.tN` step per thread count and a `chase` step.
@@ -201,10 +202,9 @@ pub fn run(o: &MemOptions, stop: &std::sync::atomic::AtomicBool) -> ProbeReport 
             break;
         }
         let started = SystemTime::now();
-        let (cpu0, m0) = (plumb_probes::process::self_counters(), machine());
+        let first = mark();
         let times = triad_passes(&mut a, &b, &c, t, o.passes);
-        let cpu = plumb_probes::process::self_counters().delta(&cpu0);
-        let noise = host_noise(m0.as_ref(), machine().as_ref(), cpu.cpu_us(), Some(0));
+        let last = mark();
         // STREAM skips the first pass (page faults, warm-up) when there are more.
         let considered = if times.len() > 1 {
             &times[1..]
@@ -219,21 +219,10 @@ pub fn run(o: &MemOptions, stop: &std::sync::atomic::AtomicBool) -> ProbeReport 
             h.record_ns((s * 1e9) as u64);
         }
         let total: f64 = times.iter().sum();
+        // One op is one pass; its latency is the pass's time.
         let summary = StepSummary {
-            ops: times.len() as u64,
-            secs: total,
-            ops_sec: times.len() as f64 / total.max(1e-9),
             mb_sec: Some(gbs * 1000.0),
-            p50_us: h.quantile_us(0.5),
-            p99_us: h.quantile_us(0.99),
-            p999_us: h.quantile_us(0.999),
-            pmax_us: h.max_us(),
-            cpu_us_op: Some(cpu.cpu_us() as f64 / times.len() as f64),
-            usr_us_op: Some(cpu.user_us as f64 / times.len() as f64),
-            sys_us_op: Some(cpu.system_us as f64 / times.len() as f64),
-            steal_pct: noise.steal_pct,
-            outside_cpu_pct: noise.outside_cpu_pct,
-            ..StepSummary::default()
+            ..kernel::summary(&first, &last, times.len() as u64, &h)
         };
         let avg = triad_gbs(n, total / times.len() as f64);
         rep.steps.push(ProbeStep {
@@ -299,17 +288,17 @@ fn chase(elements: usize, loads: u64) -> ProbeStep {
     let slots = (elements * 2).max(1024);
     let perm = cyclic_permutation(slots, 7);
     let started = SystemTime::now();
-    let (cpu0, m0) = (plumb_probes::process::self_counters(), machine());
+    let first = mark();
     let t = Instant::now();
     let mut i = 0u32;
     for _ in 0..loads {
         // Indexes are < slots by construction; a bounds check is cheap next to a miss.
         i = perm[i as usize];
     }
+    // The loads alone, without the marks' reads: the latency ceiling is theirs.
     let secs = t.elapsed().as_secs_f64();
     std::hint::black_box(i);
-    let cpu = plumb_probes::process::self_counters().delta(&cpu0);
-    let noise = host_noise(m0.as_ref(), machine().as_ref(), cpu.cpu_us(), Some(0));
+    let last = mark();
     let ns = secs * 1e9 / loads.max(1) as f64;
     ProbeStep {
         name: "chase".into(),
@@ -323,17 +312,10 @@ fn chase(elements: usize, loads: u64) -> ProbeStep {
             "ns_per_load": ns,
             "note": "4 KiB pages: includes TLB misses, as a database's random reads do",
         }),
+        // Loads are not timed one by one: the mean load stands as the median.
         summary: StepSummary {
-            ops: loads,
-            secs,
-            ops_sec: loads as f64 / secs.max(1e-9),
             p50_us: Some(ns / 1000.0),
-            cpu_us_op: Some(cpu.cpu_us() as f64 / loads.max(1) as f64),
-            usr_us_op: Some(cpu.user_us as f64 / loads.max(1) as f64),
-            sys_us_op: Some(cpu.system_us as f64 / loads.max(1) as f64),
-            steal_pct: noise.steal_pct,
-            outside_cpu_pct: noise.outside_cpu_pct,
-            ..StepSummary::default()
+            ..kernel::summary(&first, &last, loads, &LatencyHistogram::new())
         },
         intervals: Vec::new(),
     }

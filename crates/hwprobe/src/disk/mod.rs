@@ -340,7 +340,7 @@ fn layout(f: &ProbeFile, stop: &AtomicBool) -> Result<(), ProbeError> {
     let mut buf = file::AlignedBuf::new(SEQ_BS, 42).map_err(|e| ProbeError::Io {
         what: "allocating a buffer for",
         path: f.path().to_path_buf(),
-        source: std::io::Error::other(e),
+        err: std::io::Error::other(e),
     })?;
     let mut off = 0u64;
     while off < f.size {
@@ -393,7 +393,7 @@ pub fn precondition(f: &ProbeFile, d: Duration, stop: &AtomicBool) -> Result<u64
     let mut buf = file::AlignedBuf::new(PRECONDITION_BS, 7).map_err(|e| ProbeError::Io {
         what: "allocating a buffer for",
         path: f.path().to_path_buf(),
-        source: std::io::Error::other(e),
+        err: std::io::Error::other(e),
     })?;
     let blocks = (f.size / PRECONDITION_BS as u64).max(1);
     let mut rng = crate::rng::Rng::new(0x9c0d);

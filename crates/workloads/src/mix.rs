@@ -2341,59 +2341,101 @@ const MIXGRAPH_DESCRIPTION: &str =
 /// see [`mixgraph_rate_profile`]. `num` is the run's key count, `reads`/`duration` the
 /// step's length, and a value's bytes come from the driver.
 pub fn mixgraph(params: &[(String, String)]) -> Result<Mix, MixError> {
-    let mut values = [0.0f64; MIXGRAPH_FLAGS.len()];
-    for (i, (_, d)) in MIXGRAPH_FLAGS.iter().enumerate() {
-        values[i] = d.parse().unwrap_or(0.0);
-    }
-    let flag_err = |flag: &str, message: String| MixError::Flag {
+    let flags = MixgraphValues::parse(params)?;
+    let [get_w, put_w, seek_w] = mixgraph_weights(&flags)?;
+    let keys = mixgraph_keys(&flags)?;
+    let (value_size, scan_length) = mixgraph_sizes(&flags)?;
+
+    let get_op = MixOp::new(MixOpKind::Get, get_w);
+    let mut put_op = MixOp::new(MixOpKind::Put, put_w);
+    put_op.value_size = value_size;
+    let mut seek_op = MixOp::new(MixOpKind::Seek, seek_w);
+    seek_op.scan_length = scan_length;
+
+    let mix = Mix {
+        name: "mixgraph".into(),
+        description: mixgraph_description(params),
+        ops: vec![get_op, put_op, seek_op],
+        keys,
+        phases: Vec::new(),
+        one_draw: true,
+    };
+    mix.validate()?;
+    Ok(mix)
+}
+
+/// A refused mixgraph flag, named as db_bench names it so the user finds it on the
+/// command line they copied.
+fn flag_err(flag: &str, message: String) -> MixError {
+    MixError::Flag {
         flag: flag.to_string(),
         message,
-    };
-    for (name, value) in params {
-        let name = name.trim().trim_start_matches('-');
-        let Some(i) = MIXGRAPH_FLAGS.iter().position(|(n, _)| *n == name) else {
-            let known: Vec<&str> = MIXGRAPH_FLAGS.iter().map(|(n, _)| *n).collect();
-            let why = if name.starts_with("sine_") {
-                "is db_bench's QPS sine, a pacing flag, not part of the mix: turn it into a \
-                 rate profile with mixgraph_rate_profile; "
-            } else {
-                "is not a mixgraph flag plumb maps; "
-            };
-            return Err(flag_err(name, format!("{why}known: {}", known.join(", "))));
-        };
-        let v = value.trim();
-        let parsed = if INT_FLAGS.contains(&name) {
-            v.parse::<i64>().ok().map(|x| x as f64)
-        } else {
-            v.parse::<f64>().ok().filter(|x| x.is_finite())
-        };
-        values[i] = parsed.ok_or_else(|| {
-            flag_err(
-                name,
-                format!(
-                    "{v:?} is not {} (db_bench's default is {})",
-                    if INT_FLAGS.contains(&name) {
-                        "a whole number"
-                    } else {
-                        "a finite number"
-                    },
-                    MIXGRAPH_FLAGS[i].1
-                ),
-            )
-        })?;
     }
-    let get = |name: &str| {
+}
+
+/// Every mixgraph flag's value, the given ones over db_bench's defaults, so the
+/// mapping below reads a flag by name without caring whether it was set.
+struct MixgraphValues([f64; MIXGRAPH_FLAGS.len()]);
+
+impl MixgraphValues {
+    /// db_bench's defaults overridden by `params`, refusing a flag plumb does not map
+    /// (saying where a `sine_*` flag belongs) or a value that is not a number.
+    fn parse(params: &[(String, String)]) -> Result<Self, MixError> {
+        let mut values = [0.0f64; MIXGRAPH_FLAGS.len()];
+        for (i, (_, d)) in MIXGRAPH_FLAGS.iter().enumerate() {
+            values[i] = d.parse().unwrap_or(0.0);
+        }
+        for (name, value) in params {
+            let name = name.trim().trim_start_matches('-');
+            let Some(i) = MIXGRAPH_FLAGS.iter().position(|(n, _)| *n == name) else {
+                let known: Vec<&str> = MIXGRAPH_FLAGS.iter().map(|(n, _)| *n).collect();
+                let why = if name.starts_with("sine_") {
+                    "is db_bench's QPS sine, a pacing flag, not part of the mix: turn it into a \
+                     rate profile with mixgraph_rate_profile; "
+                } else {
+                    "is not a mixgraph flag plumb maps; "
+                };
+                return Err(flag_err(name, format!("{why}known: {}", known.join(", "))));
+            };
+            let v = value.trim();
+            let parsed = if INT_FLAGS.contains(&name) {
+                v.parse::<i64>().ok().map(|x| x as f64)
+            } else {
+                v.parse::<f64>().ok().filter(|x| x.is_finite())
+            };
+            values[i] = parsed.ok_or_else(|| {
+                flag_err(
+                    name,
+                    format!(
+                        "{v:?} is not {} (db_bench's default is {})",
+                        if INT_FLAGS.contains(&name) {
+                            "a whole number"
+                        } else {
+                            "a finite number"
+                        },
+                        MIXGRAPH_FLAGS[i].1
+                    ),
+                )
+            })?;
+        }
+        Ok(Self(values))
+    }
+
+    /// The value of the flag `name` (one of [`MIXGRAPH_FLAGS`]).
+    fn get(&self, name: &str) -> f64 {
         MIXGRAPH_FLAGS
             .iter()
             .position(|(n, _)| *n == name)
-            .map_or(0.0, |i| values[i])
-    };
+            .map_or(0.0, |i| self.0[i])
+    }
+}
 
-    // Op shares: QueryDecider::Initiate.
+/// The get, put and seek weights, as `QueryDecider::Initiate` computes them.
+fn mixgraph_weights(flags: &MixgraphValues) -> Result<[u32; 3], MixError> {
     let ratios = [
-        ("mix_get_ratio", get("mix_get_ratio")),
-        ("mix_put_ratio", get("mix_put_ratio")),
-        ("mix_seek_ratio", get("mix_seek_ratio")),
+        ("mix_get_ratio", flags.get("mix_get_ratio")),
+        ("mix_put_ratio", flags.get("mix_put_ratio")),
+        ("mix_seek_ratio", flags.get("mix_seek_ratio")),
     ];
     if let Some((n, r)) = ratios.iter().find(|(_, r)| *r < 0.0) {
         return Err(flag_err(
@@ -2409,48 +2451,53 @@ pub fn mixgraph(params: &[(String, String)]) -> Result<Mix, MixError> {
         ));
     }
     let weight = |r: f64| (1000.0 * (r / sum)).ceil() as u32;
+    Ok(ratios.map(|(_, r)| weight(r)))
+}
 
-    // Keys: MixGraph's use_random_modeling wins over use_prefix_modeling.
-    let (ka, kb) = (get("key_dist_a"), get("key_dist_b"));
-    let keys = if ka == 0.0 || kb == 0.0 {
-        KeySpec::Uniform
-    } else {
-        for (n, v) in [("key_dist_a", ka), ("key_dist_b", kb)] {
-            if v < 0.0 {
-                return Err(flag_err(
-                    n,
-                    format!("{v}: the power model y = a*x^b needs a and b above 0 (db_bench would draw NaN)"),
-                ));
-            }
+/// The keys: MixGraph's use_random_modeling wins over use_prefix_modeling.
+fn mixgraph_keys(flags: &MixgraphValues) -> Result<KeySpec, MixError> {
+    let (ka, kb) = (flags.get("key_dist_a"), flags.get("key_dist_b"));
+    if ka == 0.0 || kb == 0.0 {
+        return Ok(KeySpec::Uniform);
+    }
+    for (n, v) in [("key_dist_a", ka), ("key_dist_b", kb)] {
+        if v < 0.0 {
+            return Err(flag_err(
+                n,
+                format!("{v}: the power model y = a*x^b needs a and b above 0 (db_bench would draw NaN)"),
+            ));
         }
-        let mut p = PowerKeyrange {
-            keyrange_dist_a: get("keyrange_dist_a"),
-            keyrange_dist_b: get("keyrange_dist_b"),
-            keyrange_dist_c: get("keyrange_dist_c"),
-            keyrange_dist_d: get("keyrange_dist_d"),
-            keyrange_num: 1,
-            key_dist_a: ka,
-            key_dist_b: kb,
-        };
-        if p.has_ranges() {
-            // db_bench treats keyrange_num <= 0 as 1.
-            let n = get("keyrange_num").max(1.0);
-            if n > f64::from(MAX_KEYRANGES) {
-                return Err(flag_err(
-                    "keyrange_num",
-                    format!("{n} key ranges; plumb builds tables of up to {MAX_KEYRANGES}"),
-                ));
-            }
-            p.keyrange_num = n as u32;
-            if let Err(m) = keyrange_units(&p) {
-                return Err(flag_err("keyrange_dist_a", m));
-            }
-        }
-        KeySpec::PowerKeyrange(p)
+    }
+    let mut p = PowerKeyrange {
+        keyrange_dist_a: flags.get("keyrange_dist_a"),
+        keyrange_dist_b: flags.get("keyrange_dist_b"),
+        keyrange_dist_c: flags.get("keyrange_dist_c"),
+        keyrange_dist_d: flags.get("keyrange_dist_d"),
+        keyrange_num: 1,
+        key_dist_a: ka,
+        key_dist_b: kb,
     };
+    if p.has_ranges() {
+        // db_bench treats keyrange_num <= 0 as 1.
+        let n = flags.get("keyrange_num").max(1.0);
+        if n > f64::from(MAX_KEYRANGES) {
+            return Err(flag_err(
+                "keyrange_num",
+                format!("{n} key ranges; plumb builds tables of up to {MAX_KEYRANGES}"),
+            ));
+        }
+        p.keyrange_num = n as u32;
+        if let Err(m) = keyrange_units(&p) {
+            return Err(flag_err("keyrange_dist_a", m));
+        }
+    }
+    Ok(KeySpec::PowerKeyrange(p))
+}
 
-    // Value sizes: the Put branch of MixGraph.
-    let max_value = get("mix_max_value_size") as i64;
+/// The put's value sizes (the Put branch of MixGraph) and the seek's scan lengths (the
+/// Seek branch), folded as db_bench folds them.
+fn mixgraph_sizes(flags: &MixgraphValues) -> Result<(SizeDist, SizeDist), MixError> {
+    let max_value = flags.get("mix_max_value_size") as i64;
     if max_value < 10 {
         return Err(flag_err(
             "mix_max_value_size",
@@ -2460,16 +2507,15 @@ pub fn mixgraph(params: &[(String, String)]) -> Result<Mix, MixError> {
     let value_max = max_value.min(MIXGRAPH_VALUE_CAP) as u64;
     let value_size = pareto_flags(
         "value",
-        get("value_theta"),
-        get("value_k"),
-        get("value_sigma"),
+        flags.get("value_theta"),
+        flags.get("value_k"),
+        flags.get("value_sigma"),
         10,
         value_max,
         value_max,
     )?;
 
-    // Scan lengths: the Seek branch.
-    let max_scan = get("mix_max_scan_len") as i64;
+    let max_scan = flags.get("mix_max_scan_len") as i64;
     if max_scan < 1 || max_scan as u64 > MAX_SIZE {
         return Err(flag_err(
             "mix_max_scan_len",
@@ -2478,20 +2524,19 @@ pub fn mixgraph(params: &[(String, String)]) -> Result<Mix, MixError> {
     }
     let scan_length = pareto_flags(
         "iter",
-        get("iter_theta"),
-        get("iter_k"),
-        get("iter_sigma"),
+        flags.get("iter_theta"),
+        flags.get("iter_k"),
+        flags.get("iter_sigma"),
         0,
         max_scan as u64 - 1,
         max_scan as u64,
     )?;
+    Ok((value_size, scan_length))
+}
 
-    let get_op = MixOp::new(MixOpKind::Get, weight(ratios[0].1));
-    let mut put_op = MixOp::new(MixOpKind::Put, weight(ratios[1].1));
-    put_op.value_size = value_size;
-    let mut seek_op = MixOp::new(MixOpKind::Seek, weight(ratios[2].1));
-    seek_op.scan_length = scan_length;
-
+/// [`MIXGRAPH_DESCRIPTION`] followed by the flags as given, so a stored run says which
+/// command line it reproduces.
+fn mixgraph_description(params: &[(String, String)]) -> String {
     let mut description = MIXGRAPH_DESCRIPTION.to_string();
     for (n, v) in params {
         description.push_str(&format!(
@@ -2500,16 +2545,7 @@ pub fn mixgraph(params: &[(String, String)]) -> Result<Mix, MixError> {
             v.trim()
         ));
     }
-    let mix = Mix {
-        name: "mixgraph".into(),
-        description,
-        ops: vec![get_op, put_op, seek_op],
-        keys,
-        phases: Vec::new(),
-        one_draw: true,
-    };
-    mix.validate()?;
-    Ok(mix)
+    description
 }
 
 /// A mixgraph Pareto from its `<prefix>_theta/_k/_sigma` flags, folded as db_bench

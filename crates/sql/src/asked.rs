@@ -2,7 +2,7 @@
 //! scripts given), each script read and checked now, so the plan keeps their text and
 //! a script that does not load fails before a server starts.
 
-use anyhow::{anyhow, bail};
+use crate::error::AskedError;
 use plumb_plan::SqlParams;
 use plumb_workloads::{sql as sqlsteps, SqlKind, SqlStepPlan, SqlTables};
 
@@ -13,16 +13,12 @@ pub fn planned_steps(
     p: &mut SqlParams,
     steps_flag: Option<&str>,
     on_url: bool,
-) -> anyhow::Result<Vec<SqlStepPlan>> {
-    p.validate()
-        .map_err(|e| anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
+) -> Result<Vec<SqlStepPlan>, AskedError> {
+    p.validate().map_err(|e| AskedError::flag(e, true))?;
     let scripted = !p.script.is_empty() || !p.builtin.is_empty();
     let lua = p.lua.is_some();
     if scripted && lua && steps_flag.is_none() {
-        bail!(
-            "--lua and --script/--builtin give two steps' scripts; say their order with \
-             --steps, e.g. --steps lua-prepare,lua,script"
-        );
+        return Err(AskedError::UnorderedScripts);
     }
     let steps = match steps_flag {
         Some(s) => sqlsteps::parse_steps(s)?,
@@ -37,32 +33,23 @@ pub fn planned_steps(
     };
     let lua_step = steps.iter().any(|s| s.kind.tables() == SqlTables::Lua);
     if lua != lua_step {
-        bail!(
-            "{}",
-            if lua {
-                "--lua gives the `lua` step's script, but --steps has no `lua` or \
-                 `lua-prepare`; add them, e.g. --steps lua-prepare,lua"
-            } else {
-                "--steps has a Lua step but no script: give --lua FILE (e.g. \
-                 /usr/share/sysbench/oltp_read_write.lua)"
-            }
-        );
+        return Err(if lua {
+            AskedError::LuaWithoutStep
+        } else {
+            AskedError::LuaStepWithoutScript
+        });
     }
     if lua_step {
         // Read the script and the modules it requires now: the plan keeps their text,
         // and a script that does not load, or an unknown option, fails here.
-        p.read_lua(None)
-            .map_err(|e| anyhow!("--{}: {}", e.key, e.message))?;
+        p.read_lua(None).map_err(|e| AskedError::flag(e, false))?;
         crate::lua::LuaStep::new(&p.lua_sources, &p.lua_opt, p.threads, p.duration)?;
     } else if !p.lua_opt.is_empty() {
-        bail!("--lua-opt sets the --lua script's options; give --lua FILE");
+        return Err(AskedError::LuaOptWithoutLua);
     }
     let script_step = steps.iter().any(|s| s.kind == SqlKind::Script);
     if scripted && !script_step {
-        bail!(
-            "--script/--builtin give the `script` step's scripts, but --steps has no `script`; \
-             add it, e.g. --steps pgbench-load,script"
-        );
+        return Err(AskedError::ScriptsWithoutStep);
     }
     if script_step {
         // Read the files now: the plan keeps their text, and a bad script fails here,
@@ -72,11 +59,11 @@ pub fn planned_steps(
             .iter()
             .map(|s| plumb_plan::ScriptSource::read(s, None))
             .collect::<Result<_, _>>()
-            .map_err(|e| anyhow!("--{}: {}", e.key, e.message))?;
+            .map_err(|e| AskedError::flag(e, false))?;
         crate::pgscript::ScriptStep::new(&p.scripts, &p.builtin, &p.define, &p.query_mode)?;
     }
     if steps.is_empty() {
-        bail!("--steps: no microbenchmarks given; e.g. --steps load,point-query");
+        return Err(AskedError::NoSteps);
     }
     Ok(steps)
 }

@@ -3,14 +3,15 @@
 //! URL), its identity and settings recorded, each step run through the lifecycle and
 //! stored as it ends, the server stopped.
 
+use crate::error::RunError;
 use crate::managed::{self as server, Server};
 use crate::{run_sql_step, CounterReader, Protocol, Shape, SqlContext, SqlStepConfig};
-use anyhow::bail;
 use plumb_core::StepStatus;
 use plumb_plan::{RunPlan, ServerSpec, SqlWork};
+use plumb_runner::failure::chain;
 use plumb_runner::family::{Extras, Family};
 use plumb_runner::{Header, Place, Steps, Subject};
-use plumb_store::Store;
+use plumb_store::{Store, StoreError};
 use plumb_workloads::pace::{LatencyBound, Pace};
 use plumb_workloads::{Distribution, Kind, SqlKind};
 use std::collections::BTreeMap;
@@ -49,18 +50,15 @@ fn prepare<'p>(
     work: &'p SqlWork,
     extras: &'p Extras,
     place: &Place<'_>,
-) -> anyhow::Result<SqlSubject<'p>> {
+) -> Result<SqlSubject<'p>, RunError> {
     let p = &work.params;
-    let distribution = p
-        .validate()
-        .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+    let distribution = p.validate()?;
     let (pace, bound) = plumb_plan::pace_of(
         p.rate,
         p.rate_profile.as_deref(),
         p.arrivals,
         p.rate_search.as_deref(),
-    )
-    .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+    )?;
     let (server, choice) = server::start_for(plan, spec, extras, place)?;
     let ep = server.endpoint().clone();
     let mut counters = CounterReader::connect(&ep)?;
@@ -75,11 +73,10 @@ fn prepare<'p>(
         .any(|s| s.kind.tables() == plumb_workloads::SqlTables::Sysbench);
     if sysbench && !steps.iter().any(|s| s.kind == SqlKind::Load) && counters.max_id(p.tables) == 0
     {
-        bail!(
-            "no rows in sbtest1..{} at {}: add `load` to the steps (it creates and fills them)",
-            p.tables,
-            ep.redacted_url()
-        );
+        return Err(RunError::NoSysbenchTables {
+            tables: p.tables,
+            url: ep.redacted_url(),
+        });
     }
     let (pid, data_dir) = server.local();
     let mut options: BTreeMap<String, String> = BTreeMap::new();
@@ -107,9 +104,7 @@ fn prepare<'p>(
         warehouses: p.warehouses,
         spec_timing: p.spec_timing,
         ycsb_records: p.recordcount,
-        ycsb_props: p
-            .ycsb_props()
-            .map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?,
+        ycsb_props: p.ycsb_props()?,
         scripts: script_step(p, steps)?,
         lua: lua_step(p, steps, id.storage.map(|e| e.sql_name()))?,
     };
@@ -120,12 +115,8 @@ fn prepare<'p>(
         .any(|s| s.kind.tables() == plumb_workloads::SqlTables::Pgbench)
         || shape.scripts.as_ref().is_some_and(|s| s.has_builtin());
     if pgbench_steps && !steps.iter().any(|s| s.kind == SqlKind::PgbenchLoad) {
-        shape.scale = crate::pgbench::scale_of(ep.connect()?.as_mut()).map_err(|e| {
-            anyhow::anyhow!(
-                "{e}: pgbench's steps need its tables; add pgbench-load to the steps or run \
-                 `pgbench -i` first"
-            )
-        })?;
+        shape.scale = crate::pgbench::scale_of(ep.connect()?.as_mut())
+            .map_err(|cause| RunError::NoPgbenchTables { cause })?;
     }
     Ok(SqlSubject {
         plan,
@@ -227,7 +218,7 @@ impl SqlSubject<'_> {
         &mut self,
         cfg: &SqlStepConfig,
         steps: &mut Steps<'_, '_>,
-    ) -> anyhow::Result<plumb_runner::StepOutcome> {
+    ) -> Result<plumb_runner::StepOutcome, StoreError> {
         let mut ctx = SqlContext {
             endpoint: &self.ep,
             server_pid: self.pid,
@@ -450,13 +441,13 @@ fn barrier(
     n: u32,
     timeout: f64,
     interrupt: &std::sync::atomic::AtomicBool,
-) -> anyhow::Result<i64> {
-    Ok(store.barrier(
+) -> Result<i64, StoreError> {
+    store.barrier(
         &format!("{group}/{index}"),
         i64::from(n),
         Duration::from_secs_f64(timeout),
         interrupt,
-    )?)
+    )
 }
 
 /// The SQL family (sysbench's microbenchmarks, TPROC-C, pgbench, YCSB) on a server,
@@ -475,8 +466,8 @@ impl Family for SqlFamily {
         let plumb_plan::Family::Sql(w) = &plan.workload.family else {
             return Ok(());
         };
-        script_step(&w.params, &w.steps).map_err(|e| format!("{e:#}"))?;
-        lua_step(&w.params, &w.steps, None).map_err(|e| format!("{e:#}"))?;
+        script_step(&w.params, &w.steps).map_err(|e| chain(&e))?;
+        lua_step(&w.params, &w.steps, None).map_err(|e| chain(&e))?;
         Ok(())
     }
 
@@ -500,17 +491,15 @@ impl Family for SqlFamily {
 fn script_step(
     p: &plumb_plan::SqlParams,
     steps: &[plumb_workloads::SqlStepPlan],
-) -> anyhow::Result<Option<crate::pgscript::ScriptStep>> {
+) -> Result<Option<crate::pgscript::ScriptStep>, RunError> {
     if !steps.iter().any(|s| s.kind == SqlKind::Script) {
         return Ok(None);
     }
     if p.scripts.len() != p.script.len() {
-        bail!(
-            "--script: {} file(s) named but {} read; the plan was made without reading them \
-             (plan the run with `plumb sql` or a suite)",
-            p.script.len(),
-            p.scripts.len()
-        );
+        return Err(RunError::ScriptsUnread {
+            named: p.script.len(),
+            read: p.scripts.len(),
+        });
     }
     Ok(Some(crate::pgscript::ScriptStep::new(
         &p.scripts,
@@ -527,7 +516,7 @@ fn lua_step(
     p: &plumb_plan::SqlParams,
     steps: &[plumb_workloads::SqlStepPlan],
     storage: Option<&str>,
-) -> anyhow::Result<Option<crate::lua::LuaStep>> {
+) -> Result<Option<crate::lua::LuaStep>, RunError> {
     let Some(step) = steps
         .iter()
         .find(|s| s.kind.tables() == plumb_workloads::SqlTables::Lua && !s.kind.is_load())
@@ -540,10 +529,7 @@ fn lua_step(
         return Ok(None);
     };
     if p.lua_sources.is_empty() {
-        bail!(
-            "--lua: the script was not read when the run was planned; plan the run with \
-             `plumb sql --lua FILE` or a suite's `lua = \"FILE\"`"
-        );
+        return Err(RunError::LuaUnread);
     }
     let mut l =
         crate::lua::LuaStep::new(&p.lua_sources, &p.lua_opt, p.threads, p.duration_of(step))?;

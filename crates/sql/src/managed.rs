@@ -2,7 +2,7 @@
 //! insert benchmark alike: starting a managed one from a plan's [`ServerSpec`] (or
 //! reaching one by URL), what it is called in the store, and how it is set.
 
-use crate::{CounterReader, Endpoint, Managed, Protocol, ServerChoice, StartOptions};
+use crate::{CounterReader, Endpoint, Managed, Protocol, ServerChoice, SqlError, StartOptions};
 use plumb_plan::{RunPlan, ServerSpec};
 use std::path::PathBuf;
 
@@ -101,7 +101,7 @@ pub fn start(
     password: Option<&str>,
     at: &Placement,
     notes: &dyn plumb_runner::Progress,
-) -> anyhow::Result<(Server, Option<ServerChoice>)> {
+) -> Result<(Server, Option<ServerChoice>), SqlError> {
     if let Some(url) = &spec.url {
         let mut ep = Endpoint::parse_url(url)?;
         if ep.password.is_none() {
@@ -158,7 +158,7 @@ pub fn identify(
     server: &Server,
     choice: Option<&ServerChoice>,
     counters: &mut CounterReader,
-) -> anyhow::Result<Identity> {
+) -> Result<Identity, SqlError> {
     let ep = server.endpoint();
     if let (Some(c), Server::Managed(m)) = (choice, server) {
         return Ok(Identity {
@@ -285,7 +285,7 @@ pub fn start_for(
     spec: &plumb_plan::ServerSpec,
     extras: &plumb_runner::family::Extras,
     place: &plumb_runner::Place<'_>,
-) -> anyhow::Result<(Server, Option<ServerChoice>)> {
+) -> Result<(Server, Option<ServerChoice>), SqlError> {
     let at = Placement {
         dir: place.root.clone(),
         keep: place.keep,

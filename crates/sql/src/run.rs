@@ -14,11 +14,13 @@ use crate::counters::{per_query, CounterReader};
 use crate::drivers::{self, Driver, StepShared};
 use crate::error::SqlError;
 use crate::waits::WatchedGauge;
-use plumb_core::{HwCounters, ServerCosts, StepStatus, StepSummary};
+use plumb_core::{HwCounters, PerfCounted, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::DeviceStats;
-use plumb_runner::kernel::{self, Counts, Lane, ServerGauge, Sut, Timing};
+use plumb_probes::process::ProcessCounters;
+use plumb_runner::kernel::{self, Counts, Lane, Run, ServerGauge, Sut, Timing};
 use plumb_runner::{metrics, Pacer, Progress, StepHistograms, StepOutcome};
 use plumb_workloads::{Distribution, Pace, SqlKind, SqlStepPlan};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, SystemTime};
@@ -214,29 +216,9 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let threads = drivers::threads_of(kind, &cfg.shape, cfg.threads);
     let classes = drivers::classes(kind, &cfg.shape);
     let classes: Vec<&str> = classes.iter().map(String::as_str).collect();
-    let fail = |e: SqlError| StepOutcome {
-        histograms: None,
-        status: StepStatus::Failed,
-        error: Some(e.to_string()),
-        verification_failed: false,
-        started,
-        ended: SystemTime::now(),
-        summary: StepSummary::default(),
-        intervals: Vec::new(),
-        profile: None,
-    };
-    let max_id = if matches!(kind, SqlKind::Insert) {
-        ctx.counters.max_id(cfg.shape.tables)
-    } else {
-        0
-    };
-    let shared = match drivers::before(ctx.endpoint, kind, &cfg.shape, ctx.ycsb.next) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
-    let before = match ctx.counters.read() {
-        Ok(c) => c,
-        Err(e) => return fail(e),
+    let (max_id, shared, before) = match prepare(ctx, cfg) {
+        Ok(p) => p,
+        Err(e) => return failed(started, e),
     };
     ctx.progress.start(
         &cfg.plan.name,
@@ -294,6 +276,77 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     for c in &mut run.outputs {
         c.conn = None;
     }
+    let closing = close(ctx, cfg, &run, &shared);
+    let measured = Measured {
+        run,
+        gauge,
+        classes: &classes,
+        pace: clients.pace.as_ref(),
+        before,
+        all_queries,
+        closing,
+        started,
+        ended,
+    };
+    report(measured, load, ctx.server_pid)
+}
+
+/// What a step reads before its clients connect: the highest id an insert step starts
+/// above, what its threads share, and the server's counters.
+fn prepare(
+    ctx: &mut SqlContext<'_>,
+    cfg: &SqlStepConfig,
+) -> Result<(i64, StepShared, BTreeMap<String, f64>), SqlError> {
+    let kind = cfg.plan.kind;
+    let max_id = if matches!(kind, SqlKind::Insert) {
+        ctx.counters.max_id(cfg.shape.tables)
+    } else {
+        0
+    };
+    let shared = drivers::before(ctx.endpoint, kind, &cfg.shape, ctx.ycsb.next)?;
+    let before = ctx.counters.read()?;
+    Ok((max_id, shared, before))
+}
+
+/// The outcome of a step that failed before it ran.
+fn failed(started: SystemTime, e: SqlError) -> StepOutcome {
+    StepOutcome {
+        histograms: None,
+        status: StepStatus::Failed,
+        error: Some(e.to_string()),
+        verification_failed: false,
+        started,
+        ended: SystemTime::now(),
+        summary: StepSummary::default(),
+        intervals: Vec::new(),
+        profile: None,
+    }
+}
+
+/// What the end of a step found once its window closed.
+struct Closing {
+    /// The first error a client met or the step's own check found, and whether it was
+    /// a verification failure.
+    error: Option<(String, bool)>,
+    /// The server's counters once every client had gone.
+    after: Result<BTreeMap<String, f64>, SqlError>,
+    /// The database's size on disk.
+    db_bytes: Option<u64>,
+    /// Ctrl-C ended it.
+    interrupted: bool,
+}
+
+/// The step's end: a load's tables finished or the step's own check made, the server's
+/// counters read once the clients have gone, and what the next steps of the run are
+/// told (YCSB's next key, whether every loaded record is there).
+fn close(
+    ctx: &mut SqlContext<'_>,
+    cfg: &SqlStepConfig,
+    run: &Run<Client, ()>,
+    shared: &StepShared,
+) -> Closing {
+    let kind = cfg.plan.kind;
+    let load = kind.is_load();
     let interrupted = ctx.interrupt.load(Relaxed);
     // The first error a client met, and whether it was a verification failure.
     let mut error: Option<(String, bool)> = run.errors.first().map(|e| {
@@ -339,77 +392,84 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     if kind == SqlKind::YcsbLoad {
         ctx.ycsb.loaded = !failed && !interrupted;
     }
+    Closing {
+        error,
+        after,
+        db_bytes,
+        interrupted,
+    }
+}
 
+/// What a step measured and found, for its report.
+struct Measured<'g, 'c> {
+    run: Run<Client, ()>,
+    gauge: WatchedGauge<'g>,
+    classes: &'c [&'c str],
+    /// Open loop: the rate offered across the clients.
+    pace: Option<&'c Pace>,
+    /// The server's counters before the clients connected.
+    before: BTreeMap<String, f64>,
+    /// Queries over the connections' whole lives, warm-up included.
+    all_queries: u64,
+    closing: Closing,
+    started: SystemTime,
+    ended: SystemTime,
+}
+
+/// The step's stored outcome: the kernel's figures with the server's costs per query.
+fn report(m: Measured<'_, '_>, load: bool, server_pid: Option<u32>) -> StepOutcome {
+    let Measured {
+        run,
+        mut gauge,
+        classes,
+        pace,
+        before,
+        all_queries,
+        closing,
+        started,
+        ended,
+    } = m;
     // The kernel's figures; the server's CPU is known over the whole window only.
     let (first, last) = (run.first(), run.last());
     let (intervals, base) = run.figures(
         |a, b, iv| gauge.server.tree.beside((first, last), a, b, iv),
-        &classes,
-        clients.pace.as_ref(),
+        classes,
+        pace,
     );
     let n_intervals = intervals.len();
-    let (ops, secs) = (base.ops, base.secs);
-    let counts = run.tally.counts();
-    let (txns, queries, rows, retries) =
-        (counts[TXNS], counts[QUERIES], counts[ROWS], counts[RETRIES]);
+    let ops = base.ops;
     let server = gauge.server.tree.spent();
     let noise = gauge.server.tree.noise(first, last, true);
-    // Per op: per query, except for the load, whose ops are rows (a statement there
-    // inserts a thousand).
-    let per_q = |x: f64| metrics::per_op(Some(x), ops);
-    let counters_query = match (&after, &before) {
+    let counters_query = match (&closing.after, &before) {
         (Ok(b), a) => per_query(b, a, if load { ops } else { all_queries }),
         _ => Default::default(),
     };
-    let status = if interrupted {
+    let status = if closing.interrupted {
         StepStatus::Interrupted
-    } else if failed {
+    } else if closing.error.is_some() {
         StepStatus::Failed
     } else {
         StepStatus::Ok
     };
-    let verification_failed = error.as_ref().is_some_and(|e| e.1);
+    let verification_failed = closing.error.as_ref().is_some_and(|e| e.1);
     // The server's perf counts per query, what perf could not count, and (counted in
     // turn) the seconds each event was counted; `None` when its processes are not
     // visible.
     let perf = kernel::perf_counted(&gauge.server.perf, "server", &intervals, ops);
     let (waits, server_seconds) = gauge.watched(&intervals);
     let summary = StepSummary {
-        db_gb: db_bytes.map(|b| b as f64 / metrics::GB),
+        db_gb: closing.db_bytes.map(|b| b as f64 / metrics::GB),
         steal_pct: noise.steal_pct,
         outside_cpu_pct: noise.outside_cpu_pct,
-        // The client's hardware counters are not read on SQL steps; the server's perf
-        // counters are in `server.perf_query`, and what perf refused is said here.
-        hw: HwCounters {
-            unsupported: Some(match &perf {
-                Some(p) if p.unavailable.is_empty() => {
-                    "the client's are not read on SQL steps (the server's: server.perf_query)"
-                        .into()
-                }
-                Some(p) => format!("the server's: {}", p.unavailable.join(", ")),
-                None => "not read: an external server's processes are not visible".into(),
-            }),
-            ..HwCounters::default()
-        },
-        server: Some(ServerCosts {
-            tps: if secs > 0.0 { txns as f64 / secs } else { 0.0 },
-            rows_query: (queries > 0).then(|| rows as f64 / queries as f64),
-            cpu_us_query: server.and_then(|s| per_q(s.cpu_us() as f64)),
-            csw_query: server.and_then(|s| per_q(s.csw() as f64)),
-            cpu_unavailable: ctx
-                .server_pid
-                .is_none()
-                .then(|| "an external server: plumb cannot see its processes".to_string()),
+        hw: client_hw(&perf),
+        server: Some(server_costs(
+            &base,
+            &run.tally.counts(),
+            server,
             counters_query,
-            retries,
-            queries,
-            perf_unavailable: match &perf {
-                Some(p) => p.unavailable.clone(),
-                None => vec!["not counted: plumb cannot see an external server's processes".into()],
-            },
-            perf_query: perf.as_ref().map(|p| p.per_op.clone()).unwrap_or_default(),
-            perf_counted_secs: perf.map(|p| p.counted_secs).unwrap_or_default(),
-        }),
+            server_pid,
+            perf,
+        )),
         waits,
         server_seconds,
         ..base
@@ -426,12 +486,62 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             total: run.tally.total,
         }),
         status,
-        error: error.map(|e| e.0),
+        error: closing.error.map(|e| e.0),
         verification_failed,
         started,
         ended,
         summary,
         intervals,
         profile: gauge.server.profiled,
+    }
+}
+
+/// The client's hardware counters are not read on SQL steps; the server's perf counters
+/// are in `server.perf_query`, and what perf refused is said here.
+fn client_hw(perf: &Option<PerfCounted>) -> HwCounters {
+    HwCounters {
+        unsupported: Some(match perf {
+            Some(p) if p.unavailable.is_empty() => {
+                "the client's are not read on SQL steps (the server's: server.perf_query)".into()
+            }
+            Some(p) => format!("the server's: {}", p.unavailable.join(", ")),
+            None => "not read: an external server's processes are not visible".into(),
+        }),
+        ..HwCounters::default()
+    }
+}
+
+/// The server's side of the step: its rate, and its CPU, counters and perf counts per
+/// op (per query, except for the load, whose ops are rows: a statement there inserts a
+/// thousand).
+fn server_costs(
+    base: &StepSummary,
+    counts: &Counts,
+    server: Option<ProcessCounters>,
+    counters_query: BTreeMap<String, f64>,
+    server_pid: Option<u32>,
+    perf: Option<PerfCounted>,
+) -> ServerCosts {
+    let (ops, secs) = (base.ops, base.secs);
+    let (txns, queries, rows, retries) =
+        (counts[TXNS], counts[QUERIES], counts[ROWS], counts[RETRIES]);
+    let per_q = |x: f64| metrics::per_op(Some(x), ops);
+    ServerCosts {
+        tps: if secs > 0.0 { txns as f64 / secs } else { 0.0 },
+        rows_query: (queries > 0).then(|| rows as f64 / queries as f64),
+        cpu_us_query: server.and_then(|s| per_q(s.cpu_us() as f64)),
+        csw_query: server.and_then(|s| per_q(s.csw() as f64)),
+        cpu_unavailable: server_pid
+            .is_none()
+            .then(|| "an external server: plumb cannot see its processes".to_string()),
+        counters_query,
+        retries,
+        queries,
+        perf_unavailable: match &perf {
+            Some(p) => p.unavailable.clone(),
+            None => vec!["not counted: plumb cannot see an external server's processes".into()],
+        },
+        perf_query: perf.as_ref().map(|p| p.per_op.clone()).unwrap_or_default(),
+        perf_counted_secs: perf.map(|p| p.counted_secs).unwrap_or_default(),
     }
 }

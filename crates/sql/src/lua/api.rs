@@ -888,6 +888,201 @@ fn chunk_name(s: &ScriptSource, main: bool) -> String {
     }
 }
 
+/// What a thread's state is set up with beside the script and its options.
+struct Who {
+    tid: usize,
+    seed: u64,
+    /// sysbench's command (`run`, `prepare`, `cleanup`).
+    command: &'static str,
+    /// The server speaks PostgreSQL's protocol (sysbench's pgsql driver), else MySQL's.
+    postgres: bool,
+}
+
+impl Ctx {
+    /// The context of a state connecting to `endpoint` (none while planning), its
+    /// errors judged and its statements sent as the options say.
+    fn new(
+        endpoint: Option<Endpoint>,
+        seed: u64,
+        options: &[(String, OptValue)],
+        unique: Arc<AtomicU32>,
+    ) -> Ctx {
+        let postgres = endpoint
+            .as_ref()
+            .is_some_and(|e| e.protocol == Protocol::Postgres);
+        let list = |n: &str| match options.iter().find(|(k, _)| k == n) {
+            Some((_, OptValue::List(l))) => l.clone(),
+            _ => Vec::new(),
+        };
+        let ignore = if postgres {
+            list("pgsql_ignore_errors")
+        } else {
+            list("mysql_ignore_errors")
+        };
+        let prepared = !matches!(
+            options.iter().find(|(k, _)| k == "db_ps_mode"),
+            Some((_, OptValue::Str(m))) if m == "disable"
+        );
+        Ctx {
+            endpoint,
+            tally: Rc::new(RefCell::new(Tally {
+                queries: 0,
+                rows: 0,
+                parts: Vec::with_capacity(64),
+                ignore_all: ignore.iter().any(|i| i == "all"),
+                ignore,
+            })),
+            rand: Rand::new(seed, options, unique),
+            prepared,
+        }
+    }
+}
+
+/// sysbench's API set up in `lua` as sysbench sets up a thread's, and prelude.lua run
+/// over it: the functions plumb calls for an event and for `prepare`.
+fn set_up(
+    lua: &Lua,
+    sources: &Arc<Vec<ScriptSource>>,
+    options: &[(String, OptValue)],
+    who: &Who,
+) -> mlua::Result<(Function, Function)> {
+    let g = lua.globals();
+    g.set(
+        "sysbench",
+        sysbench_table(lua, &sources[0].name, options, who)?,
+    )?;
+    stored_modules(lua, &g, sources)?;
+    let entry: Table = lua
+        .load(include_str!("prelude.lua"))
+        .set_name("@plumb-sysbench.lua")
+        .call(platform(lua, who)?)?;
+    Ok((entry.get("run_event")?, entry.get("run_prepare")?))
+}
+
+/// The `sysbench` table: its version, the thread's number, the options and the command
+/// line, and its random generators.
+fn sysbench_table(
+    lua: &Lua,
+    script: &str,
+    options: &[(String, OptValue)],
+    who: &Who,
+) -> mlua::Result<Table> {
+    let sb = lua.create_table()?;
+    sb.set("version", SYSBENCH_VERSION)?;
+    sb.set(
+        "version_string",
+        format!("sysbench {SYSBENCH_VERSION} (plumb)"),
+    )?;
+    sb.set("tid", who.tid as f64)?;
+    let opt = lua.create_table()?;
+    for (k, v) in options {
+        opt.set(k.as_str(), opt_value(lua, v)?)?;
+    }
+    sb.set("opt", opt)?;
+    let cmdline = lua.create_table()?;
+    cmdline.set("command", who.command)?;
+    cmdline.set("script_path", script)?;
+    sb.set("cmdline", cmdline)?;
+    sb.set("rand", rand_table(lua)?)?;
+    Ok(sb)
+}
+
+/// `require` finds the modules the run stored, never the disk's; a module that is not
+/// stored (or LuaJIT's ffi) is refused with why.
+fn stored_modules(lua: &Lua, g: &Table, sources: &Arc<Vec<ScriptSource>>) -> mlua::Result<()> {
+    let package: Table = g.get("package")?;
+    package.set("path", "")?;
+    package.set("cpath", "")?;
+    let stored = sources.clone();
+    let loader = lua.create_function(move |lua, module: String| {
+        if let Some(s) = stored.iter().skip(1).find(|s| s.name == module) {
+            let f = lua
+                .load(s.text.as_str())
+                .set_name(chunk_name(s, false))
+                .into_function()?;
+            return Ok(Value::Function(f));
+        }
+        let why = if module == "ffi" {
+            "\n\tplumb runs sysbench scripts without LuaJIT's ffi (sysbench's C \
+             internals are not there)"
+                .to_string()
+        } else {
+            format!(
+                "\n\tno module '{module}' stored with the run (plumb stores the modules \
+                 a script requires by a literal name, found beside it or in \
+                 /usr/share/sysbench)"
+            )
+        };
+        Ok(Value::String(lua.create_string(why)?))
+    })?;
+    let loaders: Table = package.get("loaders")?;
+    loaders.raw_insert(2, loader)?;
+    Ok(())
+}
+
+/// What prelude.lua is given of Rust's: the driver's name, the Lua generator's seed,
+/// and the functions that execute, connect and print.
+fn platform(lua: &Lua, who: &Who) -> mlua::Result<Table> {
+    let p = lua.create_table()?;
+    p.set("driver_name", if who.postgres { "pgsql" } else { "mysql" })?;
+    // The Lua generator's state: four nonzero 32-bit words from the thread's seed.
+    let mut seeder = SmallRng::seed_from_u64(who.seed ^ 0x5eed_1a7e);
+    let words: Vec<f64> = (0..4)
+        .map(|_| f64::from(seeder.random::<u32>() | 1))
+        .collect();
+    p.set("seed", lua.create_sequence_from(words)?)?;
+    // SAFETY: `exec` reads only its own arguments and pushes only its results.
+    p.set("exec", unsafe { lua.create_c_function(exec)? })?;
+    p.set("connect", lua.create_function(connect)?)?;
+    p.set("print", lua.create_function(print)?)?;
+    Ok(p)
+}
+
+/// sysbench's `connect()`: a connection to the thread's server, or nil and why.
+fn connect(lua: &Lua, (): ()) -> mlua::Result<mlua::MultiValue> {
+    let ep = ctx(lua).endpoint.clone();
+    let Some(ep) = ep else {
+        return (
+            Value::Nil,
+            "no server while plumb reads the script's options (does it connect \
+             at its top level?)",
+        )
+            .into_lua_multi(lua);
+    };
+    match ep.connect() {
+        Ok(client) => {
+            let c = ConnBox(Box::new(ConnUd {
+                tally: ctx(lua).tally.clone(),
+                client: Some(client),
+                postgres: ep.protocol == Protocol::Postgres,
+                values: Values::new(),
+                row: 0,
+                bulk: None,
+                life: 0,
+                text: String::new(),
+            }));
+            lua.create_userdata(c)?.into_lua_multi(lua)
+        }
+        Err(e) => (Value::Nil, e.to_string()).into_lua_multi(lua),
+    }
+}
+
+/// Lua's `print` as sysbench's: its arguments tab-separated, on stderr.
+fn print(lua: &Lua, args: Variadic<Value>) -> mlua::Result<()> {
+    let mut line = String::new();
+    for (i, v) in args.iter().enumerate() {
+        if i > 0 {
+            line.push('\t');
+        }
+        match lua.coerce_string(v.clone())? {
+            Some(s) => line.push_str(&s.to_string_lossy()),
+            None => line.push_str(&format!("{v:?}")),
+        }
+    }
+    eprintln!("{line}");
+    Ok(())
+}
+
 impl State {
     /// A state with sysbench's API, the stored modules behind `require`, the options
     /// in `sysbench.opt` (and as globals when the script declares none, as sysbench
@@ -910,146 +1105,16 @@ impl State {
                 command,
             } => (Some(endpoint.clone()), tid, seed, command),
         };
-        let postgres = endpoint
-            .as_ref()
-            .is_some_and(|e| e.protocol == Protocol::Postgres);
-        let list = |n: &str| match options.iter().find(|(k, _)| k == n) {
-            Some((_, OptValue::List(l))) => l.clone(),
-            _ => Vec::new(),
+        let who = Who {
+            tid,
+            seed,
+            command,
+            postgres: endpoint
+                .as_ref()
+                .is_some_and(|e| e.protocol == Protocol::Postgres),
         };
-        let ignore = if postgres {
-            list("pgsql_ignore_errors")
-        } else {
-            list("mysql_ignore_errors")
-        };
-        let prepared = !matches!(
-            options.iter().find(|(k, _)| k == "db_ps_mode"),
-            Some((_, OptValue::Str(m))) if m == "disable"
-        );
-        lua.set_app_data(Ctx {
-            endpoint,
-            tally: Rc::new(RefCell::new(Tally {
-                queries: 0,
-                rows: 0,
-                parts: Vec::with_capacity(64),
-                ignore_all: ignore.iter().any(|i| i == "all"),
-                ignore,
-            })),
-            rand: Rand::new(seed, options, unique),
-            prepared,
-        });
-        let setup = || -> mlua::Result<(Function, Function)> {
-            let g = lua.globals();
-            let sb = lua.create_table()?;
-            sb.set("version", SYSBENCH_VERSION)?;
-            sb.set(
-                "version_string",
-                format!("sysbench {SYSBENCH_VERSION} (plumb)"),
-            )?;
-            sb.set("tid", tid as f64)?;
-            let opt = lua.create_table()?;
-            for (k, v) in options {
-                opt.set(k.as_str(), opt_value(&lua, v)?)?;
-            }
-            sb.set("opt", opt)?;
-            let cmdline = lua.create_table()?;
-            cmdline.set("command", command)?;
-            cmdline.set("script_path", name.as_str())?;
-            sb.set("cmdline", cmdline)?;
-            sb.set("rand", rand_table(&lua)?)?;
-            g.set("sysbench", sb)?;
-            // Modules come from what the run stored, never from the disk.
-            let package: Table = g.get("package")?;
-            package.set("path", "")?;
-            package.set("cpath", "")?;
-            let stored = sources.clone();
-            let loader = lua.create_function(move |lua, module: String| {
-                if let Some(s) = stored.iter().skip(1).find(|s| s.name == module) {
-                    let f = lua
-                        .load(s.text.as_str())
-                        .set_name(chunk_name(s, false))
-                        .into_function()?;
-                    return Ok(Value::Function(f));
-                }
-                let why = if module == "ffi" {
-                    "\n\tplumb runs sysbench scripts without LuaJIT's ffi (sysbench's C \
-                     internals are not there)"
-                        .to_string()
-                } else {
-                    format!(
-                        "\n\tno module '{module}' stored with the run (plumb stores the modules \
-                         a script requires by a literal name, found beside it or in \
-                         /usr/share/sysbench)"
-                    )
-                };
-                Ok(Value::String(lua.create_string(why)?))
-            })?;
-            let loaders: Table = package.get("loaders")?;
-            loaders.raw_insert(2, loader)?;
-            let p = lua.create_table()?;
-            p.set("driver_name", if postgres { "pgsql" } else { "mysql" })?;
-            // The Lua generator's state: four nonzero 32-bit words from the thread's seed.
-            let mut seeder = SmallRng::seed_from_u64(seed ^ 0x5eed_1a7e);
-            let words: Vec<f64> = (0..4)
-                .map(|_| f64::from(seeder.random::<u32>() | 1))
-                .collect();
-            p.set("seed", lua.create_sequence_from(words)?)?;
-            // SAFETY: `exec` reads only its own arguments and pushes only its results.
-            p.set("exec", unsafe { lua.create_c_function(exec)? })?;
-            p.set(
-                "connect",
-                lua.create_function(|lua, ()| {
-                    let ep = ctx(lua).endpoint.clone();
-                    let Some(ep) = ep else {
-                        return (
-                            Value::Nil,
-                            "no server while plumb reads the script's options (does it connect \
-                             at its top level?)",
-                        )
-                            .into_lua_multi(lua);
-                    };
-                    match ep.connect() {
-                        Ok(client) => {
-                            let c = ConnBox(Box::new(ConnUd {
-                                tally: ctx(lua).tally.clone(),
-                                client: Some(client),
-                                postgres: ep.protocol == Protocol::Postgres,
-                                values: Values::new(),
-                                row: 0,
-                                bulk: None,
-                                life: 0,
-                                text: String::new(),
-                            }));
-                            lua.create_userdata(c)?.into_lua_multi(lua)
-                        }
-                        Err(e) => (Value::Nil, e.to_string()).into_lua_multi(lua),
-                    }
-                })?,
-            )?;
-            p.set(
-                "print",
-                lua.create_function(|lua, args: Variadic<Value>| {
-                    let mut line = String::new();
-                    for (i, v) in args.iter().enumerate() {
-                        if i > 0 {
-                            line.push('\t');
-                        }
-                        match lua.coerce_string(v.clone())? {
-                            Some(s) => line.push_str(&s.to_string_lossy()),
-                            None => line.push_str(&format!("{v:?}")),
-                        }
-                    }
-                    eprintln!("{line}");
-                    Ok(())
-                })?,
-            )?;
-            let entry: Table = lua
-                .load(include_str!("prelude.lua"))
-                .set_name("@plumb-sysbench.lua")
-                .call(p)?;
-            Ok((entry.get("run_event")?, entry.get("run_prepare")?))
-        };
-        let (run_event, run_prepare) = setup().map_err(fail)?;
+        lua.set_app_data(Ctx::new(endpoint, seed, options, unique));
+        let (run_event, run_prepare) = set_up(&lua, sources, options, &who).map_err(fail)?;
         let declares = sources[0].text.contains("sysbench.cmdline.options")
             || sources
                 .iter()

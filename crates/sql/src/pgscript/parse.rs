@@ -272,28 +272,275 @@ enum In {
     Block(u32),
 }
 
+/// A script part way through being scanned: where the scanner is, the SQL command it is
+/// in, and the commands so far.
+struct Scanner<'t> {
+    text: &'t str,
+    /// Byte offset of the next character.
+    i: usize,
+    /// 1-based line of the character being read.
+    line: usize,
+    state: In,
+    /// The tag the open dollar-quoted string began with (`$$`, `$body$`).
+    dollar_tag: String,
+    /// Parentheses open in the SQL command: a `;` inside them does not end it.
+    depth: u32,
+    /// The pending SQL command's text so far.
+    sql: String,
+    /// The line of its first character that is not whitespace or a comment.
+    sql_line: usize,
+    /// Whether it has such a character yet.
+    has_content: bool,
+    cmds: Vec<Command>,
+}
+
 /// Parses one script's text.
 fn parse_script(text: &str, vars: &mut VarNames) -> Result<Vec<Command>, Failed> {
-    let b = text.as_bytes();
-    let mut cmds: Vec<Command> = Vec::new();
-    let mut sql = String::new();
-    let mut sql_line = 0usize;
-    let mut has_content = false;
-    let mut state = In::Code;
-    let mut dollar_tag = String::new();
-    let mut depth = 0u32;
-    let mut line = 1usize;
-    let mut i = 0usize;
-    let finish_sql = |sql: &mut String,
-                      has_content: &mut bool,
-                      sql_line: usize,
-                      store: Option<Store>,
-                      cmds: &mut Vec<Command>,
-                      vars: &mut VarNames|
-     -> Result<(), Failed> {
-        let body = sql.trim();
+    let mut s = Scanner {
+        text,
+        i: 0,
+        line: 1,
+        state: In::Code,
+        dollar_tag: String::new(),
+        depth: 0,
+        sql: String::new(),
+        sql_line: 0,
+        has_content: false,
+        cmds: Vec::new(),
+    };
+    while s.i < text.len() {
+        let c = text.as_bytes()[s.i];
+        if c == b'\n' {
+            s.line += 1;
+        }
+        let consumed = match s.state {
+            In::Code => s.code(c, vars)?,
+            _ => s.quoted(c),
+        };
+        if !consumed {
+            s.copy_char();
+        }
+    }
+    s.finish(vars)
+}
+
+impl Scanner<'_> {
+    /// Whether the text at the scanner starts with `s`.
+    fn at(&self, s: &str) -> bool {
+        self.text.as_bytes()[self.i..].starts_with(s.as_bytes())
+    }
+
+    /// Copies one character into the SQL command (UTF-8 kept whole).
+    fn copy_char(&mut self) {
+        let ch = self.text[self.i..].chars().next().unwrap_or(' ');
+        self.sql.push(ch);
+        self.i += ch.len_utf8();
+    }
+
+    /// Marks the SQL command as begun on this line, if it had not yet.
+    fn start(&mut self) {
+        if !self.has_content {
+            self.has_content = true;
+            self.sql_line = self.line;
+        }
+    }
+
+    /// One character `c` inside a comment, a quoted string or identifier: whether it was
+    /// consumed here (else it is copied as it is).
+    fn quoted(&mut self, c: u8) -> bool {
+        match self.state {
+            In::LineComment => {
+                if c == b'\n' {
+                    self.state = In::Code;
+                    self.sql.push('\n');
+                }
+                self.i += 1;
+                true
+            }
+            In::Block(n) => {
+                if self.at("*/") {
+                    self.state = if n == 1 { In::Code } else { In::Block(n - 1) };
+                    self.sql.push_str("*/");
+                    self.i += 2;
+                    true
+                } else if self.at("/*") {
+                    self.state = In::Block(n + 1);
+                    self.sql.push_str("/*");
+                    self.i += 2;
+                    true
+                } else {
+                    false
+                }
+            }
+            In::Quote => {
+                if c == b'\'' {
+                    self.state = In::Code;
+                }
+                false
+            }
+            In::Ident => {
+                if c == b'"' {
+                    self.state = In::Code;
+                }
+                false
+            }
+            In::Dollar => {
+                if c == b'$' && self.at(self.dollar_tag.as_str()) {
+                    self.sql.push_str(&self.dollar_tag);
+                    self.i += self.dollar_tag.len();
+                    self.state = In::Code;
+                    true
+                } else {
+                    false
+                }
+            }
+            In::Code => false,
+        }
+    }
+
+    /// One character `c` of SQL code: what it opens or ends, whether it was consumed
+    /// here (else it is copied as it is).
+    fn code(&mut self, c: u8, vars: &mut VarNames) -> Result<bool, Failed> {
+        let next = self.text.as_bytes().get(self.i + 1).copied();
+        match c {
+            b'-' if next == Some(b'-') => {
+                self.state = In::LineComment;
+                self.i += 2;
+                return Ok(true);
+            }
+            b'/' if next == Some(b'*') => {
+                self.state = In::Block(1);
+                self.sql.push_str("/*");
+                self.i += 2;
+                return Ok(true);
+            }
+            b'\'' => {
+                self.start();
+                self.state = In::Quote;
+            }
+            b'"' => {
+                self.start();
+                self.state = In::Ident;
+            }
+            b'$' => {
+                let text = self.text;
+                self.start();
+                if let Some(tag) = dollar_tag_at(&text[self.i..]) {
+                    self.dollar_tag.clear();
+                    self.dollar_tag.push_str(tag);
+                    self.sql.push_str(tag);
+                    self.i += tag.len();
+                    self.state = In::Dollar;
+                    return Ok(true);
+                }
+            }
+            b'(' => {
+                self.start();
+                self.depth += 1;
+            }
+            b')' => {
+                self.start();
+                self.depth = self.depth.saturating_sub(1);
+            }
+            b';' if self.depth == 0 => {
+                self.sql.push(';');
+                self.finish_sql(self.sql_line, None, vars)?;
+                self.i += 1;
+                return Ok(true);
+            }
+            b'\\' if next == Some(b';') => {
+                self.start();
+                self.sql.push(';');
+                self.i += 2;
+                return Ok(true);
+            }
+            b'\\' => {
+                self.meta(vars)?;
+                return Ok(true);
+            }
+            c if !c.is_ascii_whitespace() => self.start(),
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    /// The meta command at the scanner's backslash, to the end of its line (continued
+    /// by a backslash at a line's end), without the backslash; the scanner is left at
+    /// the line's end.
+    fn meta_line(&mut self) -> String {
+        let (text, b) = (self.text, self.text.as_bytes());
+        let mut meta = String::new();
+        let mut j = self.i + 1;
+        while j < b.len() {
+            if b[j] == b'\\' && b.get(j + 1) == Some(&b'\n') {
+                meta.push(' ');
+                self.line += 1;
+                j += 2;
+                continue;
+            }
+            if b[j] == b'\\' && text[j..].starts_with("\\\r\n") {
+                meta.push(' ');
+                self.line += 1;
+                j += 3;
+                continue;
+            }
+            if b[j] == b'\n' {
+                break;
+            }
+            let ch = text[j..].chars().next().unwrap_or(' ');
+            meta.push(ch);
+            j += ch.len_utf8();
+        }
+        self.i = j;
+        meta.trim_end_matches('\r').to_string()
+    }
+
+    /// A meta command: `\gset`/`\aset` end the pending SQL command keeping its result;
+    /// any other ends it (as pgbench does) and is a command of its own.
+    fn meta(&mut self, vars: &mut VarNames) -> Result<(), Failed> {
+        let at_line = self.line;
+        let meta = self.meta_line();
+        let (word, rest) = split_word(&meta);
+        match word {
+            "gset" | "aset" => {
+                let prefix = rest.trim().to_string();
+                if prefix.split_whitespace().count() > 1 {
+                    return Err((at_line, format!("\\{word}: too many arguments")));
+                }
+                let store = if word == "gset" {
+                    Store::Gset(prefix)
+                } else {
+                    Store::Aset(prefix)
+                };
+                self.finish_sql(self.sql_line.max(1), Some(store), vars)
+                    .map_err(|(l, m)| (l, m.replace("\\gset", &format!("\\{word}"))))?;
+            }
+            _ => {
+                // pgbench ends a pending SQL command at a meta command.
+                self.finish_sql(self.sql_line, None, vars)?;
+                let kind = meta_command(word, rest, vars).map_err(|m| (at_line, m))?;
+                self.cmds.push(Command {
+                    line: at_line,
+                    kind,
+                    text: format!("\\{}", meta.trim()),
+                });
+            }
+        }
+        self.depth = 0;
+        Ok(())
+    }
+
+    /// Ends the pending SQL command (written at `sql_line`) as a command, keeping its
+    /// result as `store` says; one with nothing in it is no command.
+    fn finish_sql(
+        &mut self,
+        sql_line: usize,
+        store: Option<Store>,
+        vars: &mut VarNames,
+    ) -> Result<(), Failed> {
+        let body = self.sql.trim();
         let body = body.strip_suffix(';').unwrap_or(body).trim_end();
-        if *has_content && !body.is_empty() {
+        if self.has_content && !body.is_empty() {
             let pieces = pieces_of(body, vars);
             let params = pieces
                 .iter()
@@ -305,7 +552,7 @@ fn parse_script(text: &str, vars: &mut VarNames) -> Result<Vec<Command>, Failed>
                     format!("statement has too many arguments (maximum is {MAX_PARAMS})"),
                 ));
             }
-            cmds.push(Command {
+            self.cmds.push(Command {
                 line: sql_line,
                 text: first_line(body),
                 kind: CommandKind::Sql { pieces, store },
@@ -313,208 +560,26 @@ fn parse_script(text: &str, vars: &mut VarNames) -> Result<Vec<Command>, Failed>
         } else if store.is_some() {
             return Err((sql_line, "\\gset must follow an SQL command".into()));
         }
-        sql.clear();
-        *has_content = false;
+        self.sql.clear();
+        self.has_content = false;
         Ok(())
-    };
-    while i < b.len() {
-        let c = b[i];
-        if c == b'\n' {
-            line += 1;
-        }
-        match state {
-            In::LineComment => {
-                if c == b'\n' {
-                    state = In::Code;
-                    sql.push('\n');
-                }
-                i += 1;
-                continue;
-            }
-            In::Block(n) => {
-                if c == b'*' && b.get(i + 1) == Some(&b'/') {
-                    state = if n == 1 { In::Code } else { In::Block(n - 1) };
-                    sql.push_str("*/");
-                    i += 2;
-                    continue;
-                }
-                if c == b'/' && b.get(i + 1) == Some(&b'*') {
-                    state = In::Block(n + 1);
-                    sql.push_str("/*");
-                    i += 2;
-                    continue;
-                }
-            }
-            In::Quote => {
-                if c == b'\'' {
-                    state = In::Code;
-                }
-            }
-            In::Ident => {
-                if c == b'"' {
-                    state = In::Code;
-                }
-            }
-            In::Dollar => {
-                if c == b'$' && text[i..].starts_with(dollar_tag.as_str()) {
-                    sql.push_str(&dollar_tag);
-                    i += dollar_tag.len();
-                    state = In::Code;
-                    continue;
-                }
-            }
-            In::Code => {
-                let start = |sql_line: &mut usize, has: &mut bool| {
-                    if !*has {
-                        *has = true;
-                        *sql_line = line;
-                    }
-                };
-                match c {
-                    b'-' if b.get(i + 1) == Some(&b'-') => {
-                        state = In::LineComment;
-                        i += 2;
-                        continue;
-                    }
-                    b'/' if b.get(i + 1) == Some(&b'*') => {
-                        state = In::Block(1);
-                        sql.push_str("/*");
-                        i += 2;
-                        continue;
-                    }
-                    b'\'' => {
-                        start(&mut sql_line, &mut has_content);
-                        state = In::Quote;
-                    }
-                    b'"' => {
-                        start(&mut sql_line, &mut has_content);
-                        state = In::Ident;
-                    }
-                    b'$' => {
-                        if let Some(tag) = dollar_tag_at(&text[i..]) {
-                            start(&mut sql_line, &mut has_content);
-                            dollar_tag.clear();
-                            dollar_tag.push_str(tag);
-                            sql.push_str(tag);
-                            i += tag.len();
-                            state = In::Dollar;
-                            continue;
-                        }
-                        start(&mut sql_line, &mut has_content);
-                    }
-                    b'(' => {
-                        start(&mut sql_line, &mut has_content);
-                        depth += 1;
-                    }
-                    b')' => {
-                        start(&mut sql_line, &mut has_content);
-                        depth = depth.saturating_sub(1);
-                    }
-                    b';' if depth == 0 => {
-                        sql.push(';');
-                        finish_sql(&mut sql, &mut has_content, sql_line, None, &mut cmds, vars)?;
-                        i += 1;
-                        continue;
-                    }
-                    b'\\' => {
-                        if b.get(i + 1) == Some(&b';') {
-                            start(&mut sql_line, &mut has_content);
-                            sql.push(';');
-                            i += 2;
-                            continue;
-                        }
-                        // A meta command: to the end of its line, continued by a
-                        // backslash at a line's end.
-                        let at_line = line;
-                        let mut meta = String::new();
-                        let mut j = i + 1;
-                        while j < b.len() {
-                            if b[j] == b'\\' && b.get(j + 1) == Some(&b'\n') {
-                                meta.push(' ');
-                                line += 1;
-                                j += 2;
-                                continue;
-                            }
-                            if b[j] == b'\\' && text[j..].starts_with("\\\r\n") {
-                                meta.push(' ');
-                                line += 1;
-                                j += 3;
-                                continue;
-                            }
-                            if b[j] == b'\n' {
-                                break;
-                            }
-                            let ch = text[j..].chars().next().unwrap_or(' ');
-                            meta.push(ch);
-                            j += ch.len_utf8();
-                        }
-                        i = j;
-                        let meta = meta.trim_end_matches('\r').to_string();
-                        let (word, rest) = split_word(&meta);
-                        match word {
-                            "gset" | "aset" => {
-                                let prefix = rest.trim().to_string();
-                                if prefix.split_whitespace().count() > 1 {
-                                    return Err((at_line, format!("\\{word}: too many arguments")));
-                                }
-                                let store = if word == "gset" {
-                                    Store::Gset(prefix)
-                                } else {
-                                    Store::Aset(prefix)
-                                };
-                                finish_sql(
-                                    &mut sql,
-                                    &mut has_content,
-                                    sql_line.max(1),
-                                    Some(store),
-                                    &mut cmds,
-                                    vars,
-                                )
-                                .map_err(|(l, m)| (l, m.replace("\\gset", &format!("\\{word}"))))?;
-                            }
-                            _ => {
-                                // pgbench ends a pending SQL command at a meta command.
-                                finish_sql(
-                                    &mut sql,
-                                    &mut has_content,
-                                    sql_line,
-                                    None,
-                                    &mut cmds,
-                                    vars,
-                                )?;
-                                let kind =
-                                    meta_command(word, rest, vars).map_err(|m| (at_line, m))?;
-                                cmds.push(Command {
-                                    line: at_line,
-                                    kind,
-                                    text: format!("\\{}", meta.trim()),
-                                });
-                            }
-                        }
-                        depth = 0;
-                        continue;
-                    }
-                    c if !c.is_ascii_whitespace() => start(&mut sql_line, &mut has_content),
-                    _ => {}
-                }
-            }
-        }
-        // Copy one character (UTF-8 kept whole).
-        let ch = text[i..].chars().next().unwrap_or(' ');
-        sql.push(ch);
-        i += ch.len_utf8();
     }
-    match state {
-        In::Quote => return Err((sql_line, "unterminated quoted string".into())),
-        In::Ident => return Err((sql_line, "unterminated quoted identifier".into())),
-        In::Dollar => return Err((sql_line, "unterminated dollar-quoted string".into())),
-        In::Block(_) => return Err((sql_line, "unterminated /* comment".into())),
-        _ => {}
+
+    /// The script's commands once its text is read: a quote or comment left open is an
+    /// error, and a last command without its semicolon runs, as in pgbench.
+    fn finish(mut self, vars: &mut VarNames) -> Result<Vec<Command>, Failed> {
+        let sql_line = self.sql_line;
+        match self.state {
+            In::Quote => return Err((sql_line, "unterminated quoted string".into())),
+            In::Ident => return Err((sql_line, "unterminated quoted identifier".into())),
+            In::Dollar => return Err((sql_line, "unterminated dollar-quoted string".into())),
+            In::Block(_) => return Err((sql_line, "unterminated /* comment".into())),
+            _ => {}
+        }
+        self.finish_sql(sql_line, None, vars)?;
+        link_branches(&mut self.cmds)?;
+        Ok(self.cmds)
     }
-    // pgbench runs a last command without its semicolon.
-    finish_sql(&mut sql, &mut has_content, sql_line, None, &mut cmds, vars)?;
-    link_branches(&mut cmds)?;
-    Ok(cmds)
 }
 
 /// A `$tag$` opening a dollar-quoted string at the start of `s`, if there is one.

@@ -107,24 +107,29 @@ fn missing(choice: &ServerChoice, what: &str) -> SqlError {
     })
 }
 
-pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Managed, SqlError> {
-    if opts.waldir.is_some() {
-        return Err(SqlError::Input(
-            "--waldir is PostgreSQL's (initdb --waldir); MariaDB's redo log goes where \
-             innodb_log_group_home_dir says: set it in a --config template"
-                .into(),
-        ));
-    }
-    let installed = install(choice)?;
-    let base = installed.as_deref();
+/// The programs of the install a `--server` asks for, checked to be the version it names.
+struct Programs {
+    /// The install's base directory (`None`: the system's programs).
+    base: Option<PathBuf>,
+    /// mariadbd or mysqld.
+    server: PathBuf,
+    /// mariadb-admin, which stops it.
+    admin: PathBuf,
+}
+
+/// The install `choice` names, its server and admin programs found and its version
+/// checked: a release the user asked for and did not get is refused with the way to get it.
+fn programs(choice: &ServerChoice) -> Result<Programs, SqlError> {
+    let base = install(choice)?;
     let mysql = choice.flavor == Flavor::MySql;
     let server_names: &[&str] = if mysql {
         &["mysqld"]
     } else {
         &["mariadbd", "mysqld"]
     };
-    let server = find(base, server_names).ok_or_else(|| missing(choice, server_names[0]))?;
-    let admin = find(base, &["mariadb-admin", "mysqladmin"])
+    let server =
+        find(base.as_deref(), server_names).ok_or_else(|| missing(choice, server_names[0]))?;
+    let admin = find(base.as_deref(), &["mariadb-admin", "mysqladmin"])
         .ok_or_else(|| missing(choice, "mariadb-admin"))?;
     if let Some(want) = &choice.version {
         let has = server_version(&server)?;
@@ -144,39 +149,52 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
             )));
         }
     }
-    let port = port(opts.port)?;
-    let owner = if super::is_root() {
-        Some(user_ids("mysql").ok_or_else(|| {
-            SqlError::Input(
-                "the server refuses to run as root and there is no mysql user; \
-                 `apt-get install mariadb-server` creates it (scripts/setup.sh does)"
-                    .into(),
-            )
-        })?)
-    } else {
-        None
-    };
-    let (root, swept) = make_root(opts, choice.flavor, owner)?;
-    let data = root.join("data");
-    let log = root.join("server.log");
-    let socket = root.join("mysqld.sock");
-    let cnf = root.join("my.cnf");
+    Ok(Programs {
+        base,
+        server,
+        admin,
+    })
+}
+
+/// The mysql user's ids when plumb runs as root (the server refuses root), else `None`.
+fn owner() -> Result<Option<(u32, u32)>, SqlError> {
+    if !super::is_root() {
+        return Ok(None);
+    }
+    user_ids("mysql").map(Some).ok_or_else(|| {
+        SqlError::Input(
+            "the server refuses to run as root and there is no mysql user; \
+             `apt-get install mariadb-server` creates it (scripts/setup.sh does)"
+                .into(),
+        )
+    })
+}
+
+/// The server's my.cnf filled from the template for `root` and written there as
+/// `my.cnf`; its text is what the run stores. A template that does not fill leaves no
+/// directory behind.
+fn write_config(
+    choice: &ServerChoice,
+    opts: &StartOptions,
+    root: &Path,
+    port: u16,
+    owner: Option<(u32, u32)>,
+) -> Result<String, SqlError> {
     let (builtin, name) = match choice.engine {
         StorageEngine::InnoDb => (INNODB, "innodb.cnf"),
         StorageEngine::RocksDb => (MYROCKS, "myrocks.cnf"),
     };
-    // A template that does not fill leaves no directory behind.
     let filled = template(opts, builtin, name).and_then(|(tpl, from)| {
         fill(
             &tpl,
             &from,
             &[
                 ("cache_mb", opts.cache_mb.to_string()),
-                ("datadir", data.display().to_string()),
-                ("socket", socket.display().to_string()),
+                ("datadir", root.join("data").display().to_string()),
+                ("socket", root.join("mysqld.sock").display().to_string()),
                 ("pidfile", root.join("mysqld.pid").display().to_string()),
                 ("port", port.to_string()),
-                ("log", log.display().to_string()),
+                ("log", root.join("server.log").display().to_string()),
                 (
                     "user_line",
                     if owner.is_some() {
@@ -191,56 +209,66 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     let config_text = match filled {
         Ok(c) => c,
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&root);
-            plumb_store::owner::release(&root);
+            let _ = std::fs::remove_dir_all(root);
+            plumb_store::owner::release(root);
             return Err(e);
         }
     };
+    let cnf = root.join("my.cnf");
     std::fs::write(&cnf, &config_text)
         .map_err(|e| SqlError::Input(format!("{}: {e}", cnf.display())))?;
-    let mut m = Managed::new_in(
-        choice.flavor,
-        root.clone(),
-        Endpoint {
-            protocol: Protocol::MySql,
-            socket: Some(socket.clone()),
-            host: "127.0.0.1".into(),
-            port,
-            user: "root".into(),
-            password: None,
-            database: "mysql".into(),
-        },
-        config_text,
-        opts.keep,
-    );
-    m.swept = swept;
-    let defaults = format!("--defaults-file={}", cnf.display());
-    // A temporary directory of its own: a server starting removes every `#sql*` file
-    // in its tmpdir as its own leftovers, so two servers sharing /tmp (tests run in
-    // parallel, two sides of a comparison) deleted each other's temporary tables and
-    // the other's mariadb-install-db failed ("Unknown table 'mysql.tmp_user_sys'").
+    Ok(config_text)
+}
+
+/// A temporary directory of the server's own under `root`, as its `--tmpdir=` argument:
+/// a server starting removes every `#sql*` file in its tmpdir as its own leftovers, so
+/// two servers sharing /tmp (tests run in parallel, two sides of a comparison) deleted
+/// each other's temporary tables and the other's mariadb-install-db failed ("Unknown
+/// table 'mysql.tmp_user_sys'").
+fn own_tmpdir(root: &Path, owner: Option<(u32, u32)>) -> Result<String, SqlError> {
     let tmp = root.join("tmp");
     std::fs::create_dir_all(&tmp)
         .map_err(|e| SqlError::Input(format!("{}: {e}", tmp.display())))?;
     if let Some((uid, gid)) = owner {
         super::chown(&tmp, uid, gid)?;
     }
-    let tmpdir = format!("--tmpdir={}", tmp.display());
+    Ok(format!("--tmpdir={}", tmp.display()))
+}
 
-    // Initialise the data directory.
-    let mut init = if mysql {
-        let mut c = Command::new(&server);
-        c.arg(&defaults).arg("--initialize-insecure").arg(&tmpdir);
+/// The arguments every program of one server is given: its my.cnf and its tmpdir.
+struct Args {
+    /// `--defaults-file=…/my.cnf`.
+    defaults: String,
+    /// `--tmpdir=…/tmp`.
+    tmpdir: String,
+}
+
+/// Initialises the data directory: mariadb-install-db, or mysqld --initialize-insecure
+/// for MySQL; a failure says what the tool printed and the end of the server's log.
+fn initialise(
+    choice: &ServerChoice,
+    programs: &Programs,
+    args: &Args,
+    m: &Managed,
+) -> Result<(), SqlError> {
+    let mut init = if choice.flavor == Flavor::MySql {
+        let mut c = Command::new(&programs.server);
+        c.arg(&args.defaults)
+            .arg("--initialize-insecure")
+            .arg(&args.tmpdir);
         c
     } else {
-        let tool = find(base, &["mariadb-install-db", "mysql_install_db"])
-            .ok_or_else(|| missing(choice, "mariadb-install-db"))?;
+        let tool = find(
+            programs.base.as_deref(),
+            &["mariadb-install-db", "mysql_install_db"],
+        )
+        .ok_or_else(|| missing(choice, "mariadb-install-db"))?;
         let mut c = Command::new(tool);
-        c.arg(&defaults)
+        c.arg(&args.defaults)
             .arg("--auth-root-authentication-method=normal")
             .arg("--skip-test-db")
-            .arg(&tmpdir);
-        if let Some(b) = base {
+            .arg(&args.tmpdir);
+        if let Some(b) = &programs.base {
             c.arg(format!("--basedir={}", b.display()));
         }
         c
@@ -262,84 +290,118 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
             log: lines[n.saturating_sub(20)..].to_vec(),
         });
     }
+    Ok(())
+}
 
-    // Start it in its own session, its output in its log.
+/// The server's log, created for the server's user to append to.
+fn create_log(log: &Path, owner: Option<(u32, u32)>) -> Result<(), SqlError> {
     let logf = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&log)
+        .open(log)
         .map_err(|e| SqlError::Input(format!("{}: {e}", log.display())))?;
     if let Some((uid, gid)) = owner {
-        super::chown(&log, uid, gid)?;
+        super::chown(log, uid, gid)?;
     }
     drop(logf);
-    let launch = {
-        let (server, defaults, log) = (server.clone(), defaults.clone(), log.clone());
-        let tmpdir = tmpdir.clone();
-        // Its plugins (ha_rocksdb.so), messages and character sets from its own install.
-        let basedir = base.map(|b| format!("--basedir={}", b.display()));
-        move || {
-            let mut cmd = Command::new(&server);
-            cmd.arg(&defaults)
-                .arg(&tmpdir)
-                .args(basedir.iter())
-                .stdin(Stdio::null());
-            // Its output goes to its log (appended: a restart keeps what came before).
-            match std::fs::OpenOptions::new().append(true).open(&log) {
-                Ok(f) => {
-                    if let Ok(g) = f.try_clone() {
-                        cmd.stdout(g);
-                    }
-                    cmd.stderr(f);
+    Ok(())
+}
+
+/// What builds the command that runs the server in its own session, its output
+/// appended to its log: for the first start and for every restart after a crash.
+fn launcher(programs: &Programs, args: &Args, log: &Path) -> impl Fn() -> Command + Send + 'static {
+    let (server, defaults, log) = (
+        programs.server.clone(),
+        args.defaults.clone(),
+        log.to_path_buf(),
+    );
+    let tmpdir = args.tmpdir.clone();
+    // Its plugins (ha_rocksdb.so), messages and character sets from its own install.
+    let basedir = programs
+        .base
+        .as_ref()
+        .map(|b| format!("--basedir={}", b.display()));
+    move || {
+        let mut cmd = Command::new(&server);
+        cmd.arg(&defaults)
+            .arg(&tmpdir)
+            .args(basedir.iter())
+            .stdin(Stdio::null());
+        // Its output goes to its log (appended: a restart keeps what came before).
+        match std::fs::OpenOptions::new().append(true).open(&log) {
+            Ok(f) => {
+                if let Ok(g) = f.try_clone() {
+                    cmd.stdout(g);
                 }
-                Err(_) => {
-                    cmd.stdout(Stdio::null()).stderr(Stdio::null());
-                }
+                cmd.stderr(f);
             }
-            // SAFETY: setsid is async-signal-safe and touches no memory.
-            unsafe {
-                cmd.pre_exec(|| {
-                    libc::setsid();
-                    Ok(())
-                });
+            Err(_) => {
+                cmd.stdout(Stdio::null()).stderr(Stdio::null());
             }
-            cmd
         }
-    };
+        // SAFETY: setsid is async-signal-safe and touches no memory.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        cmd
+    }
+}
+
+/// Spawns the server, keeps how to start it again, and how to stop it.
+fn launch(m: &mut Managed, programs: &Programs, args: &Args) -> Result<(), SqlError> {
+    let launch = launcher(programs, args, &m.log);
     let mut cmd = launch();
     m.relaunch = Some(super::Relaunch::Spawns(Box::new(launch)));
     let child = cmd.spawn().map_err(|e| SqlError::Server {
-        what: format!("starting {}: {e}", server.display()),
+        what: format!("starting {}: {e}", programs.server.display()),
         log: Vec::new(),
     })?;
     m.pid = child.id();
     m.child = Some(child);
-    let mut stop = Command::new(&admin);
-    stop.arg(&defaults).args(["-u", "root", "shutdown"]);
+    let mut stop = Command::new(&programs.admin);
+    stop.arg(&args.defaults).args(["-u", "root", "shutdown"]);
     m.stop_cmd.push(stop);
+    Ok(())
+}
 
-    // Wait until it answers.
+/// A connection once the server answers (up to 120 s), or why it never did.
+fn wait_until_it_answers(
+    m: &mut Managed,
+    server: &Path,
+) -> Result<Box<dyn crate::client::SqlClient>, SqlError> {
     let until = Instant::now() + Duration::from_secs(120);
-    let mut c = loop {
+    loop {
         if !m.alive() {
             m.stop_cmd.clear();
             return Err(m.error(format!("{} exited while starting", server.display())));
         }
         match m.endpoint.connect() {
-            Ok(c) => break c,
+            Ok(c) => return Ok(c),
             Err(e) if Instant::now() > until => {
                 return Err(m.error(format!("the server did not answer within 120 s: {e}")))
             }
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
-    };
+    }
+}
+
+/// The running server's version read, MyRocks checked to be loaded when asked for, and
+/// the `plumb` database made for the steps.
+fn ready(
+    m: &mut Managed,
+    c: &mut dyn crate::client::SqlClient,
+    engine: StorageEngine,
+) -> Result<(), SqlError> {
     let v = c.rows("SELECT VERSION() AS v")?;
     m.version = v
         .first()
         .and_then(|r| r.first())
         .and_then(|(_, v)| v.clone())
         .unwrap_or_default();
-    if choice.engine == StorageEngine::RocksDb {
+    if engine == StorageEngine::RocksDb {
         let e =
             c.rows("SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'")?;
         let ok = e
@@ -356,5 +418,46 @@ pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Manage
     }
     c.batch("CREATE DATABASE plumb")?;
     m.endpoint.database = "plumb".into();
+    Ok(())
+}
+
+pub(super) fn start(choice: &ServerChoice, opts: &StartOptions) -> Result<Managed, SqlError> {
+    if opts.waldir.is_some() {
+        return Err(SqlError::Input(
+            "--waldir is PostgreSQL's (initdb --waldir); MariaDB's redo log goes where \
+             innodb_log_group_home_dir says: set it in a --config template"
+                .into(),
+        ));
+    }
+    let programs = programs(choice)?;
+    let port = port(opts.port)?;
+    let owner = owner()?;
+    let (root, swept) = make_root(opts, choice.flavor, owner)?;
+    let config_text = write_config(choice, opts, &root, port, owner)?;
+    let mut m = Managed::new_in(
+        choice.flavor,
+        root.clone(),
+        Endpoint {
+            protocol: Protocol::MySql,
+            socket: Some(root.join("mysqld.sock")),
+            host: "127.0.0.1".into(),
+            port,
+            user: "root".into(),
+            password: None,
+            database: "mysql".into(),
+        },
+        config_text,
+        opts.keep,
+    );
+    m.swept = swept;
+    let args = Args {
+        defaults: format!("--defaults-file={}", root.join("my.cnf").display()),
+        tmpdir: own_tmpdir(&root, owner)?,
+    };
+    initialise(choice, &programs, &args, &m)?;
+    create_log(&m.log, owner)?;
+    launch(&mut m, &programs, &args)?;
+    let mut c = wait_until_it_answers(&mut m, &programs.server)?;
+    ready(&mut m, c.as_mut(), choice.engine)?;
     Ok(m)
 }

@@ -12,6 +12,9 @@ fn main() -> ExitCode {
         .long_version(cli::long_version())
         .get_matches();
     let args = cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // What users' scripts print (Lua's print, pgbench's debug()) goes to stderr, as
+    // sysbench and pgbench write it.
+    plumb_sql::script_output::set_sink(|line| eprintln!("{line}"));
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {

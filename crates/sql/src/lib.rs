@@ -21,6 +21,7 @@ pub mod pgbench;
 pub mod pgscript;
 pub mod pgwire;
 pub mod run;
+pub mod script_output;
 pub mod server;
 pub mod tpcc;
 pub mod waits;

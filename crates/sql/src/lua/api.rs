@@ -1067,7 +1067,8 @@ fn connect(lua: &Lua, (): ()) -> mlua::Result<mlua::MultiValue> {
     }
 }
 
-/// Lua's `print` as sysbench's: its arguments tab-separated, on stderr.
+/// Lua's `print` as sysbench's: its arguments tab-separated, one line of the
+/// script's output (on stderr from the binary).
 fn print(lua: &Lua, args: Variadic<Value>) -> mlua::Result<()> {
     let mut line = String::new();
     for (i, v) in args.iter().enumerate() {
@@ -1079,7 +1080,7 @@ fn print(lua: &Lua, args: Variadic<Value>) -> mlua::Result<()> {
             None => line.push_str(&format!("{v:?}")),
         }
     }
-    eprintln!("{line}");
+    crate::script_output::say(&line);
     Ok(())
 }
 

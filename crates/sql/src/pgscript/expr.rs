@@ -1121,7 +1121,7 @@ fn apply(f: Func, v: &[Value], rng: &mut SmallRng) -> Result<Value, EvalError> {
                     .write_str("double ")
                     .and_then(|_| write_g15(&mut line, d)),
             };
-            eprintln!("debug: {}", line.as_str());
+            crate::script_output::say(&format!("debug: {}", line.as_str()));
             Ok(a)
         }
         Func::Double | Func::Sqrt | Func::Ln | Func::Exp => {

@@ -120,8 +120,8 @@ fn share(run: &Value, class: &str, event: Option<&str>) -> f64 {
 /// Twelve clients, one row: one holds it (executing, committing), eleven wait. On
 /// this 2-vCPU machine the waiters a commit wakes contend for the lock manager's own
 /// partition lock (LWLock:LockManager, taken only to grant and release heavyweight
-/// locks) before they queue on the row again: measured, Lock alone is 61-67% of their
-/// time and Lock with LockManager 83-91% at 8-16 clients.
+/// locks) before they queue on the row again: measured, Lock alone is 49-67% of their
+/// time (Intel 61-67%, AMD EPYC 49%) and Lock with LockManager 83-91% at 8-16 clients.
 #[test]
 fn postgres_clients_updating_one_row_wait_on_its_lock() {
     let d = tempfile::tempdir().unwrap();
@@ -142,7 +142,14 @@ fn postgres_clients_updating_one_row_wait_on_its_lock() {
         lock + manager >= 0.8,
         "Lock {lock} + LockManager {manager}: {waits}"
     );
-    assert!(lock >= 0.5, "Lock {lock}: {waits}");
+    // The row lock itself is a large share, above every class but the lock manager's
+    // (measured 49-67%: how much of the rest the lock manager's partition takes
+    // differs between hosts, so that pair is judged together above).
+    assert!(lock >= 0.3, "Lock {lock}: {waits}");
+    for other in ["CPU", "IO", "Client", "IPC", "Activity"] {
+        let o = share(&r, other, None);
+        assert!(lock > o, "Lock {lock} not above {other} {o}: {waits}");
+    }
     // The text report leads with the step's line, the lock in it.
     let id = r["run"]["id"].to_string();
     let show = plumb(&d.path().join("s.sqlite"), &["show", &id]);

@@ -420,19 +420,14 @@ fn summary_of(
     base: StepSummary,
     ib: IbSummary,
 ) -> StepSummary {
-    let (waits, server_seconds) = gauge.watched(intervals);
-    let noise = gauge.server.tree.noise(a, b, true);
+    // perf's counts per main op: an inserted row, or a query in a query step.
+    let perf = perf_of(&gauge.server, intervals, base.ops);
     StepSummary {
-        // perf's counts per main op: an inserted row, or a query in a query step.
-        perf: perf_of(&gauge.server, intervals, base.ops),
-        waits,
-        server_seconds,
+        perf,
         db_gb: db_gb(ctx),
         rss_gb: ib.rss_gb,
-        steal_pct: noise.steal_pct,
-        outside_cpu_pct: noise.outside_cpu_pct,
         ib: Some(ib),
-        ..base
+        ..gauge.beside(base, (a, b), intervals)
     }
 }
 

@@ -244,8 +244,9 @@ fn summarise(
         .and_then(|d| plumb_probes::dirsize::dir_bytes(d).ok());
     let live_bytes = keys.expected_live * (cfg.key_size + cfg.value_size) as f64;
     let rss_peak = run.marks.iter().filter_map(|m| m.extra.rss).max();
+    // Under `plumb icount` the kernel's figures hold callgrind's count.
     let hw = match run.instructions {
-        Some(count) => counted(count, ops),
+        Some(_) => base.hw.clone(),
         None => hw_per_op(ctx, first, last, ops),
     };
     let mut error = run.errors.first().cloned();
@@ -318,18 +319,6 @@ fn summarise(
         summary,
         intervals,
         profile: gauge.profiled,
-    }
-}
-
-/// The figures of a step run under `plumb icount`: callgrind's exact instructions per
-/// op; a PMU's cycles and misses under Valgrind would be Valgrind's, so none are kept.
-fn counted(instructions: u64, ops: u64) -> HwCounters {
-    HwCounters {
-        instructions_op: metrics::per_op(Some(instructions as f64), ops),
-        unsupported: Some(
-            "counted by callgrind (plumb icount): instructions only, no cycles or misses".into(),
-        ),
-        ..HwCounters::default()
     }
 }
 

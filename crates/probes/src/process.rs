@@ -107,7 +107,7 @@ pub fn parse_status_kb(text: &str, key: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     const STATUS: &str = include_str!("../tests/fixtures/status");
 
@@ -126,12 +126,28 @@ mod tests {
         assert!(self_peak_rss_bytes().unwrap() >= rss / 2);
     }
 
+    /// This thread's CPU time, from the kernel's own clock (not /proc).
+    fn thread_cpu() -> Duration {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid timespec for the call to fill.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    }
+
     #[test]
     fn burning_cpu_raises_user_time() {
+        // Burn until this thread has run 100 ms of CPU by the kernel's clock, however
+        // long a busy machine makes that take in wall time (a wall-clock loop got
+        // 17 ms of CPU in 60 ms on a loaded host): /proc's user time must show it, to
+        // its 10 ms ticks.
         let before = self_counters();
-        let start = Instant::now();
+        let start = thread_cpu();
         let mut x: u64 = 1;
-        while start.elapsed() < Duration::from_millis(60) {
+        while thread_cpu() - start < Duration::from_millis(100) {
             for i in 0..10_000u64 {
                 x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
             }
@@ -139,8 +155,13 @@ mod tests {
         std::hint::black_box(x);
         let d = self_counters().delta(&before);
         assert!(
-            d.user_us >= 20_000,
-            "user_us only {} after ~60 ms busy",
+            d.cpu_us() >= 80_000,
+            "cpu_us only {} after 100 ms of this thread's CPU",
+            d.cpu_us()
+        );
+        assert!(
+            d.user_us >= 50_000,
+            "user_us only {} after 100 ms of this thread's CPU in a user-space loop",
             d.user_us
         );
         assert_eq!(d.cpu_us(), d.user_us + d.system_us);

@@ -439,7 +439,6 @@ fn report(m: Measured<'_, '_>, load: bool, server_pid: Option<u32>) -> StepOutco
     let n_intervals = intervals.len();
     let ops = base.ops;
     let server = gauge.server.tree.spent();
-    let noise = gauge.server.tree.noise(first, last, true);
     let counters_query = match (&closing.after, &before) {
         (Ok(b), a) => per_query(b, a, if load { ops } else { all_queries }),
         _ => Default::default(),
@@ -456,11 +455,9 @@ fn report(m: Measured<'_, '_>, load: bool, server_pid: Option<u32>) -> StepOutco
     // turn) the seconds each event was counted; `None` when its processes are not
     // visible.
     let perf = kernel::perf_counted(&gauge.server.perf, "server", &intervals, ops);
-    let (waits, server_seconds) = gauge.watched(&intervals);
+    let base = gauge.beside(base, (first, last), &intervals);
     let summary = StepSummary {
         db_gb: closing.db_bytes.map(|b| b as f64 / metrics::GB),
-        steal_pct: noise.steal_pct,
-        outside_cpu_pct: noise.outside_cpu_pct,
         hw: client_hw(&perf),
         server: Some(server_costs(
             &base,
@@ -470,8 +467,6 @@ fn report(m: Measured<'_, '_>, load: bool, server_pid: Option<u32>) -> StepOutco
             server_pid,
             perf,
         )),
-        waits,
-        server_seconds,
         ..base
     };
     StepOutcome {

@@ -9,8 +9,8 @@ use crate::client::{Endpoint, Protocol, SqlClient, Stmt, Values};
 use crate::counters::CounterReader;
 use crate::error::SqlError;
 use plumb_core::waits::CPU;
-use plumb_core::{Interval, QueryWaits, ServerSecond, WaitProfile, WaitShare};
-use plumb_runner::kernel::{Gauge, ServerGauge};
+use plumb_core::{Interval, QueryWaits, ServerSecond, StepSummary, WaitProfile, WaitShare};
+use plumb_runner::kernel::{Gauge, Mark, ServerGauge};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -184,7 +184,7 @@ impl<'a> WatchedGauge<'a> {
 
     /// The wait profile and the server's counters second by second over `intervals`
     /// (the step's, from the same marks); `None` and empty without a watcher.
-    pub fn watched(&mut self, intervals: &[Interval]) -> (Option<WaitProfile>, Vec<ServerSecond>) {
+    fn watched(&mut self, intervals: &[Interval]) -> (Option<WaitProfile>, Vec<ServerSecond>) {
         let ends: Vec<f64> = intervals.iter().map(|i| i.t).collect();
         let lengths: Vec<f64> = intervals.iter().map(|i| i.secs).collect();
         let per_second = seconds(&self.gathered.marks, &ends, &lengths);
@@ -196,6 +196,28 @@ impl<'a> WatchedGauge<'a> {
             })
         });
         (waits, per_second)
+    }
+
+    /// `base`, the kernel's figures of the window `first`..`last`, with what the
+    /// server adds to every family's summary: the host's noise with the server's CPU
+    /// not counted as outside, the wait profile and the server's counters second by
+    /// second over `intervals`. Written once here so the SQL steps and the insert
+    /// benchmark cannot drift apart on what a server's step reports.
+    pub fn beside<X: Copy>(
+        &mut self,
+        base: StepSummary,
+        (first, last): (&Mark<X>, &Mark<X>),
+        intervals: &[Interval],
+    ) -> StepSummary {
+        let (waits, server_seconds) = self.watched(intervals);
+        let noise = self.server.tree.noise(first, last, true);
+        StepSummary {
+            steal_pct: noise.steal_pct,
+            outside_cpu_pct: noise.outside_cpu_pct,
+            waits,
+            server_seconds,
+            ..base
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use super::run::Run;
 use crate::histogram::LatencyHistogram;
 use crate::metrics;
 use crate::pacing::OpenTally;
-use plumb_core::{Interval, StepSummary};
+use plumb_core::{HwCounters, Interval, StepSummary};
 
 /// Ops, bytes and latencies over one stretch of a step.
 #[derive(Debug, Clone, Default)]
@@ -155,6 +155,19 @@ pub fn summary<X: Copy>(
     }
 }
 
+/// The hardware counters of a step run under `plumb icount`: callgrind's exact
+/// instructions per op; a PMU's cycles and misses under Valgrind would be Valgrind's,
+/// so none are kept.
+fn counted(instructions: u64, ops: u64) -> HwCounters {
+    HwCounters {
+        instructions_op: metrics::per_op(Some(instructions as f64), ops),
+        unsupported: Some(
+            "counted by callgrind (plumb icount): instructions only, no cycles or misses".into(),
+        ),
+        ..HwCounters::default()
+    }
+}
+
 impl<T, X: Copy> Run<T, X> {
     /// The window's first mark.
     pub fn first(&self) -> &Mark<X> {
@@ -215,8 +228,9 @@ impl<T, X: Copy> Run<T, X> {
     /// share, computed here once: [`Self::intervals`] (with `extra`'s additions), the
     /// open loop's schedule against what ran when `pace` paced it (each interval's
     /// offered rate included), QoS over the series, the latencies per kind of op
-    /// (`classes`, in the workload's order), plumb's own share per op, and
-    /// [`Self::summary`]'s. A family adds what only it knows.
+    /// (`classes`, in the workload's order), plumb's own share per op, the measured
+    /// threads' instructions per op under `plumb icount`, and [`Self::summary`]'s. A
+    /// family adds what only it knows.
     pub fn figures(
         &self,
         extra: impl Fn(&Mark<X>, &Mark<X>, Interval) -> Interval,
@@ -230,6 +244,10 @@ impl<T, X: Copy> Run<T, X> {
             by_op: metrics::by_op(classes, &self.tally.by_class),
             open_loop,
             harness_us_op: metrics::per_op(Some(self.harness.ns as f64 / 1e3), self.harness.ops),
+            hw: self
+                .instructions
+                .map(|n| counted(n, self.tally.ops()))
+                .unwrap_or_default(),
             ..self.summary()
         };
         (intervals, summary)

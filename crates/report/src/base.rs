@@ -5,8 +5,8 @@
 //! check`, `history`, `compare` and the served pages all pick a base here, so a figure
 //! in the browser is the figure in the terminal.
 
+use crate::compare::Version;
 use crate::select::{bail, SelectError};
-use crate::Version;
 use plumb_store::{ChangeRecord, RunRecord, Store, TriageState};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -487,7 +487,7 @@ pub fn check(base: &Version, new: &Version, o: &CheckOptions) -> CheckReport {
 
 /// The summary for a pull request: a verdict line, then one row per step.
 pub fn markdown(c: &CheckReport) -> String {
-    use crate::markdown::cell;
+    use crate::format::cell;
     use std::fmt::Write as _;
     let count = |v: Verdict| c.results.iter().filter(|j| j.verdict == v).count();
     let head = if c.regressed() {
@@ -527,8 +527,8 @@ pub fn markdown(c: &CheckReport) -> String {
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&j.step),
             j.metric,
-            crate::sig(j.base, 4),
-            crate::sig(j.new, 4),
+            crate::format::sig(j.base, 4),
+            crate::format::sig(j.new, 4),
             ratio,
             floor,
             j.verdict.word(),
@@ -581,7 +581,7 @@ fn url_part(s: &str) -> String {
 /// one row per step and metric, each linked to `plumb serve`'s Compare page for its
 /// runs and its kept change when `served` (the server's URL) is given.
 pub fn github(c: &CheckReport, served: Option<&str>) -> String {
-    use crate::markdown::cell;
+    use crate::format::cell;
     use std::fmt::Write as _;
     let icon = if c.regressed() {
         "❌"

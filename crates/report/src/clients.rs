@@ -179,7 +179,7 @@ pub fn text(m: &Merged) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let mut t = crate::table_left(&[
+    let mut t = crate::format::table_left(&[
         "step",
         "clients",
         "ops/s",

@@ -11,8 +11,7 @@
 //! the ceiling. Both figures are measured: commits/s by plumb, flushes by the kernel's
 //! `/proc/diskstats` (kernels 5.5+).
 
-use crate::format::{fixed, sig};
-use crate::markdown::cell;
+use crate::format::{cell, fixed, sig};
 use crate::sweep::{Axis, Curve, Point};
 use plumb_store::CeilingRecord;
 
@@ -151,7 +150,7 @@ pub fn text(curves: &[Curve], ceiling: Option<(f64, i64)>) -> String {
     );
     for c in cs {
         let (head, rows) = rows(c, ceiling);
-        let mut t = crate::table_left(&head);
+        let mut t = crate::format::table_left(&head);
         for r in rows {
             t.add_row(r);
         }

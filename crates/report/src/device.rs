@@ -3,8 +3,7 @@
 //! and over each 1-second interval in `plumb show --intervals`, so a run can be read
 //! beside an `iostat -x 1` taken while it ran.
 
-use crate::format::{fixed, sig};
-use crate::html::esc;
+use crate::format::{esc, fixed, sig};
 use crate::metrics::{metric, DEVICE};
 use plumb_core::{Interval, StepSummary};
 use plumb_store::StoredRun;
@@ -39,7 +38,7 @@ pub fn text(r: &StoredRun) -> Option<String> {
         .map(|id| metric(id).short)
         .chain(std::iter::once("test"))
         .collect();
-    let mut t = crate::text::table(&head);
+    let mut t = crate::format::table(&head);
     for (st, _) in &r.steps {
         t.add_row(
             DEVICE
@@ -143,7 +142,7 @@ pub fn intervals_text(r: &StoredRun) -> String {
         }
         head.extend(["ops/s", "p50", "p99", "cpu%", "steal%", "outside%"]);
         head.extend(DEVICE.iter().map(|id| metric(id).short));
-        let mut t = crate::text::table_left(&head);
+        let mut t = crate::format::table_left(&head);
         for iv in ivs {
             let cpu_pct = iv
                 .cpu_us

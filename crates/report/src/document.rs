@@ -32,7 +32,7 @@ pub fn names_suite(selectors: &[String]) -> bool {
 
 /// The comparison as text: of what each version lost when every run compared is a
 /// durability run (its writes per second mean nothing), else of its figures.
-pub fn comparison_or_durability(versions: &[Version], c: &crate::Comparison) -> String {
+pub fn comparison_or_durability(versions: &[Version], c: &crate::compare::Comparison) -> String {
     crate::durability::compare_text(versions).unwrap_or_else(|| comparison_text(c))
 }
 
@@ -99,7 +99,7 @@ pub fn report(
             }
             s.push_str("## Runs\n\n");
             for l in run_lines().lines() {
-                s.push_str(&format!("- {}\n", crate::markdown::cell(l)));
+                s.push_str(&format!("- {}\n", crate::format::cell(l)));
             }
             s
         }

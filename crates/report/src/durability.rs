@@ -62,7 +62,7 @@ pub fn row(d: &DurabilitySummary, status: StepStatus) -> Vec<String> {
 
 /// The table of every durability step of `runs`; `None` when they have none.
 pub fn table(runs: &[StoredRun]) -> Option<String> {
-    let mut t = crate::table_left(&HEADER);
+    let mut t = crate::format::table_left(&HEADER);
     let mut any = false;
     for (d, status) in steps(runs) {
         any = true;
@@ -97,7 +97,7 @@ pub fn markdown(runs: &[StoredRun]) -> Option<String> {
         any = true;
         let cells: Vec<String> = row(d, status)
             .iter()
-            .map(|c| crate::markdown::cell(c))
+            .map(|c| crate::format::cell(c))
             .collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
@@ -124,7 +124,7 @@ pub fn one_line(r: &StoredRun) -> String {
 /// The durability table in an HTML report: one row per stored durability step, with
 /// the run it belongs to, and the note on what each cut means.
 pub fn html_section(o: &mut String, runs: &[StoredRun]) {
-    use crate::html::esc;
+    use crate::format::esc;
     use std::fmt::Write as _;
     if !runs.iter().any(has) {
         return;
@@ -184,7 +184,7 @@ pub fn compare_text(versions: &[crate::compare::Version]) -> Option<String> {
             .map(|v| format!("{}: lost of acknowledged", v.label)),
     );
     let refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut t = crate::table_left(&refs);
+    let mut t = crate::format::table_left(&refs);
     for (target, mode, cut) in &keys {
         let mut cells = vec![target.clone(), mode.clone(), cut.clone()];
         for v in versions {

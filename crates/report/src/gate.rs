@@ -3,10 +3,11 @@
 //! judged as people triaged it. `plumb check` and the served Compare page both call it,
 //! so a verdict in the browser is the verdict in CI.
 
+use crate::base;
 use crate::check::{self, CheckOptions, CheckReport, Verdict};
+use crate::compare::Version;
 use crate::metrics::Metric;
 use crate::select::{bail, SelectError};
-use crate::{base, Version};
 use plumb_store::{NewChange, Store, TriageState};
 
 /// What the gate is asked.

@@ -532,8 +532,8 @@ pub fn cause_text(c: &Cause) -> String {
     format!(
         "{} {} → {} {moved}{share}",
         c.cost,
-        crate::sig(Some(c.before), 3),
-        crate::sig(Some(c.after), 3)
+        crate::format::sig(Some(c.before), 3),
+        crate::format::sig(Some(c.after), 3)
     )
 }
 
@@ -558,8 +558,8 @@ fn change_line(c: &Change, floor: Option<&crate::noise::Floor>) -> String {
         if c.regression { "slower" } else { "faster" },
         c.between.0,
         c.between.1,
-        crate::sig(Some(c.point.before), 3),
-        crate::sig(Some(c.point.after), 3),
+        crate::format::sig(Some(c.point.before), 3),
+        crate::format::sig(Some(c.point.after), 3),
         c.point.ratio,
         c.point.p_value
     )
@@ -579,7 +579,11 @@ pub fn text(h: &History) -> String {
         let _ = writeln!(o, "  [{i}] {} (runs {})", p.label, ids.join(", "));
     }
     for s in &h.steps {
-        let meds: Vec<String> = s.medians.iter().map(|m| crate::sig(*m, 3)).collect();
+        let meds: Vec<String> = s
+            .medians
+            .iter()
+            .map(|m| crate::format::sig(*m, 3))
+            .collect();
         let _ = writeln!(o, "\n{}: {}", s.step, meds.join("  "));
         if s.changes.is_empty() {
             let _ = writeln!(o, "  no change point");
@@ -622,7 +626,7 @@ pub fn text(h: &History) -> String {
 
 /// Markdown: a table of medians per step and point, then the change points.
 pub fn markdown(h: &History) -> String {
-    use crate::markdown::cell;
+    use crate::format::cell;
     use std::fmt::Write as _;
     let mut o = format!("## History of {}\n\n| step |", h.metric);
     for p in &h.points {
@@ -639,7 +643,7 @@ pub fn markdown(h: &History) -> String {
             } else {
                 ""
             };
-            let _ = write!(o, " {}{mark} |", crate::sig(*m, 3));
+            let _ = write!(o, " {}{mark} |", crate::format::sig(*m, 3));
         }
         o.push('\n');
     }
@@ -687,7 +691,7 @@ pub fn change_text(c: &Change, floor: Option<&crate::noise::Floor>) -> String {
 /// A trend chart of one step: every repeat as a dot, the medians joined, each change
 /// point a dashed line before its first point.
 fn trend_svg(h: &History, s: &StepHistory) -> String {
-    use crate::html::esc;
+    use crate::format::esc;
     use std::fmt::Write as _;
     let n = h.points.len().max(1);
     let (w, ht, left, right, top, bottom) = (760.0, 300.0, 70.0, 20.0, 16.0, 70.0);
@@ -761,7 +765,7 @@ fn trend_svg(h: &History, s: &StepHistory) -> String {
 /// causes, and where both sides stored CPU profiles, a differential flame graph per op
 /// of the first run after the change against the last before it.
 pub fn html(h: &History, runs: &[StoredRun], profiles: &crate::html::Profiles) -> String {
-    use crate::html::esc;
+    use crate::format::esc;
     use std::fmt::Write as _;
     let mut body = format!(
         "<h1>History of {}</h1><p class=\"sub\">{} points: {}</p>",
@@ -799,8 +803,8 @@ pub fn html(h: &History, runs: &[StoredRun], profiles: &crate::html::Profiles) -
                     body,
                     "<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td></tr>",
                     esc(&cause.cost),
-                    crate::sig(Some(cause.before), 3),
-                    crate::sig(Some(cause.after), 3),
+                    crate::format::sig(Some(cause.before), 3),
+                    crate::format::sig(Some(cause.after), 3),
                     cause.ratio,
                     cause.share.map(|x| format!("{:.0}%", x * 100.0)).unwrap_or_else(|| "—".into())
                 );

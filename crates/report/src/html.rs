@@ -12,21 +12,9 @@ use plumb_store::StoredRun;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-/// Escapes text for HTML and SVG, in element content and in quoted attributes alike.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            _ => o.push(c),
-        }
-    }
-    o
-}
+/// Kept at its old path for callers outside the crate (the integration tests escape
+/// with `plumb_report::html::esc`); it lives in the crate's leaf formatting module.
+pub use crate::format::esc;
 
 /// The report's stylesheet, public so a page that embeds [`report_body`] (`plumb
 /// serve`) draws the same tables and charts the same way.

@@ -2,8 +2,7 @@
 //! and queries per second, what each cost, the 95% rule), the response-time buckets of
 //! inserts and queries, and a per-second chart of each step's inserts and queries.
 
-use crate::format::{fixed, sig};
-use crate::html::esc;
+use crate::format::{esc, fixed, sig};
 use crate::svg::{self, Look, Series};
 use plumb_core::{IbSummary, StepStatus, IB_BUCKETS_US};
 use plumb_store::{StepRecord, StoredRun};
@@ -134,7 +133,7 @@ pub fn bucket_rows(r: &StoredRun) -> Vec<Vec<String>> {
 /// The terminal report of an insert-benchmark run.
 pub fn text(r: &StoredRun) -> String {
     let mut out = String::new();
-    let mut t = crate::text::table(&SUMMARY_HEADER);
+    let mut t = crate::format::table(&SUMMARY_HEADER);
     for row in summary_rows(r) {
         t.add_row(row);
     }
@@ -150,7 +149,7 @@ pub fn text(r: &StoredRun) -> String {
     let h = bucket_header();
     let mut head: Vec<&str> = h.iter().map(String::as_str).collect();
     head.push("step");
-    let mut b = crate::text::table(&head);
+    let mut b = crate::format::table(&head);
     for row in bucket_rows(r) {
         b.add_row(row);
     }

@@ -44,8 +44,10 @@ pub mod warnings;
 pub mod window;
 
 pub use compare::{compare, Comparison, Version};
-pub use format::{fixed, sig};
-pub use text::{comparison_text, table_left, TextReporter};
+// The formatting other crates print with (the binary's and hwprobe's tables, serve's
+// figures); it lives in `format`, the crate's leaf, which imports nothing of the crate.
+pub use format::{fixed, sig, table_left};
+pub use text::{comparison_text, TextReporter};
 
 use plumb_store::StoredRun;
 

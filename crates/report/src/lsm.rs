@@ -3,8 +3,7 @@
 //! shape at each step's end with what compaction moved into each level. Beside the
 //! device's and the process's figures it says which part of the engine spent them.
 
-use crate::format::{fixed, sig};
-use crate::text::table;
+use crate::format::{fixed, sig, table};
 use plumb_core::LsmAccount;
 use plumb_store::StoredRun;
 

@@ -1,16 +1,8 @@
 //! Markdown: tables ready to paste into a blog post, in the seeds' layout.
 
 use crate::compare::{ratio_text, Comparison};
+use crate::format::cell;
 use plumb_store::StoredRun;
-
-/// Escapes text for a Markdown table cell (pipes, and HTML the renderer would run).
-pub fn cell(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
-        .replace('\n', " ")
-}
 
 fn row(cells: &[String]) -> String {
     format!("| {} |\n", cells.join(" | "))

@@ -79,7 +79,7 @@ pub fn text(s: &StepSummary) -> Option<String> {
     let mut head: Vec<String> = vec!["t".into()];
     head.extend(names.iter().map(|n| label(n)));
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    let mut t = crate::text::table_left(&head);
+    let mut t = crate::format::table_left(&head);
     for sec in &s.server_seconds {
         let mut row = vec![format!("{:.1}", sec.t)];
         row.extend(

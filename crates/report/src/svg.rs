@@ -2,8 +2,7 @@
 //! reaches the markup goes through [`esc`]; every number through [`crate::format`].
 
 use crate::compare::{ratio_text, Cell};
-use crate::format::sig;
-use crate::html::esc;
+use crate::format::{esc, sig};
 use std::fmt::Write as _;
 
 /// Run colours: Okabe–Ito (readable by the colour-blind) without its yellow, then a few

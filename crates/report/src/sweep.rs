@@ -5,8 +5,7 @@
 //! cached or IO-bound is read from what was measured (device reads per op), never from
 //! what was planned.
 
-use crate::format::{fixed, sig};
-use crate::markdown::cell;
+use crate::format::{cell, fixed, sig};
 use crate::stats::median;
 use plumb_core::StepStatus;
 use plumb_store::StoredRun;
@@ -346,7 +345,7 @@ pub fn text(curves: &[Curve]) -> String {
     let mut o = String::new();
     for c in curves {
         let (head, rows) = rows(c);
-        let mut t = crate::table_left(&head);
+        let mut t = crate::format::table_left(&head);
         for r in rows {
             t.add_row(r);
         }

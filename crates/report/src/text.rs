@@ -1,27 +1,15 @@
 //! The terminal report: a throughput/latency table in benchmark.sh's column order, a
 //! per-op cost and QoS table, and notes for what tables cannot hold.
 
-use crate::format::sig;
+use crate::format::{sig, table, table_left};
 use crate::Reporter;
-use comfy_table::{presets, CellAlignment, Table};
+use comfy_table::Table;
 use plumb_store::StoredRun;
 use std::fmt::Write as _;
 
 /// Plain-text tables for a terminal or a log file.
 #[derive(Debug, Default)]
 pub struct TextReporter;
-
-pub(crate) fn table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING);
-    t.set_header(header.to_vec());
-    for i in 0..header.len() - 1 {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
-}
 
 /// A run's first lines: who ran what, when, and the host checks it flagged.
 fn run_header(stored: &StoredRun) -> String {
@@ -589,18 +577,4 @@ fn server_counter_tables(c: &crate::compare::Comparison, out: &mut String) {
         out.push_str(&t.to_string());
         out.push('\n');
     }
-}
-
-/// A borderless table whose first column (the test) is left-aligned, the figures
-/// right-aligned: the layout of every plumb terminal table.
-pub fn table_left(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING);
-    t.set_header(header.to_vec());
-    for i in 1..header.len() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
 }

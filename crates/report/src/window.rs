@@ -165,9 +165,9 @@ pub fn step_line(step: &str, s: &StepSummary) -> Option<String> {
     let w = s.window.as_ref()?;
     Some(format!(
         "{step}: {} ops/s over its last {:.1} s, {} over the whole {:.1} s ({})",
-        crate::sig(Some(s.ops_sec), 3),
+        crate::format::sig(Some(s.ops_sec), 3),
         s.secs,
-        crate::sig(Some(w.whole_ops_sec), 3),
+        crate::format::sig(Some(w.whole_ops_sec), 3),
         w.whole_secs,
         match w.whole_ops_sec > 0.0 {
             true => format!("{:.2}×", s.ops_sec / w.whole_ops_sec),

@@ -356,7 +356,10 @@ fn open_loop_response_time_counts_a_stall_for_every_op_behind_it_and_service_tim
     );
     // Every due op ran: the pacer catches up after the stall instead of sending less.
     assert!(s.ops as f64 >= 0.95 * 2000.0 * 2.0, "{} ops", s.ops);
-    assert!(ol.backlog_ops < 20, "backlog {}", ol.backlog_ops);
+    // Caught up: the ~600 ops the stall held are gone by the end. What is left is the
+    // last few ms of the step, and a host that preempts the thread near the end leaves
+    // more of those (24 seen under load), so the bound is a tenth of the stall's, not 0.
+    assert!(ol.backlog_ops < 60, "backlog {}", ol.backlog_ops);
     // Response time: ~10% of the ops waited 100-300 ms, so p99 is most of the stall …
     let p99 = s.p99_us.unwrap();
     assert!(p99 >= 150_000.0, "response p99 {p99} µs");

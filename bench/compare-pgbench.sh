@@ -28,7 +28,7 @@
 #   TOOLS="pgbench plumb" (drop plumb to check the server, init and pgbench parsing)
 #   PGBIN (default: the newest /usr/lib/postgresql/*/bin)
 # The server's settings are plumb's own for managed PostgreSQL
-# (crates/sql/config/postgres.conf), durable: every commit flushes the WAL.
+# (crates/servers/config/postgres.conf), durable: every commit flushes the WAL.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
@@ -77,7 +77,7 @@ DB=bench
 echo "== PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') in $WORK, port $PORT" >&2
 "${AS[@]}" "$PGBIN/initdb" -D "$DATA" -U postgres -A trust -E UTF8 --locale=C.UTF-8 -N >"$WORK/initdb.log" 2>&1 \
   || { cat "$WORK/initdb.log" >&2; exit 1; }
-sed "s/{cache_mb}/$CACHE_MB/g" "$REPO/crates/sql/config/postgres.conf" >"$WORK/plumb.conf"
+sed "s/{cache_mb}/$CACHE_MB/g" "$REPO/crates/servers/config/postgres.conf" >"$WORK/plumb.conf"
 printf "\n# compare-pgbench.sh\ninclude '%s'\n" "$WORK/plumb.conf" >>"$DATA/postgresql.conf"
 "${AS[@]}" "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 300 \
   -o "-p $PORT -k $WORK -c listen_addresses=''" start >/dev/null \

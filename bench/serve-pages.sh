@@ -70,7 +70,7 @@ start_postgres() {
   PG_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   "${AS[@]}" "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 -N >"$WORK/pg/initdb.log" 2>&1 \
     || { cat "$WORK/pg/initdb.log" >&2; exit 1; }
-  sed "s/{cache_mb}/$CACHE_MB/g" "$REPO/crates/sql/config/postgres.conf" >"$WORK/pg/plumb.conf"
+  sed "s/{cache_mb}/$CACHE_MB/g" "$REPO/crates/servers/config/postgres.conf" >"$WORK/pg/plumb.conf"
   printf "\n# serve-pages.sh\ninclude '%s'\n" "$WORK/pg/plumb.conf" >>"$WORK/pg/data/postgresql.conf"
   "${AS[@]}" "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/server.log" -w -t 300 \
     -o "-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1" start >/dev/null \

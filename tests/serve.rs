@@ -616,9 +616,9 @@ fn a_public_listen_without_a_token_is_refused() {
 fn the_pages_work_on_postgres_and_never_show_its_password() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let server = plumb_sql::Managed::start(
-        &plumb_sql::ServerChoice::parse("postgres", None, None).unwrap(),
-        &plumb_sql::StartOptions {
+    let server = plumb_servers::Managed::start(
+        &plumb_servers::ServerChoice::parse("postgres", None, None).unwrap(),
+        &plumb_servers::StartOptions {
             dir: Some(dir.path().to_path_buf()),
             keep: false,
             port: None,

@@ -493,7 +493,7 @@ fn ctrl_c_and_sigterm_stop_the_step_and_the_server_and_keep_what_ran() {
         let e = rest_of_stderr();
         assert_eq!(o.status.code(), Some(130), "signal {signal}: {e}");
         assert!(
-            !plumb_sql::running(pid),
+            !plumb_servers::running(pid),
             "signal {signal}: the server still runs"
         );
         assert_eq!(std::fs::read_dir(&servers).unwrap().count(), 0);
@@ -513,7 +513,7 @@ fn a_server_left_running_by_a_killed_plumb_is_stopped_by_the_next_one() {
     child.kill().unwrap(); // SIGKILL: plumb cannot stop its server
     child.wait().unwrap();
     let _ = rest_of_stderr();
-    assert!(plumb_sql::running(pid), "the server runs on, orphaned");
+    assert!(plumb_servers::running(pid), "the server runs on, orphaned");
     let o = plumb(
         &store,
         &[
@@ -533,10 +533,13 @@ fn a_server_left_running_by_a_killed_plumb_is_stopped_by_the_next_one() {
         stderr(&o)
     );
     let until = std::time::Instant::now() + Duration::from_secs(10);
-    while plumb_sql::running(pid) && std::time::Instant::now() < until {
+    while plumb_servers::running(pid) && std::time::Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!plumb_sql::running(pid), "the orphaned server was stopped");
+    assert!(
+        !plumb_servers::running(pid),
+        "the orphaned server was stopped"
+    );
     assert_eq!(std::fs::read_dir(&servers).unwrap().count(), 0);
     // The killed run is marked interrupted.
     let runs = json_of(&plumb(&store, &["runs", "--json"]));
@@ -714,7 +717,7 @@ fn an_external_server_by_url_runs_and_keeps_its_password_out_of_the_store() {
         let ep = &srv.endpoint;
         let socket = ep.socket.as_ref().unwrap().display().to_string();
         let url = match ep.protocol {
-            plumb_sql::Protocol::Postgres => {
+            plumb_servers::Protocol::Postgres => {
                 // The server trusts local users: the password is sent nowhere, but
                 // must still be kept out of what is stored and printed.
                 format!(
@@ -722,7 +725,7 @@ fn an_external_server_by_url_runs_and_keeps_its_password_out_of_the_store() {
                     ep.user, ep.port
                 )
             }
-            plumb_sql::Protocol::MySql => {
+            plumb_servers::Protocol::MySql => {
                 format!("mysql://{}@localhost/plumb?socket={socket}", ep.user)
             }
         };
@@ -769,7 +772,7 @@ fn an_external_server_by_url_runs_and_keeps_its_password_out_of_the_store() {
                 "the password reached the store"
             );
         }
-        if ep.protocol == plumb_sql::Protocol::MySql {
+        if ep.protocol == plumb_servers::Protocol::MySql {
             // root has no password here: a wrong one is refused, with the server's
             // words and without the password.
             let bad = format!("mysql://root:wr0ngpw@localhost/plumb?socket={socket}");

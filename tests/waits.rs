@@ -13,22 +13,22 @@ use std::path::Path;
 use std::time::Duration;
 
 /// A URL plumb reaches `srv` by, as a user's own server.
-fn url_of(srv: &plumb_sql::Managed) -> String {
+fn url_of(srv: &plumb_servers::Managed) -> String {
     let ep = &srv.endpoint;
     let socket = ep.socket.as_ref().unwrap().display().to_string();
     match ep.protocol {
-        plumb_sql::Protocol::Postgres => format!(
+        plumb_servers::Protocol::Postgres => format!(
             "postgres://{}@localhost:{}/plumb?host={socket}",
             ep.user, ep.port
         ),
-        plumb_sql::Protocol::MySql => {
+        plumb_servers::Protocol::MySql => {
             format!("mysql://{}@localhost/plumb?socket={socket}", ep.user)
         }
     }
 }
 
 /// A one-row table `w` on `srv`, made on a connection of the test's own.
-fn one_row(srv: &plumb_sql::Managed) -> Box<dyn plumb_sql::client::SqlClient> {
+fn one_row(srv: &plumb_servers::Managed) -> Box<dyn plumb_servers::client::SqlClient> {
     let mut c = srv.endpoint.connect().unwrap();
     c.batch("DROP TABLE IF EXISTS w").unwrap();
     c.batch("CREATE TABLE w (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
@@ -76,7 +76,7 @@ fn run(store: &Path, args: &[String]) -> Value {
 fn run_held(
     store: &Path,
     args: &[String],
-    holder: &mut dyn plumb_sql::client::SqlClient,
+    holder: &mut dyn plumb_servers::client::SqlClient,
     hold: &[&str],
     secs: u64,
 ) -> Value {

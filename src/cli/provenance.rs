@@ -33,7 +33,7 @@ fn redact_url_arg(arg: &str) -> String {
         _ => (String::new(), arg),
     };
     if value.contains("://") && value.contains('@') {
-        format!("{prefix}{}", plumb_sql::client::redact(value))
+        format!("{prefix}{}", plumb_servers::client::redact(value))
     } else {
         arg.to_string()
     }

@@ -40,7 +40,7 @@ pub struct ServerArgs {
     /// (at most 2 GiB), work_mem the rest over 3 × max_connections, wal_buffers 16 MB.
     #[arg(long, conflicts_with = "url")]
     pub ram_sized: bool,
-    /// A config template to use instead of plumb's (crates/sql/config/*): the same
+    /// A config template to use instead of plumb's (crates/servers/config/*): the same
     /// {placeholders} are filled.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -69,7 +69,7 @@ impl ServerArgs {
         };
         let password = password.map(|p| {
             // The URL's password is percent-encoded; the client wants it plain.
-            plumb_sql::Endpoint::parse_url(self.url.as_deref().unwrap_or(""))
+            plumb_servers::Endpoint::parse_url(self.url.as_deref().unwrap_or(""))
                 .ok()
                 .and_then(|e| e.password)
                 .unwrap_or(p)

@@ -77,11 +77,11 @@ pub fn phase_row(show: &str, step: &str, phase: &str) -> Vec<String> {
 
 /// Someone else's server for `--url` tests: started here through the library (in
 /// `dir`, 64 MiB of cache), not by the run under test.
-pub fn external_server(dir: &Path, server: &str, engine: Option<&str>) -> plumb_sql::Managed {
-    let choice = plumb_sql::ServerChoice::parse(server, engine, None).unwrap();
-    plumb_sql::Managed::start(
+pub fn external_server(dir: &Path, server: &str, engine: Option<&str>) -> plumb_servers::Managed {
+    let choice = plumb_servers::ServerChoice::parse(server, engine, None).unwrap();
+    plumb_servers::Managed::start(
         &choice,
-        &plumb_sql::StartOptions {
+        &plumb_servers::StartOptions {
             dir: Some(dir.to_path_buf()),
             keep: false,
             port: None,

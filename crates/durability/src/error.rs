@@ -4,7 +4,7 @@
 
 use plumb_core::TargetError;
 use plumb_powercut::PowerCutError;
-use plumb_sql::SqlError;
+use plumb_servers::SqlError;
 use std::path::PathBuf;
 use thiserror::Error;
 

@@ -297,7 +297,7 @@ impl plumb_runner::Subject for Trials<'_> {
 /// A managed server's name in the store, as the other families store it: postgres,
 /// innodb, myrocks.
 fn engine_label(s: &plumb_plan::ServerSpec) -> String {
-    plumb_sql::ServerChoice::parse(&s.server, s.engine.as_deref(), s.basedir.clone())
+    plumb_servers::ServerChoice::parse(&s.server, s.engine.as_deref(), s.basedir.clone())
         .map(|c| c.engine_label())
         .unwrap_or_else(|_| s.label())
 }

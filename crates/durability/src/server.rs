@@ -9,8 +9,8 @@ use super::trial::{self, AckLog, Moments};
 use crate::TrialError;
 use plumb_core::DurabilitySummary;
 use plumb_plan::{Cut, DurabilityMode, ServerSpec};
-use plumb_sql::client::{Param, SqlClient};
-use plumb_sql::{Managed, ServerChoice, StartOptions, StorageEngine};
+use plumb_servers::client::{Param, SqlClient};
+use plumb_servers::{Managed, ServerChoice, StartOptions, StorageEngine};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -52,7 +52,7 @@ pub struct Started {
 impl Started {
     /// The release the server reports, as compare labels it (`16.4`, `10.11.6`).
     pub fn version(&self) -> String {
-        plumb_sql::managed::version_label(&self.server.version)
+        plumb_servers::managed::version_label(&self.server.version)
     }
 }
 
@@ -60,7 +60,7 @@ impl Started {
 /// mount for power and torn cuts), its table made, and what setup wrote synced.
 pub fn start(spec: &ServerSpec, cut: Cut, root: &Path) -> Result<Started, TrialError> {
     let choice = ServerChoice::parse(&spec.server, spec.engine.as_deref(), spec.basedir.clone())?;
-    let storage = (choice.flavor != plumb_sql::Flavor::Postgres).then_some(choice.engine);
+    let storage = (choice.flavor != plumb_servers::Flavor::Postgres).then_some(choice.engine);
     // Traversable: the server runs as its own user, with its files below this.
     let work = tempfile::Builder::new()
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o755))

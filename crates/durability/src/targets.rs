@@ -82,7 +82,8 @@ fn servers(labels: &[String], modes: &[DurabilityMode]) -> Result<Vec<TargetPlan
             ))
         };
         if engine.is_none() {
-            plumb_sql::ServerChoice::parse(server, None, None).map_err(|e| bad(e.to_string()))?;
+            plumb_servers::ServerChoice::parse(server, None, None)
+                .map_err(|e| bad(e.to_string()))?;
         }
         let spec = ServerSpec {
             server: server.to_string(),

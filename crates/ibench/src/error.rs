@@ -11,7 +11,7 @@ use thiserror::Error;
 pub enum IbError {
     /// The server refused or lost a statement.
     #[error(transparent)]
-    Sql(#[from] plumb_sql::SqlError),
+    Sql(#[from] plumb_servers::SqlError),
     /// The embedded engine failed.
     #[error(transparent)]
     Engine(#[from] plumb_core::TargetError),
@@ -67,7 +67,7 @@ pub enum PrepareError {
     Server(FamilyError),
     /// The server refused the connection that reads its counters and settings.
     #[error(transparent)]
-    Counters(#[from] plumb_sql::SqlError),
+    Counters(#[from] plumb_servers::SqlError),
 }
 
 /// ` in DIR`, or nothing for an engine without a directory.

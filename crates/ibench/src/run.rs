@@ -19,7 +19,7 @@ use plumb_runner::kernel::{
     self, Counts, Gauge, Lane, Mark, Part, Run, ServerGauge, ServerTree, Sut, Tally, Timing,
 };
 use plumb_runner::{metrics, LatencyHistogram, Pacer, Progress, StepHistograms, StepOutcome};
-use plumb_sql::waits::WatchedGauge;
+use plumb_servers::waits::WatchedGauge;
 use plumb_workloads::{IbKind, IbStepPlan};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, SystemTime};
@@ -51,7 +51,7 @@ pub struct IbStepConfig {
     /// ([`plumb_probes::perfgroups`]); 0 counts them all at once (a server's always; an
     /// embedded engine's only in turn, as `plumb kv --perf-groups`).
     pub perf_groups: u32,
-    /// Samples per second of a server's sessions' waits ([`plumb_sql::waits`]); 0
+    /// Samples per second of a server's sessions' waits ([`plumb_servers::waits`]); 0
     /// samples none.
     pub wait_hz: f64,
 }

@@ -1,13 +1,13 @@
 //! The insert benchmark on a SQL server: the published schema and statements
 //! (multi-row INSERT in autocommit, DELETE of the oldest id range, IN-list point
 //! queries, LIMIT range queries with FORCE INDEX on MySQL), prepared once per
-//! connection through plumb-sql's wire clients.
+//! connection through plumb-servers' wire clients.
 
 use crate::error::IbError;
 use crate::row::{sql_datetime, Row};
 use crate::target::{IbConn, IbTarget, SecIndex};
-use plumb_sql::client::{Param, SqlClient, Stmt};
-use plumb_sql::{Endpoint, Protocol};
+use plumb_servers::client::{Param, SqlClient, Stmt};
+use plumb_servers::{Endpoint, Protocol};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -168,7 +168,7 @@ impl IbTarget for SqlTable {
         self.pid
     }
 
-    fn endpoint(&self) -> Option<&plumb_sql::Endpoint> {
+    fn endpoint(&self) -> Option<&plumb_servers::Endpoint> {
         Some(&self.endpoint)
     }
 

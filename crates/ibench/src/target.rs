@@ -65,7 +65,7 @@ pub trait IbTarget: Sync {
     }
     /// Where a server's sessions are sampled for their waits and its counters read
     /// every second; `None` for an embedded engine.
-    fn endpoint(&self) -> Option<&plumb_sql::Endpoint> {
+    fn endpoint(&self) -> Option<&plumb_servers::Endpoint> {
         None
     }
     /// Where its files are, for their size and the device's counters.

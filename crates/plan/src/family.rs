@@ -44,7 +44,7 @@ pub struct HostSpec {
 }
 
 /// A database server: started by plumb from its real binaries (a fresh data directory
-/// per run), or someone's running server given by URL. Plain data: `plumb-sql` turns it
+/// per run), or someone's running server given by URL. Plain data: `plumb-servers` turns it
 /// into a running server; the plan only checks what it can without one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -3,8 +3,8 @@
 //! the sbtest tables they run on. One client thread is one [`ThreadState`]: its own
 //! connection, its statements prepared once per table, its key chooser and buffers.
 
-use crate::client::{Endpoint, Param, SqlClient, Stmt};
-use crate::error::SqlError;
+use plumb_servers::client::{Endpoint, Param, SqlClient, Stmt};
+use plumb_servers::SqlError;
 use plumb_workloads::{Distribution, KeyChooser, SqlKind};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

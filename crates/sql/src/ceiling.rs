@@ -14,8 +14,8 @@
 //! the step needs no load and never touches a run's sysbench tables.
 
 use crate::bench::Outcome;
-use crate::client::{Endpoint, Param, SqlClient, Stmt};
-use crate::error::SqlError;
+use plumb_servers::client::{Endpoint, Param, SqlClient, Stmt};
+use plumb_servers::SqlError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

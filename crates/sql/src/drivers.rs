@@ -8,13 +8,13 @@
 
 use crate::bench::{Outcome, Shape, ThreadPlan, ThreadState};
 use crate::ceiling::{self, CachedSelectThread};
-use crate::client::{Endpoint, SqlClient};
-use crate::error::SqlError;
 use crate::lua::{LuaPrepare, LuaThread, LuaThreadPlan};
 use crate::pgbench::{self, PgbenchConfig, PgbenchLoader, PgbenchScript, PgbenchThread};
 use crate::pgscript::{ScriptThread, ScriptThreadPlan};
 use crate::tpcc::{self, TpccConfig, TpccLoader, TpccThread, TpccThreadPlan};
 use crate::ycsb::{self, YcsbPhase, YcsbSqlPlan, YcsbSqlThread};
+use plumb_servers::client::{Endpoint, SqlClient};
+use plumb_servers::SqlError;
 use plumb_workloads::ycsb::{CoreParams, YcsbShared};
 use plumb_workloads::{SqlKind, SqlTables};
 use std::sync::Arc;

@@ -4,13 +4,14 @@
 //! stored as it ends, the server stopped.
 
 use crate::error::RunError;
-use crate::managed::{self as server, Server};
-use crate::{run_sql_step, CounterReader, Protocol, Shape, SqlContext, SqlStepConfig};
+use crate::{run_sql_step, Shape, SqlContext, SqlStepConfig};
 use plumb_core::StepStatus;
 use plumb_plan::{RunPlan, ServerSpec, SqlWork};
 use plumb_runner::failure::chain;
 use plumb_runner::family::{Extras, Family};
 use plumb_runner::{Header, Place, Steps, Subject};
+use plumb_servers::managed::{self as server, Server};
+use plumb_servers::{CounterReader, Endpoint, Protocol};
 use plumb_store::{Store, StoreError};
 use plumb_workloads::pace::{LatencyBound, Pace};
 use plumb_workloads::{Distribution, Kind, SqlKind};
@@ -25,7 +26,7 @@ struct SqlSubject<'p> {
     work: &'p SqlWork,
     extras: &'p Extras,
     server: Server,
-    ep: crate::Endpoint,
+    ep: Endpoint,
     counters: CounterReader,
     engine: String,
     version: String,

@@ -13,8 +13,8 @@
 //! per thread, then [`after_load`].
 
 use crate::bench::Outcome;
-use crate::client::{Endpoint, Param, Protocol, SqlClient, Stmt};
-use crate::error::SqlError;
+use plumb_servers::client::{Endpoint, Param, Protocol, SqlClient, Stmt};
+use plumb_servers::SqlError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::fmt::Write as _;

@@ -9,16 +9,16 @@
 //! CPU (the client) and the server's, the device's IO, and the server's counters.
 
 use crate::bench::{Outcome, Shape, ThreadPlan};
-use crate::client::Endpoint;
-use crate::counters::{per_query, CounterReader};
 use crate::drivers::{self, Driver, StepShared};
-use crate::error::SqlError;
-use crate::waits::WatchedGauge;
 use plumb_core::{HwCounters, PerfCounted, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::process::ProcessCounters;
 use plumb_runner::kernel::{self, Counts, Lane, Run, ServerGauge, Sut, Timing};
 use plumb_runner::{metrics, Pacer, Progress, StepHistograms, StepOutcome};
+use plumb_servers::client::Endpoint;
+use plumb_servers::counters::{per_query, CounterReader};
+use plumb_servers::waits::WatchedGauge;
+use plumb_servers::SqlError;
 use plumb_workloads::{Distribution, Pace, SqlKind, SqlStepPlan};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -53,7 +53,7 @@ pub struct SqlStepConfig {
     /// Seconds per group of the server's perf events counted in turn
     /// ([`plumb_probes::perfgroups`]); 0 counts them all at once, multiplexed.
     pub perf_groups: u32,
-    /// Samples per second of the sessions' waits ([`crate::waits`]); 0 samples none
+    /// Samples per second of the sessions' waits ([`plumb_servers::waits`]); 0 samples none
     /// (the server's counters are still read every second).
     pub wait_hz: f64,
 }

@@ -10,8 +10,8 @@
 //! index in [`YCSB_CLASSES`] (the order of [`YcsbOp::ALL`]).
 
 use crate::bench::Outcome;
-use crate::client::{Endpoint, Param, SqlClient, Stmt};
-use crate::error::SqlError;
+use plumb_servers::client::{Endpoint, Param, SqlClient, Stmt};
+use plumb_servers::SqlError;
 use plumb_workloads::ycsb::{
     load_keynums, split_count, CoreParams, FieldSet, YcsbError, YcsbOp, YcsbShared, YcsbThread,
 };

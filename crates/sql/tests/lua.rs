@@ -8,7 +8,7 @@
 mod common;
 
 use plumb_plan::SqlParams;
-use plumb_sql::client::{Endpoint, Protocol, SqlClient};
+use plumb_servers::client::{Endpoint, Protocol, SqlClient};
 use plumb_sql::lua::{LuaPrepare, LuaStep, LuaThread, LuaThreadPlan};
 use std::process::Command;
 

@@ -6,12 +6,12 @@
 
 mod common;
 
-use plumb_sql::client::{Endpoint, SqlClient, TextRows};
+use plumb_servers::client::{Endpoint, SqlClient, TextRows};
+use plumb_servers::SqlError;
 use plumb_sql::pgbench::{
     after_load, create_tables, scale_of, PgbenchConfig, PgbenchLoader, PgbenchScript,
     PgbenchThread, PgbenchThreadPlan,
 };
-use plumb_sql::SqlError;
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -7,7 +7,7 @@
 
 mod common;
 
-use plumb_sql::client::{Endpoint, SqlClient};
+use plumb_servers::client::{Endpoint, SqlClient};
 use plumb_sql::pgbench::{
     after_load, create_tables, PgbenchConfig, PgbenchLoader, PgbenchScript, PgbenchThread,
     PgbenchThreadPlan,

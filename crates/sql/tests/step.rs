@@ -7,8 +7,9 @@ mod common;
 
 use plumb_core::StepStatus;
 use plumb_runner::{NoProgress, StepOutcome};
+use plumb_servers::CounterReader;
 use plumb_sql::run::YcsbState;
-use plumb_sql::{run_sql_step, CounterReader, Shape, SqlContext, SqlStepConfig};
+use plumb_sql::{run_sql_step, Shape, SqlContext, SqlStepConfig};
 use plumb_workloads::{Arrivals, Distribution, Pace};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

@@ -8,12 +8,12 @@
 mod common;
 use common::start;
 
-use plumb_sql::client::{Param, Protocol, Values};
+use plumb_servers::client::{Param, Protocol, Values};
+use plumb_servers::Endpoint;
 use plumb_sql::tpcc::{
     self, check, CheckResult, TpccConfig, TpccLoader, TpccStats, TpccThread, TpccThreadPlan,
     SYLLABLES, TPCC_CLASSES,
 };
-use plumb_sql::Endpoint;
 use std::time::{Duration, Instant};
 
 /// Transactions per client thread.

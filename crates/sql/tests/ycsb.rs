@@ -5,12 +5,12 @@
 mod common;
 use common::start;
 
+use plumb_servers::client::SqlClient;
+use plumb_servers::Endpoint;
 use plumb_sql::bench::Outcome;
-use plumb_sql::client::SqlClient;
 use plumb_sql::ycsb::{
     create_table, finish_load, YcsbLastOp, YcsbPhase, YcsbSqlPlan, YcsbSqlThread,
 };
-use plumb_sql::Endpoint;
 use plumb_workloads::ycsb::{build_key_name, CoreParams, YcsbOp, YcsbShared};
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //!
 //! PostgreSQL is reached through the `postgres` crate: the store writes a step at a
 //! time, far from any hot path, so its tokio runtime costs nothing that matters here
-//! (the measured queries of `plumb sql` go through plumb-sql's own blocking client).
+//! (the measured queries of `plumb sql` go through plumb-servers' own blocking client).
 
 use postgres::types::{IsNull, ToSql, Type};
 use std::fmt;

@@ -1,7 +1,7 @@
 //! The SQL microbenchmarks, with the names the seeds' InnoDB, MyRocks and Postgres
 //! comparisons use, the group each is reported in, and their default order. What each
 //! one sends (its statements, after sysbench's oltp_* scripts) lives with the SQL
-//! clients in `plumb-sql`; this is the part the store and the reports need.
+//! workloads in `plumb-sql`; this is the part the store and the reports need.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

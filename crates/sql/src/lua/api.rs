@@ -4,12 +4,12 @@
 //! objects of prelude.lua, and sysbench's random generators.
 
 use super::options::{OptKind, OptValue, ScriptOption};
-use crate::client::{Counted, Endpoint, Param, Protocol, SqlClient, Stmt, Values};
-use crate::error::SqlError;
 use mlua::{
     AnyUserData, Function, IntoLuaMulti, Lua, Table, UserData, UserDataMethods, Value, Variadic,
 };
 use plumb_plan::ScriptSource;
+use plumb_servers::client::{Counted, Endpoint, Param, Protocol, SqlClient, Stmt, Values};
+use plumb_servers::SqlError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use smallvec::SmallVec;

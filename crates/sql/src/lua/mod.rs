@@ -21,8 +21,8 @@ mod thread;
 pub use options::{OptValue, GLOBAL_OPTIONS};
 pub use thread::{LuaPrepare, LuaThread, LuaThreadPlan};
 
-use crate::error::SqlError;
 use plumb_plan::ScriptSource;
+use plumb_servers::SqlError;
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 

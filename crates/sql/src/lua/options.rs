@@ -2,7 +2,7 @@
 //! `sysbench.cmdline.options` table), each with its default and type, set from
 //! `--lua-opt NAME=VALUE` as sysbench sets them from `--NAME=VALUE`.
 
-use crate::error::SqlError;
+use plumb_servers::SqlError;
 
 /// An option's value, typed as sysbench types it.
 #[derive(Debug, Clone, PartialEq)]

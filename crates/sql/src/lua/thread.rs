@@ -5,8 +5,8 @@
 use super::api::{lua_message, Role, State};
 use super::LuaStep;
 use crate::bench::Outcome;
-use crate::client::Endpoint;
-use crate::error::SqlError;
+use plumb_servers::client::Endpoint;
+use plumb_servers::SqlError;
 
 /// What a step hands each Lua client.
 #[derive(Debug, Clone)]

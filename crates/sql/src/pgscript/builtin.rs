@@ -4,7 +4,7 @@
 //! a reader can check the text against their own pgbench.
 
 use super::parse::ScriptSource;
-use crate::error::SqlError;
+use plumb_servers::SqlError;
 
 /// The built-ins: name, text.
 pub const BUILTINS: [(&str, &str); 3] = [

@@ -17,7 +17,7 @@ mod thread;
 pub use parse::{parse_set, Command, CommandKind, QueryMode, Script, ScriptSet, ScriptSource};
 pub use thread::{ScriptThread, ScriptThreadPlan};
 
-use crate::error::SqlError;
+use plumb_servers::SqlError;
 use std::sync::Arc;
 
 /// What a script step runs: the parsed scripts, the query mode and the defines,

@@ -9,7 +9,7 @@
 //! by index in the hot path.
 
 use super::expr::{Expr, ExprError};
-use crate::error::SqlError;
+use plumb_servers::SqlError;
 use std::collections::HashMap;
 use std::fmt;
 

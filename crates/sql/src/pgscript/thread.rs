@@ -7,8 +7,8 @@
 use super::expr::{Cx, Value, Var};
 use super::parse::{Amount, CommandKind, Piece, QueryMode, ScriptSet, Store};
 use crate::bench::Outcome;
-use crate::client::{Endpoint, Param, Protocol, SqlClient, Stmt, Values};
-use crate::error::SqlError;
+use plumb_servers::client::{Endpoint, Param, Protocol, SqlClient, Stmt, Values};
+use plumb_servers::SqlError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::fmt::Write as _;

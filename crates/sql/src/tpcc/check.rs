@@ -7,8 +7,8 @@
 //! measured step, never inside one.
 
 use super::{TpccConfig, CUSTOMERS, DISTRICTS, ITEMS};
-use crate::client::SqlClient;
-use crate::error::SqlError;
+use plumb_servers::client::SqlClient;
+use plumb_servers::SqlError;
 
 /// One condition's verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,8 +6,8 @@
 use super::gen::{alnum, astring, data_original, digits, last_name, nurand, state, zip, NuRandC};
 use super::{thread_rng, TpccThreadPlan, CUSTOMERS, DISTRICTS, FIRST_NEW_ORDER, ITEMS, ORDERS};
 use crate::bench::Outcome;
-use crate::client::{Endpoint, SqlClient};
-use crate::error::SqlError;
+use plumb_servers::client::{Endpoint, SqlClient};
+use plumb_servers::SqlError;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::Rng;

@@ -6,8 +6,8 @@
 //! ask for them, and their checks would add work no TPC-C result includes.
 
 use super::TpccConfig;
-use crate::client::SqlClient;
-use crate::error::SqlError;
+use plumb_servers::client::SqlClient;
+use plumb_servers::SqlError;
 
 /// The tables, in the order they are created (and dropped).
 pub const TABLES: [&str; 9] = [

@@ -13,8 +13,8 @@ use super::{
     PAYMENT, STOCK_LEVEL,
 };
 use crate::bench::Outcome;
-use crate::client::{Endpoint, Param, SqlClient, Stmt, Values};
-use crate::error::SqlError;
+use plumb_servers::client::{Endpoint, Param, SqlClient, Stmt, Values};
+use plumb_servers::SqlError;
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::fmt::Write;

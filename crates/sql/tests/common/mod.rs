@@ -2,8 +2,8 @@
 // Each test crate includes this module and uses part of it.
 #![allow(dead_code)]
 
-use plumb_sql::client::{SqlClient, TextRows};
-use plumb_sql::{Managed, ServerChoice, StartOptions};
+use plumb_servers::client::{SqlClient, TextRows};
+use plumb_servers::{Managed, ServerChoice, StartOptions};
 use std::path::Path;
 
 /// A managed `server` (with `engine` for MariaDB) in `dir`, 128 MiB of cache; panics

@@ -71,9 +71,9 @@ fn every_case_on_sqlite() {
 #[test]
 fn every_case_on_postgres() {
     let dir = tempfile::tempdir().unwrap();
-    let server = plumb_sql::Managed::start(
-        &plumb_sql::ServerChoice::parse("postgres", None, None).unwrap(),
-        &plumb_sql::StartOptions {
+    let server = plumb_servers::Managed::start(
+        &plumb_servers::ServerChoice::parse("postgres", None, None).unwrap(),
+        &plumb_servers::StartOptions {
             dir: Some(dir.path().to_path_buf()),
             keep: false,
             port: None,

@@ -1,5 +1,5 @@
 //! Servers plumb starts and stops itself: a fresh data directory, a config written from
-//! a template kept in `crates/sql/config/`, start, wait until it answers, record its
+//! a template kept in `crates/servers/config/`, start, wait until it answers, record its
 //! version and config, stop at the end, on error and on Ctrl-C (the server runs in its
 //! own session, so the terminal's Ctrl-C reaches plumb only, and [`Managed`]'s drop
 //! stops it), and remove the data directory unless asked to keep it.
@@ -601,7 +601,7 @@ pub(crate) fn template(
         Some(p) => std::fs::read_to_string(p)
             .map(|t| (t, p.display().to_string()))
             .map_err(|e| SqlError::Input(format!("--config {}: {e}", p.display()))),
-        None => Ok((builtin.to_string(), format!("crates/sql/config/{name}"))),
+        None => Ok((builtin.to_string(), format!("crates/servers/config/{name}"))),
     }
 }
 

@@ -9,8 +9,8 @@
 //! permutation). With 5 slices a side the 252 splits are enumerated, so the p-value is
 //! exact; a p of 2/252 ≈ 0.008 is the smallest five rounds can give.
 
-use crate::compare::Version;
 use crate::sequential::{Rule, Settled};
+use crate::version::Version;
 use crate::{permtest, sequential, stats};
 use plumb_core::StepStatus;
 use plumb_store::StoredRun;
@@ -179,10 +179,6 @@ pub struct AbStep {
     pub reach: Option<crate::power::Reach>,
 }
 
-/// The change a "no difference" line says what it would take to see: check's default
-/// threshold.
-pub const REACH_TARGET: f64 = 0.05;
-
 /// A slice's throughput: the geometric mean of its intervals' ops/s, each weighted by
 /// its seconds (a partial last interval weighs its share of a second), or the step's
 /// ops/s when its intervals hold less than half its time.
@@ -213,7 +209,7 @@ pub fn interleaved(a: &Version, b: &Version, alpha: f64) -> Vec<AbStep> {
 /// Judges every measured step both sides ran, as `design` and by `how`. In a duet,
 /// `a.runs[i]` and `b.runs[i]` are the slices that ran together.
 pub fn judge(a: &Version, b: &Version, design: Design, how: Judge) -> Vec<AbStep> {
-    let steps = crate::compare::measured_steps(a.runs.iter());
+    let steps = crate::version::measured_steps(a.runs.iter());
     steps
         .into_iter()
         .filter_map(|step| {
@@ -362,7 +358,7 @@ pub fn text(steps: &[AbStep], a: &str, b: &str) -> String {
                 o,
                 "{}: no difference found; {}",
                 s.step,
-                r.sentence(Some(REACH_TARGET))
+                r.sentence(Some(crate::power::REACH_TARGET))
             );
         }
     }

@@ -5,8 +5,8 @@
 //! check`, `history`, `compare` and the served pages all pick a base here, so a figure
 //! in the browser is the figure in the terminal.
 
-use crate::compare::Version;
 use crate::select::{bail, SelectError};
+use crate::version::Version;
 use plumb_store::{ChangeRecord, RunRecord, Store, TriageState};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -224,7 +224,7 @@ pub fn learned_floors(
     )?;
     Ok(crate::noise::floors(
         &blocks,
-        &crate::compare::measured_steps(versions.iter().flat_map(|v| v.runs.iter())),
+        &crate::version::measured_steps(versions.iter().flat_map(|v| v.runs.iter())),
         &[crate::metrics::metric("ops_sec")],
     ))
 }

@@ -34,10 +34,10 @@
 //! Every verdict but an exact count's carries its reach ([`crate::power`]): the
 //! smallest change it could have seen, at 80% power.
 
-use crate::compare::Version;
 use crate::metrics::{Better, Metric};
 use crate::power::{Reach, Unit};
 use crate::stats;
+use crate::version::Version;
 use serde::Serialize;
 
 /// What the user asked the gate to hold.
@@ -463,12 +463,12 @@ pub fn judge(step: &str, m: &Metric, base: &[f64], new: &[f64], o: &CheckOptions
 
 /// Judges every measured step of `new` against `base`.
 pub fn check(base: &Version, new: &Version, o: &CheckOptions) -> CheckReport {
-    let steps = crate::compare::measured_steps(new.runs.iter());
+    let steps = crate::version::measured_steps(new.runs.iter());
     let results = steps
         .iter()
         .flat_map(|step| o.metrics.iter().map(move |m| (step, m)))
         .map(|(step, m)| {
-            let get = |v: &Version| crate::compare::values(v, step, &m.get);
+            let get = |v: &Version| crate::version::values(v, step, &m.get);
             judge(step, m, &get(base), &get(new), o)
         })
         .collect();

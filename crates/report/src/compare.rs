@@ -3,19 +3,10 @@
 //! each ratio and a `~` where the difference is not significant.
 
 use crate::stats::{self, Ratio};
+pub use crate::version::{measured_steps, values, Version};
 use crate::warnings;
 use plumb_core::StepSummary;
-use plumb_store::StoredRun;
 use serde::Serialize;
-
-/// One side of a comparison: a label (the selector the user typed) and its runs.
-#[derive(Debug, Clone)]
-pub struct Version {
-    /// What the user called it: a run id, `g12`, `tag=new`.
-    pub label: String,
-    /// Its runs (repeats).
-    pub runs: Vec<StoredRun>,
-}
 
 /// One (step, version) cell.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -139,7 +130,7 @@ impl ReachNote {
             note: format!(
                 "{step} ops/s, {version} against {base}: no significant change ({:+.1}%); {}",
                 100.0 * (ratio - 1.0),
-                reach.sentence(Some(crate::ab::REACH_TARGET))
+                reach.sentence(Some(crate::power::REACH_TARGET))
             ),
         }
     }
@@ -356,21 +347,6 @@ pub struct GroupSummary {
     pub max: f64,
 }
 
-/// The values of `get` for `step` across a version's runs (ok steps only): what every
-/// judgement of a version's repeats reads (its cells, its floor, `--until`'s look).
-pub fn values(v: &Version, step: &str, get: &dyn Fn(&StepSummary) -> Option<f64>) -> Vec<f64> {
-    v.runs
-        .iter()
-        .filter_map(|r| {
-            r.steps
-                .iter()
-                .find(|(s, _)| s.name == step && s.status == plumb_core::StepStatus::Ok)
-                .and_then(|(s, _)| get(&s.summary))
-        })
-        .filter(|x| x.is_finite())
-        .collect()
-}
-
 fn table(
     versions: &[Version],
     steps: &[String],
@@ -402,20 +378,6 @@ fn table(
         metric: name.to_string(),
         rows,
     }
-}
-
-/// Names of the measured (non-maintenance) steps of `runs`, in first-seen order.
-pub fn measured_steps<'a>(runs: impl Iterator<Item = &'a StoredRun>) -> Vec<String> {
-    let mut steps: Vec<String> = Vec::new();
-    for r in runs {
-        for (s, _) in &r.steps {
-            let maintenance = s.kind.is_maintenance();
-            if !maintenance && !steps.contains(&s.name) {
-                steps.push(s.name.clone());
-            }
-        }
-    }
-    steps
 }
 
 /// Whether the host's noise may explain this step's difference between the sides

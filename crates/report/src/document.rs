@@ -1,10 +1,11 @@
 //! `plumb report`'s documents: runs (and, with several versions, their comparison)
 //! or a suite's sweeps and commit curves, in one of the formats, read from the store.
 
-use crate::compare::{compare, Version};
+use crate::compare::compare;
+use crate::reporter::Reporter as _;
 use crate::select::SelectError;
 use crate::text::{comparison_text, TextReporter};
-use crate::Reporter as _;
+use crate::version::Version;
 use plumb_store::{Store, StoredRun};
 
 /// The formats a report is written in.

@@ -159,7 +159,7 @@ pub fn html_section(o: &mut String, runs: &[StoredRun]) {
 /// lost of what it acknowledged. Writes per second mean nothing here (a trial's writer
 /// runs until a random kill), so this, not a throughput ratio, is what `plumb compare`
 /// shows when every compared run is a durability run. `None` otherwise.
-pub fn compare_text(versions: &[crate::compare::Version]) -> Option<String> {
+pub fn compare_text(versions: &[crate::version::Version]) -> Option<String> {
     let all: Vec<&StoredRun> = versions.iter().flat_map(|v| &v.runs).collect();
     if all.is_empty() || !all.iter().all(|r| has(r)) {
         return None;
@@ -218,7 +218,7 @@ pub fn compare_text(versions: &[crate::compare::Version]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::Version;
+    use crate::version::Version;
     use plumb_core::StepSummary;
     use plumb_store::{RunRecord, StepRecord};
 

@@ -8,8 +8,8 @@
 //! ok, with the same three figures: ops/s, p99 latency and CPU per op, each in the unit
 //! its format expects (named at each function).
 
-use crate::compare::{measured_steps, values, Version};
 use crate::stats::median;
+use crate::version::{measured_steps, values, Version};
 use plumb_core::{StepStatus, StepSummary};
 use plumb_store::StoredRun;
 use serde_json::{json, Map, Value};

@@ -5,9 +5,9 @@
 
 use crate::base;
 use crate::check::{self, CheckOptions, CheckReport, Verdict};
-use crate::compare::Version;
 use crate::metrics::Metric;
 use crate::select::{bail, SelectError};
+use crate::version::Version;
 use plumb_store::{NewChange, Store, TriageState};
 
 /// What the gate is asked.
@@ -69,7 +69,7 @@ pub fn gate(store: &Store, r: GateRequest) -> Result<Gated, SelectError> {
         &base.runs.iter().map(|x| x.run.clone()).collect::<Vec<_>>(),
         &judged,
     )?;
-    let measured = crate::compare::measured_steps(new.runs.iter());
+    let measured = crate::version::measured_steps(new.runs.iter());
     let floors = crate::noise::floors(&blocks, &measured, &r.metrics);
     let opts = CheckOptions {
         threshold: r.threshold,

@@ -12,9 +12,9 @@
 //! whose 95% interval excludes "no change" are named.
 
 use crate::changepoint::{self, ChangePoint};
-use crate::compare::Version;
 use crate::metrics::{self, Better};
 use crate::stats;
+use crate::version::Version;
 use plumb_core::{StepStatus, StepSummary};
 use plumb_store::StoredRun;
 use serde::Serialize;
@@ -366,7 +366,7 @@ fn rank(c: &Cause) -> f64 {
 
 /// Builds the history of `versions` (the series, in order), following ops/s.
 pub fn history(versions: &[Version], opts: &changepoint::Options) -> History {
-    let steps = crate::compare::measured_steps(versions.iter().flat_map(|v| v.runs.iter()));
+    let steps = crate::version::measured_steps(versions.iter().flat_map(|v| v.runs.iter()));
     let defs = cost_defs(versions);
     let steps = steps
         .into_iter()

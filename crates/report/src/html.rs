@@ -159,7 +159,7 @@ fn step_names(runs: &[StoredRun], c: Option<&Comparison>) -> Vec<String> {
     if let Some(c) = c {
         return c.steps.clone();
     }
-    crate::compare::measured_steps(runs.iter())
+    crate::version::measured_steps(runs.iter())
 }
 
 fn swatch(look: &Look) -> String {

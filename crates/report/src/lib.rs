@@ -32,6 +32,7 @@ pub mod perf_table;
 pub mod permtest;
 pub mod phases;
 pub mod power;
+mod reporter;
 pub mod select;
 pub mod sequential;
 pub mod server_seconds;
@@ -39,6 +40,7 @@ pub mod stats;
 mod svg;
 pub mod sweep;
 mod text;
+pub mod version;
 pub mod warmup;
 pub mod warnings;
 pub mod window;
@@ -47,6 +49,7 @@ pub use compare::{compare, Comparison, Version};
 // The formatting other crates print with (the binary's and hwprobe's tables, serve's
 // figures); it lives in `format`, the crate's leaf, which imports nothing of the crate.
 pub use format::{fixed, sig, table_left};
+pub use reporter::Reporter;
 pub use text::{comparison_text, TextReporter};
 
 use plumb_store::StoredRun;
@@ -81,10 +84,4 @@ pub fn one_line(r: &StoredRun) -> String {
             .unwrap_or(0),
         steps.join(", ")
     )
-}
-
-/// Renders a run. Pure: no IO, so every reporter can be snapshot-tested.
-pub trait Reporter {
-    /// The rendered document.
-    fn render(&self, run: &StoredRun) -> String;
 }

@@ -69,7 +69,7 @@ pub fn floor_of(blocks: &[Vec<f64>]) -> Option<Floor> {
 /// (each a group of repeats of the same plan and build on one host); a step and
 /// metric with too few blocks gets none.
 pub fn floors(
-    blocks: &[crate::compare::Version],
+    blocks: &[crate::version::Version],
     steps: &[String],
     metrics: &[&crate::metrics::Metric],
 ) -> std::collections::BTreeMap<(String, String), Floor> {
@@ -78,7 +78,7 @@ pub fn floors(
         for m in metrics {
             let values: Vec<Vec<f64>> = blocks
                 .iter()
-                .map(|b| crate::compare::values(b, step, &m.get))
+                .map(|b| crate::version::values(b, step, &m.get))
                 .collect();
             if let Some(f) = floor_of(&values) {
                 out.insert((step.clone(), m.id.to_string()), f);

@@ -19,8 +19,8 @@
 //! (`--perf-groups`, `StepSummary::perf`), else `HwCounters` (instructions, cycles,
 //! cache and branch misses, with the process's CPU per op standing in for task-clock).
 
-use crate::compare::{values, Version};
 use crate::stats;
+use crate::version::{values, Version};
 use plumb_core::StepSummary;
 use serde::Serialize;
 use std::collections::BTreeMap;

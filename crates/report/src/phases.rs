@@ -83,7 +83,7 @@ pub fn phase_rows(profile: &str, intervals: &[Interval]) -> Option<Vec<PhaseRow>
 /// another one than the rest, or none had one, as `plumb compare` and `history` set
 /// phase against phase only under one profile.
 pub fn rows_by_version(
-    versions: &[crate::compare::Version],
+    versions: &[crate::version::Version],
     step: &str,
     ok_only: bool,
 ) -> Option<(String, Vec<Vec<Vec<PhaseRow>>>)> {

@@ -15,6 +15,10 @@
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
+/// The change a "no difference" line says what it would take to see: check's default
+/// threshold.
+pub const REACH_TARGET: f64 = 0.05;
+
 /// The power every reach is stated at: a change of the reach's size is found 80% of the
 /// time (the convention of power analysis; bench/error-rates.sh's MODE=power measures it).
 pub const POWER: f64 = 0.8;

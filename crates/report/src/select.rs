@@ -4,7 +4,7 @@
 //! match). `host` makes the host a dimension of a fleet's runs: `plumb compare
 //! s3,host=a s3,host=b` sets one host's runs of a suite against another's.
 
-use crate::compare::Version;
+use crate::version::Version;
 use plumb_store::{RunRecord, Store, StoreError};
 use thiserror::Error;
 

@@ -2,7 +2,7 @@
 //! per-op cost and QoS table, and notes for what tables cannot hold.
 
 use crate::format::{sig, table, table_left};
-use crate::Reporter;
+use crate::reporter::Reporter;
 use comfy_table::Table;
 use plumb_store::StoredRun;
 use std::fmt::Write as _;

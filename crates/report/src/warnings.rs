@@ -1,7 +1,7 @@
 //! What makes a comparison untruthful, checked from what the store recorded: each rule
 //! is a function from the versions compared to zero or more sentences.
 
-use crate::compare::Version;
+use crate::version::Version;
 use std::collections::BTreeSet;
 
 /// Compaction debt (bytes) at a step's start above which the step is measured while

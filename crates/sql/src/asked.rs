@@ -1,9 +1,10 @@
 //! The steps `plumb sql` runs, from its flags: the order asked (or the default for the
 //! scripts given), each script read and checked now, so the plan keeps their text and
-//! a script that does not load fails before a server starts.
+//! a script that does not load fails before a server starts; and the plan of one run
+//! per repeat that the steps, the server and the other flags make.
 
 use crate::error::AskedError;
-use plumb_plan::SqlParams;
+use plumb_plan::{Family, RunPlan, ServerSpec, SqlParams, SqlWork, TargetPlan, WorkloadPlan};
 use plumb_workloads::{sql as sqlsteps, SqlKind, SqlStepPlan, SqlTables};
 
 /// The steps of `--steps` (or the default for the scripts in `p`), `p`'s scripts read
@@ -66,4 +67,75 @@ pub fn planned_steps(
         return Err(AskedError::NoSteps);
     }
     Ok(steps)
+}
+
+/// What `plumb sql`'s flags ask for, gathered for [`plan`]: the binary keeps the flags'
+/// definitions and help, this crate turns them into the runs.
+#[derive(Debug)]
+pub struct Asked<'a> {
+    /// The microbenchmarks' parameters; the scripts they name are read into the plan.
+    pub params: SqlParams,
+    /// `--steps`, as given.
+    pub steps: Option<&'a str>,
+    /// The server, as `--server`, `--url` and the rest give it (password apart).
+    pub server: ServerSpec,
+    /// `--memory-mb`: the cgroup limit of a server plumb starts.
+    pub memory_mb: Option<u64>,
+    /// `--client-group`: this process is one client of a multi-client run.
+    pub client_group: Option<&'a str>,
+    /// `--barrier-timeout`: seconds a client waits at a step's barrier.
+    pub barrier_timeout: f64,
+    /// `--repeat`: how many runs, each on a fresh server with a fresh load.
+    pub repeat: u32,
+    /// The first run's seed (`--seed`, or the clock's); repeat N gets seed + N.
+    pub seed: u64,
+}
+
+/// Checks every flag and builds one planned run per repeat; nothing starts before this
+/// succeeds.
+pub fn plan(mut a: Asked<'_>) -> Result<Vec<RunPlan>, AskedError> {
+    plumb_plan::check_memory_mb(a.memory_mb).map_err(|e| AskedError::Memory(e.message))?;
+    let on_url = a.server.url.is_some();
+    let steps = planned_steps(&mut a.params, a.steps, on_url)?;
+    if let Some(g) = a.client_group {
+        let group = g.to_string();
+        if !on_url {
+            return Err(AskedError::GroupWithoutUrl { group });
+        }
+        if a.steps.is_none() || steps.iter().any(|s| s.kind == SqlKind::Load) {
+            return Err(AskedError::GroupLoads { group });
+        }
+        if a.repeat > 1 {
+            return Err(AskedError::GroupRepeat { group });
+        }
+        if !(a.barrier_timeout > 0.0 && a.barrier_timeout.is_finite()) {
+            return Err(AskedError::BarrierTimeout(a.barrier_timeout));
+        }
+    }
+    if a.memory_mb.is_some() && on_url {
+        return Err(AskedError::MemoryOnUrl);
+    }
+    a.server.validate().map_err(|e| AskedError::flag(e, true))?;
+    let target = TargetPlan {
+        memory_mb: a.memory_mb,
+        ..TargetPlan::server(a.server.label(), a.server)
+    };
+    let workload = WorkloadPlan {
+        name: a.steps.map_or_else(|| "sql-default".into(), str::to_string),
+        family: Family::Sql(SqlWork {
+            steps,
+            params: a.params,
+        }),
+    };
+    Ok((0..a.repeat)
+        .map(|rep| RunPlan {
+            repeat: rep,
+            ..RunPlan::single(
+                "sql",
+                target.clone(),
+                workload.clone(),
+                a.seed.wrapping_add(u64::from(rep)),
+            )
+        })
+        .collect())
 }

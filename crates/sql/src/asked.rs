@@ -139,3 +139,116 @@ pub fn plan(mut a: Asked<'_>) -> Result<Vec<RunPlan>, AskedError> {
         })
         .collect())
 }
+
+/// Which server `--server` and `--url` choose, for `plumb sql` and `plumb ib`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chosen {
+    /// The server as named (`postgres[@MAJOR]`, …), else the protocol of the URL
+    /// (`mariadb` for mysql:// and mariadb://), else `postgres`.
+    pub server: String,
+    /// The URL with its password taken out (the plan keeps no password).
+    pub url: Option<String>,
+    /// The URL's password, decoded (the client wants it plain), kept apart from the plan.
+    pub password: Option<String>,
+}
+
+/// The server `server` (`--server`) and `url` (`--url`) choose.
+pub fn choose(server: Option<&str>, url: Option<&str>) -> Chosen {
+    let (stripped, password) = match url {
+        Some(u) => {
+            let (u, p) = plumb_plan::strip_password(u);
+            (Some(u), p)
+        }
+        None => (None, None),
+    };
+    let server = match (server, &stripped) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(u)) if u.starts_with("mysql") || u.starts_with("mariadb") => "mariadb".into(),
+        _ => "postgres".into(),
+    };
+    let password = password.map(|p| {
+        // The URL's password is percent-encoded; the client wants it plain.
+        crate::Endpoint::parse_url(url.unwrap_or(""))
+            .ok()
+            .and_then(|e| e.password)
+            .unwrap_or(p)
+    });
+    Chosen {
+        server,
+        url: stripped,
+        password,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server spec as `plumb sql` makes it from `--url` (or none).
+    fn server(url: Option<&str>) -> ServerSpec {
+        let c = choose(None, url);
+        ServerSpec {
+            server: c.server,
+            engine: None,
+            basedir: None,
+            config: None,
+            waldir: None,
+            cache_mb: plumb_plan::family::DEFAULT_CACHE_MB,
+            ram_sized: false,
+            url: c.url,
+        }
+    }
+
+    fn asked<'a>(url: Option<&str>, steps: Option<&'a str>, group: Option<&'a str>) -> Asked<'a> {
+        Asked {
+            params: SqlParams::default(),
+            steps,
+            server: server(url),
+            memory_mb: None,
+            client_group: group,
+            barrier_timeout: 600.0,
+            repeat: 1,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn a_url_names_its_server_and_keeps_its_decoded_password_out_of_the_plan() {
+        let c = choose(None, Some("mysql://sb:p%40ss@db1/sbtest"));
+        assert_eq!(c.server, "mariadb");
+        assert_eq!(c.password.as_deref(), Some("p@ss"));
+        assert!(!c.url.as_deref().unwrap().contains("p%40ss"));
+        assert_eq!(choose(None, None).server, "postgres");
+        assert_eq!(choose(Some("postgres@16"), None).server, "postgres@16");
+    }
+
+    #[test]
+    fn repeats_plan_one_run_each_with_the_next_seed() {
+        let runs = plan(Asked {
+            repeat: 3,
+            ..asked(None, Some("load,point-query"), None)
+        })
+        .unwrap();
+        assert_eq!(runs.len(), 3);
+        assert_eq!(
+            runs.iter().map(|r| (r.repeat, r.seed)).collect::<Vec<_>>(),
+            [(0, 1), (1, 2), (2, 3)]
+        );
+        assert_eq!(runs[0].workload.name, "load,point-query");
+    }
+
+    #[test]
+    fn a_client_group_needs_a_url_and_steps_without_load() {
+        let url = Some("postgres://bench@db1/sb");
+        let err = |a| plan(a).unwrap_err().to_string();
+        assert!(err(asked(None, Some("point-query"), Some("g1"))).contains("give it with --url"));
+        assert!(err(asked(url, Some("load,point-query"), Some("g1"))).contains("load them once"));
+        assert!(err(asked(url, None, Some("g1"))).contains("load them once"));
+        assert!(plan(asked(url, Some("point-query"), Some("g1"))).is_ok());
+        assert!(err(Asked {
+            memory_mb: Some(1024),
+            ..asked(url, Some("point-query"), None)
+        })
+        .contains("someone else's"));
+    }
+}

@@ -226,11 +226,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `--memory-mb` of `plumb kv`, `sql` and `ib`: refused below what anything runs in.
-fn check_memory_flag(mb: Option<u64>) -> anyhow::Result<()> {
-    plumb_plan::check_memory_mb(mb).map_err(|e| anyhow::anyhow!("--memory-mb {}", e.message))
-}
-
 /// Fuzzing by property: any command line, made of plumb's own words and flags and any
 /// values, parses or gives clap's error, never a panic.
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub mod resume;
 pub mod search;
 pub mod step;
 pub mod subject;
+pub mod suite;
 
 pub use failure::{FamilyError, FamilyResult};
 pub use lifecycle::{

@@ -151,20 +151,7 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
 /// rows (engine, mode, cut, kills, acknowledged, lost, wrong, verdict).
 fn print_table(runs: &[StoredRun], json: bool) -> anyhow::Result<()> {
     if json {
-        let rows: Vec<serde_json::Value> = plumb_report::durability::steps(runs)
-            .map(|(d, _)| {
-                serde_json::json!({
-                    "engine": d.target,
-                    "mode": d.mode,
-                    "cut": d.cut,
-                    "kills": d.kills,
-                    "acknowledged": d.acknowledged,
-                    "lost": d.lost,
-                    "wrong": d.wrong,
-                    "verdict": d.verdict,
-                })
-            })
-            .collect();
+        let rows = plumb_report::durability::json(runs);
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         let table = plumb_report::durability::table(runs).unwrap_or_default();

@@ -39,6 +39,7 @@ pub mod stats;
 mod svg;
 pub mod sweep;
 mod text;
+pub mod triage;
 pub mod warmup;
 pub mod warnings;
 pub mod window;
@@ -49,7 +50,7 @@ pub use compare::{compare, Comparison, Version};
 pub use format::{fixed, sig, table_left};
 pub use text::{comparison_text, TextReporter};
 
-use plumb_store::StoredRun;
+use plumb_store::{RunRecord, StoredRun};
 
 /// A finished run in one line: id, status, variant and each measured step's ops/s,
 /// for a suite's progress output.
@@ -87,4 +88,25 @@ pub fn one_line(r: &StoredRun) -> String {
 pub trait Reporter {
     /// The rendered document.
     fn render(&self, run: &StoredRun) -> String;
+}
+
+/// The stored runs as `plumb runs` lists them, newest first: id, start, status,
+/// engine and its version, workload, tag.
+pub fn runs_table(runs: &[RunRecord]) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::NOTHING);
+    t.set_header(vec![
+        "run", "started", "status", "engine", "workload", "tag",
+    ]);
+    for r in runs {
+        t.add_row(vec![
+            r.id.to_string(),
+            r.started_at.clone(),
+            r.status.to_string(),
+            format!("{} {}", r.engine, r.engine_version),
+            r.workload.clone(),
+            r.tag.clone().unwrap_or_default(),
+        ]);
+    }
+    t.to_string()
 }

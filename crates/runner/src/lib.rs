@@ -16,6 +16,7 @@ pub mod owned_dir;
 pub mod pacing;
 pub mod recording;
 pub mod release;
+pub mod rerun;
 pub mod resume;
 pub mod search;
 pub mod step;

@@ -7,6 +7,7 @@ pub mod durability;
 pub mod estimate;
 pub mod family;
 pub mod model;
+pub mod options;
 pub mod order;
 pub mod scale;
 pub mod suite;

@@ -5,6 +5,7 @@ use super::output;
 use super::progress::{Bar, Quiet};
 use super::provenance::command_line;
 use plumb_core::RunStatus;
+use plumb_plan::estimate::human_secs;
 use plumb_plan::RunPlan;
 use plumb_probes::profile::{ProfileKind, Profiling};
 use plumb_runner::{
@@ -92,16 +93,6 @@ impl Printer {
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
         Ok(())
-    }
-}
-
-/// A duration as people read it: 42s, 3m07s, 1h05m.
-pub fn human_secs(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    match s {
-        0..=99 => format!("{s}s"),
-        100..=5999 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
     }
 }
 
@@ -219,21 +210,8 @@ pub fn run_batch_until(
     until: Option<&dyn plumb_runner::StopRule>,
 ) -> anyhow::Result<BatchOutcome> {
     let perf_dir = perf_dir(profile.is_some())?;
-    // Hardware counters first, so the engine's threads (started at open) inherit them;
-    // not beside perf stat's groups (`--perf-groups` on a kv run), which count exactly
-    // only when no other event holds a counter.
-    let grouped = runs.iter().any(|r| match &r.workload.family {
-        plumb_plan::Family::Kv(w) => w.params.perf_groups > 0,
-        _ => false,
-    });
-    let hw = if grouped {
-        Err(
-            "not read: perf stat counts plumb's own events in turn (--perf-groups, summary.perf)"
-                .to_string(),
-        )
-    } else {
-        plumb_probes::perf::HwCounterGroup::open()
-    };
+    // Hardware counters first, so the engine's threads (started at open) inherit them.
+    let hw = plumb_runner::lifecycle::hw_counters(runs);
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
     let tty = printer.tty && printer.style != Style::Json;
     let bar = Bar::new();

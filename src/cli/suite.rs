@@ -7,8 +7,8 @@ use super::provenance::now;
 use super::StoreArg;
 use anyhow::bail;
 use plumb_core::RunStatus;
-use plumb_plan::estimate::{gib, Space};
-use plumb_plan::{estimate, Plan, PlanOptions};
+use plumb_plan::estimate::{gib, human_secs, Space};
+use plumb_plan::{Plan, PlanOptions};
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
 use std::collections::{HashMap, HashSet};
@@ -119,28 +119,9 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
         "est. time",
         "est. disk",
     ]);
-    let mut total = 0.0;
-    for (i, r) in plan.runs.iter().enumerate() {
-        let e = estimate(r);
-        total += e.secs;
-        let (size, concurrency) = r.size_and_concurrency();
-        t.add_row(vec![
-            (i + 1).to_string(),
-            r.variant.clone(),
-            r.target.kind_label(),
-            r.workload.name.clone(),
-            r.workload.family.step_names().join(","),
-            size.to_string(),
-            concurrency.to_string(),
-            r.repeat.to_string(),
-            r.seed.to_string(),
-            execute::human_secs(e.secs),
-            if e.bytes > 0 {
-                gib(e.bytes)
-            } else {
-                "-".into()
-            },
-        ]);
+    let (rows, total) = plumb_plan::estimate::rows(&plan);
+    for row in rows {
+        t.add_row(row);
     }
     let space = Space::of(&plan, false);
     println!(
@@ -163,7 +144,7 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
     println!(
         "estimated time: {} (timed steps at their duration; loads at {:.0}k keys/s per thread, \
          scans at {:.0}k entries/s, servers' loads at {:.0}k rows/s, assumed until measured)",
-        execute::human_secs(total),
+        human_secs(total),
         plumb_plan::estimate::ASSUMED_LOAD_OPS_SEC / 1e3,
         plumb_plan::estimate::ASSUMED_SCAN_OPS_SEC / 1e3,
         plumb_plan::estimate::ASSUMED_ROWS_SEC / 1e3,

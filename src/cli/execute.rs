@@ -162,20 +162,6 @@ impl Observer for Printer {
     }
 }
 
-/// Where perf's data files go while `--profile` records (each is removed once folded;
-/// the directory goes with the returned guard); `None` without `--profile`.
-pub fn perf_dir(profile: bool) -> anyhow::Result<Option<tempfile::TempDir>> {
-    if !profile {
-        return Ok(None);
-    }
-    Ok(Some(
-        tempfile::Builder::new()
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .prefix("plumb-perf-")
-            .tempdir_in("/var/tmp")?,
-    ))
-}
-
 /// Runs a batch of planned runs through the runner's lifecycle, storing into `store`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_batch(
@@ -209,7 +195,7 @@ pub fn run_batch_until(
     extras: plumb_runner::family::Extras,
     until: Option<&dyn plumb_runner::StopRule>,
 ) -> anyhow::Result<BatchOutcome> {
-    let perf_dir = perf_dir(profile.is_some())?;
+    let perf_dir = plumb_runner::lifecycle::perf_dir(profile.is_some())?;
     // Hardware counters first, so the engine's threads (started at open) inherit them.
     let hw = plumb_runner::lifecycle::hw_counters(runs);
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));

@@ -589,3 +589,18 @@ pub fn hw_counters(runs: &[RunPlan]) -> Result<HwCounterGroup, String> {
         HwCounterGroup::open()
     }
 }
+
+/// Where perf's data files go while `--profile` records (each is removed once folded;
+/// the directory goes with the returned guard): a private directory under /var/tmp;
+/// `None` without `--profile`.
+pub fn perf_dir(profile: bool) -> std::io::Result<Option<tempfile::TempDir>> {
+    if !profile {
+        return Ok(None);
+    }
+    Ok(Some(
+        tempfile::Builder::new()
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .prefix("plumb-perf-")
+            .tempdir_in("/var/tmp")?,
+    ))
+}

@@ -108,12 +108,7 @@ enum Command {
 /// so a binary from scripts/build-speedb.sh or build-rocksdb-release.sh says what it
 /// links before it stores a run.
 pub fn long_version() -> &'static str {
-    let engines: Vec<String> = plumb_targets::engines()
-        .into_iter()
-        .filter_map(|n| plumb_targets::EngineSpec::default_for(n).ok())
-        .filter(|s| s.capabilities().keeps_files)
-        .map(|s| format!("{} {}", s.name(), s.version()))
-        .collect();
+    let engines = plumb_targets::built_in_versions();
     let text = format!(
         "{}\nengines: {}",
         env!("CARGO_PKG_VERSION"),

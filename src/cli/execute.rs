@@ -20,14 +20,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set by Ctrl-C: the running step stops, finished steps and runs stay stored.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// A seed from the clock, for runs given none (it is printed and stored).
-pub fn clock_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-}
-
 /// The exit code of a batch: 0 ok, 1 a run failed, 130 interrupted.
 pub fn exit_code(s: RunStatus) -> ExitCode {
     match s {

@@ -3,7 +3,7 @@
 //! MyRocks), one given by URL, or an embedded engine (`--kv rocksdb`), stored as a run
 //! like any other so `plumb compare` and `plumb report` set engines side by side.
 
-use super::execute::{self, clock_seed, exit_code, Printer, Style};
+use super::execute::{self, exit_code, Printer, Style};
 use super::server_args::ServerArgs;
 use super::StoreArg;
 use plumb_plan::IbParams;
@@ -73,7 +73,7 @@ pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
         cache_mb: a.server.cache_mb,
         server,
         memory_mb: a.memory_mb,
-        seed: a.seed.unwrap_or_else(clock_seed),
+        seed: a.seed.unwrap_or_else(plumb_plan::clock_seed),
     })?;
     let mut store = Store::open(&a.store.path())?;
     let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });

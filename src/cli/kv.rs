@@ -130,7 +130,7 @@ fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
         keep: a.keep,
         memory_mb: a.memory_mb,
         drop_caches: a.drop_caches,
-        seed: a.seed.unwrap_or_else(execute::clock_seed),
+        seed: a.seed.unwrap_or_else(plumb_plan::clock_seed),
         repeat: a.repeat,
         first_look: a.until.map(|_| plumb_ab::until::FIRST_LOOK),
     })?)

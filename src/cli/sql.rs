@@ -3,7 +3,7 @@
 //! stored as a run like any other, so `plumb compare` sets releases and engines side
 //! by side.
 
-use super::execute::{self, clock_seed, exit_code, Printer, Style};
+use super::execute::{self, exit_code, Printer, Style};
 use super::server_args::ServerArgs;
 use super::StoreArg;
 use plumb_plan::SqlParams;
@@ -105,7 +105,7 @@ pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
         client_group: a.client_group.as_deref(),
         barrier_timeout: a.barrier_timeout,
         repeat: a.repeat,
-        seed: a.seed.unwrap_or_else(clock_seed),
+        seed: a.seed.unwrap_or_else(plumb_plan::clock_seed),
     })?;
     let mut store = Store::open(&a.store.path())?;
     let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });

@@ -87,7 +87,7 @@ pub struct PlanArgs {
 fn load(path: &Path, shuffle: Option<u64>, scale: Option<f64>) -> anyhow::Result<Plan> {
     let options = PlanOptions {
         shuffle,
-        clock_seed: execute::clock_seed(),
+        clock_seed: plumb_plan::clock_seed(),
         scale,
     };
     Ok(plumb_runner::suite::load(

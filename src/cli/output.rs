@@ -16,16 +16,7 @@ pub fn print(r: &StoredRun, as_json: bool, store: &Store) -> anyhow::Result<()> 
     } else {
         print!("{}", TextReporter.render(r));
         if r.run.engine == "probe" {
-            let zcav = r
-                .steps
-                .iter()
-                .map(|(s, _)| (s.name.as_str(), &s.config, s.summary.mb_sec));
-            if let Some(t) = plumb_hwprobe::text::zcav_table(zcav) {
-                print!("\n{t}");
-            }
-            if let Some(t) = plumb_hwprobe::text::from_stored(r) {
-                print!("\n{t}");
-            }
+            print!("{}", plumb_hwprobe::text::stored_tables(r));
         }
         for line in bottom_up(r, store)? {
             println!("{line}");

@@ -12,7 +12,6 @@
 use super::StoreArg;
 use anyhow::Context;
 use plumb_ab::ab::{AbPlan, Side};
-use plumb_report::sequential::Settled;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -125,17 +124,7 @@ pub fn run(a: AbArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&o.to_json())?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", plumb_report::ab::text(&o.steps, "A", "B"));
-    for f in &o.floors {
-        println!("floor: {}", f.note);
-    }
-    println!("{}.", o.stopped);
-    println!(
-        "slices: A runs {:?}, B runs {:?}; costs: plumb compare tag={t}:A tag={t}:B",
-        o.runs[0],
-        o.runs[1],
-        t = o.tag
-    );
+    print!("{}", o.text());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -183,41 +172,9 @@ pub fn ratio(a: RatioArgs) -> anyhow::Result<ExitCode> {
     )
     .map_err(anyhow::Error::msg)?;
     if a.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "ratio": v.ratio.value,
-                "ci": v.ratio.ci,
-                "level": v.level,
-                "precision": v.ratio.ci.map(plumb_report::sequential::precision),
-                "p": v.p,
-                "significant_ci": v.ratio.significant(),
-                "settled": v.settled,
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
+        println!("{}", v.to_json());
+    } else {
+        print!("{}", v.text(a.paired));
     }
-    let ci = v
-        .ratio
-        .ci
-        .map_or("no interval: one value on a side".into(), |(lo, hi)| {
-            format!("{:.1}% interval {lo:.3}-{hi:.3}", 100.0 * v.level)
-        });
-    let p = v.p.map_or("n/a".into(), |p| format!("{p:.4}"));
-    let test = if a.paired { "paired t" } else { "permutation" };
-    let look = match (v.settled, v.rule) {
-        (Some(st), Some(rl)) => format!(
-            "; look at {} of at most {} a side: {}",
-            v.n,
-            rl.cap,
-            match st {
-                Settled::Changed => "settled, changed".to_string(),
-                Settled::Within => format!("settled, within ±{:.1}%", 100.0 * rl.target),
-                Settled::Open => "open, add a repeat".to_string(),
-            }
-        ),
-        _ => String::new(),
-    };
-    println!("ratio {:.3} ({ci}), {test} p {p}{look}", v.ratio.value);
     Ok(ExitCode::SUCCESS)
 }

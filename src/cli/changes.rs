@@ -3,7 +3,7 @@
 
 use super::StoreArg;
 use anyhow::bail;
-use plumb_store::{ChangeFilter, ChangeRecord, TriageState};
+use plumb_store::{ChangeFilter, TriageState};
 use std::process::ExitCode;
 
 /// `plumb changes [list|set]`.
@@ -75,42 +75,6 @@ fn state_of(s: &str, flag: &str) -> anyhow::Result<TriageState> {
         .map_err(|e| anyhow::anyhow!("{flag}: {e}"))
 }
 
-/// One change as a line: id, state, what moved where, and since when.
-fn line(c: &ChangeRecord) -> String {
-    let host = match (&c.host, c.host_wide) {
-        (Some(h), true) => format!(" on {h} (the host's: a reference run changed too)"),
-        (Some(h), false) => format!(" on {h}"),
-        _ => String::new(),
-    };
-    let note = c
-        .note
-        .as_deref()
-        .map(|n| format!(" — {n}"))
-        .unwrap_or_default();
-    let by = c
-        .set_by
-        .as_deref()
-        .map(|b| format!(" by {b}"))
-        .unwrap_or_default();
-    format!(
-        "#{} {:<13} {} {} {} ×{:.3} at run {} (seen {}×, last run {}){host}: {}{}{by}{note}",
-        c.id,
-        c.state.as_str(),
-        c.label,
-        c.step,
-        c.metric,
-        c.ratio,
-        c.at_run,
-        c.seen,
-        c.last_run,
-        c.direction,
-        c.cause
-            .as_deref()
-            .map(|x| format!("; {x}"))
-            .unwrap_or_default()
-    )
-}
-
 pub fn changes_cmd(a: ChangesArgs) -> anyhow::Result<ExitCode> {
     match a.action {
         None => list(ListArgs {
@@ -164,7 +128,7 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
         );
     }
     for c in &changes {
-        println!("{}", line(c));
+        println!("{}", plumb_report::triage::line(c));
     }
     let total = store.count_changes(&filter)?;
     if total as usize > changes.len() {
@@ -189,7 +153,7 @@ fn set(a: SetArgs) -> anyhow::Result<ExitCode> {
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     for id in &a.ids {
         let c = store.set_triage(*id, state, a.note.as_deref(), &by, &now)?;
-        println!("{}", line(&c));
+        println!("{}", plumb_report::triage::line(&c));
     }
     Ok(ExitCode::SUCCESS)
 }

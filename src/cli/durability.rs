@@ -5,7 +5,7 @@
 //! show`, `plumb report`, `plumb rerun`, suites and workers read and repeat them. The
 //! trials themselves are in `plumb_durability`.
 
-use super::execute::{self, clock_seed, Printer, Style, INTERRUPTED};
+use super::execute::{self, Printer, Style, INTERRUPTED};
 use super::StoreArg;
 use anyhow::Context;
 use plumb_core::StepStatus;
@@ -106,7 +106,7 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
         servers: a.server.as_slice(),
         modes: &a.modes,
         params: &a.params,
-        seed: a.seed.unwrap_or_else(clock_seed),
+        seed: a.seed.unwrap_or_else(plumb_plan::clock_seed),
     })?;
     let root = a.dir.clone().unwrap_or_else(|| PathBuf::from("/var/tmp"));
     let mut store = Store::open(&a.store.path())?;
@@ -151,20 +151,7 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
 /// rows (engine, mode, cut, kills, acknowledged, lost, wrong, verdict).
 fn print_table(runs: &[StoredRun], json: bool) -> anyhow::Result<()> {
     if json {
-        let rows: Vec<serde_json::Value> = plumb_report::durability::steps(runs)
-            .map(|(d, _)| {
-                serde_json::json!({
-                    "engine": d.target,
-                    "mode": d.mode,
-                    "cut": d.cut,
-                    "kills": d.kills,
-                    "acknowledged": d.acknowledged,
-                    "lost": d.lost,
-                    "wrong": d.wrong,
-                    "verdict": d.verdict,
-                })
-            })
-            .collect();
+        let rows = plumb_report::durability::json(runs);
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         let table = plumb_report::durability::table(runs).unwrap_or_default();

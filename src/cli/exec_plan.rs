@@ -6,7 +6,6 @@
 use super::execute::{self, Printer, Style};
 use super::StoreArg;
 use anyhow::{bail, Context};
-use plumb_plan::RunPlan;
 use plumb_runner::{DirPolicy, Grouping};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -45,22 +44,7 @@ pub struct ExecPlanArgs {
 
 /// Runs the plan, which must be for this build.
 pub fn run(a: ExecPlanArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&a.plan)
-        .with_context(|| format!("reading the plan {}", a.plan.display()))?;
-    let plan: RunPlan = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a plan this plumb reads", a.plan.display()))?;
-    if !plan.target.runs_in_this_build() {
-        bail!(
-            "target {:?} asks for {} {}, and this plumb links {}: it cannot hand the run on",
-            plan.target.name,
-            plan.target.kind_label(),
-            plan.target.release.as_deref().unwrap_or("?"),
-            plan.target
-                .engine_spec()
-                .map(|e| e.version())
-                .unwrap_or_default()
-        );
-    }
+    let plan = plumb_runner::release::read_plan(&a.plan)?;
     let mut store = a.store.open_existing()?;
     let grouping = if a.grouped {
         Grouping::PerVariant

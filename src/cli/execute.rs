@@ -5,6 +5,7 @@ use super::output;
 use super::progress::{Bar, Quiet};
 use super::provenance::command_line;
 use plumb_core::RunStatus;
+use plumb_plan::estimate::human_secs;
 use plumb_plan::RunPlan;
 use plumb_probes::profile::{ProfileKind, Profiling};
 use plumb_runner::{
@@ -18,14 +19,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set by Ctrl-C: the running step stops, finished steps and runs stay stored.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// A seed from the clock, for runs given none (it is printed and stored).
-pub fn clock_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-}
 
 /// The exit code of a batch: 0 ok, 1 a run failed, 130 interrupted.
 pub fn exit_code(s: RunStatus) -> ExitCode {
@@ -95,16 +88,6 @@ impl Printer {
     }
 }
 
-/// A duration as people read it: 42s, 3m07s, 1h05m.
-pub fn human_secs(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    match s {
-        0..=99 => format!("{s}s"),
-        100..=5999 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
 impl Observer for Printer {
     fn run_starting(&mut self, at: RunAt<'_>) {
         let where_ = at
@@ -171,20 +154,6 @@ impl Observer for Printer {
     }
 }
 
-/// Where perf's data files go while `--profile` records (each is removed once folded;
-/// the directory goes with the returned guard); `None` without `--profile`.
-pub fn perf_dir(profile: bool) -> anyhow::Result<Option<tempfile::TempDir>> {
-    if !profile {
-        return Ok(None);
-    }
-    Ok(Some(
-        tempfile::Builder::new()
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .prefix("plumb-perf-")
-            .tempdir_in("/var/tmp")?,
-    ))
-}
-
 /// Runs a batch of planned runs through the runner's lifecycle, storing into `store`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_batch(
@@ -218,22 +187,9 @@ pub fn run_batch_until(
     extras: plumb_runner::family::Extras,
     until: Option<&dyn plumb_runner::StopRule>,
 ) -> anyhow::Result<BatchOutcome> {
-    let perf_dir = perf_dir(profile.is_some())?;
-    // Hardware counters first, so the engine's threads (started at open) inherit them;
-    // not beside perf stat's groups (`--perf-groups` on a kv run), which count exactly
-    // only when no other event holds a counter.
-    let grouped = runs.iter().any(|r| match &r.workload.family {
-        plumb_plan::Family::Kv(w) => w.params.perf_groups > 0,
-        _ => false,
-    });
-    let hw = if grouped {
-        Err(
-            "not read: perf stat counts plumb's own events in turn (--perf-groups, summary.perf)"
-                .to_string(),
-        )
-    } else {
-        plumb_probes::perf::HwCounterGroup::open()
-    };
+    let perf_dir = plumb_runner::lifecycle::perf_dir(profile.is_some())?;
+    // Hardware counters first, so the engine's threads (started at open) inherit them.
+    let hw = plumb_runner::lifecycle::hw_counters(runs);
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
     let tty = printer.tty && printer.style != Style::Json;
     let bar = Bar::new();

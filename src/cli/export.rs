@@ -3,7 +3,7 @@
 
 use super::compare::write_whole;
 use super::StoreArg;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use plumb_report::export;
 use plumb_report::select;
 use plumb_store::bundle;
@@ -134,21 +134,7 @@ pub fn export_cmd(a: ExportArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn import_cmd(a: ImportArgs) -> anyhow::Result<ExitCode> {
-    let target_path = a.store.path();
-    plumb_store::Store::check_path(&target_path)?;
-    let same = |x: &std::path::Path, y: &std::path::Path| matches!((x.canonicalize(), y.canonicalize()), (Ok(a), Ok(b)) if a == b);
-    if same(&a.bundle, &target_path) {
-        bail!(
-            "bundle {}: is the store itself; pass --store with the store to import into",
-            a.bundle.display()
-        );
-    }
-    let src = bundle::open_bundle(&a.bundle)?;
-    let mut dst = plumb_store::Store::open(&target_path)?;
-    let ids = src.all_run_ids()?;
-    let got = dst
-        .copy_runs_from(&src, &ids)
-        .with_context(|| format!("importing {} into {}", a.bundle.display(), dst.shown()))?;
+    let (got, shown) = bundle::import(&a.bundle, &a.store.path())?;
     for g in &got {
         if g.copied {
             println!("run {} copied as run {}", g.source, g.target);
@@ -162,7 +148,7 @@ pub fn import_cmd(a: ImportArgs) -> anyhow::Result<ExitCode> {
         got.len(),
         if got.len() == 1 { "" } else { "s" },
         a.bundle.display(),
-        dst.shown(),
+        shown,
         if copied < got.len() {
             format!(" ({} already there)", got.len() - copied)
         } else {

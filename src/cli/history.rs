@@ -117,58 +117,20 @@ enum CheckFormat {
     Github,
 }
 
-/// Refuses a significance level that is not a probability strictly between 0 and 1.
-fn check_alpha(alpha: f64) -> anyhow::Result<()> {
-    if !(alpha > 0.0 && alpha < 1.0) {
-        bail!("--alpha {alpha}: give a significance between 0 and 1, e.g. 0.05");
-    }
-    Ok(())
-}
-
 pub fn history_cmd(a: HistoryArgs) -> anyhow::Result<ExitCode> {
-    check_alpha(a.alpha)?;
-    if a.permutations < 19 {
-        bail!(
-            "--permutations {}: at least 19, or no p-value can reach 0.05",
-            a.permutations
-        );
-    }
-    if matches!(a.format, Format::Csv) {
-        bail!("history: --format csv is not a history format; use text, md, html or json");
-    }
-    let store = a.store.open_existing()?;
-    let mut versions = select::versions(&store, &a.selectors)?;
-    if let Some(key) = &a.by {
-        versions = select::split_by(versions, key)?;
-    }
-    if versions.len() < 3 {
-        bail!(
-            "history: {} point(s); a series needs at least 3 (for two, use plumb compare)",
-            versions.len()
-        );
-    }
     let opts = changepoint::Options {
         alpha: a.alpha,
         permutations: a.permutations,
         ..changepoint::Options::default()
     };
-    let h = plumb_report::history::of_store(&store, &versions, &opts)?;
-    let doc = match a.format {
-        Format::Text | Format::Csv => plumb_report::history::text(&h),
-        Format::Md => plumb_report::history::markdown(&h),
-        Format::Json => serde_json::to_string_pretty(&h)? + "\n",
-        Format::Html => {
-            let runs: Vec<_> = versions
-                .iter()
-                .flat_map(|v| v.runs.iter().cloned())
-                .collect();
-            plumb_report::history::html(
-                &h,
-                &runs,
-                &plumb_report::document::profiles(&store, &runs)?,
-            )
-        }
-    };
+    plumb_report::history::check_options(&opts)?;
+    if matches!(a.format, Format::Csv) {
+        bail!("history: --format csv is not a history format; use text, md, html or json");
+    }
+    let store = a.store.open_existing()?;
+    let (h, versions) =
+        plumb_report::history::of_selectors(&store, &a.selectors, a.by.as_deref(), &opts)?;
+    let doc = plumb_report::history::document(&store, &h, &versions, a.format.into())?;
     match &a.output {
         None => print!("{doc}"),
         Some(path) => write_whole(path, "-o", &doc)?,
@@ -193,11 +155,12 @@ pub fn check_cmd(a: CheckArgs) -> anyhow::Result<ExitCode> {
         Some(s) => s.clone(),
         None => select::newest(&store)?,
     };
-    let new = select::versions(&store, std::slice::from_ref(&new_sel))?.remove(0);
-    let base = match &a.base {
-        Some(b) => Some(select::versions(&store, std::slice::from_ref(b))?.remove(0)),
-        None => None,
-    };
+    let new = select::one(&store, &new_sel)?;
+    let base = a
+        .base
+        .as_deref()
+        .map(|b| select::one(&store, b))
+        .transpose()?;
     let report = gate::gate(
         &store,
         GateRequest {

@@ -3,17 +3,13 @@
 //! MyRocks), one given by URL, or an embedded engine (`--kv rocksdb`), stored as a run
 //! like any other so `plumb compare` and `plumb report` set engines side by side.
 
-use super::execute::{self, clock_seed, exit_code, Printer, Style};
+use super::execute::{self, exit_code, Printer, Style};
 use super::server_args::ServerArgs;
 use super::StoreArg;
-use anyhow::bail;
-use plumb_plan::family::ib_steps_ok;
-use plumb_plan::{Family, IbParams, IbWork, RunPlan, TargetPlan, WorkloadPlan};
+use plumb_plan::IbParams;
 use plumb_runner::family::Extras;
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
-use plumb_targets::{EngineCommon, EngineSpec};
-use plumb_workloads::ibench::{self as ibsteps, IbStepPlan};
 use std::process::ExitCode;
 
 /// `plumb ib`.
@@ -65,80 +61,20 @@ pub struct IbArgs {
     json: bool,
 }
 
-fn check(a: &IbArgs) -> anyhow::Result<Vec<IbStepPlan>> {
-    super::check_memory_flag(a.memory_mb)?;
-    a.params
-        .validate()
-        .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
-    let steps = match &a.steps {
-        Some(s) => ibsteps::parse_steps(s)?,
-        None => ibsteps::default_order(),
-    };
-    ib_steps_ok(&steps).map_err(|why| anyhow::anyhow!("--steps {why}"))?;
-    Ok(steps)
-}
-
-/// The embedded engine of `--kv`, with --sync and --cache-mb applied.
-fn engine_spec(a: &IbArgs, name: &str) -> anyhow::Result<EngineSpec> {
-    let mut spec = EngineSpec::default_for(name).map_err(|_| {
-        anyhow::anyhow!(
-            "--kv {name:?}: this build runs {}",
-            plumb_targets::engines().join(", ")
-        )
-    })?;
-    spec.check_built_in()
-        .map_err(|e| anyhow::anyhow!("--kv {name:?}: {e}"))?;
-    let caps = spec.capabilities();
-    if !caps.delete || !caps.stores_data {
-        bail!("--kv {name}: the insert benchmark needs an engine that stores data and deletes");
-    }
-    let common = EngineCommon {
-        sync: a.sync,
-        cache_size: caps.cache.then_some(a.server.cache_mb << 20),
-    };
-    spec.apply_common(&common)
-        .and_then(|()| spec.validate())
-        .map_err(|e| anyhow::anyhow!("--kv {name}: {e}"))?;
-    Ok(spec)
-}
-
 /// Runs `plumb ib`: one planned run through the one runner.
 pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
-    let steps = check(&a)?;
-    let seed = a.seed.unwrap_or_else(clock_seed);
-    let (target, password) = match &a.kv {
-        Some(name) => (
-            TargetPlan::engine(name.clone(), engine_spec(&a, name)?),
-            None,
-        ),
-        None => {
-            let (spec, password) = a.server.spec();
-            spec.validate()
-                .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
-            if a.memory_mb.is_some() && spec.url.is_some() {
-                bail!("--memory-mb limits a server plumb starts; a --url server is someone else's");
-            }
-            (TargetPlan::server(spec.label(), spec), password)
-        }
-    };
-    let plan = RunPlan::single(
-        "ib",
-        TargetPlan {
-            memory_mb: a.memory_mb,
-            ..target
-        },
-        WorkloadPlan {
-            name: match &a.steps {
-                Some(s) => format!("ibench:{s}"),
-                None => "ibench".into(),
-            },
-            family: Family::Ib(IbWork {
-                steps,
-                params: a.params.clone(),
-            }),
-        },
-        seed,
-    );
+    // With --kv there is no server (and no --url, so no password).
+    let (server, password) = a.server.spec();
+    let plan = plumb_ibench::asked::plan(plumb_ibench::asked::Asked {
+        params: &a.params,
+        steps: a.steps.as_deref(),
+        kv: a.kv.as_deref(),
+        sync: a.sync,
+        cache_mb: a.server.cache_mb,
+        server,
+        memory_mb: a.memory_mb,
+        seed: a.seed.unwrap_or_else(plumb_plan::clock_seed),
+    })?;
     let mut store = Store::open(&a.store.path())?;
     let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });
     let out = execute::run_batch(

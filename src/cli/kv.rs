@@ -4,11 +4,10 @@
 
 use super::execute::{self, Printer, Style};
 use super::StoreArg;
-use anyhow::bail;
-use plumb_plan::{KvParams, RunPlan, TargetPlan, WorkloadPlan};
+use plumb_plan::{KvParams, RunPlan};
 use plumb_probes::profile::ProfileKind;
 use plumb_runner::Grouping;
-use plumb_targets::{EngineCommon, EngineFlags, EngineSpec, ENGINE_NAMES};
+use plumb_targets::{EngineCommon, EngineFlags, ENGINE_NAMES};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -116,98 +115,25 @@ fn engine_help() -> String {
     )
 }
 
-/// `--flag` for a parameter key (`key_size` → `--key-size`).
-pub fn flag(key: &str) -> String {
-    // An engine's own option may be spelled otherwise on the command line
-    // (`option_string` is `--rocksdb-options`): the option reference knows.
-    plumb_targets::spec::option_sections()
-        .iter()
-        .flat_map(|s| s.rows.iter())
-        .find(|r| r.key == key)
-        .map(|r| r.flag.clone())
-        .unwrap_or_else(|| format!("--{}", key.replace('_', "-")))
-}
-
-/// The engine named by `--engine`, with its own flags and the engine-neutral ones.
-fn engine(a: &KvArgs) -> anyhow::Result<EngineSpec> {
-    let known = || {
-        anyhow::anyhow!(
-            "--engine {:?}: plumb knows {}; this build runs: {}",
-            a.engine,
-            ENGINE_NAMES.join(", "),
-            plumb_targets::engines().join(", ")
-        )
-    };
-    let mut spec = match a.engines.spec(&a.engine) {
-        Some(s) => s,
-        None => EngineSpec::default_for(&a.engine).map_err(|_| known())?,
-    };
-    spec.check_built_in()
-        .map_err(|e| anyhow::anyhow!("--engine {:?}: {e}", a.engine))?;
-    spec.apply_common(&a.common)
-        .and_then(|()| spec.validate())
-        .map_err(|e| match e {
-            plumb_targets::TargetError::Option { option, message } => {
-                anyhow::anyhow!("{}: {message}", flag(&option))
-            }
-            e => e.into(),
-        })?;
-    Ok(spec)
-}
-
 /// Checks every flag and builds the plan; nothing is written before this succeeds.
 fn plan(a: &KvArgs) -> anyhow::Result<Vec<RunPlan>> {
-    let engine = engine(a)?;
-    a.params
-        .validate()
-        .map_err(|e| anyhow::anyhow!("{}: {}", flag(e.key), e.message))?;
-    if a.repeat == 0 || a.repeat > 1000 {
-        bail!("--repeat: must be between 1 and 1000");
-    }
-    if a.until.is_some() && (a.repeat as usize) < plumb_ab::until::FIRST_LOOK + 1 {
-        bail!(
-            "--until with --repeat {}: the first look is after {} repeats, so --repeat (the \
-             most it may take) must be more; give e.g. --repeat 10",
-            a.repeat,
-            plumb_ab::until::FIRST_LOOK
-        );
-    }
-    super::check_memory_flag(a.memory_mb)?;
-    if a.use_existing_db && a.db.is_none() {
-        bail!("--use-existing-db: needs --db DIR naming the database to reuse");
-    }
-    if a.keep && a.db.is_some() {
-        bail!("--keep: only applies to the temp dir; --db is always kept");
-    }
-    if a.db.is_some() && !engine.capabilities().keeps_files {
-        bail!("--db: the {} engine keeps no files", engine.name());
-    }
-    let (steps, name) = plumb_kv::asked::steps(
-        a.benchmarks.as_deref(),
-        a.workload.as_deref(),
-        &engine,
-        &a.params,
-        a.settle,
-    )?;
-    let mut params = a.params.clone();
-    plumb_kv::asked::check_mix(&steps, &mut params)?;
-    let seed = a.seed.unwrap_or_else(execute::clock_seed);
-    let one = RunPlan {
+    Ok(plumb_kv::asked::plan(&plumb_kv::asked::Asked {
+        engine: &a.engine,
+        engines: &a.engines,
+        common: &a.common,
+        params: &a.params,
+        benchmarks: a.benchmarks.as_deref(),
+        workload: a.workload.as_deref(),
+        settle: a.settle,
+        db: a.db.as_deref(),
         use_existing_db: a.use_existing_db,
-        // Under `plumb icount` the run's times are callgrind's: a history of its own.
-        under: plumb_runner::kernel::callgrind::active().then(|| "callgrind".to_string()),
-        ..RunPlan::single(
-            "kv",
-            TargetPlan {
-                memory_mb: a.memory_mb,
-                drop_caches: a.drop_caches,
-                ..TargetPlan::engine(engine.name(), engine)
-            },
-            WorkloadPlan::kv_with(name, steps, params),
-            seed,
-        )
-    };
-    Ok(plumb_plan::order::rounds(&[one], a.repeat, None))
+        keep: a.keep,
+        memory_mb: a.memory_mb,
+        drop_caches: a.drop_caches,
+        seed: a.seed.unwrap_or_else(plumb_plan::clock_seed),
+        repeat: a.repeat,
+        first_look: a.until.map(|_| plumb_ab::until::FIRST_LOOK),
+    })?)
 }
 
 pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
@@ -252,57 +178,4 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(execute::exit_code(out.status))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Kv {
-        #[command(flatten)]
-        a: KvArgs,
-    }
-
-    /// The step names of the plan `plumb kv ARGS` builds.
-    fn planned(args: &[&str]) -> Vec<String> {
-        let a = Kv::try_parse_from(std::iter::once("kv").chain(args.iter().copied()))
-            .unwrap()
-            .a;
-        let runs = plan(&a).unwrap();
-        let steps = runs[0].workload.kv_steps().unwrap();
-        steps.iter().map(|s| s.name.clone()).collect()
-    }
-
-    #[test]
-    fn settle_inserts_a_flush_and_a_compaction_wait_before_an_lsm_engines_read_step() {
-        let list = ["--benchmarks", "fillseq,readrandom", "--seed", "7"];
-        let with = |engine: &str, settle: bool| {
-            let mut args = vec!["--engine", engine];
-            args.extend(list);
-            if settle {
-                args.push("--settle");
-            }
-            planned(&args)
-        };
-        for lsm in plumb_targets::engines()
-            .into_iter()
-            .filter(|e| ["rocksdb", "speedb", "leveldb", "fjall"].contains(e))
-        {
-            assert_eq!(
-                with(lsm, true),
-                [
-                    "fillseq",
-                    "settle.flush",
-                    "settle.waitforcompaction",
-                    "readrandom"
-                ],
-                "{lsm}"
-            );
-            assert_eq!(with(lsm, false), ["fillseq", "readrandom"], "{lsm}");
-        }
-        // An engine with no background flushes or compactions has nothing to settle.
-        assert_eq!(with("memory", true), ["fillseq", "readrandom"]);
-    }
 }

@@ -108,12 +108,7 @@ enum Command {
 /// so a binary from scripts/build-speedb.sh or build-rocksdb-release.sh says what it
 /// links before it stores a run.
 pub fn long_version() -> &'static str {
-    let engines: Vec<String> = plumb_targets::engines()
-        .into_iter()
-        .filter_map(|n| plumb_targets::EngineSpec::default_for(n).ok())
-        .filter(|s| s.capabilities().keeps_files)
-        .map(|s| format!("{} {}", s.name(), s.version()))
-        .collect();
+    let engines = plumb_targets::built_in_versions();
     let text = format!(
         "{}\nengines: {}",
         env!("CARGO_PKG_VERSION"),
@@ -131,7 +126,7 @@ pub struct WindowArg {
     /// Read each step longer than SECS over its last SECS seconds (ops/s, CPU/op, device
     /// IO and iostat's columns from the 1-second series), the whole step's ops/s beside
     /// it; latency percentiles and the LSM's and server's account stay the whole step's.
-    #[arg(long, value_name = "SECS", value_parser = parse_window)]
+    #[arg(long, value_name = "SECS", value_parser = plumb_report::window::parse_secs)]
     pub window: Option<f64>,
 }
 
@@ -144,19 +139,6 @@ impl WindowArg {
             }
         }
     }
-}
-
-fn parse_window(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim_end_matches('s')
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds (e.g. 300 or 300s)"))?;
-    if !(v.is_finite() && v >= 1.0) {
-        return Err(format!(
-            "`{s}`: a window is at least 1 s, the series' interval"
-        ));
-    }
-    Ok(v)
 }
 
 /// Where the run store is, shared by every subcommand.
@@ -180,15 +162,7 @@ impl StoreArg {
     /// Opens a store that must already hold runs (for the commands that read them): a
     /// missing file is an error rather than a new empty store.
     pub fn open_existing(&self) -> anyhow::Result<plumb_store::Store> {
-        let path = self.path();
-        plumb_store::Store::check_path(&path)?;
-        if !path.to_string_lossy().contains("://") && !path.exists() {
-            anyhow::bail!(
-                "store {}: no such file; run `plumb kv` first, or pass --store PATH",
-                path.display()
-            );
-        }
-        Ok(plumb_store::Store::open(&path)?)
+        Ok(plumb_store::Store::open_existing(&self.path())?)
     }
 }
 
@@ -224,11 +198,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Icount(a) => icount::run(a),
         Command::Serve(a) => serve::run(a),
     }
-}
-
-/// `--memory-mb` of `plumb kv`, `sql` and `ib`: refused below what anything runs in.
-fn check_memory_flag(mb: Option<u64>) -> anyhow::Result<()> {
-    plumb_plan::check_memory_mb(mb).map_err(|e| anyhow::anyhow!("--memory-mb {}", e.message))
 }
 
 /// Fuzzing by property: any command line, made of plumb's own words and flags and any

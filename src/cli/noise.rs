@@ -63,45 +63,10 @@ pub fn run(a: NoiseArgs) -> anyhow::Result<ExitCode> {
         store: a.store.path(),
     };
     let found = plumb_ab::blocks::run(&plan, &mut |s| eprintln!("plumb noise: {s}"))?;
-    let (blocks, steps, floors) = (found.blocks, found.steps, found.floors);
-    let metrics = plan.metrics;
     if a.json {
-        let rows: Vec<serde_json::Value> = floors
-            .iter()
-            .map(|((step, metric), f)| serde_json::json!({"step": step, "metric": metric, "floor": f}))
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "tag": tag,
-                "blocks": blocks,
-                "floors": rows,
-            }))?
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!(
-        "noise floors on this host, from {} blocks of its plan ({}):",
-        blocks.len(),
-        blocks.join(" ")
-    );
-    for step in &steps {
-        for m in &metrics {
-            match floors.get(&(step.clone(), m.id.to_string())) {
-                Some(f) => println!(
-                    "  {step} {}: floor {:.1}%, last A/A {:+.1}%: blocked repeats tell apart changes beyond {:.1}%",
-                    m.id,
-                    100.0 * f.floor,
-                    100.0 * f.aa,
-                    100.0 * f.floor
-                ),
-                None => println!(
-                    "  {step} {}: no floor (fewer than {} blocks with a figure)",
-                    m.id,
-                    plumb_report::noise::MIN_GROUPS
-                ),
-            }
-        }
+        println!("{}", serde_json::to_string_pretty(&found.to_json(&tag))?);
+    } else {
+        print!("{}", found.text(&plan.metrics));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,9 +7,7 @@ use super::StoreArg;
 use anyhow::Context;
 use plumb_core::RunStatus;
 use plumb_hwprobe::family as probe;
-use plumb_plan::{
-    Family, HostSpec, ProbeParams, ProbeWork, RunPlan, Subject, TargetPlan, WorkloadPlan,
-};
+use plumb_plan::ProbeParams;
 use plumb_runner::{Lifecycle, Subject as _};
 use plumb_store::Store;
 use std::path::PathBuf;
@@ -81,24 +79,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     }
     let which = a.which.name();
     let p = probe::plans(which, &a.params, a.dir.as_deref())?;
-    let plan = RunPlan::single(
-        "probe",
-        TargetPlan {
-            name: "host".into(),
-            subject: Subject::Host(HostSpec { dir: a.dir.clone() }),
-            memory_mb: None,
-            drop_caches: false,
-            release: None,
-        },
-        WorkloadPlan {
-            name: format!("probe {which}"),
-            family: Family::Probe(ProbeWork {
-                which: which.into(),
-                params: a.params.clone(),
-            }),
-        },
-        0,
-    );
+    let plan = probe::run_plan(which, &a.params, a.dir.as_deref());
     let mut store = Store::open(&a.store.path())?;
     // The process-wide flag: the running step stops, the probe file is removed on the way
     // out. set_handler fails if a handler is already installed; that one stays.
@@ -129,14 +110,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     let stored = store.run(run_id).context("reading the run back")?;
     let all = &out.report;
     if a.json {
-        let mut doc = plumb_report::json::run(&stored);
-        doc["ceilings"] = serde_json::to_value(&all.ceilings)?;
-        doc["host"] = serde_json::Value::String(out.hostname.clone());
-        doc["notes"] = serde_json::to_value(&all.notes)?;
-        if !out.judged.is_empty() {
-            doc["rated"] = serde_json::to_value(&out.judged.ratios)?;
-            doc["commit_durability"] = serde_json::to_value(&out.judged.cache)?;
-        }
+        let doc = out.json(&stored)?;
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!(

@@ -3,7 +3,6 @@
 use super::output;
 use super::{StoreArg, WindowArg};
 use anyhow::Context;
-use comfy_table::{presets, Table};
 use std::process::ExitCode;
 
 /// `plumb runs`.
@@ -44,22 +43,7 @@ pub fn list(a: RunsArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING);
-    t.set_header(vec![
-        "run", "started", "status", "engine", "workload", "tag",
-    ]);
-    for r in &runs {
-        t.add_row(vec![
-            r.id.to_string(),
-            r.started_at.clone(),
-            r.status.to_string(),
-            format!("{} {}", r.engine, r.engine_version),
-            r.workload.clone(),
-            r.tag.clone().unwrap_or_default(),
-        ]);
-    }
-    println!("{t}");
+    println!("{}", plumb_report::runs_table(&runs));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -53,39 +53,19 @@ pub struct ServerArgs {
 impl ServerArgs {
     /// The server as a plan holds it, and the password of `--url` (kept apart).
     pub fn spec(&self) -> (ServerSpec, Option<String>) {
-        let (url, password) = match &self.url {
-            Some(u) => {
-                let (u, p) = plumb_plan::strip_password(u);
-                (Some(u), p)
-            }
-            None => (None, None),
-        };
-        let server = match (&self.server, &url) {
-            (Some(s), _) => s.clone(),
-            (None, Some(u)) if u.starts_with("mysql") || u.starts_with("mariadb") => {
-                "mariadb".into()
-            }
-            _ => "postgres".into(),
-        };
-        let password = password.map(|p| {
-            // The URL's password is percent-encoded; the client wants it plain.
-            plumb_servers::Endpoint::parse_url(self.url.as_deref().unwrap_or(""))
-                .ok()
-                .and_then(|e| e.password)
-                .unwrap_or(p)
-        });
+        let c = plumb_sql::asked::choose(self.server.as_deref(), self.url.as_deref());
         (
             ServerSpec {
-                server,
+                server: c.server,
                 engine: self.engine.clone(),
                 basedir: self.basedir.clone(),
                 config: self.config.clone(),
                 waldir: self.waldir.clone(),
                 cache_mb: self.cache_mb,
                 ram_sized: self.ram_sized,
-                url,
+                url: c.url,
             },
-            password,
+            c.password,
         )
     }
 }

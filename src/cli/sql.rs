@@ -3,16 +3,15 @@
 //! stored as a run like any other, so `plumb compare` sets releases and engines side
 //! by side.
 
-use super::execute::{self, clock_seed, exit_code, Printer, Style};
+use super::execute::{self, exit_code, Printer, Style};
 use super::server_args::ServerArgs;
 use super::StoreArg;
-use anyhow::bail;
-use plumb_plan::{Family, RunPlan, SqlParams, SqlWork, TargetPlan, WorkloadPlan};
+use plumb_plan::SqlParams;
 use plumb_probes::profile::ProfileKind;
 use plumb_runner::family::Extras;
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
-use plumb_workloads::{sql as sqlsteps, SqlKind};
+use plumb_workloads::sql as sqlsteps;
 use std::process::ExitCode;
 
 /// The help's tail: every `--steps` name by the tables it runs on, then examples.
@@ -94,70 +93,20 @@ pub struct SqlArgs {
     json: bool,
 }
 
-fn check(a: &mut SqlArgs) -> anyhow::Result<Vec<sqlsteps::SqlStepPlan>> {
-    super::check_memory_flag(a.memory_mb)?;
-    let steps =
-        plumb_sql::asked::planned_steps(&mut a.params, a.steps.as_deref(), a.server.url.is_some())?;
-    if let Some(g) = &a.client_group {
-        if a.server.url.is_none() {
-            bail!(
-                "--client-group {g}: the clients of a group share one server; give it with \
-                 --url (start it once, not per client)"
-            );
-        }
-        if a.steps.is_none() || steps.iter().any(|s| s.kind == SqlKind::Load) {
-            bail!(
-                "--client-group {g}: every client would load the same tables; load them once \
-                 beforehand (plumb sql --url … --steps load) and give the clients --steps \
-                 without load, e.g. --steps point-query,read-only-10"
-            );
-        }
-        if a.repeat > 1 {
-            bail!("--client-group {g}: --repeat runs one client group per name; start a new group instead");
-        }
-        if !(a.barrier_timeout > 0.0 && a.barrier_timeout.is_finite()) {
-            bail!(
-                "--barrier-timeout {}: give a number of seconds > 0",
-                a.barrier_timeout
-            );
-        }
-    }
-    if a.memory_mb.is_some() && a.server.url.is_some() {
-        bail!("--memory-mb limits a server plumb starts; a --url server is someone else's");
-    }
-    Ok(steps)
-}
-
 /// Runs `plumb sql`: one planned run per repeat, each on a fresh server (and a fresh
 /// load), through the one runner.
-pub fn run(mut a: SqlArgs) -> anyhow::Result<ExitCode> {
-    let steps = check(&mut a)?;
-    let (spec, password) = a.server.spec();
-    spec.validate()
-        .map_err(|e| anyhow::anyhow!("--{}: {}", e.key.replace('_', "-"), e.message))?;
-    let seed = a.seed.unwrap_or_else(clock_seed);
-    let target = TargetPlan {
+pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
+    let (server, password) = a.server.spec();
+    let runs = plumb_sql::asked::plan(plumb_sql::asked::Asked {
+        params: a.params.clone(),
+        steps: a.steps.as_deref(),
+        server,
         memory_mb: a.memory_mb,
-        ..TargetPlan::server(spec.label(), spec)
-    };
-    let workload = WorkloadPlan {
-        name: a.steps.clone().unwrap_or_else(|| "sql-default".into()),
-        family: Family::Sql(SqlWork {
-            steps,
-            params: a.params.clone(),
-        }),
-    };
-    let runs: Vec<RunPlan> = (0..a.repeat)
-        .map(|rep| RunPlan {
-            repeat: rep,
-            ..RunPlan::single(
-                "sql",
-                target.clone(),
-                workload.clone(),
-                seed.wrapping_add(u64::from(rep)),
-            )
-        })
-        .collect();
+        client_group: a.client_group.as_deref(),
+        barrier_timeout: a.barrier_timeout,
+        repeat: a.repeat,
+        seed: a.seed.unwrap_or_else(plumb_plan::clock_seed),
+    })?;
     let mut store = Store::open(&a.store.path())?;
     let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });
     let out = execute::run_batch(

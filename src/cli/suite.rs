@@ -7,10 +7,10 @@ use super::provenance::now;
 use super::StoreArg;
 use anyhow::bail;
 use plumb_core::RunStatus;
-use plumb_plan::estimate::{gib, Space};
-use plumb_plan::{estimate, Plan, PlanOptions};
+use plumb_plan::estimate::{gib, human_secs, Space};
+use plumb_plan::{Plan, PlanOptions};
 use plumb_runner::{DirPolicy, Grouping};
-use plumb_store::{NewSuite, Store};
+use plumb_store::Store;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -85,32 +85,16 @@ pub struct PlanArgs {
 }
 
 fn load(path: &Path, shuffle: Option<u64>, scale: Option<f64>) -> anyhow::Result<Plan> {
-    let plan = plumb_plan::load(
+    let options = PlanOptions {
+        shuffle,
+        clock_seed: plumb_plan::clock_seed(),
+        scale,
+    };
+    Ok(plumb_runner::suite::load(
         path,
-        PlanOptions {
-            shuffle,
-            clock_seed: execute::clock_seed(),
-            scale,
-        },
-    )?;
-    for r in &plan.runs {
-        let Some(e) = r.target.engine_spec() else {
-            continue;
-        };
-        let checked = match &r.target.release {
-            // Another release runs in the plumb built against it: it must exist.
-            Some(rel) if !r.target.runs_in_this_build() => {
-                plumb_targets::builds::find(e.name(), rel).map(drop)
-            }
-            _ => e.check_built_in().map_err(|e| e.to_string()),
-        };
-        checked
-            .map_err(|e| anyhow::anyhow!("{}: target {:?}: {e}", path.display(), r.target.name))?;
-    }
-    // The scripts each family reads, parsed now: a typo costs a message, not the night.
-    plumb_runner::family::check_runs(super::families::TABLE, &plan.runs)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    Ok(plan)
+        options,
+        super::families::TABLE,
+    )?)
 }
 
 pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
@@ -135,28 +119,9 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
         "est. time",
         "est. disk",
     ]);
-    let mut total = 0.0;
-    for (i, r) in plan.runs.iter().enumerate() {
-        let e = estimate(r);
-        total += e.secs;
-        let (size, concurrency) = r.size_and_concurrency();
-        t.add_row(vec![
-            (i + 1).to_string(),
-            r.variant.clone(),
-            r.target.kind_label(),
-            r.workload.name.clone(),
-            r.workload.family.step_names().join(","),
-            size.to_string(),
-            concurrency.to_string(),
-            r.repeat.to_string(),
-            r.seed.to_string(),
-            execute::human_secs(e.secs),
-            if e.bytes > 0 {
-                gib(e.bytes)
-            } else {
-                "-".into()
-            },
-        ]);
+    let (rows, total) = plumb_plan::estimate::rows(&plan);
+    for row in rows {
+        t.add_row(row);
     }
     let space = Space::of(&plan, false);
     println!(
@@ -179,7 +144,7 @@ pub fn plan_cmd(a: PlanArgs) -> anyhow::Result<ExitCode> {
     println!(
         "estimated time: {} (timed steps at their duration; loads at {:.0}k keys/s per thread, \
          scans at {:.0}k entries/s, servers' loads at {:.0}k rows/s, assumed until measured)",
-        execute::human_secs(total),
+        human_secs(total),
         plumb_plan::estimate::ASSUMED_LOAD_OPS_SEC / 1e3,
         plumb_plan::estimate::ASSUMED_SCAN_OPS_SEC / 1e3,
         plumb_plan::estimate::ASSUMED_ROWS_SEC / 1e3,
@@ -209,11 +174,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
     let until = match a.until {
         None => None,
         Some(t) => {
-            let mut per_variant: HashMap<&str, usize> = HashMap::new();
-            for r in &fresh.runs {
-                *per_variant.entry(r.variant.as_str()).or_default() += 1;
-            }
-            let cap = per_variant.values().copied().max().unwrap_or(0);
+            let cap = fresh.most_repeats();
             if cap <= plumb_ab::until::FIRST_LOOK {
                 bail!(
                     "--until: {} plans at most {cap} repeat(s) a variant and the first look is \
@@ -253,13 +214,7 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         );
         (r.suite_id, r.plan, r.done, r.groups)
     } else {
-        let id = store.begin_suite(&NewSuite {
-            name: fresh.name.clone(),
-            file: Some(a.suite.display().to_string()),
-            definition_hash: fresh.definition_hash.clone(),
-            plan: serde_json::to_value(&fresh)?,
-            started_at: now(),
-        })?;
+        let id = plumb_runner::suite::begin(&store, &fresh, &a.suite)?;
         eprintln!(
             "plumb: suite s{id} ({}): {} runs, {} variants{}",
             fresh.name,

@@ -103,23 +103,10 @@ pub fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
             plumb_runner::family::Extras::default(),
         );
         let printed = printer.finish();
-        match (out, printed) {
-            (Ok(o), Ok(())) => Ran {
-                status: o.status,
-                run_id: o.run_ids.last().copied(),
-                error: None,
-            },
-            (Ok(o), Err(e)) => Ran {
-                status: RunStatus::Failed,
-                run_id: o.run_ids.last().copied(),
-                error: Some(format!("{e:#}")),
-            },
-            (Err(e), _) => Ran {
-                status: RunStatus::Failed,
-                run_id: None,
-                error: Some(format!("{e:#}")),
-            },
-        }
+        Ran::of(
+            out.as_ref().map_err(|e| format!("{e:#}")),
+            printed.map_err(|e| format!("{e:#}")),
+        )
     };
     let (done, worst) = w.work(&mut store, &mut run, &mut |e| match e {
         Event::Claimed(claim, item) => eprintln!(

@@ -156,6 +156,23 @@ impl AbOutcome {
             "floors": self.floors,
         })
     }
+
+    /// The outcome as `plumb ab` prints it: the verdict per step, the floors, why it
+    /// stopped, and where the slices' runs are.
+    pub fn text(&self) -> String {
+        let mut out = plumb_report::ab::text(&self.steps, "A", "B");
+        for f in &self.floors {
+            out.push_str(&format!("floor: {}\n", f.note));
+        }
+        out.push_str(&format!("{}.\n", self.stopped));
+        out.push_str(&format!(
+            "slices: A runs {:?}, B runs {:?}; costs: plumb compare tag={t}:A tag={t}:B\n",
+            self.runs[0],
+            self.runs[1],
+            t = self.tag
+        ));
+        out
+    }
 }
 
 /// Runs one slice of `side` (on `cpus` when given) and returns the ids of the runs it

@@ -47,6 +47,51 @@ pub struct BlocksOutcome {
     pub floors: BTreeMap<(String, String), Floor>,
 }
 
+impl BlocksOutcome {
+    /// The floors as `plumb noise --json` prints them, under the blocks' `tag`.
+    pub fn to_json(&self, tag: &str) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .floors
+            .iter()
+            .map(|((step, metric), f)| serde_json::json!({"step": step, "metric": metric, "floor": f}))
+            .collect();
+        serde_json::json!({
+            "tag": tag,
+            "blocks": self.blocks,
+            "floors": rows,
+        })
+    }
+
+    /// The floors as `plumb noise` prints them: one line per step and metric of
+    /// `metrics`, saying what blocked repeats can tell apart, or that no floor was found.
+    pub fn text(&self, metrics: &[&Metric]) -> String {
+        let mut out = format!(
+            "noise floors on this host, from {} blocks of its plan ({}):\n",
+            self.blocks.len(),
+            self.blocks.join(" ")
+        );
+        for step in &self.steps {
+            for m in metrics {
+                out.push_str(&match self.floors.get(&(step.clone(), m.id.to_string())) {
+                    Some(f) => format!(
+                        "  {step} {}: floor {:.1}%, last A/A {:+.1}%: blocked repeats tell apart changes beyond {:.1}%\n",
+                        m.id,
+                        100.0 * f.floor,
+                        100.0 * f.aa,
+                        100.0 * f.floor
+                    ),
+                    None => format!(
+                        "  {step} {}: no floor (fewer than {} blocks with a figure)\n",
+                        m.id,
+                        plumb_report::noise::MIN_GROUPS
+                    ),
+                });
+            }
+        }
+        out
+    }
+}
+
 /// Refuses a plan whose floor could not be learned, before any block runs.
 fn check(p: &BlocksPlan) -> Result<(), ChildError> {
     let min = plumb_report::noise::MIN_GROUPS;

@@ -198,6 +198,32 @@ fn join(v: &[usize]) -> String {
         .join(",")
 }
 
+/// The plan of `plumb probe WHICH`: one run on the host (its disk probe under `dir`),
+/// stored with the run so `plumb rerun` repeats it.
+pub fn run_plan(which: &str, params: &ProbeParams, dir: Option<&Path>) -> RunPlan {
+    use plumb_plan::{Family, HostSpec, ProbeWork, Subject, TargetPlan, WorkloadPlan};
+    RunPlan::single(
+        "probe",
+        TargetPlan {
+            name: "host".into(),
+            subject: Subject::Host(HostSpec {
+                dir: dir.map(Path::to_path_buf),
+            }),
+            memory_mb: None,
+            drop_caches: false,
+            release: None,
+        },
+        WorkloadPlan {
+            name: format!("probe {which}"),
+            family: Family::Probe(ProbeWork {
+                which: which.into(),
+                params: params.clone(),
+            }),
+        },
+        0,
+    )
+}
+
 /// The probes of one run, checked, with what they measured so far: the subject the
 /// lifecycle runs for a suite's `probe` workload and for `plumb probe`, which reads
 /// the report, the verdicts and a disk probe's setup error back from it.
@@ -233,6 +259,24 @@ impl Probes {
             judged: Judged::default(),
             device: None,
         }
+    }
+
+    /// The run as `plumb probe --json` prints it: the stored run's document with the
+    /// ceilings, the host, the notes and, after a disk probe, the rated verdicts.
+    pub fn json(
+        &self,
+        stored: &plumb_store::StoredRun,
+    ) -> Result<serde_json::Value, serde_json::Error> {
+        let all = &self.report;
+        let mut doc = plumb_report::json::run(stored);
+        doc["ceilings"] = serde_json::to_value(&all.ceilings)?;
+        doc["host"] = serde_json::Value::String(self.hostname.clone());
+        doc["notes"] = serde_json::to_value(&all.notes)?;
+        if !self.judged.is_empty() {
+            doc["rated"] = serde_json::to_value(&self.judged.ratios)?;
+            doc["commit_durability"] = serde_json::to_value(&self.judged.cache)?;
+        }
+        Ok(doc)
     }
 
     fn raw_device(&self) -> Option<&Path> {

@@ -77,6 +77,21 @@ pub fn from_stored(run: &StoredRun) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
+/// What a stored probe run's text report ends with: the position scan's table, then
+/// the rated table and the commit verdict, each after a blank line; empty when it has
+/// neither.
+pub fn stored_tables(run: &StoredRun) -> String {
+    let zcav = run
+        .steps
+        .iter()
+        .map(|(s, _)| (s.name.as_str(), &s.config, s.summary.mb_sec));
+    let mut out = String::new();
+    for t in [zcav_table(zcav), from_stored(run)].into_iter().flatten() {
+        out.push_str(&format!("\n{t}"));
+    }
+    out
+}
+
 /// The position scan's slices as a table: where each starts and how fast it read.
 pub fn zcav_table<'a>(
     steps: impl Iterator<Item = (&'a str, &'a serde_json::Value, Option<f64>)>,

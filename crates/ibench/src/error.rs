@@ -70,6 +70,70 @@ pub enum PrepareError {
     Counters(#[from] plumb_servers::SqlError),
 }
 
+/// A `plumb ib` flag asks for something plumb cannot run; found by [`crate::asked`]
+/// before anything starts, so the user fixes the command line.
+#[derive(Debug, Error)]
+pub enum AskedError {
+    /// `--memory-mb` is below what anything runs in (the value and the least).
+    #[error("--memory-mb {0}")]
+    Memory(String),
+    /// A flag's value cannot be used.
+    #[error("--{flag}: {message}")]
+    Flag {
+        /// The flag, without its dashes.
+        flag: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// A name in `--steps` that is not a step.
+    #[error(transparent)]
+    UnknownStep(#[from] plumb_workloads::ibench::BadIbStep),
+    /// `--steps` in an order the benchmark cannot run (why, and what to give).
+    #[error("--steps {0}")]
+    Steps(String),
+    /// `--kv` names no engine of this build.
+    #[error("--kv {kv:?}: this build runs {}", plumb_targets::engines().join(", "))]
+    UnknownEngine {
+        /// The name given.
+        kv: String,
+    },
+    /// `--kv` names an engine this build does not hold.
+    #[error("--kv {kv:?}: {error}")]
+    NotBuiltIn {
+        /// The name given.
+        kv: String,
+        /// The registry's refusal (which build holds it).
+        error: TargetError,
+    },
+    /// The engine cannot hold the benchmark's table.
+    #[error("--kv {kv}: the insert benchmark needs an engine that stores data and deletes")]
+    EngineUnfit {
+        /// The name given.
+        kv: String,
+    },
+    /// The engine refused `--sync` or `--cache-mb`.
+    #[error("--kv {kv}: {error}")]
+    EngineOption {
+        /// The name given.
+        kv: String,
+        /// The engine's refusal.
+        error: TargetError,
+    },
+    /// `--memory-mb` with a `--url` server, which plumb does not start.
+    #[error("--memory-mb limits a server plumb starts; a --url server is someone else's")]
+    MemoryOnUrl,
+}
+
+impl AskedError {
+    /// `e` as the flag `--KEY` that set it, its underscores dashes.
+    pub(crate) fn flag(e: plumb_plan::ParamError) -> AskedError {
+        AskedError::Flag {
+            flag: e.key.replace('_', "-"),
+            message: e.message,
+        }
+    }
+}
+
 /// ` in DIR`, or nothing for an engine without a directory.
 fn in_dir(dir: Option<&Path>) -> String {
     dir.map(|d| format!(" in {}", d.display()))

@@ -7,6 +7,7 @@
 //! that stalls shows its stall in the latency instead of hiding it (no coordinated
 //! omission), and a step that cannot keep 95% of its insert rate is failed.
 
+pub mod asked;
 pub mod error;
 pub mod family;
 pub mod kv;
@@ -15,7 +16,7 @@ pub mod run;
 pub mod sql;
 pub mod target;
 
-pub use error::{IbError, PrepareError};
+pub use error::{AskedError, IbError, PrepareError};
 pub use run::{run_ib_step, IbContext, IbStepConfig, IbTally};
 pub use target::{IbConn, IbTarget, SecIndex};
 

@@ -51,6 +51,64 @@ pub enum AskedError {
     /// mixgraph's parameters make no mix (the parameter and its fix in the message).
     #[error(transparent)]
     Mixgraph(#[from] MixError),
+    /// `--engine` names no engine plumb knows.
+    #[error(
+        "--engine {engine:?}: plumb knows {}; this build runs: {}",
+        plumb_targets::ENGINE_NAMES.join(", "),
+        plumb_targets::engines().join(", ")
+    )]
+    UnknownEngine {
+        /// The name given.
+        engine: String,
+    },
+    /// `--engine` names an engine this build does not hold.
+    #[error("--engine {engine:?}: {error}")]
+    NotBuiltIn {
+        /// The name given.
+        engine: String,
+        /// The registry's refusal (which build holds it).
+        error: TargetError,
+    },
+    /// A flag's value is refused by the engine's or the workload's checks.
+    #[error("{flag}: {message}")]
+    Option {
+        /// The flag as typed (`--key-size`, `--rocksdb-options`).
+        flag: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// The engine refused its options otherwise (its own error).
+    #[error(transparent)]
+    Engine(TargetError),
+    /// `--repeat` is out of range.
+    #[error("--repeat: must be between 1 and 1000")]
+    Repeat,
+    /// `--until` cannot look before `--repeat` runs out.
+    #[error(
+        "--until with --repeat {repeat}: the first look is after {first_look} repeats, so \
+         --repeat (the most it may take) must be more; give e.g. --repeat 10"
+    )]
+    UntilRepeat {
+        /// `--repeat` as given.
+        repeat: u32,
+        /// The repeats before the first look.
+        first_look: usize,
+    },
+    /// `--memory-mb` is below what anything runs in (the value and the least).
+    #[error("--memory-mb {0}")]
+    Memory(String),
+    /// `--use-existing-db` without the database's directory.
+    #[error("--use-existing-db: needs --db DIR naming the database to reuse")]
+    ExistingWithoutDb,
+    /// `--keep` with `--db`, which is always kept.
+    #[error("--keep: only applies to the temp dir; --db is always kept")]
+    KeepWithDb,
+    /// `--db` for an engine without files.
+    #[error("--db: the {engine} engine keeps no files")]
+    NoFiles {
+        /// The engine's name.
+        engine: String,
+    },
     /// `--db` names something that is not a directory.
     #[error(
         "--db: {} is not a directory; plumb only writes into directories",

@@ -245,3 +245,62 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
         Some(st.f_bavail as u64 * st.f_frsize as u64)
     }
 }
+
+/// A duration as people read it: 42s, 3m07s, 1h05m (estimates and time left).
+pub fn human_secs(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    match s {
+        0..=99 => format!("{s}s"),
+        100..=5999 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The rows of `plumb plan`'s table, one per run (#, variant, engine, workload, steps,
+/// size, threads, repeat, seed, estimated time and disk), and the estimated seconds of
+/// them all.
+pub fn rows(plan: &crate::Plan) -> (Vec<Vec<String>>, f64) {
+    let mut total = 0.0;
+    let rows = plan
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let e = estimate(r);
+            total += e.secs;
+            let (size, concurrency) = r.size_and_concurrency();
+            vec![
+                (i + 1).to_string(),
+                r.variant.clone(),
+                r.target.kind_label(),
+                r.workload.name.clone(),
+                r.workload.family.step_names().join(","),
+                size.to_string(),
+                concurrency.to_string(),
+                r.repeat.to_string(),
+                r.seed.to_string(),
+                human_secs(e.secs),
+                if e.bytes > 0 {
+                    gib(e.bytes)
+                } else {
+                    "-".into()
+                },
+            ]
+        })
+        .collect();
+    (rows, total)
+}
+
+#[cfg(test)]
+mod human_tests {
+    use super::human_secs;
+
+    #[test]
+    fn durations_read_in_seconds_then_minutes_then_hours() {
+        assert_eq!(human_secs(-3.0), "0s");
+        assert_eq!(human_secs(42.4), "42s");
+        assert_eq!(human_secs(187.0), "3m07s");
+        assert_eq!(human_secs(3900.0), "65m00s");
+        assert_eq!(human_secs(7500.0), "2h05m");
+    }
+}

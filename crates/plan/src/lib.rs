@@ -7,6 +7,7 @@ pub mod durability;
 pub mod estimate;
 pub mod family;
 pub mod model;
+pub mod options;
 pub mod order;
 pub mod scale;
 pub mod suite;
@@ -22,3 +23,12 @@ pub use model::{
     RunPlan, TargetPlan, WorkloadPlan, MAX_VALUE_SIZE, QUICK_SECS,
 };
 pub use suite::{load, parse, PlanOptions, SuiteError};
+
+/// A seed from the clock, for runs given none (it is printed and stored, so the run can
+/// be made again with `--seed`).
+pub fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}

@@ -849,6 +849,16 @@ impl Plan {
         v.dedup();
         v.len()
     }
+
+    /// The most runs any one variant has (its repeats): with `--until`, the most a
+    /// variant may take.
+    pub fn most_repeats(&self) -> usize {
+        let mut per_variant: std::collections::HashMap<&str, usize> = Default::default();
+        for r in &self.runs {
+            *per_variant.entry(r.variant.as_str()).or_default() += 1;
+        }
+        per_variant.values().copied().max().unwrap_or(0)
+    }
 }
 
 #[cfg(test)]

@@ -57,6 +57,48 @@ pub struct RatioVerdict {
     pub settled: Option<Settled>,
 }
 
+impl RatioVerdict {
+    /// The verdict as `plumb ratio --json` prints it.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "ratio": self.ratio.value,
+            "ci": self.ratio.ci,
+            "level": self.level,
+            "precision": self.ratio.ci.map(sequential::precision),
+            "p": self.p,
+            "significant_ci": self.ratio.significant(),
+            "settled": self.settled,
+        })
+    }
+
+    /// The verdict as `plumb ratio` prints it, in one line; `paired` names the test
+    /// that judged it.
+    pub fn text(&self, paired: bool) -> String {
+        let ci = self
+            .ratio
+            .ci
+            .map_or("no interval: one value on a side".into(), |(lo, hi)| {
+                format!("{:.1}% interval {lo:.3}-{hi:.3}", 100.0 * self.level)
+            });
+        let p = self.p.map_or("n/a".into(), |p| format!("{p:.4}"));
+        let test = if paired { "paired t" } else { "permutation" };
+        let look = match (self.settled, self.rule) {
+            (Some(st), Some(rl)) => format!(
+                "; look at {} of at most {} a side: {}",
+                self.n,
+                rl.cap,
+                match st {
+                    Settled::Changed => "settled, changed".to_string(),
+                    Settled::Within => format!("settled, within ±{:.1}%", 100.0 * rl.target),
+                    Settled::Open => "open, add a repeat".to_string(),
+                }
+            ),
+            _ => String::new(),
+        };
+        format!("ratio {:.3} ({ci}), {test} p {p}{look}\n", self.ratio.value)
+    }
+}
+
 /// Judges `other` against `base`: pairs measured together (`paired`, as a duet's)
 /// by the paired t test, else two samples by permutation; `until` = (target, cap)
 /// makes it one look of a sequence whose first look is at `first` values a side.

@@ -8,7 +8,7 @@
 //! figures). The average request size is printed beside the IOPS share, because the
 //! ceiling is for 4 KiB reads and an engine's may be larger.
 
-use plumb_store::{CeilingRecord, StoredRun};
+use plumb_store::{CeilingRecord, Store, StoreError, StoredRun};
 
 /// This host's ceilings and the device the disk ones were measured on.
 #[derive(Debug, Clone, Copy)]
@@ -294,4 +294,67 @@ mod tests {
         assert_eq!(nearest(&cs, 64), Some(c(1, 32)));
         assert_eq!(nearest(&[], 1), None);
     }
+}
+
+/// Why a run's attribution lines could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BottomUpError {
+    /// The host's ceilings did not read.
+    #[error("reading the ceilings of host {host}")]
+    Ceilings {
+        /// The run's host.
+        host: String,
+        /// The store's error.
+        source: StoreError,
+    },
+    /// The probe run the disk ceilings came from did not read.
+    #[error("reading probe run {run}")]
+    Probe {
+        /// The probe run.
+        run: i64,
+        /// The store's error.
+        source: StoreError,
+    },
+}
+
+/// The attribution lines (with a blank line first) a run's text report ends with: its
+/// steps against the disk ceilings `plumb probe disk` measured on its host, and a
+/// server run's against the cached-SELECT ceiling; none when the run's host is unknown
+/// or has neither.
+pub fn bottom_up(r: &StoredRun, store: &Store) -> Result<Vec<String>, BottomUpError> {
+    let Some(host) = r
+        .run
+        .host
+        .as_ref()
+        .and_then(|h| h.inventory.hostname.as_deref())
+    else {
+        return Ok(Vec::new());
+    };
+    let ceilings = store
+        .ceilings(host)
+        .map_err(|source| BottomUpError::Ceilings {
+            host: host.to_string(),
+            source,
+        })?;
+    let mut lines = match disk_ceilings(&ceilings).first() {
+        Some(c) => {
+            let probe = store.run(c.run_id).map_err(|source| BottomUpError::Probe {
+                run: c.run_id,
+                source,
+            })?;
+            attribution(
+                r,
+                &HostCeilings {
+                    ceilings: &ceilings,
+                    disk_device: probe.run.device.as_deref(),
+                },
+            )
+        }
+        None => Vec::new(),
+    };
+    lines.extend(cpu_attribution(r, &ceilings));
+    if lines.is_empty() {
+        return Ok(lines);
+    }
+    Ok(std::iter::once(String::new()).chain(lines).collect())
 }

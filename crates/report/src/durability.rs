@@ -71,6 +71,25 @@ pub fn table(runs: &[StoredRun]) -> Option<String> {
     any.then(|| t.to_string())
 }
 
+/// Every durability step of `runs` as `plumb durability --json` prints them: a JSON
+/// array of rows (engine, mode, cut, kills, acknowledged, lost, wrong, verdict).
+pub fn json(runs: &[StoredRun]) -> serde_json::Value {
+    steps(runs)
+        .map(|(d, _)| {
+            serde_json::json!({
+                "engine": d.target,
+                "mode": d.mode,
+                "cut": d.cut,
+                "kills": d.kills,
+                "acknowledged": d.acknowledged,
+                "lost": d.lost,
+                "wrong": d.wrong,
+                "verdict": d.verdict,
+            })
+        })
+        .collect()
+}
+
 /// The table with its note, and why an engine did not open, for a terminal.
 pub fn text(runs: &[StoredRun]) -> Option<String> {
     let mut out = table(runs)?;

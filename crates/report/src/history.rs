@@ -13,6 +13,7 @@
 
 use crate::changepoint::{self, ChangePoint};
 use crate::metrics::{self, Better};
+use crate::select::{bail, SelectError};
 use crate::stats;
 use crate::version::Version;
 use plumb_core::{StepStatus, StepSummary};
@@ -839,4 +840,70 @@ pub fn html(h: &History, runs: &[StoredRun], profiles: &crate::html::Profiles) -
         esc(&h.metric),
         crate::html::STYLE
     )
+}
+
+/// Refuses options no history can be judged with: a significance that is not a
+/// probability strictly between 0 and 1, or too few permutations for any p-value to
+/// reach 0.05.
+pub fn check_options(o: &changepoint::Options) -> Result<(), SelectError> {
+    if !(o.alpha > 0.0 && o.alpha < 1.0) {
+        bail!(
+            "--alpha {}: give a significance between 0 and 1, e.g. 0.05",
+            o.alpha
+        );
+    }
+    if o.permutations < 19 {
+        bail!(
+            "--permutations {}: at least 19, or no p-value can reach 0.05",
+            o.permutations
+        );
+    }
+    Ok(())
+}
+
+/// The history of the points `selectors` name in the store, oldest first (or of one
+/// selector's runs split by `by`), with the points themselves; refused below 3 points.
+pub fn of_selectors(
+    store: &plumb_store::Store,
+    selectors: &[String],
+    by: Option<&str>,
+    opts: &changepoint::Options,
+) -> Result<(History, Vec<Version>), SelectError> {
+    let mut versions = crate::select::versions(store, selectors)?;
+    if let Some(key) = by {
+        versions = crate::select::split_by(versions, key)?;
+    }
+    if versions.len() < 3 {
+        bail!(
+            "history: {} point(s); a series needs at least 3 (for two, use plumb compare)",
+            versions.len()
+        );
+    }
+    let h = of_store(store, &versions, opts)?;
+    Ok((h, versions))
+}
+
+/// The history as a document in `format` (CSV is not a history format: text instead),
+/// its HTML with the points' runs' flame graphs from the store.
+pub fn document(
+    store: &plumb_store::Store,
+    h: &History,
+    versions: &[Version],
+    format: crate::document::Format,
+) -> Result<String, SelectError> {
+    use crate::document::Format;
+    Ok(match format {
+        Format::Text | Format::Csv => text(h),
+        Format::Md => markdown(h),
+        Format::Json => {
+            serde_json::to_string_pretty(h).map_err(|e| SelectError::Bad(e.to_string()))? + "\n"
+        }
+        Format::Html => {
+            let runs: Vec<_> = versions
+                .iter()
+                .flat_map(|v| v.runs.iter().cloned())
+                .collect();
+            html(h, &runs, &crate::document::profiles(store, &runs)?)
+        }
+    })
 }

@@ -40,6 +40,7 @@ pub mod stats;
 mod svg;
 pub mod sweep;
 mod text;
+pub mod triage;
 pub mod version;
 pub mod warmup;
 pub mod warnings;
@@ -52,7 +53,7 @@ pub use format::{fixed, sig, table_left};
 pub use reporter::Reporter;
 pub use text::{comparison_text, TextReporter};
 
-use plumb_store::StoredRun;
+use plumb_store::{RunRecord, StoredRun};
 
 /// A finished run in one line: id, status, variant and each measured step's ops/s,
 /// for a suite's progress output.
@@ -84,4 +85,25 @@ pub fn one_line(r: &StoredRun) -> String {
             .unwrap_or(0),
         steps.join(", ")
     )
+}
+
+/// The stored runs as `plumb runs` lists them, newest first: id, start, status,
+/// engine and its version, workload, tag.
+pub fn runs_table(runs: &[RunRecord]) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::NOTHING);
+    t.set_header(vec![
+        "run", "started", "status", "engine", "workload", "tag",
+    ]);
+    for r in runs {
+        t.add_row(vec![
+            r.id.to_string(),
+            r.started_at.clone(),
+            r.status.to_string(),
+            format!("{} {}", r.engine, r.engine_version),
+            r.workload.clone(),
+            r.tag.clone().unwrap_or_default(),
+        ]);
+    }
+    t.to_string()
 }

@@ -258,6 +258,11 @@ pub fn versions(store: &Store, selectors: &[String]) -> Result<Vec<Version>, Sel
         .collect()
 }
 
+/// The one version a selector names (a run, a group, a suite, filters).
+pub fn one(store: &Store, sel: &str) -> Result<Version, SelectError> {
+    Ok(versions(store, &[sel.to_string()])?.remove(0))
+}
+
 /// Splits each version into one per value of `key` (`--by host`: the runs of one suite
 /// on each host of a fleet), labelled `SELECTOR key=value`, in order of first run.
 pub fn split_by(versions: Vec<Version>, key: &str) -> Result<Vec<Version>, SelectError> {

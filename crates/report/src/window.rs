@@ -176,6 +176,21 @@ pub fn step_line(step: &str, s: &StepSummary) -> Option<String> {
     ))
 }
 
+/// `--window SECS` read: a number of seconds (`300` or `300s`), at least 1, the
+/// series' interval.
+pub fn parse_secs(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim_end_matches('s')
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds (e.g. 300 or 300s)"))?;
+    if !(v.is_finite() && v >= 1.0) {
+        return Err(format!(
+            "`{s}`: a window is at least 1 s, the series' interval"
+        ));
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,5 +319,20 @@ mod tests {
             .for_each(|i| i.steal_pct = None);
         iv2.last_mut().unwrap().steal_pct = Some(3.0);
         assert_eq!(last(&whole, &iv2, 3.0).unwrap().steal_pct, None);
+    }
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::parse_secs;
+
+    #[test]
+    fn a_window_is_seconds_with_or_without_its_unit_and_at_least_one() {
+        assert_eq!(parse_secs("300"), Ok(300.0));
+        assert_eq!(parse_secs("300s"), Ok(300.0));
+        assert!(parse_secs("0.5").unwrap_err().contains("at least 1 s"));
+        assert!(parse_secs("five")
+            .unwrap_err()
+            .contains("not a number of seconds"));
     }
 }

@@ -146,6 +146,31 @@ pub struct Ran {
     pub error: Option<String>,
 }
 
+impl Ran {
+    /// What the worker reports for an item: the batch's outcome (`out`, or why it did
+    /// not run), and whether its printing failed (`printed`), which fails the item
+    /// though its run is stored.
+    pub fn of(out: Result<&crate::BatchOutcome, String>, printed: Result<(), String>) -> Ran {
+        match (out, printed) {
+            (Ok(o), Ok(())) => Ran {
+                status: o.status,
+                run_id: o.run_ids.last().copied(),
+                error: None,
+            },
+            (Ok(o), Err(e)) => Ran {
+                status: RunStatus::Failed,
+                run_id: o.run_ids.last().copied(),
+                error: Some(e),
+            },
+            (Err(e), _) => Ran {
+                status: RunStatus::Failed,
+                run_id: None,
+                error: Some(e),
+            },
+        }
+    }
+}
+
 /// What a worker tells the person watching it.
 #[derive(Debug)]
 pub enum Event<'a> {

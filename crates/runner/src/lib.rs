@@ -16,10 +16,12 @@ pub mod owned_dir;
 pub mod pacing;
 pub mod recording;
 pub mod release;
+pub mod rerun;
 pub mod resume;
 pub mod search;
 pub mod step;
 pub mod subject;
+pub mod suite;
 
 pub use failure::{FamilyError, FamilyResult};
 pub use lifecycle::{

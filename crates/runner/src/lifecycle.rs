@@ -570,3 +570,37 @@ pub fn sanitize(s: &str) -> String {
         })
         .collect()
 }
+
+/// The hardware counters a batch's runs read, opened before its first engine so the
+/// engine's threads (started at open) inherit them; not beside perf stat's groups
+/// (`--perf-groups` on a kv run), which count exactly only when no other event holds a
+/// counter. `Err` says why there are none.
+pub fn hw_counters(runs: &[RunPlan]) -> Result<HwCounterGroup, String> {
+    let grouped = runs.iter().any(|r| match &r.workload.family {
+        plumb_plan::Family::Kv(w) => w.params.perf_groups > 0,
+        _ => false,
+    });
+    if grouped {
+        Err(
+            "not read: perf stat counts plumb's own events in turn (--perf-groups, summary.perf)"
+                .to_string(),
+        )
+    } else {
+        HwCounterGroup::open()
+    }
+}
+
+/// Where perf's data files go while `--profile` records (each is removed once folded;
+/// the directory goes with the returned guard): a private directory under /var/tmp;
+/// `None` without `--profile`.
+pub fn perf_dir(profile: bool) -> std::io::Result<Option<tempfile::TempDir>> {
+    if !profile {
+        return Ok(None);
+    }
+    Ok(Some(
+        tempfile::Builder::new()
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .prefix("plumb-perf-")
+            .tempdir_in("/var/tmp")?,
+    ))
+}

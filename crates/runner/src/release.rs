@@ -10,7 +10,7 @@ use crate::family::{HandOver, HandedOver};
 use crate::FamilyResult;
 use plumb_core::RunStatus;
 use plumb_plan::RunPlan;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Why a run could not be handed to its release's plumb, or read back.
@@ -61,6 +61,37 @@ pub enum ReleaseError {
         /// What it held.
         text: String,
     },
+    /// The handed plan's file could not be read.
+    #[error("reading the plan {}", path.display())]
+    ReadPlan {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The handed plan's file is not a plan this plumb reads.
+    #[error("{}: not a plan this plumb reads", path.display())]
+    BadPlan {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The handed plan is for another release than this plumb links.
+    #[error(
+        "target {target:?} asks for {kind} {release}, and this plumb links {links}: it cannot \
+         hand the run on"
+    )]
+    NotThisBuild {
+        /// The plan's target.
+        target: String,
+        /// The engine's name.
+        kind: String,
+        /// The release asked for.
+        release: String,
+        /// The release this plumb links.
+        links: String,
+    },
     /// The stored run could not be read back.
     #[error("reading run {id}, stored by {}", bin.display())]
     ReadBack {
@@ -72,6 +103,33 @@ pub enum ReleaseError {
         #[source]
         source: Box<plumb_store::StoreError>,
     },
+}
+
+/// The plan a plumb of another release handed to this one (`plumb exec-plan --plan
+/// FILE`), which must be for this build: a plan for yet another release is refused
+/// rather than handed on again.
+pub fn read_plan(path: &Path) -> Result<RunPlan, ReleaseError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReleaseError::ReadPlan {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let plan: RunPlan = serde_json::from_str(&text).map_err(|source| ReleaseError::BadPlan {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if !plan.target.runs_in_this_build() {
+        return Err(ReleaseError::NotThisBuild {
+            target: plan.target.name.clone(),
+            kind: plan.target.kind_label(),
+            release: plan.target.release.as_deref().unwrap_or("?").to_string(),
+            links: plan
+                .target
+                .engine_spec()
+                .map(|e| e.version())
+                .unwrap_or_default(),
+        });
+    }
+    Ok(plan)
 }
 
 /// Runs `plan` in the plumb of its release; returns the stored run's id and status.

@@ -114,6 +114,42 @@ pub enum AskedError {
     /// `--steps` named nothing.
     #[error("--steps: no microbenchmarks given; e.g. --steps load,point-query")]
     NoSteps,
+    /// `--memory-mb` is below what anything runs in (the value and the least).
+    #[error("--memory-mb {0}")]
+    Memory(String),
+    /// `--memory-mb` with a `--url` server, which plumb does not start.
+    #[error("--memory-mb limits a server plumb starts; a --url server is someone else's")]
+    MemoryOnUrl,
+    /// `--client-group` without the one server its clients share.
+    #[error(
+        "--client-group {group}: the clients of a group share one server; give it with \
+         --url (start it once, not per client)"
+    )]
+    GroupWithoutUrl {
+        /// The group's name.
+        group: String,
+    },
+    /// `--client-group` with steps that load the tables every client would share.
+    #[error(
+        "--client-group {group}: every client would load the same tables; load them once \
+         beforehand (plumb sql --url … --steps load) and give the clients --steps \
+         without load, e.g. --steps point-query,read-only-10"
+    )]
+    GroupLoads {
+        /// The group's name.
+        group: String,
+    },
+    /// `--client-group` with `--repeat`.
+    #[error(
+        "--client-group {group}: --repeat runs one client group per name; start a new group instead"
+    )]
+    GroupRepeat {
+        /// The group's name.
+        group: String,
+    },
+    /// `--barrier-timeout` is not a number of seconds above 0.
+    #[error("--barrier-timeout {0}: give a number of seconds > 0")]
+    BarrierTimeout(f64),
     /// A name in `--steps` that is not a step.
     #[error(transparent)]
     UnknownStep(#[from] plumb_workloads::sql::UnknownSqlStep),

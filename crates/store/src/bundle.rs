@@ -53,6 +53,19 @@ pub enum BundleError {
         /// What is missing.
         why: String,
     },
+    /// The bundle to import is the store it would be imported into.
+    #[error("bundle {}: is the store itself; pass --store with the store to import into", .0.display())]
+    IsTheStore(PathBuf),
+    /// Copying the bundle's runs failed.
+    #[error("importing {} into {store}", bundle.display())]
+    Import {
+        /// The bundle file.
+        bundle: PathBuf,
+        /// The store, as shown.
+        store: String,
+        /// Why.
+        source: Box<StoreError>,
+    },
     /// The file could not be read, written or moved into place.
     #[error("bundle {path}: {source}")]
     Io {
@@ -423,6 +436,28 @@ pub fn write_bundle(
         })?;
     }
     Ok(out)
+}
+
+/// Copies every run of the bundle at `bundle` into the store at `target` (opened, or
+/// made), each run the store already holds kept once; returns what became of each and
+/// the store as shown.
+pub fn import(bundle: &Path, target: &Path) -> Result<(Vec<Imported>, String), BundleError> {
+    Store::check_path(target)?;
+    let same = matches!((bundle.canonicalize(), target.canonicalize()), (Ok(a), Ok(b)) if a == b);
+    if same {
+        return Err(BundleError::IsTheStore(bundle.to_path_buf()));
+    }
+    let src = open_bundle(bundle)?;
+    let mut dst = Store::open(target)?;
+    let ids = src.all_run_ids()?;
+    let got = dst
+        .copy_runs_from(&src, &ids)
+        .map_err(|source| BundleError::Import {
+            bundle: bundle.to_path_buf(),
+            store: dst.shown().to_string(),
+            source: Box::new(source),
+        })?;
+    Ok((got, dst.shown().to_string()))
 }
 
 /// Opens a bundle (or any plumb SQLite store) to read: it must exist and hold plumb's

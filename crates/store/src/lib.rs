@@ -29,7 +29,7 @@ use db::{Db, Row, Val};
 use plumb_core::{Interval, RunStatus, StepSummary};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// A store that could not be opened, read or written; every variant names the store
@@ -67,6 +67,12 @@ pub enum StoreError {
         store: String,
         /// The connection error.
         source: DbError,
+    },
+    /// A store the command reads is not there (a file path that does not exist).
+    #[error("store {}: no such file; run `plumb kv` first, or pass --store PATH", .path.display())]
+    Missing {
+        /// The path given.
+        path: PathBuf,
     },
     /// The parent directory could not be created.
     #[error("store {store}: cannot create its directory: {source}")]
@@ -201,6 +207,18 @@ impl Store {
     /// create directories named after it, password included).
     pub fn check_path(path: &Path) -> Result<(), StoreError> {
         locate(path).map(|_| ())
+    }
+
+    /// Opens a store that must already hold runs (for the commands that read them): a
+    /// missing file is an error rather than a new empty store.
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        Self::check_path(path)?;
+        if !path.to_string_lossy().contains("://") && !path.exists() {
+            return Err(StoreError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        Self::open(path)
     }
 
     /// Opens (creating if needed) and migrates the store at `path`: a SQLite file, or

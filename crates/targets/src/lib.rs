@@ -74,6 +74,17 @@ pub use splinterdb_options::SplinterdbOptions;
 pub use sqlite_options::SqliteOptions;
 pub use wiredtiger_options::WiredtigerOptions;
 
+/// Each engine built into this plumb that keeps files, with the release it runs
+/// (`rocksdb 11.8.1`), so `plumb --version` says what a build links.
+pub fn built_in_versions() -> Vec<String> {
+    engines()
+        .into_iter()
+        .filter_map(|n| EngineSpec::default_for(n).ok())
+        .filter(|s| s.capabilities().keeps_files)
+        .map(|s| format!("{} {}", s.name(), s.version()))
+        .collect()
+}
+
 /// Engine names this build can open (the others are named by [`ENGINE_NAMES`] but need
 /// their cargo feature).
 pub fn engines() -> Vec<&'static str> {

@@ -3,11 +3,11 @@
 
 use super::output;
 use super::progress::{Bar, Quiet};
-use super::provenance::command_line;
 use plumb_core::RunStatus;
 use plumb_plan::estimate::human_secs;
 use plumb_plan::RunPlan;
 use plumb_probes::profile::{ProfileKind, Profiling};
+use plumb_runner::provenance::command_line;
 use plumb_runner::{
     Batch, BatchOutcome, DirPolicy, Grouping, Lifecycle, Observer, Progress, Provenance, RunAt,
 };

@@ -21,7 +21,6 @@ mod options;
 mod output;
 mod probe;
 mod progress;
-mod provenance;
 mod rerun;
 mod runs;
 mod serve;

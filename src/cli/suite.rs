@@ -3,12 +3,12 @@
 //! runs, run in a fair order and resumable after an interruption.
 
 use super::execute::{self, Printer, Style};
-use super::provenance::now;
 use super::StoreArg;
 use anyhow::bail;
 use plumb_core::RunStatus;
 use plumb_plan::estimate::{gib, human_secs, Space};
 use plumb_plan::{Plan, PlanOptions};
+use plumb_runner::lifecycle::now;
 use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
 use std::collections::{HashMap, HashSet};

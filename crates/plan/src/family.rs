@@ -236,6 +236,19 @@ pub fn strip_password(u: &str) -> (String, Option<String>) {
     }
 }
 
+/// A URL with its password replaced (`***`), for error messages about a URL that did
+/// not parse and for the command line a run records.
+pub fn redact(text: &str) -> String {
+    match url::Url::parse(text) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        Ok(u) => u.to_string(),
+        Err(_) => "(unparsable URL)".into(),
+    }
+}
+
 /// Whether a database URL carries a password (`user:secret@host`).
 pub fn url_has_password(u: &str) -> bool {
     let rest = u.split_once("://").map(|(_, r)| r).unwrap_or(u);

@@ -15,8 +15,8 @@ pub mod suite;
 pub use durability::{Cut, DurabilityMode, DurabilityParams, DurabilityWork};
 pub use estimate::{estimate, free_bytes, Estimate};
 pub use family::{
-    strip_password, Family, HostSpec, IbParams, IbWork, ProbeParams, ProbeWork, ScriptSource,
-    ServerSpec, SqlParams, SqlWork, Subject,
+    redact, strip_password, Family, HostSpec, IbParams, IbWork, ProbeParams, ProbeWork,
+    ScriptSource, ServerSpec, SqlParams, SqlWork, Subject,
 };
 pub use model::{
     check_memory_mb, clients_of, hash_of, pace_of, refused, KvParams, KvWork, ParamError, Plan,

@@ -14,6 +14,7 @@ pub mod lifecycle;
 pub mod metrics;
 pub mod owned_dir;
 pub mod pacing;
+pub mod provenance;
 pub mod recording;
 pub mod release;
 pub mod rerun;

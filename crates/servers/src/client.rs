@@ -136,17 +136,8 @@ impl Endpoint {
     }
 }
 
-/// A URL with its password replaced, for error messages about a URL that did not parse.
-pub fn redact(text: &str) -> String {
-    match url::Url::parse(text) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            u.to_string()
-        }
-        Ok(u) => u.to_string(),
-        Err(_) => "(unparsable URL)".into(),
-    }
-}
+/// A URL with its password replaced: plumb-plan's, beside the other password rules.
+pub use plumb_plan::redact;
 
 /// One statement parameter.
 #[derive(Debug, Clone, Copy)]

@@ -1,5 +1,5 @@
-//! What every stored run records about how it was made: the command line as typed and
-//! timestamps in one format (RFC 3339, UTC, milliseconds).
+//! What every stored run records about how it was made: the command line as typed, so
+//! anyone can run it again (its timestamps are `lifecycle::now`'s).
 
 /// The command line, shell-quoted where an argument needs it, so it can be re-run; a
 /// password in a URL argument (`--url postgres://u:pw@h/db`) is replaced by `***`, as
@@ -33,13 +33,11 @@ fn redact_url_arg(arg: &str) -> String {
         _ => (String::new(), arg),
     };
     if value.contains("://") && value.contains('@') {
-        format!("{prefix}{}", plumb_servers::client::redact(value))
+        format!("{prefix}{}", plumb_plan::redact(value))
     } else {
         arg.to_string()
     }
 }
-
-pub use plumb_runner::lifecycle::now;
 
 #[cfg(test)]
 mod tests {

@@ -5,13 +5,12 @@
 //! show`, `plumb report`, `plumb rerun`, suites and workers read and repeat them. The
 //! trials themselves are in `plumb_durability`.
 
-use super::execute::{self, Printer, Style, INTERRUPTED};
+use super::execute::{self, Job, Printer, Style, INTERRUPTED};
 use super::StoreArg;
 use anyhow::Context;
 use plumb_core::StepStatus;
 use plumb_durability::targets::Asked;
 use plumb_plan::DurabilityParams;
-use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::{Store, StoredRun};
 use plumb_targets::EngineSpec;
 use std::path::PathBuf;
@@ -111,20 +110,11 @@ pub fn run(a: DurabilityArgs) -> anyhow::Result<ExitCode> {
     let root = a.dir.clone().unwrap_or_else(|| PathBuf::from("/var/tmp"));
     let mut store = Store::open(&a.store.path())?;
     let mut printer = Printer::new(Style::StartOnly);
-    let out = execute::run_batch(
-        &mut store,
-        a.tag.clone(),
-        &plans,
-        None,
-        DirPolicy::Fresh {
-            root: Some(root),
-            keep: false,
-        },
-        Grouping::None,
-        &mut printer,
-        None,
-        plumb_runner::family::Extras::default(),
-    )?;
+    let job = Job {
+        tag: a.tag.clone(),
+        ..Job::new(&plans, Some(root), false)
+    };
+    let out = execute::run_batch(&mut store, &mut printer, job)?;
     printer.finish()?;
     let runs = out
         .run_ids

@@ -3,10 +3,9 @@
 //! run to the plumb built against 8.5.3 (plumb_runner::release), which runs it here,
 //! into the same store and suite, and writes the run's id for the plumb that waits.
 
-use super::execute::{self, Printer, Style};
+use super::execute::{self, Job, Printer, Style};
 use super::StoreArg;
 use anyhow::{bail, Context};
-use plumb_runner::{DirPolicy, Grouping};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,31 +45,19 @@ pub struct ExecPlanArgs {
 pub fn run(a: ExecPlanArgs) -> anyhow::Result<ExitCode> {
     let plan = plumb_runner::release::read_plan(&a.plan)?;
     let mut store = a.store.open_existing()?;
-    let grouping = if a.grouped {
-        Grouping::PerVariant
-    } else {
-        Grouping::None
-    };
     let groups: HashMap<String, i64> = a
         .group
         .map(|g| (plan.variant.clone(), g))
         .into_iter()
         .collect();
     let mut printer = Printer::new(Style::StartOnly);
-    let out = execute::run_batch(
-        &mut store,
-        a.tag,
-        std::slice::from_ref(&plan),
-        a.suite_id.map(|id| (id, Default::default(), groups)),
-        DirPolicy::Fresh {
-            root: a.dir_root,
-            keep: a.keep,
-        },
-        grouping,
-        &mut printer,
-        None,
-        plumb_runner::family::Extras::default(),
-    )?;
+    let job = Job {
+        tag: a.tag,
+        suite: a.suite_id.map(|id| (id, Default::default(), groups)),
+        grouped: a.grouped,
+        ..Job::new(std::slice::from_ref(&plan), a.dir_root, a.keep)
+    };
+    let out = execute::run_batch(&mut store, &mut printer, job)?;
     printer.finish()?;
     let Some(id) = out.run_ids.first() else {
         bail!("the run did not start");

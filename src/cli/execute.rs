@@ -14,6 +14,7 @@ use plumb_runner::{
 use plumb_store::{Store, StoredRun};
 use std::collections::{HashMap, HashSet};
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -154,48 +155,61 @@ impl Observer for Printer {
     }
 }
 
-/// Runs a batch of planned runs through the runner's lifecycle, storing into `store`.
-#[allow(clippy::too_many_arguments)]
-pub fn run_batch(
-    store: &mut Store,
-    tag: Option<String>,
-    runs: &[RunPlan],
-    suite: Option<(i64, HashSet<String>, HashMap<String, i64>)>,
-    dirs: DirPolicy,
-    grouping: Grouping,
-    printer: &mut Printer,
-    profile: Option<ProfileKind>,
-    extras: plumb_runner::family::Extras,
-) -> anyhow::Result<BatchOutcome> {
-    run_batch_until(
-        store, tag, runs, suite, dirs, grouping, printer, profile, extras, None,
-    )
+/// One batch as a command asks for it: the plans, and how their runs are kept. Built
+/// by `Job::new` (each run in a fresh dir) with what the command's flags gave set on
+/// top, so a new field is one line here and in the commands that use it.
+pub struct Job<'a> {
+    /// The planned runs, in order.
+    pub runs: &'a [RunPlan],
+    /// Where each run's data lives.
+    pub dirs: DirPolicy,
+    /// A label stored with every run.
+    pub tag: Option<String>,
+    /// The suite the runs belong to: its id, the runs already done, the groups made.
+    pub suite: Option<(i64, HashSet<String>, HashMap<String, i64>)>,
+    /// A variant's repeats form a group (`plumb compare gN`).
+    pub grouped: bool,
+    /// A profile recorded beside every measured step (`--profile`).
+    pub profile: Option<ProfileKind>,
+    /// What a family needs from the command line beyond the plan (a password, a port).
+    pub extras: plumb_runner::family::Extras,
+    /// Stops a variant's repeats once they are precise enough (`--until`).
+    pub until: Option<&'a dyn plumb_runner::StopRule>,
 }
 
-/// [`run_batch`] whose variants stop adding repeats once `until` says they are
-/// precise enough (`--repeat N --until PCT`).
-#[allow(clippy::too_many_arguments)]
-pub fn run_batch_until(
+impl<'a> Job<'a> {
+    /// `runs`, each in a fresh dir under `root` (the temp dir when `None`), kept after
+    /// the run if `keep`, with nothing else asked.
+    pub fn new(runs: &'a [RunPlan], root: Option<PathBuf>, keep: bool) -> Self {
+        Job {
+            runs,
+            dirs: DirPolicy::Fresh { root, keep },
+            tag: None,
+            suite: None,
+            grouped: false,
+            profile: None,
+            extras: Default::default(),
+            until: None,
+        }
+    }
+}
+
+/// Runs a batch of planned runs through the runner's lifecycle, storing into `store`
+/// and telling `printer` as each run starts and ends.
+pub fn run_batch(
     store: &mut Store,
-    tag: Option<String>,
-    runs: &[RunPlan],
-    suite: Option<(i64, HashSet<String>, HashMap<String, i64>)>,
-    dirs: DirPolicy,
-    grouping: Grouping,
     printer: &mut Printer,
-    profile: Option<ProfileKind>,
-    extras: plumb_runner::family::Extras,
-    until: Option<&dyn plumb_runner::StopRule>,
+    job: Job<'_>,
 ) -> anyhow::Result<BatchOutcome> {
-    let perf_dir = plumb_runner::lifecycle::perf_dir(profile.is_some())?;
+    let perf_dir = plumb_runner::lifecycle::perf_dir(job.profile.is_some())?;
     // Hardware counters first, so the engine's threads (started at open) inherit them.
-    let hw = plumb_runner::lifecycle::hw_counters(runs);
+    let hw = plumb_runner::lifecycle::hw_counters(job.runs);
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
     let tty = printer.tty && printer.style != Style::Json;
     let bar = Bar::new();
     let no = Quiet;
     let progress: &dyn Progress = if tty { &bar } else { &no };
-    let (suite_id, done, groups) = match suite {
+    let (suite_id, done, groups) = match job.suite {
         Some((id, d, g)) => (Some(id), d, g),
         None => (None, HashSet::new(), HashMap::new()),
     };
@@ -208,23 +222,30 @@ pub fn run_batch_until(
             inner: printer,
             bar: &bar,
         },
-        provenance: provenance(tag),
-        profile: perf_dir.as_ref().zip(profile).map(|(d, kind)| Profiling {
-            dir: d.path(),
-            kind,
-        }),
+        provenance: provenance(job.tag),
+        profile: perf_dir
+            .as_ref()
+            .zip(job.profile)
+            .map(|(d, kind)| Profiling {
+                dir: d.path(),
+                kind,
+            }),
         families: super::families::TABLE,
-        extras,
+        extras: job.extras,
         elsewhere: Some(super::families::ELSEWHERE),
     };
     let out = life.run_batch(&Batch {
-        runs,
+        runs: job.runs,
         suite_id,
-        dirs,
-        grouping,
+        dirs: job.dirs,
+        grouping: if job.grouped {
+            Grouping::PerVariant
+        } else {
+            Grouping::None
+        },
         done,
         groups,
-        until,
+        until: job.until,
     })?;
     Ok(out)
 }

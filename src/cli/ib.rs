@@ -3,12 +3,11 @@
 //! MyRocks), one given by URL, or an embedded engine (`--kv rocksdb`), stored as a run
 //! like any other so `plumb compare` and `plumb report` set engines side by side.
 
-use super::execute::{self, exit_code, Printer, Style};
+use super::execute::{self, exit_code, Job, Printer, Style};
 use super::server_args::ServerArgs;
 use super::StoreArg;
 use plumb_plan::IbParams;
 use plumb_runner::family::Extras;
-use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
 use std::process::ExitCode;
 
@@ -77,24 +76,17 @@ pub fn run(a: IbArgs) -> anyhow::Result<ExitCode> {
     })?;
     let mut store = Store::open(&a.store.path())?;
     let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });
-    let out = execute::run_batch(
-        &mut store,
-        a.tag.clone(),
-        std::slice::from_ref(&plan),
-        None,
-        DirPolicy::Fresh {
-            root: a.server.dir.clone(),
-            keep: a.server.keep,
-        },
-        Grouping::None,
-        &mut printer,
-        None,
-        Extras {
+    let runs = std::slice::from_ref(&plan);
+    let job = Job {
+        tag: a.tag.clone(),
+        extras: Extras {
             password,
             port: a.server.port,
             ..Extras::default()
         },
-    )?;
+        ..Job::new(runs, a.server.dir.clone(), a.server.keep)
+    };
+    let out = execute::run_batch(&mut store, &mut printer, job)?;
     printer.finish()?;
     Ok(exit_code(out.status))
 }

@@ -2,11 +2,10 @@
 //! become a plan of one variant (repeated `--repeat` times) that the shared lifecycle
 //! runs and stores.
 
-use super::execute::{self, Printer, Style};
+use super::execute::{self, Job, Printer, Style};
 use super::StoreArg;
 use plumb_plan::{KvParams, RunPlan};
 use plumb_probes::profile::ProfileKind;
-use plumb_runner::Grouping;
 use plumb_targets::{EngineCommon, EngineFlags, ENGINE_NAMES};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -148,29 +147,21 @@ pub fn run(a: KvArgs) -> anyhow::Result<ExitCode> {
             .engine_spec()
             .expect("plumb kv plans an engine"),
     )?;
-    let grouping = if a.repeat > 1 {
-        Grouping::PerVariant
-    } else {
-        Grouping::None
-    };
     let style = if a.json { Style::Json } else { Style::Full };
     let mut printer = Printer::new(style);
     let mut store = plumb_store::Store::open(&a.store.path())?;
     let until = a
         .until
         .map(|t| plumb_ab::until::Precision::new(t, a.repeat as usize));
-    let out = execute::run_batch_until(
-        &mut store,
-        a.tag.clone(),
-        &runs,
-        None,
+    let job = Job {
+        tag: a.tag.clone(),
+        grouped: a.repeat > 1,
+        profile: a.profile,
+        until: until.as_ref().map(|u| u as &dyn plumb_runner::StopRule),
         dirs,
-        grouping,
-        &mut printer,
-        a.profile,
-        plumb_runner::family::Extras::default(),
-        until.as_ref().map(|u| u as &dyn plumb_runner::StopRule),
-    )?;
+        ..Job::new(&runs, None, false)
+    };
+    let out = execute::run_batch(&mut store, &mut printer, job)?;
     printer.finish()?;
     if let Some(g) = out.groups.values().next() {
         eprintln!(

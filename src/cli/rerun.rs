@@ -1,8 +1,7 @@
 //! `plumb rerun RUN`: the stored plan of a run, run again as a new run.
 
-use super::execute::{self, Printer, Style};
+use super::execute::{self, Job, Printer, Style};
 use super::StoreArg;
-use plumb_runner::{DirPolicy, Grouping};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -37,20 +36,11 @@ pub fn run(a: RerunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("plumb: rerun of run {} differs: {d}", old.id);
     }
     let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });
-    let out = execute::run_batch(
-        &mut store,
-        a.tag.or(old.tag.clone()),
-        std::slice::from_ref(&plan),
-        None,
-        DirPolicy::Fresh {
-            root: a.dir,
-            keep: a.keep,
-        },
-        Grouping::None,
-        &mut printer,
-        None,
-        plumb_runner::family::Extras::default(),
-    )?;
+    let job = Job {
+        tag: a.tag.or(old.tag.clone()),
+        ..Job::new(std::slice::from_ref(&plan), a.dir, a.keep)
+    };
+    let out = execute::run_batch(&mut store, &mut printer, job)?;
     printer.finish()?;
     if let Some(id) = out.run_ids.first() {
         eprintln!("plumb: run {id} reran run {} from its stored plan", old.id);

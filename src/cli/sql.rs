@@ -3,13 +3,12 @@
 //! stored as a run like any other, so `plumb compare` sets releases and engines side
 //! by side.
 
-use super::execute::{self, exit_code, Printer, Style};
+use super::execute::{self, exit_code, Job, Printer, Style};
 use super::server_args::ServerArgs;
 use super::StoreArg;
 use plumb_plan::SqlParams;
 use plumb_probes::profile::ProfileKind;
 use plumb_runner::family::Extras;
-use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
 use plumb_workloads::sql as sqlsteps;
 use std::process::ExitCode;
@@ -109,29 +108,19 @@ pub fn run(a: SqlArgs) -> anyhow::Result<ExitCode> {
     })?;
     let mut store = Store::open(&a.store.path())?;
     let mut printer = Printer::new(if a.json { Style::Json } else { Style::Full });
-    let out = execute::run_batch(
-        &mut store,
-        a.tag.clone(),
-        &runs,
-        None,
-        DirPolicy::Fresh {
-            root: a.server.dir.clone(),
-            keep: a.server.keep,
-        },
-        if a.repeat > 1 {
-            Grouping::PerVariant
-        } else {
-            Grouping::None
-        },
-        &mut printer,
-        a.profile,
-        Extras {
+    let job = Job {
+        tag: a.tag.clone(),
+        grouped: a.repeat > 1,
+        profile: a.profile,
+        extras: Extras {
             password,
             port: a.server.port,
             client_group: a.client_group.clone().zip(a.clients),
             barrier_timeout: a.barrier_timeout,
         },
-    )?;
+        ..Job::new(&runs, a.server.dir.clone(), a.server.keep)
+    };
+    let out = execute::run_batch(&mut store, &mut printer, job)?;
     printer.finish()?;
     Ok(exit_code(out.status))
 }

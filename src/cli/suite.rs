@@ -2,14 +2,13 @@
 //! × sizes × thread counts × repeats, planned as data, checked whole before anything
 //! runs, run in a fair order and resumable after an interruption.
 
-use super::execute::{self, Printer, Style};
+use super::execute::{self, Job, Printer, Style};
 use super::StoreArg;
 use anyhow::bail;
 use plumb_core::RunStatus;
 use plumb_plan::estimate::{gib, human_secs, Space};
 use plumb_plan::{Plan, PlanOptions};
 use plumb_runner::lifecycle::now;
-use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -228,27 +227,15 @@ pub fn run_cmd(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         (id, fresh, HashSet::new(), HashMap::new())
     };
-    let grouping = if plan.runs.iter().any(|r| r.repeat > 0) {
-        Grouping::PerVariant
-    } else {
-        Grouping::None
-    };
     let mut printer = Printer::new(Style::Line);
-    let out = execute::run_batch_until(
-        &mut store,
-        a.tag.clone(),
-        &plan.runs,
-        Some((suite_id, done, groups)),
-        DirPolicy::Fresh {
-            root: plan.dir.clone(),
-            keep: a.keep,
-        },
-        grouping,
-        &mut printer,
-        None,
-        plumb_runner::family::Extras::default(),
-        until.as_ref().map(|u| u as &dyn plumb_runner::StopRule),
-    )?;
+    let job = Job {
+        tag: a.tag.clone(),
+        suite: Some((suite_id, done, groups)),
+        grouped: plan.runs.iter().any(|r| r.repeat > 0),
+        until: until.as_ref().map(|u| u as &dyn plumb_runner::StopRule),
+        ..Job::new(&plan.runs, plan.dir.clone(), a.keep)
+    };
+    let out = execute::run_batch(&mut store, &mut printer, job)?;
     printer.finish()?;
     let status = match out.status {
         RunStatus::Interrupted | RunStatus::Running => RunStatus::Interrupted,

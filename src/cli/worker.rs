@@ -2,12 +2,11 @@
 //! fleet (plumb_runner::fleet: the queue, the claims, heartbeats and leases); each run
 //! goes through the same batch as `plumb run`, stored with its host's inventory.
 
-use super::execute::{self, Printer, Style, INTERRUPTED};
+use super::execute::{self, Job, Printer, Style, INTERRUPTED};
 use super::StoreArg;
 use plumb_core::RunStatus;
 use plumb_plan::Plan;
 use plumb_runner::fleet::{self, Event, Item, Ran, Worker};
-use plumb_runner::{DirPolicy, Grouping};
 use plumb_store::Store;
 use std::collections::{HashMap, HashSet};
 use std::process::ExitCode;
@@ -84,24 +83,13 @@ pub fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
     );
     let mut run = |store: &mut Store, item: &Item, groups: Option<(i64, HashMap<String, i64>)>| {
         let mut printer = Printer::new(Style::Line);
-        let out = execute::run_batch(
-            store,
-            a.tag.clone(),
-            std::slice::from_ref(&item.plan),
-            groups.map(|(s, g)| (s, HashSet::new(), g)),
-            DirPolicy::Fresh {
-                root: item.dir.clone(),
-                keep: a.keep,
-            },
-            if item.grouped {
-                Grouping::PerVariant
-            } else {
-                Grouping::None
-            },
-            &mut printer,
-            None,
-            plumb_runner::family::Extras::default(),
-        );
+        let job = Job {
+            tag: a.tag.clone(),
+            suite: groups.map(|(s, g)| (s, HashSet::new(), g)),
+            grouped: item.grouped,
+            ..Job::new(std::slice::from_ref(&item.plan), item.dir.clone(), a.keep)
+        };
+        let out = execute::run_batch(store, &mut printer, job);
         let printed = printer.finish();
         Ran::of(
             out.as_ref().map_err(|e| format!("{e:#}")),

@@ -16,10 +16,13 @@ set -euo pipefail
 # xfsprogs: xfs_info for an xfs data dir's block size and stripe geometry (e2fsprogs'
 # dumpe2fs, for ext4, is in every Debian install). valgrind: `plumb icount` counts
 # instructions per op under its callgrind where no PMU exists (this VM). chromium: the
-# headless browser tests/serve.rs drives through `plumb serve`'s pages.
+# headless browser tests/serve.rs drives through `plumb serve`'s pages. git: the
+# repositories `plumb bisect` searches (tests/bisect.rs makes some); ccache: the
+# compiler cache its --engine rocksdb midpoints share, so each recompiles only what
+# differs.
 PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev
   postgresql mariadb-server mariadb-plugin-rocksdb sysbench linux-perf sysstat
-  smartmontools nvme-cli xfsprogs valgrind chromium)
+  smartmontools nvme-cli xfsprogs valgrind chromium ccache)
 
 # shellcheck source=scripts/packages.sh
 . "$(dirname "$0")/packages.sh"

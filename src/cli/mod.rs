@@ -1,6 +1,7 @@
 //! The command line: one subcommand per job, each in its own module.
 
 mod ab;
+mod bisect;
 mod changes;
 mod clients;
 mod compare;
@@ -101,6 +102,8 @@ enum Command {
     Icount(icount::IcountArgs),
     /// Serve the store as web pages: runs, compare, history, changes to triage, hosts.
     Serve(serve::ServeArgs),
+    /// From a change between two commits to the commit that made it: each midpoint built and judged.
+    Bisect(Box<bisect::BisectArgs>),
 }
 
 /// `plumb --version`: the version, then each engine built in with the release it runs,
@@ -196,6 +199,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Noise(a) => noise::run(a),
         Command::Icount(a) => icount::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Bisect(a) => bisect::run(*a),
     }
 }
 

@@ -6,6 +6,7 @@
 //! `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (a team and a fleet writing at once);
 //! both hold the same schema, brought up by the same migrations.
 
+pub mod bisects;
 pub mod bundle;
 pub mod clients;
 mod db;
@@ -119,6 +120,14 @@ pub enum StoreError {
         store: String,
         /// The id asked for.
         change: i64,
+    },
+    /// No bisect has that id.
+    #[error("store {store}: no bisect {bisect}; `plumb bisect --list` shows the bisects it holds")]
+    NoBisect {
+        /// The store, as shown.
+        store: String,
+        /// The id asked for.
+        bisect: i64,
     },
     /// No run has that id.
     #[error("store {store}: no run {run}; `plumb runs` lists the runs it holds")]

@@ -182,6 +182,19 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // by an index; runs stored before it are given theirs when the store is opened.
     "ALTER TABLE runs ADD COLUMN plan_key TEXT;
      CREATE INDEX runs_plan_key ON runs(plan_key, id);",
+    // 13: bisects (crate::bisects): a search from a good to a bad commit, its whole
+    // state (range, builds, each midpoint's verdict and runs) one JSON document saved
+    // after every step, so `plumb bisect --resume ID` continues where it stopped.
+    "CREATE TABLE bisects (
+        id INTEGER PRIMARY KEY,
+        repo TEXT NOT NULL,
+        good TEXT NOT NULL,
+        bad TEXT NOT NULL,
+        status TEXT NOT NULL,
+        state TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+     );",
 ];
 
 /// The advisory lock key two plumbs migrating one PostgreSQL store at once take

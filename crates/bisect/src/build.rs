@@ -1,0 +1,304 @@
+//! Builds kept by commit. Each midpoint is checked out in one worktree of the
+//! repository (so a build system's own incremental state and a compiler cache carry
+//! from one midpoint to the next), built by the user's command, and its result kept
+//! under `CACHE/COMMIT/`: the binary (`plumb`), optional extra arguments (`args`, one
+//! per line, appended to the measured command: for builds that differ in flags, such as
+//! a PostgreSQL prefix or a repository of option files), the log and the seconds it
+//! took. A repeated bisect over the same commits reuses them; a commit whose build
+//! failed is kept as failed (`failed`) and skipped again without rebuilding.
+//!
+//! The command runs with `sh -c` in the worktree, with PLUMB_BISECT_OUT (where it must
+//! leave `plumb`), PLUMB_BISECT_COMMIT and PLUMB_BISECT_JOBS set. It writes into a
+//! temporary directory that becomes the commit's only when the build succeeded, so
+//! nothing half-built is ever reused.
+
+use crate::error::BisectError;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// How midpoints are built.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    /// The repository.
+    pub repo: PathBuf,
+    /// The worktree each commit is checked out in.
+    pub work: PathBuf,
+    /// Where builds are kept, by commit.
+    pub cache: PathBuf,
+    /// The build command.
+    pub command: String,
+    /// Parallel jobs the build may use.
+    pub jobs: usize,
+}
+
+/// A commit's build.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Build {
+    /// It built: its binary and the arguments it adds.
+    Built {
+        /// The binary measured.
+        bin: PathBuf,
+        /// Arguments appended to the measured command.
+        args: Vec<String>,
+        /// Seconds the build took (when it was made, for a kept one).
+        secs: f64,
+        /// Taken from the cache rather than built now.
+        reused: bool,
+    },
+    /// It did not build.
+    Failed {
+        /// Seconds the attempt took.
+        secs: f64,
+        /// The log's path and its last lines.
+        log: String,
+    },
+}
+
+fn io(what: String) -> impl FnOnce(std::io::Error) -> BisectError {
+    move |source| BisectError::Io { what, source }
+}
+
+/// Runs git in `dir`; its stdout, trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> Result<String, BisectError> {
+    let fail = |why: String| BisectError::Git {
+        repo: dir.display().to_string(),
+        args: args.join(" "),
+        why,
+    };
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| fail(e.to_string()))?;
+    if !out.status.success() {
+        return Err(fail(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A log's path and its last `n` lines (the path alone when it is empty).
+fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines[lines.len().saturating_sub(n)..].join("\n");
+    if last.trim().is_empty() {
+        format!("{} (empty)", path.display())
+    } else {
+        format!("{}, ending:\n{last}", path.display())
+    }
+}
+
+impl Builder {
+    /// The kept build of `commit`, if any.
+    fn kept(&self, commit: &str) -> Option<Build> {
+        let dir = self.cache.join(commit);
+        let secs = std::fs::read_to_string(dir.join("build.secs"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0.0);
+        if dir.join("failed").is_file() {
+            let log = dir.join("build.log");
+            return Some(Build::Failed {
+                secs,
+                log: format!(
+                    "{} (kept from an earlier attempt):\n{}",
+                    log.display(),
+                    tail(&log, 8)
+                ),
+            });
+        }
+        let bin = dir.join("plumb");
+        bin.is_file().then(|| Build::Built {
+            args: read_args(&dir),
+            bin,
+            secs,
+            reused: true,
+        })
+    }
+
+    /// Builds `commit`, or takes its kept build.
+    pub fn build(&self, commit: &str) -> Result<Build, BisectError> {
+        if let Some(b) = self.kept(commit) {
+            return Ok(b);
+        }
+        std::fs::create_dir_all(&self.cache).map_err(io(format!(
+            "creating the build cache {}",
+            self.cache.display()
+        )))?;
+        self.checkout(commit)?;
+        let tmp = self.cache.join(format!("{commit}.building"));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(io(format!("creating {}", tmp.display())))?;
+        let log_path = tmp.join("build.log");
+        let log = std::fs::File::create(&log_path)
+            .map_err(io(format!("creating {}", log_path.display())))?;
+        let err = log
+            .try_clone()
+            .map_err(io(format!("opening {}", log_path.display())))?;
+        let t0 = Instant::now();
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(&self.command)
+            .current_dir(&self.work)
+            .env("PLUMB_BISECT_OUT", &tmp)
+            .env("PLUMB_BISECT_COMMIT", commit)
+            .env("PLUMB_BISECT_JOBS", self.jobs.to_string())
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(err)
+            .status()
+            .map_err(io(format!("starting the build `{}`", self.command)))?;
+        let secs = t0.elapsed().as_secs_f64();
+        let built = status.success() && tmp.join("plumb").is_file();
+        if !built {
+            let why = if status.success() {
+                format!("it left no {}", tmp.join("plumb").display())
+            } else {
+                format!("it ended {status}")
+            };
+            std::fs::write(tmp.join("failed"), format!("{why}\n"))
+                .map_err(io(format!("writing {}", tmp.join("failed").display())))?;
+        }
+        std::fs::write(tmp.join("build.secs"), format!("{secs:.3}\n"))
+            .map_err(io(format!("writing {}", tmp.join("build.secs").display())))?;
+        let dir = self.cache.join(commit);
+        std::fs::rename(&tmp, &dir)
+            .map_err(io(format!("keeping the build as {}", dir.display())))?;
+        if built {
+            Ok(Build::Built {
+                bin: dir.join("plumb"),
+                args: read_args(&dir),
+                secs,
+                reused: false,
+            })
+        } else {
+            let log = dir.join("build.log");
+            Ok(Build::Failed {
+                secs,
+                log: tail(&log, 8),
+            })
+        }
+    }
+
+    /// Checks `commit` out in the worktree, making the worktree the first time.
+    fn checkout(&self, commit: &str) -> Result<(), BisectError> {
+        if self.work.join(".git").exists() {
+            git(
+                &self.work,
+                &["checkout", "--quiet", "--detach", "--force", commit],
+            )?;
+        } else {
+            let work = self.work.display().to_string();
+            git(
+                &self.repo,
+                &[
+                    "worktree", "add", "--quiet", "--detach", "--force", &work, commit,
+                ],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A build's extra arguments from its `args` file in `dir`: one a line, blank lines
+/// left out, `{out}` standing for `dir` (the build wrote into a temporary directory
+/// that was renamed); none without the file.
+fn read_args(dir: &Path) -> Vec<String> {
+    let out = dir.display().to_string();
+    std::fs::read_to_string(dir.join("args"))
+        .map(|s| {
+            s.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(|l| l.replace("{out}", &out))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(d: &Path) -> (PathBuf, Vec<String>) {
+        let r = d.join("repo");
+        std::fs::create_dir_all(&r).unwrap();
+        git(&r, &["init", "--quiet"]).unwrap();
+        let mut commits = Vec::new();
+        for (i, body) in ["ok", "broken", "ok"].iter().enumerate() {
+            std::fs::write(r.join("state"), body).unwrap();
+            git(&r, &["add", "state"]).unwrap();
+            let msg = format!("commit {i}");
+            git(
+                &r,
+                &[
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "commit",
+                    "--quiet",
+                    "-m",
+                    &msg,
+                ],
+            )
+            .unwrap();
+            commits.push(git(&r, &["rev-parse", "HEAD"]).unwrap());
+        }
+        (r, commits)
+    }
+
+    #[test]
+    fn builds_are_kept_by_commit_and_a_failed_one_is_kept_failed() {
+        let d = tempfile::tempdir().unwrap();
+        let (r, c) = repo(d.path());
+        let b = Builder {
+            repo: r,
+            work: d.path().join("work"),
+            cache: d.path().join("cache"),
+            command: "grep -qx ok state && printf 'x\\n' >> \"$PLUMB_BISECT_OUT/../count\" && \
+                      echo bin > \"$PLUMB_BISECT_OUT/plumb\" && \
+                      printf -- '--value-size\\n100\\n\\n--dir\\n{out}/x\\n' > \"$PLUMB_BISECT_OUT/args\""
+                .into(),
+            jobs: 1,
+        };
+        let first = b.build(&c[0]).unwrap();
+        let Build::Built {
+            args, reused, bin, ..
+        } = &first
+        else {
+            panic!("{first:?}")
+        };
+        let kept = d.path().join("cache").join(&c[0]);
+        let x = format!("{}/x", kept.display());
+        assert_eq!(args, &["--value-size", "100", "--dir", x.as_str()]);
+        assert!(!reused);
+        assert_eq!(bin, &d.path().join("cache").join(&c[0]).join("plumb"));
+        let Build::Failed { log, .. } = b.build(&c[1]).unwrap() else {
+            panic!("commit 1 should not build")
+        };
+        assert!(log.contains("build.log"), "{log}");
+        // Again: nothing is rebuilt (the count file got one line per real build).
+        assert!(matches!(
+            b.build(&c[0]).unwrap(),
+            Build::Built { reused: true, .. }
+        ));
+        assert!(matches!(b.build(&c[1]).unwrap(), Build::Failed { .. }));
+        assert!(matches!(
+            b.build(&c[2]).unwrap(),
+            Build::Built { reused: false, .. }
+        ));
+        let count = std::fs::read_to_string(d.path().join("cache").join("count")).unwrap();
+        assert_eq!(count.lines().count(), 2);
+        assert!(!d
+            .path()
+            .join("cache")
+            .join(format!("{}.building", c[1]))
+            .exists());
+    }
+}

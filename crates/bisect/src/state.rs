@@ -1,0 +1,142 @@
+//! A bisect's whole state, kept in the store as one JSON document after every step:
+//! what was asked (so a resume needs nothing but the id), the range, the ends as
+//! measured, and each judged commit with its build, its figures and its runs.
+
+use crate::judge::CountEnds;
+use crate::search::Verdict;
+use serde::{Deserialize, Serialize};
+
+/// One commit of the range.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Commit {
+    /// Its full hash.
+    pub hash: String,
+    /// Its subject line.
+    pub subject: String,
+}
+
+impl Commit {
+    /// The short hash printed.
+    pub fn short(&self) -> &str {
+        &self.hash[..self.hash.len().min(10)]
+    }
+}
+
+/// What a midpoint is judged by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Metric {
+    /// Instructions per op of the judged step, counted by `plumb icount`.
+    Instructions,
+    /// ops/s of the judged step, by `plumb ab --duet --until` against each end.
+    Duet,
+}
+
+impl Metric {
+    /// The word typed and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::Instructions => "instructions",
+            Metric::Duet => "duet",
+        }
+    }
+}
+
+/// What was asked, as given (revisions resolved to hashes in `State::commits`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Asked {
+    /// The repository searched.
+    pub repo: String,
+    /// The good and bad revisions as typed.
+    pub good: String,
+    /// See `good`.
+    pub bad: String,
+    /// The measured command (`kv …`, `sql …`, `ib …`).
+    pub command: Vec<String>,
+    /// The build command (`sh -c` in the worktree).
+    pub build: String,
+    /// The judged step [default: the last measured one].
+    pub step: Option<String>,
+    /// The metric asked for; `None` chooses (instructions where the ends differ in them).
+    pub metric: Option<Metric>,
+    /// The most rounds a duet may take.
+    pub rounds: u32,
+    /// Where builds are kept by commit.
+    pub cache: String,
+    /// The worktree builds are made in.
+    pub work: String,
+    /// Parallel jobs a build may use.
+    pub jobs: usize,
+    /// The valgrind `plumb icount` runs.
+    pub valgrind: String,
+}
+
+/// The ends as measured: what every midpoint is judged against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ends {
+    /// The metric chosen.
+    pub metric: Metric,
+    /// The step judged.
+    pub step: String,
+    /// The counts, for [`Metric::Instructions`].
+    pub count: Option<CountEnds>,
+    /// The ends' duet, bad/good, and its interval.
+    pub ratio: Option<f64>,
+    /// See `ratio`.
+    pub ci: Option<(f64, f64)>,
+    /// The midpoints' `--until` target (a fraction).
+    pub target: Option<f64>,
+    /// Seconds each end's build took.
+    pub build_secs: [f64; 2],
+    /// The runs the ends' figures rest on.
+    pub runs: Vec<i64>,
+    /// Why the metric was chosen, as a sentence.
+    pub why: String,
+}
+
+/// One judged commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// Its index in the range (0 good, n bad).
+    pub index: usize,
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// Seconds its build took, and whether it was a kept one.
+    pub build_secs: f64,
+    /// See `build_secs`.
+    pub reused: bool,
+    /// Its instructions per op.
+    pub count: Option<f64>,
+    /// Against the good end: B/A (this commit over good) and the interval.
+    pub vs_good: Option<(f64, Option<(f64, f64)>)>,
+    /// Against the bad end: bad over this commit.
+    pub vs_bad: Option<(f64, Option<(f64, f64)>)>,
+    /// The runs its figures rest on.
+    pub runs: Vec<i64>,
+    /// What decided it, as a sentence.
+    pub note: String,
+}
+
+/// Where a bisect stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    /// What was asked.
+    pub asked: Asked,
+    /// The range: 0 is the good end, the last the bad end.
+    pub commits: Vec<Commit>,
+    /// The ends as measured, once they are.
+    pub ends: Option<Ends>,
+    /// The commits judged, in order.
+    pub steps: Vec<Step>,
+    /// running, found, among, unknown, stopped or refused.
+    pub status: String,
+    /// The answer or why it stopped, as a sentence.
+    pub result: Option<String>,
+}
+
+impl State {
+    /// The verdicts so far, as the search takes them.
+    pub fn judged(&self) -> Vec<(usize, Verdict)> {
+        self.steps.iter().map(|s| (s.index, s.verdict)).collect()
+    }
+}

@@ -1,0 +1,289 @@
+//! `plumb bisect` end to end on repositories the tests make: 32 commits after a good
+//! one, a regression of known size entering at a known commit (the build's `args` file
+//! gives `--value-size 100` before it and `2000` from it, so fillseq's instructions per
+//! op on the memory engine rise by about 40%), one commit that does not build. Judged
+//! by instruction counts (plumb icount under valgrind, installed by scripts/setup.sh),
+//! so nothing here depends on how busy the machine is.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The measured command: a short fill on the memory engine, one seed.
+const KV: [&str; 8] = [
+    "kv",
+    "--engine",
+    "memory",
+    "--benchmarks",
+    "fillseq",
+    "--num",
+    "2000",
+    "--seed",
+];
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("run git");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A repository of 33 commits (0 good, 1..=32 after it), commit i's `size` file
+/// holding `size(i)`: a value size, or "broken" for a commit that does not build.
+fn repo(dir: &Path, size: impl Fn(usize) -> String) -> (PathBuf, Vec<String>) {
+    let r = dir.join("repo");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "--quiet"]);
+    let mut commits = Vec::new();
+    for i in 0..=32 {
+        std::fs::write(r.join("size"), size(i)).unwrap();
+        git(&r, &["add", "size"]);
+        git(
+            &r,
+            &[
+                "commit",
+                "--quiet",
+                "--allow-empty",
+                "-m",
+                &format!("change {i}"),
+            ],
+        );
+        commits.push(git(&r, &["rev-parse", "HEAD"]));
+    }
+    (r, commits)
+}
+
+/// The build: this plumb, with the commit's value size as its extra arguments.
+fn build_cmd() -> String {
+    format!(
+        "grep -qx '[0-9]*' size && ln -s '{}' \"$PLUMB_BISECT_OUT/plumb\" && \
+         printf -- '--value-size\\n%s\\n' \"$(cat size)\" > \"$PLUMB_BISECT_OUT/args\"",
+        env!("CARGO_BIN_EXE_plumb")
+    )
+}
+
+fn bisect(store: &Path, flags: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_plumb"));
+    c.args(["bisect", "--json", "--store"])
+        .arg(store)
+        .args(flags);
+    c.output().expect("run plumb bisect")
+}
+
+/// `plumb bisect --repo … --good … --bad … --build …` with the test's flags and command.
+fn start(d: &Path, r: &Path, c: &[String], flags: &[&str]) -> Output {
+    let repo = r.display().to_string();
+    let builds = d.join("builds").display().to_string();
+    let build = build_cmd();
+    let mut args: Vec<&str> = vec![
+        "--repo",
+        &repo,
+        "--good",
+        &c[0],
+        "--bad",
+        &c[32],
+        "--build",
+        &build,
+        "--builds",
+        &builds,
+        "--metric",
+        "instructions",
+    ];
+    args.extend(flags);
+    args.push("--");
+    args.extend(KV);
+    args.push("1");
+    bisect(&d.join("s.sqlite"), &args)
+}
+
+fn state(o: &Output) -> Value {
+    let text = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "not a bisect's state ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The id the first run printed ("plumb bisect ID: …").
+fn id_of(o: &Output) -> String {
+    let e = err(o);
+    e.split("plumb bisect ")
+        .nth(1)
+        .and_then(|s| s.split(':').next())
+        .unwrap_or_else(|| panic!("no id in {e}"))
+        .to_string()
+}
+
+#[test]
+fn it_finds_the_commit_past_one_that_does_not_build_and_resumes() {
+    let d = tempfile::tempdir().unwrap();
+    // The regression enters at commit 21; 16, the first midpoint, does not build.
+    let (r, c) = repo(d.path(), |i| match i {
+        16 => "broken".into(),
+        i if i >= 21 => "2000".into(),
+        _ => "100".into(),
+    });
+    let first = start(d.path(), &r, &c, &["--max-steps", "2"]);
+    assert!(first.status.success(), "{}", err(&first));
+    let s = state(&first);
+    assert_eq!(s["status"], "stopped", "{s}");
+    assert_eq!(s["ends"]["metric"], "instructions");
+    assert_eq!(s["ends"]["step"], "fillseq");
+    let steps = s["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(
+        (steps[0]["index"].as_u64(), steps[0]["verdict"].as_str()),
+        (Some(16), Some("skip"))
+    );
+    assert!(s["result"].as_str().unwrap().contains("--resume"), "{s}");
+
+    // Interrupted there (as Ctrl-C or a reboot would leave it), it continues from the store.
+    let id = id_of(&first);
+    let done = bisect(&d.path().join("s.sqlite"), &["--resume", &id]);
+    assert!(done.status.success(), "{}", err(&done));
+    let s = state(&done);
+    assert_eq!(s["status"], "found", "{s}");
+    let result = s["result"].as_str().unwrap();
+    assert!(
+        result.contains(&c[21]) && result.contains("change 21"),
+        "{result}"
+    );
+    // Every verdict agrees with the commit's size, and no commit was judged twice.
+    let steps = s["steps"].as_array().unwrap();
+    let mut seen = std::collections::HashSet::new();
+    for st in steps {
+        let i = st["index"].as_u64().unwrap() as usize;
+        assert!(seen.insert(i), "{i} judged twice");
+        let want = match i {
+            16 => "skip",
+            i if i >= 21 => "bad",
+            _ => "good",
+        };
+        assert_eq!(st["verdict"], want, "commit {i}: {st}");
+    }
+    assert!(steps.len() <= 7, "{} steps for 32 commits", steps.len());
+
+    // A second bisect of the same range builds nothing again.
+    let again = start(d.path(), &r, &c, &["--max-steps", "2"]);
+    assert!(again.status.success(), "{}", err(&again));
+    let s = state(&again);
+    for st in s["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|st| st["verdict"] != "skip")
+    {
+        assert_eq!(st["reused"], true, "{st}");
+    }
+    let list = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["bisect", "--list", "--store"])
+        .arg(d.path().join("s.sqlite"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(text.contains("found") && text.contains("stopped"), "{text}");
+}
+
+#[test]
+fn a_commit_like_neither_end_stops_the_search_as_unknown() {
+    let d = tempfile::tempdir().unwrap();
+    // Two changes in the range: 100 -> 1000 at 10, 1000 -> 2000 at 20. Commit 16
+    // counts between the ends, like neither.
+    let (r, c) = repo(d.path(), |i| match i {
+        i if i >= 20 => "2000".into(),
+        i if i >= 10 => "1000".into(),
+        _ => "100".into(),
+    });
+    let o = start(d.path(), &r, &c, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let s = state(&o);
+    assert_eq!(s["status"], "unknown", "{s}");
+    let steps = s["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{s}");
+    assert_eq!(
+        (steps[0]["index"].as_u64(), steps[0]["verdict"].as_str()),
+        (Some(16), Some("unknown"))
+    );
+    let result = s["result"].as_str().unwrap();
+    assert!(
+        result.contains(&c[16]) && result.contains("more than one change"),
+        "{result}"
+    );
+}
+
+#[test]
+fn ends_that_do_not_differ_and_bad_ranges_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let (r, c) = repo(d.path(), |_| "100".into());
+    let o = start(d.path(), &r, &c, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = err(&o);
+    assert!(
+        e.contains("within four floors") && e.contains("fillseq"),
+        "{e}"
+    );
+
+    let repo = r.display().to_string();
+    let refused = |args: &[&str], want: &str| {
+        let o = bisect(&d.path().join("s.sqlite"), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(err(&o).contains(want), "{args:?}: {}", err(&o));
+    };
+    let base = ["--repo", &repo, "--build", "true"];
+    refused(
+        &[&base[..], &["--good", &c[5], "--bad", &c[2], "--", "kv"]].concat(),
+        "is not an ancestor",
+    );
+    refused(
+        &[
+            &base[..],
+            &["--good", "nosuchrev", "--bad", &c[2], "--", "kv"],
+        ]
+        .concat(),
+        "--good nosuchrev: not a commit",
+    );
+    refused(
+        &[
+            &base[..],
+            &["--good", &c[0], "--bad", &c[2], "--", "kv", "--store", "x"],
+        ]
+        .concat(),
+        "--store after --",
+    );
+    refused(
+        &[
+            &base[..],
+            &[
+                "--good",
+                &c[0],
+                "--bad",
+                &c[2],
+                "--metric",
+                "instructions",
+                "--",
+                "sql",
+            ],
+        ]
+        .concat(),
+        "use --metric duet",
+    );
+    refused(&["--resume", "99"], "no bisect 99");
+}

@@ -6,7 +6,7 @@ use super::execute::INTERRUPTED;
 use super::StoreArg;
 use anyhow::bail;
 use plumb_bisect::run::{self, Bisect};
-use plumb_bisect::state::{Asked, Metric, State};
+use plumb_bisect::state::{Asked, Metric};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -90,22 +90,10 @@ enum MetricArg {
     Duet,
 }
 
-/// The build `--engine rocksdb` runs: plumb against the worktree's RocksDB, the binary
-/// copied out (the script's target dir is shared by every midpoint).
+/// The build `--engine rocksdb` runs, with this source tree's script.
 fn rocksdb_build() -> anyhow::Result<String> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/build-rocksdb-release.sh");
-    if !script.is_file() {
-        bail!(
-            "--engine rocksdb builds with {}, which is not there (this plumb was built \
-             elsewhere); give --build CMD",
-            script.display()
-        );
-    }
-    Ok(format!(
-        "if command -v ccache >/dev/null; then export CC='ccache cc' CXX='ccache c++'; fi; \
-         bin=$(bash '{}' tree:\"$PWD\" | tail -1) && cp \"$bin\" \"$PLUMB_BISECT_OUT/plumb\"",
-        script.display()
-    ))
+    Ok(plumb_bisect::build::rocksdb_command(&script)?)
 }
 
 fn now() -> String {
@@ -204,7 +192,7 @@ pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&state)?);
     } else {
-        print!("{}", table(&state));
+        print!("{}", state.text());
     }
     out?;
     Ok(match state.status.as_str() {
@@ -221,68 +209,4 @@ fn short(h: &str) -> String {
 fn dir_name(repo: &std::path::Path) -> String {
     repo.file_name()
         .map_or("repo".into(), |n| n.to_string_lossy().into_owned())
-}
-
-/// The bisect's table: each judged commit with its build time, verdict and figures,
-/// then where it ended.
-fn table(s: &State) -> String {
-    let mut t = plumb_report::table_left(&["commit", "build s", "verdict", "figure", "subject"]);
-    if let Some(e) = &s.ends {
-        let n = s.commits.len() - 1;
-        let fig = |i: usize| match (&e.count, e.ratio) {
-            (Some(c), _) => format!("{:.1} instr/op", if i == 0 { c.good } else { c.bad }),
-            (None, Some(r)) if i == n => format!("bad/good {r:.3}"),
-            _ => String::new(),
-        };
-        for (i, k, word) in [(0, 0, "good end"), (n, 1, "bad end")] {
-            t.add_row(vec![
-                s.commits[i].short().to_string(),
-                format!("{:.1}", e.build_secs[k]),
-                word.to_string(),
-                fig(i),
-                s.commits[i].subject.chars().take(60).collect(),
-            ]);
-        }
-    }
-    for st in &s.steps {
-        let ci = |x: &Option<(f64, Option<(f64, f64)>)>| {
-            x.map_or(String::new(), |(r, ci)| match ci {
-                Some((l, h)) => format!("{r:.3} ({l:.3}-{h:.3})"),
-                None => format!("{r:.4}"),
-            })
-        };
-        let fig = match st.count {
-            Some(v) => format!("{v:.1} instr/op"),
-            None if st.vs_good.is_some() => {
-                format!("vs good {}, bad vs it {}", ci(&st.vs_good), ci(&st.vs_bad))
-            }
-            None => String::new(),
-        };
-        t.add_row(vec![
-            s.commits[st.index].short().to_string(),
-            format!(
-                "{:.1}{}",
-                st.build_secs,
-                if st.reused { " kept" } else { "" }
-            ),
-            st.verdict.as_str().to_string(),
-            fig,
-            s.commits[st.index].subject.chars().take(60).collect(),
-        ]);
-    }
-    let mut out = format!("{t}\n");
-    if let Some(e) = &s.ends {
-        out.push_str(&format!(
-            "judged by {} on {}: {}\n",
-            e.metric.as_str(),
-            e.step,
-            e.why
-        ));
-    }
-    out.push_str(&format!(
-        "{}: {}\n",
-        s.status,
-        s.result.as_deref().unwrap_or("under way")
-    ));
-    out
 }

@@ -121,6 +121,18 @@ impl Builder {
         })
     }
 
+    /// Whether `commit` has a kept build (made, or failed), so asking for it builds nothing.
+    pub fn is_kept(&self, commit: &str) -> bool {
+        self.kept(commit).is_some()
+    }
+
+    /// Where the build of `commit` writes its log while it runs.
+    pub fn log_while_building(&self, commit: &str) -> PathBuf {
+        self.cache
+            .join(format!("{commit}.building"))
+            .join("build.log")
+    }
+
     /// Builds `commit`, or takes its kept build.
     pub fn build(&self, commit: &str) -> Result<Build, BisectError> {
         if let Some(b) = self.kept(commit) {
@@ -131,10 +143,13 @@ impl Builder {
             self.cache.display()
         )))?;
         self.checkout(commit)?;
-        let tmp = self.cache.join(format!("{commit}.building"));
+        let log_path = self.log_while_building(commit);
+        let tmp = log_path
+            .parent()
+            .expect("the log is in the build's directory")
+            .to_path_buf();
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).map_err(io(format!("creating {}", tmp.display())))?;
-        let log_path = tmp.join("build.log");
         let log = std::fs::File::create(&log_path)
             .map_err(io(format!("creating {}", log_path.display())))?;
         let err = log
@@ -203,6 +218,25 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// The build command of `--engine rocksdb`: plumb built against the worktree's RocksDB
+/// by `script` (scripts/build-rocksdb-release.sh tree:WORKTREE), through ccache when it
+/// is installed, so a midpoint recompiles only the files that differ; the binary is
+/// copied out, since the script's target dir is shared by every midpoint.
+pub fn rocksdb_command(script: &Path) -> Result<String, BisectError> {
+    if !script.is_file() {
+        return Err(BisectError::Refused(format!(
+            "--engine rocksdb builds with {}, which is not there (this plumb was built \
+             elsewhere); give --build CMD",
+            script.display()
+        )));
+    }
+    Ok(format!(
+        "if command -v ccache >/dev/null; then export CC='ccache cc' CXX='ccache c++'; fi; \
+         bin=$(bash '{}' tree:\"$PWD\" | tail -1) && cp \"$bin\" \"$PLUMB_BISECT_OUT/plumb\"",
+        script.display()
+    ))
 }
 
 /// A build's extra arguments from its `args` file in `dir`: one a line, blank lines

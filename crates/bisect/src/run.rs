@@ -173,8 +173,16 @@ impl Bisect<'_> {
     /// Builds a commit, saying so.
     fn build(&mut self, s: &State, i: usize) -> Result<Build, BisectError> {
         let c = &s.commits[i];
-        (self.progress)(&format!("building {} {}", c.short(), c.subject));
-        let b = Self::builder(s).build(&c.hash)?;
+        let builder = Self::builder(s);
+        if !builder.is_kept(&c.hash) {
+            (self.progress)(&format!(
+                "building {} {} (log: {})",
+                c.short(),
+                c.subject,
+                builder.log_while_building(&c.hash).display()
+            ));
+        }
+        let b = builder.build(&c.hash)?;
         match &b {
             Build::Built { secs, reused, .. } => (self.progress)(&format!(
                 "built {} in {secs:.1} s{}",
@@ -230,7 +238,15 @@ impl Bisect<'_> {
                 ));
                 return self.save(s);
             }
-            let step = self.judge(s, i, &ends_builds)?;
+            let step = match self.judge(s, i, &ends_builds) {
+                Ok(step) => step,
+                // Ctrl-C reaches the measured children too: their failure is the stop.
+                Err(_) if self.interrupt.load(Ordering::Relaxed) => {
+                    self.save(s)?;
+                    return Err(BisectError::Interrupted(self.id));
+                }
+                Err(e) => return Err(e),
+            };
             (self.progress)(&format!(
                 "{} is {}: {}",
                 s.commits[i].short(),

@@ -135,6 +135,72 @@ pub struct State {
 }
 
 impl State {
+    /// The bisect's table: each judged commit with its build time, verdict and figures,
+    /// then where it ended.
+    pub fn text(&self) -> String {
+        let s = self;
+        let mut t =
+            plumb_report::table_left(&["commit", "build s", "verdict", "figure", "subject"]);
+        if let Some(e) = &s.ends {
+            let n = s.commits.len() - 1;
+            let fig = |i: usize| match (&e.count, e.ratio) {
+                (Some(c), _) => format!("{:.1} instr/op", if i == 0 { c.good } else { c.bad }),
+                (None, Some(r)) if i == n => format!("bad/good {r:.3}"),
+                _ => String::new(),
+            };
+            for (i, k, word) in [(0, 0, "good end"), (n, 1, "bad end")] {
+                t.add_row(vec![
+                    s.commits[i].short().to_string(),
+                    format!("{:.1}", e.build_secs[k]),
+                    word.to_string(),
+                    fig(i),
+                    s.commits[i].subject.chars().take(60).collect(),
+                ]);
+            }
+        }
+        for st in &s.steps {
+            let ci = |x: &Option<(f64, Option<(f64, f64)>)>| {
+                x.map_or(String::new(), |(r, ci)| match ci {
+                    Some((l, h)) => format!("{r:.3} ({l:.3}-{h:.3})"),
+                    None => format!("{r:.4}"),
+                })
+            };
+            let fig = match st.count {
+                Some(v) => format!("{v:.1} instr/op"),
+                None if st.vs_good.is_some() => {
+                    format!("vs good {}, bad vs it {}", ci(&st.vs_good), ci(&st.vs_bad))
+                }
+                None => String::new(),
+            };
+            t.add_row(vec![
+                s.commits[st.index].short().to_string(),
+                format!(
+                    "{:.1}{}",
+                    st.build_secs,
+                    if st.reused { " kept" } else { "" }
+                ),
+                st.verdict.as_str().to_string(),
+                fig,
+                s.commits[st.index].subject.chars().take(60).collect(),
+            ]);
+        }
+        let mut out = format!("{t}\n");
+        if let Some(e) = &s.ends {
+            out.push_str(&format!(
+                "judged by {} on {}: {}\n",
+                e.metric.as_str(),
+                e.step,
+                e.why
+            ));
+        }
+        out.push_str(&format!(
+            "{}: {}\n",
+            s.status,
+            s.result.as_deref().unwrap_or("under way")
+        ));
+        out
+    }
+
     /// The verdicts so far, as the search takes them.
     pub fn judged(&self) -> Vec<(usize, Verdict)> {
         self.steps.iter().map(|s| (s.index, s.verdict)).collect()

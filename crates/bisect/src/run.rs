@@ -539,7 +539,7 @@ impl Bisect<'_> {
                 "unknown",
                 format!(
                     "stopped at {}: it measures like neither end, so the range holds more than one \
-                     change or one that is not the ends' ({})",
+                     change, or one too small to settle ({})",
                     line(&s.commits[i]),
                     s.steps.iter().rev().find(|x| x.index == i).map_or("", |x| x.note.as_str())
                 ),

@@ -19,10 +19,11 @@ set -euo pipefail
 # headless browser tests/serve.rs drives through `plumb serve`'s pages. git: the
 # repositories `plumb bisect` searches (tests/bisect.rs makes some); ccache: the
 # compiler cache its --engine rocksdb midpoints share, so each recompiles only what
-# differs.
+# differs; bison and flex: what a PostgreSQL tree needs beside a compiler for
+# `plumb bisect --server postgres` (its configure and make).
 PKGS=(libclang-dev clang pkg-config make g++ git libleveldb-dev libwiredtiger-dev
   postgresql mariadb-server mariadb-plugin-rocksdb sysbench linux-perf sysstat
-  smartmontools nvme-cli xfsprogs valgrind chromium ccache)
+  smartmontools nvme-cli xfsprogs valgrind chromium ccache bison flex)
 
 # shellcheck source=scripts/packages.sh
 . "$(dirname "$0")/packages.sh"

@@ -84,9 +84,15 @@ fn bisect(store: &Path, flags: &[&str]) -> Output {
 
 /// `plumb bisect --repo … --good … --bad … --build …` with the test's flags and command.
 fn start(d: &Path, r: &Path, c: &[String], flags: &[&str]) -> Output {
+    start_cmd(d, r, c, &build_cmd(), flags)
+        .output()
+        .expect("run plumb bisect")
+}
+
+/// The command [`start`] runs, with `build` as the build.
+fn start_cmd(d: &Path, r: &Path, c: &[String], build: &str, flags: &[&str]) -> Command {
     let repo = r.display().to_string();
     let builds = d.join("builds").display().to_string();
-    let build = build_cmd();
     let mut args: Vec<&str> = vec![
         "--repo",
         &repo,
@@ -95,7 +101,7 @@ fn start(d: &Path, r: &Path, c: &[String], flags: &[&str]) -> Output {
         "--bad",
         &c[32],
         "--build",
-        &build,
+        build,
         "--builds",
         &builds,
         "--metric",
@@ -105,7 +111,11 @@ fn start(d: &Path, r: &Path, c: &[String], flags: &[&str]) -> Output {
     args.push("--");
     args.extend(KV);
     args.push("1");
-    bisect(&d.join("s.sqlite"), &args)
+    let mut c = Command::new(env!("CARGO_BIN_EXE_plumb"));
+    c.args(["bisect", "--json", "--store"])
+        .arg(d.join("s.sqlite"))
+        .args(&args);
+    c
 }
 
 fn state(o: &Output) -> Value {
@@ -203,6 +213,66 @@ fn it_finds_the_commit_past_one_that_does_not_build_and_resumes() {
 }
 
 #[test]
+fn ctrl_c_during_a_build_keeps_nothing_of_it_and_resume_builds_it_again() {
+    use std::os::unix::process::CommandExt;
+    let d = tempfile::tempdir().unwrap();
+    let (r, c) = repo(d.path(), |i| if i >= 21 { "2000" } else { "100" }.into());
+    // The first midpoint's (16's) first build waits as a long compile would, until the
+    // Ctrl-C; built again after it, it does not wait.
+    let started = d.path().join("started");
+    let build = format!(
+        "if [ \"$PLUMB_BISECT_COMMIT\" = {} ] && [ ! -e '{s}' ]; then touch '{s}'; sleep 120; fi; {}",
+        c[16],
+        build_cmd(),
+        s = started.display()
+    );
+    // Its own process group, as a terminal's foreground job: Ctrl-C reaches the build
+    // as well as plumb.
+    let mut cmd = start_cmd(d.path(), &r, &c, &build, &[]);
+    let child = cmd
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start plumb bisect");
+    let mut waited = 0;
+    while !started.exists() {
+        assert!(waited < 600, "the midpoint's build never started");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        waited += 1;
+    }
+    // SAFETY: kill(2) on the child's process group, which the test made.
+    assert_eq!(unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", err(&o));
+    let id = id_of(&o);
+    assert!(err(&o).contains(&format!("--resume {id}")), "{}", err(&o));
+    let s = state(&o);
+    assert_eq!(s["status"], "running", "{s}");
+    assert!(s["steps"].as_array().unwrap().is_empty(), "{s}");
+    // Nothing of the stopped build is kept: neither as built nor as failed.
+    let kept = d.path().join("builds/builds");
+    assert!(!kept.join(&c[16]).exists());
+    assert!(!kept.join(format!("{}.building", c[16])).exists());
+
+    let done = bisect(&d.path().join("s.sqlite"), &["--resume", &id]);
+    assert!(done.status.success(), "{}", err(&done));
+    let s = state(&done);
+    assert_eq!(s["status"], "found", "{s}");
+    assert!(s["result"].as_str().unwrap().contains(&c[21]), "{s}");
+    let first = &s["steps"][0];
+    assert_eq!(
+        (
+            first["index"].as_u64(),
+            first["verdict"].as_str(),
+            first["reused"].as_bool()
+        ),
+        (Some(16), Some("good"), Some(false)),
+        "{first}"
+    );
+}
+
+#[test]
 fn a_commit_like_neither_end_stops_the_search_as_unknown() {
     let d = tempfile::tempdir().unwrap();
     // Two changes in the range: 100 -> 1000 at 10, 1000 -> 2000 at 20. Commit 16
@@ -286,4 +356,28 @@ fn ends_that_do_not_differ_and_bad_ranges_are_refused() {
         "use --metric duet",
     );
     refused(&["--resume", "99"], "no bisect 99");
+    refused(
+        &[
+            &base[..],
+            &["--good", &c[0], "--bad", &c[2], "--change", "5", "--", "kv"],
+        ]
+        .concat(),
+        "no change 5",
+    );
+    refused(
+        &[
+            "--repo", &repo, "--good", &c[0], "--bad", &c[2], "--server", "postgres", "--", "kv",
+        ],
+        "--server postgres builds a server, measured by `sql` or `ib`",
+    );
+    // Only the bisect whose ends were measured is kept (refused); the refusals before
+    // it kept nothing.
+    let list = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["bisect", "--list", "--store"])
+        .arg(d.path().join("s.sqlite"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(text.trim().lines().count(), 2, "{text}");
+    assert!(text.contains("refused"), "{text}");
 }

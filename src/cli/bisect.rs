@@ -16,6 +16,8 @@ use std::sync::atomic::Ordering;
 #[command(after_help = "Examples:\n  \
 plumb bisect --repo /src/rocksdb --good v9.9.3 --bad v10.4.2 --engine rocksdb -- \\\n    \
 kv --engine rocksdb --num 20000 --ops 20000 --benchmarks fillseq,compact,readrandom --seed 1\n  \
+plumb bisect --repo /src/postgres --good REL_17_0 --bad REL_17_2 --server postgres -- \\\n    \
+sql --server postgres --table-size 10000 --steps load,point-query --duration 3\n  \
 plumb bisect --repo . --good HEAD~30 --bad HEAD --build 'cargo build --release && cp target/release/plumb \"$PLUMB_BISECT_OUT\"/' \\\n    \
 --metric duet -- kv --engine memory --benchmarks readrandom --duration 3\n  \
 plumb bisect --resume 3          continue after Ctrl-C or --max-steps\n  \
@@ -38,9 +40,14 @@ pub struct BisectArgs {
     /// tree:WORKTREE, through ccache when it is installed).
     #[arg(long, value_name = "ENGINE", value_parser = ["rocksdb"], conflicts_with = "build")]
     engine: Option<String>,
+    /// Build the PostgreSQL tree at each commit (configure once in the worktree, make,
+    /// install into the kept build) and measure it with this plumb, the measured
+    /// `sql` or `ib` command given `--basedir` of that install.
+    #[arg(long, value_name = "SERVER", value_parser = ["postgres"], conflicts_with_all = ["build", "engine"])]
+    server: Option<String>,
     /// The build command, run with `sh -c` in the worktree at each commit; it must leave
     /// the binary to measure as $PLUMB_BISECT_OUT/plumb.
-    #[arg(long, value_name = "CMD", required_unless_present_any = ["engine", "resume", "list"])]
+    #[arg(long, value_name = "CMD", required_unless_present_any = ["engine", "server", "resume", "list"])]
     build: Option<String>,
     /// What a midpoint is judged by: instructions (per op of the judged step, counted by
     /// plumb icount; kv only) or duet (ops/s, plumb ab --duet --until against each end)
@@ -59,6 +66,10 @@ pub struct BisectArgs {
     /// Parallel jobs a build may use (PLUMB_BISECT_JOBS) [default: the CPUs].
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
+    /// The change this bisect searches for (its id on the Changes page and in
+    /// `plumb changes`): kept with the bisect, so the served change links to it.
+    #[arg(long, value_name = "ID")]
+    change: Option<i64>,
     /// Judge at most this many midpoints now, then stop (`--resume` continues).
     #[arg(long, value_name = "N")]
     max_steps: Option<usize>,
@@ -66,7 +77,7 @@ pub struct BisectArgs {
     #[arg(long, value_name = "PATH", default_value = "valgrind")]
     valgrind: PathBuf,
     /// Continue this bisect where it stopped (its id from the first run or --list).
-    #[arg(long, value_name = "ID", conflicts_with_all = ["repo", "good", "bad", "engine", "build"])]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["repo", "good", "bad", "engine", "server", "build", "change"])]
     resume: Option<i64>,
     /// List the bisects in the store.
     #[arg(long, conflicts_with = "resume")]
@@ -103,7 +114,8 @@ fn now() -> String {
 pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
     if a.list {
         let store = a.store.open_existing()?;
-        let mut t = plumb_report::table_left(&["id", "status", "repo", "good", "bad", "updated"]);
+        let mut t =
+            plumb_report::table_left(&["id", "status", "repo", "good", "bad", "change", "updated"]);
         t.add_rows(store.bisects()?.into_iter().map(|b| {
             vec![
                 b.id.to_string(),
@@ -111,6 +123,7 @@ pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
                 b.repo,
                 short(&b.good),
                 short(&b.bad),
+                b.change.map_or(String::new(), |c| c.to_string()),
                 b.updated_at,
             ]
         }));
@@ -133,9 +146,19 @@ pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
         }
         None => {
             let store = plumb_store::Store::open(&store_path)?;
-            let build = match (&a.build, &a.engine) {
+            let build = match (&a.build, &a.server) {
                 (Some(b), _) => b.clone(),
-                (None, _) => rocksdb_build()?,
+                (None, Some(_)) => {
+                    if !matches!(a.command.first().map(String::as_str), Some("sql" | "ib")) {
+                        bail!(
+                            "--server postgres builds a server, measured by `sql` or `ib` after \
+                             --; give `-- sql --server postgres …` (it gets --basedir of each \
+                             commit's install)"
+                        );
+                    }
+                    plumb_bisect::build::postgres_command(&std::env::current_exe()?)
+                }
+                (None, None) => rocksdb_build()?,
             };
             let builds = a
                 .builds
@@ -165,6 +188,7 @@ pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
                     .jobs
                     .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
                 valgrind: a.valgrind.display().to_string(),
+                change: a.change,
             };
             let (id, s) = run::begin(&store, asked, &now())?;
             eprintln!(
@@ -194,7 +218,13 @@ pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", state.text());
     }
-    out?;
+    match out {
+        Err(e @ plumb_bisect::BisectError::Interrupted(_)) => {
+            eprintln!("plumb bisect {id}: {e}");
+            return Ok(ExitCode::from(130));
+        }
+        other => other?,
+    }
     Ok(match state.status.as_str() {
         "found" | "among" | "stopped" => ExitCode::SUCCESS,
         _ => ExitCode::from(1),

@@ -9,8 +9,9 @@
 //!
 //! The command runs with `sh -c` in the worktree, with PLUMB_BISECT_OUT (where it must
 //! leave `plumb`), PLUMB_BISECT_COMMIT and PLUMB_BISECT_JOBS set. It writes into a
-//! temporary directory that becomes the commit's only when the build succeeded, so
-//! nothing half-built is ever reused.
+//! temporary directory that becomes the commit's only when the build ended (built or
+//! failed), so nothing half-built is ever reused; a build stopped by a signal (Ctrl-C,
+//! the OOM killer) is not kept at all, since the commit did not fail.
 
 use crate::error::BisectError;
 use std::path::{Path, PathBuf};
@@ -169,6 +170,13 @@ impl Builder {
             .status()
             .map_err(io(format!("starting the build `{}`", self.command)))?;
         let secs = t0.elapsed().as_secs_f64();
+        if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(BisectError::BuildStopped {
+                commit: commit.to_string(),
+                signal,
+            });
+        }
         let built = status.success() && tmp.join("plumb").is_file();
         if !built {
             let why = if status.success() {
@@ -239,6 +247,28 @@ pub fn rocksdb_command(script: &Path) -> Result<String, BisectError> {
     ))
 }
 
+/// The build command of `--server postgres`: the worktree's PostgreSQL configured once
+/// (later commits reuse the worktree's configure and make state, so a midpoint
+/// recompiles only what changed; ccache when it is installed), made with
+/// PLUMB_BISECT_JOBS and installed into the build's own directory (`pgsql/`:
+/// PostgreSQL finds its share and lib directories relative to its binaries, so the
+/// install works from wherever the kept build ends up). `plumb` is the measuring binary
+/// itself, the same for every commit; the build's `args` give the measured command
+/// `--basedir` of that install. Without readline, zlib and ICU, which a benchmark's
+/// server does not use, so the tree builds with only bison and flex beside a compiler
+/// (scripts/setup.sh installs them).
+pub fn postgres_command(plumb: &Path) -> String {
+    format!(
+        "if command -v ccache >/dev/null; then export CC='ccache cc'; fi; \
+         {{ [ -f config.status ] || ./configure --prefix=/pgsql --without-readline --without-zlib \
+         --without-icu; }} && make -s -j\"$PLUMB_BISECT_JOBS\" && \
+         make -s install DESTDIR=\"$PLUMB_BISECT_OUT\" && \
+         ln -s '{}' \"$PLUMB_BISECT_OUT/plumb\" && \
+         printf -- '--basedir\\n{{out}}/pgsql\\n' > \"$PLUMB_BISECT_OUT/args\"",
+        plumb.display()
+    )
+}
+
 /// A build's extra arguments from its `args` file in `dir`: one a line, blank lines
 /// left out, `{out}` standing for `dir` (the build wrote into a temporary directory
 /// that was renamed); none without the file.
@@ -285,6 +315,85 @@ mod tests {
             commits.push(git(&r, &["rev-parse", "HEAD"]).unwrap());
         }
         (r, commits)
+    }
+
+    /// A tree shaped as PostgreSQL's is to its build: `configure` writes config.status
+    /// (and counts its runs), `make` builds, `make install DESTDIR=…` installs
+    /// bin/postgres under the prefix configure was given.
+    fn postgres_like(d: &Path) -> (PathBuf, Vec<String>) {
+        let (r, c) = repo(d);
+        std::fs::write(
+            r.join("configure"),
+            "#!/bin/sh\necho \"$@\" >> ../configured\n\
+             for a; do case $a in --prefix=*) echo \"prefix=${a#--prefix=}\" > config.status;; esac; done\n",
+        )
+        .unwrap();
+        std::fs::write(
+            r.join("Makefile"),
+            "include config.status\nall:\n\tgrep -qx ok state\n\
+             install:\n\tmkdir -p $(DESTDIR)$(prefix)/bin\n\
+             \tcp state $(DESTDIR)$(prefix)/bin/postgres\n",
+        )
+        .unwrap();
+        std::fs::write(r.join(".gitignore"), "config.status\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(r.join("configure"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let mut commits = c;
+        for i in 3..5 {
+            std::fs::write(r.join("state"), "ok").unwrap();
+            git(&r, &["add", "-A"]).unwrap();
+            git(
+                &r,
+                &[
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "commit",
+                    "--quiet",
+                    "--allow-empty",
+                    "-m",
+                    &format!("commit {i}"),
+                ],
+            )
+            .unwrap();
+            commits.push(git(&r, &["rev-parse", "HEAD"]).unwrap());
+        }
+        (r, commits)
+    }
+
+    #[test]
+    fn a_postgres_tree_is_configured_once_and_installed_into_each_kept_build() {
+        let d = tempfile::tempdir().unwrap();
+        let (r, c) = postgres_like(d.path());
+        let plumb = d.path().join("the-plumb");
+        std::fs::write(&plumb, "measuring binary").unwrap();
+        let b = Builder {
+            repo: r,
+            work: d.path().join("work"),
+            cache: d.path().join("cache"),
+            command: postgres_command(&plumb),
+            jobs: 2,
+        };
+        for commit in &c[3..5] {
+            let built = b.build(commit).unwrap();
+            let Build::Built { args, bin, .. } = &built else {
+                panic!("{commit}: {built:?}")
+            };
+            let kept = d.path().join("cache").join(commit);
+            let base = format!("{}/pgsql", kept.display());
+            assert_eq!(args, &["--basedir", base.as_str()]);
+            assert!(kept.join("pgsql/bin/postgres").is_file());
+            assert_eq!(std::fs::read_link(bin).unwrap(), plumb);
+        }
+        // Configured once, with the prefix the install lands under and no readline.
+        let configured = std::fs::read_to_string(d.path().join("configured")).unwrap();
+        assert_eq!(configured.lines().count(), 1, "{configured}");
+        assert!(
+            configured.contains("--prefix=/pgsql") && configured.contains("--without-readline"),
+            "{configured}"
+        );
     }
 
     #[test]

@@ -31,6 +31,15 @@ pub enum BisectError {
         /// Where the build's log is, and its last lines.
         log: String,
     },
+    /// A build ended by a signal (Ctrl-C reaches the build too, or the OOM killer): the
+    /// machine's doing, not the commit's, so nothing of it is kept as built or failed.
+    #[error("the build of {commit} was stopped by signal {signal}; nothing of it is kept, and the next run builds it again")]
+    BuildStopped {
+        /// The commit.
+        commit: String,
+        /// The signal.
+        signal: i32,
+    },
     /// A file of the build cache could not be read or written.
     #[error("{what}: {source}")]
     Io {

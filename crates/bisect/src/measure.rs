@@ -107,7 +107,9 @@ pub struct DuetAsk<'a> {
     pub tag: String,
 }
 
-/// `a` against `b` as a duet: the judged step's verdict and the runs it rests on.
+/// `a` against `b` as a duet, or interleaved for a server's command (`sql`, `ib`: a
+/// server's processes cannot be held to half the CPUs, and a duet refuses them): the
+/// judged step's verdict and the runs it rests on.
 pub fn duet(
     a: &Built<'_>,
     b: &Built<'_>,
@@ -128,7 +130,7 @@ pub fn duet(
         sides: [side("A", a), side("B", b)],
         command: ask.command.to_vec(),
         rounds: Some(ask.rounds),
-        duet: true,
+        duet: ask.command.first().map(String::as_str) == Some("kv"),
         until: ask.until,
         power: false,
         alpha: 0.05,

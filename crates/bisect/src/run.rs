@@ -123,7 +123,7 @@ pub fn begin(store: &Store, asked: Asked, now: &str) -> Result<(i64, State), Bis
         &state.commits[0].hash,
         &state.commits[state.commits.len() - 1].hash,
     );
-    let id = store.begin_bisect(&state.asked.repo, g, b, &doc, now)?;
+    let id = store.begin_bisect(&state.asked.repo, g, b, state.asked.change, &doc, now)?;
     Ok((id, state))
 }
 
@@ -201,7 +201,15 @@ impl Bisect<'_> {
     /// interrupted; at most `max_steps` midpoints are judged this time.
     pub fn run(&mut self, s: &mut State, max_steps: Option<usize>) -> Result<(), BisectError> {
         let n = s.commits.len() - 1;
-        let ends_builds = [self.end(s, 0)?, self.end(s, n)?];
+        let ends_builds = match self.end(s, 0).and_then(|g| Ok([g, self.end(s, n)?])) {
+            Ok(b) => b,
+            // Ctrl-C reaches the build too: its stop is the interrupt.
+            Err(_) if self.interrupt.load(Ordering::Relaxed) => {
+                self.save(s)?;
+                return Err(BisectError::Interrupted(self.id));
+            }
+            Err(e) => return Err(e),
+        };
         if s.ends.is_none() {
             match self.measure_ends(s, &ends_builds) {
                 Ok(e) => s.ends = Some(e),
@@ -240,7 +248,8 @@ impl Bisect<'_> {
             }
             let step = match self.judge(s, i, &ends_builds) {
                 Ok(step) => step,
-                // Ctrl-C reaches the measured children too: their failure is the stop.
+                // Ctrl-C reaches the build and the measured children too: their
+                // failure is the stop.
                 Err(_) if self.interrupt.load(Ordering::Relaxed) => {
                     self.save(s)?;
                     return Err(BisectError::Interrupted(self.id));
@@ -300,7 +309,8 @@ impl Bisect<'_> {
         let mut why_duet = match (a.metric, countable) {
             (Some(Metric::Duet), _) => "asked (--metric duet)".to_string(),
             (_, false) if a.command[0] != "kv" => format!(
-                "a `{}` command's instructions are spent in the server, which plumb icount does not see",
+                "a `{}` command's instructions are spent in the server, which plumb icount does \
+                 not see (and its A/B is interleaved: a server cannot be held to half the CPUs)",
                 a.command[0]
             ),
             (_, false) => format!("{} does not run: nothing counts instructions", a.valgrind),

@@ -28,7 +28,8 @@ impl Commit {
 pub enum Metric {
     /// Instructions per op of the judged step, counted by `plumb icount`.
     Instructions,
-    /// ops/s of the judged step, by `plumb ab --duet --until` against each end.
+    /// ops/s of the judged step, by `plumb ab --duet --until` against each end
+    /// (interleaved rather than a duet for a server's `sql` or `ib`).
     Duet,
 }
 
@@ -69,6 +70,10 @@ pub struct Asked {
     pub jobs: usize,
     /// The valgrind `plumb icount` runs.
     pub valgrind: String,
+    /// The kept change it searches for (`--change`: `plumb check`'s, on the Changes
+    /// page, which links to the bisect).
+    #[serde(default)]
+    pub change: Option<i64>,
 }
 
 /// The ends as measured: what every midpoint is judged against.
@@ -134,13 +139,40 @@ pub struct State {
     pub result: Option<String>,
 }
 
+/// One row of a bisect's table: an end or a judged commit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The commit's hash.
+    pub hash: String,
+    /// Its subject line.
+    pub subject: String,
+    /// Its build's seconds, "kept" when a kept build was used.
+    pub build: String,
+    /// "good end", "bad end" or the verdict.
+    pub verdict: String,
+    /// What was measured, as printed.
+    pub figure: String,
+    /// What decided it (empty for the ends).
+    pub note: String,
+    /// The runs its figure rests on.
+    pub runs: Vec<i64>,
+}
+
 impl State {
-    /// The bisect's table: each judged commit with its build time, verdict and figures,
-    /// then where it ended.
-    pub fn text(&self) -> String {
+    /// The rows of the bisect's table, ends first, each judged commit in the order it
+    /// was judged: what the terminal prints and the served bisect page shows.
+    pub fn rows(&self) -> Vec<Row> {
         let s = self;
-        let mut t =
-            plumb_report::table_left(&["commit", "build s", "verdict", "figure", "subject"]);
+        let mut rows = Vec::new();
+        let row = |i: usize, build: String, verdict: &str, figure: String| Row {
+            hash: s.commits[i].hash.clone(),
+            subject: s.commits[i].subject.clone(),
+            build,
+            verdict: verdict.to_string(),
+            figure,
+            note: String::new(),
+            runs: Vec::new(),
+        };
         if let Some(e) = &s.ends {
             let n = s.commits.len() - 1;
             let fig = |i: usize| match (&e.count, e.ratio) {
@@ -149,13 +181,12 @@ impl State {
                 _ => String::new(),
             };
             for (i, k, word) in [(0, 0, "good end"), (n, 1, "bad end")] {
-                t.add_row(vec![
-                    s.commits[i].short().to_string(),
-                    format!("{:.1}", e.build_secs[k]),
-                    word.to_string(),
-                    fig(i),
-                    s.commits[i].subject.chars().take(60).collect(),
-                ]);
+                let mut r = row(i, format!("{:.1}", e.build_secs[k]), word, fig(i));
+                if k == 0 {
+                    r.note = e.why.clone();
+                    r.runs = e.runs.clone();
+                }
+                rows.push(r);
             }
         }
         for st in &s.steps {
@@ -172,16 +203,32 @@ impl State {
                 }
                 None => String::new(),
             };
+            let build = format!(
+                "{:.1}{}",
+                st.build_secs,
+                if st.reused { " kept" } else { "" }
+            );
+            let mut r = row(st.index, build, st.verdict.as_str(), fig);
+            r.note = st.note.clone();
+            r.runs = st.runs.clone();
+            rows.push(r);
+        }
+        rows
+    }
+
+    /// The bisect's table: each judged commit with its build time, verdict and figures,
+    /// then where it ended.
+    pub fn text(&self) -> String {
+        let s = self;
+        let mut t =
+            plumb_report::table_left(&["commit", "build s", "verdict", "figure", "subject"]);
+        for r in self.rows() {
             t.add_row(vec![
-                s.commits[st.index].short().to_string(),
-                format!(
-                    "{:.1}{}",
-                    st.build_secs,
-                    if st.reused { " kept" } else { "" }
-                ),
-                st.verdict.as_str().to_string(),
-                fig,
-                s.commits[st.index].subject.chars().take(60).collect(),
+                r.hash.chars().take(10).collect(),
+                r.build,
+                r.verdict,
+                r.figure,
+                r.subject.chars().take(60).collect(),
             ]);
         }
         let mut out = format!("{t}\n");

@@ -167,9 +167,10 @@ impl From<Bad> for PageError {
 impl From<StoreError> for PageError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::NoRun { .. } | StoreError::NoChange { .. } | StoreError::NoSuite { .. } => {
-                PageError::NotFound(e.to_string())
-            }
+            StoreError::NoRun { .. }
+            | StoreError::NoChange { .. }
+            | StoreError::NoSuite { .. }
+            | StoreError::NoBisect { .. } => PageError::NotFound(e.to_string()),
             e => PageError::Store(e),
         }
     }
@@ -384,6 +385,7 @@ impl App {
             (["compare"], true) => crate::compare::get(&cx, &p, json),
             (["history"], true) => crate::history::get(&cx, &p, json),
             (["changes"], true) => crate::changes::get(&cx, &p, json),
+            (["bisect", id], true) => crate::bisect::get(&cx, &p, parse_id(id, "bisect")?, json),
             (["changes"], false) if method == "POST" => {
                 let form = Params::parse(body)?;
                 self.check_token(form.get("token"))?;
@@ -403,6 +405,7 @@ impl App {
                 | ["compare"]
                 | ["history"]
                 | ["changes"]
+                | ["bisect", _]
                 | ["hosts"]
                 | ["host", _],
                 false,
@@ -415,8 +418,8 @@ impl App {
                 }
             ))),
             _ => Err(PageError::NotFound(format!(
-                "no page at {path}; the pages are /runs, /run/ID, /compare, /history, /changes \
-                 and /hosts"
+                "no page at {path}; the pages are /runs, /run/ID, /compare, /history, /changes, \
+                 /bisect/ID and /hosts"
             ))),
         }
     }

@@ -5,6 +5,9 @@
 //! state is set per row or for the rows ticked (`POST /changes`, the server's token
 //! required), written with `Store::set_triage`, where `plumb check` and `history` read it.
 //!
+//! A change that a `plumb bisect --change N` searches for links to each of its bisects
+//! (`a#bisect-N-B` to `/bisect/B`, with where it stands), under the runs it rests on.
+//!
 //! Names a browser test drives: each row is `tr#change-N`; its form holds
 //! `select[name=state]` (`#state-N`), `textarea[name=note]` (`#note-N`),
 //! `input[name=by]` (`#by-N`), `input[name=token]` (`#token-N`) and
@@ -15,6 +18,7 @@ use crate::app::{json_page, now, Ctx, Page, PageError};
 use crate::layout::{datalist, pager, pct, Nav, TOKEN_SCRIPT};
 use crate::query::{encode, Bad, Params};
 use maud::{html, Markup};
+use plumb_store::bisects::BisectLink;
 use plumb_store::{ChangeFilter, ChangeRecord, TriageState};
 use serde::Serialize;
 
@@ -31,6 +35,7 @@ struct Data<'a> {
     total: i64,
     writable: bool,
     changes: &'a [ChangeRecord],
+    bisects: &'a [BisectLink],
 }
 
 fn state_select(id: &str, current: Option<TriageState>) -> Markup {
@@ -56,12 +61,15 @@ pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
     };
     let changes = cx.store.changes(&filter)?;
     let total = cx.store.count_changes(&filter)?;
+    let ids: Vec<i64> = changes.iter().map(|c| c.id).collect();
+    let bisects = cx.store.bisect_links(&ids)?;
     let data = Data {
         page,
         per_page: PER_PAGE,
         total,
         writable: cx.token.is_some(),
         changes: &changes,
+        bisects: &bisects,
     };
     if json {
         return json_page(&data);
@@ -95,7 +103,7 @@ pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
             table #changes {
                 thead { tr {
                     th { "" } th.num { "#" } th { "state" } th { "what" } th.num { "change" } th { "cost that moved" }
-                    th { "runs" } th { "host" } th.num { "seen" } th { "first / last seen" } th { "set state" }
+                    th { "runs, bisects" } th { "host" } th.num { "seen" } th { "first / last seen" } th { "set state" }
                 } }
                 tbody {
                     @for c in &changes {
@@ -118,6 +126,9 @@ pub fn get(cx: &Ctx<'_>, p: &Params, json: bool) -> Result<Page, PageError> {
                                 "at " a href={ "/run/" (c.at_run) } { (c.at_run) }
                                 @if let Some(b) = c.before_run { br; "before " a href={ "/run/" (b) } { (b) } }
                                 br; "last " a href={ "/run/" (c.last_run) } { (c.last_run) }
+                                @for b in bisects.iter().filter(|b| b.change == c.id) {
+                                    br; a.bisect href={ "/bisect/" (b.id) } id={ "bisect-" (c.id) "-" (b.id) } { "bisect " (b.id) } " " (b.status)
+                                }
                             }
                             td {
                                 @if let Some(h) = &c.host { a href={ "/host/" (encode(h)) } { (h) } }

@@ -9,6 +9,7 @@
 pub mod generate;
 
 mod app;
+mod bisect;
 mod changes;
 mod compare;
 mod history;

@@ -404,3 +404,135 @@ fn times_read_as_rfc3339() {
     assert_eq!(rfc3339(86400 + 3661), "1970-01-02T01:01:01Z");
     assert_eq!(rfc3339(1_767_225_600), "2026-01-01T00:00:00Z");
 }
+
+/// A found bisect's state: two ends counted, one midpoint judged bad, the subject
+/// hostile.
+fn bisect_state(change: Option<i64>) -> String {
+    use plumb_bisect::judge::CountEnds;
+    use plumb_bisect::search::Verdict;
+    use plumb_bisect::state::{Asked, Commit, Ends, Metric, State, Step};
+    let commit = |h: char, subject: &str| Commit {
+        hash: h.to_string().repeat(40),
+        subject: subject.into(),
+    };
+    let s = State {
+        asked: Asked {
+            repo: "/src/rocksdb".into(),
+            good: "v1".into(),
+            bad: "v2".into(),
+            command: vec!["kv".into(), "--engine".into(), "rocksdb".into()],
+            build: "make".into(),
+            step: None,
+            metric: None,
+            rounds: 20,
+            cache: "/var/tmp/b".into(),
+            work: "/var/tmp/w".into(),
+            jobs: 2,
+            valgrind: "valgrind".into(),
+            change,
+        },
+        commits: vec![commit('a', "good"), commit('b', EVIL), commit('c', "bad")],
+        ends: Some(Ends {
+            metric: Metric::Instructions,
+            step: "readrandom".into(),
+            count: Some(CountEnds {
+                good: 12759.3,
+                bad: 12720.9,
+                floor: 3.2,
+            }),
+            ratio: None,
+            ci: None,
+            target: None,
+            build_secs: [918.8, 737.3],
+            runs: vec![1, 2, 3],
+            why: "the ends count 12759.3 and 12720.9".into(),
+        }),
+        steps: vec![Step {
+            index: 1,
+            verdict: Verdict::Bad,
+            build_secs: 121.7,
+            reused: false,
+            count: Some(12720.7),
+            vs_good: None,
+            vs_bad: None,
+            runs: vec![3],
+            note: "12720.7 instructions per op, 101% of the way".into(),
+        }],
+        status: "found".into(),
+        result: Some(format!("first bad commit: {} {EVIL}", "b".repeat(40))),
+    };
+    serde_json::to_string(&s).unwrap()
+}
+
+#[test]
+fn a_change_links_to_its_bisect_and_the_bisect_page_shows_its_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = app(dir.path(), None);
+    let id = change(a.store());
+    let other = a
+        .store()
+        .begin_bisect("/src/x", "a", "c", None, &bisect_state(None), "t0")
+        .unwrap();
+    let b = a
+        .store()
+        .begin_bisect(
+            "/src/rocksdb",
+            "a",
+            "c",
+            Some(id),
+            &bisect_state(Some(id)),
+            "t1",
+        )
+        .unwrap();
+    a.store()
+        .save_bisect(b, "found", &bisect_state(Some(id)), "t2")
+        .unwrap();
+    let r = a.handle(&Request::get("/changes"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.body
+            .contains(&format!("href=\"/bisect/{b}\" id=\"bisect-{id}-{b}\"")),
+        "{}",
+        r.body
+    );
+    assert!(
+        !r.body.contains(&format!("/bisect/{other}\"")),
+        "not this change's"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&a.handle(&Request::get("/changes?format=json")).body).unwrap();
+    assert_eq!(v["bisects"][0]["id"], b);
+    assert_eq!(v["bisects"][0]["status"], "found");
+
+    let r = a.handle(&Request::get(&format!("/bisect/{b}")));
+    assert_eq!(r.status, 200, "{}", r.body);
+    for want in [
+        "first bad commit",
+        "12720.7 instr/op",
+        "918.8",
+        "good end",
+        "data-verdict=\"bad\"",
+        "href=\"/run/3\"",
+        &format!("href=\"/changes#change-{id}\""),
+        "plumb kv --engine rocksdb",
+    ] {
+        assert!(r.body.contains(want), "{want}: {}", r.body);
+    }
+    assert!(!r.body.contains(EVIL), "a subject renders as text");
+    assert!(
+        !r.body.contains("http-equiv=\"refresh\""),
+        "a found bisect stays"
+    );
+    let v: serde_json::Value = serde_json::from_str(
+        &a.handle(&Request::get(&format!("/bisect/{b}?format=json")))
+            .body,
+    )
+    .unwrap();
+    assert_eq!(v["steps"][0]["verdict"], "bad");
+    assert_eq!(a.handle(&Request::get("/bisect/99")).status, 404);
+    assert_eq!(a.handle(&Request::get("/bisect/x")).status, 404);
+    assert_eq!(
+        a.handle(&Request::post(&format!("/bisect/{b}"), "")).status,
+        405
+    );
+}

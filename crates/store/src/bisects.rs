@@ -26,6 +26,20 @@ pub struct BisectRecord {
     pub started_at: String,
     /// See `started_at`.
     pub updated_at: String,
+    /// The change it searches for (`--change`), if one was named.
+    pub change: Option<i64>,
+}
+
+/// A bisect as a change's row links to it: without its state document, which a list of
+/// changes has no use for.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BisectLink {
+    /// The bisect's id.
+    pub id: i64,
+    /// The change it searches for.
+    pub change: i64,
+    /// Where it stands.
+    pub status: String,
 }
 
 fn from_row(r: &Row) -> Result<BisectRecord, DbError> {
@@ -38,36 +52,66 @@ fn from_row(r: &Row) -> Result<BisectRecord, DbError> {
         state: r.text(5)?,
         started_at: r.text(6)?,
         updated_at: r.text(7)?,
+        change: r.opt_int(8)?,
     })
 }
 
 const SELECT: &str =
-    "SELECT id, repo, good, bad, status, state, started_at, updated_at FROM bisects";
+    "SELECT id, repo, good, bad, status, state, started_at, updated_at, change_id FROM bisects";
 
 impl Store {
-    /// Keeps a new bisect with its first state; returns its id.
+    /// Keeps a new bisect with its first state, and the change it searches for (which
+    /// must be kept here: an unknown id is refused before anything is written);
+    /// returns its id.
     pub fn begin_bisect(
         &self,
         repo: &str,
         good: &str,
         bad: &str,
+        change: Option<i64>,
         state: &str,
         now: &str,
     ) -> Result<i64, StoreError> {
+        if let Some(c) = change {
+            self.change(c)?;
+        }
         self.db
             .borrow_mut()
             .insert(
-                "INSERT INTO bisects (repo, good, bad, status, state, started_at, updated_at) \
-                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?5)",
+                "INSERT INTO bisects (repo, good, bad, status, state, started_at, updated_at, \
+                 change_id) VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?5, ?6)",
                 &[
                     repo.into(),
                     good.into(),
                     bad.into(),
                     state.into(),
                     now.into(),
+                    change.into(),
                 ],
             )
             .map_err(|e| self.err(e))
+    }
+
+    /// The bisects of these changes, oldest first.
+    pub fn bisect_links(&self, changes: &[i64]) -> Result<Vec<BisectLink>, StoreError> {
+        if changes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = changes.iter().map(i64::to_string).collect();
+        self.rows(
+            &format!(
+                "SELECT id, change_id, status FROM bisects WHERE change_id IN ({}) ORDER BY id",
+                ids.join(", ")
+            ),
+            &[],
+            |r| {
+                Ok(BisectLink {
+                    id: r.int(0)?,
+                    change: r.int(1)?,
+                    status: r.text(2)?,
+                })
+            },
+        )
     }
 
     /// Replaces a bisect's state and status after a step.
@@ -120,6 +164,7 @@ mod tests {
                 "/src/r",
                 "aaa",
                 "bbb",
+                None,
                 "{\"steps\":[]}",
                 "2026-12-07T10:00:00Z",
             )
@@ -142,5 +187,13 @@ mod tests {
         assert!(matches!(e, StoreError::NoBisect { .. }), "{e}");
         assert!(e.to_string().contains("plumb bisect --list"), "{e}");
         assert!(s.save_bisect(id + 1, "x", "{}", "t").is_err());
+        assert_eq!(b.change, None);
+        assert!(s.bisect_links(&[1, 2]).unwrap().is_empty());
+        // A bisect for a change that is not kept is refused, and nothing is written.
+        let e = s
+            .begin_bisect("/src/r", "a", "b", Some(7), "{}", "t")
+            .unwrap_err();
+        assert!(e.to_string().contains('7'), "{e}");
+        assert_eq!(s.bisects().unwrap().len(), 1);
     }
 }

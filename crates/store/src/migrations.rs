@@ -195,6 +195,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         started_at TEXT NOT NULL,
         updated_at TEXT NOT NULL
      );",
+    // 14: the change a bisect searches for (`plumb bisect --change ID`), so the
+    // Changes page links a change point to its bisects.
+    "ALTER TABLE bisects ADD COLUMN change_id INTEGER;
+     CREATE INDEX bisects_change ON bisects(change_id);",
 ];
 
 /// The advisory lock key two plumbs migrating one PostgreSQL store at once take

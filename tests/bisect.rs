@@ -9,6 +9,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 /// The measured command: a short fill on the memory engine, one seed.
 const KV: [&str; 8] = [
     "kv",
@@ -21,57 +23,13 @@ const KV: [&str; 8] = [
     "--seed",
 ];
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("run git");
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-/// A repository of 33 commits (0 good, 1..=32 after it), commit i's `size` file
-/// holding `size(i)`: a value size, or "broken" for a commit that does not build.
+/// The tests' repository: 33 commits (0 good, 1..=32 after it).
 fn repo(dir: &Path, size: impl Fn(usize) -> String) -> (PathBuf, Vec<String>) {
-    let r = dir.join("repo");
-    std::fs::create_dir_all(&r).unwrap();
-    git(&r, &["init", "--quiet"]);
-    let mut commits = Vec::new();
-    for i in 0..=32 {
-        std::fs::write(r.join("size"), size(i)).unwrap();
-        git(&r, &["add", "size"]);
-        git(
-            &r,
-            &[
-                "commit",
-                "--quiet",
-                "--allow-empty",
-                "-m",
-                &format!("change {i}"),
-            ],
-        );
-        commits.push(git(&r, &["rev-parse", "HEAD"]));
-    }
-    (r, commits)
+    common::bisect_repo(dir, 32, size)
 }
 
-/// The build: this plumb, with the commit's value size as its extra arguments.
 fn build_cmd() -> String {
-    format!(
-        "grep -qx '[0-9]*' size && ln -s '{}' \"$PLUMB_BISECT_OUT/plumb\" && \
-         printf -- '--value-size\\n%s\\n' \"$(cat size)\" > \"$PLUMB_BISECT_OUT/args\"",
-        env!("CARGO_BIN_EXE_plumb")
-    )
+    common::bisect_build()
 }
 
 fn bisect(store: &Path, flags: &[&str]) -> Output {

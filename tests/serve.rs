@@ -561,6 +561,55 @@ fn a_change_is_found_triaged_in_the_browser_and_moves_the_base() {
     open(&t, &served.url(&format!("/run/{hostile_id}")));
     assert!(text(&t, "body").contains(HOSTILE));
     assert_eq!(eval(&t, "window.__alerts.length"), 0);
+
+    // 7. A bisect for the change (`plumb bisect --change`, over a repository whose one
+    // commit after the good one is the regression): the change's row links to the
+    // bisect's page, which shows its table and links back to the change.
+    let (repo, c) = common::bisect_repo(dir.path(), 1, |i| ["100", "2000"][i].into());
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["bisect", "--json", "--store", &store, "--repo"])
+        .arg(&repo)
+        .args(["--good", &c[0], "--bad", &c[1], "--metric", "instructions"])
+        .args(["--build", &common::bisect_build(), "--builds"])
+        .arg(dir.path().join("builds"))
+        .args([
+            "--change",
+            &id.to_string(),
+            "--",
+            "kv",
+            "--engine",
+            "memory",
+        ])
+        .args(["--benchmarks", "fillseq", "--num", "2000", "--seed", "1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out(&o));
+    let bisect: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(bisect["status"], "found", "{bisect}");
+    let bid = served.json("/changes")["bisects"][0]["id"]
+        .as_i64()
+        .unwrap();
+    open(&t, &served.url("/changes"));
+    let link = format!("#bisect-{id}-{bid}");
+    wait_true(&t, &format!("!!document.querySelector('{link}')"), 60);
+    assert!(text(&t, &sel).contains("found"), "{}", text(&t, &sel));
+    t.find_element(&link).unwrap().click().unwrap();
+    wait_true(&t, "!!document.querySelector('#bisect tbody tr')", 60);
+    let status = text(&t, "#bisect-status");
+    assert!(
+        status.contains("first bad commit") && status.contains(&c[1]),
+        "{status}"
+    );
+    assert_eq!(
+        eval(
+            &t,
+            "[...document.querySelectorAll('#bisect tbody tr')].map(r => r.dataset.verdict)"
+        ),
+        serde_json::json!(["good end", "bad end"])
+    );
+    shot(&t, "sqlite-bisect");
+    t.find_element("#bisect-change").unwrap().click().unwrap();
+    wait_true(&t, &format!("!!document.querySelector('{sel}')"), 60);
     assert!(!served.log().contains("panicked"), "{}", served.log());
 }
 

@@ -241,3 +241,55 @@ pub fn noise_expected(secs: f64) -> Option<bool> {
         None
     }
 }
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("run git");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A repository for `plumb bisect` to search (`dir/repo`): commit 0 and `n` after it,
+/// commit i's `size` file holding `size(i)`, a value size for [`bisect_build`] or
+/// anything else for a commit that does not build; commit i's subject is "change i".
+pub fn bisect_repo(
+    dir: &Path,
+    n: usize,
+    size: impl Fn(usize) -> String,
+) -> (std::path::PathBuf, Vec<String>) {
+    let r = dir.join("repo");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "--quiet"]);
+    let mut commits = Vec::new();
+    for i in 0..=n {
+        std::fs::write(r.join("size"), size(i)).unwrap();
+        git(&r, &["add", "size"]);
+        let subject = format!("change {i}");
+        git(&r, &["commit", "--quiet", "--allow-empty", "-m", &subject]);
+        commits.push(git(&r, &["rev-parse", "HEAD"]));
+    }
+    (r, commits)
+}
+
+/// The build [`bisect_repo`]'s commits stand for: this plumb, with the commit's value
+/// size as its extra arguments (`kv … --value-size SIZE`), so a regression of known
+/// size enters where the size changes.
+pub fn bisect_build() -> String {
+    format!(
+        "grep -qx '[0-9]*' size && ln -s '{}' \"$PLUMB_BISECT_OUT/plumb\" && \
+         printf -- '--value-size\\n%s\\n' \"$(cat size)\" > \"$PLUMB_BISECT_OUT/args\"",
+        env!("CARGO_BIN_EXE_plumb")
+    )
+}

@@ -90,6 +90,13 @@ pub fn count(
     Ok((name, v, run))
 }
 
+/// Whether `command`'s A/B is a duet (an embedded engine's `kv`) or interleaved (a
+/// server's `sql` or `ib`: its processes cannot be held to half the CPUs, and a duet
+/// refuses them).
+pub fn is_duet(command: &[String]) -> bool {
+    command.first().map(String::as_str) == Some("kv")
+}
+
 /// What one duet asks.
 #[derive(Debug, Clone)]
 pub struct DuetAsk<'a> {
@@ -107,8 +114,7 @@ pub struct DuetAsk<'a> {
     pub tag: String,
 }
 
-/// `a` against `b` as a duet, or interleaved for a server's command (`sql`, `ib`: a
-/// server's processes cannot be held to half the CPUs, and a duet refuses them): the
+/// `a` against `b` as a duet, or interleaved for a server's command ([`is_duet`]): the
 /// judged step's verdict and the runs it rests on.
 pub fn duet(
     a: &Built<'_>,
@@ -130,7 +136,7 @@ pub fn duet(
         sides: [side("A", a), side("B", b)],
         command: ask.command.to_vec(),
         rounds: Some(ask.rounds),
-        duet: ask.command.first().map(String::as_str) == Some("kv"),
+        duet: is_duet(ask.command),
         until: ask.until,
         power: false,
         alpha: 0.05,

@@ -383,13 +383,18 @@ impl Bisect<'_> {
         let ratio = st.ratio.unwrap_or(1.0);
         if !st.significant {
             return Err(BisectError::Refused(format!(
-                "the ends do not differ: {} bad/good {ratio:.3} ({}) in {} rounds of a duet, \
+                "the ends do not differ: {} bad/good {ratio:.3} ({}) in {} rounds of {}, \
                  p {}{}; nothing to search. More --rounds, a step where the change shows \
                  (--step), or another range",
                 st.step,
                 st.ci
                     .map_or("no interval".into(), |(l, h)| format!("{l:.3}-{h:.3}")),
                 st.slices,
+                if measure::is_duet(&a.command) {
+                    "a duet"
+                } else {
+                    "an interleaved A/B"
+                },
                 st.p.map_or("n/a".into(), |p| format!("{p:.3}")),
                 st.reach.as_ref().map_or(String::new(), |r| format!(
                     "; it could see {:.1}% or more",

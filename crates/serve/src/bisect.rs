@@ -24,6 +24,7 @@ pub fn get(cx: &Ctx<'_>, _p: &Params, id: i64, json: bool) -> Result<Page, PageE
     let rows = state.rows();
     let a = &state.asked;
     let running = state.status == "running";
+    let n = state.commits.len().saturating_sub(1);
     let body = html! {
         h1 { "Bisect " (id) }
         p.sub #bisect-status {
@@ -65,7 +66,7 @@ pub fn get(cx: &Ctx<'_>, _p: &Params, id: i64, json: bool) -> Result<Page, PageE
         h2 { "What was asked" }
         table.kv {
             tr { th { "repository" } td { code { (a.repo) } } }
-            tr { th { "good, bad" } td { code { (a.good) } ", " code { (a.bad) } " (" (state.commits.len().saturating_sub(1)) " commits)" } }
+            tr { th { "good, bad" } td { code { (a.good) } ", " code { (a.bad) } " (" (n) " commit" @if n != 1 { "s" } ")" } }
             tr { th { "measured" } td { code { "plumb " (a.command.join(" ")) } } }
             tr { th { "build" } td { code { (a.build) } } }
             tr { th { "started, saved" } td { (rec.started_at) ", " (rec.updated_at) } }

@@ -148,6 +148,14 @@ fn it_finds_the_commit_past_one_that_does_not_build_and_resumes() {
         assert_eq!(st["verdict"], want, "commit {i}: {st}");
     }
     assert!(steps.len() <= 7, "{} steps for 32 commits", steps.len());
+    // The costs that moved between the ends: values of 20 times the size copy more.
+    let moved = s["moved"].as_array().unwrap();
+    assert!(
+        moved
+            .iter()
+            .any(|m| m.as_str().unwrap().starts_with("instructions_op")),
+        "{s}"
+    );
 
     // A second bisect of the same range builds nothing again.
     let again = start(d.path(), &r, &c, &["--max-steps", "2"]);
@@ -208,10 +216,19 @@ fn ctrl_c_during_a_build_keeps_nothing_of_it_and_resume_builds_it_again() {
     let s = state(&o);
     assert_eq!(s["status"], "running", "{s}");
     assert!(s["steps"].as_array().unwrap().is_empty(), "{s}");
-    // Nothing of the stopped build is kept: neither as built nor as failed.
-    let kept = d.path().join("builds/builds");
-    assert!(!kept.join(&c[16]).exists());
-    assert!(!kept.join(format!("{}.building", c[16])).exists());
+    // Nothing of the stopped build is kept: neither as built nor as failed (builds are
+    // kept under builds/builds/KEY/, a directory per build command).
+    let roots: Vec<PathBuf> = std::fs::read_dir(d.path().join("builds/builds"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(roots.len(), 1, "{roots:?}");
+    assert!(
+        roots[0].join(&c[0]).join("plumb").exists(),
+        "the good end is kept"
+    );
+    assert!(!roots[0].join(&c[16]).exists());
+    assert!(!roots[0].join(format!("{}.building", c[16])).exists());
 
     let done = bisect(&d.path().join("s.sqlite"), &["--resume", &id]);
     assert!(done.status.success(), "{}", err(&done));

@@ -4,7 +4,8 @@
 //! under `CACHE/COMMIT/`: the binary (`plumb`), optional extra arguments (`args`, one
 //! per line, appended to the measured command: for builds that differ in flags, such as
 //! a PostgreSQL prefix or a repository of option files), the log and the seconds it
-//! took. A repeated bisect over the same commits reuses them; a commit whose build
+//! took. Builds are kept per build command too (`CACHE/KEY/COMMIT/`), so another
+//! command's build of the same commit is never taken for this one's. A repeated bisect over the same commits reuses them; a commit whose build
 //! failed is kept as failed (`failed`) and skipped again without rebuilding.
 //!
 //! The command runs with `sh -c` in the worktree, with PLUMB_BISECT_OUT (where it must
@@ -14,6 +15,7 @@
 //! the OOM killer) is not kept at all, since the commit did not fail.
 
 use crate::error::BisectError;
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -95,9 +97,26 @@ fn tail(path: &Path, n: usize) -> String {
 }
 
 impl Builder {
+    /// Where this build command's builds are kept: a directory per command (the first
+    /// 12 hex digits of its SHA-256), so two commands that build one commit differently
+    /// (other flags, another compiler) never reuse each other's.
+    fn kept_root(&self) -> PathBuf {
+        let key: String = Sha256::digest(self.command.as_bytes())
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        self.cache.join(key)
+    }
+
+    /// Where the build of `commit` is kept.
+    pub fn kept_dir(&self, commit: &str) -> PathBuf {
+        self.kept_root().join(commit)
+    }
+
     /// The kept build of `commit`, if any.
     fn kept(&self, commit: &str) -> Option<Build> {
-        let dir = self.cache.join(commit);
+        let dir = self.kept_dir(commit);
         let secs = std::fs::read_to_string(dir.join("build.secs"))
             .ok()
             .and_then(|s| s.trim().parse().ok())
@@ -129,7 +148,7 @@ impl Builder {
 
     /// Where the build of `commit` writes its log while it runs.
     pub fn log_while_building(&self, commit: &str) -> PathBuf {
-        self.cache
+        self.kept_root()
             .join(format!("{commit}.building"))
             .join("build.log")
     }
@@ -139,10 +158,12 @@ impl Builder {
         if let Some(b) = self.kept(commit) {
             return Ok(b);
         }
-        std::fs::create_dir_all(&self.cache).map_err(io(format!(
-            "creating the build cache {}",
-            self.cache.display()
-        )))?;
+        let root = self.kept_root();
+        std::fs::create_dir_all(&root)
+            .map_err(io(format!("creating the build cache {}", root.display())))?;
+        // The command its builds were made by, for whoever looks in the cache.
+        std::fs::write(root.join("command"), format!("{}\n", self.command))
+            .map_err(io(format!("writing {}", root.join("command").display())))?;
         self.checkout(commit)?;
         let log_path = self.log_while_building(commit);
         let tmp = log_path
@@ -189,7 +210,7 @@ impl Builder {
         }
         std::fs::write(tmp.join("build.secs"), format!("{secs:.3}\n"))
             .map_err(io(format!("writing {}", tmp.join("build.secs").display())))?;
-        let dir = self.cache.join(commit);
+        let dir = self.kept_dir(commit);
         std::fs::rename(&tmp, &dir)
             .map_err(io(format!("keeping the build as {}", dir.display())))?;
         if built {
@@ -381,7 +402,7 @@ mod tests {
             let Build::Built { args, bin, .. } = &built else {
                 panic!("{commit}: {built:?}")
             };
-            let kept = d.path().join("cache").join(commit);
+            let kept = b.kept_dir(commit);
             let base = format!("{}/pgsql", kept.display());
             assert_eq!(args, &["--basedir", base.as_str()]);
             assert!(kept.join("pgsql/bin/postgres").is_file());
@@ -417,11 +438,12 @@ mod tests {
         else {
             panic!("{first:?}")
         };
-        let kept = d.path().join("cache").join(&c[0]);
+        let kept = b.kept_dir(&c[0]);
+        assert!(kept.starts_with(d.path().join("cache")));
         let x = format!("{}/x", kept.display());
         assert_eq!(args, &["--value-size", "100", "--dir", x.as_str()]);
         assert!(!reused);
-        assert_eq!(bin, &d.path().join("cache").join(&c[0]).join("plumb"));
+        assert_eq!(bin, &kept.join("plumb"));
         let Build::Failed { log, .. } = b.build(&c[1]).unwrap() else {
             panic!("commit 1 should not build")
         };
@@ -436,12 +458,20 @@ mod tests {
             b.build(&c[2]).unwrap(),
             Build::Built { reused: false, .. }
         ));
-        let count = std::fs::read_to_string(d.path().join("cache").join("count")).unwrap();
+        let root = kept.parent().unwrap();
+        let count = std::fs::read_to_string(root.join("count")).unwrap();
         assert_eq!(count.lines().count(), 2);
-        assert!(!d
-            .path()
-            .join("cache")
-            .join(format!("{}.building", c[1]))
-            .exists());
+        assert!(!root.join(format!("{}.building", c[1])).exists());
+        // Another build command builds the same commit again, beside the first.
+        let other = Builder {
+            command: format!("true; {}", b.command),
+            ..b.clone()
+        };
+        assert!(matches!(
+            other.build(&c[0]).unwrap(),
+            Build::Built { reused: false, .. }
+        ));
+        assert_ne!(other.kept_dir(&c[0]), kept);
+        assert!(b.kept_dir(&c[0]).join("plumb").is_file());
     }
 }

@@ -71,3 +71,68 @@ pub enum BisectError {
     #[error("interrupted; the steps judged are saved: continue with `plumb bisect --resume {0}`")]
     Interrupted(i64),
 }
+
+/// Signals that stop a build or a child because the user stopped plumb: SIGHUP, SIGINT
+/// and SIGTERM (Linux's numbers). A terminal's Ctrl-C reaches every process of the
+/// foreground job at once, so the child's end can be seen before plumb's own handler
+/// has set its flag.
+const STOP_SIGNALS: [i32; 3] = [1, 2, 15];
+
+/// The exit code a plumb child gives when it was interrupted (128 + SIGINT).
+const INTERRUPTED_EXIT: i32 = 130;
+
+impl BisectError {
+    /// Whether this is what an interrupt leaves: a build or a measured child that
+    /// ended by the user's signal (or a plumb child that exited as interrupted). Taken
+    /// as the interrupt even before plumb's flag is set, so what was judged is saved
+    /// and nothing is kept as failed.
+    pub fn is_interrupt(&self) -> bool {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            BisectError::Interrupted(_) => true,
+            BisectError::BuildStopped { signal, .. } => STOP_SIGNALS.contains(signal),
+            BisectError::Measure { source, .. } => match source.as_ref() {
+                ChildError::Failed { status, .. } => {
+                    status.code() == Some(INTERRUPTED_EXIT)
+                        || status.signal().is_some_and(|s| STOP_SIGNALS.contains(&s))
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    #[test]
+    fn the_users_signal_is_an_interrupt_and_a_failure_is_not() {
+        let stopped = |signal| BisectError::BuildStopped {
+            commit: "c".into(),
+            signal,
+        };
+        assert!(stopped(2).is_interrupt());
+        assert!(stopped(15).is_interrupt());
+        // The OOM killer's SIGKILL is not the user's: the bisect stops with the error.
+        assert!(!stopped(9).is_interrupt());
+        // wait(2)'s status: exit code in the high byte, a signal in the low bits.
+        let child = |raw| BisectError::Measure {
+            commit: "c".into(),
+            source: Box::new(ChildError::Failed {
+                who: "A".into(),
+                bin: "plumb".into(),
+                command: "kv".into(),
+                status: ExitStatus::from_raw(raw),
+                kept: "",
+            }),
+        };
+        assert!(child(130 << 8).is_interrupt());
+        assert!(child(2).is_interrupt());
+        assert!(!child(1 << 8).is_interrupt());
+        assert!(!BisectError::Refused("x".into()).is_interrupt());
+    }
+}

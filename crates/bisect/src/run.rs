@@ -11,7 +11,9 @@ use crate::judge::{by_duets, duet_target, CountEnds};
 use crate::measure::{self, Built, DuetAsk, OWNED};
 use crate::search::{self, Next, Verdict};
 use crate::state::{Asked, Commit, Ends, Metric, State, Step};
+use plumb_report::history::{cause_text, causes_between, Cause};
 use plumb_report::sequential::Settled;
+use plumb_report::Version;
 use plumb_store::Store;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -116,6 +118,7 @@ pub fn begin(store: &Store, asked: Asked, now: &str) -> Result<(i64, State), Bis
         steps: Vec::new(),
         status: "running".into(),
         result: None,
+        moved: Vec::new(),
         asked,
     };
     let doc = to_doc(&state);
@@ -204,7 +207,7 @@ impl Bisect<'_> {
         let ends_builds = match self.end(s, 0).and_then(|g| Ok([g, self.end(s, n)?])) {
             Ok(b) => b,
             // Ctrl-C reaches the build too: its stop is the interrupt.
-            Err(_) if self.interrupt.load(Ordering::Relaxed) => {
+            Err(e) if e.is_interrupt() || self.interrupt.load(Ordering::Relaxed) => {
                 self.save(s)?;
                 return Err(BisectError::Interrupted(self.id));
             }
@@ -218,6 +221,10 @@ impl Bisect<'_> {
                     s.result = Some(why.clone());
                     self.save(s)?;
                     return Err(BisectError::Refused(why));
+                }
+                Err(e) if e.is_interrupt() || self.interrupt.load(Ordering::Relaxed) => {
+                    self.save(s)?;
+                    return Err(BisectError::Interrupted(self.id));
                 }
                 Err(e) => return Err(e),
             }
@@ -250,7 +257,7 @@ impl Bisect<'_> {
                 Ok(step) => step,
                 // Ctrl-C reaches the build and the measured children too: their
                 // failure is the stop.
-                Err(_) if self.interrupt.load(Ordering::Relaxed) => {
+                Err(e) if e.is_interrupt() || self.interrupt.load(Ordering::Relaxed) => {
                     self.save(s)?;
                     return Err(BisectError::Interrupted(self.id));
                 }
@@ -538,8 +545,48 @@ impl Bisect<'_> {
         Ok(step)
     }
 
+    /// The per-op costs that moved between the ends, as `plumb check` names a change's
+    /// cost: counted, the count itself (exact, so no interval to judge it by; the
+    /// times of a run under valgrind are valgrind's); by A/B, the costs of the good
+    /// end's slices against the bad end's that differ significantly. None when a run
+    /// no longer reads back.
+    fn moved(&self, s: &State) -> Vec<String> {
+        let Some(e) = &s.ends else {
+            return Vec::new();
+        };
+        if let Some(c) = &e.count {
+            return vec![cause_text(&Cause {
+                cost: "instructions_op".into(),
+                before: c.good,
+                after: c.bad,
+                ratio: c.bad / c.good,
+                ci: None,
+                share: None,
+            })];
+        }
+        let (good, bad) = e.runs.split_at(e.runs.len() / 2);
+        let version = |label: &str, ids: &[i64]| {
+            Some(Version {
+                label: label.into(),
+                runs: ids
+                    .iter()
+                    .map(|id| self.store.run(*id).ok())
+                    .collect::<Option<Vec<_>>>()?,
+            })
+        };
+        let (Some(g), Some(b)) = (version("good", good), version("bad", bad)) else {
+            return Vec::new();
+        };
+        causes_between(&g, &b, &e.step)
+            .iter()
+            .take(4)
+            .map(cause_text)
+            .collect()
+    }
+
     /// The answer, from where the search ended.
     fn finish(&self, s: &mut State, end: Next) {
+        s.moved = self.moved(s);
         let line = |c: &Commit| format!("{} {}", c.hash, c.subject);
         let (status, result) = match end {
             Next::Found(i) => ("found", format!("first bad commit: {}", line(&s.commits[i]))),

@@ -137,6 +137,11 @@ pub struct State {
     pub status: String,
     /// The answer or why it stopped, as a sentence.
     pub result: Option<String>,
+    /// The per-op costs that moved between the ends' runs, largest first, one line
+    /// each (`usr_us_op 1.02 → 1.24 (×1.22 …)`): what the first bad commit changed,
+    /// when the range holds one change.
+    #[serde(default)]
+    pub moved: Vec<String>,
 }
 
 /// One row of a bisect's table: an end or a judged commit.
@@ -245,6 +250,12 @@ impl State {
             s.status,
             s.result.as_deref().unwrap_or("under way")
         ));
+        if !s.moved.is_empty() {
+            out.push_str("per-op costs that moved between the ends:\n");
+            for m in &s.moved {
+                out.push_str(&format!("  {m}\n"));
+            }
+        }
         out
     }
 

@@ -63,6 +63,10 @@ pub fn get(cx: &Ctx<'_>, _p: &Params, id: i64, json: bool) -> Result<Page, PageE
                 }
             }
         }
+        @if !state.moved.is_empty() {
+            h2 { "Per-op costs that moved between the ends" }
+            ul #moved { @for m in &state.moved { li { code { (m) } } } }
+        }
         h2 { "What was asked" }
         table.kv {
             tr { th { "repository" } td { code { (a.repo) } } }

@@ -460,6 +460,7 @@ fn bisect_state(change: Option<i64>) -> String {
         }],
         status: "found".into(),
         result: Some(format!("first bad commit: {} {EVIL}", "b".repeat(40))),
+        moved: vec!["instructions_op 1.28e4 → 1.27e4 ×1.00".into()],
     };
     serde_json::to_string(&s).unwrap()
 }
@@ -515,6 +516,7 @@ fn a_change_links_to_its_bisect_and_the_bisect_page_shows_its_table() {
         "href=\"/run/3\"",
         &format!("href=\"/changes#change-{id}\""),
         "plumb kv --engine rocksdb",
+        "instructions_op 1.28e4",
     ] {
         assert!(r.body.contains(want), "{want}: {}", r.body);
     }

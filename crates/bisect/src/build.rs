@@ -252,7 +252,8 @@ impl Builder {
 /// The build command of `--engine rocksdb`: plumb built against the worktree's RocksDB
 /// by `script` (scripts/build-rocksdb-release.sh tree:WORKTREE), through ccache when it
 /// is installed, so a midpoint recompiles only the files that differ; the binary is
-/// copied out, since the script's target dir is shared by every midpoint.
+/// copied out, since the script's target dir is shared by every midpoint. It names the
+/// plumb tree it builds ([`plumb_tree`]), so kept builds are keyed by it too.
 pub fn rocksdb_command(script: &Path) -> Result<String, BisectError> {
     if !script.is_file() {
         return Err(BisectError::Refused(format!(
@@ -262,10 +263,37 @@ pub fn rocksdb_command(script: &Path) -> Result<String, BisectError> {
         )));
     }
     Ok(format!(
-        "if command -v ccache >/dev/null; then export CC='ccache cc' CXX='ccache c++'; fi; \
+        ": plumb tree {}; \
+         if command -v ccache >/dev/null; then export CC='ccache cc' CXX='ccache c++'; fi; \
          bin=$(bash '{}' tree:\"$PWD\" | tail -1) && cp \"$bin\" \"$PLUMB_BISECT_OUT/plumb\"",
+        plumb_tree(script),
         script.display()
     ))
+}
+
+/// Which plumb the script builds: the HEAD of the tree it copies and a digest of its
+/// uncommitted changes. It is part of the build command (as a `:` no-op), so it keys
+/// the kept builds: a build is plumb's own code too (the loop every count includes,
+/// the store schema it writes), and one made by another plumb is not reused.
+fn plumb_tree(script: &Path) -> String {
+    let Some(tree) = script.parent().and_then(Path::parent) else {
+        return "unknown".into();
+    };
+    let head = git(tree, &["rev-parse", "HEAD"]).unwrap_or_else(|_| "not-a-git-checkout".into());
+    let diff = Command::new("git")
+        .arg("-C")
+        .arg(tree)
+        .args(["diff", "HEAD"])
+        .stdin(Stdio::null())
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    let digest: String = Sha256::digest(&diff)
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{head}+{digest}")
 }
 
 /// The build command of `--server postgres`: the worktree's PostgreSQL configured once
@@ -415,6 +443,26 @@ mod tests {
             configured.contains("--prefix=/pgsql") && configured.contains("--without-readline"),
             "{configured}"
         );
+    }
+
+    #[test]
+    fn the_rocksdb_build_names_the_plumb_tree_so_another_plumb_builds_again() {
+        let d = tempfile::tempdir().unwrap();
+        let (r, _) = repo(d.path());
+        let script = r.join("scripts/build-rocksdb-release.sh");
+        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+        std::fs::write(&script, "echo built").unwrap();
+        let head = git(&r, &["rev-parse", "HEAD"]).unwrap();
+        let first = rocksdb_command(&script).unwrap();
+        assert!(
+            first.starts_with(&format!(": plumb tree {head}+")),
+            "{first}"
+        );
+        assert_eq!(rocksdb_command(&script).unwrap(), first);
+        // An uncommitted change to plumb's own code is another plumb.
+        std::fs::write(r.join("state"), "edited").unwrap();
+        assert_ne!(rocksdb_command(&script).unwrap(), first);
+        assert!(rocksdb_command(&d.path().join("nothing.sh")).is_err());
     }
 
     #[test]

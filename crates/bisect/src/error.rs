@@ -40,16 +40,17 @@ pub enum BisectError {
         /// The signal.
         signal: i32,
     },
-    /// A file of the build cache could not be read or written.
-    #[error("{what}: {source}")]
+    /// A file of the build cache could not be read or written (the cause follows in
+    /// the error's chain, as `{:#}` prints it).
+    #[error("{what}")]
     Io {
         /// What was being done, with the path.
         what: String,
         /// Why it failed.
         source: std::io::Error,
     },
-    /// Measuring a build failed (the count or the duet).
-    #[error("measuring {commit}: {source}")]
+    /// Measuring a build failed (the count or the duet; the cause follows in the chain).
+    #[error("measuring {commit}")]
     Measure {
         /// The commit measured.
         commit: String,
@@ -59,8 +60,9 @@ pub enum BisectError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The stored state of a bisect did not read back.
-    #[error("bisect {id}: its stored state is unreadable: {source}")]
+    /// The stored state of a bisect did not read back (the parse error follows in the
+    /// chain).
+    #[error("bisect {id}: its stored state is unreadable")]
     State {
         /// The bisect.
         id: i64,

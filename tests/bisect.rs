@@ -86,6 +86,17 @@ fn state(o: &Output) -> Value {
     })
 }
 
+/// `plumb bisect --list` of a store.
+fn list(store: &Path) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["bisect", "--list", "--store"])
+        .arg(store)
+        .output()
+        .expect("run plumb bisect --list");
+    assert!(o.status.success(), "{}", err(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -169,12 +180,7 @@ fn it_finds_the_commit_past_one_that_does_not_build_and_resumes() {
     {
         assert_eq!(st["reused"], true, "{st}");
     }
-    let list = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(["bisect", "--list", "--store"])
-        .arg(d.path().join("s.sqlite"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&list.stdout);
+    let text = list(&d.path().join("s.sqlite"));
     assert!(text.contains("found") && text.contains("stopped"), "{text}");
 }
 
@@ -347,12 +353,7 @@ fn ends_that_do_not_differ_and_bad_ranges_are_refused() {
     );
     // Only the bisect whose ends were measured is kept (refused); the refusals before
     // it kept nothing.
-    let list = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(["bisect", "--list", "--store"])
-        .arg(d.path().join("s.sqlite"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&list.stdout);
+    let text = list(&d.path().join("s.sqlite"));
     assert_eq!(text.trim().lines().count(), 2, "{text}");
     assert!(text.contains("refused"), "{text}");
 }

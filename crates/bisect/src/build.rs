@@ -345,25 +345,23 @@ mod tests {
         let mut commits = Vec::new();
         for (i, body) in ["ok", "broken", "ok"].iter().enumerate() {
             std::fs::write(r.join("state"), body).unwrap();
-            git(&r, &["add", "state"]).unwrap();
-            let msg = format!("commit {i}");
-            git(
-                &r,
-                &[
-                    "-c",
-                    "user.name=t",
-                    "-c",
-                    "user.email=t@t",
-                    "commit",
-                    "--quiet",
-                    "-m",
-                    &msg,
-                ],
-            )
-            .unwrap();
-            commits.push(git(&r, &["rev-parse", "HEAD"]).unwrap());
+            commits.push(commit(&r, i));
         }
         (r, commits)
+    }
+
+    /// Commits everything in `r` as "commit i"; its hash.
+    fn commit(r: &Path, i: usize) -> String {
+        git(r, &["add", "-A"]).unwrap();
+        let msg = format!("commit {i}");
+        let who = ["-c", "user.name=t", "-c", "user.email=t@t"];
+        let args = [
+            &who[..],
+            &["commit", "--quiet", "--allow-empty", "-m", &msg],
+        ]
+        .concat();
+        git(r, &args).unwrap();
+        git(r, &["rev-parse", "HEAD"]).unwrap()
     }
 
     /// A tree shaped as PostgreSQL's is to its build: `configure` writes config.status
@@ -391,23 +389,7 @@ mod tests {
         let mut commits = c;
         for i in 3..5 {
             std::fs::write(r.join("state"), "ok").unwrap();
-            git(&r, &["add", "-A"]).unwrap();
-            git(
-                &r,
-                &[
-                    "-c",
-                    "user.name=t",
-                    "-c",
-                    "user.email=t@t",
-                    "commit",
-                    "--quiet",
-                    "--allow-empty",
-                    "-m",
-                    &format!("commit {i}"),
-                ],
-            )
-            .unwrap();
-            commits.push(git(&r, &["rev-parse", "HEAD"]).unwrap());
+            commits.push(commit(&r, i));
         }
         (r, commits)
     }

@@ -182,6 +182,14 @@ fn it_finds_the_commit_past_one_that_does_not_build_and_resumes() {
     }
     let text = list(&d.path().join("s.sqlite"));
     assert!(text.contains("found") && text.contains("stopped"), "{text}");
+    let listed = state(&bisect(&d.path().join("s.sqlite"), &["--list"]));
+    let statuses: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["stopped", "found"], "newest first: {listed}");
 }
 
 #[test]

@@ -114,6 +114,10 @@ fn now() -> String {
 pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
     if a.list {
         let store = a.store.open_existing()?;
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(&store.bisects()?)?);
+            return Ok(ExitCode::SUCCESS);
+        }
         let mut t =
             plumb_report::table_left(&["id", "status", "repo", "good", "bad", "change", "updated"]);
         t.add_rows(store.bisects()?.into_iter().map(|b| {

@@ -7,8 +7,9 @@
 use crate::db::{DbError, Row};
 use crate::{Store, StoreError};
 
-/// A kept bisect, as `plumb bisect --resume` and `--list` read it.
-#[derive(Debug, Clone, PartialEq)]
+/// A kept bisect, as `plumb bisect --resume` and `--list` read it (`--list --json`
+/// prints it without its state document).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct BisectRecord {
     /// Its id (`plumb bisect --resume ID`).
     pub id: i64,
@@ -21,6 +22,7 @@ pub struct BisectRecord {
     /// Where it stands: running, found, unknown, stopped …
     pub status: String,
     /// The search's whole state (plumb-bisect's document).
+    #[serde(skip)]
     pub state: String,
     /// When it began and when its state was last saved (UTC, RFC 3339).
     pub started_at: String,

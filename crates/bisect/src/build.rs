@@ -1,12 +1,13 @@
 //! Builds kept by commit. Each midpoint is checked out in one worktree of the
 //! repository (so a build system's own incremental state and a compiler cache carry
 //! from one midpoint to the next), built by the user's command, and its result kept
-//! under `CACHE/COMMIT/`: the binary (`plumb`), optional extra arguments (`args`, one
-//! per line, appended to the measured command: for builds that differ in flags, such as
-//! a PostgreSQL prefix or a repository of option files), the log and the seconds it
-//! took. Builds are kept per build command too (`CACHE/KEY/COMMIT/`), so another
-//! command's build of the same commit is never taken for this one's. A repeated bisect over the same commits reuses them; a commit whose build
-//! failed is kept as failed (`failed`) and skipped again without rebuilding.
+//! under `CACHE/KEY/COMMIT/` (KEY names the build command, so another command's build
+//! of the same commit is never taken for this one's): the binary (`plumb`), optional
+//! extra arguments (`args`, one per line, appended to the measured command: for builds
+//! that differ in flags, such as a PostgreSQL prefix or a repository of option files),
+//! the log and the seconds it took. A repeated bisect over the same commits reuses
+//! them; a commit whose build failed is kept as failed (`failed`) and skipped again
+//! without rebuilding.
 //!
 //! The command runs with `sh -c` in the worktree, with PLUMB_BISECT_OUT (where it must
 //! leave `plumb`), PLUMB_BISECT_COMMIT and PLUMB_BISECT_JOBS set. It writes into a
@@ -101,12 +102,7 @@ impl Builder {
     /// 12 hex digits of its SHA-256), so two commands that build one commit differently
     /// (other flags, another compiler) never reuse each other's.
     fn kept_root(&self) -> PathBuf {
-        let key: String = Sha256::digest(self.command.as_bytes())
-            .iter()
-            .take(6)
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        self.cache.join(key)
+        self.cache.join(short_digest(self.command.as_bytes()))
     }
 
     /// Where the build of `commit` is kept.
@@ -280,20 +276,17 @@ fn plumb_tree(script: &Path) -> String {
         return "unknown".into();
     };
     let head = git(tree, &["rev-parse", "HEAD"]).unwrap_or_else(|_| "not-a-git-checkout".into());
-    let diff = Command::new("git")
-        .arg("-C")
-        .arg(tree)
-        .args(["diff", "HEAD"])
-        .stdin(Stdio::null())
-        .output()
-        .map(|o| o.stdout)
-        .unwrap_or_default();
-    let digest: String = Sha256::digest(&diff)
+    let diff = git(tree, &["diff", "HEAD"]).unwrap_or_default();
+    format!("{head}+{}", short_digest(diff.as_bytes()))
+}
+
+/// The first 12 hex digits of `bytes`' SHA-256: a name for a directory or a tree.
+fn short_digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
         .iter()
         .take(6)
         .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("{head}+{digest}")
+        .collect()
 }
 
 /// The build command of `--server postgres`: the worktree's PostgreSQL configured once

@@ -5,6 +5,7 @@
 //! reports what happened; the runner times it.
 
 pub mod error;
+pub mod fault;
 pub mod histogram;
 pub mod lsm;
 pub mod model;
@@ -13,6 +14,7 @@ pub mod value;
 pub mod waits;
 
 pub use error::{Result, TargetError};
+pub use fault::{FaultFigures, FaultReport, RecoveryPhase, SteadyState};
 pub use histogram::LatencyHistogram;
 pub use lsm::{CacheLookups, LevelAccount, LevelShape, LsmAccount, LsmShape, Stalls};
 pub use model::{

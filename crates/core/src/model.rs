@@ -388,6 +388,11 @@ pub struct StepSummary {
     /// closed-loop steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoop>,
+    /// The faults injected inside the step (`--fault`) and what each cost the clients:
+    /// outage, latency in its window against steady state, recovery and its phases;
+    /// `None` for a step without faults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<crate::FaultReport>,
     /// The threads profile a closed-loop step ran under (`--threads-profile`, as
     /// written), so a report reads it phase by phase; `None` for a fixed thread count.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -44,6 +44,7 @@ where
         progress: &NoProgress,
         clients: None,
         on_open: None,
+        faults: None,
     };
     let run = kernel::run(&spec, &mut (), |lane: &Lane<'_>, _: &mut ()| body(lane));
     let ended = SystemTime::now();

@@ -521,6 +521,7 @@ fn run_clients(ctx: &mut IbContext<'_>, cfg: &IbStepConfig) -> IbStepResult {
         progress: ctx.progress,
         clients: None,
         on_open: None,
+        faults: None,
     };
     let mut gauge = WatchedGauge::new(
         ServerGauge::new(sut(ctx), cfg.index, cfg.perf_groups, None),

@@ -132,6 +132,7 @@ pub fn run_workload(
         progress: ctx.progress,
         clients: cfg.clients.as_ref(),
         on_open: perf_start,
+        faults: None,
     };
     let mut gauge = gauge_of(ctx, cfg);
     ctx.progress

@@ -19,6 +19,7 @@
 
 pub mod callgrind;
 mod clock;
+pub mod faults;
 mod figures;
 mod lane;
 mod mark;
@@ -29,6 +30,7 @@ mod server;
 mod tests;
 
 pub use clock::{HarnessTime, OpClock, Timing};
+pub use faults::{Faults, FaultsRun, Injection, Injector};
 pub use figures::{summary, Part, Tally};
 pub use lane::Lane;
 pub use mark::{Gauge, Mark};

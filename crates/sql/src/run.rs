@@ -251,6 +251,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         progress: ctx.progress,
         clients: cfg.clients.as_ref().filter(|_| !load),
         on_open: None,
+        faults: None,
     };
     let mut gauge = WatchedGauge::new(
         ServerGauge::new(

@@ -4,6 +4,7 @@
 //! with YCSB's own keys, mixes and distributions.
 
 pub mod distribution;
+pub mod fault;
 pub mod ibench;
 pub mod keys;
 pub mod kind;
@@ -17,6 +18,7 @@ pub mod threads_profile;
 pub mod ycsb;
 
 pub use distribution::{Distribution, KeyChooser};
+pub use fault::{Due, FaultKind, FaultPlan, FaultSpec};
 pub use ibench::{IbKind, IbStepPlan};
 pub use keys::KeyFormat;
 pub use kind::{Kind, ProbeKind, UnknownKind};

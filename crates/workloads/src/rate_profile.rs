@@ -371,7 +371,7 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_secs(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_secs(s: &str) -> Result<f64, String> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

@@ -465,6 +465,7 @@ mod tests {
             progress: &kernel::NoProgress,
             clients: None,
             on_open: None,
+            faults: None,
         };
         kernel::run(&spec, &mut (), |lane: &Lane<'_>, _: &mut ()| {
             let mut ring = worker_ring(depth as u32)?;

@@ -5,11 +5,12 @@
 
 use super::callgrind;
 use super::clock::{HarnessTime, OpClock, Timing};
+use super::faults::{self, FaultLane, FaultShared};
 use super::outcome::{Counts, Outcome, COUNTS};
 use crate::histogram::LatencyHistogram;
 use crate::pacing::{Arrival, OpenTally, Pacer};
 use plumb_workloads::ThreadsProfile;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::Sender;
 use std::sync::{Barrier, OnceLock};
@@ -40,6 +41,10 @@ pub(super) struct Shared {
     /// When the measured window opened (set before epoch becomes 1), or when the first
     /// paced thread started, whichever came first: every pacer's start.
     pub(super) window_start: OnceLock<Instant>,
+    /// When the measured window opened: set with epoch 1, never by a pacer.
+    pub(super) opened: OnceLock<Instant>,
+    /// The step's faults, when it has any.
+    pub(super) faults: Option<FaultShared>,
 }
 
 /// What a thread sends the sampler: a handful of messages per thread and second, so
@@ -55,6 +60,7 @@ pub(super) enum Msg {
         harness: HarnessTime,
         backlog: u64,
         error: Option<String>,
+        faults: Option<FaultLane>,
     },
 }
 
@@ -111,6 +117,8 @@ pub struct Lane<'s> {
     pub(super) hooked: Cell<bool>,
     pub(super) harness: Cell<HarnessTime>,
     pub(super) backlog: Cell<u64>,
+    /// A measured thread's fault timeline, on a step with faults.
+    pub(super) faults: Option<RefCell<FaultLane>>,
 }
 
 impl Lane<'_> {
@@ -355,6 +363,22 @@ where
             next_second(lane, &mut r, (now_epoch, open, classes), &mut counting);
         }
         record_latency(&mut r, &clock, timing, ns);
+        if let (Some(fl), Some(fs)) = (&lane.faults, &shared.faults) {
+            if r.epoch > 0 {
+                if let Some(&opened) = shared.opened.get() {
+                    faults::record(
+                        fl,
+                        fs,
+                        opened,
+                        slot.started,
+                        end,
+                        n,
+                        out.errors(),
+                        out.clean(),
+                    );
+                }
+            }
+        }
         if let Some(o) = r.open.as_mut() {
             o.record(&slot, end);
         }

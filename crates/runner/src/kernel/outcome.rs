@@ -34,6 +34,19 @@ pub trait Outcome {
     #[inline(always)]
     fn count(&self, _counts: &mut Counts) {}
 
+    /// Failed attempts this call met and retried before it succeeded (a client that
+    /// reconnected through a fault): counted against the fault's window.
+    #[inline(always)]
+    fn errors(&self) -> u64 {
+        0
+    }
+
+    /// Whether the call succeeded at its first try: only such an op ends an outage.
+    #[inline(always)]
+    fn clean(&self) -> bool {
+        self.errors() == 0
+    }
+
     /// How long the thread waits after this call, outside every op's time (TPC-C's
     /// keying and think times): the call is recorded first, in the interval it ended
     /// in, and a closed loop's next op starts when the rest is over.

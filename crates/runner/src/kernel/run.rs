@@ -6,6 +6,7 @@
 
 use super::callgrind;
 use super::clock::{clock_read_ns, HarnessTime};
+use super::faults::{self, FaultLane, FaultShared};
 use super::figures::Tally;
 use super::lane::{Lane, Msg, Padded, Report, Shared};
 use super::mark::{Gauge, Mark};
@@ -75,6 +76,9 @@ pub struct Spec<'a> {
     /// before its first measured op is counted): what counts per thread from there,
     /// as RocksDB's thread-local PerfContext, starts there.
     pub on_open: Option<&'a (dyn Fn() + Sync)>,
+    /// Faults injected while the step runs, each on time, with the measured threads'
+    /// timelines kept to read what each cost ([`super::faults`]).
+    pub faults: Option<&'a super::Faults<'a>>,
 }
 
 /// What a step's threads and sampler gathered.
@@ -101,6 +105,8 @@ pub struct Run<T, X> {
     pub instructions: Option<u64>,
     /// The threads profile the step ran under ([`Spec::clients`]).
     pub clients: Option<ThreadsProfile>,
+    /// What the step's faults left, when it had any ([`super::faults::report`] reads it).
+    pub faults: Option<super::FaultsRun>,
 }
 
 /// Runs one step: `spec.threads` measured threads (and `spec.writers` writers), each
@@ -123,12 +129,14 @@ where
         stop: AtomicBool::new(false),
         progress: (0..spec.threads).map(|_| Padded::default()).collect(),
         window_start: OnceLock::new(),
+        opened: OnceLock::new(),
+        faults: spec.faults.map(|f| FaultShared::new(f, spec.duration)),
     };
     let lanes = spec.threads + spec.writers;
     let barrier = Barrier::new(lanes + 1);
     let (tx, rx) = mpsc::channel::<Msg>();
     let (shared, barrier, body, classes) = (&shared, &barrier, &body, spec.classes);
-    let (c, outputs) = std::thread::scope(|scope| {
+    let (c, outputs, injected) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..lanes)
             .map(|t| {
                 let writer = t >= spec.threads;
@@ -156,6 +164,11 @@ where
                             hooked: Cell::new(false),
                             harness: Cell::new(HarnessTime::default()),
                             backlog: Cell::new(0),
+                            faults: shared
+                                .faults
+                                .as_ref()
+                                .filter(|_| !writer)
+                                .map(|f| std::cell::RefCell::new(FaultLane::new(f))),
                         };
                         run_lane(&lane, body)
                     })
@@ -163,6 +176,16 @@ where
             })
             .collect();
         drop(tx);
+        // The faults' own thread: it waits for the window, then injects each on time.
+        let injector = spec.faults.zip(shared.faults.as_ref()).map(|(f, fs)| {
+            std::thread::Builder::new()
+                .name("plumb-fault".into())
+                .spawn_scoped(scope, move || {
+                    let stop = || shared.stop.load(Ordering::Relaxed);
+                    faults::inject_all(f, fs, &shared.opened, &stop)
+                })
+                .expect("spawn the fault thread")
+        });
         // A step asked to stop before it started runs no op.
         if spec.interrupt.load(Ordering::Relaxed) {
             shared.stop.store(true, Ordering::Relaxed);
@@ -181,10 +204,20 @@ where
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
             .collect();
-        (c, outputs)
+        let injected = injector.map(|h| h.join().unwrap_or_default());
+        (c, outputs, injected)
     });
     let instructions = callgrind::step_end();
     let epochs = c.marks.len() - 1;
+    let faults = match (injected, &shared.faults, shared.opened.get()) {
+        (Some(injected), Some(fs), Some(&opened)) => Some(faults::FaultsRun::gather(
+            injected,
+            c.fault_lanes,
+            fs,
+            opened,
+        )),
+        _ => None,
+    };
     Run {
         opened: c.opened,
         tally: Tally::of(c.reports, epochs, spec.classes, spec.writers > 0),
@@ -196,6 +229,7 @@ where
         interrupted: c.interrupted,
         instructions,
         clients: spec.clients.cloned(),
+        faults,
     }
 }
 
@@ -232,6 +266,7 @@ where
         harness: lane.harness.get(),
         backlog: lane.backlog.get(),
         error,
+        faults: lane.faults.as_ref().map(|f| f.replace(FaultLane::empty())),
     });
     out
 }
@@ -247,6 +282,7 @@ struct Collected<X> {
     interrupted: bool,
     reader_done: usize,
     writers_done: usize,
+    fault_lanes: Vec<FaultLane>,
 }
 
 impl<X> Collected<X> {
@@ -258,7 +294,9 @@ impl<X> Collected<X> {
                 harness,
                 backlog,
                 error,
+                faults,
             } => {
+                self.fault_lanes.extend(faults);
                 if !writer {
                     self.harness.merge(&harness);
                     self.backlog += backlog;
@@ -293,6 +331,7 @@ fn sample<G: Gauge>(
         interrupted: false,
         reader_done: 0,
         writers_done: 0,
+        fault_lanes: Vec::new(),
     };
     let interrupted = || spec.interrupt.load(Ordering::Relaxed);
     // Warm-up: epoch 0; its reports are discarded. A thread's error ends it.
@@ -366,6 +405,7 @@ fn open_window<G: Gauge>(
     let wall = SystemTime::now();
     gauge.opened();
     let _ = shared.window_start.set(t0.at);
+    let _ = shared.opened.set(t0.at);
     shared.epoch.store(1, Ordering::Release);
     (t0, wall)
 }

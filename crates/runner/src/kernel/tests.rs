@@ -19,6 +19,7 @@ fn spec<'a>(threads: usize, secs: f64, interrupt: &'a AtomicBool) -> Spec<'a> {
         progress: &NoProgress,
         clients: None,
         on_open: None,
+        faults: None,
     }
 }
 

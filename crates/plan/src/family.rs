@@ -528,6 +528,20 @@ pub struct SqlParams {
     #[arg(long, value_name = "pQ:BOUND")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_search: Option<String>,
+    /// Faults inside each measured step but the loads, on a server plumb started:
+    /// `at=30s,kind=kill`, `kind=restart` or `kind=sigstop:5s`, or every so often
+    /// (`every=20s,kind=restart,count=3`); repeatable. Clients reconnect and retry
+    /// through them; each fault's outage, latency in its window against steady state,
+    /// recovery and the server's logged recovery phases are stored with the step. Hold
+    /// the load at a --rate, so a closed loop does not hide the dip.
+    #[arg(long = "fault", value_name = "SPEC")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fault: Vec<String>,
+    /// During faults, an op whose service time exceeds this counts against the outage
+    /// (default 1s): a hung server fails nothing, it only makes ops slow.
+    #[arg(long, value_name = "DUR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault_timeout: Option<String>,
     /// Count the server's perf events one group at a time, SECS seconds each, in turn
     /// over each step's window (seed 002: groups of 10 s after a 30 s warm-up): each
     /// event exact over its slices and divided by their own queries, instead of all
@@ -626,6 +640,11 @@ pub struct SqlParams {
 pub const SYSBENCH_LUA_DIRS: [&str; 2] = ["/usr/share/sysbench", "/usr/local/share/sysbench"];
 
 impl SqlParams {
+    /// The faults of each measured step (`--fault`, `--fault-timeout`); `None` without.
+    pub fn faults(&self) -> Result<Option<plumb_workloads::FaultPlan>, String> {
+        plumb_workloads::FaultPlan::parse(&self.fault, self.fault_timeout.as_deref())
+    }
+
     /// Reads `--lua` (relative to `base` when not absolute) and the modules it requires
     /// by name (`require("oltp_common")`, found beside it or in sysbench's data
     /// directory, as sysbench finds them), into `lua_sources`, the script first.
@@ -887,6 +906,22 @@ impl SqlParams {
             self.threads_profile.as_deref(),
             self.rate.is_some() || self.rate_profile.is_some() || self.rate_search.is_some(),
         )?;
+        if let Some(f) = self.faults().map_err(|message| ParamError {
+            key: "fault",
+            message,
+        })? {
+            if self.rate_search.is_some() {
+                return bad(
+                    "fault",
+                    "a rate search's probes are not fault steps: drop --rate-search or --fault"
+                        .into(),
+                );
+            }
+            f.schedule(self.duration).map_err(|message| ParamError {
+                key: "fault",
+                message,
+            })?;
+        }
         for (key, v) in [
             ("scale", u64::from(self.scale)),
             ("warehouses", u64::from(self.warehouses)),

@@ -1085,6 +1085,12 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
                 .collect()
         })
         .unwrap_or_default();
+    // The faults' windows, shaded (the first run's with faults).
+    let bands: Vec<(f64, f64, String)> = found
+        .iter()
+        .find_map(|(_, s, _)| s.summary.faults.as_ref())
+        .map(crate::faults::bands)
+        .unwrap_or_default();
     o.push_str(r#"<div class="charts"><figure><figcaption>Throughput over time</figcaption>"#);
     o.push_str(&svg::marked_line_chart(
         &[("data-chart", "throughput"), ("data-step", step)],
@@ -1094,6 +1100,7 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
         "ops/s",
         740.0,
         &marks,
+        &bands,
     ));
     o.push_str(r#"</figure><figure><figcaption>Latency percentiles</figcaption>"#);
     o.push_str(&svg::category_log_chart(
@@ -1135,6 +1142,11 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
     }
     o.push_str("</tbody></table></div>");
     open_loop_table(o, &found);
+    let faulted: Vec<(String, &plumb_core::FaultReport)> = found
+        .iter()
+        .filter_map(|(v, s, _)| s.summary.faults.as_ref().map(|f| (run_name(v), f)))
+        .collect();
+    crate::faults::html_table(o, &faulted);
     by_op_table(o, &found);
     let device: Vec<(String, &plumb_core::StepSummary)> = found
         .iter()
@@ -1187,6 +1199,7 @@ fn server_seconds_charts(o: &mut String, step: &str, found: &Found<'_>) {
             "seconds into the measured window",
             &label(name),
             360.0,
+            &[],
             &[],
         ));
         o.push_str("</figure>");

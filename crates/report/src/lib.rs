@@ -17,6 +17,7 @@ pub mod document;
 pub mod durability;
 pub mod explain;
 pub mod export;
+mod faults;
 pub mod flame;
 mod format;
 pub mod gate;

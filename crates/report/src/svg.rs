@@ -354,7 +354,7 @@ pub(crate) fn line_chart(
     y_label: &str,
     w: f64,
 ) -> String {
-    marked_line_chart(attrs, title, series, x_label, y_label, w, &[])
+    marked_line_chart(attrs, title, series, x_label, y_label, w, &[], &[])
 }
 
 /// Both linear axes of a line chart, from 0 to a round number above the data.
@@ -407,6 +407,7 @@ pub(crate) fn marked_line_chart(
     y_label: &str,
     w: f64,
     marks: &[(f64, String)],
+    bands: &[(f64, f64, String)],
 ) -> String {
     let plot = Plot::new(w);
     let scale = LinearScale::fit(series, plot);
@@ -419,6 +420,7 @@ pub(crate) fn marked_line_chart(
     let mut out = String::new();
     open(&mut out, attrs, title, w, chart_height(&with_data, w));
     linear_axes(&mut out, &scale, x_label, y_label);
+    shaded_bands(&mut out, &scale, bands);
     phase_marks(&mut out, &scale, marks);
     if with_data.is_empty() {
         empty_note(&mut out, plot, "no interval data");
@@ -447,6 +449,33 @@ fn linear_axes(out: &mut String, scale: &LinearScale, x_label: &str, y_label: &s
         text(out, x, p.y1 + 18.0, "middle", "tick", &plain(t));
     }
     axis_frame(out, p, x_label, y_label);
+}
+
+/// The shaded spans of [`marked_line_chart`] (a fault's window, from the fault to its
+/// recovery), clipped to its x axis, under the lines, each with its label.
+fn shaded_bands(out: &mut String, scale: &LinearScale, bands: &[(f64, f64, String)]) {
+    if bands.is_empty() {
+        return;
+    }
+    let p = scale.plot;
+    out.push_str(r#"<g class="bands">"#);
+    for (a, b, label) in bands
+        .iter()
+        .filter(|(a, b, _)| *b > 0.0 && *a < scale.x_hi && b > a)
+    {
+        let (x0, x1) = (scale.x(a.max(0.0)), scale.x(b.min(scale.x_hi)));
+        let _ = write!(
+            out,
+            r##"<rect data-mark="fault" data-from="{a}" data-to="{b}" x="{}" y="{}" width="{}" height="{}" fill="#d62728" fill-opacity="0.15"><title>{} {a:.2}-{b:.2} s</title></rect>"##,
+            n(x0),
+            n(p.y0),
+            n((x1 - x0).max(1.0)),
+            n(p.y1 - p.y0),
+            esc(label),
+        );
+        text(out, x0 + 3.0, p.y0 + 22.0, "start", "tick", label);
+    }
+    out.push_str("</g>");
 }
 
 /// The dotted vertical marks of [`marked_line_chart`] that fall on its x axis.

@@ -119,6 +119,10 @@ fn evidence(stored: &StoredRun, out: &mut String) {
         out.push('\n');
         out.push_str(&open);
     }
+    if let Some(faults) = crate::faults::text(stored) {
+        out.push('\n');
+        out.push_str(&faults);
+    }
     if let Some(clients) = threads_profile_text(stored) {
         out.push('\n');
         out.push_str(&clients);

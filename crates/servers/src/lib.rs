@@ -12,6 +12,7 @@
 pub mod client;
 pub mod counters;
 pub mod error;
+pub mod faults;
 pub mod managed;
 pub mod mywire;
 pub mod pgwire;

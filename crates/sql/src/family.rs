@@ -42,6 +42,8 @@ struct SqlSubject<'p> {
     ycsb: crate::run::YcsbState,
     died: Option<String>,
     ceilings: Vec<plumb_store::Ceiling>,
+    /// The faults of each measured step.
+    faults: Option<plumb_workloads::FaultPlan>,
 }
 
 /// Starts (or reaches) the plan's server and reads what it is: nothing is stored yet.
@@ -60,7 +62,30 @@ fn prepare<'p>(
         p.arrivals,
         p.rate_search.as_deref(),
     )?;
+    let faults = p.faults().map_err(|message| RunError::Param {
+        key: "fault",
+        message,
+    })?;
+    if let Some(f) = &faults {
+        if let Some(why) = f
+            .specs
+            .iter()
+            .find_map(|s| plumb_servers::faults::refuse(&s.kind))
+        {
+            return Err(RunError::Param {
+                key: "fault",
+                message: why,
+            });
+        }
+    }
     let (server, choice) = server::start_for(plan, spec, extras, place)?;
+    if faults.is_some() && matches!(server, Server::External(_)) {
+        return Err(RunError::Param {
+            key: "fault",
+            message: "faults need a server plumb starts (it kills and restarts it): drop --url"
+                .into(),
+        });
+    }
     let ep = server.endpoint().clone();
     let mut counters = CounterReader::connect(&ep)?;
     let id = server::identify(spec, &server, choice.as_ref(), &mut counters)?;
@@ -139,6 +164,7 @@ fn prepare<'p>(
         ycsb: crate::run::YcsbState::default(),
         died: None,
         ceilings: Vec::new(),
+        faults,
     })
 }
 
@@ -161,6 +187,7 @@ impl SqlSubject<'_> {
             pace,
             perf_groups: p.perf_groups,
             wait_hz: p.wait_hz,
+            faults: self.faults.clone(),
         }
     }
 
@@ -203,6 +230,10 @@ impl SqlSubject<'_> {
                 config["lua_opt"] = p.lua_opt.clone().into();
             }
         }
+        if let Some(f) = cfg.faults.as_ref().filter(|_| !step.kind.is_load()) {
+            config["faults"] = f.specs.iter().map(ToString::to_string).collect();
+            config["fault_timeout_s"] = f.timeout.into();
+        }
         if let Some(pace) = &cfg.pace {
             config["rate"] = pace.ops_per_sec.into();
             config["arrivals"] = pace.arrivals.to_string().into();
@@ -220,7 +251,17 @@ impl SqlSubject<'_> {
         cfg: &SqlStepConfig,
         steps: &mut Steps<'_, '_>,
     ) -> Result<plumb_runner::StepOutcome, StoreError> {
+        let injector = match &mut self.server {
+            Server::Managed(m) if cfg.faults.is_some() && !cfg.plan.kind.is_load() => {
+                Some(plumb_servers::faults::ServerFaults::new(m))
+            }
+            _ => None,
+        };
+        let faulted = injector.is_some();
         let mut ctx = SqlContext {
+            faults: injector
+                .as_ref()
+                .map(|i| i as &dyn plumb_runner::kernel::Injector),
             endpoint: &self.ep,
             server_pid: self.pid,
             data_dir: self.data_dir.as_deref(),
@@ -233,6 +274,24 @@ impl SqlSubject<'_> {
             ycsb: &mut self.ycsb,
         };
         let mut out = run_sql_step(&mut ctx, cfg);
+        drop(injector);
+        if faulted {
+            // The server restarted under new processes, and the counters' connection
+            // went with the old ones.
+            if let Server::Managed(m) = &self.server {
+                self.pid = Some(m.pid);
+            }
+            match CounterReader::connect(&self.ep) {
+                Ok(c) => self.counters = c,
+                Err(e) if out.error.is_none() => {
+                    out.status = StepStatus::Failed;
+                    out.error = Some(format!(
+                        "reconnecting the server's counters after its faults: {e}"
+                    ));
+                }
+                Err(_) => {}
+            }
+        }
         if out.status == StepStatus::Failed {
             if let Some(e) = self.server.died(&cfg.plan.name) {
                 out.error = Some(e.to_string());

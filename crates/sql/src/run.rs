@@ -13,7 +13,7 @@ use crate::drivers::{self, Driver, StepShared};
 use plumb_core::{HwCounters, PerfCounted, ServerCosts, StepStatus, StepSummary};
 use plumb_probes::diskstats::DeviceStats;
 use plumb_probes::process::ProcessCounters;
-use plumb_runner::kernel::{self, Counts, Lane, Run, ServerGauge, Sut, Timing};
+use plumb_runner::kernel::{self, Counts, Injector, Lane, Run, ServerGauge, Sut, Timing};
 use plumb_runner::{metrics, Pacer, Progress, StepHistograms, StepOutcome};
 use plumb_servers::client::Endpoint;
 use plumb_servers::counters::{per_query, CounterReader};
@@ -56,6 +56,9 @@ pub struct SqlStepConfig {
     /// Samples per second of the sessions' waits ([`plumb_servers::waits`]); 0 samples none
     /// (the server's counters are still read every second).
     pub wait_hz: f64,
+    /// Faults injected inside the step (not a load's), with the clients reconnecting
+    /// and retrying through them; `None` runs none.
+    pub faults: Option<plumb_workloads::FaultPlan>,
 }
 
 /// What YCSB's steps of a run carry from one to the next.
@@ -91,6 +94,8 @@ pub struct SqlContext<'a> {
     pub profile: Option<plumb_probes::profile::Profiling<'a>>,
     /// What YCSB's steps carry from one to the next.
     pub ycsb: &'a mut YcsbState,
+    /// Who does the step's faults ([`SqlStepConfig::faults`]): a server plumb started.
+    pub faults: Option<&'a dyn Injector>,
 }
 
 /// Where an event's counts go among the kernel's [`Counts`]: its transaction …
@@ -108,6 +113,8 @@ const RETRIES: usize = 3;
 struct Event {
     out: Outcome,
     pause: Duration,
+    /// Failed attempts before it succeeded (a client reconnecting through a fault).
+    errors: u64,
 }
 
 impl kernel::Outcome for Event {
@@ -140,6 +147,11 @@ impl kernel::Outcome for Event {
     fn rest(&self) -> Duration {
         self.pause
     }
+
+    #[inline]
+    fn errors(&self) -> u64 {
+        self.errors
+    }
 }
 
 /// What a client thread leaves the step, read once the window has closed.
@@ -166,9 +178,46 @@ struct Clients<'a> {
     all_present: bool,
     /// Open loop: the rate offered across the clients.
     pace: Option<Pace>,
+    /// Through faults: a failed event is retried on a new connection, its failures
+    /// counted, until it succeeds (or [`GIVE_UP`] passes).
+    retry: bool,
 }
 
+/// How long a client keeps reconnecting through a fault before the step fails.
+const GIVE_UP: Duration = Duration::from_secs(300);
+
+/// How long a client waits between attempts to reconnect.
+const RECONNECT_EVERY: Duration = Duration::from_millis(10);
+
 impl Clients<'_> {
+    /// A new connection for a client whose connection broke: tried every
+    /// [`RECONNECT_EVERY`] until the server answers, each refusal one more failure.
+    fn reconnect(
+        &self,
+        plan: &ThreadPlan,
+        since: std::time::Instant,
+        errors: &mut u64,
+        last: SqlError,
+    ) -> Result<Box<dyn Driver>, SqlError> {
+        let mut last = last;
+        loop {
+            if since.elapsed() > GIVE_UP {
+                return Err(SqlError::Input(format!(
+                    "no connection {} s after a fault: {last}",
+                    GIVE_UP.as_secs()
+                )));
+            }
+            std::thread::sleep(RECONNECT_EVERY);
+            match drivers::connect(self.endpoint, plan, self.shared) {
+                Ok(d) => return Ok(d),
+                Err(e) => {
+                    *errors += 1;
+                    last = e;
+                }
+            }
+        }
+    }
+
     /// One client thread: its connection (setup, outside the window), then its events
     /// through the kernel's loop, closed or open at its share of the rate (every
     /// client's schedule starting together).
@@ -194,13 +243,25 @@ impl Clients<'_> {
             .as_ref()
             .map(|p| Pacer::share(p, self.threads, lane.window_start(), plan.seed ^ 0x9ace));
         let queries = &mut out.queries;
+        let retry = self.retry;
         let driven = lane.drive_counted(Timing::Loop, u64::MAX, pacer.as_mut(), |clock| {
-            let out = st.event()?;
+            let mut errors = 0u64;
+            let since = std::time::Instant::now();
+            let out = loop {
+                match st.event() {
+                    Ok(out) => break out,
+                    Err(e) if retry && !matches!(e, SqlError::Verify(_)) => {
+                        errors += 1;
+                        *st = self.reconnect(&plan, since, &mut errors, e)?;
+                    }
+                    Err(e) => return Err(e),
+                }
+            };
             *queries += out.queries;
             clock.set_class(out.class);
             st.parts(&mut |class, ns| clock.part(class, ns));
             let pause = if out.done { Duration::ZERO } else { st.pause() };
-            Ok(Event { out, pause })
+            Ok(Event { out, pause, errors })
         });
         let finished = st.finish();
         driven?;
@@ -216,6 +277,23 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
     let threads = drivers::threads_of(kind, &cfg.shape, cfg.threads);
     let classes = drivers::classes(kind, &cfg.shape);
     let classes: Vec<&str> = classes.iter().map(String::as_str).collect();
+    // Faults run inside measured steps only, on a server plumb can fault.
+    let due = match (&cfg.faults, ctx.faults) {
+        (Some(plan), Some(_)) if !load => match plan.schedule(cfg.duration.as_secs_f64()) {
+            Ok(d) => Some(d),
+            Err(e) => return failed(started, SqlError::Input(e)),
+        },
+        _ => None,
+    };
+    let faulted = due.is_some();
+    let faults = match (&due, &cfg.faults, ctx.faults) {
+        (Some(due), Some(plan), Some(injector)) => Some(kernel::Faults {
+            due,
+            timeout: Duration::from_secs_f64(plan.timeout),
+            injector,
+        }),
+        _ => None,
+    };
     let (max_id, shared, before) = match prepare(ctx, cfg) {
         Ok(p) => p,
         Err(e) => return failed(started, e),
@@ -237,6 +315,7 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
             _ => *ctx.all_present,
         },
         pace: cfg.pace.clone().filter(|_| !load),
+        retry: faulted,
     };
     let spec = kernel::Spec {
         threads,
@@ -251,17 +330,18 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         progress: ctx.progress,
         clients: cfg.clients.as_ref().filter(|_| !load),
         on_open: None,
-        faults: None,
+        faults: faults.as_ref(),
     };
     let mut gauge = WatchedGauge::new(
         ServerGauge::new(
-            Sut::Server(ctx.server_pid),
+            // A server killed inside the step takes its processes' counters with it.
+            Sut::Server(ctx.server_pid.filter(|_| !faulted)),
             cfg.index,
             cfg.perf_groups,
             ctx.profile,
         ),
         Some(ctx.endpoint),
-        cfg.wait_hz,
+        if faulted { 0.0 } else { cfg.wait_hz },
     );
     let mut run = kernel::run(&spec, &mut gauge, |lane: &Lane<'_>, out: &mut Client| {
         let r = clients.run(lane, out);
@@ -289,7 +369,15 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         started,
         ended,
     };
-    report(measured, load, ctx.server_pid)
+    let mut out = report(measured, load, ctx.server_pid.filter(|_| !faulted));
+    if let Some(server) = out.summary.server.as_mut().filter(|_| faulted) {
+        server.cpu_unavailable = Some(
+            "not read across faults: a killed server's processes take their counters with them"
+                .into(),
+        );
+        server.counters_query.clear();
+    }
+    out
 }
 
 /// What a step reads before its clients connect: the highest id an insert step starts
@@ -456,9 +544,11 @@ fn report(m: Measured<'_, '_>, load: bool, server_pid: Option<u32>) -> StepOutco
     // turn) the seconds each event was counted; `None` when its processes are not
     // visible.
     let perf = kernel::perf_counted(&gauge.server.perf, "server", &intervals, ops);
+    let faults = run.fault_report();
     let base = gauge.beside(base, (first, last), &intervals);
     let summary = StepSummary {
         db_gb: closing.db_bytes.map(|b| b as f64 / metrics::GB),
+        faults,
         hw: client_hw(&perf),
         server: Some(server_costs(
             &base,

@@ -45,6 +45,7 @@ fn cfg(index: usize, step: &str, secs: f64, warmup: f64, pace: Option<Pace>) -> 
         perf_groups: 0,
         clients: None,
         wait_hz: 10.0,
+        faults: None,
     }
 }
 
@@ -91,6 +92,7 @@ fn a_step_runs_through_the_kernel_with_the_servers_costs_per_query() {
             all_present: &mut all_present,
             profile: None,
             ycsb: &mut ycsb,
+            faults: None,
         };
         run_sql_step(&mut ctx, c)
     };

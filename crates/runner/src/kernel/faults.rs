@@ -268,7 +268,7 @@ const BEFORE_S: f64 = 10.0;
 /// Each fault's figures and the steady state, from what the step's faults left and
 /// its 1-second response-time histograms (`seconds[i]` covers `[i, i+1)` s of the
 /// window; `window_s` long).
-pub fn report(run: &FaultsRun, seconds: &[LatencyHistogram], window_s: f64) -> FaultReport {
+pub fn report(run: &FaultsRun, seconds: &[&LatencyHistogram], window_s: f64) -> FaultReport {
     let bucket_s = BUCKET.as_secs_f64();
     let per_sec = (1.0 / bucket_s).round() as usize;
     let at_bucket = |t: f64| ((t / bucket_s).floor().max(0.0) as usize).min(run.buckets.len());
@@ -356,16 +356,16 @@ pub fn report(run: &FaultsRun, seconds: &[LatencyHistogram], window_s: f64) -> F
 }
 
 /// The 1-second histograms that overlap `[a, b)`.
-fn seconds_covering(
-    seconds: &[LatencyHistogram],
+fn seconds_covering<'a>(
+    seconds: &'a [&'a LatencyHistogram],
     a: f64,
     b: f64,
-) -> impl Iterator<Item = &LatencyHistogram> {
+) -> impl Iterator<Item = &'a LatencyHistogram> {
     seconds
         .iter()
         .enumerate()
         .filter(move |(i, _)| (*i as f64) < b && (*i as f64 + 1.0) > a)
-        .map(|(_, h)| h)
+        .map(|(_, h)| *h)
 }
 
 #[cfg(test)]
@@ -424,7 +424,7 @@ mod tests {
     fn an_outage_is_measured_inside_its_window() {
         // 20 s at 1000 ops/s, nothing completes from 8.0 s to 10.5 s.
         let (run, seconds) = generated(20, 1000, (8.0, 10.5), 2_500_000);
-        let r = report(&run, &seconds, 20.0);
+        let r = report(&run, &seconds.iter().collect::<Vec<_>>(), 20.0);
         let f = &r.faults[0];
         assert_eq!(f.kind, "kill");
         assert!((f.outage_s.unwrap() - 2.5).abs() < 1e-9, "{f:?}");
@@ -452,7 +452,7 @@ mod tests {
     fn a_fault_never_recovered_from_says_so() {
         let (mut run, seconds) = generated(20, 1000, (15.0, 25.0), 1000);
         run.firsts = vec![(None, None)];
-        let r = report(&run, &seconds, 20.0);
+        let r = report(&run, &seconds.iter().collect::<Vec<_>>(), 20.0);
         let f = &r.faults[0];
         assert_eq!(
             (f.outage_s, f.first_success_s, f.recovered_90_s),

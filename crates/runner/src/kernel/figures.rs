@@ -268,3 +268,18 @@ impl<T, X: Copy> Run<T, X> {
         }
     }
 }
+
+impl<T, X> Run<T, X> {
+    /// What the step's faults cost, read from its timelines and its 1-second
+    /// histograms ([`super::faults::report`]); `None` for a step without faults.
+    pub fn fault_report(&self) -> Option<plumb_core::FaultReport> {
+        let f = self.faults.as_ref()?;
+        let seconds: Vec<&LatencyHistogram> =
+            self.tally.intervals.iter().map(|p| &p.hist).collect();
+        let window = match (self.marks.first(), self.marks.last()) {
+            (Some(a), Some(b)) => b.at.saturating_duration_since(a.at).as_secs_f64(),
+            _ => 0.0,
+        };
+        Some(super::faults::report(f, &seconds, window))
+    }
+}

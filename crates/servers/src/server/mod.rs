@@ -309,6 +309,58 @@ impl Managed {
         }
     }
 
+    /// Shuts the server down cleanly (PostgreSQL's fast shutdown, MariaDB's shutdown)
+    /// and keeps its files, for [`Managed::restart`] to start it again: a planned
+    /// restart inside a step.
+    pub fn shutdown(&mut self) -> Result<(), SqlError> {
+        for cmd in &mut self.stop_cmd {
+            let out = cmd.output().map_err(|e| SqlError::Server {
+                what: format!("shutting the {} server down: {e}", self.flavor.name()),
+                log: Vec::new(),
+            })?;
+            if !out.status.success() {
+                return Err(SqlError::Server {
+                    what: format!(
+                        "shutting the {} server down: {}",
+                        self.flavor.name(),
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    ),
+                    log: log_tail(&self.log, 10),
+                });
+            }
+        }
+        if let Some(c) = &mut self.child {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while matches!(c.try_wait(), Ok(None)) && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            if matches!(c.try_wait(), Ok(None)) {
+                return Err(self.error("the server did not exit within 120 s of its shutdown"));
+            }
+        } else {
+            wait_gone(&[self.pid], std::time::Duration::from_secs(120));
+        }
+        Ok(())
+    }
+
+    /// Sends `signal` (SIGSTOP, SIGCONT) to every process of the server's tree: a hung
+    /// server that keeps its connections.
+    pub fn signal_tree(&self, signal: i32) {
+        let mut pids = vec![self.pid];
+        if let Some(t) = plumb_probes::proctree::tree_snapshot(self.pid) {
+            pids.extend(t.procs.keys().copied().filter(|p| *p != self.pid));
+        }
+        for p in pids {
+            // SAFETY: kill has no memory preconditions; these pids are one server's.
+            unsafe { libc::kill(p as i32, signal) };
+        }
+    }
+
+    /// The server's flavour: which log lines its recovery writes.
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
+    }
+
     /// An error about the server, with the end of its log.
     pub fn error(&self, what: impl Into<String>) -> SqlError {
         SqlError::Server {

@@ -1,10 +1,11 @@
 //! Faults inside a measured step: a thread of the kernel injects each fault on time
 //! through the family's [`Injector`] (a server killed and restarted, stopped and
 //! continued), while every measured thread keeps, beside its histograms, a timeline
-//! of 10 ms buckets (ops completed, failed attempts, ops over the timeout) and, for the
-//! fault under way, its first op started after it that succeeded and its first that
-//! succeeded cleanly within the timeout. Nothing here allocates per op: the buckets are
-//! made when the thread starts; an op adds to one bucket and compares two instants.
+//! of 10 ms buckets: ops completed, failed attempts and ops over the timeout by when
+//! they ended, ops that succeeded cleanly by when they started. Nothing here allocates
+//! or synchronises per op: the buckets are made when the thread starts, and an op adds
+//! to two of them. An outage is read off the summed timeline: from the fault until the
+//! first clean op that started once the last trouble it caused was over.
 //! [`report`] turns them, with the step's 1-second histograms, into the
 //! [`FaultReport`] stored with the step.
 
@@ -12,7 +13,6 @@ use crate::histogram::LatencyHistogram;
 use plumb_core::{FaultFigures, FaultReport, RecoveryPhase, SteadyState};
 use plumb_workloads::{Due, FaultKind};
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -48,12 +48,8 @@ pub struct Faults<'a> {
     pub injector: &'a dyn Injector,
 }
 
-/// What the fault thread and every measured thread share.
+/// What every measured thread reads of the step's faults.
 pub(super) struct FaultShared {
-    /// When each fault was injected.
-    pub(super) started: Vec<OnceLock<Instant>>,
-    /// How many have been injected so far.
-    pub(super) injected: AtomicUsize,
     pub(super) timeout: Duration,
     /// Buckets each thread keeps: the window's length and a margin.
     pub(super) buckets: usize,
@@ -63,53 +59,55 @@ impl FaultShared {
     pub(super) fn new(f: &Faults<'_>, window: Option<Duration>) -> FaultShared {
         let secs = window.map_or(3600.0, |w| w.as_secs_f64()) + 60.0;
         FaultShared {
-            started: f.due.iter().map(|_| OnceLock::new()).collect(),
-            injected: AtomicUsize::new(0),
             timeout: f.timeout,
             buckets: (secs / BUCKET.as_secs_f64()).ceil() as usize,
         }
     }
 }
 
-/// One 10 ms stretch of one thread's ops, by when they ended.
+/// One 10 ms stretch of one thread's ops.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Bucket {
-    /// Ops completed.
+    /// Ops that ended in it.
     pub done: u32,
-    /// Failed attempts (retried) the ops that ended here met.
+    /// Failed attempts (retried) of the ops that ended in it.
     pub errors: u32,
-    /// Ops completed whose service time exceeded the timeout.
+    /// Ops that ended in it whose service time exceeded the timeout.
     pub slow: u32,
+    /// Ops that started in it and succeeded at their first try within the timeout.
+    pub clean: u32,
 }
 
-/// A measured thread's own fault records.
+impl Bucket {
+    /// Something went wrong here: an op failed an attempt or took too long.
+    fn trouble(&self) -> bool {
+        self.errors > 0 || self.slow > 0
+    }
+}
+
+/// A measured thread's own fault timeline.
 pub(super) struct FaultLane {
     pub(super) buckets: Vec<Bucket>,
-    /// Per fault: the end of its first op started after it that succeeded, and the
-    /// start of the first that succeeded cleanly within the timeout.
-    pub(super) firsts: Vec<(Option<Instant>, Option<Instant>)>,
 }
 
 impl FaultLane {
-    /// What a lane leaves behind once it has sent its records.
+    /// What a lane leaves behind once it has sent its timeline.
     pub(super) fn empty() -> FaultLane {
         FaultLane {
             buckets: Vec::new(),
-            firsts: Vec::new(),
         }
     }
 
     pub(super) fn new(s: &FaultShared) -> FaultLane {
         FaultLane {
             buckets: vec![Bucket::default(); s.buckets],
-            firsts: vec![(None, None); s.started.len()],
         }
     }
 }
 
 /// Records one measured op of the window (opened at `opened`): started at `started`,
-/// ended at `end`, with `n` ops, `errors` failed attempts, clean when it succeeded at
-/// its first try.
+/// ended at `end`, with `n` ops and `errors` failed attempts, clean when it succeeded
+/// at its first try.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn record(
@@ -123,30 +121,18 @@ pub(super) fn record(
     clean: bool,
 ) {
     let mut l = lane.borrow_mut();
-    let service = end.saturating_duration_since(started);
-    let slow = service > shared.timeout;
-    let b = (end.saturating_duration_since(opened).as_nanos() / BUCKET.as_nanos()) as usize;
-    if let Some(b) = l.buckets.get_mut(b) {
+    let slow = end.saturating_duration_since(started) > shared.timeout;
+    let at =
+        |i: Instant| (i.saturating_duration_since(opened).as_nanos() / BUCKET.as_nanos()) as usize;
+    if let Some(b) = l.buckets.get_mut(at(end)) {
         b.done += n as u32;
         b.errors += errors as u32;
         b.slow += u32::from(slow);
     }
-    let k = shared.injected.load(Ordering::Acquire);
-    if k == 0 {
-        return;
-    }
-    let Some(&at) = shared.started[k - 1].get() else {
-        return;
-    };
-    if started < at || n == 0 {
-        return;
-    }
-    let f = &mut l.firsts[k - 1];
-    if f.0.is_none() {
-        f.0 = Some(end);
-    }
-    if f.1.is_none() && clean && !slow {
-        f.1 = Some(started);
+    if clean && !slow && n > 0 {
+        if let Some(b) = l.buckets.get_mut(at(started)) {
+            b.clean += 1;
+        }
     }
 }
 
@@ -169,7 +155,6 @@ pub struct Injected {
 /// (unless the step stopped first) and records what it did.
 pub(super) fn inject_all(
     f: &Faults<'_>,
-    shared: &FaultShared,
     opened: &OnceLock<Instant>,
     stop: &dyn Fn() -> bool,
 ) -> Vec<Injected> {
@@ -183,7 +168,7 @@ pub(super) fn inject_all(
         }
         std::thread::sleep(Duration::from_millis(2));
     };
-    for (k, due) in f.due.iter().enumerate() {
+    for due in f.due {
         let when = t0 + Duration::from_secs_f64(due.at);
         loop {
             let now = Instant::now();
@@ -196,8 +181,6 @@ pub(super) fn inject_all(
             break;
         }
         let at = Instant::now();
-        let _ = shared.started[k].set(at);
-        shared.injected.store(k + 1, Ordering::Release);
         let done = f.injector.inject(&due.kind);
         let secs = |i: Instant| i.saturating_duration_since(t0).as_secs_f64();
         out.push(Injected {
@@ -211,16 +194,13 @@ pub(super) fn inject_all(
     out
 }
 
-/// Everything a step's faults left: the injections, the threads' timelines summed,
-/// and each fault's firsts (seconds into the window, the earliest over the threads).
+/// Everything a step's faults left: the injections and the threads' timelines summed.
 #[derive(Debug, Default)]
 pub struct FaultsRun {
     /// The faults injected, in order.
     pub injected: Vec<Injected>,
     /// The measured threads' 10 ms buckets, summed.
     pub buckets: Vec<Bucket>,
-    /// Per fault: its first success's end and its first clean op's start.
-    pub firsts: Vec<(Option<f64>, Option<f64>)>,
     /// The timeout, seconds.
     pub timeout_s: f64,
 }
@@ -230,33 +210,19 @@ impl FaultsRun {
         injected: Vec<Injected>,
         lanes: Vec<FaultLane>,
         shared: &FaultShared,
-        opened: Instant,
     ) -> FaultsRun {
         let mut buckets = vec![Bucket::default(); shared.buckets];
-        let mut firsts: Vec<(Option<Instant>, Option<Instant>)> =
-            vec![(None, None); shared.started.len()];
-        let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
         for l in lanes {
             for (all, b) in buckets.iter_mut().zip(&l.buckets) {
                 all.done += b.done;
                 all.errors += b.errors;
                 all.slow += b.slow;
-            }
-            for (all, f) in firsts.iter_mut().zip(&l.firsts) {
-                *all = (earliest(all.0, f.0), earliest(all.1, f.1));
+                all.clean += b.clean;
             }
         }
-        let secs = |i: Instant| i.saturating_duration_since(opened).as_secs_f64();
         FaultsRun {
             injected,
             buckets,
-            firsts: firsts
-                .into_iter()
-                .map(|(a, b)| (a.map(secs), b.map(secs)))
-                .collect(),
             timeout_s: shared.timeout.as_secs_f64(),
         }
     }
@@ -290,8 +256,24 @@ pub fn report(run: &FaultsRun, seconds: &[&LatencyHistogram], window_s: f64) -> 
         } else {
             0.0
         };
-        let (first_ok, first_clean) = run.firsts.get(k).copied().unwrap_or((None, None));
-        let first_ok = first_ok.filter(|&t| t < next);
+        // The trouble the fault made: the buckets of its stretch where an op failed an
+        // attempt or took over the timeout (a retried op counts where it finally ended).
+        let (lo, hi) = (at_bucket(at), at_bucket(next));
+        let trouble: Vec<usize> = (lo..hi).filter(|&b| run.buckets[b].trouble()).collect();
+        let time = |b: usize| (b as f64 * bucket_s - at).max(0.0) + at;
+        let (first_ok, outage_end) = match (trouble.first(), trouble.last()) {
+            // The first op through the trouble, and the first clean op that started
+            // once the last trouble was over.
+            (Some(&f), Some(&l)) => (
+                Some(time(f)),
+                (l..hi).find(|&b| run.buckets[b].clean > 0).map(time),
+            ),
+            // No op noticed: nothing was out, unless no op came through at all.
+            _ => {
+                let first = (lo..hi).find(|&b| run.buckets[b].done > 0).map(time);
+                (first, first.map(|_| at))
+            }
+        };
         // The first second after the first success that carried 90% of the rate
         // before: scanned bucket by bucket, a second's sum at a time.
         let recovered = first_ok.and_then(|t1| {
@@ -318,7 +300,7 @@ pub fn report(run: &FaultsRun, seconds: &[&LatencyHistogram], window_s: f64) -> 
             at_s: at,
             back_s: inj.back_s.map(|b| b - at),
             error: inj.error.clone(),
-            outage_s: first_clean.filter(|&t| t < next).map(|t| (t - at).max(0.0)),
+            outage_s: outage_end.map(|t| (t - at).max(0.0)),
             first_success_s: first_ok.map(|t| (t - at).max(0.0)),
             recovered_90_s: recovered.map(|t| (t - at).max(0.0)),
             before_ops_sec: before,
@@ -373,33 +355,41 @@ mod tests {
     use super::*;
 
     /// A generated step of `secs` seconds at `rate` ops/s (spread evenly over the
-    /// buckets), with no op completing in `[out_a, out_b)`, where every op takes 1 ms
-    /// except those ending in the second after the outage, which took `slow_us`.
+    /// buckets), every op 1 ms and clean, except that nothing completes in
+    /// `[out.0, out.1)`; the ops retried through it end in the bucket at `out.1`
+    /// (`retried` of them, 5 failed attempts, each `slow_us` long).
     fn generated(
         secs: usize,
         rate: u32,
         out: (f64, f64),
         slow_us: u64,
+        retried: u32,
     ) -> (FaultsRun, Vec<LatencyHistogram>) {
         let per_bucket = rate / 100;
         let n = secs * 100;
         let mut buckets = vec![Bucket::default(); n + 6000];
         let mut seconds: Vec<LatencyHistogram> =
             (0..secs).map(|_| LatencyHistogram::new()).collect();
-        for (b, bucket) in buckets.iter_mut().enumerate().take(n) {
-            let t = b as f64 * 0.01;
-            if t >= out.0 && t < out.1 {
-                bucket.errors = 3;
+        let (a, b) = (
+            (out.0 * 100.0).round() as usize,
+            (out.1 * 100.0).round() as usize,
+        );
+        for (i, bucket) in buckets.iter_mut().enumerate().take(n) {
+            if i >= a && i < b {
                 continue;
             }
             bucket.done = per_bucket;
-            let ns = if t >= out.1 && t < out.1 + 0.2 {
-                slow_us * 1000
-            } else {
-                1_000_000
-            };
+            bucket.clean = per_bucket;
             for _ in 0..per_bucket {
-                seconds[t as usize].record_ns(ns);
+                seconds[i / 100].record_ns(1_000_000);
+            }
+            if i == b {
+                bucket.done += retried;
+                bucket.errors = 5;
+                bucket.slow = retried;
+                for _ in 0..retried {
+                    seconds[i / 100].record_ns(slow_us * 1000);
+                }
             }
         }
         let run = FaultsRun {
@@ -414,21 +404,24 @@ mod tests {
                 phases: Vec::new(),
             }],
             buckets,
-            firsts: vec![(Some(out.1 + 0.002), Some(out.1))],
             timeout_s: 1.0,
         };
         (run, seconds)
     }
 
+    fn refs(v: &[LatencyHistogram]) -> Vec<&LatencyHistogram> {
+        v.iter().collect()
+    }
+
     #[test]
     fn an_outage_is_measured_inside_its_window() {
         // 20 s at 1000 ops/s, nothing completes from 8.0 s to 10.5 s.
-        let (run, seconds) = generated(20, 1000, (8.0, 10.5), 2_500_000);
-        let r = report(&run, &seconds.iter().collect::<Vec<_>>(), 20.0);
+        let (run, seconds) = generated(20, 1000, (8.0, 10.5), 2_500_000, 2);
+        let r = report(&run, &refs(&seconds), 20.0);
         let f = &r.faults[0];
         assert_eq!(f.kind, "kill");
         assert!((f.outage_s.unwrap() - 2.5).abs() < 1e-9, "{f:?}");
-        assert!((f.first_success_s.unwrap() - 2.502).abs() < 1e-9);
+        assert!((f.first_success_s.unwrap() - 2.5).abs() < 1e-9);
         // The rate before is the 10 s before the fault at 1000/s.
         assert!(
             (f.before_ops_sec - 1000.0).abs() < 1.0,
@@ -437,22 +430,34 @@ mod tests {
         );
         // Back to 90% as soon as the first full second after the outage begins.
         let rec = f.recovered_90_s.unwrap();
-        assert!((rec - 2.51).abs() < 0.015, "{rec}");
+        assert!((rec - 2.5).abs() < 1e-9, "{rec}");
         assert!(f.window.0 == 8.0 && (f.window.1 - (8.0 + rec + 1.0)).abs() < 1e-9);
         // The slow ops after the outage are in the window's p99 and max, not steady's.
         assert!(f.pmax_us.unwrap() >= 2_400_000.0, "{:?}", f.pmax_us);
         assert!(r.steady.pmax_us.unwrap() < 1100.0, "{:?}", r.steady.pmax_us);
-        assert_eq!(f.errors, 250 * 3);
+        assert_eq!((f.errors, f.timeouts), (5, 2));
         // Steady leaves out the seconds 8..12 the window touches.
         assert_eq!(r.steady.secs, 16.0);
         assert!((r.steady.ops_sec - 1000.0).abs() < 1.0);
     }
 
     #[test]
-    fn a_fault_never_recovered_from_says_so() {
-        let (mut run, seconds) = generated(20, 1000, (15.0, 25.0), 1000);
-        run.firsts = vec![(None, None)];
-        let r = report(&run, &seconds.iter().collect::<Vec<_>>(), 20.0);
+    fn ops_that_slip_through_as_the_fault_begins_do_not_end_the_outage() {
+        // A restart: the ops of the first 20 ms still succeed, then nothing until 2 s.
+        let (mut run, seconds) = generated(10, 1000, (5.02, 7.0), 1_900_000, 2);
+        run.injected[0].at_s = 5.0;
+        let f = &report(&run, &refs(&seconds), 10.0).faults[0];
+        assert!((f.outage_s.unwrap() - 2.0).abs() < 1e-9, "{f:?}");
+        assert!((f.first_success_s.unwrap() - 2.0).abs() < 1e-9, "{f:?}");
+    }
+
+    #[test]
+    fn a_fault_no_op_noticed_has_no_outage_and_one_never_recovered_from_says_so() {
+        let (run, seconds) = generated(20, 1000, (15.0, 15.0), 1000, 0);
+        let f = &report(&run, &refs(&seconds), 20.0).faults[0];
+        assert_eq!(f.outage_s, Some(0.0));
+        let (run, seconds) = generated(20, 1000, (15.0, 25.0), 1000, 2);
+        let r = report(&run, &refs(&seconds), 20.0);
         let f = &r.faults[0];
         assert_eq!(
             (f.outage_s, f.first_success_s, f.recovered_90_s),
@@ -463,7 +468,7 @@ mod tests {
     }
 
     #[test]
-    fn firsts_are_the_earliest_of_the_threads_after_the_fault() {
+    fn the_threads_timelines_sum_and_clean_ops_count_where_they_started() {
         let due = [Due {
             at: 1.0,
             kind: FaultKind::Restart,
@@ -481,89 +486,30 @@ mod tests {
         };
         let shared = FaultShared::new(&f, Some(Duration::from_secs(5)));
         let opened = Instant::now();
-        let at = opened + Duration::from_secs(1);
-        shared.started[0].set(at).unwrap();
         let lanes: Vec<RefCell<FaultLane>> = (0..2)
             .map(|_| RefCell::new(FaultLane::new(&shared)))
             .collect();
-        let ms = |m: u64| Duration::from_millis(m);
-        let before = opened + ms(900);
-        // Before the fault is injected: no first.
-        record(
-            &lanes[0],
-            &shared,
-            opened,
-            before,
-            before + ms(1),
-            1,
-            0,
-            true,
-        );
-        shared.injected.store(1, Ordering::Release);
-        // Started before it: no first either.
-        record(&lanes[0], &shared, opened, before, at + ms(5), 1, 0, true);
-        // Thread 0: a retried op ending at 1.8 s, then a clean one starting at 1.9 s.
-        record(
-            &lanes[0],
-            &shared,
-            opened,
-            at + ms(10),
-            at + ms(800),
-            1,
-            4,
-            false,
-        );
-        record(
-            &lanes[0],
-            &shared,
-            opened,
-            at + ms(900),
-            at + ms(901),
-            1,
-            0,
-            true,
-        );
+        let t = |m: u64| opened + Duration::from_millis(m);
+        // Thread 0: a clean op at 0.5 s; an op retried 4 times from 1.01 s to 1.8 s.
+        record(&lanes[0], &shared, opened, t(500), t(501), 1, 0, true);
+        record(&lanes[0], &shared, opened, t(1010), t(1800), 1, 4, false);
         // Thread 1: a clean but slow op (over the timeout), then a clean one at 1.95 s.
-        record(
-            &lanes[1],
-            &shared,
-            opened,
-            at + ms(20),
-            at + ms(700),
-            1,
-            0,
-            true,
-        );
-        record(
-            &lanes[1],
-            &shared,
-            opened,
-            at + ms(950),
-            at + ms(951),
-            1,
-            0,
-            true,
-        );
-        let injected = vec![Injected {
-            due: due[0],
-            at_s: 1.0,
-            back_s: None,
-            error: None,
-            phases: Vec::new(),
-        }];
+        record(&lanes[1], &shared, opened, t(1020), t(1700), 1, 0, true);
+        record(&lanes[1], &shared, opened, t(1950), t(1951), 1, 0, true);
         let run = FaultsRun::gather(
-            injected,
+            Vec::new(),
             lanes.into_iter().map(RefCell::into_inner).collect(),
             &shared,
-            opened,
         );
-        let (ok, clean) = run.firsts[0];
-        assert!((ok.unwrap() - 1.7).abs() < 1e-6, "{ok:?}");
-        assert!((clean.unwrap() - 1.9).abs() < 1e-6, "{clean:?}");
-        let errors: u32 = run.buckets.iter().map(|b| b.errors).sum();
-        let slow: u32 = run.buckets.iter().map(|b| b.slow).sum();
-        let done: u32 = run.buckets.iter().map(|b| b.done).sum();
-        // Slow: the op across the fault (105 ms), the retried one and thread 1's first.
-        assert_eq!((errors, slow, done), (4, 3, 6));
+        let b = &run.buckets;
+        assert_eq!((b[50].done, b[50].clean), (1, 1));
+        assert_eq!((b[180].done, b[180].errors, b[180].slow), (1, 4, 1));
+        assert_eq!((b[170].slow, b[102].clean), (1, 0));
+        assert_eq!((b[195].clean, b[195].done), (1, 1));
+        let total = |f: fn(&Bucket) -> u32| b.iter().map(f).sum::<u32>();
+        assert_eq!(
+            (total(|x| x.done), total(|x| x.clean), total(|x| x.errors)),
+            (4, 2, 4)
+        );
     }
 }

@@ -177,12 +177,12 @@ where
             .collect();
         drop(tx);
         // The faults' own thread: it waits for the window, then injects each on time.
-        let injector = spec.faults.zip(shared.faults.as_ref()).map(|(f, fs)| {
+        let injector = spec.faults.map(|f| {
             std::thread::Builder::new()
                 .name("plumb-fault".into())
                 .spawn_scoped(scope, move || {
                     let stop = || shared.stop.load(Ordering::Relaxed);
-                    faults::inject_all(f, fs, &shared.opened, &stop)
+                    faults::inject_all(f, &shared.opened, &stop)
                 })
                 .expect("spawn the fault thread")
         });
@@ -210,12 +210,9 @@ where
     let instructions = callgrind::step_end();
     let epochs = c.marks.len() - 1;
     let faults = match (injected, &shared.faults, shared.opened.get()) {
-        (Some(injected), Some(fs), Some(&opened)) => Some(faults::FaultsRun::gather(
-            injected,
-            c.fault_lanes,
-            fs,
-            opened,
-        )),
+        (Some(injected), Some(fs), Some(_)) => {
+            Some(faults::FaultsRun::gather(injected, c.fault_lanes, fs))
+        }
         _ => None,
     };
     Run {

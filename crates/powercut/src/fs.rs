@@ -259,16 +259,16 @@ impl State {
         self.gone_dirs.retain(|ino, _| referenced.contains(ino));
     }
 
-    /// A file was fsynced and the filesystem keeps names with their file's fsync (ext4's
-    /// practice): each of its names, and each new directory on the way to it, is made
-    /// durable in the record of its directory.
-    pub(crate) fn file_synced(&mut self, ino: u64) {
-        if !self.file_fsync_keeps_names {
+    /// A file (or a directory, `dir`) was fsynced and the filesystem keeps names with
+    /// their node's fsync (ext4's practice): each of its names, and each new directory
+    /// on the way to it, is made durable in the record of its directory.
+    pub(crate) fn file_synced(&mut self, ino: u64, dir: bool) {
+        if !self.file_fsync_keeps_names || ino == INodeNo::ROOT.0 {
             return;
         }
         let rels = self.paths.get(&ino).cloned().unwrap_or_default();
         for rel in rels {
-            let mut child = (ino, false, rel.clone());
+            let mut child = (ino, dir, rel.clone());
             loop {
                 let Some(name) = child.2.file_name().map(|n| n.to_os_string()) else {
                     break;
@@ -1012,7 +1012,7 @@ impl Filesystem for PowerFs {
             if sync {
                 f.overlay.sync(&f.file, true).map_err(errno)?;
                 st.syncs += 1;
-                st.file_synced(ino.0);
+                st.file_synced(ino.0, false);
                 st.passed(PointKind::Fsync);
             }
             Ok(data.len() as u32)
@@ -1070,7 +1070,7 @@ impl Filesystem for PowerFs {
                 f.overlay.sync(&f.file, datasync).map_err(errno)?;
                 st.syncs += 1;
             }
-            st.file_synced(ino.0);
+            st.file_synced(ino.0, false);
             st.passed(PointKind::Fsync);
             Ok(())
         });
@@ -1153,6 +1153,7 @@ impl Filesystem for PowerFs {
                 File::open(p).and_then(|d| d.sync_all()).map_err(errno)?;
             }
             st.dir_synced(ino.0);
+            st.file_synced(ino.0, true);
             st.passed(PointKind::Fsync);
             Ok(())
         });

@@ -269,10 +269,7 @@ impl State {
         let rels = self.paths.get(&ino).cloned().unwrap_or_default();
         for rel in rels {
             let mut child = (ino, dir, rel.clone());
-            loop {
-                let Some(name) = child.2.file_name().map(|n| n.to_os_string()) else {
-                    break;
-                };
+            while let Some(name) = child.2.file_name().map(|n| n.to_os_string()) {
                 let parent_rel = child.2.parent().map(Path::to_path_buf).unwrap_or_default();
                 let parent = if parent_rel.as_os_str().is_empty() {
                     INodeNo::ROOT.0

@@ -224,11 +224,15 @@ impl plumb_runner::Subject for Trials<'_> {
 
     fn begun(&mut self, steps: &mut Steps<'_, '_>) -> plumb_runner::FamilyResult<()> {
         steps.notes.note(&format!(
-            "run {}: durability of {} ({}), {} kills per step, seed {}",
+            "run {}: durability of {} ({}), {}, seed {}",
             steps.run_id,
             self.plan.target.name,
             self.work.step_names().join(", "),
-            self.work.params.kills,
+            if self.steps.iter().all(|s| s.2.crash_points().is_some()) {
+                format!("{} writes per crash point", points::WRITES)
+            } else {
+                format!("{} kills per step", self.work.params.kills)
+            },
             self.plan.seed
         ));
         Ok(())

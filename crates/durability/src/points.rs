@@ -43,6 +43,8 @@ fn kind(k: PointKind) -> plumb_powercut::PointKind {
 /// What one point's trial found.
 struct Tried {
     acked: u64,
+    /// What the writer said on its way out.
+    stderr: String,
     report: CutReport,
     /// (lost, wrong), or why the engine did not open.
     check: Result<(u64, u64), String>,
@@ -52,13 +54,13 @@ struct Tried {
 
 /// Runs the writer on the mount until it has written [`WRITES`] keys (then it closes
 /// the engine and exits) or the filesystem froze at its crash point (then it is
-/// killed), recording each acknowledgement.
+/// killed), recording each acknowledgement; returns what the writer said on stderr.
 fn write_until_point(
     s: &Step<'_>,
     dir: &Path,
     pc: &PowerCut,
     log: &mut AckLog,
-) -> Result<(), TrialError> {
+) -> Result<String, TrialError> {
     let mut child = spawn_writer(s.spec, dir, 0, s.seed)?;
     let pid = child.id() as libc::pid_t;
     let mut to_child = child.stdin.take();
@@ -81,7 +83,7 @@ fn write_until_point(
             }
         });
         let mut n = 0u64;
-        let r = (|| {
+        let r = (|| -> Result<(), TrialError> {
             for line in lines {
                 let Ok(line) = line else { break };
                 let Ok(i) = line.trim().parse::<u64>() else {
@@ -104,8 +106,9 @@ fn write_until_point(
         r
     });
     drop(to_child);
-    child.wait().map_err(TrialError::Pipe)?;
-    recorded
+    let out = child.wait_with_output().map_err(TrialError::Pipe)?;
+    recorded?;
+    Ok(String::from_utf8_lossy(&out.stderr).trim().to_string())
 }
 
 /// One trial: a fresh directory in `root`, the writer run to `point` (or to its end),
@@ -129,7 +132,7 @@ fn try_point(s: &Step<'_>, root: &Path, point: Option<CrashPoint>) -> Result<Tri
     }
     let wrote = write_until_point(s, &mnt.join("db"), &pc, &mut log);
     let report = trial::apply(s.cut, pc, 0)?;
-    wrote?;
+    let stderr = wrote?;
     let acked = log.read()?;
     let dir = backing.join("db");
     let opened = s
@@ -163,6 +166,7 @@ fn try_point(s: &Step<'_>, root: &Path, point: Option<CrashPoint>) -> Result<Tri
     };
     Ok(Tried {
         acked: acked.len() as u64,
+        stderr,
         report,
         check,
         integrity,
@@ -184,10 +188,10 @@ pub fn sweep(
         None => {
             let first = try_point(s, root, None)?;
             if first.acked == 0 {
+                // The run that counts the points has no crash point: it must write.
                 return Err(TrialError::WroteNothing {
                     engine: name,
-                    stderr: "no write was acknowledged on the run that counts the crash points"
-                        .into(),
+                    stderr: first.stderr,
                 });
             }
             let c = first.report.points.get(kind(k));
@@ -199,6 +203,7 @@ pub fn sweep(
             (c, (1..=c).collect())
         }
     };
+    let planned = list.len() as u32;
     let mut p = CrashPointsSummary {
         kind: k.name().into(),
         counted,
@@ -295,7 +300,7 @@ pub fn sweep(
         target: s.label.to_string(),
         mode: s.mode.name().into(),
         cut: s.cut.name(),
-        kills_planned: p.tried,
+        kills_planned: planned,
         trials: p.tried,
         kills: p.tried,
         acknowledged,

@@ -443,9 +443,14 @@ fn with_the_ext4_rule_a_file_fsync_keeps_its_new_name() {
     f.write_all(b"x").unwrap();
     f.sync_all().unwrap();
     File::create(m.join("not-synced")).unwrap();
+    // A new directory's own fsync keeps its name, and the new directories above it.
+    fs::create_dir_all(m.join("a/b")).unwrap();
+    File::create(m.join("a/b/g")).unwrap();
+    sync_dir(&m.join("a/b"));
     pc.cut().unwrap();
     assert_eq!(fs::read(d.backing.join("new/f")).unwrap(), b"x");
     assert!(!d.backing.join("not-synced").exists());
+    assert!(d.backing.join("a/b/g").exists());
 }
 
 #[test]

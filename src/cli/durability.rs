@@ -24,7 +24,15 @@ use std::sync::atomic::Ordering;
 this finds writes an engine kept in its own memory after acknowledging them, not writes \
 the OS loses when power fails. `--cut power` shows those: the engine's directory is on a \
 FUSE filesystem plumb serves (root and /dev/fuse needed) that keeps file data written \
-since the last fsync in memory and drops it after the kill. A device that acknowledges \
+since the last fsync in memory and drops it after the kill, and undoes every directory \
+entry (create, rename, unlink, mkdir) whose directory was not fsynced since, as fsync(2) \
+promises no more (`--dir-entries ext4`: a file's own fsync keeps its name too, as ext4, XFS \
+and btrfs do). `--cut at=fsync:N` cuts the power right after the N-th fsync, fdatasync or \
+directory fsync (at=rename:N, at=unlink:N likewise); `--cut at=fsync:all` counts the points \
+of 40 writes, then tries every one on a fresh directory, reopens the engine, checks every \
+acknowledged write and runs the engine's own check (SQLite PRAGMA integrity_check, RocksDB \
+verify_checksum): the kills column counts points, the JSON rows hold `points`. `--cut \
+flakey` (dm-flakey on a loop device) says why not where the kernel lacks them. A device that acknowledges \
 flushes it has not done (a volatile write cache) needs a real power cut; `plumb host \
 --dir DIR` reports the write cache of the device under DIR (check disk.write_cache).
 
@@ -37,7 +45,9 @@ Examples:
   plumb durability --kv all --kills 20      # every engine in this build
   plumb durability --kv lmdb,sqlite --modes sync --dir /data/plumb
   plumb durability --kv lmdb,sqlite --server postgres --cut power
-  plumb durability --kv lmdb,sqlite --modes sync --cut torn --kills 50"
+  plumb durability --kv lmdb,sqlite --modes sync --cut torn --kills 50
+  plumb durability --kv rocksdb,sqlite --modes sync --cut at=fsync:all
+  plumb durability --kv rocksdb --modes sync --cut at=rename:2"
 )]
 pub struct DurabilityArgs {
     /// Engines, comma-separated, or `all` (every engine in this build that keeps files),

@@ -18,9 +18,10 @@ pub use fault::{FaultFigures, FaultReport, RecoveryPhase, SteadyState};
 pub use histogram::LatencyHistogram;
 pub use lsm::{CacheLookups, LevelAccount, LevelShape, LsmAccount, LsmShape, Stalls};
 pub use model::{
-    DeviceIo, DurabilitySummary, EnginePerf, HwCounters, IbSecond, IbSummary, Interval, OpLatency,
-    OpenLoop, PerfCounted, Qos, RunStatus, ServerCosts, StepStatus, StepSummary, Verification,
-    Window, WriterSummary, HARNESS_SAMPLE_EVERY, IB_BUCKETS_US, NOISE_MIN_CPU_SECS,
+    CrashPointsSummary, DeviceIo, DurabilitySummary, EnginePerf, HwCounters, IbSecond, IbSummary,
+    Interval, OpLatency, OpenLoop, PerfCounted, Qos, RunStatus, ServerCosts, StepStatus,
+    StepSummary, Verification, Window, WriterSummary, HARNESS_SAMPLE_EVERY, IB_BUCKETS_US,
+    NOISE_MIN_CPU_SECS,
 };
 pub use target::{
     BatchOp, EngineStats, Maintenance, Session, Target, Visit, VisitBatch, WriteBatch,

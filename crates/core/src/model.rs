@@ -543,6 +543,37 @@ pub struct DurabilitySummary {
     /// fsyncs the power-cut filesystem served (power and torn cuts of engines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syncs: Option<u64>,
+    /// A crash-point step's own figures (`--cut at=fsync:all`): the totals above sum
+    /// every point's trial, these count the points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub points: Option<CrashPointsSummary>,
+}
+
+/// What a crash-point step found, point by point: each point a fresh directory, the
+/// same writes, the power-cut filesystem frozen right after the N-th call of its kind,
+/// the engine reopened and checked. Kept apart from the totals because a point that
+/// loses one write and a point that loses twenty are both one broken point.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrashPointsSummary {
+    /// The calls counted: fsync, rename or unlink.
+    pub kind: String,
+    /// Points a first run without a crash point counted (0 for a single `at=KIND:N`).
+    pub counted: u64,
+    /// Points tried.
+    pub tried: u32,
+    /// Points the run never reached (an engine's background work varies a little).
+    pub not_reached: u32,
+    /// Points after which an acknowledged write was missing or changed.
+    pub lost: u32,
+    /// Points after which the engine did not open (everything acknowledged counts lost).
+    pub unopened: u32,
+    /// Points after which the engine's own integrity check failed.
+    pub integrity_failed: u32,
+    /// The engine's own check: `PRAGMA integrity_check`, `verify_checksum`, or none.
+    pub check: String,
+    /// The first broken points, each with what was wrong (at most 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
 }
 
 /// An insert-benchmark step's figures. Costs are per the step's main op, as the

@@ -46,6 +46,14 @@ pub trait Target: Send + Sync {
     fn lsm(&self) -> Option<crate::LsmAccount> {
         None
     }
+    /// Runs the engine's own check of its files and returns its name with the verdict
+    /// (SQLite's `PRAGMA integrity_check`, RocksDB's `VerifyChecksum` of every table
+    /// file); `None` for engines without one. Why: a durability trial reads back only
+    /// the keys it acknowledged, and an engine can keep those while a page or block
+    /// elsewhere is broken.
+    fn integrity_check(&self) -> Option<(&'static str, Result<()>)> {
+        None
+    }
     /// Starts the calling thread's count of the engine's own per-op breakdown from
     /// zero, at `level` (db_bench's `--perf_level`: 1 off, 2 counts, 3 waits, 4 times
     /// but mutexes', 5 with CPU times, 6 all): RocksDB's PerfContext is per thread, so

@@ -42,6 +42,28 @@ pub fn write_until_killed(
     Ok(())
 }
 
+/// Starts the writer process (plumb itself) on `spec` in `dir`, writing keys from
+/// `from`, its stdin, stdout and stderr piped.
+pub(crate) fn spawn_writer(
+    spec: &EngineSpec,
+    dir: &Path,
+    from: u64,
+    seed: u64,
+) -> Result<std::process::Child, TrialError> {
+    let exe = std::env::current_exe().map_err(TrialError::CurrentExe)?;
+    let spec_json = serde_json::to_string(spec).map_err(TrialError::Spec)?;
+    std::process::Command::new(exe)
+        .args(["durability-writer", "--spec", &spec_json])
+        .arg("--dir")
+        .arg(dir)
+        .args(["--from", &from.to_string(), "--seed", &seed.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| TrialError::StartWriter { source })
+}
+
 /// One trial in the engine's own process: runs the writer until it is killed; returns
 /// whether the kill landed while it wrote.
 fn one_kill(
@@ -51,18 +73,7 @@ fn one_kill(
     kill_after: Duration,
     log: &mut AckLog,
 ) -> Result<bool, TrialError> {
-    let exe = std::env::current_exe().map_err(TrialError::CurrentExe)?;
-    let spec_json = serde_json::to_string(spec).map_err(TrialError::Spec)?;
-    let mut child = std::process::Command::new(exe)
-        .args(["durability-writer", "--spec", &spec_json])
-        .arg("--dir")
-        .arg(dir)
-        .args(["--from", &from.to_string(), "--seed", &seed.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| TrialError::StartWriter { source })?;
+    let mut child = spawn_writer(spec, dir, from, seed)?;
     let mut to_child = child.stdin.take().expect("piped");
     let lines = BufReader::new(child.stdout.take().expect("piped")).lines();
     let mut deadline: Option<Instant> = None;
@@ -138,6 +149,8 @@ pub struct Step<'a> {
     pub kills: u32,
     /// The longest a writer runs, ms.
     pub max_ms: u64,
+    /// A file's fsync makes its names durable too (`--dir-entries ext4`).
+    pub ext4: bool,
     /// The run's seed (the values).
     pub seed: u64,
 }
@@ -184,7 +197,7 @@ pub fn trials(
         let killed = match &power {
             None => one_kill(s.spec, &engine_dir, (from, s.seed), kill, &mut log)?,
             Some((backing, mnt)) => {
-                let pc = trial::mount(backing, mnt)?;
+                let pc = trial::mount(backing, mnt, s.ext4)?;
                 let killed = one_kill(s.spec, &mnt.join("db"), (from, s.seed), kill, &mut log);
                 // The writer is gone: the power goes (also when the trial failed).
                 let report = trial::apply(s.cut, pc, moments.seed())?;
@@ -239,7 +252,7 @@ pub fn trials(
     Ok(DurabilitySummary {
         target: s.label.to_string(),
         mode: s.mode.name().into(),
-        cut: s.cut.name().into(),
+        cut: s.cut.name(),
         kills_planned: s.kills,
         trials,
         kills: landed,
@@ -250,5 +263,6 @@ pub fn trials(
         unopenable,
         dropped_bytes: s.cut.powered().then_some(dropped_bytes),
         syncs: s.cut.powered().then_some(syncs),
+        points: None,
     })
 }

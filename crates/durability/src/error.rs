@@ -103,8 +103,8 @@ pub enum TrialError {
     /// The power could not be cut as the step's kind of cut says.
     #[error("--cut {cut}")]
     Cut {
-        /// The kind of cut (`power`, `torn`).
-        cut: &'static str,
+        /// The kind of cut as `--cut` spells it (`power`, `torn`, `at=fsync:all`).
+        cut: String,
         /// Why not.
         #[source]
         source: PowerCutError,

@@ -7,6 +7,8 @@
 
 pub mod engine;
 mod error;
+pub mod flakey;
+pub mod points;
 pub mod server;
 pub mod targets;
 pub mod trial;
@@ -32,6 +34,10 @@ fn options(work: &DurabilityWork) -> BTreeMap<String, String> {
     o.insert("durability.cut".into(), work.params.cut.clone());
     o.insert("durability.kills".into(), work.params.kills.to_string());
     o.insert("durability.max_ms".into(), work.params.max_ms.to_string());
+    o.insert(
+        "durability.dir_entries".into(),
+        work.params.dir_entries.clone(),
+    );
     o
 }
 
@@ -46,7 +52,11 @@ fn outcome(
     let promised = plumb_plan::DurabilityMode::parse_list(&d.mode)
         .map(|m| m.iter().any(|m| m.promises()))
         .unwrap_or(false);
-    let broken = promised && d.lost + d.wrong > 0;
+    let broken_points = d
+        .points
+        .as_ref()
+        .is_some_and(|p| p.lost + p.unopened + p.integrity_failed > 0);
+    let broken = promised && (d.lost + d.wrong > 0 || broken_points);
     let status = if broken {
         StepStatus::Failed
     } else if interrupted && d.trials < d.kills_planned {
@@ -107,6 +117,12 @@ fn prepare<'p>(
             key: e.key,
             message: e.message,
         })?;
+    if cuts.contains(&Cut::Flakey) {
+        flakey::available().map_err(|why| DurabilityError::Refused {
+            target: target(),
+            why,
+        })?;
+    }
     if let Some(why) = plumb_plan::durability::refused(&plan.target.subject, work) {
         return Err(DurabilityError::Refused {
             target: target(),
@@ -165,7 +181,8 @@ fn prepare<'p>(
     (t.engine, t.version) = match &plan.target.subject {
         Subject::Server(s) => {
             let (mode, _, cut) = t.steps[0];
-            let up = server::start(s, cut, &t.root).map_err(|e| t.failed(mode, cut, e))?;
+            let up = server::start(s, cut, &t.root, work.params.file_fsync_keeps_names())
+                .map_err(|e| t.failed(mode, cut, e))?;
             let v = up.version();
             t.first_server = Some(up);
             (engine_label(s), v)
@@ -184,7 +201,7 @@ impl Trials<'_> {
                 "{} {} --cut {}",
                 self.plan.target.name,
                 mode.name(),
-                cut.name()
+                cut.flag()
             ),
             source,
         }
@@ -207,11 +224,15 @@ impl plumb_runner::Subject for Trials<'_> {
 
     fn begun(&mut self, steps: &mut Steps<'_, '_>) -> plumb_runner::FamilyResult<()> {
         steps.notes.note(&format!(
-            "run {}: durability of {} ({}), {} kills per step, seed {}",
+            "run {}: durability of {} ({}), {}, seed {}",
             steps.run_id,
             self.plan.target.name,
             self.work.step_names().join(", "),
-            self.work.params.kills,
+            if self.steps.iter().all(|s| s.2.crash_points().is_some()) {
+                format!("{} writes per crash point", points::WRITES)
+            } else {
+                format!("{} kills per step", self.work.params.kills)
+            },
             self.plan.seed
         ));
         Ok(())
@@ -242,9 +263,8 @@ impl plumb_runner::Subject for Trials<'_> {
             (Subject::Server(s), _) => {
                 let up = match self.first_server.take() {
                     Some(up) => up,
-                    None => {
-                        server::start(s, cut, &self.root).map_err(|e| self.failed(mode, cut, e))?
-                    }
+                    None => server::start(s, cut, &self.root, p.file_fsync_keeps_names())
+                        .map_err(|e| self.failed(mode, cut, e))?,
                 };
                 server::trials(
                     up,
@@ -256,8 +276,8 @@ impl plumb_runner::Subject for Trials<'_> {
                 )
                 .map_err(|e| self.failed(mode, cut, e))?
             }
-            (_, Some(spec)) => engine::trials(
-                &engine::Step {
+            (_, Some(spec)) => {
+                let step = engine::Step {
                     label: &plan.target.name,
                     spec,
                     mode,
@@ -265,13 +285,20 @@ impl plumb_runner::Subject for Trials<'_> {
                     kills: p.kills,
                     max_ms: p.max_ms,
                     seed: plan.seed,
-                },
-                &mut self.moments,
-                &self.root,
-                steps.interrupt,
-                steps.notes,
-            )
-            .map_err(|e| self.failed(mode, cut, e))?,
+                    ext4: p.file_fsync_keeps_names(),
+                };
+                match cut.crash_points() {
+                    Some(at) => points::sweep(&step, at, &self.root, steps.interrupt, steps.notes),
+                    None => engine::trials(
+                        &step,
+                        &mut self.moments,
+                        &self.root,
+                        steps.interrupt,
+                        steps.notes,
+                    ),
+                }
+                .map_err(|e| self.failed(mode, cut, e))?
+            }
             (_, None) => unreachable!("an engine has its spec for each mode"),
         };
         let config = serde_json::json!({

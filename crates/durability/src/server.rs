@@ -46,6 +46,7 @@ pub struct Started {
     power: Option<(PathBuf, PathBuf)>,
     storage: Option<StorageEngine>,
     cut: Cut,
+    ext4: bool,
     work: tempfile::TempDir,
 }
 
@@ -58,7 +59,8 @@ impl Started {
 
 /// Starts `spec` for a step ending in `cut`: its directory in `root` (on a power-cut
 /// mount for power and torn cuts), its table made, and what setup wrote synced.
-pub fn start(spec: &ServerSpec, cut: Cut, root: &Path) -> Result<Started, TrialError> {
+/// `ext4`: a file's fsync makes its names durable too (`--dir-entries ext4`).
+pub fn start(spec: &ServerSpec, cut: Cut, root: &Path, ext4: bool) -> Result<Started, TrialError> {
     let choice = ServerChoice::parse(&spec.server, spec.engine.as_deref(), spec.basedir.clone())?;
     let storage = (choice.flavor != plumb_servers::Flavor::Postgres).then_some(choice.engine);
     // Traversable: the server runs as its own user, with its files below this.
@@ -76,7 +78,7 @@ pub fn start(spec: &ServerSpec, cut: Cut, root: &Path) -> Result<Started, TrialE
         None
     };
     let pc = match &power {
-        Some((backing, mnt)) => Some(trial::mount(backing, mnt)?),
+        Some((backing, mnt)) => Some(trial::mount(backing, mnt, ext4)?),
         None => None,
     };
     let server_dir = power.as_ref().map_or(work.path(), |(_, mnt)| mnt.as_path());
@@ -107,6 +109,7 @@ pub fn start(spec: &ServerSpec, cut: Cut, root: &Path) -> Result<Started, TrialE
         power,
         storage,
         cut,
+        ext4,
         work,
     };
     {
@@ -187,7 +190,7 @@ pub fn trials(
         drop(c);
         if let (Some(p), Some((backing, mnt))) = (s.pc.take(), &s.power) {
             trial::apply(s.cut, p, moments.seed())?;
-            s.pc = Some(trial::mount(backing, mnt)?);
+            s.pc = Some(trial::mount(backing, mnt, s.ext4)?);
         }
         if let Err(e) = s.server.restart() {
             // A server that dies while recovering is tried once more: under a loaded CI
@@ -228,7 +231,7 @@ pub fn trials(
     Ok(DurabilitySummary {
         target,
         mode: mode.name().into(),
-        cut: s.cut.name().into(),
+        cut: s.cut.name(),
         kills_planned: kills,
         trials,
         kills: landed,
@@ -239,5 +242,6 @@ pub fn trials(
         unopenable: None,
         dropped_bytes: None,
         syncs: None,
+        points: None,
     })
 }

@@ -127,9 +127,22 @@ pub struct Asked<'a> {
 pub fn plans(a: &Asked<'_>) -> Result<Vec<RunPlan>, Refused> {
     let modes =
         DurabilityMode::parse_list(a.modes).map_err(|e| Refused(format!("--modes: {e}")))?;
-    a.params
+    let cuts = a
+        .params
         .validate()
         .map_err(|e| Refused(format!("--{}: {}", e.key.replace('_', "-"), e.message)))?;
+    if cuts.contains(&plumb_plan::Cut::Flakey) {
+        crate::flakey::available().map_err(Refused)?;
+    }
+    let servers_named = a.servers.iter().any(|s| !s.trim().is_empty());
+    if let Some(c) = cuts.iter().find(|c| c.crash_points().is_some()) {
+        if servers_named {
+            return Err(Refused(format!(
+                "--cut {}: crash points run on embedded engines; give --server kill, power or torn",
+                c.flag()
+            )));
+        }
+    }
     let engines = engines(a.kv, &modes)?;
     let servers = servers(a.servers, &modes)?;
     if engines.is_empty() && servers.is_empty() {

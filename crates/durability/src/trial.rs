@@ -113,9 +113,18 @@ pub fn power_dirs(work: &Path) -> Result<(PathBuf, PathBuf), TrialError> {
     Ok((backing, mnt))
 }
 
-/// Mounts the power-cut filesystem over `backing` at `mnt`.
-pub fn mount(backing: &Path, mnt: &Path) -> Result<plumb_powercut::PowerCut, TrialError> {
-    plumb_powercut::PowerCut::mount(backing, mnt).map_err(|source| TrialError::Mount { source })
+/// Mounts the power-cut filesystem over `backing` at `mnt`; `ext4`: a file's fsync
+/// makes its names durable too (`--dir-entries ext4`), not only its directory's.
+pub fn mount(
+    backing: &Path,
+    mnt: &Path,
+    ext4: bool,
+) -> Result<plumb_powercut::PowerCut, TrialError> {
+    let o = plumb_powercut::Options {
+        file_fsync_keeps_names: ext4,
+    };
+    plumb_powercut::PowerCut::mount_with(backing, mnt, o)
+        .map_err(|source| TrialError::Mount { source })
 }
 
 /// Cuts the power as `cut` says (`seed` picks what a torn cut writes).
@@ -129,7 +138,7 @@ pub fn apply(
         _ => pc.cut(),
     };
     r.map_err(|source| TrialError::Cut {
-        cut: cut.name(),
+        cut: cut.flag(),
         source,
     })
 }

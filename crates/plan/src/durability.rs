@@ -64,6 +64,29 @@ impl DurabilityMode {
     }
 }
 
+/// The calls a crash point counts (`--cut at=KIND:N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PointKind {
+    /// fsync, fdatasync, fsyncdir, and writes on `O_SYNC`/`O_DSYNC` descriptors.
+    Fsync,
+    /// Renames.
+    Rename,
+    /// Unlinks.
+    Unlink,
+}
+
+impl PointKind {
+    /// Its name in `--cut at=KIND:N`, step names and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            PointKind::Fsync => "fsync",
+            PointKind::Rename => "rename",
+            PointKind::Unlink => "unlink",
+        }
+    }
+}
+
 /// How a trial ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -75,28 +98,77 @@ pub enum Cut {
     /// As power, but a random part of the unsynced writes (whole pages or single
     /// 512-byte sectors) reaches the disk first.
     Torn,
+    /// A crash point: the power-cut filesystem freezes right after the N-th call of
+    /// the kind (every one of them in turn when `None`, each on a fresh directory with
+    /// the same writes), the writer is killed and the power cut.
+    At(PointKind, Option<u64>),
+    /// A real block device that stops writing (device-mapper's dm-flakey on a loop
+    /// device): refused, with why, where the kernel lacks either.
+    Flakey,
 }
 
+/// What `--cut` takes, for its errors.
+const CUT_HELP: &str =
+    "use kill, power, torn, both, flakey, or at=KIND:N / at=KIND:all with KIND fsync, rename or unlink";
+
 impl Cut {
-    /// Its name in flags, suites, step names and tables.
-    pub fn name(self) -> &'static str {
+    /// Its name in step names and tables: `kill`, `power`, `torn`, `flakey`,
+    /// `fsync-7` (one crash point), `fsync-points` (every one).
+    pub fn name(self) -> String {
         match self {
-            Cut::Kill => "kill",
-            Cut::Power => "power",
-            Cut::Torn => "torn",
+            Cut::Kill => "kill".into(),
+            Cut::Power => "power".into(),
+            Cut::Torn => "torn".into(),
+            Cut::Flakey => "flakey".into(),
+            Cut::At(k, Some(n)) => format!("{}-{n}", k.name()),
+            Cut::At(k, None) => format!("{}-points", k.name()),
         }
+    }
+
+    /// How `--cut` spells it (`at=fsync:all`), for messages that name the flag.
+    pub fn flag(self) -> String {
+        match self {
+            Cut::At(k, Some(n)) => format!("at={}:{n}", k.name()),
+            Cut::At(k, None) => format!("at={}:all", k.name()),
+            other => other.name(),
+        }
+    }
+
+    /// One `at=KIND:N` or `at=KIND:all`.
+    fn parse_at(s: &str, spec: &str) -> Result<Cut, String> {
+        let bad = || format!("{s:?}: {CUT_HELP} (N from 1)");
+        let (kind, n) = spec.split_once(':').ok_or_else(bad)?;
+        let kind = match kind {
+            "fsync" => PointKind::Fsync,
+            "rename" => PointKind::Rename,
+            "unlink" => PointKind::Unlink,
+            _ => return Err(bad()),
+        };
+        let n = match n {
+            "all" => None,
+            n => Some(n.parse::<u64>().ok().filter(|&n| n >= 1).ok_or_else(bad)?),
+        };
+        Ok(Cut::At(kind, n))
     }
 
     /// Cuts from a comma-separated list (`both` is kill and power), each once.
     pub fn parse_list(s: &str) -> Result<Vec<Cut>, String> {
         let mut out = Vec::new();
         for c in s.split(',').map(str::trim) {
+            let at;
             let add: &[Cut] = match c {
                 "kill" => &[Cut::Kill],
                 "power" => &[Cut::Power],
                 "torn" => &[Cut::Torn],
+                "flakey" => &[Cut::Flakey],
                 "both" => &[Cut::Kill, Cut::Power],
-                other => return Err(format!("{other:?}: use kill, power, torn or both")),
+                other => match other.strip_prefix("at=") {
+                    Some(spec) => {
+                        at = [Cut::parse_at(other, spec)?];
+                        &at
+                    }
+                    None => return Err(format!("{other:?}: {CUT_HELP}")),
+                },
             };
             for a in add {
                 if !out.contains(a) {
@@ -109,7 +181,15 @@ impl Cut {
 
     /// Whether the data directory sits on a power-cut mount (root and /dev/fuse).
     pub fn powered(self) -> bool {
-        self != Cut::Kill
+        !matches!(self, Cut::Kill | Cut::Flakey)
+    }
+
+    /// The crash point's kind and N (`None`: every point), for `at=` cuts.
+    pub fn crash_points(self) -> Option<(PointKind, Option<u64>)> {
+        match self {
+            Cut::At(k, n) => Some((k, n)),
+            _ => None,
+        }
     }
 }
 
@@ -120,9 +200,14 @@ impl Cut {
 pub struct DurabilityParams {
     /// How each trial ends, comma-separated: kill (the process is killed with SIGKILL;
     /// what it handed the OS survives), power (killed, then every write no fsync reached
-    /// is dropped, as in a power failure: needs root and /dev/fuse), torn (as power, but
-    /// a random part of the unsynced writes, whole pages or single 512-byte sectors,
-    /// reaches the disk first), or both (kill and power).
+    /// and every directory entry no directory fsync reached is dropped, as in a power
+    /// failure: needs root and /dev/fuse), torn (as power, but a random part of the
+    /// unsynced writes, whole pages or single 512-byte sectors, reaches the disk first),
+    /// both (kill and power), at=fsync:N (as power, right after the N-th fsync,
+    /// fdatasync or directory fsync; at=rename:N, at=unlink:N likewise), at=fsync:all
+    /// (every such point in turn, each on a fresh directory with the same 40 writes,
+    /// the engine's own integrity check after each reopen; embedded engines), or flakey
+    /// (dm-flakey on a loop device; says why not where the kernel lacks them).
     #[arg(long, default_value = "kill", value_name = "LIST")]
     pub cut: String,
     /// Kills per engine, mode and kind of cut.
@@ -132,6 +217,16 @@ pub struct DurabilityParams {
     /// random up to this, after its first acknowledged write).
     #[arg(long, alias = "max_ms", default_value_t = 400)]
     pub max_ms: u64,
+    /// When a directory entry (a create, rename, unlink) survives a power cut: posix
+    /// (only once its directory is fsynced, as fsync(2) promises), or ext4 (also when
+    /// the file itself, or a new directory, is fsynced, as ext4, XFS and btrfs do).
+    #[arg(
+        long,
+        alias = "dir_entries",
+        default_value = "posix",
+        value_name = "RULE"
+    )]
+    pub dir_entries: String,
 }
 
 impl Default for DurabilityParams {
@@ -160,7 +255,19 @@ impl DurabilityParams {
                 message: "give at least 1 ms".into(),
             });
         }
+        if !matches!(self.dir_entries.as_str(), "posix" | "ext4") {
+            return Err(ParamError {
+                key: "dir_entries",
+                message: format!("{:?}: use posix or ext4", self.dir_entries),
+            });
+        }
         Ok(cuts)
+    }
+
+    /// Whether a file's own fsync makes its names durable (`dir_entries = ext4`), not
+    /// only its directory's fsync (`posix`).
+    pub fn file_fsync_keeps_names(&self) -> bool {
+        self.dir_entries == "ext4"
     }
 
     /// The cuts, in order (empty when the list is bad: plans are validated first).
@@ -233,10 +340,21 @@ pub fn engine_in_mode(e: &EngineSpec, mode: DurabilityMode) -> Result<EngineSpec
 pub fn refused(subject: &crate::Subject, work: &DurabilityWork) -> Option<String> {
     match subject {
         crate::Subject::Engine(e) => work.modes.iter().find_map(|&m| engine_in_mode(e, m).err()),
-        crate::Subject::Server(_) => work
-            .modes
-            .contains(&DurabilityMode::Unlogged)
-            .then(|| "unlogged: servers always log; use sync or nosync with a server".to_string()),
+        crate::Subject::Server(_) => {
+            if work.modes.contains(&DurabilityMode::Unlogged) {
+                return Some(
+                    "unlogged: servers always log; use sync or nosync with a server".into(),
+                );
+            }
+            work.params.cuts().into_iter().find_map(|c| {
+                c.crash_points().map(|_| {
+                    format!(
+                        "--cut {}: crash points run on embedded engines; give a server kill, power or torn",
+                        c.flag()
+                    )
+                })
+            })
+        }
         crate::Subject::Host(_) => Some("durability runs on an engine or a server".into()),
     }
 }
@@ -260,6 +378,30 @@ mod tests {
             [Cut::Torn, Cut::Kill, Cut::Power]
         );
         assert!(Cut::parse_list("flood").unwrap_err().contains("flood"));
+    }
+
+    #[test]
+    fn crash_points_parse_and_bad_ones_say_what_to_give() {
+        assert_eq!(
+            Cut::parse_list("at=fsync:all,at=rename:3,at=unlink:1,flakey").unwrap(),
+            [
+                Cut::At(PointKind::Fsync, None),
+                Cut::At(PointKind::Rename, Some(3)),
+                Cut::At(PointKind::Unlink, Some(1)),
+                Cut::Flakey
+            ]
+        );
+        let c = Cut::At(PointKind::Fsync, None);
+        assert_eq!(
+            (c.name(), c.flag()),
+            ("fsync-points".into(), "at=fsync:all".into())
+        );
+        assert_eq!(Cut::At(PointKind::Rename, Some(3)).name(), "rename-3");
+        assert!(c.powered() && !Cut::Flakey.powered());
+        for bad in ["at=fsync:0", "at=fsync", "at=write:2", "at=fsync:x", "at="] {
+            let e = Cut::parse_list(bad).unwrap_err();
+            assert!(e.contains(bad) && e.contains("at=KIND:N"), "{bad}: {e}");
+        }
     }
 
     #[test]
@@ -288,6 +430,13 @@ mod tests {
                     ..p.clone()
                 },
                 "max_ms",
+            ),
+            (
+                DurabilityParams {
+                    dir_entries: "lazy".into(),
+                    ..p.clone()
+                },
+                "dir_entries",
             ),
         ] {
             assert_eq!(bad.validate().unwrap_err().key, key);

@@ -12,7 +12,7 @@ pub mod order;
 pub mod scale;
 pub mod suite;
 
-pub use durability::{Cut, DurabilityMode, DurabilityParams, DurabilityWork};
+pub use durability::{Cut, DurabilityMode, DurabilityParams, DurabilityWork, PointKind};
 pub use estimate::{estimate, free_bytes, Estimate};
 pub use family::{
     redact, strip_password, Family, HostSpec, IbParams, IbWork, ProbeParams, ProbeWork,

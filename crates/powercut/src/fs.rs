@@ -1,6 +1,10 @@
-//! The FUSE side: a passthrough over the backing directory in which metadata changes go
-//! to the backing directory at once and file data waits in an [`Overlay`] per file
-//! until an fsync.
+//! The FUSE side: a passthrough over the backing directory in which file data waits in
+//! an [`Overlay`] per file until an fsync, and directory entries change in the backing
+//! directory at once but are undone at the cut unless their directory was fsynced: the
+//! first change to a directory after its last fsync records its entries as they were
+//! (what a disk would still hold), a removed node such a record names is kept alive by a
+//! hard link in a hidden stash, and the cut rebuilds every recorded directory from its
+//! record.
 //!
 //! Inode numbers are the backing files' own (the root is 1), so hard links share one
 //! overlay; each inode remembers the backing paths it was reached by, kept current
@@ -8,12 +12,13 @@
 //! mounted).
 
 use crate::overlay::Overlay;
+use crate::{CrashPoint, PointKind, Points};
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner,
     OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty,
     ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
 };
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::{File, Metadata};
 use std::io;
@@ -46,9 +51,44 @@ struct Handle {
     sync: bool,
 }
 
+/// The hidden directory in the backing root that keeps alive the files a durable
+/// directory record still names after their last name went (a hard link each, named by
+/// inode); it never shows through the mount and is gone after the cut.
+pub(crate) const STASH: &str = ".plumb-powercut-stash";
+
+/// A directory's entries: name → (inode, is a directory).
+type Listing = BTreeMap<OsString, (u64, bool)>;
+
+/// A node of the tree the cut rebuilds: a file (any node but a directory) by inode, or a
+/// directory with its entries.
+enum Node {
+    Leaf(u64),
+    Dir(u64, Vec<(OsString, Node)>),
+}
+
 /// Everything the filesystem and its owner share.
 #[derive(Debug, Default)]
 pub(crate) struct State {
+    /// The backing directory (absolute).
+    pub(crate) backing: PathBuf,
+    /// The entries each directory changed since its last fsync had at that fsync (or at
+    /// the mount), by the directory's inode (the root is 1): what survives the cut.
+    /// A directory not here has had no change since, so its entries are durable.
+    durable: HashMap<u64, Listing>,
+    /// Inodes kept in the stash (files a record names whose last name went).
+    stashed: HashSet<u64>,
+    /// Directories a record names that were removed: their mode, uid and gid, to make
+    /// them again at the cut.
+    gone_dirs: HashMap<u64, (u32, u32, u32)>,
+    /// A file's fsync also makes its names durable (ext4's and XFS's practice), not
+    /// only a directory fsync (POSIX's rule).
+    pub(crate) file_fsync_keeps_names: bool,
+    /// Calls of each kind served, for crash points.
+    pub(crate) points: Points,
+    /// Where to freeze: after this call completes, every later one fails.
+    pub(crate) crash_at: Option<CrashPoint>,
+    /// The crash point was reached: every request fails with EIO until the cut.
+    pub(crate) frozen: bool,
     /// Backing paths (relative to the backing directory) by inode.
     paths: HashMap<u64, Vec<PathBuf>>,
     files: HashMap<u64, OpenFile>,
@@ -61,7 +101,264 @@ pub(crate) struct State {
     pub(crate) syncs: u64,
 }
 
+/// The entries of the backing directory at `path` (the stash left out at the root).
+fn read_listing(path: &Path, root: bool) -> io::Result<Listing> {
+    let mut l = Listing::new();
+    for e in std::fs::read_dir(path)? {
+        let e = e?;
+        if root && e.file_name() == STASH {
+            continue;
+        }
+        l.insert(e.file_name(), (e.ino(), e.file_type()?.is_dir()));
+    }
+    Ok(l)
+}
+
+/// Every node under `dir` by inode (the first path found for each), the stash included.
+fn index(dir: &Path, out: &mut HashMap<u64, PathBuf>) -> io::Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let path = e.path();
+        if e.file_type()?.is_dir() {
+            index(&path, out)?;
+        }
+        out.entry(e.ino()).or_insert(path);
+    }
+    Ok(())
+}
+
+/// Makes `nodes` under `into`: files as hard links to their inodes wherever they are now
+/// (`index`), directories anew with the mode and owner they had.
+fn materialize(
+    nodes: &[(OsString, Node)],
+    into: &Path,
+    index: &HashMap<u64, PathBuf>,
+    gone_dirs: &HashMap<u64, (u32, u32, u32)>,
+) -> io::Result<()> {
+    for (name, node) in nodes {
+        let dst = into.join(name);
+        match node {
+            Node::Leaf(ino) => {
+                // A node no record keeps alive has nothing left to link (never happens:
+                // every removal a record names is stashed).
+                if let Some(src) = index.get(ino) {
+                    std::fs::hard_link(src, &dst)?;
+                }
+            }
+            Node::Dir(ino, kids) => {
+                std::fs::create_dir(&dst)?;
+                let attrs = match index.get(ino) {
+                    Some(p) => {
+                        let m = std::fs::symlink_metadata(p)?;
+                        Some((m.mode(), m.uid(), m.gid()))
+                    }
+                    None => gone_dirs.get(ino).copied(),
+                };
+                if let Some((mode, uid, gid)) = attrs {
+                    std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(mode & 0o7777))?;
+                    std::os::unix::fs::lchown(&dst, Some(uid), Some(gid))?;
+                }
+                materialize(kids, &dst, index, gone_dirs)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 impl State {
+    /// The state of a mount over `backing`.
+    pub(crate) fn new(backing: PathBuf) -> State {
+        State {
+            backing,
+            ..State::default()
+        }
+    }
+
+    /// Counts a call of `kind`; at the armed crash point the power-cut filesystem
+    /// freezes (the call itself has completed).
+    pub(crate) fn passed(&mut self, kind: PointKind) {
+        let n = self.points.bump(kind);
+        if self.crash_at == Some(CrashPoint { kind, n }) {
+            self.frozen = true;
+        }
+    }
+
+    /// The backing path of the directory `key` (1: the root), while mounted.
+    fn dir_path(&self, key: u64) -> Option<PathBuf> {
+        if key == INodeNo::ROOT.0 {
+            return Some(self.backing.clone());
+        }
+        self.paths
+            .get(&key)
+            .and_then(|v| v.first())
+            .map(|r| self.backing.join(r))
+    }
+
+    /// Directory `key` is about to change: its entries now are what a disk holds until
+    /// its next fsync, recorded unless a change since its last fsync recorded them.
+    pub(crate) fn touch_dir(&mut self, key: u64) -> io::Result<()> {
+        if self.durable.contains_key(&key) {
+            return Ok(());
+        }
+        let Some(path) = self.dir_path(key) else {
+            return Ok(());
+        };
+        let l = read_listing(&path, key == INodeNo::ROOT.0)?;
+        self.durable.insert(key, l);
+        Ok(())
+    }
+
+    /// Whether a record names inode `ino`.
+    fn recorded(&self, ino: u64) -> bool {
+        self.durable
+            .values()
+            .any(|l| l.values().any(|&(i, _)| i == ino))
+    }
+
+    /// The node at `path` (`m`) is about to lose a name: if a record names it, it is
+    /// kept (a file by a hard link in the stash, a directory by its attributes) so the
+    /// cut can bring it back.
+    pub(crate) fn keep_removed(&mut self, path: &Path, m: &Metadata) -> io::Result<()> {
+        let ino = m.ino();
+        if !self.recorded(ino) {
+            return Ok(());
+        }
+        if m.is_dir() {
+            self.gone_dirs.insert(ino, (m.mode(), m.uid(), m.gid()));
+        } else if !self.stashed.contains(&ino) {
+            let stash = self.backing.join(STASH);
+            match std::fs::create_dir(&stash) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+            std::fs::hard_link(path, stash.join(ino.to_string()))?;
+            self.stashed.insert(ino);
+        }
+        Ok(())
+    }
+
+    /// Directory `key` was fsynced: its entries now are durable; what the stash kept for
+    /// its record alone goes.
+    pub(crate) fn dir_synced(&mut self, key: u64) {
+        if self.durable.remove(&key).is_none() {
+            return;
+        }
+        let referenced: HashSet<u64> = self
+            .durable
+            .values()
+            .flat_map(|l| l.values().map(|&(i, _)| i))
+            .collect();
+        let stash = self.backing.join(STASH);
+        self.stashed.retain(|ino| {
+            let keep = referenced.contains(ino);
+            if !keep {
+                let _ = std::fs::remove_file(stash.join(ino.to_string()));
+            }
+            keep
+        });
+        self.gone_dirs.retain(|ino, _| referenced.contains(ino));
+    }
+
+    /// A file (or a directory, `dir`) was fsynced and the filesystem keeps names with
+    /// their node's fsync (ext4's practice): each of its names, and each new directory
+    /// on the way to it, is made durable in the record of its directory.
+    pub(crate) fn file_synced(&mut self, ino: u64, dir: bool) {
+        if !self.file_fsync_keeps_names || ino == INodeNo::ROOT.0 {
+            return;
+        }
+        let rels = self.paths.get(&ino).cloned().unwrap_or_default();
+        for rel in rels {
+            let mut child = (ino, dir, rel.clone());
+            while let Some(name) = child.2.file_name().map(|n| n.to_os_string()) {
+                let parent_rel = child.2.parent().map(Path::to_path_buf).unwrap_or_default();
+                let parent = if parent_rel.as_os_str().is_empty() {
+                    INodeNo::ROOT.0
+                } else {
+                    match std::fs::symlink_metadata(self.backing.join(&parent_rel)) {
+                        Ok(m) => m.ino(),
+                        Err(_) => break,
+                    }
+                };
+                let Some(l) = self.durable.get_mut(&parent) else {
+                    break; // unchanged since its last fsync: durable, and so its path
+                };
+                let new = l.get(&name) != Some(&(child.0, child.1));
+                l.insert(name, (child.0, child.1));
+                if !new || parent == INodeNo::ROOT.0 {
+                    break;
+                }
+                child = (parent, true, parent_rel);
+            }
+        }
+    }
+
+    /// At the cut: every directory changed since its last fsync gets back the entries its
+    /// record holds (files by their inodes, wherever they are now), everything else is as
+    /// it is; the stash goes. Returns the directories whose changes were undone.
+    fn restore_names(&mut self) -> io::Result<u64> {
+        let stash = self.backing.join(STASH);
+        let undone = self.durable.len() as u64;
+        if !self.durable.is_empty() {
+            let mut idx = HashMap::new();
+            index(&self.backing, &mut idx)?;
+            let mut seen = HashSet::new();
+            let tree = self.tree(INodeNo::ROOT.0, Some(&self.backing), &idx, &mut seen)?;
+            match std::fs::create_dir(&stash) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+            let (rebuild, old) = (stash.join("rebuild"), stash.join("old"));
+            std::fs::create_dir(&rebuild)?;
+            std::fs::create_dir(&old)?;
+            materialize(&tree, &rebuild, &idx, &self.gone_dirs)?;
+            for e in std::fs::read_dir(&self.backing)? {
+                let e = e?;
+                if e.file_name() != STASH {
+                    std::fs::rename(e.path(), old.join(e.file_name()))?;
+                }
+            }
+            for e in std::fs::read_dir(&rebuild)? {
+                let e = e?;
+                std::fs::rename(e.path(), self.backing.join(e.file_name()))?;
+            }
+        }
+        match std::fs::remove_dir_all(&stash) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        self.durable.clear();
+        self.stashed.clear();
+        self.gone_dirs.clear();
+        Ok(undone)
+    }
+
+    /// The durable entries of directory `key` (now at `path`, if it still is anywhere),
+    /// each directory below once (`seen`: a directory two records name is made where
+    /// the first names it).
+    fn tree(
+        &self,
+        key: u64,
+        path: Option<&Path>,
+        idx: &HashMap<u64, PathBuf>,
+        seen: &mut HashSet<u64>,
+    ) -> io::Result<Vec<(OsString, Node)>> {
+        let listing = match (self.durable.get(&key), path) {
+            (Some(l), _) => l.clone(),
+            (None, Some(p)) => read_listing(p, key == INodeNo::ROOT.0)?,
+            (None, None) => Listing::new(),
+        };
+        let mut out = Vec::with_capacity(listing.len());
+        for (name, (ino, dir)) in listing {
+            if !dir {
+                out.push((name, Node::Leaf(ino)));
+            } else if seen.insert(ino) {
+                let kids = self.tree(ino, idx.get(&ino).map(PathBuf::as_path), idx, seen)?;
+                out.push((name, Node::Dir(ino, kids)));
+            }
+        }
+        Ok(out)
+    }
+
     /// Bytes and files with data no fsync has reached.
     pub(crate) fn pending(&self) -> (u64, u64) {
         let dirty = self.files.values().filter(|f| !f.overlay.is_clean());
@@ -73,8 +370,8 @@ impl State {
     /// The cut: forgets every pending page and size (after writing a random part of
     /// them, torn at sector boundaries, with `torn`'s seed); from now on every request
     /// fails.
-    pub(crate) fn cut(&mut self, torn: Option<u64>) -> io::Result<(u64, u64)> {
-        let pending = self.pending();
+    pub(crate) fn cut(&mut self, torn: Option<u64>) -> io::Result<(u64, u64, u64)> {
+        let (files, bytes) = self.pending();
         self.cut = true;
         if let Some(seed) = torn {
             let mut x = seed | 1;
@@ -91,7 +388,8 @@ impl State {
         self.files.clear();
         self.handles.clear();
         self.dirs.clear();
-        Ok(pending)
+        let dirs = self.restore_names()?;
+        Ok((files, bytes, dirs))
     }
 
     /// Writes every pending page and size to the backing files and flushes them, as
@@ -104,7 +402,14 @@ impl State {
         }
         // A clean file nobody has open needs no descriptor.
         self.files.retain(|_, f| f.handles > 0);
-        Ok(())
+        // Every directory entry is durable too; the stash has nothing left to keep.
+        self.durable.clear();
+        self.stashed.clear();
+        self.gone_dirs.clear();
+        match std::fs::remove_dir_all(self.backing.join(STASH)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -197,10 +502,10 @@ impl PowerFs {
         PowerFs { backing, state }
     }
 
-    /// The state, or EIO once the power is cut.
+    /// The state, or EIO once the power is cut or the crash point passed.
     fn lock(&self) -> Result<MutexGuard<'_, State>, Errno> {
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if st.cut {
+        if st.cut || st.frozen {
             return Err(Errno::EIO);
         }
         Ok(st)
@@ -228,6 +533,9 @@ impl PowerFs {
     fn child(st: &State, parent: INodeNo, name: &OsStr) -> Result<PathBuf, Errno> {
         if name.as_bytes().contains(&b'/') || name == ".." || name == "." {
             return Err(Errno::EINVAL);
+        }
+        if parent == INodeNo::ROOT && name == STASH {
+            return Err(Errno::ENOENT);
         }
         Ok(Self::rel(st, parent.0)?.join(name))
     }
@@ -412,6 +720,7 @@ impl PowerFs {
         let mut st = self.lock()?;
         let rel = Self::child(&st, parent, name)?;
         let path = self.full(&rel);
+        st.touch_dir(parent.0).map_err(errno)?;
         make(&path)?;
         if let Some(perm) = perm {
             chmod(&path, perm)?;
@@ -427,10 +736,13 @@ impl PowerFs {
         let rel = Self::child(&st, parent, name)?;
         let path = self.full(&rel);
         let m = std::fs::symlink_metadata(&path).map_err(errno)?;
+        st.touch_dir(parent.0).map_err(errno)?;
+        st.keep_removed(&path, &m).map_err(errno)?;
         if dir {
             std::fs::remove_dir(&path).map_err(errno)?;
         } else {
             std::fs::remove_file(&path).map_err(errno)?;
+            st.passed(PointKind::Unlink);
         }
         Self::forget_path(&mut st, m.ino(), &rel, !dir && m.nlink() <= 1);
         Ok(())
@@ -449,6 +761,13 @@ impl PowerFs {
         let to = Self::child(&st, newparent, newname)?;
         let (src, dst) = (self.full(&from), self.full(&to));
         let replaced = std::fs::symlink_metadata(&dst).ok();
+        st.touch_dir(parent.0).map_err(errno)?;
+        st.touch_dir(newparent.0).map_err(errno)?;
+        let exchange = flags.contains(RenameFlags::RENAME_EXCHANGE);
+        if let (Some(m), false) = (&replaced, exchange) {
+            // A directory replaced must be empty, so only its attributes matter.
+            st.keep_removed(&dst, m).map_err(errno)?;
+        }
         let (a, b) = (cstr(&src)?, cstr(&dst)?);
         // SAFETY: two valid C strings; renameat2(2) with the flags the kernel passed.
         let r = unsafe {
@@ -463,7 +782,7 @@ impl PowerFs {
         if r != 0 {
             return Err(errno(io::Error::last_os_error()));
         }
-        let exchange = flags.contains(RenameFlags::RENAME_EXCHANGE);
+        st.passed(PointKind::Rename);
         if let (Some(m), false) = (&replaced, exchange) {
             let last = m.is_file() && m.nlink() <= 1;
             Self::forget_path(&mut st, m.ino(), &to, last);
@@ -635,6 +954,7 @@ impl Filesystem for PowerFs {
         let r = self.lock().and_then(|mut st| {
             let from = Self::rel(&st, ino.0)?;
             let to = Self::child(&st, newparent, newname)?;
+            st.touch_dir(newparent.0).map_err(errno)?;
             std::fs::hard_link(self.full(&from), self.full(&to)).map_err(errno)?;
             let mut a = self.entry_at(&mut st, &to)?;
             a.ino = ino;
@@ -689,6 +1009,8 @@ impl Filesystem for PowerFs {
             if sync {
                 f.overlay.sync(&f.file, true).map_err(errno)?;
                 st.syncs += 1;
+                st.file_synced(ino.0, false);
+                st.passed(PointKind::Fsync);
             }
             Ok(data.len() as u32)
         });
@@ -745,6 +1067,8 @@ impl Filesystem for PowerFs {
                 f.overlay.sync(&f.file, datasync).map_err(errno)?;
                 st.syncs += 1;
             }
+            st.file_synced(ino.0, false);
+            st.passed(PointKind::Fsync);
             Ok(())
         });
         answer!(reply, r, |_v| reply.ok());
@@ -759,6 +1083,9 @@ impl Filesystem for PowerFs {
             ];
             for e in std::fs::read_dir(self.full(&rel)).map_err(errno)? {
                 let e = e.map_err(errno)?;
+                if ino == INodeNo::ROOT && e.file_name() == STASH {
+                    continue;
+                }
                 let t = e.file_type().map_err(errno)?;
                 let k = FileType::from_std(t).unwrap_or(FileType::RegularFile);
                 list.push((e.ino(), k, e.file_name()));
@@ -811,13 +1138,23 @@ impl Filesystem for PowerFs {
     fn fsyncdir(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         _fh: FileHandle,
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        // Metadata reached the backing directory when it changed.
-        answer!(reply, self.lock().map(|_| ()), |_v| reply.ok());
+        // Its entries reached the backing directory when they changed; from now on
+        // they are what the disk holds too.
+        let r = self.lock().and_then(|mut st| {
+            if let Some(p) = st.dir_path(ino.0) {
+                File::open(p).and_then(|d| d.sync_all()).map_err(errno)?;
+            }
+            st.dir_synced(ino.0);
+            st.file_synced(ino.0, true);
+            st.passed(PointKind::Fsync);
+            Ok(())
+        });
+        answer!(reply, r, |_v| reply.ok());
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
@@ -856,6 +1193,9 @@ impl Filesystem for PowerFs {
             let rel = Self::child(&st, parent, name)?;
             let path = self.full(&rel);
             let existed = path.symlink_metadata().is_ok();
+            if !existed {
+                st.touch_dir(parent.0).map_err(errno)?;
+            }
             let file = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)

@@ -13,10 +13,39 @@
 //!   4 KiB pages plus a pending size, visible to reads through the mount; `fsync` and
 //!   `fdatasync` of a file (and each write on an `O_SYNC`/`O_DSYNC` descriptor) write its
 //!   pages and size to the backing file and fsync that;
-//! - metadata (create, mkdir, unlink, rename, link, symlink, chmod, chown, times) reaches
-//!   the backing directory at once, as on a journaled filesystem that orders metadata: a
-//!   renamed file whose data was never synced is there after the cut, empty or short;
-//!   directory fsync has nothing left to do;
+//! - directory entries (create, mknod, mkdir, symlink, link, unlink, rmdir, rename) are
+//!   volatile until their directory is fsynced. The rule: **after the cut, each
+//!   directory holds the entries it had at its last fsync (or at the mount) if any entry
+//!   of it changed since, and its entries as they are otherwise**; a file's own fsync
+//!   makes its data durable, not its name. So a file created and fsynced whose
+//!   directory was not fsynced is gone, an unsynced rename reverts (the old name is
+//!   back, and the file it replaced with its synced data), an unsynced unlink is undone
+//!   (the file is back with what was synced of it), an unsynced mkdir goes with
+//!   everything below it. A rename touches two directories: each keeps or loses its
+//!   side by its own fsync (a file renamed to another directory whose old directory
+//!   alone was fsynced is in neither, as on a disk that wrote one of the two blocks).
+//!   The source of the rule is POSIX fsync(2) and the Linux man page, which says it
+//!   plainly: "Calling fsync() does not necessarily ensure that the entry in the
+//!   directory containing the file has also reached disk. For that an explicit fsync()
+//!   on a file descriptor for the directory is also needed." RocksDB's
+//!   FaultInjectionTestFS models the same (at a simulated crash it deletes the files
+//!   created since their directory's last sync), and the bug class is the one
+//!   CrashMonkey (Mohan et al., OSDI '18) found in real filesystems and applications.
+//!   ext4, XFS and btrfs in practice do more: an fsync of a newly created file commits
+//!   its entry too (ext4's `ext4_sync_parent`, the log force of XFS and btrfs);
+//!   [`Options::file_fsync_keeps_names`] models that instead, the default is the POSIX
+//!   rule, the weaker promise an application can rely on;
+//! - the entries change in the backing directory at once; the first change to a
+//!   directory after its fsync records its entries (in memory), a removed file that a
+//!   record names keeps a hard link in a hidden directory of the backing root
+//!   (`.plumb-powercut-stash`, never shown through the mount), and the cut rebuilds the
+//!   tree from the records (files hard-linked back by inode, directories made again
+//!   with their mode and owner) and removes the stash;
+//! - other metadata (chmod, chown, times) reaches the backing files at once;
+//! - [`PowerCut::arm`] sets a crash point: at the N-th fsync-family call (fsync,
+//!   fdatasync, fsyncdir, a write on an `O_SYNC`/`O_DSYNC` descriptor), rename or
+//!   unlink, the call completes and then the filesystem freezes: every later request
+//!   fails with EIO until the cut, so nothing after that point reaches the disk;
 //! - [`PowerCut::cut`] drops every unsynced page; [`PowerCut::cut_torn`] first writes a
 //!   random part of them, whole pages or single 512-byte sectors, as an OS that had
 //!   written some of them back would leave them;
@@ -81,6 +110,70 @@ pub enum PowerCutError {
     },
 }
 
+/// The calls a crash point counts: `--cut at=fsync:N` stops after the N-th of its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PointKind {
+    /// fsync, fdatasync, fsyncdir, and each write on an `O_SYNC`/`O_DSYNC` descriptor:
+    /// the moments an engine makes something durable.
+    Fsync,
+    /// rename (renameat2, any flags): how engines install a new file whole.
+    Rename,
+    /// unlink of a non-directory: how engines drop obsolete files.
+    Unlink,
+}
+
+/// A crash point: the `n`-th call (from 1) of `kind` since the mount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CrashPoint {
+    /// Which calls are counted.
+    pub kind: PointKind,
+    /// The call after which the filesystem freezes (1 is the first).
+    pub n: u64,
+}
+
+/// The calls of each kind served since the mount: a run without a crash point counts
+/// the points a sweep then tries one by one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Points {
+    /// fsync-family calls.
+    pub fsyncs: u64,
+    /// Renames.
+    pub renames: u64,
+    /// Unlinks.
+    pub unlinks: u64,
+}
+
+impl Points {
+    /// The count of `kind`.
+    pub fn get(&self, kind: PointKind) -> u64 {
+        match kind {
+            PointKind::Fsync => self.fsyncs,
+            PointKind::Rename => self.renames,
+            PointKind::Unlink => self.unlinks,
+        }
+    }
+
+    /// Counts one more call of `kind`; returns the new count.
+    pub(crate) fn bump(&mut self, kind: PointKind) -> u64 {
+        let c = match kind {
+            PointKind::Fsync => &mut self.fsyncs,
+            PointKind::Rename => &mut self.renames,
+            PointKind::Unlink => &mut self.unlinks,
+        };
+        *c += 1;
+        *c
+    }
+}
+
+/// How a mount behaves, beyond the POSIX rule it defaults to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// A file's fsync (or fdatasync) also makes durable each of its names and each new
+    /// directory on the way to it, as ext4, XFS and btrfs do in practice; off, only an
+    /// fsync of the directory does (POSIX).
+    pub file_fsync_keeps_names: bool,
+}
+
 /// What a cut dropped: the measure of what unsynced data there was at the moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CutReport {
@@ -91,6 +184,12 @@ pub struct CutReport {
     /// fsync calls the filesystem served while mounted (fdatasync and O_SYNC writes
     /// included).
     pub syncs: u64,
+    /// Directories whose entries changed since their last fsync, rebuilt as they were.
+    pub dirs: u64,
+    /// The calls of each kind served while mounted (the crash point's included).
+    pub points: Points,
+    /// Whether the armed crash point was reached (the filesystem was frozen).
+    pub frozen: bool,
 }
 
 /// A mounted power-cut filesystem. Dropping it cuts the power (unsynced data is lost)
@@ -117,6 +216,15 @@ impl PowerCut {
     /// through the mount). Any user may use the mount, with the permissions the
     /// backing files have (a server that runs as its own user works in it).
     pub fn mount(backing: &Path, mountpoint: &Path) -> Result<PowerCut, PowerCutError> {
+        PowerCut::mount_with(backing, mountpoint, Options::default())
+    }
+
+    /// Mounts as [`mount`](Self::mount) does, with `options`.
+    pub fn mount_with(
+        backing: &Path,
+        mountpoint: &Path,
+        options: Options,
+    ) -> Result<PowerCut, PowerCutError> {
         let canon = |p: &Path| {
             p.canonicalize().map_err(|err| PowerCutError::Path {
                 path: p.to_path_buf(),
@@ -130,7 +238,9 @@ impl PowerCut {
                 err: std::io::Error::other("the backing directory is inside the mount point"),
             });
         }
-        let state = Arc::new(Mutex::new(fs::State::default()));
+        let mut st = fs::State::new(backing.clone());
+        st.file_fsync_keeps_names = options.file_fsync_keeps_names;
+        let state = Arc::new(Mutex::new(st));
         let config = {
             let mut c = fuser::Config::default();
             c.mount_options = vec![
@@ -168,6 +278,28 @@ impl PowerCut {
         &self.backing
     }
 
+    /// Arms a crash point: after the `point.n`-th call of its kind completes, every
+    /// request fails with EIO until the cut. Counts start at the mount, so arm before
+    /// the process under test starts.
+    pub fn arm(&self, point: CrashPoint) {
+        self.lock().crash_at = Some(point);
+    }
+
+    /// Whether the armed crash point has been reached: the process under test can be
+    /// killed and the power cut.
+    pub fn frozen(&self) -> bool {
+        self.lock().frozen
+    }
+
+    /// The calls of each kind served so far.
+    pub fn points(&self) -> Points {
+        self.lock().points
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, fs::State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Unsynced data now: (files, bytes in whole pages).
     pub fn pending(&self) -> (u64, u64) {
         self.state
@@ -176,8 +308,8 @@ impl PowerCut {
             .pending()
     }
 
-    /// Writes every file's pending data to the backing directory and flushes it, as
-    /// `sync(1)` would: a setup step (a server's initdb run without fsync) made durable
+    /// Writes every file's pending data to the backing directory and flushes it, and
+    /// makes every directory entry durable, as `sync(1)` would: a setup step (a server's initdb run without fsync) made durable
     /// before the part under test begins.
     pub fn sync_all(&self) -> Result<(), PowerCutError> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -188,8 +320,9 @@ impl PowerCut {
     }
 
     /// Cuts the power: every page and size no fsync reached is forgotten, every later
-    /// request through the mount fails with EIO, and the mount goes. The backing
-    /// directory then holds exactly what was synced (and all metadata).
+    /// request through the mount fails with EIO, every directory changed since its last
+    /// fsync gets its entries back as they were then, and the mount goes. The backing
+    /// directory then holds exactly what was synced.
     pub fn cut(mut self) -> Result<CutReport, PowerCutError> {
         self.cut_and_unmount(None)
     }
@@ -209,15 +342,17 @@ impl PowerCut {
         let cut = {
             let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let cut = st.cut(torn);
-            cut.map(|(files, bytes)| (files, bytes, st.syncs))
+            cut.map(|(files, bytes, dirs)| CutReport {
+                files,
+                bytes,
+                syncs: st.syncs,
+                dirs,
+                points: st.points,
+                frozen: st.frozen,
+            })
         };
         let torn_error = cut.as_ref().err().map(|e| e.to_string());
-        let (files, bytes, syncs) = cut.unwrap_or_default();
-        let report = CutReport {
-            files,
-            bytes,
-            syncs,
-        };
+        let report = cut.unwrap_or_default();
         let Some(session) = self.session.take() else {
             return Ok(report);
         };
@@ -226,7 +361,9 @@ impl PowerCut {
             // Unmounted all the same; the tearing was not done in full.
             return Err(PowerCutError::Sync {
                 backing: self.backing.clone(),
-                err: std::io::Error::other(format!("tearing pages at the cut: {e}")),
+                err: std::io::Error::other(format!(
+                    "tearing pages or restoring directory entries at the cut: {e}"
+                )),
             });
         }
         match unmounted {

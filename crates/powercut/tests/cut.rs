@@ -16,6 +16,11 @@ fn mounted(p: &Path) -> bool {
         .any(|l| l.split(' ').nth(4) == Some(p.to_str().unwrap()))
 }
 
+/// fsync(2) on a directory: what makes its entries durable.
+fn sync_dir(p: &Path) {
+    File::open(p).unwrap().sync_all().unwrap();
+}
+
 struct Dirs {
     _root: tempfile::TempDir,
     backing: std::path::PathBuf,
@@ -55,6 +60,9 @@ fn the_cut_keeps_what_was_synced_and_drops_the_rest() {
     fs::write(m.join("t"), b"old synced content").unwrap();
     File::open(m.join("t")).unwrap().sync_all().unwrap();
     fs::write(m.join("t"), b"new").unwrap();
+    // The names are made durable: what follows is about data.
+    sync_dir(&m);
+    sync_dir(&m.join("dir"));
 
     // Through the mount everything is there.
     assert_eq!(
@@ -96,7 +104,7 @@ fn a_child_process_writing_through_the_mount_keeps_only_what_it_synced() {
         .arg(
             "printf synced | dd of=a conv=fsync status=none && \
              printf 'written, not synced' > b && sync b && \
-             printf lost > c && printf ' tail' >> a && cat a b c",
+             printf lost > c && printf ' tail' >> a && sync . && cat a b c",
         )
         .output()
         .unwrap();
@@ -145,6 +153,7 @@ fn shared_writable_mmap_works_and_msync_makes_it_durable() {
         assert_eq!(libc::munmap(p, 8192), 0);
     }
     f.sync_all().unwrap();
+    sync_dir(pc.mountpoint());
     assert_eq!(&fs::read(&path).unwrap()[..6], b"mapped");
     drop(f);
     pc.cut().unwrap();
@@ -171,7 +180,7 @@ fn other_users_work_in_the_mount_and_own_what_they_make() {
     let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
     let out = Command::new("runuser")
         .args(["-u", "nobody", "--", "sh", "-c"])
-        .arg("cd open && printf x > mine && sync mine && mkdir sub && cat mine")
+        .arg("cd open && printf x > mine && sync mine && mkdir sub && sync . && cat mine")
         .current_dir(pc.mountpoint())
         .output()
         .unwrap();
@@ -213,7 +222,8 @@ fn dropping_the_mount_cuts_too_and_leaves_no_mount_even_with_a_file_held_open() 
     assert!(!mounted(&d.mnt), "no stale mount");
     let _ = holder.kill();
     let _ = holder.wait();
-    assert_eq!(fs::read(d.backing.join("f")).unwrap(), b"");
+    // Its name was never made durable either: it is gone.
+    assert!(!d.backing.join("f").exists());
     assert_eq!(fs::read_dir(&d.mnt).unwrap().count(), 0);
 }
 
@@ -246,6 +256,7 @@ fn o_dsync_writes_are_durable_at_once_and_hard_links_share_pending_data() {
     assert_eq!((through.len(), through[0], through[50]), (100, b'D', b'Y'));
     assert_eq!(fs::read(d.backing.join("x")).unwrap().len(), 10_000);
     drop((f, dsync));
+    sync_dir(&m);
     pc.cut().unwrap();
     for name in ["x", "y"] {
         let b = fs::read(d.backing.join(name)).unwrap();
@@ -263,6 +274,7 @@ fn a_torn_cut_writes_some_unsynced_sectors_and_never_touches_synced_data() {
     File::open(m.join("synced")).unwrap().sync_all().unwrap();
     fs::write(m.join("torn"), vec![b'o'; size]).unwrap();
     File::open(m.join("torn")).unwrap().sync_all().unwrap();
+    sync_dir(&m);
     // Rewritten, and grown by 8 pages, never synced.
     fs::write(m.join("torn"), vec![b'n'; size + 8 * 4096]).unwrap();
     let report = pc.cut_torn(7).unwrap();
@@ -285,4 +297,184 @@ fn a_torn_cut_writes_some_unsynced_sectors_and_never_touches_synced_data() {
         kinds.insert(c[0]);
     }
     assert!(kinds.contains(&b'o') && kinds.contains(&b'n'), "{kinds:?}");
+}
+
+/// A tiny program run through the mount: writes a new version of `target` to `tmp`,
+/// fsyncs it (dd conv=fsync), renames it over `target` (mv), and fsyncs the directory
+/// only when `sync_dir` (sync . opens the directory and fsyncs it).
+fn replace_by_rename(m: &Path, sync_dir: bool) {
+    let script = format!(
+        "printf new | dd of=tmp conv=fsync status=none && mv tmp target{}",
+        if sync_dir { " && sync ." } else { "" }
+    );
+    let out = Command::new("sh")
+        .current_dir(m)
+        .arg("-c")
+        .arg(script)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Through the mount the rename is done either way.
+    assert_eq!(fs::read(m.join("target")).unwrap(), b"new");
+    assert!(!m.join("tmp").exists());
+}
+
+#[test]
+fn a_rename_over_a_file_is_lost_at_the_cut_unless_its_directory_was_fsynced() {
+    for sync in [false, true] {
+        let d = dirs();
+        // The old version, synced with its directory before the mount.
+        fs::write(d.backing.join("target"), b"old").unwrap();
+        let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+        replace_by_rename(pc.mountpoint(), sync);
+        let report = pc.cut().unwrap();
+        let target = fs::read(d.backing.join("target")).unwrap();
+        let tmp = d.backing.join("tmp");
+        let stash = d.backing.join(".plumb-powercut-stash");
+        assert!(!stash.exists(), "the stash goes at the cut");
+        if sync {
+            assert_eq!(target, b"new", "the directory's fsync kept the rename");
+            assert!(!tmp.exists());
+            assert_eq!(report.dirs, 0);
+        } else {
+            // The rename is lost: the old file is back under its name, the new one
+            // (its data synced, its name never) is gone.
+            assert_eq!(target, b"old");
+            assert!(!tmp.exists(), "tmp's own entry was never made durable");
+            assert_eq!(report.dirs, 1);
+        }
+        assert_eq!(report.points.renames, 1);
+        assert_eq!(report.points.fsyncs, 1 + u64::from(sync));
+    }
+}
+
+#[test]
+fn a_rename_of_a_durable_file_reverts_to_its_old_name() {
+    let d = dirs();
+    fs::write(d.backing.join("a"), b"synced").unwrap();
+    fs::create_dir(d.backing.join("sub")).unwrap();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    let m = pc.mountpoint().to_path_buf();
+    fs::rename(m.join("a"), m.join("b")).unwrap();
+    fs::rename(m.join("sub"), m.join("sub2")).unwrap();
+    File::open(m.join("b")).unwrap().sync_all().unwrap();
+    pc.cut().unwrap();
+    assert_eq!(fs::read(d.backing.join("a")).unwrap(), b"synced");
+    assert!(!d.backing.join("b").exists());
+    assert!(d.backing.join("sub").is_dir() && !d.backing.join("sub2").exists());
+}
+
+#[test]
+fn a_created_file_is_gone_unless_its_directory_was_fsynced_and_its_fsync_is_not_enough() {
+    let d = dirs();
+    fs::create_dir(d.backing.join("dir")).unwrap();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    let m = pc.mountpoint().to_path_buf();
+    for name in ["dir/kept", "dir/lost"] {
+        let mut f = File::create(m.join(name)).unwrap();
+        f.write_all(name.as_bytes()).unwrap();
+        f.sync_all().unwrap();
+        if name == "dir/kept" {
+            sync_dir(&m.join("dir"));
+        }
+    }
+    // A new directory and a file in it, both fsynced, but not the root: all gone.
+    fs::create_dir(m.join("new")).unwrap();
+    let mut f = File::create(m.join("new/f")).unwrap();
+    f.write_all(b"x").unwrap();
+    f.sync_all().unwrap();
+    sync_dir(&m.join("new"));
+    assert!(
+        d.backing.join("new/f").exists(),
+        "changed in the backing at once"
+    );
+    let report = pc.cut().unwrap();
+    assert_eq!(fs::read(d.backing.join("dir/kept")).unwrap(), b"dir/kept");
+    assert!(!d.backing.join("dir/lost").exists());
+    assert!(!d.backing.join("new").exists());
+    assert_eq!(report.dirs, 2, "dir after kept was synced, and the root");
+}
+
+#[test]
+fn an_unsynced_unlink_brings_a_durable_file_back_with_its_synced_data() {
+    let d = dirs();
+    fs::write(d.backing.join("old"), b"synced").unwrap();
+    fs::create_dir(d.backing.join("d")).unwrap();
+    fs::write(d.backing.join("d/inner"), b"inner").unwrap();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    let m = pc.mountpoint().to_path_buf();
+    let mut f = OpenOptions::new().append(true).open(m.join("old")).unwrap();
+    f.write_all(b", never synced").unwrap();
+    drop(f);
+    fs::remove_file(m.join("old")).unwrap();
+    // A directory emptied and removed: both come back, the file inside too.
+    fs::remove_file(m.join("d/inner")).unwrap();
+    fs::remove_dir(m.join("d")).unwrap();
+    // Through the mount the stash never shows.
+    assert_eq!(fs::read_dir(&m).unwrap().count(), 0);
+    assert!(fs::metadata(m.join(".plumb-powercut-stash")).is_err());
+    let report = pc.cut().unwrap();
+    assert_eq!(fs::read(d.backing.join("old")).unwrap(), b"synced");
+    assert_eq!(fs::read(d.backing.join("d/inner")).unwrap(), b"inner");
+    assert_eq!(report.points.unlinks, 2);
+    // A synced unlink stays done.
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    fs::remove_file(pc.mountpoint().join("old")).unwrap();
+    sync_dir(pc.mountpoint());
+    pc.cut().unwrap();
+    assert!(!d.backing.join("old").exists());
+    assert!(!d.backing.join(".plumb-powercut-stash").exists());
+}
+
+#[test]
+fn with_the_ext4_rule_a_file_fsync_keeps_its_new_name() {
+    let d = dirs();
+    let opts = plumb_powercut::Options {
+        file_fsync_keeps_names: true,
+    };
+    let pc = PowerCut::mount_with(&d.backing, &d.mnt, opts).unwrap();
+    let m = pc.mountpoint().to_path_buf();
+    fs::create_dir(m.join("new")).unwrap();
+    let mut f = File::create(m.join("new/f")).unwrap();
+    f.write_all(b"x").unwrap();
+    f.sync_all().unwrap();
+    File::create(m.join("not-synced")).unwrap();
+    // A new directory's own fsync keeps its name, and the new directories above it.
+    fs::create_dir_all(m.join("a/b")).unwrap();
+    File::create(m.join("a/b/g")).unwrap();
+    sync_dir(&m.join("a/b"));
+    pc.cut().unwrap();
+    assert_eq!(fs::read(d.backing.join("new/f")).unwrap(), b"x");
+    assert!(!d.backing.join("not-synced").exists());
+    assert!(d.backing.join("a/b/g").exists());
+}
+
+#[test]
+fn a_crash_point_completes_its_call_then_freezes_the_filesystem() {
+    use plumb_powercut::{CrashPoint, PointKind};
+    let d = dirs();
+    let pc = PowerCut::mount(&d.backing, &d.mnt).unwrap();
+    pc.arm(CrashPoint {
+        kind: PointKind::Fsync,
+        n: 2,
+    });
+    let m = pc.mountpoint().to_path_buf();
+    let mut f = File::create(m.join("f")).unwrap();
+    f.write_all(b"one").unwrap();
+    sync_dir(&m); // the first fsync-family call
+    f.sync_all().unwrap(); // the second: it completes, then the freeze
+    assert!(pc.frozen());
+    let e = f.write_all(b"two").and_then(|()| f.sync_all()).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+    assert!(File::create(m.join("g")).is_err());
+    drop(f);
+    let report = pc.cut().unwrap();
+    assert!(report.frozen);
+    assert_eq!(report.points.fsyncs, 2);
+    assert_eq!(fs::read(d.backing.join("f")).unwrap(), b"one");
+    assert!(!d.backing.join("g").exists());
 }

@@ -11,7 +11,10 @@ pub const NOTE: &str = "The embedded engines' writer, and each server with all i
 were killed with SIGKILL. cut kill: the OS page cache survived, so this finds writes held in \
 the process's own memory after they were acknowledged. cut power: then every write no fsync \
 reached was dropped (plumb's FUSE filesystem under the data directory), as the OS loses \
-them when power fails; metadata counts as written at once. cut torn: as power, but a \
+them when power fails, and every directory entry (create, rename, unlink) whose directory \
+was not fsynced since is undone (dir entries posix; with ext4 a file's own fsync keeps its \
+name too). cut at=fsync:N (step fsync-N, fsync-points for all): as power, right after the \
+N-th fsync-family call, each point on a fresh directory, kills counting points. cut torn: as power, but a \
 random part of the unsynced writes (whole pages or single 512-byte sectors) reached the \
 disk first. A device that loses flushed writes needs a real power cut to show (`plumb host \
 --dir DIR`: check disk.write_cache). Server nosync: PostgreSQL synchronous_commit = off, \
@@ -72,11 +75,13 @@ pub fn table(runs: &[StoredRun]) -> Option<String> {
 }
 
 /// Every durability step of `runs` as `plumb durability --json` prints them: a JSON
-/// array of rows (engine, mode, cut, kills, acknowledged, lost, wrong, verdict).
+/// array of rows (engine, mode, cut, kills, acknowledged, lost, wrong, verdict, and for
+/// a crash-point step its `points`: counted, tried, not_reached, lost, unopened,
+/// integrity_failed, check, failures).
 pub fn json(runs: &[StoredRun]) -> serde_json::Value {
     steps(runs)
         .map(|(d, _)| {
-            serde_json::json!({
+            let mut row = serde_json::json!({
                 "engine": d.target,
                 "mode": d.mode,
                 "cut": d.cut,
@@ -85,7 +90,12 @@ pub fn json(runs: &[StoredRun]) -> serde_json::Value {
                 "lost": d.lost,
                 "wrong": d.wrong,
                 "verdict": d.verdict,
-            })
+            });
+            // A crash-point step counts its points too (`--cut at=fsync:all`).
+            if let (Some(p), Some(o)) = (&d.points, row.as_object_mut()) {
+                o.insert("points".into(), serde_json::to_value(p).unwrap_or_default());
+            }
+            row
         })
         .collect()
 }

@@ -408,6 +408,12 @@ pub(crate) unsafe fn take_error(err: *mut c_char) -> TargetError {
 }
 
 impl Target for RocksTarget {
+    fn integrity_check(&self) -> Option<(&'static str, Result<()>)> {
+        let mut err = std::ptr::null_mut();
+        // SAFETY: the open database; the C API sets `err` on failure.
+        unsafe { librocksdb_sys::rocksdb_verify_checksum(self.db.as_ptr(), &mut err) };
+        Some(("verify_checksum", Self::check(err)))
+    }
     fn name(&self) -> &'static str {
         ENGINE
     }

@@ -124,6 +124,26 @@ impl Target for SqliteTarget {
     fn name(&self) -> &'static str {
         ENGINE
     }
+    fn integrity_check(&self) -> Option<(&'static str, Result<()>)> {
+        let check = || -> Result<()> {
+            let c = self.admin();
+            let mut st = c.prepare("PRAGMA integrity_check").map_err(eng)?;
+            let rows: Vec<String> = st
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(eng)?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(eng)?;
+            if rows == ["ok"] {
+                Ok(())
+            } else {
+                Err(TargetError::engine(
+                    ENGINE,
+                    format!("PRAGMA integrity_check: {}", rows.join("; ")),
+                ))
+            }
+        };
+        Some(("PRAGMA integrity_check", check()))
+    }
     fn version(&self) -> String {
         rusqlite::version().to_string()
     }

@@ -135,8 +135,10 @@ pub fn phases(flavor: Flavor, lines: &[String], wall: SystemTime) -> Vec<Recover
         .iter()
         .filter_map(|line| {
             let (_, name) = markers(flavor).iter().find(|(m, _)| line.contains(m))?;
+            // A line of the fault's own second, logged to the second (MariaDB), would
+            // read as before it: none is, so it reads as at it.
             let at_s = logged_at(flavor, line)
-                .map(|t| (t - fault).num_microseconds().unwrap_or(0) as f64 / 1e6);
+                .map(|t| ((t - fault).num_microseconds().unwrap_or(0) as f64 / 1e6).max(0.0));
             Some(RecoveryPhase {
                 name: (*name).to_string(),
                 at_s,

@@ -1099,8 +1099,10 @@ fn step_section(o: &mut String, step: &str, views: &[RunView<'_>]) {
         "seconds into the measured window",
         "ops/s",
         740.0,
-        &marks,
-        &bands,
+        svg::Overlay {
+            marks: &marks,
+            bands: &bands,
+        },
     ));
     o.push_str(r#"</figure><figure><figcaption>Latency percentiles</figcaption>"#);
     o.push_str(&svg::category_log_chart(
@@ -1199,8 +1201,7 @@ fn server_seconds_charts(o: &mut String, step: &str, found: &Found<'_>) {
             "seconds into the measured window",
             &label(name),
             360.0,
-            &[],
-            &[],
+            svg::Overlay::default(),
         ));
         o.push_str("</figure>");
     }

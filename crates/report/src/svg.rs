@@ -354,7 +354,15 @@ pub(crate) fn line_chart(
     y_label: &str,
     w: f64,
 ) -> String {
-    marked_line_chart(attrs, title, series, x_label, y_label, w, &[], &[])
+    marked_line_chart(
+        attrs,
+        title,
+        series,
+        x_label,
+        y_label,
+        w,
+        Overlay::default(),
+    )
 }
 
 /// Both linear axes of a line chart, from 0 to a round number above the data.
@@ -397,8 +405,18 @@ impl LinearScale {
     }
 }
 
+/// What a line chart draws over its grid besides its lines: the dotted marks where a
+/// profile's phases begin, and the shaded spans of faults' windows.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Overlay<'a> {
+    /// (x, label) of each mark.
+    pub marks: &'a [(f64, String)],
+    /// (from, to, label) of each span.
+    pub bands: &'a [(f64, f64, String)],
+}
+
 /// [`line_chart`] with vertical marks at some x, each labelled (a rate profile's
-/// phases: where each began).
+/// phases: where each began), and shaded spans (faults' windows).
 pub(crate) fn marked_line_chart(
     attrs: &[(&str, &str)],
     title: &str,
@@ -406,8 +424,7 @@ pub(crate) fn marked_line_chart(
     x_label: &str,
     y_label: &str,
     w: f64,
-    marks: &[(f64, String)],
-    bands: &[(f64, f64, String)],
+    over: Overlay<'_>,
 ) -> String {
     let plot = Plot::new(w);
     let scale = LinearScale::fit(series, plot);
@@ -420,8 +437,8 @@ pub(crate) fn marked_line_chart(
     let mut out = String::new();
     open(&mut out, attrs, title, w, chart_height(&with_data, w));
     linear_axes(&mut out, &scale, x_label, y_label);
-    shaded_bands(&mut out, &scale, bands);
-    phase_marks(&mut out, &scale, marks);
+    shaded_bands(&mut out, &scale, over.bands);
+    phase_marks(&mut out, &scale, over.marks);
     if with_data.is_empty() {
         empty_note(&mut out, plot, "no interval data");
     }

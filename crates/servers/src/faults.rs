@@ -250,12 +250,19 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let p = phases(Flavor::MariaDb, &lines, SystemTime::now());
+        // MariaDB logs local time to the second; the fault came at 17:01:02.5 local.
+        use chrono::TimeZone;
+        let fault = chrono::Local
+            .with_ymd_and_hms(2026, 12, 7, 17, 1, 2)
+            .single()
+            .unwrap()
+            + chrono::Duration::milliseconds(500);
+        let p = phases(Flavor::MariaDb, &lines, SystemTime::from(fault));
         let names: Vec<&str> = p.iter().map(|x| x.name.as_str()).collect();
         assert_eq!(names, ["crash recovery", "redo apply", "ready"]);
-        // Local time, a second apart.
-        let (a, b) = (p[0].at_s.unwrap(), p[2].at_s.unwrap());
-        assert!((b - a - 2.0).abs() < 1e-6);
+        // The line of the fault's own second reads as at it, never before.
+        let at: Vec<f64> = p.iter().map(|x| x.at_s.unwrap()).collect();
+        assert_eq!(at, [0.0, 0.5, 1.5]);
         assert_eq!(p[1].secs, None);
     }
 

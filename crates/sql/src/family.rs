@@ -274,7 +274,6 @@ impl SqlSubject<'_> {
             ycsb: &mut self.ycsb,
         };
         let mut out = run_sql_step(&mut ctx, cfg);
-        drop(injector);
         if faulted {
             // The server restarted under new processes, and the counters' connection
             // went with the old ones.

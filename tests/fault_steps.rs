@@ -105,6 +105,14 @@ fn check_shape(run: &Value) -> Vec<Value> {
     // Every second of the window is stored, the faults' seconds too (and the closing
     // mark's few ms).
     assert!(s["intervals"].as_array().unwrap().len() >= 12, "{s}");
+    // The server's counters go on each second after the restarts, from a new
+    // connection: the last second has rates again.
+    let seconds = sum["server_seconds"].as_array().unwrap();
+    let last = &seconds[seconds.len() - 2]["rates"];
+    assert!(
+        last.as_object().is_some_and(|r| !r.is_empty()),
+        "{seconds:?}"
+    );
     // The step's config says what it was put through.
     let config = &s["config"];
     assert_eq!(config["faults"][1], "at=7s,kind=kill", "{config}");

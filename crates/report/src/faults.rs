@@ -42,6 +42,21 @@ fn phases_line(f: &FaultFigures) -> String {
         .join(", ")
 }
 
+/// One fault's figures, as both tables show them: outage, first success, 90%, window
+/// p99 and max, steady p99, errors, timeouts.
+fn cells(f: &FaultFigures, r: &FaultReport) -> [String; 8] {
+    [
+        secs(f.outage_s),
+        secs(f.first_success_s),
+        secs(f.recovered_90_s),
+        ms(f.p99_us),
+        ms(f.pmax_us),
+        ms(r.steady.p99_us),
+        f.errors.to_string(),
+        f.timeouts.to_string(),
+    ]
+}
+
 /// The faults of a run's steps as a terminal table; `None` when no step had faults.
 pub(crate) fn text(stored: &StoredRun) -> Option<String> {
     let mut t = table(&[
@@ -66,20 +81,10 @@ pub(crate) fn text(stored: &StoredRun) -> Option<String> {
         };
         legend_of.get_or_insert_with(|| legend(r));
         for f in &r.faults {
-            t.add_row(vec![
-                f.kind.clone(),
-                format!("{:.2}", f.at_s),
-                secs(f.back_s),
-                secs(f.outage_s),
-                secs(f.first_success_s),
-                secs(f.recovered_90_s),
-                ms(f.p99_us),
-                ms(f.pmax_us),
-                ms(r.steady.p99_us),
-                f.errors.to_string(),
-                f.timeouts.to_string(),
-                st.name.clone(),
-            ]);
+            let mut row = vec![f.kind.clone(), format!("{:.2}", f.at_s), secs(f.back_s)];
+            row.extend(cells(f, r));
+            row.push(st.name.clone());
+            t.add_row(row);
             if !f.phases.is_empty() || f.error.is_some() {
                 let _ = write!(phases, "{} {} at {:.2}s: ", st.name, f.kind, f.at_s);
                 phases.push_str(&phases_line(f));
@@ -121,22 +126,16 @@ pub(crate) fn html_table(o: &mut String, runs: &[(String, &FaultReport)]) {
     );
     for (name, r) in runs {
         for f in &r.faults {
+            let kind = esc(&f.kind);
             let _ = write!(
                 o,
-                r#"<tr data-fault="{kind}"><td>{name}</td><td>{kind}</td><td class="num">{:.2}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td></tr>"#,
-                f.at_s,
-                secs(f.outage_s),
-                secs(f.first_success_s),
-                secs(f.recovered_90_s),
-                ms(f.p99_us),
-                ms(f.pmax_us),
-                ms(r.steady.p99_us),
-                f.errors,
-                f.timeouts,
-                esc(&phases_line(f)),
-                kind = esc(&f.kind),
-                name = name,
+                r#"<tr data-fault="{kind}"><td>{name}</td><td>{kind}</td><td class="num">{:.2}</td>"#,
+                f.at_s
             );
+            for c in cells(f, r) {
+                let _ = write!(o, r#"<td class="num">{c}</td>"#);
+            }
+            let _ = write!(o, "<td>{}</td></tr>", esc(&phases_line(f)));
         }
     }
     o.push_str("</tbody></table></div>");

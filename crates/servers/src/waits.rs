@@ -49,9 +49,10 @@ impl Watcher {
         let also_mine = counters.session_id();
         let mut sampler = Sampler::new(ep.connect()?, ep.protocol, also_mine)?;
         let (tx, rx) = mpsc::channel();
+        let ep = ep.clone();
         let handle = std::thread::Builder::new()
             .name("plumb-waits".into())
-            .spawn(move || watch(counters, &mut sampler, hz, &rx))
+            .spawn(move || watch(counters, &ep, &mut sampler, hz, &rx))
             .map_err(|e| SqlError::Server {
                 what: format!("cannot start the wait sampler's thread: {e}"),
                 log: Vec::new(),
@@ -94,6 +95,7 @@ impl Drop for Watcher {
 /// Close.
 fn watch(
     mut counters: CounterReader,
+    ep: &Endpoint,
     sampler: &mut Sampler,
     hz: f64,
     rx: &mpsc::Receiver<Cmd>,
@@ -132,7 +134,16 @@ fn watch(
             },
         };
         match cmd {
-            Cmd::Mark => out.marks.push(counters.read().unwrap_or_default()),
+            Cmd::Mark => {
+                // A server restarted inside the step (a fault) broke the connection:
+                // the counters go on from a new one (rates across the restart, whose
+                // counters went back to zero, are left out by `seconds`).
+                let read = counters.read().or_else(|_| {
+                    counters = CounterReader::connect(ep)?;
+                    counters.read()
+                });
+                out.marks.push(read.unwrap_or_default())
+            }
             Cmd::Open => {
                 opened = Some(Instant::now());
                 next = Instant::now();

@@ -370,12 +370,15 @@ pub fn run_sql_step(ctx: &mut SqlContext<'_>, cfg: &SqlStepConfig) -> StepOutcom
         ended,
     };
     let mut out = report(measured, load, ctx.server_pid.filter(|_| !faulted));
-    if let Some(server) = out.summary.server.as_mut().filter(|_| faulted) {
-        server.cpu_unavailable = Some(
-            "not read across faults: a killed server's processes take their counters with them"
-                .into(),
-        );
-        server.counters_query.clear();
+    if faulted {
+        const WHY: &str =
+            "not read across faults: a killed server's processes take their counters with them";
+        if let Some(server) = out.summary.server.as_mut() {
+            server.cpu_unavailable = Some(WHY.into());
+            server.perf_unavailable = vec![WHY.into()];
+            server.counters_query.clear();
+        }
+        out.summary.hw.unsupported = Some(format!("the server's: {WHY}"));
     }
     out
 }

@@ -246,13 +246,16 @@ impl Clients<'_> {
         let retry = self.retry;
         let driven = lane.drive_counted(Timing::Loop, u64::MAX, pacer.as_mut(), |clock| {
             let mut errors = 0u64;
-            let since = std::time::Instant::now();
+            // When this event first failed: read only then, so a step without faults
+            // reads no clock of its own per event.
+            let mut since = None;
             let out = loop {
                 match st.event() {
                     Ok(out) => break out,
                     Err(e) if retry && !matches!(e, SqlError::Verify(_)) => {
                         errors += 1;
-                        *st = self.reconnect(&plan, since, &mut errors, e)?;
+                        let first = *since.get_or_insert_with(std::time::Instant::now);
+                        *st = self.reconnect(&plan, first, &mut errors, e)?;
                     }
                     Err(e) => return Err(e),
                 }

@@ -111,6 +111,16 @@ fn rocks_shims() {
     if c_api.contains("rocksdb_cache_create_hyper_clock") {
         println!("cargo:rustc-cfg=plumb_rocks_hyper_clock");
     }
+    // The caches' option structs (which set a shard count) came to the C API later than
+    // the caches themselves.
+    println!("cargo:rustc-check-cfg=cfg(plumb_rocks_lru_opts)");
+    println!("cargo:rustc-check-cfg=cfg(plumb_rocks_hyper_clock_opts)");
+    if c_api.contains("rocksdb_lru_cache_options_set_num_shard_bits") {
+        println!("cargo:rustc-cfg=plumb_rocks_lru_opts");
+    }
+    if c_api.contains("rocksdb_hyper_clock_cache_options_set_num_shard_bits") {
+        println!("cargo:rustc-cfg=plumb_rocks_hyper_clock_opts");
+    }
     // WaitForCompact (with its flush option) arrived in RocksDB 8.x; older releases and
     // Speedb wait by polling instead (cpp/rocks_admin.cc).
     let options =

@@ -127,22 +127,11 @@ impl RocksOptions {
             if self.cache_size == 0 {
                 f::rocksdb_block_based_options_set_no_block_cache(t, 1);
             } else {
-                let cache = match self.cache_type {
-                    CacheType::Lru => f::rocksdb_cache_create_lru(self.cache_size as usize),
-                    #[cfg(plumb_rocks_hyper_clock)]
-                    CacheType::HyperClock => {
-                        f::rocksdb_cache_create_hyper_clock(self.cache_size as usize, 0)
-                    }
-                    #[cfg(not(plumb_rocks_hyper_clock))]
-                    CacheType::HyperClock => {
+                let cache = match self.block_cache() {
+                    Ok(cache) => cache,
+                    Err(e) => {
                         f::rocksdb_block_based_options_destroy(t);
-                        return Err(opt_err(
-                            "cache_type",
-                            format!(
-                                "RocksDB {ROCKSDB_VERSION} has no hyper clock cache in its C \
-                                 API; use lru"
-                            ),
-                        ));
+                        return Err(e);
                     }
                 };
                 f::rocksdb_block_based_options_set_block_cache(t, cache);
@@ -157,6 +146,60 @@ impl RocksOptions {
             self.apply_own_options(o)?;
             Ok(raw)
         }
+    }
+
+    /// The block cache asked for, made as db_bench makes it: the hyper clock cache with
+    /// its estimated entry charge (the block size unless given: the fixed-size table
+    /// db_bench's `fixed_hyper_clock_cache` builds, and its `hyper_clock_cache` in the
+    /// 8.x releases the seeds ran; 0 is RocksDB's auto-sized variant), and either cache
+    /// with `cache_numshardbits` shards when given. The caller owns the handle.
+    ///
+    /// # Safety
+    /// Calls the C API's cache constructors; the returned pointer must be destroyed
+    /// with `rocksdb_cache_destroy` once set on the table options.
+    unsafe fn block_cache(&self) -> Result<*mut librocksdb_sys::rocksdb_cache_t> {
+        use librocksdb_sys as f;
+        let capacity = self.cache_size as usize;
+        let bits = self.cache_numshardbits;
+        let cache = match self.cache_type {
+            CacheType::Lru if bits < 0 => f::rocksdb_cache_create_lru(capacity),
+            #[cfg(plumb_rocks_lru_opts)]
+            CacheType::Lru => {
+                let lo = f::rocksdb_lru_cache_options_create();
+                f::rocksdb_lru_cache_options_set_capacity(lo, capacity);
+                f::rocksdb_lru_cache_options_set_num_shard_bits(lo, bits);
+                let c = f::rocksdb_cache_create_lru_opts(lo);
+                f::rocksdb_lru_cache_options_destroy(lo);
+                c
+            }
+            #[cfg(not(plumb_rocks_lru_opts))]
+            CacheType::Lru => return Err(no_shard_bits()),
+            #[cfg(plumb_rocks_hyper_clock)]
+            CacheType::HyperClock => {
+                let charge = self.hyper_clock_charge() as usize;
+                if bits < 0 {
+                    f::rocksdb_cache_create_hyper_clock(capacity, charge)
+                } else {
+                    hyper_clock_sharded(capacity, charge, bits)?
+                }
+            }
+            #[cfg(not(plumb_rocks_hyper_clock))]
+            CacheType::HyperClock => {
+                return Err(opt_err(
+                    "cache_type",
+                    format!(
+                        "RocksDB {ROCKSDB_VERSION} has no hyper clock cache in its C API; use lru"
+                    ),
+                ))
+            }
+        };
+        if cache.is_null() {
+            return Err(opt_err(
+                "cache_numshardbits",
+                format!("RocksDB {ROCKSDB_VERSION} refused a block cache of {capacity} bytes in 2^{bits} shards"),
+            ));
+        }
+        Ok(cache)
     }
 
     /// The OPTIONS file, then the option string, through the release's own parser
@@ -222,6 +265,44 @@ pub struct RocksTarget {
 unsafe impl Send for RocksTarget {}
 // SAFETY: as above.
 unsafe impl Sync for RocksTarget {}
+
+/// The hyper clock cache in 2^`bits` shards, where the release's C API can say so.
+///
+/// # Safety
+/// As [`RocksOptions::block_cache`].
+#[cfg(plumb_rocks_hyper_clock)]
+unsafe fn hyper_clock_sharded(
+    capacity: usize,
+    charge: usize,
+    bits: c_int,
+) -> Result<*mut librocksdb_sys::rocksdb_cache_t> {
+    #[cfg(plumb_rocks_hyper_clock_opts)]
+    {
+        use librocksdb_sys as f;
+        let ho = f::rocksdb_hyper_clock_cache_options_create(capacity, charge);
+        f::rocksdb_hyper_clock_cache_options_set_num_shard_bits(ho, bits);
+        let c = f::rocksdb_cache_create_hyper_clock_opts(ho);
+        f::rocksdb_hyper_clock_cache_options_destroy(ho);
+        Ok(c)
+    }
+    #[cfg(not(plumb_rocks_hyper_clock_opts))]
+    {
+        let _ = (capacity, charge, bits);
+        Err(no_shard_bits())
+    }
+}
+
+/// Why `cache_numshardbits` cannot be set in this release.
+#[allow(dead_code)] // Only releases whose C API lacks the cache options reach it.
+fn no_shard_bits() -> TargetError {
+    opt_err(
+        "cache_numshardbits",
+        format!(
+            "RocksDB {ROCKSDB_VERSION}'s C API cannot set a cache's shard count; leave \
+             cache_numshardbits at -1 (RocksDB's own choice)"
+        ),
+    )
+}
 
 impl RocksTarget {
     /// Opens (creating if missing) the database at `path` with `settings`.
@@ -809,6 +890,51 @@ mod tests {
                 "this release logs the stats level; the LOG lacks it"
             );
         }
+    }
+
+    /// The hyper clock cache is the fixed-size one db_bench ran unless a charge of 0
+    /// asks for the auto-sized one, and a shard count given is the one RocksDB uses:
+    /// RocksDB's LOG names the cache it built and prints its shards.
+    #[cfg(plumb_rocks_hyper_clock)]
+    #[test]
+    fn the_block_cache_is_built_as_db_bench_builds_it() {
+        let log_of = |o: RocksOptions| {
+            let dir = tempfile::tempdir().unwrap();
+            drop(RocksTarget::open(dir.path(), o).unwrap());
+            std::fs::read_to_string(dir.path().join("LOG")).unwrap()
+        };
+        let hcc = RocksOptions {
+            cache_type: CacheType::HyperClock,
+            cache_size: 64 << 20,
+            ..RocksOptions::default()
+        };
+        let fixed = log_of(hcc.clone());
+        assert!(fixed.contains("block_cache_name: FixedHyperClockCache"), "{fixed}");
+        let auto = log_of(RocksOptions {
+            estimated_entry_charge: Some(0),
+            ..hcc.clone()
+        });
+        assert!(auto.contains("block_cache_name: AutoHyperClockCache"));
+        #[cfg(plumb_rocks_hyper_clock_opts)]
+        {
+            let sharded = log_of(RocksOptions {
+                cache_numshardbits: 3,
+                ..hcc.clone()
+            });
+            assert!(sharded.contains("num_shard_bits : 3"));
+        }
+        #[cfg(plumb_rocks_lru_opts)]
+        {
+            let lru = log_of(RocksOptions {
+                cache_numshardbits: 2,
+                ..RocksOptions::default()
+            });
+            assert!(lru.contains("block_cache_name: LRUCache"));
+            assert!(lru.contains("num_shard_bits : 2"));
+        }
+        // The charge run is recorded even when not given.
+        let described = hcc.describe();
+        assert!(described.contains(&("estimated_entry_charge".into(), "8192".into())));
     }
 
     #[test]

@@ -78,6 +78,23 @@ pub struct RocksOptions {
     /// RocksDB: block cache implementation, lru or hyperclock.
     #[arg(long, alias = "cache_type", value_enum, default_value = "lru")]
     pub cache_type: CacheType,
+    /// RocksDB: the hyper clock cache's estimated_entry_charge in bytes; unset, the
+    /// block size, as db_bench's fixed_hyper_clock_cache (and its hyper_clock_cache in
+    /// the 8.x releases the seeds ran) sizes the table; 0, RocksDB's auto-sized variant
+    /// (AutoHyperClockCache).
+    #[arg(long, alias = "estimated_entry_charge", value_name = "BYTES")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_entry_charge: Option<u64>,
+    /// RocksDB: the block cache in 2^N shards (db_bench's cache_numshardbits), for
+    /// either cache; -1, RocksDB's own choice from the capacity.
+    #[arg(
+        long,
+        alias = "cache_numshardbits",
+        default_value_t = -1,
+        allow_negative_numbers = true
+    )]
+    #[serde(skip_serializing_if = "rocksdb_picks_shards")]
+    pub cache_numshardbits: i32,
     /// RocksDB: O_DIRECT for user reads, so the OS page cache does not hide IO.
     #[arg(long, alias = "use_direct_reads")]
     pub use_direct_reads: bool,
@@ -131,6 +148,12 @@ impl Default for RocksOptions {
     fn default() -> Self {
         crate::options::defaults::<RocksOptions>()
     }
+}
+
+/// Whether the shard count is left to RocksDB (-1), so runs recorded before the option
+/// existed keep the same recorded options.
+fn rocksdb_picks_shards(bits: &i32) -> bool {
+    *bits < 0
 }
 
 /// What universal compaction may hold on disk at its peak, per byte of live data.
@@ -214,6 +237,31 @@ impl RocksOptions {
                 "the hyper clock cache needs a capacity > 0; use cache_type lru for no cache",
             ));
         }
+        if !(-1..=19).contains(&self.cache_numshardbits) {
+            return Err(opt_err(
+                "cache_numshardbits",
+                "must be between -1 (RocksDB's choice) and 19 (RocksDB caps a cache at 2^19 \
+                 shards)",
+            ));
+        }
+        if let Some(charge) = self.estimated_entry_charge {
+            if self.cache_type != CacheType::HyperClock {
+                return Err(opt_err(
+                    "estimated_entry_charge",
+                    "sizes the hyper clock cache only; add cache_type hyperclock or drop it",
+                ));
+            }
+            if charge > self.cache_size {
+                return Err(opt_err(
+                    "estimated_entry_charge",
+                    format!(
+                        "{charge} bytes per entry exceeds the cache's {} bytes; give about \
+                         the block size ({}), or 0 for the auto-sized cache",
+                        self.cache_size, self.block_size
+                    ),
+                ));
+            }
+        }
         if let Some(f) = &self.options_file {
             if !f.is_file() {
                 return Err(opt_err(
@@ -242,10 +290,22 @@ impl RocksOptions {
         Ok(())
     }
 
+    /// The hyper clock cache's charge per entry as given to RocksDB: the block size
+    /// unless set, so a run records and repeats the fixed-size cache db_bench ran.
+    pub fn hyper_clock_charge(&self) -> u64 {
+        self.estimated_entry_charge.unwrap_or(self.block_size)
+    }
+
     /// Every option plumb sets, as recorded provenance (the serde form, flattened to
     /// strings for the store's option column).
     pub fn describe(&self) -> Vec<(String, String)> {
         let mut v = crate::options::as_strings(self);
+        if self.cache_type == CacheType::HyperClock && self.estimated_entry_charge.is_none() {
+            v.push((
+                "estimated_entry_charge".into(),
+                self.hyper_clock_charge().to_string(),
+            ));
+        }
         v.push(("statistics".into(), "except_histogram_or_timers".into()));
         v
     }
@@ -285,6 +345,42 @@ mod tests {
             .to_string();
         assert!(e.contains("tiered") && e.contains("universal"), "{e}");
         assert_eq!(CacheType::HyperClock.to_string(), "hyperclock");
+    }
+
+    #[test]
+    fn cache_shards_and_charges_are_checked_before_anything_runs() {
+        let err = |o: RocksOptions| o.validate().unwrap_err().to_string();
+        let e = err(RocksOptions {
+            cache_numshardbits: 20,
+            ..RocksOptions::default()
+        });
+        assert!(e.contains("cache_numshardbits"), "{e}");
+        let e = err(RocksOptions {
+            estimated_entry_charge: Some(4096),
+            ..RocksOptions::default()
+        });
+        assert!(e.contains("estimated_entry_charge") && e.contains("hyperclock"), "{e}");
+        let hcc = RocksOptions {
+            cache_type: CacheType::HyperClock,
+            cache_size: 1 << 20,
+            ..RocksOptions::default()
+        };
+        let e = err(RocksOptions {
+            estimated_entry_charge: Some(2 << 20),
+            ..hcc.clone()
+        });
+        assert!(e.contains("exceeds the cache"), "{e}");
+        assert_eq!(hcc.hyper_clock_charge(), 8192, "the block size by default");
+        let auto = RocksOptions {
+            estimated_entry_charge: Some(0),
+            ..hcc
+        };
+        assert_eq!(auto.hyper_clock_charge(), 0);
+        // Left to RocksDB, the shard count is not recorded, as before it was an option.
+        assert!(!RocksOptions::default()
+            .describe()
+            .iter()
+            .any(|(k, _)| k == "cache_numshardbits"));
     }
 
     #[test]

@@ -63,6 +63,19 @@ pub const TLB_MISS_CYCLES: f64 = 100.0;
 /// GHz.
 pub const LLC_MISS_CYCLES: f64 = 200.0;
 
+/// Nominal µs of kernel CPU a minor page fault costs: the trap, a page found or
+/// allocated and zeroed, the mapping set, 0.5–1 µs on current cores; perf's page-faults
+/// counts major faults too, but a cached database's are almost all minor.
+pub const PAGE_FAULT_US: f64 = 1.0;
+/// Nominal µs a major fault costs: a read from the device, ~100 µs on an SSD.
+pub const MAJOR_FAULT_US: f64 = 100.0;
+/// Nominal µs a context switch costs the CPU: the switch itself, 1–3 µs with the cache
+/// and TLB refills after it (lmbench's lat_ctx reports 1–5 µs on current hardware).
+pub const CONTEXT_SWITCH_US: f64 = 2.0;
+/// Nominal µs a migration costs: the thread's working set refetched into another core's
+/// caches, a few µs for a query's.
+pub const MIGRATION_US: f64 = 5.0;
+
 /// What a counter's extra events per query are weighed against, to tell whether they
 /// could matter ([`MIN_SHARE`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,11 +89,15 @@ pub enum Weight {
     /// CPU time per query (cpu/o, task-clock): its own cost, so the share is the ratio
     /// less one and every ratio past [`HIGHLIGHT`] could matter.
     Time,
+    /// Kernel events (page faults, context switches, migrations) charged this many
+    /// nominal µs each: against the base's CPU µs per query (cpu/o), which a host
+    /// without a PMU still has.
+    Micros(f64),
 }
 
 /// How `event` (perf's name, `:u`/`:k` and a `pmu/…/` wrapper ignored, or `cpu/o`) is
-/// weighed; `None` for events with no nominal cost (context switches, migrations, page
-/// faults, anything unknown), which are marked on their ratio alone.
+/// weighed; `None` for events with no nominal cost (anything unknown), which are marked
+/// on their ratio alone.
 pub fn weight(event: &str) -> Option<Weight> {
     let e = match event.strip_suffix('/').and_then(|s| s.split_once('/')) {
         Some((_, inner)) => inner,
@@ -125,6 +142,10 @@ pub fn weight(event: &str) -> Option<Weight> {
         | "node-stores"
         | "node-store-misses" => Weight::Cycles(LLC_MISS_CYCLES),
         "task-clock" | "task-clock-us" | "cpu-clock" | "cpu/o" => Weight::Time,
+        "page-faults" | "faults" | "minor-faults" => Weight::Micros(PAGE_FAULT_US),
+        "major-faults" => Weight::Micros(MAJOR_FAULT_US),
+        "context-switches" | "cs" => Weight::Micros(CONTEXT_SWITCH_US),
+        "cpu-migrations" | "migrations" => Weight::Micros(MIGRATION_US),
         _ => return None,
     })
 }
@@ -138,7 +159,10 @@ pub fn rule(mark: &str) -> String {
          instructions, branches, loads and stores, of its cycles per query for cycles and for \
          misses at a nominal {L1_MISS_CYCLES} cycles an L1 miss, {BRANCH_MISS_CYCLES} a \
          mispredicted branch, {LLC_ACCESS_CYCLES} an LLC access, {TLB_MISS_CYCLES} a TLB miss \
-         and {LLC_MISS_CYCLES} an LLC miss, CPU time (cpu/o, task-clock) being its own cost; \
+         and {LLC_MISS_CYCLES} an LLC miss, of its CPU time per query for kernel events at a \
+         nominal {PAGE_FAULT_US} µs a page fault ({MAJOR_FAULT_US} µs a major one), \
+         {CONTEXT_SWITCH_US} µs a context switch and {MIGRATION_US} µs a migration, CPU time \
+         (cpu/o, task-clock) being its own cost; \
          a counter with no base figure or nominal cost to weigh is marked on its ratio alone, \
          as the notes under the table say",
         MIN_SHARE * 100.0
@@ -297,6 +321,7 @@ pub fn tables(versions: &[Version], steps: &[String]) -> Vec<PerfTable> {
 fn weigh(
     name: &str,
     base: &BTreeMap<String, f64>,
+    base_cpu_us: Option<f64>,
     figures: &[Option<f64>],
 ) -> (Vec<Option<f64>>, Option<String>) {
     let none = vec![None; figures.len()];
@@ -314,6 +339,15 @@ fn weigh(
             )
         }
         Some(Weight::Time) => (1.0, b),
+        Some(Weight::Micros(price)) => match base_cpu_us.filter(|v| v.is_finite() && *v > 0.0) {
+            Some(cpu) => (price, cpu),
+            None => {
+                return (
+                    none,
+                    Some("no base CPU time per query to charge its extra events against".into()),
+                )
+            }
+        },
         Some(Weight::Instructions) => match budget("instructions") {
             Some(insn) => (1.0, insn),
             None => {
@@ -370,6 +404,7 @@ pub fn notes(t: &PerfTable, labels: &[String]) -> Vec<String> {
                         ("cycles", format!(" at {p} cycles each"))
                     }
                     Some(Weight::Cycles(_)) => ("cycles", String::new()),
+                    Some(Weight::Micros(p)) => ("CPU time", format!(" at {p} µs each")),
                     _ => ("instructions", String::new()),
                 };
                 out.push(format!(
@@ -408,10 +443,18 @@ fn table(versions: &[Version], step: &str) -> Option<PerfTable> {
         let b = figures[0].filter(|b| *b > 0.0);
         figures.iter().map(|x| Some(x.as_ref()? / b?)).collect()
     };
+    let median_of = |get: &dyn Fn(&StepSummary) -> Option<f64>| -> Vec<Option<f64>> {
+        versions
+            .iter()
+            .map(|v| stats::median(&values(v, step, get)))
+            .collect()
+    };
+    let cpu_o = median_of(&cpu_per_op);
+    let base_cpu_us = cpu_o[0];
     let row = |name: &str, figures: Vec<Option<f64>>, mark: bool| {
         let rel = rel_of(&figures);
         let (share, ratio_only) = if mark {
-            weigh(name, &base, &figures)
+            weigh(name, &base, base_cpu_us, &figures)
         } else {
             (vec![None; figures.len()], None)
         };
@@ -446,13 +489,7 @@ fn table(versions: &[Version], step: &str) -> Option<PerfTable> {
         rows.push(row("ipc", derived.iter().map(|d| d.ipc).collect(), false));
     }
     rows.sort_by_key(|r| r.name.to_lowercase());
-    let median_of = |get: &dyn Fn(&StepSummary) -> Option<f64>| -> Vec<Option<f64>> {
-        versions
-            .iter()
-            .map(|v| stats::median(&values(v, step, get)))
-            .collect()
-    };
-    rows.push(row("cpu/o", median_of(&cpu_per_op), true));
+    rows.push(row("cpu/o", cpu_o.clone(), true));
     rows.push(row("QPS", median_of(&|s| Some(s.ops_sec)), false));
     let readings = versions
         .iter()

@@ -118,8 +118,9 @@ fn the_seed_table_reads_each_counter_per_query_and_marks_past_1_15() {
         icache.share[1],
         2469135780.0 / QUERIES as f64 * 0.66 * 10.0 / cycles_q
     ));
-    // Software events have no nominal cost: on the ratio alone, said so.
-    assert!(row(t, "context-switches").ratio_only.is_some());
+    // Kernel events are charged nominal µs against the base's CPU time per query.
+    let cs = row(t, "context-switches");
+    assert!(cs.ratio_only.is_none() && cs.share[1].is_some(), "{cs:?}");
     let dtlb = row(t, "dTLB-load-misses");
     assert!(
         close(dtlb.rel[1], 0.93) && !dtlb.marked[1],
@@ -510,12 +511,12 @@ fn without_the_base_figure_to_weigh_against_the_ratio_alone_marks_and_says_so() 
         &[
             ("iTLB-load-misses", 0.02),
             ("branches", 10.0),
-            ("page-faults", 0.001),
+            ("alignment-faults", 0.001),
         ],
         &[
             ("iTLB-load-misses", 0.05),
             ("branches", 25.0),
-            ("page-faults", 0.002),
+            ("alignment-faults", 0.002),
         ],
         (100.0, 100.0),
     );
@@ -523,7 +524,7 @@ fn without_the_base_figure_to_weigh_against_the_ratio_alone_marks_and_says_so() 
     for (name, why) in [
         ("iTLB-load-misses", "no base cycles per query"),
         ("branches", "no base instructions per query"),
-        ("page-faults", "no nominal cost for page-faults"),
+        ("alignment-faults", "no nominal cost for alignment-faults"),
     ] {
         let r = row(t, name);
         assert_eq!(r.marked, [false, true], "{name}: {r:?}");
@@ -555,4 +556,39 @@ fn line_of(s: &str, name: &str) -> String {
         .find(|l| l.trim_start().starts_with(name))
         .unwrap_or_else(|| panic!("no line for {name} in {s}"))
         .to_string()
+}
+
+#[test]
+fn kernel_events_are_weighed_against_the_cpu_time_of_a_query() {
+    // The seed's page faults at 0.0003 a query doubling: 0.0003 more a query at 1 µs
+    // each is 0.0003 µs of a 50 µs query, never worth a mark; context switches from 0.5
+    // to 1.5 a query at 2 µs each are 2 µs of 50, 4%, marked. Neither needs a PMU.
+    let c = built(
+        &[("page-faults", 0.0003), ("context-switches", 0.5)],
+        &[("page-faults", 0.0006), ("context-switches", 1.5)],
+        (50.0, 50.0),
+    );
+    let t = &c.perf[0];
+    let pf = row(t, "page-faults");
+    assert!(close(pf.rel[1], 2.0) && pf.ratio_only.is_none());
+    assert_eq!(pf.marked, [false, false], "{pf:?}");
+    assert!(close(pf.share[1], 0.0003 / 50.0), "{pf:?}");
+    let cs = row(t, "context-switches");
+    assert_eq!(cs.marked, [false, true], "{cs:?}");
+    assert!(close(cs.share[1], 2.0 / 50.0), "{cs:?}");
+    let notes = plumb_report::perf_table::notes(t, &c.versions);
+    assert!(
+        notes.iter().any(|n| n.starts_with("page-faults: new 2.00× not marked")
+            && n.contains("CPU time per query at 1 µs each")),
+        "{notes:?}"
+    );
+    // Without a CPU time per query to charge them against, the ratio alone, said so.
+    let c = built(
+        &[("page-faults", 0.0003)],
+        &[("page-faults", 0.0006)],
+        (0.0, 0.0),
+    );
+    let pf = row(&c.perf[0], "page-faults");
+    assert!(pf.ratio_only.as_deref().is_some_and(|w| w.contains("no base CPU time")));
+    assert_eq!(pf.marked, [false, true]);
 }

@@ -178,6 +178,10 @@ pub struct PerfRow {
     pub base: Option<f64>,
     /// Each version's median relative to the base's, base first (1.0 where it has one).
     pub rel: Vec<Option<f64>>,
+    /// Each version's 95% interval of its ratio to the base, from every run of each
+    /// side ([`stats::ratio`]: Welch's t on log values); `None` for the base, for GHz
+    /// and ipc, and with fewer than two runs on either side (`repeat` in a suite).
+    pub ci: Vec<Option<(f64, f64)>>,
     /// Each version's mark: an event or cpu/o above [`HIGHLIGHT`] times the base's whose
     /// [`PerfRow::share`] reaches [`MIN_SHARE`] (or, with [`PerfRow::ratio_only`] set,
     /// above [`HIGHLIGHT`] alone).
@@ -271,6 +275,17 @@ fn counts(s: &StepSummary) -> Option<(BTreeMap<String, f64>, &'static str)> {
 
 /// A version's median count per query of each event over its runs of `step`, and whose.
 fn medians(v: &Version, step: &str) -> Option<(BTreeMap<String, f64>, &'static str)> {
+    let (per_event, whose) = samples(v, step)?;
+    let m: BTreeMap<String, f64> = per_event
+        .into_iter()
+        .filter_map(|(k, xs)| Some((k, stats::median(&xs)?)))
+        .collect();
+    Some((m, whose))
+}
+
+/// Each event's count per query in every run of `v` that finished `step`, with whose
+/// counts they are: the repeats an interval is computed from.
+fn samples(v: &Version, step: &str) -> Option<(BTreeMap<String, Vec<f64>>, &'static str)> {
     let mut per_event: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut whose = None;
     for r in &v.runs {
@@ -288,11 +303,7 @@ fn medians(v: &Version, step: &str) -> Option<(BTreeMap<String, f64>, &'static s
             }
         }
     }
-    let m: BTreeMap<String, f64> = per_event
-        .into_iter()
-        .filter_map(|(k, xs)| Some((k, stats::median(&xs)?)))
-        .collect();
-    Some((m, whose?))
+    Some((per_event, whose?))
 }
 
 /// The CPU per op the seed calls cpu/o: the server's for a SQL step, the process's else.
@@ -449,10 +460,23 @@ fn table(versions: &[Version], step: &str) -> Option<PerfTable> {
             .map(|v| stats::median(&values(v, step, get)))
             .collect()
     };
+    let values_of = |get: &dyn Fn(&StepSummary) -> Option<f64>| -> Vec<Vec<f64>> {
+        versions.iter().map(|v| values(v, step, get)).collect()
+    };
+    let sampled: Vec<BTreeMap<String, Vec<f64>>> = versions
+        .iter()
+        .map(|v| samples(v, step).map(|(m, _)| m).unwrap_or_default())
+        .collect();
     let cpu_o = median_of(&cpu_per_op);
     let base_cpu_us = cpu_o[0];
-    let row = |name: &str, figures: Vec<Option<f64>>, mark: bool| {
+    let row = |name: &str, figures: Vec<Option<f64>>, runs: Vec<Vec<f64>>, mark: bool| {
         let rel = rel_of(&figures);
+        let ci = (0..figures.len())
+            .map(|i| {
+                let (b, o) = (runs.first()?, runs.get(i)?);
+                (i > 0).then(|| stats::ratio(b, o)?.ci).flatten()
+            })
+            .collect();
         let (share, ratio_only) = if mark {
             weigh(name, &base, base_cpu_us, &figures)
         } else {
@@ -470,6 +494,7 @@ fn table(versions: &[Version], step: &str) -> Option<PerfTable> {
                 })
                 .collect(),
             rel,
+            ci,
             share,
             ratio_only,
         }
@@ -481,16 +506,35 @@ fn table(versions: &[Version], step: &str) -> Option<PerfTable> {
                 .iter()
                 .map(|m| m.as_ref().and_then(|m| m.get(ev).copied()))
                 .collect();
-            row(ev, figs, true)
+            let runs = sampled
+                .iter()
+                .map(|m| m.get(ev).cloned().unwrap_or_default())
+                .collect();
+            row(ev, figs, runs, true)
         })
         .collect();
     if !no_pmu {
-        rows.push(row("GHz", derived.iter().map(|d| d.ghz).collect(), false));
-        rows.push(row("ipc", derived.iter().map(|d| d.ipc).collect(), false));
+        rows.push(row(
+            "GHz",
+            derived.iter().map(|d| d.ghz).collect(),
+            vec![],
+            false,
+        ));
+        rows.push(row(
+            "ipc",
+            derived.iter().map(|d| d.ipc).collect(),
+            vec![],
+            false,
+        ));
     }
     rows.sort_by_key(|r| r.name.to_lowercase());
-    rows.push(row("cpu/o", cpu_o.clone(), true));
-    rows.push(row("QPS", median_of(&|s| Some(s.ops_sec)), false));
+    rows.push(row("cpu/o", cpu_o.clone(), values_of(&cpu_per_op), true));
+    rows.push(row(
+        "QPS",
+        median_of(&|s| Some(s.ops_sec)),
+        values_of(&|s| Some(s.ops_sec)),
+        false,
+    ));
     let readings = versions
         .iter()
         .zip(&sides)

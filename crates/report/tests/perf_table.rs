@@ -578,8 +578,10 @@ fn kernel_events_are_weighed_against_the_cpu_time_of_a_query() {
     assert!(close(cs.share[1], 2.0 / 50.0), "{cs:?}");
     let notes = plumb_report::perf_table::notes(t, &c.versions);
     assert!(
-        notes.iter().any(|n| n.starts_with("page-faults: new 2.00× not marked")
-            && n.contains("CPU time per query at 1 µs each")),
+        notes
+            .iter()
+            .any(|n| n.starts_with("page-faults: new 2.00× not marked")
+                && n.contains("CPU time per query at 1 µs each")),
         "{notes:?}"
     );
     // Without a CPU time per query to charge them against, the ratio alone, said so.
@@ -589,6 +591,44 @@ fn kernel_events_are_weighed_against_the_cpu_time_of_a_query() {
         (0.0, 0.0),
     );
     let pf = row(&c.perf[0], "page-faults");
-    assert!(pf.ratio_only.as_deref().is_some_and(|w| w.contains("no base CPU time")));
+    assert!(pf
+        .ratio_only
+        .as_deref()
+        .is_some_and(|w| w.contains("no base CPU time")));
     assert_eq!(pf.marked, [false, true]);
+}
+
+#[test]
+fn repeats_give_every_ratio_its_interval() {
+    // Two runs a side: instructions 1.5× with a spread of about 1%, so the interval
+    // holds 1.5 and excludes 1; QPS and cpu/o get theirs from the runs' figures too.
+    let c = compare(&[
+        version(
+            "base",
+            vec![
+                built_run(1, "base", &[("instructions", 400_000.0)], 100.0),
+                built_run(2, "base", &[("instructions", 404_000.0)], 101.0),
+            ],
+        ),
+        version(
+            "new",
+            vec![
+                built_run(3, "new", &[("instructions", 600_000.0)], 150.0),
+                built_run(4, "new", &[("instructions", 606_000.0)], 152.0),
+            ],
+        ),
+    ]);
+    let t = &c.perf[0];
+    let insn = row(t, "instructions");
+    assert_eq!(insn.ci[0], None, "the base has no interval against itself");
+    let (lo, hi) = insn.ci[1].expect("two runs a side");
+    assert!(lo > 1.0 && lo < 1.5 && hi > 1.5, "{:?}", insn.ci);
+    assert!(row(t, "cpu/o").ci[1].is_some_and(|(lo, hi)| lo < 1.5 && hi > 1.5));
+    assert!(row(t, "QPS").ci[1].is_some());
+    // One run a side: no interval claimed.
+    let one = built(&QUERY, &QUERY, (100.0, 100.0));
+    assert!(one.perf[0]
+        .rows
+        .iter()
+        .all(|r| r.ci.iter().all(Option::is_none)));
 }

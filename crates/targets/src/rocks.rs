@@ -909,7 +909,10 @@ mod tests {
             ..RocksOptions::default()
         };
         let fixed = log_of(hcc.clone());
-        assert!(fixed.contains("block_cache_name: FixedHyperClockCache"), "{fixed}");
+        assert!(
+            fixed.contains("block_cache_name: FixedHyperClockCache"),
+            "{fixed}"
+        );
         let auto = log_of(RocksOptions {
             estimated_entry_charge: Some(0),
             ..hcc.clone()

@@ -359,7 +359,10 @@ mod tests {
             estimated_entry_charge: Some(4096),
             ..RocksOptions::default()
         });
-        assert!(e.contains("estimated_entry_charge") && e.contains("hyperclock"), "{e}");
+        assert!(
+            e.contains("estimated_entry_charge") && e.contains("hyperclock"),
+            "{e}"
+        );
         let hcc = RocksOptions {
             cache_type: CacheType::HyperClock,
             cache_size: 1 << 20,

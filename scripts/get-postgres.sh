@@ -23,8 +23,11 @@ import json, sys
 want = sys.argv[1]
 vs = json.load(sys.stdin)
 def key(v):
-    pg, _, beta = v.partition("-beta.")
-    return [int(x) for x in pg.split(".")] + [int(beta or 0)]
+    # 14.5.0-beta.3 and 14.5.0-alpha.1 alike: the release, then the build (an alpha
+    # below every beta).
+    pg, _, tag = v.partition("-")
+    kind, _, n = tag.partition(".")
+    return [int(x) for x in pg.split(".")] + [kind == "beta", int(n) if n.isdigit() else 0]
 ok = [v for v in vs if v.split("-")[0] == want or v.split("-")[0].startswith(want + ".")]
 print(max(ok, key=key) if ok else "")
 ' "$want")

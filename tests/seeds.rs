@@ -227,8 +227,9 @@ fn seed_004_sets_this_disk_under_the_decks_sample_disk_results() {
 fn seed_003_runs_the_insert_benchmark_over_releases_each_step_relative_to_the_first() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("seed003.sqlite");
-    // 1000 and 12000 rows, 1000 inserts, half-second query steps, on PostgreSQL 12, 15
-    // (Debian's) and 18 (scripts/test.sh fetches 12 and 18).
+    // 1000 and 12000 rows, 400 inserts, fractions of a second per query step, on
+    // PostgreSQL 12, 13, 14, 15 (Debian's) and 18, and on MariaDB 10.11.18 and 10.11.19
+    // with InnoDB and MyRocks (scripts/test.sh fetches them).
     let (out, ok, err) = run_seed("003.sh", &store, &[("SCALE", "0.002")]);
     // A query step whose inserts fell below 95% of their rate fails the run (the
     // insert benchmark's rule, which a busy machine can trip): said in its cell.
@@ -236,45 +237,79 @@ fn seed_003_runs_the_insert_benchmark_over_releases_each_step_relative_to_the_fi
         ok || out.contains("| failed"),
         "003.sh failed:\n{out}\n{err}"
     );
-    for size in ["cached", "iobound"] {
-        let title = format!(
-            "### {size}: rate (inserts/s for l.*, queries/s for q*), relative to PostgreSQL 12"
-        );
-        let table = out
-            .split(&title)
-            .nth(1)
-            .unwrap_or_else(|| panic!("no table {title:?} in\n{out}"));
-        assert!(table.contains("| step | 12 | 15 | 18 |"), "{out}");
-        for step in ["l.i0", "l.x", "l.i1", "l.i2"] {
-            let cells = row(&out, &title, step);
-            assert_eq!(cells.len(), 4, "{cells:?}");
-            let base: f64 = cells[1].replace(',', "").parse().unwrap_or_else(|_| {
-                panic!(
-                    "{size} {step}: 12's rate {:?} is not a figure in\n{out}",
-                    cells[1]
-                )
-            });
-            assert!(base > 0.0);
-            for c in &cells[2..] {
-                assert!(
-                    c.parse::<f64>().is_ok_and(|r| r > 0.0),
-                    "{size} {step}: {c}"
+    let families = [
+        ("PostgreSQL", "12", "| 12 | 13 | 14 | 15 | 18 |", 5, "~1 (no CPU regression 12 → 15)"),
+        ("InnoDB (MariaDB)", "10.11.18", "| 10.11.18 | 10.11.19 |", 2, "~0.64"),
+        ("MyRocks (MariaDB)", "10.11.18", "| 10.11.18 | 10.11.19 |", 2, "~0.64 (as InnoDB)"),
+    ];
+    for (family, base, heads, n, seed_l_i0) in families {
+        for size in ["cached", "iobound"] {
+            let title = format!(
+                "### {size}: {family} rate (inserts/s for l.*, queries/s for q*), relative to \
+                 {base}"
+            );
+            let table = out
+                .split(&title)
+                .nth(1)
+                .unwrap_or_else(|| panic!("no table {title:?} in\n{out}"));
+            assert!(
+                table.contains(&format!("| step | phase {heads} the seed: newest / oldest |")),
+                "{out}"
+            );
+            // The seed's phases, in its order and words, and nothing of the later
+            // sequence (no l.i2, no point queries).
+            let steps: Vec<&str> = table
+                .split("\n\n")
+                .nth(1)
+                .unwrap()
+                .lines()
+                .skip(2)
+                .map(|l| l.split('|').nth(1).unwrap().trim())
+                .collect();
+            assert_eq!(steps, ["l.i0", "l.x", "l.i1", "qr100", "qr500", "qr1000"]);
+            let cells = row(&out, &title, "l.i1");
+            assert_eq!(cells[1], "insert-only, 3 secondary indexes");
+            for step in ["l.i0", "l.x", "l.i1"] {
+                let cells = row(&out, &title, step);
+                assert_eq!(cells.len(), 3 + n, "{cells:?}");
+                let first: f64 = cells[2].replace(',', "").parse().unwrap_or_else(|_| {
+                    panic!("{size} {step}: {base}'s rate {:?} is not a figure", cells[2])
+                });
+                assert!(first > 0.0);
+                for c in &cells[3..2 + n] {
+                    assert!(
+                        c.parse::<f64>().is_ok_and(|r| r > 0.0),
+                        "{family} {size} {step}: {c}"
+                    );
+                }
+            }
+            if size == "cached" {
+                assert_eq!(row(&out, &title, "l.i0")[2 + n], seed_l_i0, "{family}");
+            }
+            for t in [
+                "server CPU µs per operation",
+                "device reads per operation (rpq)",
+            ] {
+                assert_eq!(
+                    row(&out, &format!("### {size}: {family} {t}"), "l.i1").len(),
+                    2 + n,
+                    "{t}"
                 );
             }
         }
-        for step in ["qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"] {
-            assert_eq!(row(&out, &title, step).len(), 4, "{step}");
-        }
-        for t in [
-            "server CPU µs per operation",
-            "device reads per operation (rpq)",
-        ] {
-            assert_eq!(
-                row(&out, &format!("### {size}: {t}"), "l.i1").len(),
-                4,
-                "{t}"
-            );
-        }
+    }
+    let diff = out
+        .split("### What still differs from the seed, and why")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no list of differences in\n{out}"));
+    for what in [
+        "- MySQL: ",
+        "MariaDB 10.11.18 → 10.11.19",
+        "- PostgreSQL: releases 12, 13, 14, 15, 18",
+        "- scale: cached 1,000 rows, iobound 12,000 rows, l.i1 400 inserts",
+        "- l.i1's commits: ",
+    ] {
+        assert!(diff.contains(what), "{what:?} in {diff}");
     }
 }
 
@@ -306,18 +341,25 @@ fn seed_002_reads_perf_stat_per_query_across_releases_of_each_server() {
     ] {
         let cells = row(&out, title, step);
         assert_eq!(cells.len(), 7, "{cells:?}");
-        // Every release of ours has a relative QPS: its runs were counted by perf.
+        // Every release of ours has a relative QPS (its runs were counted by perf) and
+        // its 95% interval from the suite's three repeats around it: "0.97 (0.91–1.03)".
         for c in &cells[1..5] {
-            assert!(
-                c.parse::<f64>().is_ok_and(|r| r > 0.0),
-                "{step}: {c} in\n{out}"
-            );
+            let (rel, ci) = c.split_once(' ').unwrap_or((c, ""));
+            let rel: f64 = rel.parse().unwrap_or_else(|_| panic!("{step}: {c} in\n{out}"));
+            let (lo, hi) = ci
+                .trim_matches(['(', ')'])
+                .split_once('–')
+                .unwrap_or_else(|| panic!("{step}: no interval in {c:?}"));
+            let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
+            assert!(rel > 0.0 && lo <= rel && rel <= hi, "{step}: {c}");
         }
         assert_eq!(cells[5..], seed, "{step}: the seed's published ratios");
         // CPU per query relative, from the same tables.
         let cpu = row(&out, "### server CPU per query (cpu/o)", step);
         assert!(
-            cpu[1..5].iter().all(|c| c.parse::<f64>().is_ok()),
+            cpu[1..5]
+                .iter()
+                .all(|c| c.split(' ').next().unwrap().parse::<f64>().is_ok()),
             "{cpu:?}"
         );
     }
@@ -331,9 +373,20 @@ fn seed_002_reads_perf_stat_per_query_across_releases_of_each_server() {
         qps[3], "0.83",
         "the seed's InnoDB point-query QPS beside ours"
     );
-    assert!(row(&out, t, "task-clock-us")[1].parse::<f64>().is_ok());
+    let tc = row(&out, t, "task-clock-us");
+    assert!(tc[1].parse::<f64>().is_ok(), "the base per query: {tc:?}");
+    assert!(tc[2].contains(" (") && tc[2].contains('–'), "an interval: {tc:?}");
     let pg = "### scan: perf stat per query, pg (server), relative to 12";
     assert_eq!(row(&out, pg, "cpu/o").len(), 4, "12 (per query), 15, 18");
+    // What still differs from the seed is listed with its reason, the scale as run.
+    let diff = out
+        .split("### What still differs from the seed, and why")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no list of differences in\n{out}"));
+    for what in ["- servers: ", "- scale: 2 clients on 1 table of 5,000 rows", "- the CPU: "] {
+        assert!(diff.contains(what), "{what:?} in {diff}");
+    }
+    assert!(diff.contains("3 runs a release") && diff.contains("direction only"));
     // Each release reads its counters: a verdict, or the PMU's absence, said.
     assert!(
         out.contains("pg 18: ") && out.contains("myrocks 10.11.19: "),

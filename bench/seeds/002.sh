@@ -27,7 +27,7 @@ cd "$(dirname "$0")/../.."
 seed_suite 002
 PYTHONPATH=bench/seeds python3 - <<'EOF'
 import json, os, subprocess
-from runs import newest_suite
+from runs import newest_suite, suite_file, differences
 
 plumb, store = os.environ["PLUMB"], os.environ["STORE"]
 STEPS = ["scan", "insert", "point-query", "update-index"]   # the seed's order
@@ -78,14 +78,20 @@ for fam, vers in families.items():
 def row_of(t, name):
     return next((r for r in t["rows"] if r["name"] == name), None) if t else None
 
+def interval(r, i):
+    """ " (lo–hi)", the ratio's 95% interval from the repeats, or "" without one."""
+    ci = r.get("ci") or []
+    c = ci[i] if i < len(ci) else None
+    return "" if c is None else f" ({c[0]:.2f}–{c[1]:.2f})"
+
 def rel(t, name, i):
     r = row_of(t, name)
     v = r["rel"][i] if r and i < len(r["rel"]) else None
-    return "n/a" if v is None else f"{v:.2f}"
+    return "n/a" if v is None else f"{v:.2f}{interval(r, i)}"
 
 cols = [(f, i, v) for f, vs in families.items() for i, v in enumerate(vs) if i > 0]
 for what, name, k in (("QPS", "QPS", 0), ("server CPU per query (cpu/o)", "cpu/o", 1)):
-    print(f"\n### {what}: each release relative to its family's oldest, the seed's newest relative to its oldest beside\n")
+    print(f"\n### {what}: each release relative to its family's oldest (its 95% interval from the repeats), the seed's newest relative to its oldest beside\n")
     heads = [f"{f} {v} / {families[f][0]}" for f, _, v in cols] + [f"seed: {s}" for s in SEED]
     print("| step | " + " | ".join(heads) + " |")
     print("|---|" + "---:|" * len(heads))
@@ -111,7 +117,7 @@ for fam, vers in families.items():
             for i in range(1, len(vers)):
                 v = r["rel"][i] if i < len(r["rel"]) else None
                 mark = "+" if i < len(r["marked"]) and r["marked"][i] else ""
-                cells.append("n/a" if v is None else f"{v:.2f}{mark}")
+                cells.append("n/a" if v is None else f"{v:.2f}{mark}{interval(r, i)}")
             if seed:
                 s = SEED[seed][step]
                 known = {"QPS": s[0], "cpu/o": s[1], "instructions": s[2]}
@@ -129,5 +135,37 @@ for fam, vers in families.items():
 missing = [f"{f}/{s}" for f in families for s in STEPS if (f, s) not in tables and len(families[f]) > 1]
 if missing:
     print(f"\nno perf table (no counts, or the step failed): {', '.join(missing)}")
+
+# What this run still does otherwise than the seed, from the suite file at its scale.
+suite, scale = suite_file(os.environ["SUITE"]), float(os.environ["SCALE"])
+sql = suite.get("sql", {})
+def secs(k):
+    v = sql.get(k, sql.get("duration", 5))
+    return f"{v * scale:g} s"
+counted = {r["name"] for t in tables.values() for r in t["rows"]}
+no_pmu = any(t["no_pmu"] for t in tables.values())
+items = [
+    ("servers", "the seed's MySQL 5.6.51 → 8.0.39 (InnoDB) and FB MyRocks 5.6.35 → 8.0.32 have "
+     "no binary on any registry reachable here; PostgreSQL "
+     + " → ".join(families.get("pg", [])) + " (majors from npm and Debian) and MariaDB "
+     + " → ".join(families.get("innodb", [])) + " (a point release, InnoDB and MyRocks) stand in: "
+     "their ratios compare with the seed's in direction only"),
+    ("scale", f"{sql.get('threads', 1)} clients on 1 table of {int(sql.get('table_size', 0) * scale):,} "
+     f"rows, reads {secs('read_duration')} and writes {secs('write_duration')} after a "
+     f"{sql.get('warmup', 1) * scale:g} s warm-up, {suite.get('repeat', 1)} runs a release, on "
+     f"{os.cpu_count()} CPUs; the seed: 16 clients on 8 tables of 10M rows, reads 330 s and "
+     "writes 630 s after 30 s, one run a release, on 24 cores (rows and seconds scaled by "
+     "this machine's cores and memory, the read:write split kept)"),
+    ("perf groups", f"{max(1, sql.get('perf_groups', 0) * scale):g} s a group in turn (the "
+     "seed's 10 s), so each event is counted more than once in every step at this scale"),
+    ("the CPU", "the seed's Intel Xeon; here " + next((l.split(":", 1)[1].strip() for l in
+     open("/proc/cpuinfo") if l.startswith("model name")), "?")
+     + (", with no PMU in this VM: no hardware counters, so no code- or memory-system-bloat "
+        "verdict from cycles and misses, software events and CPU per query only" if no_pmu else "")),
+]
+if not no_pmu and "L1-dcache-stores" not in counted:
+    items.append(("L1-dcache-stores", "the seed's table has it; this CPU's PMU has no such "
+                  "event (perf: <not supported>)"))
+differences(items)
 EOF
 exit "$status"

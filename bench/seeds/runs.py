@@ -18,3 +18,20 @@ def newest_suite(plumb, store, *show_args):
             doc = cmd("show", str(r["id"]), "--json", *show_args)
             out.append((doc["run"]["options"]["variant"].split("/"), doc))
     return out
+
+
+def suite_file(path):
+    """The suite file as a dict (tomllib), for the figures a script compares to its
+    seed's: what the file asks, before `--scale`."""
+    import tomllib
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def differences(items):
+    """Prints the list every seed's output ends with: each way this run still differs
+    from the case its seed ran, with the reason, so the tables are never read as the
+    seed's own. `items` are (what, why) pairs."""
+    print("\n### What still differs from the seed, and why\n")
+    for what, why in items:
+        print(f"- {what}: {why}")

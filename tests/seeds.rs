@@ -48,10 +48,15 @@ fn row<'a>(out: &'a str, title: &str, name: &str) -> Vec<&'a str> {
 fn seed_000_runs_the_seeds_sequence_and_prints_its_tables() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("seed000.sqlite");
-    // 10k and 80k rows, half-second query steps.
+    // 4k and 80k rows at 100-byte values, half that at 200, half-second query steps.
     let out = seed_command("000.sh", &store, &[("SCALE", "0.005")]);
-    for size in ["cached", "iobound"] {
-        let title = format!("### {size}: ops/second");
+    for (size, value) in [
+        ("cached", 100),
+        ("iobound", 100),
+        ("cached", 200),
+        ("iobound", 200),
+    ] {
+        let title = format!("### {size}, {value}-byte values: ops/second");
         for engine in ["splinterdb", "rocksdb-leveled", "rocksdb-universal"] {
             let cells = row(&out, &title, engine);
             assert_eq!(cells.len(), 9, "{cells:?}");
@@ -76,23 +81,41 @@ fn seed_000_runs_the_seeds_sequence_and_prints_its_tables() {
         }
         // The base is 1 against itself, ours and the seed's alike.
         assert_eq!(row(&out, &title, "rocksdb-leveled")[5], "1.00 / 1.00");
-        let io = format!("IO reads per query, {size}");
+        let io = format!("IO reads per query, {size}, {value}-byte values");
         assert_eq!(row(&out, &io, "splinterdb").len(), 5);
         // The CPU per query that explains a cached difference: the base is 1.00.
-        let cpu = format!("CPU µs per query, {size}");
+        let cpu = format!("CPU µs per query, {size}, {value}-byte values");
         assert_eq!(row(&out, &cpu, "rocksdb-leveled")[2], "1.00");
     }
     // The seed's own ratios, from its published figures: SplinterDB inserted 1.10× and
     // ranged 0.41× RocksDB leveled's rate when cached; 1.29 IO reads per point query.
-    let cached = row(&out, "### cached: ops/second", "splinterdb");
+    let cached = row(
+        &out,
+        "### cached, 100-byte values: ops/second",
+        "splinterdb",
+    );
     assert!(
         cached[5].ends_with("/ 1.10") && cached[7].ends_with("/ 0.41"),
         "{cached:?}"
     );
     assert_eq!(
-        row(&out, "IO reads per query, iobound", "splinterdb")[2],
+        row(&out, "IO reads per query, iobound, 100-byte", "splinterdb")[2],
         "1.29"
     );
+    // SplinterDB at 2B rows against leveled at 2B (308,740 / 181,556 inserts/s), and
+    // universal at 1.5B against leveled at 1.5B (393,873 / 205,736).
+    let io = "### iobound, 100-byte values: ops/second";
+    assert!(row(&out, io, "splinterdb")[5].ends_with("/ 1.70"));
+    assert!(row(&out, io, "rocksdb-universal")[5].ends_with("/ 1.91"));
+    let diff = out
+        .split("### What still differs from the seed, and why")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no list of differences in\n{out}"));
+    assert!(
+        diff.contains("- scale: cached 4,000 rows, iobound 80,000 rows"),
+        "{diff}"
+    );
+    assert!(diff.contains("- universal's rows: "), "{diff}");
 }
 
 #[test]
@@ -238,9 +261,27 @@ fn seed_003_runs_the_insert_benchmark_over_releases_each_step_relative_to_the_fi
         "003.sh failed:\n{out}\n{err}"
     );
     let families = [
-        ("PostgreSQL", "12", "| 12 | 13 | 14 | 15 | 18 |", 5, "~1 (no CPU regression 12 → 15)"),
-        ("InnoDB (MariaDB)", "10.11.18", "| 10.11.18 | 10.11.19 |", 2, "~0.64"),
-        ("MyRocks (MariaDB)", "10.11.18", "| 10.11.18 | 10.11.19 |", 2, "~0.64 (as InnoDB)"),
+        (
+            "PostgreSQL",
+            "12",
+            "| 12 | 13 | 14 | 15 | 18 |",
+            5,
+            "~1 (no CPU regression 12 → 15)",
+        ),
+        (
+            "InnoDB (MariaDB)",
+            "10.11.18",
+            "| 10.11.18 | 10.11.19 |",
+            2,
+            "~0.64",
+        ),
+        (
+            "MyRocks (MariaDB)",
+            "10.11.18",
+            "| 10.11.18 | 10.11.19 |",
+            2,
+            "~0.64 (as InnoDB)",
+        ),
     ];
     for (family, base, heads, n, seed_l_i0) in families {
         for size in ["cached", "iobound"] {
@@ -253,7 +294,9 @@ fn seed_003_runs_the_insert_benchmark_over_releases_each_step_relative_to_the_fi
                 .nth(1)
                 .unwrap_or_else(|| panic!("no table {title:?} in\n{out}"));
             assert!(
-                table.contains(&format!("| step | phase {heads} the seed: newest / oldest |")),
+                table.contains(&format!(
+                    "| step | phase {heads} the seed: newest / oldest |"
+                )),
                 "{out}"
             );
             // The seed's phases, in its order and words, and nothing of the later
@@ -273,7 +316,10 @@ fn seed_003_runs_the_insert_benchmark_over_releases_each_step_relative_to_the_fi
                 let cells = row(&out, &title, step);
                 assert_eq!(cells.len(), 3 + n, "{cells:?}");
                 let first: f64 = cells[2].replace(',', "").parse().unwrap_or_else(|_| {
-                    panic!("{size} {step}: {base}'s rate {:?} is not a figure", cells[2])
+                    panic!(
+                        "{size} {step}: {base}'s rate {:?} is not a figure",
+                        cells[2]
+                    )
                 });
                 assert!(first > 0.0);
                 for c in &cells[3..2 + n] {
@@ -345,7 +391,9 @@ fn seed_002_reads_perf_stat_per_query_across_releases_of_each_server() {
         // its 95% interval from the suite's three repeats around it: "0.97 (0.91–1.03)".
         for c in &cells[1..5] {
             let (rel, ci) = c.split_once(' ').unwrap_or((c, ""));
-            let rel: f64 = rel.parse().unwrap_or_else(|_| panic!("{step}: {c} in\n{out}"));
+            let rel: f64 = rel
+                .parse()
+                .unwrap_or_else(|_| panic!("{step}: {c} in\n{out}"));
             let (lo, hi) = ci
                 .trim_matches(['(', ')'])
                 .split_once('–')
@@ -375,7 +423,10 @@ fn seed_002_reads_perf_stat_per_query_across_releases_of_each_server() {
     );
     let tc = row(&out, t, "task-clock-us");
     assert!(tc[1].parse::<f64>().is_ok(), "the base per query: {tc:?}");
-    assert!(tc[2].contains(" (") && tc[2].contains('–'), "an interval: {tc:?}");
+    assert!(
+        tc[2].contains(" (") && tc[2].contains('–'),
+        "an interval: {tc:?}"
+    );
     let pg = "### scan: perf stat per query, pg (server), relative to 12";
     assert_eq!(row(&out, pg, "cpu/o").len(), 4, "12 (per query), 15, 18");
     // What still differs from the seed is listed with its reason, the scale as run.
@@ -383,7 +434,11 @@ fn seed_002_reads_perf_stat_per_query_across_releases_of_each_server() {
         .split("### What still differs from the seed, and why")
         .nth(1)
         .unwrap_or_else(|| panic!("no list of differences in\n{out}"));
-    for what in ["- servers: ", "- scale: 2 clients on 1 table of 5,000 rows", "- the CPU: "] {
+    for what in [
+        "- servers: ",
+        "- scale: 2 clients on 1 table of 5,000 rows",
+        "- the CPU: ",
+    ] {
         assert!(diff.contains(what), "{what:?} in {diff}");
     }
     assert!(diff.contains("3 runs a release") && diff.contains("direction only"));

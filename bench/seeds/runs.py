@@ -1,17 +1,19 @@
 """The runs of the newest suite in a store, for the seeds' scripts (bench/seeds/NNN.sh):
-each run's `plumb show --json` document, with its variant split into its parts."""
+each run's `plumb show --json` document, with its variant split into its parts; and
+the helpers every script's last section shares."""
 import json
 import subprocess
 
 
-def newest_suite(plumb, store, *show_args):
-    """[(variant parts, document)] of every run of the store's newest suite; `show_args`
-    are passed to each `plumb show` (e.g. "--window", "10")."""
+def newest_suite(plumb, store, *show_args, suite=None):
+    """[(variant parts, document)] of every run of the store's newest suite (or of
+    suite `suite`); `show_args` are passed to each `plumb show` (e.g. "--window", "10")."""
     def cmd(*a):
         return json.loads(subprocess.run([plumb, *a, "--store", store], check=True,
                                          capture_output=True, text=True).stdout)
     runs = cmd("runs", "--json", "--limit", "100000")
-    suite = max(r["suite_id"] for r in runs if r.get("suite_id"))
+    if suite is None:
+        suite = max(r["suite_id"] for r in runs if r.get("suite_id"))
     out = []
     for r in runs:
         if r.get("suite_id") == suite:
@@ -35,3 +37,11 @@ def differences(items):
     print("\n### What still differs from the seed, and why\n")
     for what, why in items:
         print(f"- {what}: {why}")
+
+
+def suites(plumb, store):
+    """The ids of every suite in the store, oldest first."""
+    runs = json.loads(subprocess.run([plumb, "runs", "--json", "--limit", "100000",
+                                      "--store", store], check=True, capture_output=True,
+                                     text=True).stdout)
+    return sorted({r["suite_id"] for r in runs if r.get("suite_id")})

@@ -110,8 +110,9 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> Result<Plans, 
         if p.zcav && !o.patterns.contains(&disk::io::Pattern::Zcav) {
             o.patterns.push(disk::io::Pattern::Zcav);
         }
-        if let Some(b) = &p.bs {
-            (o.rand_bs, o.seq_bs) = disk::parse_bs(b)?;
+        if p.bs.is_some() || p.seq_bs.is_some() {
+            (o.rand_bs, o.seq_bs) =
+                disk::request_sizes(p.bs.as_deref(), p.seq_bs.as_deref(), &o.rand_bs)?;
         }
         Some(disk::prepare(o)?)
     } else {
@@ -121,6 +122,7 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> Result<Plans, 
             ("--depths", p.depths.is_some()),
             ("--tests", p.tests.is_some()),
             ("--bs", p.bs.is_some()),
+            ("--seq-bs", p.seq_bs.is_some()),
             ("--device", p.device.is_some()),
             ("--zcav", p.zcav),
             ("--precondition", p.precondition.is_some()),

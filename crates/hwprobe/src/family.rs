@@ -277,6 +277,8 @@ impl Probes {
         if !self.judged.is_empty() {
             doc["rated"] = serde_json::to_value(&self.judged.ratios)?;
             doc["commit_durability"] = serde_json::to_value(&self.judged.cache)?;
+            doc["seek_model"] = serde_json::to_value(&self.judged.seek)?;
+            doc["read_ahead"] = serde_json::to_value(&self.judged.read_ahead)?;
         }
         Ok(doc)
     }
@@ -451,6 +453,10 @@ impl Subject for Probes {
                     class,
                     class_from: format!("{name} ({from})"),
                     write_cache: f.write_cache,
+                    read_ahead: format!(
+                        "{name} read_ahead_kb {}",
+                        f.read_ahead_kb.map_or("?".into(), |k| k.to_string())
+                    ),
                     ..Default::default()
                 }
             }

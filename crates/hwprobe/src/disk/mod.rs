@@ -982,13 +982,91 @@ mod tests {
     fn bs_lists_parse_and_refuse_unaligned_sizes() {
         assert_eq!(parse_bs("8k").unwrap(), (vec![8192], vec![SEQ_BS]));
         assert_eq!(parse_bs("2m").unwrap(), (vec![4096], vec![2 << 20]));
-        for bad in ["3k", "x", "", "128m", "4k,,8k"] {
+        for bad in ["1000", "x", "", "128m", "4k,,8k"] {
             let e = parse_bs(bad).unwrap_err().to_string();
             assert!(e.starts_with("--bs"), "{bad}: {e}");
         }
+        // 512 bytes is a size: whether O_DIRECT takes it is the device's to say.
+        assert_eq!(parse_bs("512,3k").unwrap(), (vec![512, 3072], vec![SEQ_BS]));
+        assert_eq!(bs_label(512), "512b");
         assert_eq!(bs_label(16384), "16k");
         assert_eq!(bs_label(SEQ_BS), "1m");
         assert_eq!(bs_label(1536 << 10), "1536k");
+    }
+
+    #[test]
+    fn seq_bs_asks_for_sequential_sizes_below_128k_and_keeps_bs_as_it_was() {
+        let d = &RAND_BS_QUICK[..];
+        // --seq-bs alone: the random defaults stay, the sequential sizes are its own.
+        assert_eq!(
+            request_sizes(None, Some("1m,8k"), d).unwrap(),
+            (d.to_vec(), vec![8192, SEQ_BS])
+        );
+        // --bs alone is what it always was.
+        assert_eq!(
+            request_sizes(Some("8k,2m"), None, d).unwrap(),
+            (vec![8192], vec![2 << 20])
+        );
+        assert_eq!(request_sizes(Some("8k"), None, d).unwrap().1, vec![SEQ_BS]);
+        // Both: --bs's random sizes, the sequential ones of both lists.
+        assert_eq!(
+            request_sizes(Some("4k,128k"), Some("8k"), d).unwrap(),
+            (vec![4096], vec![8192, 128 << 10])
+        );
+        let e = request_sizes(None, Some("8k,100"), d).unwrap_err().to_string();
+        assert!(e.starts_with("--seq-bs"), "{e}");
+        // The classic names stay: 1 MiB sequential has no size in its name, 8 KiB does.
+        let t = tempfile::tempdir().unwrap();
+        let mut p = plan_for(t.path());
+        p.opts.modes = vec![Mode::Buffered];
+        p.opts.patterns = vec![Pattern::SeqRead, Pattern::Rewrite];
+        p.opts.seq_bs = vec![8192, SEQ_BS];
+        let names: Vec<String> = steps(&p, true).iter().map(|x| x.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "seqread8k.buffered",
+                "seqread.buffered",
+                "rewrite8k.buffered",
+                "rewrite.buffered"
+            ]
+        );
+    }
+
+    #[test]
+    fn o_direct_sizes_are_refused_only_where_the_logical_block_is_larger() {
+        assert!(check_direct_bs(&[512, 8192], Some(512), "vda").is_ok());
+        let e = check_direct_bs(&[4096, 512], Some(4096), "nvme0n1")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("nvme0n1") && e.contains("4096 bytes") && e.contains("512 bytes"),
+            "{e}"
+        );
+        assert!(check_direct_bs(&[8192], Some(4096), "nvme0n1").is_ok());
+        // No block device known: the old 4 KiB rule.
+        let e = check_direct_bs(&[512], None, "/mnt/x").unwrap_err().to_string();
+        assert!(e.contains("unknown") && e.contains("/mnt/x"), "{e}");
+    }
+
+    #[test]
+    fn rewrite_reads_dirties_and_writes_back_each_chunk_then_syncs() {
+        let t = tempfile::tempdir().unwrap();
+        let mut p = plan_for(t.path());
+        p.opts.patterns = vec![Pattern::Rewrite];
+        p.opts.modes = vec![Mode::Buffered];
+        p.opts.seq_bs = vec![8192];
+        let r = run(&p, &AtomicBool::new(false)).unwrap();
+        assert_eq!(r.steps.len(), 1);
+        let s = &r.steps[0];
+        assert_eq!(s.name, "rewrite8k.buffered");
+        assert_eq!(s.status, plumb_core::StepStatus::Ok, "{:?}", s.error);
+        assert_eq!(s.config["end_fdatasync"], serde_json::json!(true));
+        assert!(s.summary.ops > 0 && s.summary.mb_sec.is_some());
+        assert!(r
+            .ceilings
+            .iter()
+            .any(|c| c.name == "disk.rewrite_8k_mbs.buffered"));
     }
 
     #[test]
@@ -1096,6 +1174,7 @@ mod tests {
             parse_patterns("randread,fsync,randread").unwrap(),
             vec![Pattern::RandRead, Pattern::Commit]
         );
+        assert_eq!(parse_patterns("rewrite").unwrap(), vec![Pattern::Rewrite]);
         assert!(parse_patterns("randred")
             .unwrap_err()
             .to_string()

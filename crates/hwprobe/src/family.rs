@@ -161,16 +161,17 @@ fn options(which: &str, quick: bool, p: &Plans) -> BTreeMap<String, String> {
             Some(dev) => o.insert("disk.device".into(), dev.display().to_string()),
             None => o.insert("disk.dir".into(), d.opts.dir.display().to_string()),
         };
+        // `disk.bs` as --bs says it (random sizes, then sequential ones of 128k or more),
+        // as runs before --seq-bs stored it; `disk.seq_bs` every sequential size.
+        let labels = |v: &mut dyn Iterator<Item = &usize>| {
+            v.map(|&b| disk::bs_label(b)).collect::<Vec<_>>().join(",")
+        };
+        let big = d.opts.seq_bs.iter().filter(|&&b| b >= disk::SEQ_MIN_BS);
         o.insert(
             "disk.bs".into(),
-            d.opts
-                .rand_bs
-                .iter()
-                .chain(&d.opts.seq_bs)
-                .map(|&b| disk::bs_label(b))
-                .collect::<Vec<_>>()
-                .join(","),
+            labels(&mut d.opts.rand_bs.iter().chain(big)),
         );
+        o.insert("disk.seq_bs".into(), labels(&mut d.opts.seq_bs.iter()));
         o.insert("disk.size".into(), d.size.to_string());
         o.insert("disk.size_why".into(), d.size_why.clone());
         o.insert("disk.secs".into(), d.secs.to_string());

@@ -255,13 +255,16 @@ fn seed_004_sets_this_disk_under_the_decks_sample_disk_results() {
         .unwrap_or_else(|| panic!("no differences list in\n{out}"));
     let items: Vec<&str> = diffs.lines().filter(|l| l.starts_with("- ")).collect();
     assert!(items.len() >= 6, "{items:?}");
-    for want in ["2008-2012", "O_DIRECT", "lseek", "fdatasync", "The file is 64MB, not 2 × RAM"] {
+    for want in [
+        "2008-2012",
+        "O_DIRECT",
+        "lseek",
+        "fdatasync",
+        "The file is 64MB, not 2 × RAM",
+    ] {
         assert!(items.iter().any(|l| l.contains(want)), "{want}: {items:?}");
     }
-    assert!(
-        items.iter().any(|l| l.contains("--quick")),
-        "{items:?}"
-    );
+    assert!(items.iter().any(|l| l.contains("--quick")), "{items:?}");
 }
 
 #[test]

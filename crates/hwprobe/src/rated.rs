@@ -1281,7 +1281,11 @@ endurance_tbw = 1366
         assert_eq!(m.model_iops.round(), 79.0);
         assert!(m.seek_assumed);
         assert_eq!(m.source.as_deref(), Some("randread8k.direct.j1.qd1"));
-        assert!(m.message.contains("= 79;") && m.message.contains("2.00×"), "{}", m.message);
+        assert!(
+            m.message.contains("= 79;") && m.message.contains("2.00×"),
+            "{}",
+            m.message
+        );
         let r = from_pairs(&["device.rpm=7200".into(), "device.seek_ms=11".into()]).unwrap();
         assert_eq!(seek_model(&r, &views).unwrap().model_iops.round(), 66.0);
         assert!(seek_model(&Rated::default(), &views).is_none());

@@ -147,16 +147,14 @@ pub fn parse_patterns(s: &str) -> Result<Vec<Pattern>, ProbeError> {
             "randwrite" => Pattern::RandWrite,
             "commit" | "fsync" => Pattern::Commit,
             "zcav" => Pattern::Zcav,
-            _ => {
-                return Err(ProbeError::BadOption {
-                    option: "--tests",
-                    value: s.to_string(),
-                    reason: format!(
-                        "{p:?} is not one of seqwrite, seqread, rewrite, randread, randwrite, commit, \
+            _ => return Err(ProbeError::BadOption {
+                option: "--tests",
+                value: s.to_string(),
+                reason: format!(
+                    "{p:?} is not one of seqwrite, seqread, rewrite, randread, randwrite, commit, \
                          zcav"
-                    ),
-                })
-            }
+                ),
+            }),
         };
         if !v.contains(&pat) {
             v.push(pat);
@@ -355,12 +353,9 @@ pub fn prepare(o: DiskOptions) -> Result<DiskPlan, ProbeError> {
                         plan::human(plan::QUICK_SIZE)
                     ),
                 ),
-                (None, false) => plan::default_size_capped(
-                    &o.dir,
-                    plan::mem_total(),
-                    space.total,
-                    space.avail,
-                )?,
+                (None, false) => {
+                    plan::default_size_capped(&o.dir, plan::mem_total(), space.total, space.avail)?
+                }
             };
             plan::check_size(&o.dir, size, space.total, space.avail)?;
             (size, why)
@@ -424,11 +419,7 @@ fn logical_block(o: &DiskOptions) -> (String, Option<u64>) {
             (n, lbs)
         }
         None => (
-            o.device
-                .as_deref()
-                .unwrap_or(&o.dir)
-                .display()
-                .to_string(),
+            o.device.as_deref().unwrap_or(&o.dir).display().to_string(),
             None,
         ),
     }
@@ -579,7 +570,9 @@ impl StepSpec {
         let b = bs_label(self.bs);
         let (p, d) = (self.pattern.name(), self.depth);
         Some(match self.pattern {
-            Pattern::SeqRead | Pattern::SeqWrite | Pattern::Rewrite => (format!("{prefix}.{p}_{b}_mbs{m}"), "MB/s"),
+            Pattern::SeqRead | Pattern::SeqWrite | Pattern::Rewrite => {
+                (format!("{prefix}.{p}_{b}_mbs{m}"), "MB/s")
+            }
             Pattern::RandRead | Pattern::RandWrite => {
                 (format!("{prefix}.{p}_{b}_iops{m}{j}.qd{d}"), "IOPS")
             }
@@ -1013,7 +1006,9 @@ mod tests {
             request_sizes(Some("4k,128k"), Some("8k"), d).unwrap(),
             (vec![4096], vec![8192, 128 << 10])
         );
-        let e = request_sizes(None, Some("8k,100"), d).unwrap_err().to_string();
+        let e = request_sizes(None, Some("8k,100"), d)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--seq-bs"), "{e}");
         // The classic names stay: 1 MiB sequential has no size in its name, 8 KiB does.
         let t = tempfile::tempdir().unwrap();
@@ -1045,7 +1040,9 @@ mod tests {
         );
         assert!(check_direct_bs(&[8192], Some(4096), "nvme0n1").is_ok());
         // No block device known: the old 4 KiB rule.
-        let e = check_direct_bs(&[512], None, "/mnt/x").unwrap_err().to_string();
+        let e = check_direct_bs(&[512], None, "/mnt/x")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown") && e.contains("/mnt/x"), "{e}");
     }
 

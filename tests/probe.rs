@@ -434,7 +434,7 @@ fn bad_rated_files_and_device_misuse_are_refused_before_anything_runs() {
             "give one".into(),
         ),
         (
-            vec!["probe", "disk", "--dir", d, "--bs", "3k"],
+            vec!["probe", "disk", "--dir", d, "--bs", "1000"],
             "--bs".into(),
         ),
         (

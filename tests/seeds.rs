@@ -201,13 +201,14 @@ fn seed_004_sets_this_disk_under_the_decks_sample_disk_results() {
         ],
     );
     let title = "### Sample disk results";
-    // The deck's own rows, as published, then ours in the same columns.
+    // The deck's own rows, as published (it tabulated no rewrite), then ours.
     assert_eq!(
         row(&out, title, "3"),
         [
             "3",
             "125",
             "119",
+            "–",
             "371 @ 16GB",
             "60 @ 100GB",
             "10855/s",
@@ -215,35 +216,78 @@ fn seed_004_sets_this_disk_under_the_decks_sample_disk_results() {
         ]
     );
     let table = out.split(title).nth(1).unwrap();
-    let ours: Vec<&str> = table
-        .lines()
-        .find(|l| l.contains("this machine:"))
-        .unwrap_or_else(|| panic!("no row for this machine in\n{out}"))
-        .trim_matches('|')
-        .split('|')
-        .map(str::trim)
-        .collect();
-    assert_eq!(ours.len(), 7, "{ours:?}");
-    for (i, c) in ours[1..6].iter().enumerate() {
-        let figure = c.split([' ', '/']).next().unwrap().replace(',', "");
-        assert!(figure.parse::<f64>().unwrap() > 0.0, "column {i}: {c:?}");
+    let cells = |marker: &str| -> Vec<String> {
+        table
+            .lines()
+            .find(|l| l.contains(marker))
+            .unwrap_or_else(|| panic!("no row {marker:?} in\n{out}"))
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let figure = |c: &str| -> f64 {
+        let f = c.split([' ', '/']).next().unwrap().replace(',', "");
+        f.parse().unwrap_or_else(|_| panic!("{c:?}"))
+    };
+    // 8 KiB sequential (the deck's dd bs=8k), rewrite, seeks and commits: all measured.
+    let ours = cells("this machine:");
+    assert_eq!(ours.len(), 8, "{ours:?}");
+    for (i, c) in ours[1..7].iter().enumerate() {
+        assert!(figure(c) > 0.0, "column {i}: {c:?}");
     }
     assert!(
-        ours[3].ends_with("@ 64MB") && ours[4].ends_with("@ 64MB"),
+        ours[4].ends_with("@ 64MB") && ours[5].ends_with("@ 64MB"),
         "{ours:?}"
     );
-    // The deck's rotational model at the rated RPM: 1 / (4.17 ms + 8.5 ms) = 79 IOPS.
-    assert!(out.contains("= 79; measured read-only seeks are"), "{out}");
+    // The same at 1 MiB requests: sequential and rewrite only.
+    let mib = cells("this machine, 1 MiB requests:");
+    assert_eq!(mib.len(), 8, "{mib:?}");
+    for c in &mib[1..4] {
+        assert!(figure(c) > 0.0, "{mib:?}");
+    }
+    assert_eq!(&mib[4..7], ["–", "–", "–"], "{mib:?}");
+    // The probe's own seek model at the rated RPM: 1 / (4.17 ms + 8.5 ms) = 79 IOPS,
+    // the 8.5 ms said to be assumed.
+    assert!(
+        out.contains("Seek model: the deck's model of a 7200 rpm disk with 8.5 ms seeks (assumed")
+            && out.contains("= 79; measured read-only seeks are"),
+        "{out}"
+    );
     assert!(
         out.contains("Commit rate judged against the device"),
         "{out}"
     );
-    // The deck's read-ahead reading, one way or the other, naming the device's setting.
-    assert!(
-        (out.contains("Writes faster than reads") || out.contains("Reads at least as fast"))
-            && out.contains("read_ahead_kb"),
-        "{out}"
-    );
+    // The deck's read-ahead reading, from the probe, one way or the other, naming the
+    // device's setting, at both sizes.
+    for size in ["8k", "1m"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("Read-ahead, {size} buffered:")))
+            .unwrap_or_else(|| panic!("no read-ahead line at {size} in\n{out}"));
+        assert!(
+            (line.contains("writes faster than reads") || line.contains("reads at least as fast"))
+                && line.contains("read_ahead_kb"),
+            "{line}"
+        );
+    }
+    // What still differs, with the figures of this run: the file is 64 MiB, not 2 × RAM.
+    let diffs = out
+        .split("Differences from the deck:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no differences list in\n{out}"));
+    let items: Vec<&str> = diffs.lines().filter(|l| l.starts_with("- ")).collect();
+    assert!(items.len() >= 6, "{items:?}");
+    for want in [
+        "2008-2012",
+        "O_DIRECT",
+        "lseek",
+        "fdatasync",
+        "The file is 64MB, not 2 × RAM",
+    ] {
+        assert!(items.iter().any(|l| l.contains(want)), "{want}: {items:?}");
+    }
+    assert!(items.iter().any(|l| l.contains("--quick")), "{items:?}");
 }
 
 #[test]

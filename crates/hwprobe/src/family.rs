@@ -110,8 +110,9 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> Result<Plans, 
         if p.zcav && !o.patterns.contains(&disk::io::Pattern::Zcav) {
             o.patterns.push(disk::io::Pattern::Zcav);
         }
-        if let Some(b) = &p.bs {
-            (o.rand_bs, o.seq_bs) = disk::parse_bs(b)?;
+        if p.bs.is_some() || p.seq_bs.is_some() {
+            (o.rand_bs, o.seq_bs) =
+                disk::request_sizes(p.bs.as_deref(), p.seq_bs.as_deref(), &o.rand_bs)?;
         }
         Some(disk::prepare(o)?)
     } else {
@@ -121,6 +122,7 @@ pub fn plans(which: &str, p: &ProbeParams, dir: Option<&Path>) -> Result<Plans, 
             ("--depths", p.depths.is_some()),
             ("--tests", p.tests.is_some()),
             ("--bs", p.bs.is_some()),
+            ("--seq-bs", p.seq_bs.is_some()),
             ("--device", p.device.is_some()),
             ("--zcav", p.zcav),
             ("--precondition", p.precondition.is_some()),
@@ -159,16 +161,17 @@ fn options(which: &str, quick: bool, p: &Plans) -> BTreeMap<String, String> {
             Some(dev) => o.insert("disk.device".into(), dev.display().to_string()),
             None => o.insert("disk.dir".into(), d.opts.dir.display().to_string()),
         };
+        // `disk.bs` as --bs says it (random sizes, then sequential ones of 128k or more),
+        // as runs before --seq-bs stored it; `disk.seq_bs` every sequential size.
+        let labels = |v: &mut dyn Iterator<Item = &usize>| {
+            v.map(|&b| disk::bs_label(b)).collect::<Vec<_>>().join(",")
+        };
+        let big = d.opts.seq_bs.iter().filter(|&&b| b >= disk::SEQ_MIN_BS);
         o.insert(
             "disk.bs".into(),
-            d.opts
-                .rand_bs
-                .iter()
-                .chain(&d.opts.seq_bs)
-                .map(|&b| disk::bs_label(b))
-                .collect::<Vec<_>>()
-                .join(","),
+            labels(&mut d.opts.rand_bs.iter().chain(big)),
         );
+        o.insert("disk.seq_bs".into(), labels(&mut d.opts.seq_bs.iter()));
         o.insert("disk.size".into(), d.size.to_string());
         o.insert("disk.size_why".into(), d.size_why.clone());
         o.insert("disk.secs".into(), d.secs.to_string());
@@ -275,6 +278,8 @@ impl Probes {
         if !self.judged.is_empty() {
             doc["rated"] = serde_json::to_value(&self.judged.ratios)?;
             doc["commit_durability"] = serde_json::to_value(&self.judged.cache)?;
+            doc["seek_model"] = serde_json::to_value(&self.judged.seek)?;
+            doc["read_ahead"] = serde_json::to_value(&self.judged.read_ahead)?;
         }
         Ok(doc)
     }
@@ -449,6 +454,10 @@ impl Subject for Probes {
                     class,
                     class_from: format!("{name} ({from})"),
                     write_cache: f.write_cache,
+                    read_ahead: format!(
+                        "{name} read_ahead_kb {}",
+                        f.read_ahead_kb.map_or("?".into(), |k| k.to_string())
+                    ),
                     ..Default::default()
                 }
             }

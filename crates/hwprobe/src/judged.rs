@@ -3,7 +3,9 @@
 //! probe run's options (`rated.*`, `durability.*`), which `plumb show` and `plumb
 //! compare` read with the run, on any host; the table is rebuilt from the stored steps.
 
-use crate::rated::{self, CacheCheck, DeviceFacts, Level, Rated, Ratio, StepView};
+use crate::rated::{
+    self, CacheCheck, DeviceFacts, Level, Rated, Ratio, ReadAheadCheck, SeekModel, StepView,
+};
 use plumb_host::HostSnapshot;
 use plumb_report::sig;
 use std::collections::BTreeMap;
@@ -20,12 +22,25 @@ pub struct Judged {
     pub rated: Option<Rated>,
     /// The commit-rate check, when a single-thread commit step ran.
     pub cache: Option<CacheCheck>,
+    /// The deck's seek model beside the measured seeks, when an rpm is rated.
+    pub seek: Option<SeekModel>,
+    /// Buffered writes against reads at each sequential size, with the read-ahead.
+    pub read_ahead: Vec<ReadAheadCheck>,
 }
+
+/// The run option holding the seek model's line.
+pub const SEEK_KEY: &str = "disk.seek_model";
+/// The run option prefix of the read-ahead lines (`disk.read_ahead.<size>`).
+pub const READ_AHEAD_KEY: &str = "disk.read_ahead.";
 
 impl Judged {
     /// Whether there is anything to say.
     pub fn is_empty(&self) -> bool {
-        self.ratios.is_empty() && self.cache.is_none() && self.rated.is_none()
+        self.ratios.is_empty()
+            && self.cache.is_none()
+            && self.rated.is_none()
+            && self.seek.is_none()
+            && self.read_ahead.is_empty()
     }
 
     /// The options stored with the run: each ratio as `rated.<key>.ratio` (with the
@@ -47,6 +62,13 @@ impl Judged {
             if let Some(b) = c.bound {
                 o.insert("durability.commit_bound".into(), format!("{b:.0}"));
             }
+        }
+        if let Some(m) = &self.seek {
+            o.insert(SEEK_KEY.into(), m.message.clone());
+        }
+        for r in &self.read_ahead {
+            let key = format!("{READ_AHEAD_KEY}{}", crate::disk::bs_label(r.bs as usize));
+            o.insert(key, r.message.clone());
         }
         o
     }
@@ -93,7 +115,27 @@ pub fn facts_from_host(host: &HostSnapshot) -> DeviceFacts {
         class,
         class_from: format!("{} ({class_from})", d.name),
         write_cache: d.queue.write_cache.clone(),
+        read_ahead: read_ahead_of(host),
         ..DeviceFacts::default()
+    }
+}
+
+/// `read_ahead_kb` of each device in the chain under the probed directory (a filesystem
+/// on LVM has the volume's and the disk's), as the deck's read-ahead reading names them.
+fn read_ahead_of(host: &HostSnapshot) -> String {
+    let devs = host.storage.as_ref().map(|s| s.devices.as_slice());
+    let v: Vec<String> = devs
+        .unwrap_or_default()
+        .iter()
+        .map(|d| {
+            let kb = d.queue.read_ahead_kb.map_or("?".into(), |k| k.to_string());
+            format!("{} read_ahead_kb {kb}", d.name)
+        })
+        .collect();
+    if v.is_empty() {
+        "read_ahead_kb unknown".into()
+    } else {
+        v.join(", ")
     }
 }
 
@@ -107,5 +149,7 @@ pub fn judge(rated: Option<&Rated>, steps: &[StepView], facts: DeviceFacts) -> J
         ratios: rated.map(|r| rated::ratios(r, steps)).unwrap_or_default(),
         rated: rated.cloned(),
         cache: rated::commit_rate_t1(steps).map(|m| rated::check_commits(&facts, m)),
+        seek: rated.and_then(|r| rated::seek_model(r, steps)),
+        read_ahead: rated::read_ahead_checks(steps, &facts.read_ahead),
     }
 }

@@ -166,6 +166,54 @@ pub fn default_size(mem_total: Option<u64>) -> (u64, String) {
     }
 }
 
+/// The default file when no `--size` is given: [`default_size`] (2 × RAM, at least
+/// 1 GiB), capped by the room the directory's filesystem has: what is available less
+/// [`reserve`] (10% of the filesystem, 1 to 4 GiB, so the probe never fills a
+/// filesystem others need). A capped file says so, with the figures: buffered reads of
+/// a file smaller than 2 × RAM can partly come from the page cache (each buffered step
+/// drops the file's pages first, which covers most of that). Refused, naming `dir` and
+/// the sizes, when the room is below 1 GiB, the default's own floor: a smaller file is
+/// a choice to make with `--size`.
+pub fn default_size_capped(
+    dir: &Path,
+    mem_total: Option<u64>,
+    fs_total: u64,
+    fs_avail: u64,
+) -> Result<(u64, String), ProbeError> {
+    let (want, why) = default_size(mem_total);
+    let keep = reserve(fs_total);
+    let room = round_down_mib(fs_avail.saturating_sub(keep));
+    if want <= room {
+        return Ok((want, why));
+    }
+    if room < GIB {
+        return Err(ProbeError::Refused {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "the default file is {want_h} ({why}), but only {avail} is available and {keep_h} \
+                 is kept free (10% of the filesystem, 1 to 4 GiB), leaving {room_h}, less than \
+                 the 1.0 GiB the default goes down to. Give --size or another --dir",
+                want_h = human(want),
+                avail = human(fs_avail),
+                keep_h = human(keep),
+                room_h = human(room),
+            ),
+        });
+    }
+    Ok((
+        room,
+        format!(
+            "{} = capped: 2 × RAM would be {} ({why}), but {} holds {} available of which {} \
+             is kept free; buffered reads may partly be served from the page cache",
+            human(room),
+            human(want),
+            dir.display(),
+            human(fs_avail),
+            human(keep),
+        ),
+    ))
+}
+
 /// Rounds down to whole MiB, the sequential request size, so every request is full.
 pub fn round_down_mib(b: u64) -> u64 {
     b / MIB * MIB
@@ -342,6 +390,30 @@ mod tests {
         assert_eq!(default_size(Some(100 * MIB)).0, GIB);
         assert!(default_size(Some(3 * GIB + 12345)).0.is_multiple_of(MIB));
         assert!(default_size(None).1.contains("--size"));
+    }
+
+    #[test]
+    fn the_default_is_twice_ram_capped_by_the_free_space_less_the_reserve() {
+        let d = Path::new("/data");
+        // 24 GiB RAM, 200 GiB free on a 252 GiB filesystem: 2 × RAM fits.
+        let (s, why) = default_size_capped(d, Some(24 * GIB), 252 * GIB, 200 * GIB).unwrap();
+        assert_eq!(s, 48 * GIB);
+        assert!(why.contains("2 × RAM"), "{why}");
+        // 18 GiB free: 4 GiB kept, the file is the 14 GiB left, and says so.
+        let (s, why) = default_size_capped(d, Some(24 * GIB), 252 * GIB, 18 * GIB).unwrap();
+        assert_eq!(s, 14 * GIB);
+        assert!(
+            why.contains("capped") && why.contains("48.0 GiB") && why.contains("/data"),
+            "{why}"
+        );
+        // Less than 1 GiB of room: refused, naming the directory and the sizes.
+        let e = default_size_capped(d, Some(24 * GIB), 252 * GIB, 4 * GIB + 100 * MIB)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--dir /data") && e.contains("48.0 GiB") && e.contains("--size"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -65,6 +65,10 @@ pub struct Rated {
     pub class: Option<DeviceClass>,
     /// Spindle speed (hdd only).
     pub rpm: Option<u32>,
+    /// Average seek time in ms (hdd only, with `rpm`): the deck's seek model; unset with
+    /// an rpm, [`SEEK_MS_ASSUMED`] is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_ms: Option<f64>,
     /// Whether the drive has capacitors that flush its cache at power loss.
     pub power_loss_protection: Option<bool>,
     /// 4 KiB random read IOPS.
@@ -112,6 +116,7 @@ struct RawDevice {
     model: Option<String>,
     class: Option<Spanned<String>>,
     rpm: Option<Spanned<i64>>,
+    seek_ms: Option<Spanned<f64>>,
     power_loss_protection: Option<bool>,
 }
 
@@ -179,6 +184,7 @@ pub fn overlay(base: Rated, over: Rated) -> Result<Rated, RatedError> {
         model: over.model.or(base.model),
         class: over.class.or(base.class),
         rpm: over.rpm.or(base.rpm),
+        seek_ms: over.seek_ms.or(base.seek_ms),
         power_loss_protection: over.power_loss_protection.or(base.power_loss_protection),
         randread_iops: over.randread_iops.or(base.randread_iops),
         randread_qd: over.randread_qd.or(base.randread_qd),
@@ -288,6 +294,14 @@ pub fn parse(raw: &str, file: &str) -> Result<Rated, RatedError> {
                 d.rpm.as_ref().map(|s| s.span()),
                 Some("device.rpm"),
                 format!("only applies to class = \"hdd\", not {:?}", c.name()),
+            ));
+        }
+        r.seek_ms = positive(&d.seek_ms, "device.seek_ms")?;
+        if let (Some(s), None) = (&d.seek_ms, r.rpm) {
+            return Err(at(
+                Some(s.span()),
+                Some("device.seek_ms"),
+                "the seek model is half a rotation + seek: give device.rpm too".into(),
             ));
         }
         r.power_loss_protection = d.power_loss_protection;
@@ -517,6 +531,8 @@ pub struct DeviceFacts {
     pub write_cache: Option<String>,
     /// Where the class came from, e.g. `rated file` or `sysfs: queue/rotational = 1`.
     pub class_from: String,
+    /// `read_ahead_kb` of each device under the file, as `vda read_ahead_kb 128`.
+    pub read_ahead: String,
 }
 
 impl DeviceFacts {
@@ -535,6 +551,150 @@ impl DeviceFacts {
         }
         self
     }
+}
+
+/// The seek time the deck's model uses when only an rpm is given: 8.5 ms, a 7200 rpm
+/// desktop drive's datasheet average read seek (the deck's laptop drive rates 11 ms).
+pub const SEEK_MS_ASSUMED: f64 = 8.5;
+
+/// The deck's model of a spinning disk's random reads: IOPS = 1 / (half a rotation +
+/// average seek), beside the measured read-only seeks (one reader, O_DIRECT, depth 1).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeekModel {
+    /// Spindle speed.
+    pub rpm: u32,
+    /// Average seek, ms.
+    pub seek_ms: f64,
+    /// Whether `seek_ms` is [`SEEK_MS_ASSUMED`] (no `device.seek_ms` given).
+    pub seek_assumed: bool,
+    /// Half a rotation, ms.
+    pub rotation_ms: f64,
+    /// 1 / (rotation_ms + seek_ms).
+    pub model_iops: f64,
+    /// The measured read-only seeks per second, when a step measured them.
+    pub measured: Option<f64>,
+    /// The step it was read from.
+    pub source: Option<String>,
+    /// measured / model.
+    pub ratio: Option<f64>,
+    /// One line: the model and the measured figure.
+    pub message: String,
+}
+
+/// The seek model for `r`'s rpm (none without one) against the O_DIRECT random read at
+/// one job and depth 1: at 8 KiB when it ran (the deck's seeks), else the smallest size.
+pub fn seek_model(r: &Rated, steps: &[StepView]) -> Option<SeekModel> {
+    let rpm = r.rpm?;
+    let seek_ms = r.seek_ms.unwrap_or(SEEK_MS_ASSUMED);
+    let rotation_ms = 60_000.0 / f64::from(rpm) / 2.0;
+    let model_iops = 1000.0 / (rotation_ms + seek_ms);
+    let found = steps
+        .iter()
+        .filter(|s| {
+            cfg_str(s, "pattern") == "randread"
+                && cfg_str(s, "mode") == "direct"
+                && cfg_u64(s, "jobs") == 1
+                && cfg_u64(s, "depth") == 1
+                && s.summary.ops > 0
+        })
+        .min_by_key(|s| (cfg_u64(s, "bs") != 8192, cfg_u64(s, "bs")));
+    let measured = found.map(|s| s.summary.ops_sec);
+    let ratio = measured.map(|m| m / model_iops);
+    let assumed = if r.seek_ms.is_none() {
+        " (assumed: no device.seek_ms given)"
+    } else {
+        ""
+    };
+    let head = format!(
+        "the deck's model of a {rpm} rpm disk with {seek_ms} ms seeks{assumed}: IOPS = 1 / \
+         (half a rotation + seek) = 1 / ({rotation_ms:.2} ms + {seek_ms} ms) = {model_iops:.0}"
+    );
+    let message = match (found, measured, ratio) {
+        (Some(s), Some(m), Some(x)) => format!(
+            "{head}; measured read-only seeks are {m:.0}/s ({}), {x:.2}× that",
+            s.name
+        ),
+        _ => format!("{head}; no O_DIRECT randread step at 1 job, depth 1 to set beside it"),
+    };
+    Some(SeekModel {
+        rpm,
+        seek_ms,
+        seek_assumed: r.seek_ms.is_none(),
+        rotation_ms,
+        model_iops,
+        measured,
+        source: found.map(|s| s.name.to_string()),
+        ratio,
+        message,
+    })
+}
+
+/// The deck's "Writes faster than reads? Probably low read-ahead settings somewhere.",
+/// read from one sequential size's buffered write and read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReadAheadCheck {
+    /// The request size, bytes.
+    pub bs: u64,
+    /// Buffered sequential read MB/s.
+    pub read_mbs: f64,
+    /// Buffered sequential write MB/s (closed by fdatasync).
+    pub write_mbs: f64,
+    /// Whether writes were faster.
+    pub writes_faster: bool,
+    /// `read_ahead_kb` of each device under the file, as `name read_ahead_kb N`.
+    pub read_ahead: String,
+    /// One line.
+    pub message: String,
+}
+
+/// One [`ReadAheadCheck`] per sequential size both buffered steps ran at; `read_ahead`
+/// names the devices' settings.
+pub fn read_ahead_checks(steps: &[StepView], read_ahead: &str) -> Vec<ReadAheadCheck> {
+    let mbs = |pattern: &str, bs: u64| {
+        steps
+            .iter()
+            .find(|s| {
+                cfg_str(s, "pattern") == pattern
+                    && cfg_str(s, "mode") == "buffered"
+                    && cfg_u64(s, "bs") == bs
+            })
+            .and_then(|s| s.summary.mb_sec)
+            .filter(|v| *v > 0.0)
+    };
+    let mut sizes: Vec<u64> = steps
+        .iter()
+        .filter(|s| cfg_str(s, "pattern") == "seqread" && cfg_str(s, "mode") == "buffered")
+        .map(|s| cfg_u64(s, "bs"))
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+        .into_iter()
+        .filter_map(|bs| {
+            let (rd, wr) = (mbs("seqread", bs)?, mbs("seqwrite", bs)?);
+            let label = crate::disk::bs_label(bs as usize);
+            let message = if wr > rd {
+                format!(
+                    "{label} buffered: writes faster than reads ({wr:.0} MB/s written, {rd:.0} \
+                     MB/s read): the deck's \"probably low read-ahead settings somewhere\" \
+                     ({read_ahead})"
+                )
+            } else {
+                format!(
+                    "{label} buffered: reads at least as fast as writes ({rd:.0} against {wr:.0} \
+                     MB/s): read-ahead is not holding reads back ({read_ahead})"
+                )
+            };
+            Some(ReadAheadCheck {
+                bs,
+                read_mbs: rd,
+                write_mbs: wr,
+                writes_faster: wr > rd,
+                read_ahead: read_ahead.to_string(),
+                message,
+            })
+        })
+        .collect()
 }
 
 /// A hdd without a declared speed is judged as the fastest common one (15,000 rpm), so
@@ -784,6 +944,7 @@ endurance_tbw = 1366
             power_loss_protection: plp,
             write_cache: Some("write back".into()),
             class_from: "test".into(),
+            read_ahead: String::new(),
         }
     }
 
@@ -1083,5 +1244,60 @@ endurance_tbw = 1366
         assert_eq!(commit_rate_t1(&views), Some(150.0));
         assert_eq!(commit_rate_t1(&views[..2]), Some(50.0));
         assert_eq!(commit_rate_t1(&[]), None);
+    }
+
+    #[test]
+    fn the_seek_model_is_half_a_rotation_plus_the_seek_and_read_ahead_is_read() {
+        use serde_json::json;
+        let cfg = [
+            json!({"pattern": "randread", "mode": "direct", "bs": 4096, "jobs": 1, "depth": 1}),
+            json!({"pattern": "randread", "mode": "direct", "bs": 8192, "jobs": 1, "depth": 1}),
+            json!({"pattern": "seqread", "mode": "buffered", "bs": 8192}),
+            json!({"pattern": "seqwrite", "mode": "buffered", "bs": 8192}),
+        ];
+        let sum = |ops_sec: f64, mb: Option<f64>| StepSummary {
+            ops: 10,
+            ops_sec,
+            mb_sec: mb,
+            ..StepSummary::default()
+        };
+        let sums = [
+            sum(300.0, None),
+            sum(158.0, None),
+            sum(1.0, Some(59.0)),
+            sum(1.0, Some(71.0)),
+        ];
+        let names = ["a", "randread8k.direct.j1.qd1", "c", "d"];
+        let views: Vec<StepView> = (0..4)
+            .map(|i| StepView {
+                name: names[i],
+                config: &cfg[i],
+                summary: &sums[i],
+            })
+            .collect();
+        let r = from_pairs(&["device.rpm=7200".into()]).unwrap();
+        let m = seek_model(&r, &views).unwrap();
+        // 1 / (4.17 ms + 8.5 ms) = 79 IOPS; the 8 KiB reader is the deck's.
+        assert_eq!(m.model_iops.round(), 79.0);
+        assert!(m.seek_assumed);
+        assert_eq!(m.source.as_deref(), Some("randread8k.direct.j1.qd1"));
+        assert!(
+            m.message.contains("= 79;") && m.message.contains("2.00×"),
+            "{}",
+            m.message
+        );
+        let r = from_pairs(&["device.rpm=7200".into(), "device.seek_ms=11".into()]).unwrap();
+        assert_eq!(seek_model(&r, &views).unwrap().model_iops.round(), 66.0);
+        assert!(seek_model(&Rated::default(), &views).is_none());
+        let e = from_pairs(&["device.seek_ms=11".into()]).unwrap_err();
+        assert_eq!(e.key, "device.seek_ms");
+        let c = read_ahead_checks(&views, "sdb read_ahead_kb 128");
+        assert_eq!(c.len(), 1);
+        assert!(c[0].writes_faster);
+        assert!(
+            c[0].message.contains("writes faster than reads") && c[0].message.contains("sdb"),
+            "{}",
+            c[0].message
+        );
     }
 }

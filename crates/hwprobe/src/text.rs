@@ -2,7 +2,7 @@
 //! the write-cache verdict of a disk probe, and the position scan; after a run (`plumb
 //! probe`) and from a stored one (`plumb show`). The judging is [`crate::judged`]'s.
 
-use crate::judged::{cache_line, Judged, CACHE_KEY};
+use crate::judged::{cache_line, Judged, CACHE_KEY, READ_AHEAD_KEY, SEEK_KEY};
 use crate::rated::{self, Rated, StepView};
 use crate::ProbeReport;
 use plumb_report::{fixed, sig, table_left};
@@ -46,6 +46,12 @@ pub fn render(j: &Judged) -> String {
     if let Some(c) = &j.cache {
         out.push_str(&format!("commit durability: {}\n", cache_line(c)));
     }
+    if let Some(m) = &j.seek {
+        out.push_str(&format!("seek model: {}\n", m.message));
+    }
+    for r in &j.read_ahead {
+        out.push_str(&format!("read-ahead: {}\n", r.message));
+    }
     out
 }
 
@@ -67,12 +73,23 @@ pub fn from_stored(run: &StoredRun) -> Option<String> {
         let j = Judged {
             ratios: rated::ratios(r, &views),
             rated: rated.clone(),
-            cache: None,
+            ..Judged::default()
         };
         out.push_str(&render(&j));
     }
     if let Some(c) = run.run.options.get(CACHE_KEY) {
         out.push_str(&format!("commit durability: {c}\n"));
+    }
+    if let Some(m) = run.run.options.get(SEEK_KEY) {
+        out.push_str(&format!("seek model: {m}\n"));
+    }
+    for (_, r) in run
+        .run
+        .options
+        .iter()
+        .filter(|(k, _)| k.starts_with(READ_AHEAD_KEY))
+    {
+        out.push_str(&format!("read-ahead: {r}\n"));
     }
     (!out.is_empty()).then_some(out)
 }

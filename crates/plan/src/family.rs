@@ -300,7 +300,10 @@ pub struct ProbeParams {
     /// figures are indicative.
     #[arg(long)]
     pub quick: bool,
-    /// Disk probe file size, e.g. 8G [default: 2 × RAM; 256M with --quick].
+    /// Disk probe file size, e.g. 8G [default: 2 × RAM (MemTotal), at least 1G, capped by
+    /// the directory's free space less what is kept free (10% of the filesystem, 1 to
+    /// 4 GiB), which the probe's notes then say; refused below 1G of room; 256M with
+    /// --quick].
     #[arg(long, value_name = "BYTES")]
     pub size: Option<String>,
     /// Job counts of the random-IO grid [default: 1,2,4; 1 with --quick].
@@ -315,15 +318,23 @@ pub struct ProbeParams {
     /// Disk IO modes: direct, buffered or both.
     #[arg(long, default_value = "both")]
     pub io: String,
-    /// Disk patterns, comma-separated: seqwrite,seqread,randread,randwrite,commit,zcav
-    /// [default: all but zcav; seqread,randread with --device].
+    /// Disk patterns, comma-separated: seqwrite,seqread,rewrite,randread,randwrite,commit,
+    /// zcav. rewrite is bonnie++'s: each chunk read, dirtied and written back in place,
+    /// front to back, at the sequential sizes [default: all but rewrite and zcav;
+    /// seqread,randread with --device].
     #[arg(long, value_name = "LIST")]
     pub tests: Option<String>,
     /// Disk request sizes: below 128k random, from 128k sequential, e.g. 4k,8k,16k,1m
-    /// [default: 4k,8k,16k random (4k,8k with --quick) and 1m sequential].
+    /// [default: 4k,8k,16k random (4k,8k with --quick) and 1m sequential]. Multiples of
+    /// 512 bytes; with O_DIRECT, of the device's logical block size.
     #[arg(long, value_name = "LIST")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bs: Option<String>,
+    /// Sequential request sizes of any size, e.g. 8k,1m (the deck's dd bs=8k), added to
+    /// --bs's sequential ones; they replace the default 1m [default: 1m].
+    #[arg(long, value_name = "LIST")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq_bs: Option<String>,
     /// Probe this block device instead of a file: reads only (O_RDONLY, O_DIRECT),
     /// sequential and random over the whole device; it is never opened for writing.
     #[arg(long, value_name = "DEV")]

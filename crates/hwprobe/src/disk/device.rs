@@ -144,6 +144,10 @@ pub struct SysfsFacts {
     pub write_cache: Option<String>,
     /// The driver behind it: `virtio_blk`, `nvme`, `sd`, `loop`, … (`device/driver`).
     pub driver: Option<String>,
+    /// `queue/logical_block_size`: the unit O_DIRECT requests must be a multiple of.
+    pub logical_block_size: Option<u64>,
+    /// `queue/read_ahead_kb`: how far the kernel reads ahead of buffered sequential reads.
+    pub read_ahead_kb: Option<u64>,
 }
 
 /// Reads `/sys/class/block/<name>` (a partition's queue is its disk's).
@@ -181,6 +185,8 @@ pub fn sysfs_facts_in(root: &Path, name: &str) -> SysfsFacts {
         rotational: read("queue/rotational").map(|v| v == "1"),
         write_cache: read("queue/write_cache"),
         driver,
+        logical_block_size: read("queue/logical_block_size").and_then(|v| v.parse().ok()),
+        read_ahead_kb: read("queue/read_ahead_kb").and_then(|v| v.parse().ok()),
     }
 }
 
@@ -233,7 +239,9 @@ mod tests {
         std::os::unix::fs::symlink(t.path().join("drivers/sd"), d.join("device/driver")).unwrap();
         std::fs::write(d.join("queue/rotational"), "1\n").unwrap();
         std::fs::write(d.join("queue/write_cache"), "write back\n").unwrap();
+        std::fs::write(d.join("queue/logical_block_size"), "4096\n").unwrap();
         let f = sysfs_facts_in(t.path(), "sdb");
+        assert_eq!(f.logical_block_size, Some(4096));
         assert_eq!(f.rotational, Some(true));
         assert_eq!(f.write_cache.as_deref(), Some("write back"));
         assert_eq!(f.driver.as_deref(), Some("sd"));

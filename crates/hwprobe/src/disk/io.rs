@@ -19,6 +19,11 @@ pub enum Pattern {
     SeqRead,
     /// 1 MiB writes front to back, wrapping.
     SeqWrite,
+    /// bonnie++'s "Rewrite": front to back, each chunk read, dirtied (one byte changed)
+    /// and written back in place; bonnie++ does read(2), lseek(2), write(2), here the
+    /// seek back is pwrite's offset. No space is allocated, so it measures the cache and
+    /// the transfer in both directions; MB/s counts each chunk once, as bonnie++ does.
+    Rewrite,
     /// 4 KiB reads at uniformly random aligned offsets.
     RandRead,
     /// 4 KiB writes at uniformly random aligned offsets.
@@ -36,6 +41,7 @@ impl Pattern {
         match self {
             Pattern::SeqRead => "seqread",
             Pattern::SeqWrite => "seqwrite",
+            Pattern::Rewrite => "rewrite",
             Pattern::RandRead => "randread",
             Pattern::RandWrite => "randwrite",
             Pattern::Commit => "commit",
@@ -47,7 +53,7 @@ impl Pattern {
         use plumb_workloads::ProbeKind as K;
         match self {
             Pattern::SeqRead | Pattern::Zcav => K::SeqRead,
-            Pattern::SeqWrite => K::SeqWrite,
+            Pattern::SeqWrite | Pattern::Rewrite => K::SeqWrite,
             Pattern::RandRead => K::RandRead,
             Pattern::RandWrite => K::RandWrite,
             Pattern::Commit => K::Commit,
@@ -60,6 +66,13 @@ impl Pattern {
     /// Whether it writes to the file or device (refused on a raw block device).
     pub fn writes(self) -> bool {
         !self.reads()
+    }
+    /// Whether it runs at the sequential request sizes (`--seq-bs`), one job at depth 1.
+    pub fn sequential(self) -> bool {
+        matches!(
+            self,
+            Pattern::SeqRead | Pattern::SeqWrite | Pattern::Rewrite | Pattern::Zcav
+        )
     }
     /// Whether offsets are random.
     pub fn random(self) -> bool {
@@ -172,14 +185,32 @@ impl Worker {
         self.end_sync()
     }
 
-    /// One pread or pwrite of a block at `off` from `ptr`, retried when interrupted,
-    /// then the commit's fdatasync.
+    /// One op of the pattern at `off` from `ptr`: a read or a write of a block, the
+    /// rewrite's read, dirty and write back, then the commit's fdatasync.
     #[inline]
     fn sync_io(&self, ptr: *mut u8, off: u64) -> Result<(), String> {
+        if self.pattern == Pattern::Rewrite {
+            self.whole_io(ptr, off, true)?;
+            // Dirty it, as bonnie++ does, so the write carries changed data.
+            // SAFETY: ptr is valid for bs ≥ 1 bytes, owned by this worker.
+            unsafe { *ptr = (*ptr).wrapping_add(1) };
+            return self.whole_io(ptr, off, false);
+        }
+        self.whole_io(ptr, off, self.pattern.reads())?;
+        // SAFETY: valid fd.
+        if self.pattern == Pattern::Commit && unsafe { libc::fdatasync(self.fd) } != 0 {
+            return Err(format!("fdatasync: {}", std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
+    /// One pread (`read`) or pwrite of a whole block at `off`, retried when interrupted.
+    #[inline]
+    fn whole_io(&self, ptr: *mut u8, off: u64, read: bool) -> Result<(), String> {
         loop {
             // SAFETY: ptr is valid for bs bytes; fd is open for the step.
             let r = unsafe {
-                if self.pattern.reads() {
+                if read {
                     libc::pread(self.fd, ptr.cast(), self.bs, off as libc::off_t)
                 } else {
                     libc::pwrite(self.fd, ptr.cast(), self.bs, off as libc::off_t)
@@ -200,10 +231,6 @@ impl Worker {
                     self.pattern.name()
                 )
             });
-        }
-        // SAFETY: valid fd.
-        if self.pattern == Pattern::Commit && unsafe { libc::fdatasync(self.fd) } != 0 {
-            return Err(format!("fdatasync: {}", std::io::Error::last_os_error()));
         }
         Ok(())
     }

@@ -32,7 +32,12 @@ pub const RAND_BS_DEFAULT: [usize; 3] = [4096, 8192, 16384];
 /// `--quick` keeps 4 and 8 KiB only, so a quick run stays within seconds per mode.
 pub const RAND_BS_QUICK: [usize; 2] = [4096, 8192];
 /// Requests of this size or more are sequential sizes in `--bs`; smaller ones random.
+/// Smaller sequential sizes (the deck's `dd bs=8k`) are asked for with `--seq-bs`.
 pub const SEQ_MIN_BS: usize = 128 << 10;
+/// The smallest logical block a Linux block device has: every request size is a
+/// multiple of it. Whether O_DIRECT accepts a size is the device's own logical block
+/// ([`check_direct_bs`]).
+pub const SECTOR: usize = 512;
 /// Largest request accepted by `--bs`.
 pub const MAX_BS: usize = 64 << 20;
 /// Position-scan slices by default (and with `--quick`).
@@ -130,26 +135,26 @@ impl DiskOptions {
     }
 }
 
-/// Parses `--tests seqwrite,seqread,randread,randwrite,commit,zcav`.
+/// Parses `--tests seqwrite,seqread,rewrite,randread,randwrite,commit,zcav`.
 pub fn parse_patterns(s: &str) -> Result<Vec<Pattern>, ProbeError> {
     let mut v = Vec::new();
     for p in s.split(',').map(str::trim) {
         let pat = match p {
             "seqwrite" => Pattern::SeqWrite,
             "seqread" => Pattern::SeqRead,
+            "rewrite" => Pattern::Rewrite,
             "randread" => Pattern::RandRead,
             "randwrite" => Pattern::RandWrite,
             "commit" | "fsync" => Pattern::Commit,
             "zcav" => Pattern::Zcav,
-            _ => {
-                return Err(ProbeError::BadOption {
-                    option: "--tests",
-                    value: s.to_string(),
-                    reason: format!(
-                        "{p:?} is not one of seqwrite, seqread, randread, randwrite, commit, zcav"
-                    ),
-                })
-            }
+            _ => return Err(ProbeError::BadOption {
+                option: "--tests",
+                value: s.to_string(),
+                reason: format!(
+                    "{p:?} is not one of seqwrite, seqread, rewrite, randread, randwrite, commit, \
+                         zcav"
+                ),
+            }),
         };
         if !v.contains(&pat) {
             v.push(pat);
@@ -158,34 +163,65 @@ pub fn parse_patterns(s: &str) -> Result<Vec<Pattern>, ProbeError> {
     Ok(v)
 }
 
+/// One size list of `option`: each a multiple of [`SECTOR`] and at most [`MAX_BS`];
+/// whether O_DIRECT takes it is checked against the device in [`prepare`].
+fn parse_sizes(option: &'static str, s: &str) -> Result<Vec<usize>, ProbeError> {
+    let mut v = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let b = plan::parse_size(option, part)? as usize;
+        if !b.is_multiple_of(SECTOR) || b > MAX_BS {
+            return Err(ProbeError::BadOption {
+                option,
+                value: s.to_string(),
+                reason: format!(
+                    "{part:?}: each size must be a multiple of 512 bytes (a logical block) and \
+                     at most 64m; give e.g. 4k,8k,16k,1m"
+                ),
+            });
+        }
+        v.push(b);
+    }
+    Ok(v)
+}
+
+/// Sorted, without repeats.
+fn ascending(mut v: Vec<usize>) -> Vec<usize> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// Parses `--bs 4k,8k,16k,1m` into (random sizes, sequential sizes), each ascending:
 /// sizes below [`SEQ_MIN_BS`] are random request sizes, larger ones sequential. A kind
 /// the list leaves out keeps its classic size (4 KiB random, 1 MiB sequential), so every
 /// pattern still has a size.
 pub fn parse_bs(s: &str) -> Result<(Vec<usize>, Vec<usize>), ProbeError> {
-    let bad = |reason: String| ProbeError::BadOption {
-        option: "--bs",
-        value: s.to_string(),
-        reason,
+    request_sizes(Some(s), None, &[])
+}
+
+/// Parses `--seq-bs 8k,1m`: sequential request sizes of any size (the deck's `dd bs=8k`
+/// is sequential at 8 KiB), ascending.
+pub fn parse_seq_bs(s: &str) -> Result<Vec<usize>, ProbeError> {
+    Ok(ascending(parse_sizes("--seq-bs", s)?))
+}
+
+/// The (random, sequential) request sizes of `--bs` and `--seq-bs`: `--bs` splits at
+/// [`SEQ_MIN_BS`] as it always has (its random sizes replace `default_rand`, else 4 KiB
+/// when it lists only sequential ones); `--seq-bs` adds sequential sizes of any size.
+/// Sequential sizes neither list gives are the classic 1 MiB.
+pub fn request_sizes(
+    bs: Option<&str>,
+    seq_bs: Option<&str>,
+    default_rand: &[usize],
+) -> Result<(Vec<usize>, Vec<usize>), ProbeError> {
+    let (mut rand, mut seq): (Vec<usize>, Vec<usize>) = match bs {
+        Some(s) => parse_sizes("--bs", s)?
+            .into_iter()
+            .partition(|&b| b < SEQ_MIN_BS),
+        None => (default_rand.to_vec(), Vec::new()),
     };
-    let (mut rand, mut seq) = (Vec::new(), Vec::new());
-    for part in s.split(',').map(str::trim) {
-        let b = plan::parse_size("--bs", part)? as usize;
-        if !b.is_multiple_of(file::ALIGN) || b > MAX_BS {
-            return Err(bad(format!(
-                "{part:?}: each size must be a multiple of 4k (O_DIRECT alignment) and at most \
-                 64m; give e.g. 4k,8k,16k,1m"
-            )));
-        }
-        if b < SEQ_MIN_BS {
-            rand.push(b)
-        } else {
-            seq.push(b)
-        }
-    }
-    for v in [&mut rand, &mut seq] {
-        v.sort_unstable();
-        v.dedup();
+    if let Some(s) = seq_bs {
+        seq.extend(parse_seq_bs(s)?);
     }
     if rand.is_empty() {
         rand.push(RAND_BS);
@@ -193,15 +229,43 @@ pub fn parse_bs(s: &str) -> Result<(Vec<usize>, Vec<usize>), ProbeError> {
     if seq.is_empty() {
         seq.push(SEQ_BS);
     }
-    Ok((rand, seq))
+    Ok((ascending(rand), ascending(seq)))
 }
 
-/// A request size as step and ceiling names say it: `4k`, `16k`, `1m`, `1536k`.
+/// Refuses O_DIRECT request sizes the device's logical block does not divide: O_DIRECT
+/// IO must be a whole number of logical blocks (512 bytes on most disks, 4096 on 4Kn
+/// drives and some NVMe formats). `lbs` is the device's `queue/logical_block_size`;
+/// unknown (no block device found), 4096 is required, which every device accepts.
+pub fn check_direct_bs(sizes: &[usize], lbs: Option<u64>, device: &str) -> Result<(), ProbeError> {
+    let block = lbs.unwrap_or(file::ALIGN as u64).max(SECTOR as u64) as usize;
+    let Some(&bad) = sizes.iter().find(|&&b| !b.is_multiple_of(block)) else {
+        return Ok(());
+    };
+    let why = match lbs {
+        Some(l) => format!("the logical block size of {device} is {l} bytes"),
+        None => format!(
+            "the logical block size of the device under {device} is unknown, so 4096 is \
+             required"
+        ),
+    };
+    Err(ProbeError::BadOption {
+        option: "--bs/--seq-bs",
+        value: bs_label(bad),
+        reason: format!(
+            "{bad} bytes is not a multiple of {block}: {why}, and O_DIRECT reads and \
+             writes whole logical blocks; give a multiple of {block}, or --io buffered"
+        ),
+    })
+}
+
+/// A request size as step and ceiling names say it: `512b`, `4k`, `16k`, `1m`, `1536k`.
 pub fn bs_label(bs: usize) -> String {
     if bs >= SEQ_BS && bs.is_multiple_of(SEQ_BS) {
         format!("{}m", bs / SEQ_BS)
-    } else {
+    } else if bs.is_multiple_of(1024) {
         format!("{}k", bs / 1024)
+    } else {
+        format!("{bs}b")
     }
 }
 
@@ -289,12 +353,19 @@ pub fn prepare(o: DiskOptions) -> Result<DiskPlan, ProbeError> {
                         plan::human(plan::QUICK_SIZE)
                     ),
                 ),
-                (None, false) => plan::default_size(plan::mem_total()),
+                (None, false) => {
+                    plan::default_size_capped(&o.dir, plan::mem_total(), space.total, space.avail)?
+                }
             };
             plan::check_size(&o.dir, size, space.total, space.avail)?;
             (size, why)
         }
     };
+    if o.modes.contains(&Mode::Direct) {
+        let (name, lbs) = logical_block(&o);
+        let sizes: Vec<usize> = o.rand_bs.iter().chain(&o.seq_bs).copied().collect();
+        check_direct_bs(&sizes, lbs, &name)?;
+    }
     let secs = o.secs.unwrap_or(if o.quick { 1.0 } else { 5.0 });
     if !(secs > 0.0 && secs.is_finite() && secs <= 86_400.0) {
         return Err(ProbeError::BadOption {
@@ -330,6 +401,28 @@ pub fn prepare(o: DiskOptions) -> Result<DiskPlan, ProbeError> {
         secs,
         opts: o,
     })
+}
+
+/// The device O_DIRECT IO goes to and its `queue/logical_block_size`: the `--device`
+/// given, or the block device under `--dir` (a partition's is its disk's); the name is
+/// the directory's when no block device is found under it (tmpfs, overlay, NFS).
+fn logical_block(o: &DiskOptions) -> (String, Option<u64>) {
+    let name = match &o.device {
+        Some(dev) => device::kernel_name(dev),
+        None => DeviceStats::for_path(&o.dir)
+            .ok()
+            .map(|d| d.name().to_string()),
+    };
+    match name {
+        Some(n) => {
+            let lbs = device::sysfs_facts(&n).logical_block_size;
+            (n, lbs)
+        }
+        None => (
+            o.device.as_deref().unwrap_or(&o.dir).display().to_string(),
+            None,
+        ),
+    }
 }
 
 /// Writes the whole file once with 1 MiB direct (else buffered) writes and syncs it, so
@@ -441,7 +534,7 @@ impl StepSpec {
     /// sequential), so runs stored before `--bs` existed compare step by step.
     fn size_tag(&self) -> String {
         let classic = match self.pattern {
-            Pattern::SeqRead | Pattern::SeqWrite | Pattern::Zcav => SEQ_BS,
+            Pattern::SeqRead | Pattern::SeqWrite | Pattern::Rewrite | Pattern::Zcav => SEQ_BS,
             _ => RAND_BS,
         };
         if self.bs == classic {
@@ -454,7 +547,7 @@ impl StepSpec {
         let m = self.mode.name();
         let (p, b) = (self.pattern.name(), self.size_tag());
         match self.pattern {
-            Pattern::SeqRead | Pattern::SeqWrite => format!("{p}{b}.{m}"),
+            Pattern::SeqRead | Pattern::SeqWrite | Pattern::Rewrite => format!("{p}{b}.{m}"),
             Pattern::Commit => format!("commit.{m}.t{}", self.jobs),
             Pattern::Zcav => format!("zcav.{:03}", self.slice.map_or(0, |s| s.0)),
             _ => format!("{p}{b}.{m}.j{}.qd{}", self.jobs, self.depth),
@@ -477,7 +570,9 @@ impl StepSpec {
         let b = bs_label(self.bs);
         let (p, d) = (self.pattern.name(), self.depth);
         Some(match self.pattern {
-            Pattern::SeqRead | Pattern::SeqWrite => (format!("{prefix}.{p}_{b}_mbs{m}"), "MB/s"),
+            Pattern::SeqRead | Pattern::SeqWrite | Pattern::Rewrite => {
+                (format!("{prefix}.{p}_{b}_mbs{m}"), "MB/s")
+            }
             Pattern::RandRead | Pattern::RandWrite => {
                 (format!("{prefix}.{p}_{b}_iops{m}{j}.qd{d}"), "IOPS")
             }
@@ -512,7 +607,7 @@ fn steps(p: &DiskPlan, direct_ok: bool) -> Vec<StepSpec> {
                 })
             };
             match pattern {
-                Pattern::SeqRead | Pattern::SeqWrite => {
+                Pattern::SeqRead | Pattern::SeqWrite | Pattern::Rewrite => {
                     for &bs in &o.seq_bs {
                         push(1, 1, bs)
                     }
@@ -880,13 +975,95 @@ mod tests {
     fn bs_lists_parse_and_refuse_unaligned_sizes() {
         assert_eq!(parse_bs("8k").unwrap(), (vec![8192], vec![SEQ_BS]));
         assert_eq!(parse_bs("2m").unwrap(), (vec![4096], vec![2 << 20]));
-        for bad in ["3k", "x", "", "128m", "4k,,8k"] {
+        for bad in ["1000", "x", "", "128m", "4k,,8k"] {
             let e = parse_bs(bad).unwrap_err().to_string();
             assert!(e.starts_with("--bs"), "{bad}: {e}");
         }
+        // 512 bytes is a size: whether O_DIRECT takes it is the device's to say.
+        assert_eq!(parse_bs("512,3k").unwrap(), (vec![512, 3072], vec![SEQ_BS]));
+        assert_eq!(bs_label(512), "512b");
         assert_eq!(bs_label(16384), "16k");
         assert_eq!(bs_label(SEQ_BS), "1m");
         assert_eq!(bs_label(1536 << 10), "1536k");
+    }
+
+    #[test]
+    fn seq_bs_asks_for_sequential_sizes_below_128k_and_keeps_bs_as_it_was() {
+        let d = &RAND_BS_QUICK[..];
+        // --seq-bs alone: the random defaults stay, the sequential sizes are its own.
+        assert_eq!(
+            request_sizes(None, Some("1m,8k"), d).unwrap(),
+            (d.to_vec(), vec![8192, SEQ_BS])
+        );
+        // --bs alone is what it always was.
+        assert_eq!(
+            request_sizes(Some("8k,2m"), None, d).unwrap(),
+            (vec![8192], vec![2 << 20])
+        );
+        assert_eq!(request_sizes(Some("8k"), None, d).unwrap().1, vec![SEQ_BS]);
+        // Both: --bs's random sizes, the sequential ones of both lists.
+        assert_eq!(
+            request_sizes(Some("4k,128k"), Some("8k"), d).unwrap(),
+            (vec![4096], vec![8192, 128 << 10])
+        );
+        let e = request_sizes(None, Some("8k,100"), d)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--seq-bs"), "{e}");
+        // The classic names stay: 1 MiB sequential has no size in its name, 8 KiB does.
+        let t = tempfile::tempdir().unwrap();
+        let mut p = plan_for(t.path());
+        p.opts.modes = vec![Mode::Buffered];
+        p.opts.patterns = vec![Pattern::SeqRead, Pattern::Rewrite];
+        p.opts.seq_bs = vec![8192, SEQ_BS];
+        let names: Vec<String> = steps(&p, true).iter().map(|x| x.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "seqread8k.buffered",
+                "seqread.buffered",
+                "rewrite8k.buffered",
+                "rewrite.buffered"
+            ]
+        );
+    }
+
+    #[test]
+    fn o_direct_sizes_are_refused_only_where_the_logical_block_is_larger() {
+        assert!(check_direct_bs(&[512, 8192], Some(512), "vda").is_ok());
+        let e = check_direct_bs(&[4096, 512], Some(4096), "nvme0n1")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("nvme0n1") && e.contains("4096 bytes") && e.contains("512 bytes"),
+            "{e}"
+        );
+        assert!(check_direct_bs(&[8192], Some(4096), "nvme0n1").is_ok());
+        // No block device known: the old 4 KiB rule.
+        let e = check_direct_bs(&[512], None, "/mnt/x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown") && e.contains("/mnt/x"), "{e}");
+    }
+
+    #[test]
+    fn rewrite_reads_dirties_and_writes_back_each_chunk_then_syncs() {
+        let t = tempfile::tempdir().unwrap();
+        let mut p = plan_for(t.path());
+        p.opts.patterns = vec![Pattern::Rewrite];
+        p.opts.modes = vec![Mode::Buffered];
+        p.opts.seq_bs = vec![8192];
+        let r = run(&p, &AtomicBool::new(false)).unwrap();
+        assert_eq!(r.steps.len(), 1);
+        let s = &r.steps[0];
+        assert_eq!(s.name, "rewrite8k.buffered");
+        assert_eq!(s.status, plumb_core::StepStatus::Ok, "{:?}", s.error);
+        assert_eq!(s.config["end_fdatasync"], serde_json::json!(true));
+        assert!(s.summary.ops > 0 && s.summary.mb_sec.is_some());
+        assert!(r
+            .ceilings
+            .iter()
+            .any(|c| c.name == "disk.rewrite_8k_mbs.buffered"));
     }
 
     #[test]
@@ -994,6 +1171,7 @@ mod tests {
             parse_patterns("randread,fsync,randread").unwrap(),
             vec![Pattern::RandRead, Pattern::Commit]
         );
+        assert_eq!(parse_patterns("rewrite").unwrap(), vec![Pattern::Rewrite]);
         assert!(parse_patterns("randred")
             .unwrap_err()
             .to_string()

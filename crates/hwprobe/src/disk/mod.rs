@@ -147,14 +147,16 @@ pub fn parse_patterns(s: &str) -> Result<Vec<Pattern>, ProbeError> {
             "randwrite" => Pattern::RandWrite,
             "commit" | "fsync" => Pattern::Commit,
             "zcav" => Pattern::Zcav,
-            _ => return Err(ProbeError::BadOption {
-                option: "--tests",
-                value: s.to_string(),
-                reason: format!(
+            _ => {
+                return Err(ProbeError::BadOption {
+                    option: "--tests",
+                    value: s.to_string(),
+                    reason: format!(
                     "{p:?} is not one of seqwrite, seqread, rewrite, randread, randwrite, commit, \
                          zcav"
                 ),
-            }),
+                })
+            }
         };
         if !v.contains(&pat) {
             v.push(pat);

@@ -116,6 +116,11 @@ fn seed_000_runs_the_seeds_sequence_and_prints_its_tables() {
         "{diff}"
     );
     assert!(diff.contains("- universal's rows: "), "{diff}");
+    // 80k rows fit under the memory limit: the list says the IO-bound size was not.
+    assert!(
+        diff.contains("- iobound at 100-byte values: not IO-bound"),
+        "{diff}"
+    );
 }
 
 #[test]

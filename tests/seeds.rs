@@ -44,6 +44,13 @@ fn row<'a>(out: &'a str, title: &str, name: &str) -> Vec<&'a str> {
     line.trim_matches('|').split('|').map(str::trim).collect()
 }
 
+/// The list every seed's output ends with: what still differs from the seed, and why.
+fn differences(out: &str) -> &str {
+    out.split("### What still differs from the seed, and why")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no list of differences in\n{out}"))
+}
+
 #[test]
 fn seed_000_runs_the_seeds_sequence_and_prints_its_tables() {
     let dir = tempfile::tempdir().unwrap();
@@ -107,10 +114,7 @@ fn seed_000_runs_the_seeds_sequence_and_prints_its_tables() {
     let io = "### iobound, 100-byte values: ops/second";
     assert!(row(&out, io, "splinterdb")[5].ends_with("/ 1.70"));
     assert!(row(&out, io, "rocksdb-universal")[5].ends_with("/ 1.91"));
-    let diff = out
-        .split("### What still differs from the seed, and why")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no list of differences in\n{out}"));
+    let diff = differences(&out);
     assert!(
         diff.contains("- scale: cached 4,000 rows, iobound 80,000 rows"),
         "{diff}"
@@ -393,10 +397,7 @@ fn seed_003_runs_the_insert_benchmark_over_releases_each_step_relative_to_the_fi
             }
         }
     }
-    let diff = out
-        .split("### What still differs from the seed, and why")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no list of differences in\n{out}"));
+    let diff = differences(&out);
     for what in [
         "- MySQL: ",
         "MariaDB 10.11.18 → 10.11.19",
@@ -479,10 +480,7 @@ fn seed_002_reads_perf_stat_per_query_across_releases_of_each_server() {
     let pg = "### scan: perf stat per query, pg (server), relative to 12";
     assert_eq!(row(&out, pg, "cpu/o").len(), 4, "12 (per query), 15, 18");
     // What still differs from the seed is listed with its reason, the scale as run.
-    let diff = out
-        .split("### What still differs from the seed, and why")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no list of differences in\n{out}"));
+    let diff = differences(&out);
     for what in [
         "- servers: ",
         "- scale: 2 clients on 1 table of 5,000 rows",

@@ -42,7 +42,7 @@ SUITE=$base
 export SUITE VALUES=${VALUES:-100 200}
 PYTHONPATH=bench/seeds python3 - <<'EOF'
 import os, sys
-from runs import newest_suite, suites, suite_file, differences
+from runs import newest_suite, suites, suite_file, differences, cpu_model
 
 plumb, store = os.environ["PLUMB"], os.environ["STORE"]
 got = {}   # (value size, size, engine) -> figures, from every suite in the store
@@ -136,8 +136,7 @@ for value in values:
 suite, scale = suite_file(os.environ["SUITE"]), float(os.environ["SCALE"])
 rows = {z["name"]: int(z["num"] * scale) for z in suite.get("size", [])}
 secs = suite.get("params", {}).get("duration", 0) * scale
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
-            if l.startswith("model name")), "?")
+cpu = cpu_model()
 differences([
     ("scale", ", ".join(f"{k} {v:,} rows" for k, v in rows.items()) + " at 100-byte values "
      f"(half at 200), {secs:g} s per query step, 1 thread, under a 512 MiB memory limit; the "

@@ -27,7 +27,7 @@ cd "$(dirname "$0")/../.."
 seed_suite 002
 PYTHONPATH=bench/seeds python3 - <<'EOF'
 import json, os, subprocess
-from runs import newest_suite, suite_file, differences
+from runs import newest_suite, suite_file, differences, cpu_model
 
 plumb, store = os.environ["PLUMB"], os.environ["STORE"]
 STEPS = ["scan", "insert", "point-query", "update-index"]   # the seed's order
@@ -158,8 +158,7 @@ items = [
      "this machine's cores and memory, the read:write split kept)"),
     ("perf groups", f"{max(1, sql.get('perf_groups', 0) * scale):g} s a group in turn (the "
      "seed's 10 s), so each event is counted more than once in every step at this scale"),
-    ("the CPU", "the seed's Intel Xeon; here " + next((l.split(":", 1)[1].strip() for l in
-     open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    ("the CPU", "the seed's Intel Xeon; here " + cpu_model()
      + (", with no PMU in this VM: no hardware counters, so no code- or memory-system-bloat "
         "verdict from cycles and misses, software events and CPU per query only" if no_pmu else "")),
 ]

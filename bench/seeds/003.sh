@@ -26,7 +26,7 @@ cd "$(dirname "$0")/../.."
 seed_suite 003
 PYTHONPATH=bench/seeds python3 - <<'EOF'
 import os
-from runs import newest_suite, suite_file, differences
+from runs import newest_suite, suite_file, differences, cpu_model
 
 FAMILY = {"pg": "PostgreSQL", "innodb": "InnoDB (MariaDB)", "myrocks": "MyRocks (MariaDB)"}
 # The seed's words for its phases.
@@ -130,8 +130,7 @@ suite, scale = suite_file(os.environ["SUITE"]), float(os.environ["SCALE"])
 ib = suite.get("ib", {})
 sizes = {z["name"]: int(z["num"] * scale) for z in suite.get("size", [])}
 steps = next((w.get("ib") for w in suite.get("workload", []) if w.get("ib")), None)
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
-            if l.startswith("model name")), "?")
+cpu = cpu_model()
 items = []
 if "innodb" in families or "myrocks" in families:
     items.append(("MySQL", "the seed's InnoDB and MyRocks ran on MySQL 5.6 → 8.0.31 and FB "

@@ -30,6 +30,12 @@ def suite_file(path):
         return tomllib.load(f)
 
 
+def cpu_model():
+    """The CPU's model name, which every ratio a seed's script prints is reported beside."""
+    with open("/proc/cpuinfo") as f:
+        return next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+
+
 def differences(items):
     """Prints the list every seed's output ends with: each way this run still differs
     from the case its seed ran, with the reason, so the tables are never read as the

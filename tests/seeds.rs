@@ -131,39 +131,32 @@ fn seed_000_runs_the_seeds_sequence_and_prints_its_tables() {
 fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("seed001.sqlite");
-    // The release plumb links only (the others are built outside CI), 25k keys, 1.2 s
-    // steps, the disk's own max_sectors_kb (a test does not retune a shared device).
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // The targets of releases other than the linked one (8.1.1's) left out.
-    let text = std::fs::read_to_string(root.join("examples/seeds/001.toml")).unwrap();
-    let (targets, workload) = text.split_once("[[workload]]").unwrap();
-    let suite: String = targets
-        .split("[[target]]")
-        .filter(|block| !block.contains(r#"versions = ["8.1.1"]"#))
-        .collect::<Vec<_>>()
-        .join("[[target]]")
-        .replace(
-            r#"versions = ["8.6.7", "11.8.1"]"#,
-            r#"versions = ["11.8.1"]"#,
-        )
-        + "[[workload]]"
-        + workload;
-    assert_eq!(
-        suite.matches(r#"versions = ["11.8.1"]"#).count(),
-        2,
-        "{suite}"
-    );
-    let file = dir.path().join("001.toml");
-    std::fs::write(&file, suite).unwrap();
+    // The release plumb links only (RELEASES: the others are built outside CI, and the
+    // script drops them and the LRU targets of 8.1.1), 25k keys, 0.6 s steps, the disk's
+    // own max_sectors_kb and read_ahead_kb (a test does not retune a shared device).
     let out = seed_command(
         "001.sh",
         &store,
         &[
+            ("PARTS", "iostat"),
             ("SCALE", "0.01"),
-            ("SUITE", file.to_str().unwrap()),
             ("RELEASES", "11.8.1"),
             ("MAX_SECTORS_KB", ""),
+            ("READ_AHEAD_KB", "own"),
         ],
+    );
+    // The suite's heading names the disk's queue settings as the runs recorded them.
+    let ra = std::fs::read_to_string(format!(
+        "/sys/class/block/{}/queue/read_ahead_kb",
+        data_disk("/var/tmp")
+    ))
+    .unwrap();
+    assert!(
+        out.contains(&format!(
+            "the data disk's read_ahead_kb {}, max_sectors_kb ",
+            ra.trim()
+        )),
+        "{out}"
     );
     for (case, seed_rareq, seed_rel) in [("iobuf", "34.2", "0.65"), ("iodir", "113.8", "1.00")] {
         let title = format!("### {case}: iostat during overwrite");
@@ -191,6 +184,127 @@ fn seed_001_runs_iobuf_beside_iodir_and_prints_the_seeds_iostat_table() {
             c.replace(',', "").parse::<f64>().unwrap() > 0.0,
             "{cells:?}"
         );
+    }
+}
+
+/// The whole disk under `dir` (a partition's parent), as bench/seeds/001.sh finds it.
+fn data_disk(dir: &str) -> String {
+    let o = Command::new("df")
+        .args(["--output=source", dir])
+        .output()
+        .unwrap();
+    let source = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .last()
+        .unwrap()
+        .trim()
+        .to_string();
+    let dev = std::fs::canonicalize(&source).unwrap();
+    let name = dev.file_name().unwrap().to_string_lossy().into_owned();
+    let class = Path::new("/sys/class/block").join(&name);
+    if class.join("queue").is_dir() {
+        return name;
+    }
+    let real = std::fs::canonicalize(&class).unwrap();
+    real.parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn seed_001_study_prints_the_seeds_relative_qps_by_test_for_each_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("seed001.sqlite");
+    // Speedb and the other releases are built outside CI: the study's RocksDB targets
+    // on the release plumb links, each ratio over its own figures (BASE), 25k keys.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("examples/seeds/001-study.toml")).unwrap();
+    let (head, rest) = text.split_once("[[target]]").unwrap();
+    let (targets, workload) = rest.split_once("[[workload]]").unwrap();
+    let kept: Vec<&str> = targets
+        .split("[[target]]")
+        .filter(|block| !block.contains(r#"engine = "speedb""#))
+        .collect();
+    // byrx, iobuf and iodir, each with its Speedb pair left out.
+    assert_eq!(kept.len(), 3, "{targets}");
+    let suite = format!(
+        "{head}[[target]]{}[[workload]]{workload}",
+        kept.join("[[target]]")
+    );
+    let file = dir.path().join("001-study.toml");
+    std::fs::write(&file, suite).unwrap();
+    let out = seed_command(
+        "001.sh",
+        &store,
+        &[
+            ("PARTS", "study"),
+            ("SCALE", "0.01"),
+            ("STUDY_SUITE", file.to_str().unwrap()),
+            ("STUDY_RELEASES", "11.8.1"),
+            ("BASE", "rocksdb"),
+        ],
+    );
+    for case in ["byrx", "iobuf", "iodir"] {
+        let title =
+            format!("### {case}: relative QPS by test (each version's ops/s / rocksdb.11.8.1's)");
+        let cells = row(&out, &title, "rocksdb.11.8.1");
+        // The seed's five tests, the base's own ops/s in each.
+        assert_eq!(cells.len(), 6, "{cells:?}");
+        for c in &cells[1..] {
+            let n = c
+                .strip_suffix(" ops/s")
+                .unwrap_or_else(|| panic!("{cells:?}"));
+            assert!(
+                n.replace(',', "").parse::<f64>().unwrap() > 0.0,
+                "{cells:?}"
+            );
+        }
+        let title = "### Throughput over time";
+        let table = out.split(title).nth(1).unwrap();
+        for test in ["fillseq", "overwrite"] {
+            let prefix = format!("| {case} | rocksdb.11.8.1 | {test} |");
+            assert!(
+                table.lines().any(|l| l.starts_with(&prefix)),
+                "{prefix}\n{out}"
+            );
+        }
+    }
+    for case in ["iobuf", "iodir"] {
+        let title = format!("### {case}: sources of write stalls during overwrite");
+        for cause in [
+            "pending-compaction-bytes-delays",
+            "total-delays",
+            "stall%",
+            "Comp(sec)",
+        ] {
+            let cells = row(&out, &title, cause);
+            assert!(
+                cells[1].replace(',', "").parse::<f64>().is_ok(),
+                "{cells:?}"
+            );
+        }
+        // plumb's split of the stall time: RocksDB's limits were read every second, so
+        // each cause has a figure (0.00 when nothing stalled), never n/a.
+        for cause in [
+            "l0-file-count-limit",
+            "pending-compaction-bytes",
+            "unattributed",
+        ] {
+            let cells = row(&out, &title, &format!("stall s: {cause}"));
+            assert!(cells[1].parse::<f64>().is_ok(), "{cells:?}");
+        }
+    }
+    let diff = differences(&out);
+    for item in [
+        "- Speedb: ",
+        "- RocksDB releases: 11.8.1 ran here",
+        "- threads: 2 ",
+        "- stall time by cause: ",
+    ] {
+        assert!(diff.contains(item), "{item}\n{diff}");
     }
 }
 

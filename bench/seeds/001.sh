@@ -1,158 +1,152 @@
 #!/usr/bin/env bash
-# Seed 001's study of RocksDB releases and issue 12038, the way the seed ran it
-# (examples/seeds/001.toml: the database larger than memory, buffered ("iobuf") and
-# O_DIRECT ("iodir"), compaction_readahead_size 2 MiB, the hyper clock cache, the disk's
-# max_sectors_kb at 128), then the seed's tables: iostat's columns during overwrite per
-# release and case, ours beside the seed's, the read request size relative to the release
-# before 8.6 (ours / the seed's: the direction and size of the effect, since absolute
-# figures from a 48-core server with NVMe RAID do not compare); and overwrite's ops/s
-# over the whole step and its last sixth, with the LSM's own account of stalls and
-# compaction time, which explain a throughput difference.
+# Seed 001, "Speedb vs RocksDB on a large server", in two parts (PARTS):
 #
-#   bash scripts/build-rocksdb-release.sh 8.1.1   # once each (~20 min), outside CI
+# study: the seed's study itself (examples/seeds/001-study.toml): Speedb with
+# use_dynamic_delay 0 (the base case) and 1 beside RocksDB releases on x3's order at 2
+# threads, cached (byrx), IO-bound buffered (iobuf) and O_DIRECT (iodir); then the
+# seed's relative-QPS table by test, throughput over time for fillseq and overwrite,
+# and the stall sources with stall% and compaction time (bench/seeds/001_study.py).
+#
+# iostat: issue 12038's iostat section (examples/seeds/001.toml: the database larger than
+# memory, buffered ("iobuf") and O_DIRECT ("iodir"), compaction_readahead_size 2 MiB,
+# the hyper clock cache, the disk's max_sectors_kb at 128), once per READ_AHEAD_KB value,
+# then the seed's tables: iostat's columns during overwrite per release and case, ours
+# beside the seed's, the read request size relative to the release before 8.6 (ours /
+# the seed's: the direction and size of the effect, since absolute figures from a
+# 48-core server with NVMe RAID do not compare); and overwrite's ops/s over the whole
+# step and its last sixth, with the LSM's own account of stalls and compaction time
+# (bench/seeds/001_iostat.py). The kernel's forced readahead caps a readahead(2) at the
+# larger of max_sectors_kb and read_ahead_kb (mm/readahead.c), so the seed's collapse
+# of rareq-sz is looked for with read_ahead_kb at the disk's own value and at
+# max_sectors_kb.
+#
+#   bash scripts/build-speedb.sh                  # once each (~20-25 min), outside CI
+#   bash scripts/build-rocksdb-release.sh 8.1.1
 #   bash scripts/build-rocksdb-release.sh 8.6.7
-#   bash bench/seeds/001.sh                       # ~12 min at scale 1
+#   bash scripts/build-rocksdb-release.sh 9.9.3
+#   bash bench/seeds/001.sh                       # both parts, ~70 min at scale 1
 #
 # Env: PLUMB [/var/tmp/plumb-target/release/plumb] (links the newest release, 11.8.1);
-# STORE [a new file under /var/tmp]; SCALE [1]; SUITE [examples/seeds/001.toml];
-# MAX_SECTORS_KB [128] ("" keeps the disk's own); RELEASES ["8.1.1 8.6.7 11.8.1"] the
-# releases the tables must hold (the suite's `versions`); REPORT_ONLY [unset; 1: no run,
-# the tables of the newest suite in STORE].
+# STORE [a new file under /var/tmp] (the iostat part's; the study's is STUDY_STORE
+# [STORE with .study before .sqlite]); SCALE [1]; PARTS ["study iostat"];
+# REPORT_ONLY [unset; 1: no run, the tables of the newest suites in the stores].
+# study: STUDY_SUITE [examples/seeds/001-study.toml]; STUDY_RELEASES [the file's:
+# "8.6.7 9.9.3 11.8.1"] the RocksDB releases to run; BASE [speedb-udd0] the target
+# (less its case, @RELEASE where it has several) every ratio divides by.
+# iostat: SUITE [examples/seeds/001.toml]; MAX_SECTORS_KB [128] ("" keeps the disk's
+# own); READ_AHEAD_KB ["own 128"] one suite per value, "own" keeping the disk's;
+# RELEASES [the suite's `versions`: "8.1.1 8.6.7 9.9.3 11.8.1"] the releases to run,
+# which the tables must hold.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PLUMB=${PLUMB:-/var/tmp/plumb-target/release/plumb}
 STORE=${STORE:-$(mktemp -u /var/tmp/plumb-seed001.XXXXXX.sqlite)}
+STUDY_STORE=${STUDY_STORE:-${STORE%.sqlite}.study.sqlite}
 SCALE=${SCALE:-1}
 SUITE=${SUITE:-examples/seeds/001.toml}
+STUDY_SUITE=${STUDY_SUITE:-examples/seeds/001-study.toml}
+PARTS=${PARTS:-study iostat}
 MAX_SECTORS_KB=${MAX_SECTORS_KB-128}
+READ_AHEAD_KB=${READ_AHEAD_KB:-own 128}
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-echo "store: $STORE"
-dir=$(awk -F' *= *' '$1 == "dir" { gsub(/"/, "", $2); print $2 }' "$SUITE")
-dir=${dir:-/var/tmp}
-dev=$(basename "$(readlink -f "$(df --output=source "$dir" | tail -1)")")
-# A partition's queue is its disk's.
-q=/sys/class/block/$dev/queue
-[ -d "$q" ] || q=/sys/class/block/$(basename "$(dirname "$(readlink -f "/sys/class/block/$dev")")")/queue
-was=$(cat "$q/max_sectors_kb")
-if [ -z "${REPORT_ONLY:-}" ]; then
-  if [ -n "$MAX_SECTORS_KB" ]; then
-    echo "$MAX_SECTORS_KB" > "$q/max_sectors_kb"
-    trap 'echo "$was" > "$q/max_sectors_kb"' EXIT
-  fi
-  echo "data on $dev ($(findmnt -no FSTYPE -T "$dir")); max_sectors_kb $(cat "$q/max_sectors_kb") (the disk's own: $was)"
-  "$PLUMB" run "$SUITE" --scale "$SCALE" --store "$STORE" >&2
-fi
-RELEASES=${RELEASES:-8.1.1 8.6.7 11.8.1}
-export PLUMB STORE RELEASES
-PYTHONPATH=bench/seeds python3 - <<'EOF'
-import os, sys
-from runs import newest_suite
-
-plumb, store = os.environ["PLUMB"], os.environ["STORE"]
-whole = newest_suite(plumb, store)
-secs = max(s["summary"]["secs"] for _, d in whole for s in d["steps"] if s["name"] == "overwrite")
-window = max(1, round(secs / 6))   # the seed's last 300 of 1800 s
-last = {d["run"]["id"]: d for _, d in newest_suite(plumb, store, "--window", str(window))}
-
-got = {}   # (case, release) -> figures, the median over its repeats
-reps = {}  # (case, release) -> each repeat's figures
-for parts, doc in whole:
-    case, _, release = parts[0].partition("@")
-    case = case.removesuffix("-lru")   # a release run with the LRU cache (8.1.1)
-    release = release or doc["run"]["engine_version"].split()[0]
-    steps = {s["name"]: s["summary"] for s in doc["steps"] if s["status"] == "ok"}
-    if "overwrite" not in steps:
-        continue
-    s = steps["overwrite"]
-    w = next(x["summary"] for x in last[doc["run"]["id"]]["steps"] if x["name"] == "overwrite")
-    lsm = s.get("lsm") or {}
-    o = doc["run"]["options"]
-    devices = ((doc["run"].get("host") or {}).get("storage") or {}).get("devices", [])
-    kbs = [d["queue"]["max_sectors_kb"] for d in devices if d.get("queue", {}).get("max_sectors_kb")]
-    reps.setdefault((case, release), []).append({
-        "dev": s.get("device") or {}, "ops": s["ops_sec"], "last": w["ops_sec"],
-        "stall": s.get("stall_pct"), "comp": lsm.get("comp_secs"),
-        "ra": o.get("rocksdb.effective.db.compaction_readahead_size"),
-        "cache": o.get("rocksdb.cache_type", "lru"),
-        "max_sectors_kb": min(kbs) if kbs else "n/a",
-    })
-
-def median(xs):
-    xs = sorted(x for x in xs if x is not None)
-    return None if not xs else (xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2)
-
-# Repeats of a cell: the median of each figure.
-for key, rs in reps.items():
-    g = dict(rs[0])
-    for k in ("ops", "last", "stall", "comp"):
-        g[k] = median([r[k] for r in rs])
-    g["dev"] = {c: median([r["dev"].get(c) for r in rs]) for c in rs[0]["dev"]}
-    g["repeats"] = len(rs)
-    got[key] = g
-
-# The seed's iostat averages during overwrite (its "Understanding IO via iostat"), by the
-# release each of ours stands for: 8.1.1 before 8.6 (the seed's 8.5.4), 8.6.7 inside the
-# regression (the seed's own 8.6.7; 8.8.1 and 9.7.4 are inside it too), 11.8.1 after 9.9's
-# cap (9.9.3).
-SEED = {
-    "iobuf": {"8.5": (6101, 352.1, 0.42, 52.4, 14878, 1391.8, 0.41, 96.1),
-              "8.6": (40471, 184.7, 0.10, 4.7, 8552, 784.1, 0.31, 93.6),
-              "9.9": (7733, 268.7, 0.29, 34.2, 12742, 1156.0, 0.30, 93.2)},
-    "iodir": {"8.5": (13315, 1484.5, 0.85, 113.6, 17436, 1607.1, 0.40, 94.0),
-              "8.6": (12978, 1444.3, 0.84, 112.9, 16981, 1563.0, 0.46, 93.4),
-              "9.9": (12990, 1450.7, 0.83, 113.8, 16704, 1576.0, 0.41, 96.3)},
-}
-STANDS_FOR = {"8.1.1": "8.5", "8.6.7": "8.6", "8.8.1": "8.6", "11.8.1": "9.9"}
-COLS = ("r_s", "rmb_s", "r_await_ms", "rareq_kb", "w_s", "wmb_s", "w_await_ms", "wareq_kb")
-BASE = "8.1.1"
-
-def num(v, d=1):
-    return "n/a" if v is None else f"{v:,.{d}f}"
-
-def rel(a, b):
-    return "n/a" if a is None or not b else f"{a / b:.2f}"
-
-def order(release):
-    return tuple(int(p) for p in release.split(".") if p.isdigit())
-
-releases = sorted({r for _, r in got}, key=order)
-for case in ("iobuf", "iodir"):
-    if not any((case, r) in got for r in releases):
-        continue
-    print(f"\n### {case}: iostat during overwrite, ours (the seed's release beside it)\n")
-    print("| rocksdb | seed's | rps | rMBps | rawait | rareqsz | wps | wMBps | wawait | wareqsz "
-          f"| seed rareqsz | rareqsz rel {BASE}: ours / seed's | rMBps rel: ours / seed's |")
-    print("|---|---|" + "---:|" * 11)
-    base = got.get((case, BASE), {}).get("dev", {})
-    for r in releases:
-        if (case, r) not in got:
-            continue
-        d, sr = got[(case, r)]["dev"], STANDS_FOR.get(r)
-        seed = SEED[case].get(sr)
-        cells = [num(d.get(c), 0 if c in ("r_s", "w_s") else 2 if "await" in c else 1) for c in COLS]
-        seed_base = SEED[case]["8.5"]
-        cells.append(num(seed[3]) if seed else "n/a")
-        cells.append(f"{rel(d.get('rareq_kb'), base.get('rareq_kb'))} / {rel(seed[3], seed_base[3]) if seed else 'n/a'}")
-        cells.append(f"{rel(d.get('rmb_s'), base.get('rmb_s'))} / {rel(seed[1], seed_base[1]) if seed else 'n/a'}")
-        print(f"| {r} | {sr or '-'} | " + " | ".join(cells) + " |")
-
-print(f"\n### overwrite: ops/s over the whole step and its last {window} s, and what the LSM says\n")
-print(f"| case | rocksdb | readahead in force | max_sectors_kb | cache | ops/s | last {window} s | rel {BASE} | stall% | comp s |")
-print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|")
-for case in ("iobuf", "iodir"):
-    for r in releases:
-        g = got.get((case, r))
-        if not g:
-            continue
-        b = got.get((case, BASE), {})
-        ra = "n/a" if g["ra"] is None else f"{int(g['ra']) // 1024} KiB"
-        print(f"| {case} | {r} | {ra} | {g['max_sectors_kb']} | {g['cache']} | {num(g['ops'], 0)} | {num(g['last'], 0)} "
-              f"| {rel(g['ops'], b.get('ops'))} | {num(g['stall'])} | {num(g['comp'], 1)} |")
-missing = [f"{c}/{r}" for c in ("iobuf", "iodir") for r in os.environ["RELEASES"].split() if (c, r) not in got]
-if missing:
-    sys.exit(f"seed001: no figures for {', '.join(missing)} (a release not built? see the suite's error above)")
-EOF
-# The runs' own warnings (readahead past max_sectors_kb among them), once per run.
-for id in $("$PLUMB" runs --json --limit 100000 --store "$STORE" | python3 -c 'import json,sys; r=json.load(sys.stdin); s=max(x["suite_id"] for x in r if x.get("suite_id")); print(" ".join(str(x["id"]) for x in r if x.get("suite_id")==s))'); do
-  "$PLUMB" show "$id" --store "$STORE" | grep -F "compaction_readahead_size in force" || true
+for part in $PARTS; do
+  case $part in study|iostat) ;; *) echo "001.sh: PARTS: unknown part $part (study, iostat)" >&2; exit 2 ;; esac
 done
+tmp=$(mktemp -d)
+# Puts the disk's queue settings back however the script ends.
+restore=()
+cleanup() {
+  for r in "${restore[@]}"; do eval "$r"; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+worst=0
+
+if [[ " $PARTS " == *" study "* ]]; then
+  echo "study store: $STUDY_STORE"
+  study=$STUDY_SUITE
+  if [ -n "${STUDY_RELEASES:-}" ]; then
+    # The suite with the RocksDB targets' releases replaced by those asked for.
+    study=$tmp/001-study.toml
+    python3 - "$STUDY_SUITE" "$STUDY_RELEASES" > "$study" <<'PY'
+import re, sys
+text, releases = open(sys.argv[1]).read(), sys.argv[2].split()
+vs = "[" + ", ".join(f'"{r}"' for r in releases) + "]"
+out, n = re.subn(r'(?m)^(engine = "rocksdb"\nversions = )\[[^\]]*\]', lambda m: m.group(1) + vs, text)
+if not n:
+    sys.exit(f"001.sh: no rocksdb target with versions in {sys.argv[1]}")
+print(out, end="")
+PY
+  fi
+  status=0
+  [ -n "${REPORT_ONLY:-}" ] || "$PLUMB" run "$study" --scale "$SCALE" --store "$STUDY_STORE" >&2 || status=$?
+  STORE=$STUDY_STORE PLUMB=$PLUMB SCALE=$SCALE BASE=${BASE:-} PYTHONPATH=bench/seeds \
+    python3 bench/seeds/001_study.py || status=$?
+  [ "$status" -eq 0 ] || worst=$status
+fi
+
+if [[ " $PARTS " == *" iostat "* ]]; then
+  echo "store: $STORE"
+  # The suite's releases, or those of RELEASES only: each target keeps the releases
+  # asked, a target left with none is dropped.
+  iostat=$tmp/001.toml
+  RELEASES=$(python3 - "$SUITE" "${RELEASES:-}" "$iostat" <<'PY'
+import re, sys
+text, asked, out = open(sys.argv[1]).read(), sys.argv[2].split(), sys.argv[3]
+head, *blocks = text.split("[[target]]")
+tail = ""
+if blocks and "[[workload]]" in blocks[-1]:
+    blocks[-1], tail = blocks[-1].split("[[workload]]", 1)
+    tail = "[[workload]]" + tail
+kept, ran = [], []
+for b in blocks:
+    m = re.search(r'(?m)^versions = \[([^\]]*)\]', b)
+    vs = re.findall(r'"([^"]+)"', m.group(1)) if m else []
+    keep = [v for v in vs if not asked or v in asked]
+    if not keep:
+        continue
+    ran += keep
+    kept.append(b[:m.start()] + "versions = [" + ", ".join(f'"{v}"' for v in keep) + "]" + b[m.end():])
+missing = [r for r in asked if r not in ran]
+if missing:
+    sys.exit(f"001.sh: RELEASES {' '.join(missing)}: no target of {sys.argv[1]} runs them")
+open(out, "w").write(head + "".join("[[target]]" + b for b in kept) + tail)
+print(" ".join(dict.fromkeys(ran)))
+PY
+)
+  dir=$(awk -F' *= *' '$1 == "dir" { gsub(/"/, "", $2); print $2 }' "$SUITE")
+  dir=${dir:-/var/tmp}
+  dev=$(basename "$(readlink -f "$(df --output=source "$dir" | tail -1)")")
+  # A partition's queue is its disk's.
+  q=/sys/class/block/$dev/queue
+  [ -d "$q" ] || q=/sys/class/block/$(basename "$(dirname "$(readlink -f "/sys/class/block/$dev")")")/queue
+  was=$(cat "$q/max_sectors_kb")
+  ra_was=$(cat "$q/read_ahead_kb")
+  if [ -z "${REPORT_ONLY:-}" ] && [ -n "$MAX_SECTORS_KB" ]; then
+    restore+=("echo $was > $q/max_sectors_kb")
+    echo "$MAX_SECTORS_KB" > "$q/max_sectors_kb"
+  fi
+  n=0
+  for ra in $READ_AHEAD_KB; do
+    n=$((n + 1))
+    [ -z "${REPORT_ONLY:-}" ] || continue
+    if [ "$ra" != own ]; then
+      restore+=("echo $ra_was > $q/read_ahead_kb")
+      echo "$ra" > "$q/read_ahead_kb"
+    fi
+    echo "data on $dev ($(findmnt -no FSTYPE -T "$dir")); max_sectors_kb $(cat "$q/max_sectors_kb") (the disk's own: $was); read_ahead_kb $(cat "$q/read_ahead_kb") (the disk's own: $ra_was)"
+    status=0
+    "$PLUMB" run "$iostat" --scale "$SCALE" --store "$STORE" >&2 || status=$?
+    [ "$ra" = own ] || echo "$ra_was" > "$q/read_ahead_kb"
+    [ "$status" -eq 0 ] || worst=$status
+  done
+  status=0
+  PLUMB=$PLUMB STORE=$STORE RELEASES=$RELEASES IOSTAT_SUITES=$n PYTHONPATH=bench/seeds \
+    python3 bench/seeds/001_iostat.py || status=$?
+  [ "$status" -eq 0 ] || worst=$status
+  # The runs' own warnings (readahead past max_sectors_kb among them), once per run.
+  for id in $("$PLUMB" runs --json --limit 100000 --store "$STORE" | N=$n python3 -c 'import json,os,sys; r=json.load(sys.stdin); s=sorted({x["suite_id"] for x in r if x.get("suite_id")})[-int(os.environ["N"]):]; print(" ".join(str(x["id"]) for x in r if x.get("suite_id") in s))'); do
+    "$PLUMB" show "$id" --store "$STORE" | grep -F "compaction_readahead_size in force" || true
+  done
+fi
+exit $worst

@@ -16,7 +16,7 @@ pub mod waits;
 pub use error::{Result, TargetError};
 pub use fault::{FaultFigures, FaultReport, RecoveryPhase, SteadyState};
 pub use histogram::LatencyHistogram;
-pub use lsm::{CacheLookups, LevelAccount, LevelShape, LsmAccount, LsmShape, Stalls};
+pub use lsm::{CacheLookups, LevelAccount, LevelShape, LsmAccount, LsmShape, StallLimits, Stalls};
 pub use model::{
     CrashPointsSummary, DeviceIo, DurabilitySummary, EnginePerf, HwCounters, IbSecond, IbSummary,
     Interval, OpLatency, OpenLoop, PerfCounted, Qos, RunStatus, ServerCosts, StepStatus,

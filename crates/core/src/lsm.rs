@@ -9,6 +9,7 @@
 //! the one at the step's end.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Write stalls by cause and kind, counted by the engine. A delay slows writers to the
 /// engine's delayed write rate; a stop blocks them. RocksDB counts the events by
@@ -110,6 +111,81 @@ impl CacheLookups {
     }
 }
 
+/// The write-stall limits an engine was at or past when read, a gauge beside its
+/// counters. RocksDB (and Speedb) count stalls by cause but keep their time only in
+/// total, so plumb splits a step's stall time by cause from which limits were past
+/// around each second ([`stall_us_by_cause`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StallLimits {
+    /// L0 files at level0_slowdown_writes_trigger (or its stop trigger) or past it.
+    pub l0: bool,
+    /// Immutable memtables waiting to flush at the count that delays or stops writes.
+    pub memtable: bool,
+    /// Pending compaction bytes at the soft (or hard) limit or past it.
+    pub pending: bool,
+}
+
+impl StallLimits {
+    /// The causes past, by db_bench's names for them.
+    fn causes(self) -> Vec<&'static str> {
+        [
+            (self.l0, STALL_L0),
+            (self.memtable, STALL_MEMTABLE),
+            (self.pending, STALL_PENDING),
+        ]
+        .into_iter()
+        .filter_map(|(past, name)| past.then_some(name))
+        .collect()
+    }
+}
+
+/// db_bench's name of the L0 cause (its `l0-file-count-limit-delays` and `-stops`).
+pub const STALL_L0: &str = "l0-file-count-limit";
+/// db_bench's name of the memtable cause.
+pub const STALL_MEMTABLE: &str = "memtable-limit";
+/// db_bench's name of the pending compaction bytes cause.
+pub const STALL_PENDING: &str = "pending-compaction-bytes";
+/// Stall time in a second when no limit was past at either end of it.
+pub const STALL_UNATTRIBUTED: &str = "unattributed";
+
+/// A step's stall time by cause, from its series of (stall µs so far, limits past)
+/// samples a second apart: each second's stall time goes to the limits past at its
+/// start or its end, in equal shares, and to [`STALL_UNATTRIBUTED`] when none was (a
+/// stall that began and ended between two samples). An attribution, not the engine's
+/// own split, which it does not keep. `None` when a sample lacks either figure (an
+/// engine without them).
+pub fn stall_us_by_cause(
+    samples: impl IntoIterator<Item = (Option<u64>, Option<StallLimits>)>,
+) -> Option<BTreeMap<String, u64>> {
+    let mut out = BTreeMap::new();
+    let mut prev: Option<(u64, StallLimits)> = None;
+    for (us, limits) in samples {
+        let now = (us?, limits?);
+        if let Some((was_us, was)) = prev {
+            let d = now.0.saturating_sub(was_us);
+            if d > 0 {
+                let both = StallLimits {
+                    l0: was.l0 || now.1.l0,
+                    memtable: was.memtable || now.1.memtable,
+                    pending: was.pending || now.1.pending,
+                };
+                let mut causes = both.causes();
+                if causes.is_empty() {
+                    causes.push(STALL_UNATTRIBUTED);
+                }
+                let n = causes.len() as u64;
+                for (i, c) in causes.into_iter().enumerate() {
+                    // The remainder to the first, so the shares sum to the second's time.
+                    let share = d / n + if i == 0 { d % n } else { 0 };
+                    *out.entry(c.to_string()).or_insert(0) += share;
+                }
+            }
+        }
+        prev = Some(now);
+    }
+    Some(out)
+}
+
 /// The LSM's own account: cumulative counters and the shape at one instant, or (from
 /// [`LsmAccount::since`]) a step's counters and its end shape.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -133,6 +209,11 @@ pub struct LsmAccount {
     /// before it was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memtable_entries: Option<u64>,
+    /// The step's stall time by cause, attributed second by second
+    /// ([`stall_us_by_cause`]); `None` for an instant's account, from an engine
+    /// without stall limits, and in runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_us_by_cause: Option<BTreeMap<String, u64>>,
 }
 
 impl LsmAccount {
@@ -166,6 +247,7 @@ impl LsmAccount {
                 (a, _) => a,
             },
             memtable_entries: self.memtable_entries,
+            stall_us_by_cause: None,
         }
     }
 
@@ -287,6 +369,46 @@ mod tests {
     }
 
     #[test]
+    fn each_seconds_stall_time_goes_to_the_limits_past_around_it() {
+        let none = StallLimits::default();
+        let l0 = StallLimits { l0: true, ..none };
+        let both = StallLimits {
+            l0: true,
+            pending: true,
+            ..none
+        };
+        let got = stall_us_by_cause([
+            (Some(0), Some(none)),
+            // L0 past at this second's end: its 1000 µs are L0's.
+            (Some(1000), Some(l0)),
+            // Still past at the start, pending too at the end: 501 split, the odd µs
+            // to the first cause.
+            (Some(1501), Some(both)),
+            // No stall time: nothing given, whatever is past.
+            (Some(1501), Some(both)),
+            // Past at the start only: still the second's causes.
+            (Some(1701), Some(none)),
+            // Nothing past at either end: unattributed.
+            (Some(1711), Some(none)),
+        ])
+        .unwrap();
+        let want: BTreeMap<String, u64> = [
+            (STALL_L0, 1000 + 251 + 100),
+            (STALL_PENDING, 250 + 100),
+            (STALL_UNATTRIBUTED, 10),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        assert_eq!(got, want);
+        // The shares sum to the engine's total.
+        assert_eq!(got.values().sum::<u64>(), 1711);
+        // An engine without limits (or without stall time) gets none.
+        assert_eq!(stall_us_by_cause([(Some(0), None), (Some(5), None)]), None);
+        assert_eq!(stall_us_by_cause([(None, Some(l0))]), None);
+    }
+
+    #[test]
     fn a_step_keeps_its_counters_and_its_end_shape() {
         let start = LsmAccount {
             stalls: Stalls {
@@ -304,6 +426,7 @@ mod tests {
                 ..CacheLookups::default()
             }),
             memtable_entries: Some(900),
+            stall_us_by_cause: None,
         };
         let end = LsmAccount {
             stalls: Stalls {
@@ -327,6 +450,7 @@ mod tests {
                 ..CacheLookups::default()
             }),
             memtable_entries: Some(12),
+            stall_us_by_cause: None,
         };
         let d = end.since(&start);
         assert_eq!(d.stalls.l0_delays, 2);

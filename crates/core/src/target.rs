@@ -235,4 +235,7 @@ pub struct EngineStats {
     /// LMDB's branch, leaf and overflow pages, SQLite's pages not on the freelist. Set
     /// beside the data dir's size, it says how much of the files is free space.
     pub used_bytes: Option<u64>,
+    /// The write-stall limits past when read (a gauge), from which a step's stall
+    /// time is split by cause; `None` when the engine gives none.
+    pub stall_limits: Option<crate::StallLimits>,
 }

@@ -114,5 +114,6 @@ pub(crate) fn engine_delta(later: &EngineStats, earlier: &EngineStats) -> Engine
         stall_micros: delta(later.stall_micros, earlier.stall_micros),
         pending_compaction_bytes: later.pending_compaction_bytes,
         used_bytes: later.used_bytes,
+        stall_limits: later.stall_limits,
     }
 }

@@ -284,7 +284,14 @@ fn summarise(
             .engine
             .pending_compaction_bytes
             .map(|b| b as f64 / GB),
-        lsm: lsm_since(&gauge.lsm),
+        lsm: lsm_since(&gauge.lsm).map(|mut l| {
+            l.stall_us_by_cause = plumb_core::lsm::stall_us_by_cause(
+                run.marks
+                    .iter()
+                    .map(|m| (m.extra.engine.stall_micros, m.extra.engine.stall_limits)),
+            );
+            l
+        }),
         // What the window's ops passed through: the tree as it was when it opened.
         lsm_start: gauge.lsm[0].as_ref().map(plumb_core::LsmAccount::shape),
         engine_perf,

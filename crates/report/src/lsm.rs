@@ -20,6 +20,21 @@ fn pair(d: u64, s: u64) -> String {
     format!("{d}/{s}")
 }
 
+/// The step's stall seconds by cause (`l0-file-count-limit 1.20, …`): "-" without
+/// stall time, "n/a" from an engine without stall limits.
+fn by_cause(a: &LsmAccount) -> String {
+    match &a.stall_us_by_cause {
+        None => "n/a".into(),
+        Some(m) if m.values().all(|&us| us == 0) => "-".into(),
+        Some(m) => m
+            .iter()
+            .filter(|(_, &us)| us > 0)
+            .map(|(c, &us)| format!("{c} {:.2}", us as f64 / 1e6))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 /// Both tables, or `None` when no step has an account (engines that keep none).
 pub(crate) fn text(stored: &StoredRun) -> Option<String> {
     let steps: Vec<(&str, u64, &LsmAccount)> = stored
@@ -35,6 +50,7 @@ pub(crate) fn text(stored: &StoredRun) -> Option<String> {
         "pending d/s",
         "memtable d/s",
         "stall s",
+        "stall s by cause",
         "comp s",
         "comp cpu s",
         "comp cpu µs/op",
@@ -70,6 +86,7 @@ pub(crate) fn text(stored: &StoredRun) -> Option<String> {
             pair(a.stalls.pending_delays, a.stalls.pending_stops),
             pair(a.stalls.memtable_delays, a.stalls.memtable_stops),
             fixed(Some(a.stall_us as f64 / 1e6), 2),
+            by_cause(a),
             fixed(Some(a.comp_secs), 2),
             fixed(Some(a.comp_cpu_secs), 2),
             sig((*ops > 0).then(|| a.comp_cpu_secs * 1e6 / *ops as f64), 3),
@@ -94,7 +111,8 @@ pub(crate) fn text(stored: &StoredRun) -> Option<String> {
     }
     Some(format!(
         "LSM, by the engine's own account (stalls as delays/stops by cause; stall time \
-         is the engine's total)\n{t}\n\nLSM shape at each step's end, with what the step's \
+         is the engine's total, split by cause by plumb: each second's to the limits past \
+         at its start or end)\n{t}\n\nLSM shape at each step's end, with what the step's \
          compactions (L0: flushes) read and wrote into each level\n{levels}\n"
     ))
 }
@@ -129,6 +147,22 @@ mod tests {
             ..LsmAccount::default()
         };
         assert_eq!(pair(a.stalls.l0_delays, a.stalls.l0_stops), "2/1");
+        assert_eq!(by_cause(&a), "n/a");
+        let split = LsmAccount {
+            stall_us_by_cause: Some(
+                [("l0-file-count-limit", 1_200_000), ("memtable-limit", 0)]
+                    .iter()
+                    .map(|(c, us)| (c.to_string(), *us))
+                    .collect(),
+            ),
+            ..LsmAccount::default()
+        };
+        assert_eq!(by_cause(&split), "l0-file-count-limit 1.20");
+        let calm = LsmAccount {
+            stall_us_by_cause: Some(Default::default()),
+            ..LsmAccount::default()
+        };
+        assert_eq!(by_cause(&calm), "-");
         assert_eq!(
             a.cache.map(|c| miss_pct(c.data_hit, c.data_miss)),
             Some(Some(75.0))

@@ -258,6 +258,8 @@ pub struct RocksTarget {
     _opts: RawOptions,
     path: PathBuf,
     settings: RocksOptions,
+    /// The write-stall limits in force, read once from the OPTIONS file the open wrote.
+    stall_thresholds: Option<crate::rocks_account::StallThresholds>,
 }
 
 // SAFETY: a RocksDB database is safe to use from many threads at once (its C++ DB is);
@@ -345,6 +347,9 @@ impl RocksTarget {
             _opts: opts,
             path: path.to_path_buf(),
             settings,
+            stall_thresholds: crate::rocks_account::StallThresholds::from_options(
+                &crate::rocks_account::effective_options(path),
+            ),
         })
     }
 
@@ -598,15 +603,22 @@ impl Target for RocksTarget {
 
     fn stats(&self) -> EngineStats {
         let t = self.tickers();
+        let pending = self.property_int(c"rocksdb.estimate-pending-compaction-bytes");
         EngineStats {
             ingest_bytes: t.as_ref().map(|t| t.bytes_written),
             flush_write_bytes: t.as_ref().map(|t| t.flush_write_bytes),
             compact_write_bytes: t.as_ref().map(|t| t.compact_write_bytes),
             compact_read_bytes: t.as_ref().map(|t| t.compact_read_bytes),
             stall_micros: t.as_ref().map(|t| t.stall_micros),
-            pending_compaction_bytes: self
-                .property_int(c"rocksdb.estimate-pending-compaction-bytes"),
+            pending_compaction_bytes: pending,
             used_bytes: None,
+            stall_limits: self.stall_thresholds.and_then(|t| {
+                Some(t.past(
+                    self.property_int(c"rocksdb.num-files-at-level0")?,
+                    self.property_int(c"rocksdb.num-immutable-mem-table")?,
+                    pending?,
+                ))
+            }),
         }
     }
     fn data_dir(&self) -> Option<&Path> {

@@ -5,7 +5,7 @@
 //! key names are those of the releases plumb builds against (write-stall keys were
 //! renamed in 8.5, both spellings are read).
 
-use plumb_core::{CacheLookups, LevelAccount, LsmAccount, Stalls};
+use plumb_core::{CacheLookups, LevelAccount, LsmAccount, StallLimits, Stalls};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -95,6 +95,52 @@ pub fn parse_lsm(text: &str) -> LsmAccount {
         cache,
         // Not in the shim's text: read from RocksDB's properties by the caller.
         memtable_entries: None,
+        // A step's, from its series of samples (plumb_core::lsm::stall_us_by_cause).
+        stall_us_by_cause: None,
+    }
+}
+
+/// The limits at which RocksDB delays or stops writers (its column family's
+/// RecalculateWriteStallConditions), as the OPTIONS file holds them, so each second's
+/// stall time can be given to the limits that were past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StallThresholds {
+    l0_slowdown: u64,
+    l0_stop: u64,
+    soft_pending: u64,
+    hard_pending: u64,
+    max_write_buffers: u64,
+}
+
+impl StallThresholds {
+    /// The thresholds from [`effective_options`]' pairs; `None` when one is missing.
+    pub fn from_options(opts: &[(String, String)]) -> Option<StallThresholds> {
+        let get = |k: &str| {
+            opts.iter()
+                .find(|(name, _)| name == &format!("effective.cf.{k}"))
+                .and_then(|(_, v)| v.parse::<u64>().ok())
+        };
+        Some(StallThresholds {
+            l0_slowdown: get("level0_slowdown_writes_trigger")?,
+            l0_stop: get("level0_stop_writes_trigger")?,
+            soft_pending: get("soft_pending_compaction_bytes_limit")?,
+            hard_pending: get("hard_pending_compaction_bytes_limit")?,
+            max_write_buffers: get("max_write_buffer_number")?,
+        })
+    }
+
+    /// Which limits `l0` files, `imm` immutable memtables waiting to flush and
+    /// `pending` compaction bytes are at or past: RocksDB's conditions for a delay or
+    /// a stop (a memtable delay only with more than 3 write buffers; a pending-bytes
+    /// limit of 0 is off).
+    pub fn past(&self, l0: u64, imm: u64, pending: u64) -> StallLimits {
+        let m = self.max_write_buffers;
+        StallLimits {
+            l0: l0 >= self.l0_slowdown.min(self.l0_stop),
+            memtable: imm >= m || (m > 3 && imm + 1 >= m),
+            pending: (self.soft_pending > 0 && pending >= self.soft_pending)
+                || (self.hard_pending > 0 && pending >= self.hard_pending),
+        }
     }
 }
 
@@ -244,6 +290,46 @@ ticker.stall.micros=12345
         assert_eq!(a.levels[0].write_bytes, 1 << 27);
         let c = a.cache.unwrap();
         assert_eq!((c.data_hit, c.data_miss, c.filter_miss), (100, 7, 2));
+    }
+
+    #[test]
+    fn stall_limits_are_rocksdbs_conditions_for_a_delay_or_a_stop() {
+        let opts: Vec<(String, String)> = [
+            ("level0_slowdown_writes_trigger", "20"),
+            ("level0_stop_writes_trigger", "36"),
+            ("soft_pending_compaction_bytes_limit", "1000"),
+            ("hard_pending_compaction_bytes_limit", "0"),
+            ("max_write_buffer_number", "4"),
+        ]
+        .iter()
+        .map(|(k, v)| (format!("effective.cf.{k}"), v.to_string()))
+        .collect();
+        let t = StallThresholds::from_options(&opts).unwrap();
+        assert_eq!(t.past(19, 2, 999), StallLimits::default());
+        let all = StallLimits {
+            l0: true,
+            memtable: true,
+            pending: true,
+        };
+        // 4 write buffers: 3 waiting to flush delay writers.
+        assert_eq!(t.past(20, 3, 1000), all);
+        // A hard limit of 0 is off; the soft one still counts.
+        assert!(t.past(0, 0, u64::MAX).pending);
+        // With 2 write buffers (the default) only a full set stops writers.
+        let two: Vec<_> = opts
+            .iter()
+            .map(|(k, v)| {
+                let v = if k.ends_with("max_write_buffer_number") {
+                    "2"
+                } else {
+                    v
+                };
+                (k.clone(), v.to_string())
+            })
+            .collect();
+        let t2 = StallThresholds::from_options(&two).unwrap();
+        assert!(!t2.past(0, 1, 0).memtable && t2.past(0, 2, 0).memtable);
+        assert_eq!(StallThresholds::from_options(&opts[1..]), None);
     }
 
     #[test]

@@ -121,6 +121,11 @@ fn rocks_shims() {
     if c_api.contains("rocksdb_hyper_clock_cache_options_set_num_shard_bits") {
         println!("cargo:rustc-cfg=plumb_rocks_hyper_clock_opts");
     }
+    // VerifyChecksum reached the C API after 8.x (Speedb 2.6.0's has none).
+    println!("cargo:rustc-check-cfg=cfg(plumb_rocks_verify_checksum)");
+    if c_api.contains("rocksdb_verify_checksum(") {
+        println!("cargo:rustc-cfg=plumb_rocks_verify_checksum");
+    }
     // WaitForCompact (with its flush option) arrived in RocksDB 8.x; older releases and
     // Speedb wait by polling instead (cpp/rocks_admin.cc).
     let options =

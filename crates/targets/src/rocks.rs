@@ -370,6 +370,25 @@ impl RocksTarget {
         (unsafe { plumb_rocks_tickers(self.raw(), &mut t) } == 0).then_some(t)
     }
 
+    /// A string property read as a number ("rocksdb.num-files-at-level0" is one:
+    /// RocksDB's integer getter refuses it).
+    fn property_num(&self, name: &std::ffi::CStr) -> Option<u64> {
+        // SAFETY: a live database handle and a NUL-terminated property name; the value
+        // is a malloc'd string or null, freed once read.
+        unsafe {
+            let v = librocksdb_sys::rocksdb_property_value(self.db.as_ptr(), name.as_ptr());
+            if v.is_null() {
+                return None;
+            }
+            let n = std::ffi::CStr::from_ptr(v)
+                .to_str()
+                .ok()
+                .and_then(|t| t.trim().parse().ok());
+            librocksdb_sys::rocksdb_free(v as *mut c_void);
+            n
+        }
+    }
+
     fn property_int(&self, name: &std::ffi::CStr) -> Option<u64> {
         let mut v = 0u64;
         // SAFETY: a live database handle and a NUL-terminated property name.
@@ -494,11 +513,18 @@ pub(crate) unsafe fn take_error(err: *mut c_char) -> TargetError {
 }
 
 impl Target for RocksTarget {
+    /// RocksDB's VerifyChecksum where the release's C API has it; releases without it
+    /// (8.x and Speedb) have no check here, which a durability trial says.
     fn integrity_check(&self) -> Option<(&'static str, Result<()>)> {
-        let mut err = std::ptr::null_mut();
-        // SAFETY: the open database; the C API sets `err` on failure.
-        unsafe { librocksdb_sys::rocksdb_verify_checksum(self.db.as_ptr(), &mut err) };
-        Some(("verify_checksum", Self::check(err)))
+        #[cfg(plumb_rocks_verify_checksum)]
+        {
+            let mut err = std::ptr::null_mut();
+            // SAFETY: the open database; the C API sets `err` on failure.
+            unsafe { librocksdb_sys::rocksdb_verify_checksum(self.db.as_ptr(), &mut err) };
+            Some(("verify_checksum", Self::check(err)))
+        }
+        #[cfg(not(plumb_rocks_verify_checksum))]
+        None
     }
     fn name(&self) -> &'static str {
         ENGINE
@@ -614,7 +640,7 @@ impl Target for RocksTarget {
             used_bytes: None,
             stall_limits: self.stall_thresholds.and_then(|t| {
                 Some(t.past(
-                    self.property_int(c"rocksdb.num-files-at-level0")?,
+                    self.property_num(c"rocksdb.num-files-at-level0")?,
                     self.property_int(c"rocksdb.num-immutable-mem-table")?,
                     pending?,
                 ))
@@ -851,6 +877,39 @@ mod tests {
             );
         }
         assert_eq!(t.name(), ENGINE);
+    }
+
+    /// Every sample says which write-stall limits are past, from the limits RocksDB
+    /// wrote in its OPTIONS file and the L0 files it counts: none on an empty database,
+    /// and none with 2 L0 files at a slowdown trigger of 2 while auto compactions are
+    /// off (RocksDB does not stall on L0 then; with them on, a compaction would race
+    /// the count).
+    #[test]
+    fn each_sample_says_which_stall_limits_are_past() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = RocksOptions {
+            option_string: Some(
+                "level0_slowdown_writes_trigger=2;level0_file_num_compaction_trigger=2;\
+                 disable_auto_compactions=true"
+                    .into(),
+            ),
+            ..RocksOptions::default()
+        };
+        let t = RocksTarget::open(dir.path(), o).unwrap();
+        assert_eq!(
+            t.stats().stall_limits,
+            Some(plumb_core::StallLimits::default())
+        );
+        let mut s = t.session().unwrap();
+        for i in 0..2u8 {
+            s.put(&[i; 16], b"v").unwrap();
+            t.maintenance(Maintenance::Flush).unwrap();
+        }
+        assert_eq!(t.property_num(c"rocksdb.num-files-at-level0"), Some(2));
+        assert_eq!(
+            t.stats().stall_limits,
+            Some(plumb_core::StallLimits::default())
+        );
     }
 
     /// What RocksDB itself recorded in its OPTIONS file is what plumb was asked for.

@@ -110,6 +110,8 @@ pub struct StallThresholds {
     soft_pending: u64,
     hard_pending: u64,
     max_write_buffers: u64,
+    /// RocksDB stalls on L0 files and pending bytes only while it compacts on its own.
+    auto_compactions: bool,
 }
 
 impl StallThresholds {
@@ -126,20 +128,25 @@ impl StallThresholds {
             soft_pending: get("soft_pending_compaction_bytes_limit")?,
             hard_pending: get("hard_pending_compaction_bytes_limit")?,
             max_write_buffers: get("max_write_buffer_number")?,
+            auto_compactions: opts
+                .iter()
+                .find(|(name, _)| name == "effective.cf.disable_auto_compactions")
+                .is_none_or(|(_, v)| v != "true"),
         })
     }
 
     /// Which limits `l0` files, `imm` immutable memtables waiting to flush and
     /// `pending` compaction bytes are at or past: RocksDB's conditions for a delay or
     /// a stop (a memtable delay only with more than 3 write buffers; a pending-bytes
-    /// limit of 0 is off).
+    /// limit of 0 is off; neither L0 nor pending bytes with auto compactions off).
     pub fn past(&self, l0: u64, imm: u64, pending: u64) -> StallLimits {
         let m = self.max_write_buffers;
         StallLimits {
-            l0: l0 >= self.l0_slowdown.min(self.l0_stop),
+            l0: self.auto_compactions && l0 >= self.l0_slowdown.min(self.l0_stop),
             memtable: imm >= m || (m > 3 && imm + 1 >= m),
-            pending: (self.soft_pending > 0 && pending >= self.soft_pending)
-                || (self.hard_pending > 0 && pending >= self.hard_pending),
+            pending: self.auto_compactions
+                && ((self.soft_pending > 0 && pending >= self.soft_pending)
+                    || (self.hard_pending > 0 && pending >= self.hard_pending)),
         }
     }
 }
@@ -330,6 +337,20 @@ ticker.stall.micros=12345
         let t2 = StallThresholds::from_options(&two).unwrap();
         assert!(!t2.past(0, 1, 0).memtable && t2.past(0, 2, 0).memtable);
         assert_eq!(StallThresholds::from_options(&opts[1..]), None);
+        // Without auto compactions RocksDB never stalls on L0 files or pending bytes.
+        let mut off = opts.clone();
+        off.push((
+            "effective.cf.disable_auto_compactions".into(),
+            "true".into(),
+        ));
+        let t3 = StallThresholds::from_options(&off).unwrap();
+        assert_eq!(
+            t3.past(100, 3, u64::MAX),
+            StallLimits {
+                memtable: true,
+                ..StallLimits::default()
+            }
+        );
     }
 
     #[test]

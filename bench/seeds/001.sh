@@ -146,7 +146,7 @@ PY
   [ "$status" -eq 0 ] || worst=$status
   # The runs' own warnings (readahead past max_sectors_kb among them), once per run.
   for id in $("$PLUMB" runs --json --limit 100000 --store "$STORE" | N=$n python3 -c 'import json,os,sys; r=json.load(sys.stdin); s=sorted({x["suite_id"] for x in r if x.get("suite_id")})[-int(os.environ["N"]):]; print(" ".join(str(x["id"]) for x in r if x.get("suite_id") in s))'); do
-    "$PLUMB" show "$id" --store "$STORE" | grep -F "compaction_readahead_size in force" || true
+    "$PLUMB" show "$id" --store "$STORE" | grep -F "while compaction read its input" || true
   done
 fi
 exit $worst

@@ -176,8 +176,9 @@ differences([
                       "the WAL for fillseq only"),
     ("stall time by cause", "RocksDB and Speedb count stalls by cause but keep their time only in "
                             "total; plumb gives each 1-second interval's stall time to the limits "
-                            "exceeded at the interval's end (L0 files, immutable memtables, "
-                            "pending compaction bytes), an attribution, not the engine's own split"),
+                            "past at its start or end (L0 files, immutable memtables, pending "
+                            "compaction bytes; 'unattributed' when none was, as for a stall "
+                            "shorter than the second), an attribution, not the engine's own split"),
     ("CPU", f"{cpu_model()}, 2 vCPUs in a VM; the seed: AMD EPYC 9454P, 48 cores, NVMe RAID 1 "
             "with ext4"),
 ])

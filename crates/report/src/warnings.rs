@@ -244,9 +244,10 @@ pub fn skew_with_writer(r: &plumb_store::StoredRun) -> Option<String> {
 /// with a compaction_readahead_size in force above the data device's max_sectors_kb, in
 /// a release that prefetches compaction input with readahead(2) (8.6 up to 9.9, which
 /// caps it at max_sectors_kb): seed 001's RocksDB issue 12038, where rareq-sz fell from
-/// 52 KiB in 8.5 to 4.7 KiB in 8.6. Whether a kernel honours a readahead past
-/// max_sectors_kb varies (this VM's 6.18 split it into max_sectors_kb requests and
-/// compaction still read ~118 KiB ones), so the warning rests on the device's own
+/// 52 KiB in 8.5 to 4.7 KiB in 8.6. The kernel caps a readahead(2) at the larger of
+/// max_sectors_kb and read_ahead_kb (mm/readahead.c), so with read_ahead_kb above the
+/// readahead it goes through whole (this VM's 8192: ~106 KiB requests) and at 128 it
+/// collapses (5.2 KiB here, bench/README.md); the warning rests on the device's own
 /// figure: a step whose compactions read data while the device's mean read request was
 /// at most two blocks. Before 8.6, under O_DIRECT, within the limit, or with large
 /// requests, it is silent; `None` too when a figure it needs was not recorded.
@@ -270,7 +271,7 @@ pub fn readahead_over_max_sectors(r: &plumb_store::StoredRun) -> Option<String> 
     let prefetches_by_syscall = release.len() >= 2
         && (8, 6) <= (release[0], release[1])
         && (release[0], release[1]) < (9, 9);
-    let (dev, kb) = r
+    let (dev, kb, ra) = r
         .run
         .host
         .as_ref()?
@@ -278,8 +279,15 @@ pub fn readahead_over_max_sectors(r: &plumb_store::StoredRun) -> Option<String> 
         .as_ref()?
         .devices
         .iter()
-        .filter_map(|d| Some((d.name.as_str(), d.queue.max_sectors_kb?)))
-        .min_by_key(|(_, kb)| *kb)?;
+        .filter_map(|d| {
+            Some((
+                d.name.as_str(),
+                d.queue.max_sectors_kb?,
+                d.queue.read_ahead_kb,
+            ))
+        })
+        .min_by_key(|(_, kb, _)| *kb)?;
+    let ra = ra.map_or_else(String::new, |ra| format!(", read_ahead_kb={ra}"));
     if !(r.run.engine == "rocksdb" && !direct && prefetches_by_syscall && readahead > kb * 1024) {
         return None;
     }
@@ -301,7 +309,7 @@ pub fn readahead_over_max_sectors(r: &plumb_store::StoredRun) -> Option<String> 
         (comp_read > 0 && rareq <= 2.0 * block_kb).then_some((s.name.as_str(), rareq))
     })?;
     Some(format!(
-        "run {}: {step} read {rareq:.1} KiB per device request while compaction read its input, with compaction_readahead_size {} KiB in force, above {dev}'s max_sectors_kb={kb}: RocksDB {} prefetches compaction input with readahead(2), and this kernel did not honour it past max_sectors_kb, so compaction read block by block (RocksDB issue 12038, seed 001; 9.9 caps it); set compaction_readahead_size to {kb} KiB or less, or raise max_sectors_kb",
+        "run {}: {step} read {rareq:.1} KiB per device request while compaction read its input, with compaction_readahead_size {} KiB in force, above {dev}'s max_sectors_kb={kb}{ra}: RocksDB {} prefetches compaction input with readahead(2), which the kernel cuts at the larger of max_sectors_kb and read_ahead_kb, so compaction read block by block (RocksDB issue 12038, seed 001; 9.9 caps it); set compaction_readahead_size to {kb} KiB or less, or raise read_ahead_kb or max_sectors_kb above it",
         r.run.id,
         readahead / 1024,
         r.run.engine_version.split_whitespace().next().unwrap_or("?"),
@@ -782,7 +790,7 @@ mod tests {
                 "inventory": {"cpu": {"threads": 2}},
                 "storage": {"devices": [
                     {"name": "md2", "queue": {"max_sectors_kb": max_sectors_kb + 4}},
-                    {"name": "nvme0n1", "queue": {"max_sectors_kb": max_sectors_kb}}
+                    {"name": "nvme0n1", "queue": {"max_sectors_kb": max_sectors_kb, "read_ahead_kb": 128}}
                 ]}
             }))
             .expect("a host snapshot"),
@@ -796,7 +804,8 @@ mod tests {
             .expect("8.8.1, buffered, 2 MiB over 128 KiB is warned");
         one_line(&w);
         assert!(
-            w.contains("2048 KiB") && w.contains("nvme0n1's max_sectors_kb=128"),
+            w.contains("2048 KiB")
+                && w.contains("nvme0n1's max_sectors_kb=128, read_ahead_kb=128:"),
             "{w}"
         );
         assert!(w.contains("12038") && w.contains("128 KiB or less"), "{w}");

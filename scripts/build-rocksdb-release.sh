@@ -73,8 +73,11 @@ fi
 src=$BUILD_ROOT/src-$name
 target=$BUILD_ROOT/target-$name
 mkdir -p "$src" "$target" "$BUILD_ROOT/bin"
-# A copy of the tree as it is now (committed or not), without build output.
-tar --exclude=./target --exclude=./.git -cf - . | tar -xf - -C "$src"
+# A copy of the tree as it is now (committed or not), without build output. Each file
+# is stamped with the copy's time (-m): kept mtimes older than the last build here
+# would leave cargo sure that build is fresh, and an edit made while it ran would never
+# be compiled in.
+tar --exclude=./target --exclude=./.git -cf - . | tar -xmf - -C "$src"
 line="librocksdb-sys = { version = \"=$crate\", default-features = false, features = [$features] }"
 sed -i "s|^librocksdb-sys = .*|$line|" "$src/Cargo.toml"
 grep -qF "$line" "$src/Cargo.toml" || { echo "build-rocksdb-release: could not pin librocksdb-sys in $src/Cargo.toml" >&2; exit 1; }
